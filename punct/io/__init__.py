@@ -1,0 +1,1 @@
+"""Reading and writing the toolkit's on-disk formats (kaldiio ark/scp shards)."""

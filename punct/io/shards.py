@@ -1,0 +1,136 @@
+"""Per-utterance matrices in kaldiio ``ark``/``scp`` shards, written atomically.
+
+A shard is ``<prefix>.ark`` + ``<prefix>.scp`` + ``<prefix>.scp.done``.  The ark is written
+under a temporary name; the scp (which points into the final ark name) and the done
+marker are written only after the ark is complete and renamed, so an interrupted job
+leaves no shard that looks finished, and ``is_shard_done`` tells a re-run what to skip.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+import kaldiio
+import numpy as np
+
+from punct.utils.atomic import atomic_write_text, clear_done, is_done, mark_done
+
+Pathlike = Union[str, Path]
+
+# kaldiio compression methods by name (kaldi's CompressionMethod enum).
+COMPRESSION = {"none": None, "speech_feature": 2, "two_byte": 3, "one_byte": 5}
+
+
+def compression_method(name: str) -> Optional[int]:
+    if name not in COMPRESSION:
+        raise ValueError(f"unknown compression '{name}'; choose one of {sorted(COMPRESSION)}")
+    return COMPRESSION[name]
+
+
+def shard_paths(prefix: Pathlike) -> Tuple[Path, Path]:
+    prefix = Path(prefix)
+    return prefix.with_name(prefix.name + ".ark"), prefix.with_name(prefix.name + ".scp")
+
+
+def is_shard_done(prefix: Pathlike) -> bool:
+    return is_done(shard_paths(prefix)[1])
+
+
+class ShardWriter:
+    """Writes (key, matrix) pairs to one shard; use as a context manager.
+
+    >>> with ShardWriter("exp/emb_am/dev/emb.1", compression="two_byte") as w:  # doctest: +SKIP
+    ...     w.write("utt1", np.zeros((10, 4), dtype=np.float32))
+    """
+
+    def __init__(self, prefix: Pathlike, compression: str = "none") -> None:
+        self.ark_path, self.scp_path = shard_paths(prefix)
+        self.ark_path.parent.mkdir(parents=True, exist_ok=True)
+        self.compression = compression_method(compression)
+        self.tmp_ark = self.ark_path.with_name(f".{self.ark_path.name}.{os.getpid()}.tmp")
+        self._ark = None
+        self._scp_lines: List[str] = []
+        self._keys: set = set()
+
+    def __enter__(self) -> "ShardWriter":
+        clear_done(self.scp_path)
+        self._ark = open(self.tmp_ark, "wb")
+        return self
+
+    def write(self, key: str, matrix: np.ndarray) -> None:
+        if any(c.isspace() for c in key) or not key:
+            raise ValueError(f"shard keys must be non-empty and without white space, got {key!r}")
+        if key in self._keys:
+            raise ValueError(f"duplicate key {key!r} in shard {self.ark_path}")
+        self._keys.add(key)
+        offset = self._ark.tell()
+        array = np.ascontiguousarray(matrix, dtype=np.float32)
+        kaldiio.save_ark(self._ark, {key: array}, compression_method=self.compression)
+        # save_ark writes "key " before the data; the scp offset points just after it.
+        self._scp_lines.append(f"{key} {self.ark_path}:{offset + len(key.encode()) + 1}\n")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._ark.close()
+        if exc_type is not None:
+            self.tmp_ark.unlink(missing_ok=True)
+            return
+        os.replace(self.tmp_ark, self.ark_path)
+        atomic_write_text(self.scp_path, "".join(self._scp_lines))
+        mark_done(self.scp_path)
+
+
+def write_shard(prefix: Pathlike, items: Iterable[Tuple[str, np.ndarray]], compression: str = "none") -> int:
+    """Writes all items to one shard; returns how many were written."""
+    count = 0
+    with ShardWriter(prefix, compression) as writer:
+        for key, matrix in items:
+            writer.write(key, matrix)
+            count += 1
+    return count
+
+
+def merge_scps(parts: Iterable[Pathlike], output: Pathlike) -> int:
+    """Concatenates shard scps into one (like Kaldi's ``cat emb.*.scp > emb.scp``); checks keys are unique."""
+    lines: List[str] = []
+    seen: Dict[str, Path] = {}
+    for part in parts:
+        part = Path(part)
+        for line_number, line in enumerate(part.read_text(encoding="utf-8").splitlines(), 1):
+            key = line.split(maxsplit=1)[0]
+            if key in seen:
+                raise ValueError(f"{part}:{line_number}: key {key} already in {seen[key]}")
+            seen[key] = part
+            lines.append(line + "\n")
+    atomic_write_text(Path(output), "".join(lines))
+    return len(lines)
+
+
+class MatrixReader:
+    """Random access to matrices by key from one scp (or several), loaded lazily."""
+
+    def __init__(self, *scp_files: Pathlike) -> None:
+        self._index: Dict[str, str] = {}
+        for scp in scp_files:
+            for line_number, line in enumerate(Path(scp).read_text(encoding="utf-8").splitlines(), 1):
+                fields = line.split(maxsplit=1)
+                if len(fields) != 2:
+                    raise ValueError(f"{scp}:{line_number}: expected '<key> <ark>:<offset>', got {line!r}")
+                self._index[fields[0]] = fields[1]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def keys(self) -> List[str]:
+        return list(self._index)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return np.asarray(kaldiio.load_mat(self._index[key]))
+
+    def items(self) -> Iterator[Tuple[str, np.ndarray]]:
+        for key in self._index:
+            yield key, self[key]

@@ -1,0 +1,1 @@
+"""Small helpers every entry point uses: logging, configs, devices, atomic outputs, job splits."""

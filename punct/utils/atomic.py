@@ -1,0 +1,59 @@
+"""Outputs that are either complete or absent.
+
+Every file is written under a temporary name in the same directory and renamed into
+place when complete; a ``.done`` marker written last says a multi-file output (a shard,
+a stage) is finished.  An interrupted writer therefore never leaves something that looks
+complete, and a re-run can skip exactly what is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator, Union
+
+Pathlike = Union[str, Path]
+
+
+@contextlib.contextmanager
+def atomic_path(path: Pathlike, suffix: str = "") -> Iterator[Path]:
+    """Yields a temporary path beside ``path``; renames it to ``path`` if the block succeeds.
+
+    ``suffix`` keeps a file ending that a writer relies on (e.g. ".jsonl.gz" for lhotse).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{suffix}", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def atomic_write_text(path: Pathlike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def done_marker(path: Pathlike) -> Path:
+    """The marker of an output: ``x.ark`` -> ``x.ark.done``; a directory ``d`` -> ``d/.done``."""
+    path = Path(path)
+    return path / ".done" if path.is_dir() else path.with_name(path.name + ".done")
+
+
+def is_done(path: Pathlike) -> bool:
+    return done_marker(path).exists()
+
+
+def mark_done(path: Pathlike) -> None:
+    atomic_write_text(done_marker(path), "")
+
+
+def clear_done(path: Pathlike) -> None:
+    done_marker(path).unlink(missing_ok=True)

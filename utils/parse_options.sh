@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Command-line options for recipe and step scripts, in the manner Kaldi users know.
+#
+# Source this file after the script has set its default variables:
+#
+#     stage=0
+#     nj=4
+#     use_gpu=false
+#     . utils/parse_options.sh
+#
+# Then `--stage 3` sets stage=3 and `--use-gpu true` sets use_gpu=true (dashes in an
+# option name become underscores).  Rules:
+#   * an option must name a variable the script already set, otherwise it is an error;
+#   * a variable that holds true/false only accepts true or false;
+#   * `--name=value` is accepted as well as `--name value`;
+#   * `--config FILE` sources FILE (shell assignments) at that point, so later options win;
+#   * `--help` or `-h` prints $help_message (or the script's header comment) and exits 0;
+#   * parsing stops at `--` or at the first argument that does not start with `--`;
+#     the remaining arguments are left in "$@".
+
+__po_usage() {
+  if [ -n "${help_message:-}" ]; then
+    printf '%s\n' "$help_message"
+  else
+    # The script's leading comment block, without the shebang.
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+  fi
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --help|-h)
+      __po_usage
+      exit 0
+      ;;
+    --)
+      shift
+      break
+      ;;
+    --*=*)
+      __po_name=${1%%=*}
+      __po_value=${1#*=}
+      shift
+      ;;
+    --*)
+      if [ $# -lt 2 ]; then
+        echo "$0: option $1 needs a value" >&2
+        exit 1
+      fi
+      __po_name=$1
+      __po_value=$2
+      shift 2
+      ;;
+    *)
+      break
+      ;;
+  esac
+
+  __po_var=${__po_name#--}
+  __po_var=${__po_var//-/_}
+
+  if [ "$__po_var" = config ]; then
+    if [ ! -r "$__po_value" ]; then
+      echo "$0: --config: cannot read file '$__po_value'" >&2
+      exit 1
+    fi
+    # shellcheck disable=SC1090
+    . "$__po_value"
+    continue
+  fi
+
+  if ! [[ "$__po_var" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || [ -z "${!__po_var+set}" ]; then
+    echo "$0: unknown option $__po_name (try --help)" >&2
+    exit 1
+  fi
+
+  case "${!__po_var}" in
+    true|false)
+      if [ "$__po_value" != true ] && [ "$__po_value" != false ]; then
+        echo "$0: option $__po_name takes true or false, not '$__po_value'" >&2
+        exit 1
+      fi
+      ;;
+  esac
+  printf -v "$__po_var" '%s' "$__po_value"
+done
+
+unset __po_name __po_value __po_var
+true
