@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
+# The daemons and mungekey live in sbin, which a non-login PATH may lack.
+for _sbin in ("/usr/sbin", "/sbin"):
+    if _sbin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.environ.get("PATH", "") + os.pathsep + _sbin
+
 SLURM_BINARIES = ("slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "munged")
 CONF_DIR = Path("/etc/slurm")
 SPOOL_CTLD = Path("/var/spool/slurmctld")

@@ -1,0 +1,217 @@
+"""Fused 301-frame windows cut at load time from per-utterance matrices.
+
+Inputs of one split (stages 3, 4 and 6 of egs/mustc):
+  * aligned cuts ``data/fbank/mustc_cuts_<split>_ali.jsonl.gz``: each cut's (first) supervision holds
+    ``custom["words"]``, ``custom["punct"]`` and ``alignment["word"]`` (one item per word, times in
+    seconds on the recording's axis, so the cut start is subtracted);
+  * layer-12 acoustic matrices (T x Da) by cut id: ``exp/emb_am/<split>/emb.scp``;
+  * per-word BERT vectors (W x Dt) by cut id: ``exp/emb_bert/<split>/vec.scp``.
+
+Every word is one example: the window of ``2*context + 1`` frames centred on the word's last frame,
+each frame ``[BERT vector of the frame's word ; acoustic vector]`` (see ``punct.fusion.frames`` for
+frames before the first word and between words), labelled with the punctuation after the word.
+Nothing is stored per window; an LRU cache keeps recently used utterances in memory.
+
+A cut is skipped (counted, logged with the reason) when a matrix is missing, when the number of
+BERT vectors or alignment items differs from the number of words, or when it has no words.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from punct.fusion.frames import FRAME_RATE, cut_window, frame_word_index, text_table, window_centres, word_frame_spans
+from punct.io.shards import MatrixReader
+from punct.text.labels import MUSTC_CLASSES, encode_labels
+
+Pathlike = Union[str, Path]
+
+
+@dataclass(frozen=True)
+class UtteranceIndex:
+    """What a split needs to know about one cut without loading its matrices."""
+
+    key: str
+    word_starts: np.ndarray  # (W,) first frame of each word, relative to the cut start
+    word_ends: np.ndarray  # (W,) exclusive end frame
+    labels: np.ndarray  # (W,) class indices
+    words: Tuple[str, ...]
+
+
+def _cut_words(cut, source: str) -> Tuple[List[str], List[str], list]:
+    if not cut.supervisions:
+        raise ValueError(f"{source}: cut {cut.id} has no supervision")
+    sup = cut.supervisions[0]
+    custom = sup.custom or {}
+    if "words" not in custom or "punct" not in custom:
+        raise ValueError(f"{source}: cut {cut.id}: supervision custom has no 'words'/'punct'")
+    items = (sup.alignment or {}).get("word")
+    if items is None:
+        raise ValueError(f"{source}: cut {cut.id}: supervision has no alignment['word'] (run stage 3)")
+    return list(custom["words"]), list(custom["punct"]), list(items)
+
+
+class FusionCorpus:
+    """Index of the words of one split; reads matrices on demand.
+
+    Args:
+      cuts: path of the aligned cuts (jsonl.gz), or a CutSet / list of cuts.
+      acoustic_scp: scp of the layer-12 matrices.
+      text_scp: scp of the per-word BERT vectors.
+      classes: label names in index order.
+      cache_utterances: how many utterances' matrices to keep (LRU); 0 disables the cache.
+    """
+
+    def __init__(
+        self,
+        cuts,
+        acoustic_scp: Pathlike,
+        text_scp: Pathlike,
+        classes: Sequence[str] = MUSTC_CLASSES,
+        cache_utterances: int = 256,
+        frame_rate: int = FRAME_RATE,
+    ) -> None:
+        from lhotse import CutSet
+
+        source = str(cuts) if isinstance(cuts, (str, Path)) else "cuts"
+        if isinstance(cuts, (str, Path)):
+            cuts = CutSet.from_file(cuts)
+        self.classes = tuple(classes)
+        self.acoustic = MatrixReader(acoustic_scp)
+        self.text = MatrixReader(text_scp)
+        self.cache_utterances = cache_utterances
+        self._cache: "collections.OrderedDict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]]" = collections.OrderedDict()
+        self.utterances: List[UtteranceIndex] = []
+        self.skipped: Dict[str, int] = collections.Counter()
+        for cut in cuts:
+            words, punct, items = _cut_words(cut, source)
+            if cut.id not in self.acoustic:
+                self._skip("no acoustic matrix", cut.id)
+                continue
+            if cut.id not in self.text:
+                self._skip("no BERT vectors", cut.id)
+                continue
+            if not words:
+                self._skip("no words", cut.id)
+                continue
+            if len(punct) != len(words) or len(items) != len(words):
+                self._skip("words/punct/alignment lengths differ", cut.id)
+                continue
+            starts, ends = word_frame_spans(
+                [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
+            )
+            if np.any(np.diff(starts) < 0):
+                self._skip("alignment not in word order", cut.id)
+                continue
+            self.utterances.append(
+                UtteranceIndex(cut.id, starts, ends, np.asarray(encode_labels(punct, self.classes)), tuple(words))
+            )
+        for reason, count in sorted(self.skipped.items()):
+            logging.warning("%s: skipped %d cut(s): %s", source, count, reason)
+        if not self.utterances:
+            raise ValueError(f"{source}: no usable cut (skipped: {dict(self.skipped)})")
+        lengths = np.array([len(u.labels) for u in self.utterances])
+        self.example_utt = np.repeat(np.arange(len(self.utterances)), lengths)
+        self.example_word = np.concatenate([np.arange(n) for n in lengths])
+        self.labels = np.concatenate([u.labels for u in self.utterances])
+        first = self.utterances[0].key
+        self.text_dim = int(self.text[first].shape[1])
+        self.acoustic_dim = int(self.acoustic[first].shape[1])
+
+    def _skip(self, reason: str, key: str) -> None:
+        if self.skipped[reason] == 0:
+            logging.warning("skipping cut %s: %s (further cuts with this reason are only counted)", key, reason)
+        self.skipped[reason] += 1
+
+    @property
+    def input_dim(self) -> int:
+        return self.text_dim + self.acoustic_dim
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def class_counts(self) -> np.ndarray:
+        return np.bincount(self.labels, minlength=len(self.classes))
+
+    def matrices(self, utt: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``."""
+        if utt in self._cache:
+            self._cache.move_to_end(utt)
+            return self._cache[utt]
+        info = self.utterances[utt]
+        acoustic = np.asarray(self.acoustic[info.key], dtype=np.float32)
+        vectors = np.asarray(self.text[info.key], dtype=np.float32)
+        if vectors.shape[0] != len(info.labels):
+            raise ValueError(
+                f"{info.key}: {vectors.shape[0]} BERT vectors for {len(info.labels)} words (exp/emb_bert out of date?)"
+            )
+        if acoustic.shape[1] != self.acoustic_dim or vectors.shape[1] != self.text_dim:
+            raise ValueError(
+                f"{info.key}: matrix widths {acoustic.shape[1]}/{vectors.shape[1]} differ from the split's "
+                f"{self.acoustic_dim}/{self.text_dim}"
+            )
+        entry = (acoustic, text_table(vectors), frame_word_index(info.word_starts, acoustic.shape[0]))
+        if self.cache_utterances > 0:
+            self._cache[utt] = entry
+            if len(self._cache) > self.cache_utterances:
+                self._cache.popitem(last=False)
+        return entry
+
+    def utterance_frames(self, utt: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Fused frames (T, Dt + Da) of a whole utterance and its words' centre frames (W,)."""
+        acoustic, table, word_index = self.matrices(utt)
+        fused = np.concatenate([table[word_index], acoustic], axis=1)
+        return fused, window_centres(self.utterances[utt].word_ends, acoustic.shape[0])
+
+    def window(self, example: int, context: int) -> np.ndarray:
+        utt, word = int(self.example_utt[example]), int(self.example_word[example])
+        acoustic, table, word_index = self.matrices(utt)
+        centre = int(window_centres(self.utterances[utt].word_ends[word : word + 1], acoustic.shape[0])[0])
+        return cut_window(acoustic, table, word_index, centre, context)
+
+
+class FusedWindowDataset(Dataset):
+    """torch Dataset of (window (2*context+1, D) float32, label) over a FusionCorpus's words."""
+
+    def __init__(self, corpus: FusionCorpus, context: int = 150) -> None:
+        self.corpus = corpus
+        self.context = context
+
+    def __len__(self) -> int:
+        return len(self.corpus)
+
+    def __getitem__(self, example: int) -> Tuple[torch.Tensor, int]:
+        return torch.from_numpy(self.corpus.window(example, self.context)), int(self.corpus.labels[example])
+
+
+def split_paths(egs_dir: Pathlike, split: str, am_dir: str = "exp/emb_am", bert_dir: str = "exp/emb_bert") -> Dict[str, Path]:
+    """The contract's file names of one split, relative to a recipe directory."""
+    egs_dir = Path(egs_dir)
+    return {
+        "cuts": egs_dir / "data" / "fbank" / f"mustc_cuts_{split}_ali.jsonl.gz",
+        "acoustic_scp": egs_dir / am_dir / split / "emb.scp",
+        "text_scp": egs_dir / bert_dir / split / "vec.scp",
+        "bert_post_scp": egs_dir / bert_dir / split / "post.scp",
+    }
+
+
+def open_split(
+    cuts: Pathlike, acoustic_scp: Pathlike, text_scp: Pathlike, cache_utterances: int = 256, limit: Optional[int] = None
+) -> FusionCorpus:
+    """Checks the three inputs exist (naming the missing one) and indexes the split."""
+    for path in (cuts, acoustic_scp, text_scp):
+        if not Path(path).exists():
+            raise FileNotFoundError(f"no such file: {path}")
+    if limit is not None:
+        from lhotse import CutSet
+
+        cuts = CutSet.from_file(cuts).subset(first=limit)
+    return FusionCorpus(cuts, acoustic_scp, text_scp, cache_utterances=cache_utterances)

@@ -1,0 +1,139 @@
+"""The EfficientPunct punctuation TDNN, windowed and fully convolutional.
+
+Topology (Liu & Beigi 2023, and the layer sizes of the authors' released training script):
+
+    frames (N, T=301, D)            D = BERT dim + acoustic dim (768 + 1024 = 1792 at paper size)
+    Linear D -> 512 + ReLU          per frame: fuses the two modalities
+    7 x Conv1d, each followed by ReLU then BatchNorm:
+        512->256 k9 d1, 256->256 k9 d2, 256->128 k5 d1, 128->128 k5 d2,
+        128->64 k7 d1, 64->64 k7 d2, 64->4 k5 d1           (no padding: 301 frames shrink to 243)
+    each of the 4 output channels (one per class), separately, through shared layers:
+        Linear 243 -> 70 + ReLU + BatchNorm(70), Linear 70 -> 1
+    -> 4 logits (N, 4)
+
+The shared per-channel head normalises each channel with its own batch statistics in training
+(BatchNorm(70) is applied to one channel at a time, as in the authors' code), so the four
+channels are looped over instead of being folded into the batch dimension.
+
+Fully convolutional evaluation (``utterance_logits``): every layer before the per-channel head
+is either per-frame or a convolution without padding, so running the stack once over the
+utterance padded with ``context`` zero frames on each side and reading the 243-frame slice of
+each word gives exactly the windowed result (in eval mode, where BatchNorm is a fixed affine map).
+A 301-frame window centred on frame c of the utterance starts at c in padded coordinates, and its
+243 output frames are the conv outputs c .. c+242.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class TdnnConfig:
+    """Shapes of the punctuation TDNN (defaults: paper size, 3.0 M parameters)."""
+
+    input_dim: int = 1792  # BERT dim + acoustic dim; the training script derives it from the shards
+    fusion_dim: int = 512  # output of the first (per-frame) linear layer
+    channels: Tuple[int, ...] = (256, 256, 128, 128, 64, 64)  # conv outputs before the last (class) layer
+    kernels: Tuple[int, ...] = (9, 9, 5, 5, 7, 7, 5)
+    dilations: Tuple[int, ...] = (1, 2, 1, 2, 1, 2, 1)
+    num_classes: int = 4  # the last conv layer has one channel per class
+    window: int = 301  # frames per example, centred on the word's last frame
+    head_dim: int = 70  # shared per-channel hidden layer
+
+    def __post_init__(self) -> None:
+        if not len(self.kernels) == len(self.dilations) == len(self.channels) + 1:
+            raise ValueError(
+                f"TdnnConfig: need len(kernels) == len(dilations) == len(channels) + 1, got "
+                f"{len(self.kernels)}, {len(self.dilations)}, {len(self.channels)}"
+            )
+        if self.window % 2 != 1:
+            raise ValueError(f"TdnnConfig: window must be odd (centred on a frame), got {self.window}")
+        if self.output_frames < 1:
+            raise ValueError(f"TdnnConfig: window {self.window} is shorter than the receptive field {self.shrink + 1}")
+
+    @property
+    def shrink(self) -> int:
+        """Frames lost by the unpadded convolutions: sum of dilation * (kernel - 1)."""
+        return sum(d * (k - 1) for k, d in zip(self.kernels, self.dilations))
+
+    @property
+    def output_frames(self) -> int:
+        """Frames after the conv stack (243 for 301 at paper size)."""
+        return self.window - self.shrink
+
+    @property
+    def context(self) -> int:
+        """Frames on each side of the centre frame (150 for 301)."""
+        return self.window // 2
+
+
+class PunctTdnn(nn.Module):
+    """Punctuation TDNN over fused [BERT ; acoustic] frames; see the module docstring."""
+
+    def __init__(self, config: TdnnConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.fusion = nn.Linear(config.input_dim, config.fusion_dim)
+        sizes = (config.fusion_dim,) + tuple(config.channels) + (config.num_classes,)
+        self.convs = nn.ModuleList()
+        self.norms = nn.ModuleList()
+        for i, (kernel, dilation) in enumerate(zip(config.kernels, config.dilations)):
+            self.convs.append(nn.Conv1d(sizes[i], sizes[i + 1], kernel_size=kernel, dilation=dilation))
+            self.norms.append(nn.BatchNorm1d(sizes[i + 1]))
+        self.head_hidden = nn.Linear(config.output_frames, config.head_dim)
+        self.head_norm = nn.BatchNorm1d(config.head_dim)
+        self.head_out = nn.Linear(config.head_dim, 1)
+
+    def conv_stack(self, frames: torch.Tensor) -> torch.Tensor:
+        """(N, T, D) fused frames -> (N, num_classes, T - shrink)."""
+        x = F.relu(self.fusion(frames)).transpose(1, 2)  # (N, fusion_dim, T)
+        for conv, norm in zip(self.convs, self.norms):
+            x = norm(F.relu(conv(x)))
+        return x
+
+    def head(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, num_classes, output_frames) -> (N, num_classes) logits; shared layers, one channel at a time."""
+        logits = []
+        for c in range(x.shape[1]):
+            h = self.head_norm(F.relu(self.head_hidden(x[:, c, :])))
+            logits.append(self.head_out(h))
+        return torch.cat(logits, dim=1)
+
+    def forward(self, windows: torch.Tensor) -> torch.Tensor:
+        """(N, window, D) windows -> (N, num_classes) logits."""
+        if windows.shape[1] != self.config.window or windows.shape[2] != self.config.input_dim:
+            raise ValueError(
+                f"PunctTdnn expects windows (N, {self.config.window}, {self.config.input_dim}), got {tuple(windows.shape)}"
+            )
+        return self.head(self.conv_stack(windows))
+
+    def utterance_logits(self, frames: torch.Tensor, centres: Sequence[int] | torch.Tensor) -> torch.Tensor:
+        """Fully convolutional evaluation of one utterance.
+
+        Args:
+          frames: (T, D) fused frames of the whole utterance (unpadded).
+          centres: the centre frame of each word's window (its last frame), 0 <= c < T.
+        Returns:
+          (len(centres), num_classes) logits, equal to ``forward`` on the 301-frame windows in eval mode.
+        """
+        cfg = self.config
+        centres = torch.as_tensor(centres, dtype=torch.long, device=frames.device)
+        if centres.numel() == 0:
+            return frames.new_zeros((0, cfg.num_classes))
+        padded = F.pad(frames, (0, 0, cfg.context, cfg.context)).unsqueeze(0)  # (1, T + 2*context, D)
+        conv = self.conv_stack(padded)[0]  # (C, T + 2*context - shrink)
+        # Output frame j of the conv stack sees padded input frames j .. j + shrink; the window of
+        # centre c starts at padded frame c, so its slice is conv[:, c : c + output_frames].
+        offsets = torch.arange(cfg.output_frames, device=frames.device)
+        slices = conv[:, centres.unsqueeze(1) + offsets]  # (C, W, output_frames)
+        return self.head(slices.transpose(0, 1))
+
+
+def count_parameters(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())

@@ -1,0 +1,38 @@
+"""Fixtures shared by the test suite: the repository root and a real single-node SLURM cluster."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from slurm_cluster import SlurmCluster, why_slurm_cannot_run  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """Starts munged, slurmctld and slurmd on this machine, and stops them (by PID) afterwards.
+
+    Outside CI a machine that cannot run SLURM (not root, packages missing) skips the test with
+    the reason; under CI=true the tests must run, so that is a failure.
+    """
+    reason = why_slurm_cannot_run()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but SLURM cannot run here: {reason}")
+        pytest.skip(reason)
+    cluster = SlurmCluster().start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

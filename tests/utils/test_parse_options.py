@@ -1,0 +1,87 @@
+"""utils/parse_options.sh: the Kaldi option rules, exercised through a real bash script."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPT = """#!/usr/bin/env bash
+set -euo pipefail
+# Demo script header.
+# Second header line.
+stage=0
+nj=4
+use_gpu=false
+out_dir=exp/x
+. {parse_options}
+echo "stage=$stage nj=$nj use_gpu=$use_gpu out_dir=$out_dir rest=$*"
+"""
+
+
+@pytest.fixture
+def script(tmp_path: Path, repo_root: Path) -> Path:
+    path = tmp_path / "demo.sh"
+    path.write_text(SCRIPT.format(parse_options=repo_root / "utils/parse_options.sh"))
+    path.chmod(0o755)
+    return path
+
+
+def run(script: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(script), *args], capture_output=True, text=True)
+
+
+def test_options_set_variables_and_dashes_become_underscores(script):
+    out = run(script, "--stage", "3", "--use-gpu", "true", "--out-dir", "exp/my dir", "a", "b")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "stage=3 nj=4 use_gpu=true out_dir=exp/my dir rest=a b"
+
+
+def test_equals_form_and_double_dash(script):
+    out = run(script, "--nj=7", "--", "--stage", "x")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "stage=0 nj=7 use_gpu=false out_dir=exp/x rest=--stage x"
+
+
+def test_unknown_option_fails_with_its_name(script):
+    out = run(script, "--stgae", "3")
+    assert out.returncode != 0
+    assert "unknown option --stgae" in out.stderr
+
+
+def test_boolean_option_rejects_other_values(script):
+    out = run(script, "--use-gpu", "yes")
+    assert out.returncode != 0
+    assert "true or false" in out.stderr
+
+
+def test_missing_value_is_an_error(script):
+    out = run(script, "--nj")
+    assert out.returncode != 0
+    assert "needs a value" in out.stderr
+
+
+def test_config_file_is_sourced_and_later_options_win(script, tmp_path):
+    conf = tmp_path / "my.conf"
+    conf.write_text("nj=9\nstage=5\n")
+    out = run(script, "--config", str(conf), "--stage", "6")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("stage=6 nj=9 ")
+    missing = run(script, "--config", str(tmp_path / "nope.conf"))
+    assert missing.returncode != 0 and "nope.conf" in missing.stderr
+
+
+def test_help_prints_header_without_help_message(script):
+    out = run(script, "--help")
+    assert out.returncode == 0
+    assert "Demo script header." in out.stdout and "Second header line." in out.stdout
+    assert "stage=" not in out.stdout
+
+
+def test_value_with_shell_characters_is_not_evaluated(script, tmp_path):
+    marker = tmp_path / "pwned"
+    out = run(script, "--out-dir", f"$(touch {marker})")
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists()
+    assert f"out_dir=$(touch {marker})" in out.stdout
