@@ -1,0 +1,62 @@
+"""Builds the embedded English mini corpus (Jane Austen read by espeak-ng) in MuST-C v1 layout.
+
+  python -m punct.bin.build_mini_corpus --size tiny data/corpus_tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+from pathlib import Path
+
+from punct.data.mini_corpus import SIZES, build_mini_corpus, config_for_size, load_austen
+from punct.text.normalize import NormalizeConfig, format_mark_table
+from punct.utils.config import add_config_arguments, config_from_args
+from punct.utils.logging import log_config, setup_logging
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("PUNCT_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "punct"))
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("out_dir", type=Path, help="corpus folder to create (holds data/{train,dev,tst-COMMON})")
+    parser.add_argument("--size", choices=sorted(SIZES), default="mini",
+                        help="tiny: a few minutes of audio (tests, CI); mini: about an hour (the recipe default)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help="where the r-cran-janeaustenr .deb is downloaded and unpacked ($PUNCT_CACHE)")
+    parser.add_argument("--text-file", type=Path, default=None,
+                        help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen")
+    parser.add_argument("--nj", type=int, default=1, help="talks synthesized in parallel")
+    parser.add_argument("--overwrite", action="store_true", help="rebuild an existing corpus")
+    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
+    parser.add_argument("--normalize-config", type=Path, default=None,
+                        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)")
+    add_config_arguments(parser, NormalizeConfig, prefix="norm-")
+    return parser
+
+
+def main() -> None:
+    args = get_parser().parse_args()
+    setup_logging(args.log_file)
+    cfg = config_for_size(args.size, args.seed)
+    norm = config_from_args(NormalizeConfig, args, args.normalize_config, prefix="norm-")
+    log_config({"args": vars(args), "corpus": cfg, "normalize": norm})
+    logging.info("labels:\n%s", format_mark_table(norm))
+    begin = time.time()
+    if args.text_file is not None:
+        books = {args.text_file.stem: args.text_file.read_text(encoding="utf-8").splitlines()}
+    else:
+        books = load_austen(args.cache_dir)
+    build_mini_corpus(args.out_dir, cfg, books, overwrite=args.overwrite, norm=norm, num_jobs=args.nj)
+    table = (args.out_dir / "labels.txt").read_text(encoding="utf-8")
+    print(f"label distribution of {args.out_dir} (also in {args.out_dir}/labels.txt):\n{table}", end="")
+    logging.info("built %s (%s) in %.1f s", args.out_dir, args.size, time.time() - begin)
+
+
+if __name__ == "__main__":
+    main()

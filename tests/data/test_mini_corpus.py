@@ -1,0 +1,251 @@
+"""The English mini corpus: text handling, espeak word timings, and a real (small) build read back
+by the MuST-C reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from punct.data import supervision_words
+from punct.data.mini_corpus import (
+    MiniCorpusConfig, SplitSize, build_mini_corpus, config_for_size, load_austen, paragraphs_from_lines,
+    split_long, split_sentences, split_sources,
+)
+from punct.data.mustc import prepare_mustc
+from punct.data.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
+from punct.text.normalize import normalize
+
+SUBJECTS = ["The old man", "My sister", "Our neighbour", "The young doctor", "Her father", "The captain"]
+VERBS = ["walked to the village", "wrote a long letter", "waited by the window", "spoke of the weather",
+         "read the morning paper", "played the piano"]
+TAILS = ["before dinner", "in the evening", "with great care", "after the rain", "without a word"]
+
+
+def make_text(n_paragraphs: int = 120, seed: int = 0) -> str:
+    """Paragraphs of simple English sentences; about one sentence in five is a question."""
+    rng = np.random.default_rng(seed)
+    paragraphs = []
+    for _ in range(n_paragraphs):
+        sentences = []
+        for _ in range(int(rng.integers(1, 4))):
+            s, v, t = rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(TAILS)
+            if rng.random() < 0.2:
+                sentences.append(f"Why had {s.lower()} {v.split()[0]} {' '.join(v.split()[1:])} {t}?")
+            elif rng.random() < 0.5:
+                sentences.append(f"{s}, as usual, {v} {t}.")
+            else:
+                sentences.append(f"{s} {v}; then {rng.choice(SUBJECTS).lower()} {rng.choice(VERBS)}.")
+        paragraphs.append(" ".join(sentences))
+    return "\n\n".join(paragraphs)
+
+
+def small_config(seed: int = 7) -> MiniCorpusConfig:
+    return MiniCorpusConfig(size="test", seed=seed, splits={
+        "train": SplitSize(2, 12.0), "dev": SplitSize(1, 8.0), "tst-COMMON": SplitSize(1, 8.0)})
+
+
+# ------------------------------------------------------------------------------------------------
+# Text
+
+
+def test_paragraphs_drop_headings_and_emphasis():
+    lines = ["CHAPTER I", "", "", "It was a _very_ fine", "day indeed.", "", "VOLUME II", "", "Yes, it was."]
+    assert paragraphs_from_lines(lines) == ["It was a very fine day indeed.", "Yes, it was."]
+
+
+def test_sentence_split_respects_abbreviations_and_lowercase_continuations():
+    text = '"Oh! can it be really so! Yet now I must." Mr. Darcy said so. Is it? "Yes." Then'
+    assert split_sentences(text) == [
+        '"Oh! can it be really so!', 'Yet now I must."', "Mr. Darcy said so.", "Is it?", '"Yes."', "Then"]
+
+
+def test_long_sentences_are_cut_after_clauses():
+    sentence = "one two three, four five six seven; eight nine ten eleven twelve thirteen fourteen fifteen"
+    pieces = split_long(sentence, 6)
+    assert " ".join(pieces) == sentence
+    assert pieces[0] == "one two three,"
+    assert all(len(p.split()) <= 6 for p in pieces[:-1])
+    assert split_long("short one.", 6) == ["short one."]
+
+
+def test_sources_are_disjoint_between_splits():
+    books = {"a": make_text(50, 1).splitlines(), "b": make_text(50, 2).splitlines()}
+    parts = split_sources(books)
+    assert set(parts) == {"train", "dev", "tst-COMMON"}
+    assert all(parts[s] for s in parts)
+    total = sum(len(v) for v in parts.values())
+    assert len(parts["train"]) > 0.7 * total
+
+
+# ------------------------------------------------------------------------------------------------
+# espeak word timings
+
+
+def test_word_starts_mapping_rules():
+    events = [WordEvent(0, 4, 0.0), WordEvent(5, 3, 0.5), WordEvent(9, 0, 0.7), WordEvent(11, 4, 1.0)]
+    text = "Emma was --here"
+    spans = [m.span() for m in re.finditer(r"\w+", text)]
+    # '--here' event points at the dash before the word; the zero-length event is ignored.
+    assert word_starts_for_spans(events, spans) == [0.0, 0.5, 1.0]
+    # A word without an event of its own (two words merged into one event) -> None.
+    assert word_starts_for_spans([WordEvent(0, 8, 0.0), WordEvent(11, 4, 1.0)], spans) is None
+    # A second event inside one word ("1,000" read as two events) is skipped.
+    spans2 = [(0, 5), (6, 8)]
+    assert word_starts_for_spans([WordEvent(0, 2, 0.0), WordEvent(1, 2, 0.3), WordEvent(6, 2, 0.9)], spans2) == [0.0, 0.9]
+
+
+def test_merged_word_events_are_split_by_phonemes():
+    text = "not a man"
+    spans = [(0, 3), (4, 5), (6, 9)]
+    events = [WordEvent(0, 3, 0.0), WordEvent(6, 3, 0.5)]  # "not a" merged into one event
+    phonemes = [PhonemeEvent(0, 0.0, "n"), PhonemeEvent(0, 0.1, "0"), PhonemeEvent(0, 0.2, "t#"),
+                PhonemeEvent(0, 0.25, "_"), PhonemeEvent(0, 0.3, "@"),
+                PhonemeEvent(6, 0.5, "m"), PhonemeEvent(6, 0.6, "a"), PhonemeEvent(6, 0.7, "n")]
+    counts = {0: 3, 1: 1, 2: 3}
+    assert word_starts_for_spans(events, spans) is None
+    assert word_starts_for_spans(events, spans, phonemes, counts.__getitem__) == [0.0, 0.3, 0.5]
+    # Counts that do not add up to the group's phonemes (pauses excluded): no guess.
+    assert word_starts_for_spans(events, spans, phonemes, {0: 3, 1: 2, 2: 3}.__getitem__) is None
+    assert text[spans[1][0]:spans[1][1]] == "a"
+
+
+def test_real_merged_words_get_increasing_starts():
+    engine = Espeak.get()
+    voice = Voice("en-us", "", 50, 170)
+    text = "Is he not a man of honour? It has been in the house."
+    synth = engine.synthesize(text, voice)
+    spans = normalize(text).spans
+    assert word_starts_for_spans(synth.words, spans) is None  # espeak merges "not a", "has been", "in the"
+    starts = word_starts_for_spans(synth.words, spans, synth.phonemes,
+                                   lambda i: engine.phoneme_count(text[spans[i][0]:spans[i][1]], voice))
+    assert starts is not None and len(starts) == len(spans)
+    assert all(b > a for a, b in zip(starts, starts[1:]))
+    assert engine.phoneme_count("greatest", voice) == 7 and engine.phoneme_count("a", voice) == 1
+
+
+def test_espeak_synthesis_and_word_events():
+    engine = Espeak.get()
+    text = "Is it true, my friend? The garden is large."
+    slow = engine.synthesize(text, Voice("en-us", "m3", 40, 130))
+    fast = engine.synthesize(text, Voice("en-us", "m3", 40, 260))
+    assert slow.sample_rate == 22050 and slow.audio.dtype == np.float32
+    assert np.abs(slow.audio).max() > 0.05
+    assert len(fast.audio) < 0.75 * len(slow.audio)  # rate is applied on every call
+    again = engine.synthesize(text, Voice("en-us", "m3", 40, 130))
+    # rate is reset (espeak keeps some hidden state, so only up to a few samples)
+    assert abs(len(again.audio) - len(slow.audio)) < 0.01 * len(slow.audio)
+    starts = word_starts_for_spans(slow.words, normalize(text).spans)
+    assert starts is not None and len(starts) == 9
+    assert all(b > a for a, b in zip(starts, starts[1:]))
+    assert starts[-1] < len(slow.audio) / slow.sample_rate
+    with pytest.raises(ValueError, match="no voice"):
+        engine.synthesize("hello", Voice("xx-nonexistent"))
+
+
+# ------------------------------------------------------------------------------------------------
+# A real build
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mini")
+    books = {"text": make_text().splitlines()}
+    summary = build_mini_corpus(root / "corpus", small_config(), books)
+    return root / "corpus", books, summary
+
+
+def test_build_layout_and_contents(built):
+    corpus, _, summary = built
+    assert (corpus / ".done").exists() and (corpus / "labels.txt").exists() and (corpus / "build.json").exists()
+    for split in ("train", "dev", "tst-COMMON"):
+        txt = corpus / "data" / split / "txt"
+        yaml_lines = (txt / f"{split}.yaml").read_text().splitlines()
+        en_lines = (txt / f"{split}.en").read_text().splitlines()
+        assert len(yaml_lines) == len(en_lines) == summary[split]["segments"] > 0
+        assert (txt / f"{split}.de").read_text().splitlines() == en_lines
+        ends = {}
+        for line in yaml_lines:
+            m = re.fullmatch(r"- \{duration: ([\d.]+), offset: ([\d.]+), speaker_id: spk\.(\d+), wav: ted_(\d+)\.wav\}", line)
+            assert m, line
+            assert m.group(3) == m.group(4)
+            ends[m.group(4)] = max(ends.get(m.group(4), 0.0), float(m.group(1)) + float(m.group(2)))
+        for talk, end in ends.items():
+            info = sf.info(str(corpus / "data" / split / "wav" / f"ted_{talk}.wav"))
+            assert info.samplerate == 16000 and info.channels == 1 and info.duration > end
+    table = (corpus / "labels.txt").read_text()
+    assert all(c in table.splitlines()[0] for c in ("NP", ",", ".", "?"))
+    assert summary["dev"]["labels"].get("?", 0) > 0 and summary["tst-COMMON"]["labels"].get("?", 0) > 0
+
+
+def test_voices_differ_between_talks(built):
+    _, _, summary = built
+    voices = [tuple(v.values()) for s in summary.values() for v in s["voices"]]
+    assert len(set(voices)) == len(voices) == 4
+
+
+def test_build_is_read_by_the_mustc_reader_and_word_times_match(built, tmp_path):
+    corpus, _, summary = built
+    manifests, stats = prepare_mustc(corpus, tmp_path / "manifests")
+    assert stats["dev"].segments == summary["dev"]["segments"]
+    sups = {s.id: s for split in manifests.values() for s in split["supervisions"]}
+    mapped = 0
+    for split in ("train", "dev", "tst-COMMON"):
+        lines = (corpus / "data" / split / "txt" / f"{split}.word_times.jsonl").read_text().splitlines()
+        assert len(lines) + summary[split]["word_times_omitted"] == summary[split]["segments"]
+        for line in lines:
+            entry = json.loads(line)
+            sup = sups[entry["id"]]
+            assert entry["words"] == supervision_words(sup)[0]
+            assert len(entry["starts"]) == len(entry["words"])
+            assert 0.0 <= entry["starts"][0] and entry["starts"][-1] < sup.duration
+            assert all(b >= a for a, b in zip(entry["starts"], entry["starts"][1:]))
+            mapped += 1
+    assert mapped > 0
+
+
+def test_build_is_deterministic_and_never_silently_overwritten(built, tmp_path):
+    corpus, books, _ = built
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        build_mini_corpus(corpus, small_config(), books)
+    other = tmp_path / "again"
+    build_mini_corpus(other, small_config(), books)
+    for split in ("dev",):
+        rel = Path("data") / split / "txt" / f"{split}.yaml"
+        assert (other / rel).read_text() == (corpus / rel).read_text()
+        wav = Path("data") / split / "wav" / "ted_2001.wav"
+        assert np.array_equal(sf.read(other / wav)[0], sf.read(corpus / wav)[0])
+    build_mini_corpus(other, small_config(seed=8), books, overwrite=True)
+    rel = Path("data") / "dev" / "txt" / "dev.yaml"
+    assert (other / rel).read_text() != (corpus / rel).read_text()
+    assert not list(tmp_path.glob(".again*"))  # no temporary folder left behind
+
+
+def test_sizes():
+    tiny, mini = config_for_size("tiny"), config_for_size("mini")
+    seconds = lambda cfg: sum(s.talks * s.talk_seconds for s in cfg.splits.values())  # noqa: E731
+    assert 120 <= seconds(tiny) <= 600 and 3000 <= seconds(mini) <= 4500
+    with pytest.raises(ValueError, match="unknown mini corpus size"):
+        config_for_size("huge")
+
+
+def test_austen_text_when_cached():
+    """Reads the real Debian package if it was fetched already (the recipe fetches it)."""
+    cache = Path(os.environ.get("PUNCT_CACHE", Path.home() / ".cache" / "punct"))
+    if not (cache / "janeaustenr_books.json").exists() and not list(cache.glob("r-cran-janeaustenr_*.deb")):
+        pytest.skip(f"r-cran-janeaustenr not in {cache}")
+    books = load_austen(cache)
+    assert sorted(books) == ["emma", "mansfieldpark", "northangerabbey", "persuasion", "prideprejudice",
+                             "sensesensibility"]
+    assert books["emma"][14].startswith("Emma Woodhouse, handsome, clever, and rich")
+    parts = split_sources(books)
+    counts = Counter()
+    for s in parts["dev"][:2000]:
+        counts.update(normalize(s).labels)
+    assert counts["?"] > 0 and counts[","] > counts["?"]
