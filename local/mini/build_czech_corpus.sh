@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the embedded Czech mini corpus (fortunes-cs read by espeak-ng's cs voice) in ParCzech
+# layout: long "sittings" (wav), gold verticals (.vert), speakers.tsv, and synth/<id>.words.tsv
+# (what was really said, with times).  The text comes from the Debian package fortunes-cs: used
+# from /usr/share/games/fortunes/cs when installed, else fetched with `apt-get download` into
+# --cache-dir and unpacked with dpkg-deb -x.  An existing complete corpus is kept unless --overwrite true.
+set -euo pipefail
+
+# Begin configuration section.
+size=mini          # tiny (about 5 min, tests) or mini (about an hour)
+seed=42            # seed of every random choice (text, speakers, record edits, pauses, noise)
+cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
+overwrite=false    # rebuild an existing corpus
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 1 ]; then
+  echo "Usage: $0 [options] <corpus-dir>"
+  echo "e.g.: $0 --size tiny data/corpus_tiny"
+  echo "Options: --size tiny|mini, --seed N, --cache-dir DIR, --overwrite true|false"
+  exit 1
+fi
+dir=$1
+
+if [ -f "$dir/.done" ] && ! $overwrite; then
+  built=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; print(c['size'], c['seed'])" "$dir/build.json")
+  if [ "$built" != "$size $seed" ]; then
+    echo "$0: $dir was built with size/seed '$built', not '$size $seed'; use --overwrite true to rebuild it" >&2
+    exit 1
+  fi
+  echo "$0: $dir is already built (size $size, seed $seed); --overwrite true rebuilds it"
+  exit 0
+fi
+
+opts=(--size "$size" --seed "$seed")
+[ -n "$cache_dir" ] && opts+=(--cache-dir "$cache_dir")
+$overwrite && opts+=(--overwrite)
+mkdir -p "$(dirname "$dir")/log"
+python -m punct.bin.build_parczech_mini "${opts[@]}" --log-file "$(dirname "$dir")/log/build_$(basename "$dir").log" "$dir"

@@ -1,0 +1,205 @@
+"""Stage 2 of egs/parczech: align recognised and official words, build the segment dataset.
+
+  # per job (JOB=1..nj): alignment tables and segments of a share of the recordings
+  python -m punct.bin.build_itn_segments --config conf/segments.yaml \\
+      --manifest-dir data/manifests --recognised-dir exp/asr/words --out-dir data/segments --job 1 --nj 2
+  # then once: lhotse manifests per split and the statistics tables
+  python -m punct.bin.build_itn_segments --merge --manifest-dir data/manifests --out-dir data/segments --nj 2
+
+Inputs: ``parczech_{recordings,supervisions}_all.jsonl.gz`` of stage 0 and
+``<recognised-dir>/<recording id>.words.tsv`` (word, start, end).  Outputs in ``--out-dir``:
+``align/<recording id>.tsv`` (the thesis' per-word alignment table), ``parts/segments.JOB.jsonl``,
+``{dev,test}_speakers.txt``, and after ``--merge``: ``parczech_{recordings,supervisions}_{train,dev,test}.jsonl.gz``,
+``stats.md`` and ``stats.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple
+
+from lhotse import RecordingSet, SupervisionSet, load_manifest
+from tqdm import tqdm
+
+from punct.itn.dataset import (
+    ItnDatasetConfig,
+    alignment_table,
+    official_words,
+    process_recording,
+    read_recognised_words,
+    segment_to_supervision,
+)
+from punct.itn.segments import (
+    SPLITS,
+    AlignedWord,
+    Segment,
+    SegmentCounts,
+    choose_heldout_speakers,
+    dataset_statistics,
+    format_statistics,
+    zero_distance_runs,
+)
+from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
+from punct.utils.config import add_config_arguments, config_from_args
+from punct.utils.jobs import add_job_arguments, job_share
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (parczech_*_all.jsonl.gz)")
+    parser.add_argument("--recognised-dir", type=Path, default=None,
+                        help="folder of <recording id>.words.tsv (needed unless --merge)")
+    parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/segments)")
+    parser.add_argument("--config", type=Path, default=None, help="YAML with ItnDatasetConfig values")
+    parser.add_argument("--dev-speakers", type=Path, default=None,
+                        help="file with one dev speaker id per line (default: draw num_dev_speakers with the seed)")
+    parser.add_argument("--test-speakers", type=Path, default=None,
+                        help="file with one test speaker id per line (default: draw num_test_speakers with the seed)")
+    parser.add_argument("--merge", action="store_true", help="merge the --nj job parts into manifests and statistics")
+    parser.add_argument("--overwrite", action="store_true", help="redo finished job parts")
+    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
+    add_job_arguments(parser)
+    add_config_arguments(parser, ItnDatasetConfig)
+    return parser
+
+
+def _read_list(path: Path) -> List[str]:
+    return sorted({ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()})
+
+
+def heldout_speakers(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) -> Tuple[Set[str], Set[str]]:
+    """Dev and test speaker sets from the given lists, else drawn with the seed from all speakers."""
+    all_speakers = sorted({s for sup in supervisions for s in sup.custom["speakers"]})
+    if args.dev_speakers or args.test_speakers:
+        dev = _read_list(args.dev_speakers) if args.dev_speakers else []
+        test = _read_list(args.test_speakers) if args.test_speakers else []
+        both = set(dev) & set(test)
+        if both:
+            raise ValueError(f"speakers in both dev and test lists: {sorted(both)[:5]}")
+    else:
+        dev, test = choose_heldout_speakers(all_speakers, cfg.num_dev_speakers, cfg.num_test_speakers, cfg.seed)
+    atomic_write_text(args.out_dir / "dev_speakers.txt", "".join(f"{s}\n" for s in dev))
+    atomic_write_text(args.out_dir / "test_speakers.txt", "".join(f"{s}\n" for s in test))
+    return set(dev), set(test)
+
+
+def run_job(args, cfg: ItnDatasetConfig) -> None:
+    part = args.out_dir / "parts" / f"segments.{args.job}.jsonl"
+    if is_done(part) and not args.overwrite:
+        logging.info("%s is done; --overwrite redoes it", part)
+        return
+    if args.recognised_dir is None:
+        raise ValueError("--recognised-dir is required unless --merge")
+    supervisions = load_manifest(args.manifest_dir / "parczech_supervisions_all.jsonl.gz")
+    dev, test = heldout_speakers(args, cfg, supervisions)
+    sups = job_share(sorted(supervisions, key=lambda s: s.recording_id), args.job, args.nj)
+    counts = SegmentCounts()
+    totals = {"recordings": 0, "missing_recognised": 0, "official_words": 0, "recognised_words": 0,
+              "exact_words": 0, "exact_seconds": 0.0, "official_seconds": 0.0}
+    lines = []
+    for sup in tqdm(sups, desc=f"job {args.job}", mininterval=10):
+        words_file = args.recognised_dir / f"{sup.recording_id}.words.tsv"
+        if not words_file.exists():
+            logging.warning("%s: no recognised words; recording skipped", words_file)
+            totals["missing_recognised"] += 1
+            continue
+        rec_words = read_recognised_words(words_file)
+        off = official_words(sup)
+        rows, segments = process_recording(sup.recording_id, rec_words, off, dev, test, cfg, counts)
+        atomic_write_text(args.out_dir / "align" / f"{sup.recording_id}.tsv", alignment_table(rows, segments))
+        runs = zero_distance_runs(rows)
+        totals["recordings"] += 1
+        totals["official_words"] += len(off)
+        totals["recognised_words"] += len(rec_words)
+        totals["exact_words"] += sum(len(r) for r in runs)
+        totals["exact_seconds"] += sum(w.end - w.start for r in runs for w in r)
+        totals["official_seconds"] += sup.duration
+        lines += [json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in segments]
+        logging.info("%s: %d official, %d recognised, %d exact words, %d segments", sup.recording_id, len(off),
+                     len(rec_words), sum(len(r) for r in runs), len(segments))
+    atomic_write_text(part, "".join(lines))
+    atomic_write_text(part.with_suffix(".counts.json"),
+                      json.dumps({"totals": totals, "filters": dataclasses.asdict(counts)}, indent=1) + "\n")
+    mark_done(part)
+
+
+def _segment_from_dict(d: dict) -> Segment:
+    words = [
+        AlignedWord(i, s, None, w, spk, d["start"] + a, d["start"] + b, p, c, 0)
+        for i, s, w, spk, a, b, p, c in zip(d["word_idx"], d["sentence_idx"], d["words"], d["word_speakers"],
+                                           d["starts"], d["ends"], d["punct"], d["case"])
+    ]
+    seg = Segment(d["recording_id"], int(d["id"].rsplit("_", 1)[1]), d["split"], words)
+    return seg
+
+
+def merge(args) -> None:
+    parts = [args.out_dir / "parts" / f"segments.{j}.jsonl" for j in range(1, args.nj + 1)]
+    missing = [str(p) for p in parts if not is_done(p)]
+    if missing:
+        raise FileNotFoundError(f"unfinished job parts: {missing}")
+    dicts = [json.loads(ln) for p in parts for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    totals: Dict[str, float] = {}
+    filters: Dict[str, float] = {}
+    for p in parts:
+        c = json.loads(p.with_suffix(".counts.json").read_text())
+        for k, v in c["totals"].items():
+            totals[k] = totals.get(k, 0) + v
+        for k, v in c["filters"].items():
+            if isinstance(v, (int, float)):
+                filters[k] = filters.get(k, 0) + v
+    recordings = load_manifest(args.manifest_dir / "parczech_recordings_all.jsonl.gz")
+    stats_segments = []
+    for split in SPLITS:
+        ds = [d for d in dicts if d["split"] == split]
+        segs = [_segment_from_dict(d) for d in ds]
+        stats_segments += segs
+        sups = SupervisionSet.from_segments(segment_to_supervision(s) for s in segs)
+        rec_ids = sorted({s.recording_id for s in segs})
+        recs = RecordingSet.from_recordings(recordings[r] for r in rec_ids)
+        for name, manifest in (("recordings", recs), ("supervisions", sups)):
+            with atomic_path(args.out_dir / f"parczech_{name}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
+                manifest.to_file(tmp)
+        logging.info("%s: %d segments from %d recordings", split, len(segs), len(rec_ids))
+    stats = dataset_statistics(stats_segments)
+    before_after = (
+        "| Statistics | Before | After (zero edit distance) |\n|---|---:|---:|\n"
+        f"| Recordings | {int(totals.get('recordings', 0))} | {int(totals.get('recordings', 0))} |\n"
+        f"| Words | {int(totals.get('official_words', 0))} | {int(totals.get('exact_words', 0))} |\n"
+        f"| Hours (sum of word durations after) | {totals.get('official_seconds', 0) / 3600:.3f} | {totals.get('exact_seconds', 0) / 3600:.3f} |\n"
+    )
+    filter_lines = "".join(f"| {k} | {int(v)} |\n" for k, v in filters.items())
+    report = (
+        "# ParCzech segment dataset\n\n## Alignment (thesis Table 3.3)\n\n" + before_after
+        + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n" + filter_lines
+        + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n" + format_statistics(stats)
+    )
+    atomic_write_text(args.out_dir / "stats.md", report)
+    plain = {k: {kk: (sorted(vv) if isinstance(vv, set) else dict(vv) if hasattr(vv, "items") else vv)
+                 for kk, vv in v.items()} for k, v in stats.items()}
+    atomic_write_text(args.out_dir / "stats.json",
+                      json.dumps({"totals": totals, "filters": filters, "splits": plain}, indent=1,
+                                 ensure_ascii=False) + "\n")
+    print(report, end="")
+    mark_done(args.out_dir)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    setup_logging(args.log_file)
+    cfg = config_from_args(ItnDatasetConfig, args, args.config)
+    log_config({"args": vars(args), "config": dataclasses.asdict(cfg)})
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        merge(args)
+    else:
+        run_job(args, cfg)
+
+
+if __name__ == "__main__":
+    main()

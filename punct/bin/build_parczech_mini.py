@@ -1,0 +1,50 @@
+"""Builds the embedded Czech mini corpus (fortunes-cs read by espeak-ng) in ParCzech layout.
+
+  python -m punct.bin.build_parczech_mini --size tiny data/corpus_tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import List, Optional
+
+from punct.itn.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
+from punct.utils.logging import log_config, setup_logging
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("PUNCT_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "punct"))
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("out_dir", type=Path, help="corpus folder to create")
+    parser.add_argument("--size", choices=sorted(SIZES), default="mini",
+                        help="tiny: ~5 min of audio (tests); mini: about an hour (the recipe default)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help="where the fortunes-cs .deb is downloaded and unpacked ($PUNCT_CACHE)")
+    parser.add_argument("--overwrite", action="store_true", help="rebuild an existing corpus")
+    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    setup_logging(args.log_file)
+    cfg = config_for_size(args.size, args.seed)
+    log_config({"args": vars(args), "corpus": cfg})
+    begin = time.time()
+    summary = build_czech_mini_corpus(args.out_dir, cfg, args.cache_dir, overwrite=args.overwrite)
+    print(json.dumps({"hours": summary["hours"], "recordings": len(summary["recordings"]), **summary["counts"]},
+                     ensure_ascii=False))
+    logging.info("built %s (%s) in %.1f s", args.out_dir, args.size, time.time() - begin)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Score ParCzech models (egs/parczech stage 4): Table 5.1 with bootstrap intervals, PDP/PDR,
+F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
+
+  python -m punct.bin.score_itn --out-dir exp/results --splits dev,test \\
+      --train-supervisions data/segments/parczech_supervisions_train.jsonl.gz \\
+      exp/text:text-only exp/mm:multimodal exp/mm_pe:multimodal+PE exp/mm_pe_random:random-audio
+
+Each positional argument is ``<model dir>:<row name>``; the model dir holds
+``decode/<split>.jsonl`` (see :mod:`punct.itn.scoring` for the format) and optionally
+``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
+<row>.<split>.json`` and ``<out-dir>/plots/*.png``.  Without an ``EfficientPunct`` model a
+placeholder row is left in the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from punct.itn import scoring
+from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.utils.atomic import atomic_write_text, mark_done
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("models", nargs="+", help="<model dir>:<row name> (decode/<split>.jsonl inside)")
+    parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/results")
+    parser.add_argument("--splits", default="dev,test", help="comma-separated splits to score")
+    parser.add_argument("--train-supervisions", type=Path, default=None,
+                        help="training supervisions: sort the table's classes by their frequency (default: thesis order)")
+    parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the segments")
+    parser.add_argument("--seed", type=int, default=42, help="bootstrap seed")
+    parser.add_argument("--length-edges", default=",".join(map(str, scoring.DEFAULT_LENGTH_EDGES)),
+                        help="word-count bin edges for F1 by input length")
+    parser.add_argument("--max-attention-plots", type=int, default=4, help="cross-attention plots per model and split")
+    return parser
+
+
+def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
+    if path is None:
+        return None
+    from punct.mm.data import read_segments
+
+    counts: Dict[str, int] = {}
+    for seg in read_segments(path):
+        for p in seg.punct:
+            counts[PUNCT_CLASSES[p]] = counts.get(PUNCT_CLASSES[p], 0) + 1
+    return counts
+
+
+def safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    out: Path = args.out_dir
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    (out / "scores").mkdir(parents=True, exist_ok=True)
+    setup_logging(out / "log" / f"score-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
+    log_config(vars(args))
+    models = []
+    for spec in args.models:
+        if ":" not in spec:
+            raise ValueError(f"model {spec!r}: expected <model dir>:<row name>")
+        path, name = spec.split(":", 1)
+        models.append((Path(path), name))
+    edges = [int(x) for x in args.length_edges.split(",") if x]
+    order = scoring.class_order(train_counts(args.train_supervisions))
+    placeholders = [] if any(n == scoring.EFFICIENTPUNCT_ROW for _, n in models) else [scoring.EFFICIENTPUNCT_ROW]
+
+    md = ["# ParCzech: punctuation and capitalisation (egs/parczech stage 4)", "",
+          f"F1 in % with bootstrap 95 % confidence intervals ({args.num_resamples} resamples of the segments, seed {args.seed}); "
+          "macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
+          "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
+          "of the segments. The EfficientPunct row is a placeholder until its predictions are scored "
+          f"(add `<dir>:{scoring.EFFICIENTPUNCT_ROW}` to stage 4).", ""]
+    for split in [s for s in args.splits.split(",") if s]:
+        scores: Dict[str, scoring.ItnScores] = {}
+        for path, name in models:
+            segments = scoring.read_predictions(path / "decode" / f"{split}.jsonl")
+            s = scoring.score_itn(segments, args.num_resamples, args.seed, edges)
+            scores[name] = s
+            atomic_write_text(out / "scores" / f"{safe(name)}.{split}.json", json.dumps(s.to_dict(), indent=1) + "\n")
+            logging.info("%s %s: %d segments, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f", name, split, s.num_segments,
+                         s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"], s.detection["all"]["pdr"])
+            cm_p = np.asarray(s.punct_scores["confusion"])
+            cm_c = np.asarray(s.case_scores["confusion"])
+            scoring.plot_confusion(cm_p, PUNCT_CLASSES, f"{name} {split}: punctuation (row %)",
+                                   out / "plots" / f"confusion_punct_{safe(name)}_{split}.png")
+            scoring.plot_confusion(cm_c, CASE_CLASSES, f"{name} {split}: case (row %)",
+                                   out / "plots" / f"confusion_case_{safe(name)}_{split}.png")
+            attn_file = path / "decode" / f"{split}.attention.json"
+            if attn_file.is_file():
+                for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[: args.max_attention_plots]):
+                    scoring.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
+                                           out / "plots" / f"attention_{safe(name)}_{split}_{k + 1}.png")
+        scoring.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
+                                  out / "plots" / f"f1_by_length_{split}.png")
+        any_s = next(iter(scores.values()))
+        md += [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words)", "",
+               "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
+               "### Punctuation detection", "", scoring.detection_table(scores),
+               "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),
+               f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
+               f"`plots/f1_by_length_{split}.png`.", ""]
+    atomic_write_text(out / "RESULTS.md", "\n".join(md))
+    print("\n".join(md))
+    mark_done(out)
+
+
+if __name__ == "__main__":
+    main()

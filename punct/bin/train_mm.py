@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Train a ParCzech punctuation + case model (egs/parczech stage 3) and decode dev/test with it.
+
+  python -m punct.bin.train_mm --model mm --config conf/mm_mini.yaml --positional true \\
+      --data-dir data/segments --exp-dir exp/mm_pe [--resume] [--device auto]
+
+``--model text``: the text-only baseline (PunctBert with punctuation and case heads);
+``--model mm``: the cross-attention model (``--positional true`` adds the shared word-position
+embeddings, ``--random-audio true`` permutes the audio).  Data: ``<data-dir>/parczech_
+{supervisions,recordings}_<split>.jsonl.gz`` (stage 2).  The dev set is scored after every
+epoch; the model with the best dev macro F1 (punctuation, non-blank classes) is kept.
+
+Writes to ``--exp-dir``: ``config.yaml``, ``epoch-N.pt`` (to resume), ``best-valid-f1.pt``
+(model kind, config and weights), ``best-valid-f1.json``, ``history.json``,
+``decode/<split>.jsonl`` (per-segment references and predictions, read by score_itn),
+``decode/<split>.attention.json`` (cross-attention of 4 segments, multimodal models),
+``log/log-train-<time>`` and finally ``.done``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from punct.itn.labels import PUNCT_CLASSES
+from punct.mm.config import MmConfig
+from punct.mm.data import load_split
+from punct.mm.model import MODEL_KINDS, build_model
+from punct.mm.train import (attention_examples, build_optimizer, loader, lr_factor, predict, quartile_worst, to_device,
+                            two_head_loss)
+from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.utils.config import add_config_arguments, config_from_args, save_config
+from punct.utils.device import resolve_device
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--model", choices=MODEL_KINDS, required=True, help="text: text-only baseline; mm: cross-attention")
+    parser.add_argument("--config", type=Path, default=None, help="YAML with MmConfig values (flags override)")
+    parser.add_argument("--data-dir", type=Path, required=True, help="stage-2 output with parczech_*_<split>.jsonl.gz")
+    parser.add_argument("--train-split", default="train", help="training split name")
+    parser.add_argument("--dev-split", default="dev", help="split for model selection")
+    parser.add_argument("--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model")
+    parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/mm_pe")
+    parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_config_arguments(parser, MmConfig)
+    return parser
+
+
+@dataclass
+class TrainState:
+    """What changes while training (kept out of the frozen config)."""
+
+    epoch: int = 0  # last finished epoch
+    step: int = 0
+    best_f1: float = -1.0
+    best_epoch: int = 0
+    history: List[Dict] = field(default_factory=list)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def manifests(data_dir: Path, split: str):
+    return data_dir / f"parczech_supervisions_{split}.jsonl.gz", data_dir / f"parczech_recordings_{split}.jsonl.gz"
+
+
+def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
+    return exp_dir / f"epoch-{epoch}.pt"
+
+
+def last_checkpoint(exp_dir: Path) -> Optional[Path]:
+    epochs = [int(m.group(1)) for p in exp_dir.glob("epoch-*.pt") if (m := re.fullmatch(r"epoch-(\d+)\.pt", p.name))]
+    return checkpoint_path(exp_dir, max(epochs)) if epochs else None
+
+
+def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **extra) -> None:
+    with atomic_path(path) as tmp:
+        torch.save({"kind": kind, "config": asdict(cfg), "model": model.state_dict(), **extra}, tmp)
+
+
+def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainState, total_steps: int,
+                    device: torch.device) -> Dict[str, float]:
+    """One pass over the training set; returns the mean losses."""
+    model.train()
+    sums = {"loss": 0.0, "punct": 0.0, "case": 0.0}
+    count = 0
+    epoch = state.epoch + 1
+    for i, batch in enumerate(tqdm(train_loader, desc=f"epoch {epoch}", mininterval=10)):
+        batch = to_device(batch, device)
+        factor = lr_factor(state.step, total_steps, cfg.warmup_fraction)
+        for group in optimizer.param_groups:
+            group["lr"] = group["peak_lr"] * factor
+        loss, parts = two_head_loss(model(batch), batch, cfg.punct_weight, cfg.case_weight)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        state.step += 1
+        count += 1
+        sums["loss"] += float(loss.detach())
+        for k, v in parts.items():
+            sums[k] += v
+        if (i + 1) % cfg.log_interval == 0:
+            logging.info("epoch %d batch %d: loss %.4f (punct %.4f, case %.4f), lr factor %.3f", epoch, i + 1,
+                         float(loss.detach()), parts["punct"], parts["case"], factor)
+    return {k: v / max(count, 1) for k, v in sums.items()}
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    exp_dir: Path = args.exp_dir
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    setup_logging(exp_dir / "log" / f"log-train-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
+    cfg = config_from_args(MmConfig, args, args.config)
+    log_config({"model": args.model, **asdict(cfg)})
+    if cfg.num_threads > 0:
+        torch.set_num_threads(cfg.num_threads)
+    device = resolve_device(args.device)
+    seed_everything(cfg.seed)
+    save_config(cfg, exp_dir / "config.yaml")
+
+    model = build_model(args.model, cfg)
+    tokenizer = model.text.tokenizer
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    num_params = sum(p.numel() for p in model.parameters())
+    text_params = sum(p.numel() for p in model.text.encoder.parameters())
+    logging.info("model %s: %.2f M parameters (text encoder %.2f M, the rest %.2f M)", args.model, num_params / 1e6,
+                 text_params / 1e6, (num_params - text_params) / 1e6)
+    model.to(device)
+    with_audio = model.uses_audio
+
+    train_sup, train_rec = manifests(args.data_dir, args.train_split)
+    dev_sup, dev_rec = manifests(args.data_dir, args.dev_split)
+    train = load_split(train_sup, train_rec, tokenizer, cfg, with_audio, cfg.max_train_segments)
+    dev = load_split(dev_sup, dev_rec, tokenizer, cfg, with_audio)
+    if not len(train):
+        raise ValueError(f"{train_sup}: no training segments")
+    train_loader = loader(train, cfg.batch_size, True, cfg.seed, pad_id, cfg.num_workers)
+    total_steps = cfg.num_epochs * len(train_loader)
+
+    optimizer = build_optimizer(model, cfg)
+    state = TrainState()
+    if args.resume and (ckpt := last_checkpoint(exp_dir)) is not None:
+        saved = torch.load(ckpt, map_location=device, weights_only=False)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        state = TrainState(**saved["state"])
+        random.setstate(saved["rng"]["python"])
+        np.random.set_state(saved["rng"]["numpy"])
+        torch.set_rng_state(saved["rng"]["torch"])
+        logging.info("resumed from %s (epoch %d, best dev macro F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1,
+                     state.best_epoch)
+    elif args.resume:
+        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+
+    while state.epoch < cfg.num_epochs:
+        t0 = time.time()
+        # a new, seeded order each epoch (also after --resume)
+        train_loader = loader(train, cfg.batch_size, True, cfg.seed + state.epoch, pad_id, cfg.num_workers)
+        losses = train_one_epoch(model, optimizer, train_loader, cfg, state, total_steps, device)
+        state.epoch += 1
+        preds = predict(model, dev, cfg, device, pad_id)
+        p_scores, c_scores = preds.scores()
+        f1 = p_scores.macro_f1
+        record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
+                  "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
+                  **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT_CLASSES[1:]}}
+        state.history.append(record)
+        logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
+                     losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
+                     ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT_CLASSES[1:]), time.time() - t0)
+        if f1 > state.best_f1:
+            state.best_f1, state.best_epoch = f1, state.epoch
+            save_model(exp_dir / "best-valid-f1.pt", model, args.model, cfg, epoch=state.epoch)
+            atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps(
+                {"epoch": state.epoch, "dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}, indent=2) + "\n")
+            logging.info("new best dev macro F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1.pt")
+        with atomic_path(checkpoint_path(exp_dir, state.epoch)) as tmp:
+            torch.save({"kind": args.model, "config": asdict(cfg), "model": model.state_dict(),
+                        "optimizer": optimizer.state_dict(), "state": asdict(state),
+                        "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}},
+                       tmp)
+        if cfg.keep_last_epochs > 0:
+            for p in exp_dir.glob("epoch-*.pt"):
+                m = re.fullmatch(r"epoch-(\d+)\.pt", p.name)
+                if m and int(m.group(1)) <= state.epoch - cfg.keep_last_epochs:
+                    p.unlink()
+    atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
+
+    # decode with the best model
+    best = torch.load(exp_dir / "best-valid-f1.pt", map_location=device, weights_only=False)
+    model.load_state_dict(best["model"])
+    for split in [s for s in args.decode_splits.split(",") if s]:
+        sup, rec = manifests(args.data_dir, split)
+        data = dev if split == args.dev_split else load_split(sup, rec, tokenizer, cfg, with_audio)
+        preds = predict(model, data, cfg, device, pad_id)
+        preds.write(exp_dir / "decode" / f"{split}.jsonl")
+        p_scores, c_scores = preds.scores()
+        logging.info("%s (best epoch %d): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, state.best_epoch,
+                     p_scores.macro_f1, p_scores.overall["f1"], c_scores.per_class["cap"]["f1"])
+        examples = attention_examples(model, data, quartile_worst(data, preds.losses), device, pad_id, tokenizer)
+        if examples:
+            atomic_write_text(exp_dir / "decode" / f"{split}.attention.json", json.dumps(examples, ensure_ascii=False) + "\n")
+    logging.info("done: best dev macro F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1.pt")
+    mark_done(exp_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Speech-informed inverse text normalisation data: ParCzech labels, verticals, alignment, chunks, segments."""

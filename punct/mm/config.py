@@ -1,0 +1,70 @@
+"""Configuration of the ParCzech models (``egs/parczech/conf/mm*.yaml``), one frozen dataclass.
+
+Defaults are the thesis' values (Stankov 2024, sections 5.1, 5.4, 5.6, 5.7); the mini
+config shrinks the dimensions so that a model trains in minutes on 2 CPU cores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple
+
+
+@dataclass(frozen=True)
+class MmConfig:
+    # ---- text encoder and heads (thesis 5.1, 5.3) --------------------------------------
+    bert_model: str = ""  # local folder or hub name; empty: the offline MiniLM package
+    head_hidden: int = 768  # Linear(hidden, head_hidden) + tanh, then Linear to the classes
+    head_activation: str = "tanh"
+    head_dropout: float = 0.2
+    text_layers: int = 0  # > 0: keep only the first N layers of the text encoder (CPU budgets); 0: all
+    freeze_text_embeddings: bool = False  # keep the text encoder's embedding tables fixed
+    max_length: int = 512  # sub-tokens per segment incl. [CLS]/[SEP]; longer segments are skipped (counted)
+    # ---- mel front end (thesis 5.6; torchaudio's MelSpectrogram, computed here with torch.stft) ----
+    sample_rate: int = 16000
+    win_length: int = 512
+    hop_length: int = 256
+    num_mel_bins: int = 128
+    log_mel: bool = True  # log(mel + 1e-6); the thesis does not say, raw power mel is badly scaled
+    # ---- convolutional sound encoder (thesis 5.6) ---------------------------------------
+    conv_channels: Tuple[int, ...] = (128, 256, 256, 512, 512, 768, 768)
+    conv_kernels: Tuple[int, ...] = (2, 2, 2, 2, 2, 2, 2)
+    conv_strides: Tuple[int, ...] = (2, 2, 2, 2, 1, 2, 1)
+    conv_dropout: float = 0.1
+    conv_layer_norm_eps: float = 1.0e-5
+    audio_layers: int = 2  # transformer encoder blocks after the convolutions
+    audio_heads: int = 8
+    audio_ffn: int = 2048
+    audio_dropout: float = 0.1
+    audio_layer_norm_eps: float = 1.0e-5
+    # ---- multimodal encoder (thesis 5.4) ---------------------------------------------
+    mm_layers: int = 2
+    mm_heads: int = 8
+    mm_ffn: int = 2048
+    mm_dropout: float = 0.2
+    mm_layer_norm_eps: float = 6.0e-5
+    mm_zero_init: bool = False  # zero the output projections of the multimodal blocks' attention/FFN branches:
+    # the blocks start as (normalised) identities, so training starts from the text-only function
+    # ---- variants (thesis 5.7, 5.8) --------------------------------------------------
+    positional: bool = False  # shared word-position embedding e(i) on audio frames and text tokens
+    max_words: int = 512  # size of the positional-embedding table (later words share the last row)
+    random_audio: bool = False  # permute every segment's audio (seeded): no usable sound (thesis 5.8)
+    random_audio_unit: str = "samples"  # what is permuted: "samples" (the waveform, sounds like white noise,
+    # thesis Figure 5.31) or "frames" (the mel frames)
+    # ---- training (thesis 5.1) -------------------------------------------------------
+    punct_weight: float = 0.5  # L = 0.5 Lp + 0.5 Lc
+    case_weight: float = 0.5
+    lr: float = 6.0e-5  # peak learning rate
+    lr_new: float = 0.0  # peak rate of the randomly initialised parts (sound + multimodal encoders); 0: lr
+    weight_decay: float = 0.01
+    warmup_fraction: float = 0.2  # linear warm-up over this part of all updates, then linear decay to 0
+    batch_size: int = 400
+    num_epochs: int = 15
+    grad_clip: float = 1.0
+    eval_batch_size: int = 64
+    max_train_segments: int = 0  # > 0: a seeded sample of the training segments
+    keep_last_epochs: int = 1
+    log_interval: int = 50
+    num_threads: int = 0  # torch.set_num_threads when > 0
+    num_workers: int = 0  # DataLoader workers (audio loading and mel)
+    seed: int = 42

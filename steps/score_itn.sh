@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Scores ParCzech models from their decode/<split>.jsonl predictions (egs/parczech stage 4):
+# per-class F1 with bootstrap 95 % intervals, macro F1, [cap] F1, PDP/PDR (all, shortest and
+# longest 25 %), F1 by input length, plots, and <out-dir>/RESULTS.md.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl       # job runner
+splits=dev,test        # splits to score
+segments=data/segments # stage-2 folder (training frequencies order the table's classes)
+num_resamples=1000     # bootstrap resamples of the segments
+seed=42                # bootstrap seed
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -lt 2 ]; then
+  echo "Usage: $0 [options] <out-dir> <model-dir>:<row name> [<model-dir>:<row name> ...]"
+  echo "e.g.: $0 exp/results exp/text:text-only exp/mm:multimodal exp/mm_pe:multimodal+PE exp/mm_pe_random:random-audio"
+  echo "Main options: --splits dev,test, --segments DIR, --num-resamples N, --seed N, --cmd CMD"
+  exit 1
+fi
+dir=$1
+shift
+
+for m in "$@"; do
+  for split in ${splits//,/ }; do
+    f=${m%%:*}/decode/$split.jsonl
+    [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+  done
+done
+opts=()
+[ -f $segments/parczech_supervisions_train.jsonl.gz ] && opts+=(--train-supervisions $segments/parczech_supervisions_train.jsonl.gz)
+
+mkdir -p $dir/log
+$cmd $dir/log/score_itn.log \
+  python -m punct.bin.score_itn --out-dir $dir --splits $splits --num-resamples $num_resamples --seed $seed "${opts[@]}" "$@"
+echo "$0: wrote $dir/RESULTS.md"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Trains one ParCzech punctuation + case model (egs/parczech stage 3): the text-only baseline
+# (--model text) or the cross-attention multimodal model (--model mm, with --positional and
+# --random-audio variants), then decodes the dev and test segments with the best dev model.
+# An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
+model=mm               # text or mm
+model_config=conf/mm.yaml  # MmConfig values (conf/mm_mini.yaml for the mini corpus)
+positional=false       # shared word-position embeddings on audio frames and text tokens
+random_audio=false     # permute the audio samples (the thesis' random-audio control)
+bert_model=            # text encoder folder or hub name; empty: the config's value
+device=auto            # auto, cpu or cuda
+num_threads=0          # torch threads (0: the config's value)
+seed=42
+overwrite=false        # retrain from scratch even if finished
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 2 ]; then
+  echo "Usage: $0 [options] <segments-dir> <exp-dir>"
+  echo "e.g.: $0 --model mm --positional true --model-config conf/mm_mini.yaml data/segments exp/mm_pe"
+  echo "Main options: --model text|mm, --model-config FILE, --positional true|false, --random-audio true|false,"
+  echo "              --bert-model DIR|NAME, --device auto|cpu|cuda, --cmd CMD, --overwrite true"
+  exit 1
+fi
+data=$1
+dir=$2
+
+for f in $model_config $data/parczech_supervisions_train.jsonl.gz $data/parczech_supervisions_dev.jsonl.gz \
+    $data/parczech_supervisions_test.jsonl.gz $data/parczech_recordings_train.jsonl.gz; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+
+if [ -f $dir/.done ] && ! $overwrite; then
+  echo "$0: $dir is done; skipping (--overwrite true to retrain)"
+  exit 0
+fi
+if $overwrite; then
+  rm -rf $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.json $dir/decode $dir/.done
+fi
+mkdir -p $dir/log
+
+opts=()
+[ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
+[ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
+
+$cmd --num-threads $( [ "$num_threads" -gt 0 ] && echo $num_threads || echo 1 ) $dir/log/train_mm.log \
+  python -m punct.bin.train_mm --model $model --config $model_config --positional $positional \
+    --random-audio $random_audio --data-dir $data --exp-dir $dir --resume --device $device --seed $seed "${opts[@]}"
+
+echo "$0: trained $dir/best-valid-f1.pt; predictions in $dir/decode"

@@ -1,0 +1,64 @@
+from punct.itn.labels import (
+    BLANK,
+    CAP,
+    CASE_CLASSES,
+    PUNCT_CLASSES,
+    ExtractionStats,
+    extract_labels,
+    label_counts,
+    normalise_word,
+)
+
+
+def labels(text):
+    return [(w.word, w.punct, w.case) for w in extract_labels(text.split())]
+
+
+def test_classes_follow_thesis_table_3_5():
+    assert PUNCT_CLASSES == (BLANK, ",", ".", "!", "?", ":", "-", '"', ";")
+    assert CASE_CLASSES == (BLANK, CAP)
+
+
+def test_thesis_example_quotes_dropped_in_runs():
+    # w0 w1 w2: „ w3 w4 w5, w6 w7.“  ->  w2 [:], w5 [,], w7 [.]
+    got = labels("a b c : „ d e f , g h . “")
+    assert [p for _, p, _ in got] == [BLANK, BLANK, ":", BLANK, BLANK, ",", BLANK, "."]
+
+
+def test_lone_quote_is_a_class_and_attaches_to_previous_word():
+    got = labels("řekl „ ano “ a")
+    assert got == [("řekl", '"', BLANK), ("ano", '"', BLANK), ("a", BLANK, BLANK)]
+
+
+def test_mapping_parentheses_ellipsis_dashes_and_removed_marks():
+    got = labels("x ( y ) z … w – v ' u ...")
+    assert [p for _, p, _ in got] == [",", ",", ".", "-", BLANK, "."]
+    assert [w for w, _, _ in got] == ["x", "y", "z", "w", "v", "u"]
+
+
+def test_several_marks_first_kept_and_counted():
+    stats = ExtractionStats()
+    got = extract_labels("Co ? ! Nic , , ano".split(), stats)
+    assert [w.punct for w in got] == ["?", ",", BLANK]
+    assert stats.merged_marks == 2 and stats.words == 3 and stats.marks == 4
+
+
+def test_leading_marks_dropped_symbols_and_numbers_are_words():
+    stats = ExtractionStats()
+    got = extract_labels(["„", "Tisk", "912", "/", "3", ".", "§", "5"], stats)
+    assert [w.word for w in got] == ["Tisk", "912", "/", "3", "§", "5"]
+    assert got[3].punct == "." and got[3].token_index == 4
+    assert stats.leading_marks == 1
+
+
+def test_case_labels():
+    got = labels("Usnesení ODS iPhone 6. země Česká")
+    assert [c for _, _, c in got] == [CAP, CAP, BLANK, BLANK, BLANK, CAP]
+
+
+def test_counts_and_normalise():
+    p, c = label_counts(extract_labels("A b , c .".split()))
+    assert p[","] == 1 and p["."] == 1 and p[BLANK] == 1 and p["?"] == 0
+    assert c[CAP] == 1 and c[BLANK] == 2
+    assert normalise_word("Důchodů,") == "důchodů"
+    assert normalise_word("Roku.") == "roku"

@@ -1,0 +1,118 @@
+"""punct.itn.scoring: bootstrap intervals, PDP/PDR, short/long quartiles, F1 by length, tables."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from punct.itn import scoring
+from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.metrics import score
+
+P = {c: i for i, c in enumerate(PUNCT_CLASSES)}
+
+
+def seg(sid, ref, hyp, case_ref=None, case_hyp=None):
+    n = len(ref)
+    cr = np.array(case_ref if case_ref is not None else [0] * n)
+    ch = np.array(case_hyp if case_hyp is not None else [0] * n)
+    return scoring.SegmentResult(sid, np.array([P[x] for x in ref]), np.array([P[x] for x in hyp]), cr, ch)
+
+
+def random_segments(n, seed=0, acc=0.8):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        length = int(rng.integers(5, 30))
+        ref = rng.choice(len(PUNCT_CLASSES), size=length, p=[0.75, 0.12, 0.08, 0.01, 0.01, 0.01, 0.01, 0.005, 0.005])
+        hyp = np.where(rng.random(length) < acc, ref, rng.integers(0, len(PUNCT_CLASSES), size=length))
+        cref = rng.integers(0, 2, size=length)
+        chyp = np.where(rng.random(length) < acc, cref, 1 - cref)
+        out.append(scoring.SegmentResult(f"s{i:04d}", ref, hyp, cref, chyp))
+    return out
+
+
+def test_pdp_pdr_hand_computed():
+    # positives (any mark): ref at 1,2,4; hyp at 0,1,4 -> TP = {1 (, vs .), 4}: PDP = 2/3, PDR = 2/3
+    a = seg("a", ["blank", ",", ".", "blank", "?"], [",", ".", "blank", "blank", "?"])
+    # ref marks at 0,3; hyp marks at 0 only -> TP 1, PDP 1/1, PDR 1/2
+    b = seg("b", [":", "blank", "blank", "-", "blank"], ["!", "blank", "blank", "blank", "blank"])
+    cm = scoring.segment_confusions([a], "punct").sum(0)
+    assert scoring.detection(cm) == pytest.approx([2 / 3, 2 / 3, 2 / 3])
+    cm = scoring.segment_confusions([a, b], "punct").sum(0)
+    p, r = 3 / 4, 3 / 5
+    assert scoring.detection(cm) == pytest.approx([p, r, 2 * p * r / (p + r)])
+    # nothing predicted, nothing to find: 0 rather than a division error
+    assert scoring.detection(scoring.segment_confusions([seg("c", ["blank"] * 3, ["blank"] * 3)], "punct").sum(0)) == pytest.approx([0, 0, 0])
+
+
+def test_short_and_long_quartiles():
+    segs = [seg(f"s{i}", ["blank"] * (5 + i) + ["."], ["blank"] * (5 + i) + ["."]) for i in range(8)]
+    short, long = scoring.short_long(segs)
+    assert short == [0, 1] and long == [6, 7]
+    s = scoring.score_itn(segs, num_resamples=50)
+    assert s.detection["short"]["segments"] == 2 and s.detection["short"]["max_words"] == 7
+    assert s.detection["long"]["min_words"] == 12
+
+
+def test_class_f1_matches_metrics_score():
+    segs = random_segments(40)
+    cm = scoring.segment_confusions(segs, "punct").sum(0)
+    ref = np.concatenate([s.punct_ref for s in segs])
+    hyp = np.concatenate([s.punct_hyp for s in segs])
+    ours = scoring.class_f1(cm)
+    theirs = score(ref, hyp, PUNCT_CLASSES)
+    assert ours == pytest.approx([theirs.per_class[c]["f1"] for c in PUNCT_CLASSES])
+    assert scoring.macro_f1(cm) == pytest.approx(theirs.macro_f1)
+
+
+def test_bootstrap_contains_point_narrows_and_is_seeded():
+    small = random_segments(30, seed=1)
+    large = random_segments(600, seed=1)
+    conf_small = scoring.segment_confusions(small, "punct")
+    conf_large = scoring.segment_confusions(large, "punct")
+    point, low, high = scoring.bootstrap(conf_small, scoring.macro_f1, 1000, seed=3)
+    assert low <= point <= high and low < high
+    p2, l2, h2 = scoring.bootstrap(conf_large, scoring.macro_f1, 1000, seed=3)
+    assert (h2 - l2) < (high - low) / 2
+    again = scoring.bootstrap(conf_small, scoring.macro_f1, 1000, seed=3)
+    assert again[1] == low and again[2] == high
+    other = scoring.bootstrap(conf_small, scoring.macro_f1, 1000, seed=4)
+    assert (other[1], other[2]) != (low, high)
+    # vector statistics: every class's interval holds its point estimate
+    pt, lo, hi = scoring.bootstrap(conf_large, scoring.class_f1, 300, seed=0)
+    assert pt.shape == lo.shape == (len(PUNCT_CLASSES),) and np.all(lo <= pt + 1e-12) and np.all(pt <= hi + 1e-12)
+
+
+def test_score_itn_report_and_length_bins():
+    segs = random_segments(80, seed=2)
+    s = scoring.score_itn(segs, num_resamples=200, seed=0, length_edges=(10, 20))
+    assert s.num_segments == 80 and s.num_words == sum(x.num_words for x in segs)
+    assert [b["min_words"] for b in s.by_length] == [0, 10, 20]  # lengths 5..29
+    assert sum(b["segments"] for b in s.by_length) == 80
+    ref = np.concatenate([x.case_ref for x in segs])
+    hyp = np.concatenate([x.case_hyp for x in segs])
+    assert s.cap_f1.value == pytest.approx(score(ref, hyp, CASE_CLASSES).per_class["cap"]["f1"])
+    table = scoring.results_table({"text-only": s, "multimodal": s}, scoring.class_order(), ["EfficientPunct"])
+    rows = table.strip().splitlines()
+    assert rows[0].startswith("| Model | [,] | [.] | [-] | [?]") and rows[-1].startswith("| EfficientPunct | —")
+    assert len(rows) == 5 and s.macro_f1.fmt() in rows[2]
+
+
+def test_class_order_by_training_counts():
+    assert scoring.class_order({",": 5, ".": 9, "?": 1})[:3] == [".", ",", "?"]
+    assert scoring.class_order(None) == list(scoring.THESIS_CLASS_ORDER)
+
+
+def test_read_predictions_errors_name_file_and_line(tmp_path):
+    good = {"id": "a", "words": ["x", "y"], "punct_ref": ["blank", "."], "punct_hyp": [",", "."],
+            "case_ref": ["cap", "blank"], "case_hyp": ["cap", "cap"]}
+    f = tmp_path / "dev.jsonl"
+    f.write_text(json.dumps(good) + "\n" + json.dumps(dict(good, punct_hyp=["blank", "X"])) + "\n")
+    with pytest.raises(ValueError, match=r"dev.jsonl:2: .*unknown class 'X'"):
+        scoring.read_predictions(f)
+    f.write_text(json.dumps(good) + "\n")
+    (r,) = scoring.read_predictions(f)
+    assert r.punct_hyp.tolist() == [1, 2] and r.case_hyp.tolist() == [1, 1]
