@@ -485,7 +485,6 @@ def build_mini_corpus(
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the corpus is not
-    rng = np.random.default_rng(cfg.seed)
     sources = split_sources(books)
     summary: Dict[str, Dict[str, object]] = {}
     try:

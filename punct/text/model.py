@@ -135,7 +135,7 @@ class PunctBert(nn.Module):
 
         name_or_path = name_or_path or default_bert_model()
         tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        encoder = AutoModel.from_pretrained(name_or_path, add_pooling_layer=False) if _is_bert(name_or_path) else AutoModel.from_pretrained(name_or_path)
+        encoder = AutoModel.from_pretrained(name_or_path)
         return cls(encoder, tokenizer, heads)
 
     def save_pretrained(self, folder: Pathlike) -> None:
@@ -163,13 +163,6 @@ class PunctBert(nn.Module):
         model = cls(encoder, tokenizer, specs)
         model.heads.load_state_dict(torch.load(folder / HEADS_FILE, map_location=map_location))
         return model
-
-
-def _is_bert(name_or_path: str) -> bool:
-    """True when the encoder is a BERT (whose pooler the token task does not need)."""
-    from transformers import AutoConfig
-
-    return AutoConfig.from_pretrained(name_or_path).model_type == "bert"
 
 
 def collate_chunks(

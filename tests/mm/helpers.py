@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from punct.mm.config import MmConfig
+from tests import tiny_bert
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "pes", "kočka", "dům", "je", "a", "to", "ne", "ano", "##ka", "##y",
          "pr", "##ah", "##a", "v", "na"]
@@ -27,19 +27,11 @@ def tiny_config(**kw) -> MmConfig:
 
 
 def make_tokenizer(tmp_path):
-    from transformers import BertTokenizer  # the fast (tokenizers) implementation in transformers 5
-
-    vocab_file = tmp_path / "vocab.txt"
-    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    return BertTokenizer(vocab=str(vocab_file), strip_accents=False)
+    return tiny_bert.make_tokenizer(tmp_path, VOCAB, strip_accents=False)
 
 
 def make_encoder(seed: int = 0):
-    from transformers import BertConfig, BertModel
-
-    torch.manual_seed(seed)
-    return BertModel(BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                intermediate_size=32, max_position_embeddings=64))
+    return tiny_bert.make_encoder(len(VOCAB), hidden_size=16, seed=seed)
 
 
 @pytest.fixture

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Dump per-word BERT vectors and posteriors of one job's share of a split (stage 6).
+
+  python -m punct.bin.dump_bert --model-dir exp/bert/best-valid-f1 \\
+      --supervisions data/manifests/mustc_supervisions_dev.jsonl.gz --out-dir exp/emb_bert/dev --job 1 --nj 2
+
+Writes ``<out-dir>/vec.JOB.{ark,scp}`` (words x hidden: the final hidden state at each word's
+last sub-token) and ``<out-dir>/post.JOB.{ark,scp}`` (words x classes softmax of the
+``--head`` head, columns in the head's class order, MUSTC_CLASSES for MuST-C); key = supervision
+id.  A job whose two shards are done is skipped unless ``--overwrite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import List, Optional
+
+import torch
+from tqdm import tqdm
+
+from punct.io.shards import ShardWriter, is_shard_done
+from punct.text.data import read_utterances
+from punct.text.infer import predict_words
+from punct.text.model import PunctBert
+from punct.utils.device import resolve_device
+from punct.utils.jobs import add_job_arguments, job_share
+from punct.utils.logging import log_config, setup_logging
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows defaults and keeps the layout of the module docstring."""
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--model-dir", type=Path, required=True, help="PunctBert folder (exp/bert/best-valid-f1)")
+    parser.add_argument("--supervisions", type=Path, required=True, help="supervisions of the split (lhotse jsonl.gz)")
+    parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_bert/dev")
+    parser.add_argument("--head", default="punct", help="head whose posteriors are dumped")
+    parser.add_argument("--max-length", type=int, default=512, help="encoder input length (tokens incl. specials)")
+    parser.add_argument("--context", type=int, default=32, help="sub-tokens of context around predicted words in long texts")
+    parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
+    parser.add_argument("--compression", default="none", help="kaldiio compression of the vectors: none, two_byte, ...")
+    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads per job")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--overwrite", action="store_true", help="rewrite shards that are already done")
+    add_job_arguments(parser)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    setup_logging()
+    log_config(vars(args), "arguments")
+    vec_prefix = args.out_dir / f"vec.{args.job}"
+    post_prefix = args.out_dir / f"post.{args.job}"
+    if not args.overwrite and is_shard_done(vec_prefix) and is_shard_done(post_prefix):
+        logging.info("%s and %s are done; skipping (use --overwrite to redo)", vec_prefix, post_prefix)
+        return
+    if args.num_threads > 0:
+        torch.set_num_threads(args.num_threads)
+    device = resolve_device(args.device)
+    model = PunctBert.from_pretrained(args.model_dir).to(device)
+    model.head_spec(args.head)  # fails early with the known head names
+    utterances = job_share(read_utterances(args.supervisions, model.head_spec(args.head).classes), args.job, args.nj)
+    logging.info("job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances))
+    outputs = predict_words(model, utterances, args.max_length, args.context, args.batch_size, device)
+    with ShardWriter(vec_prefix, args.compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
+        for out in tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10):
+            vec_writer.write(out.id, out.vectors)
+            post_writer.write(out.id, out.posteriors[args.head])
+    logging.info("wrote %s.scp and %s.scp", vec_prefix, post_prefix)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Fine-tune a BERT-like encoder + EfficientPunct head for per-word punctuation (stage 5).
+
+  python -m punct.bin.train_bert --config conf/bert_mini.yaml \\
+      --train data/manifests/mustc_supervisions_train.jsonl.gz \\
+      --dev data/manifests/mustc_supervisions_dev.jsonl.gz --exp-dir exp/bert [--loss scl] [--resume]
+
+Writes ``<exp-dir>/config.yaml``, ``epoch-N.pt`` (model, optimiser and state, to resume),
+``best-valid-f1/`` (the model folder with the best overall dev F1, loadable by
+``PunctBert.from_pretrained``), ``best-valid-f1.json`` (its epoch and dev scores),
+``log/log-train-<time>`` and finally ``<exp-dir>/.done``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from punct.metrics import score
+from punct.text.config import BertTrainConfig
+from punct.text.data import Example, Utterance, batches, make_examples, read_extra_text, read_utterances
+from punct.text.infer import predict_words
+from punct.text.labels import MUSTC_CLASSES, class_index
+from punct.text.losses import build_loss
+from punct.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.utils.config import add_config_arguments, config_from_args, save_config
+from punct.utils.device import resolve_device
+from punct.utils.logging import log_config, setup_logging
+
+HEAD = "punct"  # MuST-C: one head over MUSTC_CLASSES
+# Config values that may change when a run is resumed (they do not change what was learned).
+RESUMABLE_CHANGES = {"num_epochs", "log_interval", "num_threads", "eval_batch_size", "keep_last_epochs"}
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows defaults and keeps the layout of the module docstring."""
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--config", type=Path, default=None, help="YAML with BertTrainConfig values (flags override)")
+    parser.add_argument("--train", type=Path, required=True, help="training supervisions (lhotse jsonl.gz)")
+    parser.add_argument("--dev", type=Path, required=True, help="dev supervisions for model selection")
+    parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/bert")
+    parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_config_arguments(parser, BertTrainConfig)
+    return parser
+
+
+@dataclass
+class TrainState:
+    """What changes while training (kept out of the frozen config)."""
+
+    epoch: int = 0  # last finished epoch
+    step: int = 0
+    best_f1: float = -1.0
+    best_epoch: int = 0
+    history: List[Dict] = field(default_factory=list)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def build_optimizer(model: torch.nn.Module, cfg: BertTrainConfig) -> torch.optim.Optimizer:
+    """AdamW; no weight decay on biases and LayerNorm weights."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.ndim < 2 or "LayerNorm" in name or "layer_norm" in name else decay).append(p)
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr)
+
+
+def warmup_factor(step: int, warmup_steps: int) -> float:
+    return min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+
+
+def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], device: torch.device):
+    """Mean over heads of the loss on the labelled words; returns (loss, number of words)."""
+    vectors, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device))
+    total, num_words = vectors.sum() * 0.0, 0  # stays attached to the graph if no head has labels
+    for name, head_logits in logits.items():
+        labels = batch[f"labels_{name}"].to(device)
+        mask = labels != -100
+        if not mask.any():  # no labelled word for this head in the batch
+            continue
+        total = total + loss_fn(head_logits[mask], labels[mask], vectors[mask])
+        num_words = max(num_words, int(mask.sum()))
+    return total / len(logits), num_words
+
+
+def train_one_epoch(
+    model: PunctBert, loss_fn, optimizer: torch.optim.Optimizer, examples: Sequence[Example], cfg: BertTrainConfig,
+    state: TrainState, device: torch.device,
+) -> float:
+    """One pass over the shuffled training examples; returns the mean loss."""
+    model.train()
+    pad_id = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
+    loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
+    epoch = state.epoch + 1
+    num_batches = (len(examples) + cfg.batch_size - 1) // cfg.batch_size
+    for i, batch_examples in enumerate(tqdm(batches(examples, cfg.batch_size, shuffle=True, seed=cfg.seed + epoch),
+                                            total=num_batches, desc=f"epoch {epoch}", mininterval=10)):
+        batch = collate_chunks(
+            [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id,
+            labels=[{HEAD: e.labels} for e in batch_examples],
+        )
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)
+        loss, n = compute_loss(model, loss_fn, batch, device)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        state.step += 1
+        loss_sum += loss.item()
+        loss_count += 1
+        words += n
+        if (i + 1) % cfg.log_interval == 0:
+            logging.info("epoch %d batch %d/%d loss %.4f (running %.4f) %.0f words/s", epoch, i + 1, num_batches,
+                         loss.item(), loss_sum / loss_count, words / max(time.time() - t0, 1e-9))
+    return loss_sum / max(loss_count, 1)
+
+
+def evaluate(model: PunctBert, utterances: Sequence[Utterance], cfg: BertTrainConfig, device: torch.device):
+    """Dev scores of the punctuation head (every word predicted once)."""
+    index = class_index(MUSTC_CLASSES)
+    ref, hyp = [], []
+    for utt, out in zip(utterances, predict_words(model, utterances, cfg.infer_max_length, cfg.context,
+                                                  cfg.eval_batch_size, device)):
+        ref.extend(index[label] for label in utt.labels)
+        hyp.extend(out.posteriors[HEAD].argmax(axis=1).tolist())
+    return score(ref, hyp, MUSTC_CLASSES)
+
+
+def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
+    return exp_dir / f"epoch-{epoch}.pt"
+
+
+def last_checkpoint(exp_dir: Path) -> Optional[Path]:
+    epochs = [int(m.group(1)) for p in exp_dir.glob("epoch-*.pt") if (m := re.fullmatch(r"epoch-(\d+)\.pt", p.name))]
+    return checkpoint_path(exp_dir, max(epochs)) if epochs else None
+
+
+def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig) -> None:
+    with atomic_path(path) as tmp:
+        torch.save({
+            "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
+            "config": asdict(cfg), "head_specs": [asdict(h) for h in model.head_specs],
+            "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()},
+        }, tmp)
+
+
+def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> None:
+    """Replaces ``best-valid-f1/`` by the current model (written beside it, then renamed)."""
+    final = exp_dir / "best-valid-f1"
+    tmp = exp_dir / ".best-valid-f1.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    old = exp_dir / ".best-valid-f1.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    atomic_write_text(exp_dir / "best-valid-f1.json",
+                      json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n")
+
+
+def prune_checkpoints(exp_dir: Path, keep: int, current: int) -> None:
+    if keep <= 0:
+        return
+    for p in exp_dir.glob("epoch-*.pt"):
+        m = re.fullmatch(r"epoch-(\d+)\.pt", p.name)
+        if m and int(m.group(1)) <= current - keep:
+            p.unlink()
+
+
+def load_training_utterances(args, cfg: BertTrainConfig) -> List[Utterance]:
+    utterances = read_utterances(args.train)
+    if cfg.max_train_utts and len(utterances) > cfg.max_train_utts:
+        utterances = random.Random(cfg.seed).sample(utterances, cfg.max_train_utts)
+    logging.info("%s: %d training utterances, %d words", args.train, len(utterances), sum(len(u.words) for u in utterances))
+    if cfg.extra_text:
+        extra = read_extra_text(cfg.extra_text, cfg.extra_text_words, cfg.extra_text_max_words)
+        logging.info("%s: %d extra pseudo-utterances, %d words", cfg.extra_text, len(extra), sum(len(u.words) for u in extra))
+        utterances = utterances + extra
+    return utterances
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    exp_dir: Path = args.exp_dir
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    setup_logging(exp_dir / "log" / f"log-train-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
+    cfg = config_from_args(BertTrainConfig, args, args.config)
+    log_config(cfg)
+    build_loss(cfg.loss_config())  # unknown loss names fail before any work
+    if cfg.num_threads > 0:
+        torch.set_num_threads(cfg.num_threads)
+    device = resolve_device(args.device)
+    seed_everything(cfg.seed)
+    save_config(cfg, exp_dir / "config.yaml")
+
+    heads = [HeadSpec(HEAD, MUSTC_CLASSES, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
+    model = PunctBert.from_encoder(cfg.bert_model or None, heads)
+    logging.info("model: %s with %.1f M parameters (heads %.2f M)", type(model.encoder).__name__,
+                 sum(p.numel() for p in model.parameters()) / 1e6, sum(p.numel() for p in model.heads.parameters()) / 1e6)
+    loss_fn = build_loss(cfg.loss_config())
+    model.to(device)
+    optimizer = build_optimizer(model, cfg)
+    state = TrainState()
+
+    if args.resume and (ckpt := last_checkpoint(exp_dir)) is not None:
+        saved = torch.load(ckpt, map_location=device, weights_only=False)
+        changed = sorted(k for k, v in asdict(cfg).items()
+                         if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)
+        if changed:
+            raise ValueError(f"{ckpt} was trained with other values of {changed}; "
+                             "start afresh (steps/train_bert.sh --overwrite true) or use another --exp-dir")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        state = TrainState(**saved["state"])
+        random.setstate(saved["rng"]["python"])
+        np.random.set_state(saved["rng"]["numpy"])
+        torch.set_rng_state(saved["rng"]["torch"])
+        logging.info("resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch)
+    elif args.resume:
+        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+
+    train = make_examples(load_training_utterances(args, cfg), model.tokenizer, cfg.max_length, cfg.context, where=str(args.train))
+    dev = read_utterances(args.dev)
+    logging.info("%d training chunks; %d dev utterances", len(train), len(dev))
+    if not train:
+        raise ValueError(f"{args.train}: no training words")
+
+    while state.epoch < cfg.num_epochs:
+        t0 = time.time()
+        train_loss = train_one_epoch(model, loss_fn, optimizer, train, cfg, state, device)
+        state.epoch += 1
+        scores = evaluate(model, dev, cfg, device)
+        f1 = scores.overall["f1"]
+        state.history.append({"epoch": state.epoch, "train_loss": train_loss, "dev_f1": f1,
+                              **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in MUSTC_CLASSES[1:]}})
+        logging.info("epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s", state.epoch, train_loss, f1,
+                     ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in MUSTC_CLASSES[1:]), time.time() - t0)
+        if f1 > state.best_f1:
+            state.best_f1, state.best_epoch = f1, state.epoch
+            save_best(model, exp_dir, state, scores)
+            logging.info("new best dev F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1")
+        save_checkpoint(checkpoint_path(exp_dir, state.epoch), model, optimizer, state, cfg)
+        prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+
+    atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
+    logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1")
+    mark_done(exp_dir)
+
+
+if __name__ == "__main__":
+    main()

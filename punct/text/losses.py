@@ -1,0 +1,141 @@
+"""Word-level losses for the text branch: a small registry ``name -> loss``.
+
+Every loss is called on the **labelled words** of a batch only (padding and ignored words
+already removed) as ``loss(logits (M, C), labels (M,), features (M, H))`` and returns a
+scalar; ``features`` are the encoder's final hidden states of those words (used by SCL).
+
+* ``ce``: cross-entropy, mean over words.
+* ``focal``: focal loss ``-(1 - p_t)^gamma log p_t`` (gamma 2), mean over words.
+* ``scl``: ``(1 - lambda) CE + lambda SCL`` (Huang et al. 2021, eq. 3), with the token-level
+  supervised contrastive loss of eq. 5 on L2-normalised features:
+
+      SCL = sum_{i in I} -1/|P(i)| sum_{p in P(i)} log( exp(z_i.z_p / tau) / sum_{k in A(i)} exp(z_i.z_k / tau) )
+
+  where A(i) = every other word of the batch and P(i) = the words of A(i) with i's label.
+  tau = temperature / base_temperature (section 4.4: 0.6 / 0.07).  An anchor whose class has
+  no other member in the batch has P(i) empty and its term is undefined: it is left out of I
+  (it still appears in the other anchors' denominators).  ``reduction="sum"`` is eq. 5 as
+  printed; ``"mean"`` (default) divides by the number of anchors kept, so lambda does not
+  depend on the batch size in words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+LOSSES: Dict[str, Callable[..., nn.Module]] = {}
+
+
+def register_loss(name: str):
+    def wrap(cls):
+        if name in LOSSES:
+            raise ValueError(f"loss {name!r} registered twice")
+        LOSSES[name] = cls
+        cls.name = name
+        return cls
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class LossConfig:
+    """Loss choice and its parameters (paper values as defaults)."""
+
+    name: str = "ce"
+    scl_lambda: float = 0.1
+    scl_temperature: float = 0.6
+    scl_base_temperature: float = 0.07
+    scl_reduction: str = "mean"
+    focal_gamma: float = 2.0
+
+
+def build_loss(config: LossConfig) -> nn.Module:
+    if config.name not in LOSSES:
+        raise ValueError(f"unknown loss {config.name!r}; choose one of {sorted(LOSSES)}")
+    return LOSSES[config.name].from_config(config)
+
+
+@register_loss("ce")
+class CrossEntropyLoss(nn.Module):
+    @classmethod
+    def from_config(cls, config: LossConfig) -> "CrossEntropyLoss":
+        return cls()
+
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+        return F.cross_entropy(logits, labels)
+
+
+@register_loss("focal")
+class FocalLoss(nn.Module):
+    def __init__(self, gamma: float = 2.0) -> None:
+        super().__init__()
+        if gamma < 0:
+            raise ValueError(f"focal gamma must be >= 0, got {gamma}")
+        self.gamma = gamma
+
+    @classmethod
+    def from_config(cls, config: LossConfig) -> "FocalLoss":
+        return cls(config.focal_gamma)
+
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+        log_p = F.log_softmax(logits, dim=-1).gather(1, labels.unsqueeze(1)).squeeze(1)  # (M,)
+        p = log_p.exp()
+        return (-((1.0 - p) ** self.gamma) * log_p).mean()
+
+
+def supervised_contrastive_loss(
+    features: torch.Tensor, labels: torch.Tensor, tau: float, reduction: str = "mean"
+) -> torch.Tensor:
+    """Eq. 5 of Huang et al. 2021 on (M, H) features and (M,) labels (vectorised).
+
+    Returns 0 (still attached to the graph) when no anchor has a positive.
+    """
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
+    m = features.size(0)
+    z = F.normalize(features.float(), p=2, dim=-1)
+    sim = z @ z.t() / tau  # (M, M)
+    self_mask = torch.eye(m, dtype=torch.bool, device=z.device)
+    # log softmax over A(i) = all k != i
+    sim = sim.masked_fill(self_mask, float("-inf"))
+    log_prob = sim - torch.logsumexp(sim, dim=1, keepdim=True)
+    positives = (labels.unsqueeze(0) == labels.unsqueeze(1)) & ~self_mask  # (M, M)
+    num_pos = positives.sum(dim=1)
+    anchors = num_pos > 0
+    if not anchors.any():
+        return features.sum() * 0.0
+    pos_log_prob = log_prob.masked_fill(~positives, 0.0).sum(dim=1)  # -inf only on the diagonal, masked
+    per_anchor = -pos_log_prob[anchors] / num_pos[anchors]
+    return per_anchor.sum() if reduction == "sum" else per_anchor.mean()
+
+
+@register_loss("scl")
+class CrossEntropySCLLoss(nn.Module):
+    """``(1 - lambda) CE + lambda SCL`` with tau = temperature / base_temperature."""
+
+    def __init__(self, scl_lambda: float = 0.1, temperature: float = 0.6, base_temperature: float = 0.07,
+                 reduction: str = "mean") -> None:
+        super().__init__()
+        if not 0.0 <= scl_lambda <= 1.0:
+            raise ValueError(f"scl lambda must be in [0, 1], got {scl_lambda}")
+        if temperature <= 0 or base_temperature <= 0:
+            raise ValueError("scl temperatures must be > 0")
+        self.scl_lambda = scl_lambda
+        self.tau = temperature / base_temperature
+        self.reduction = reduction
+
+    @classmethod
+    def from_config(cls, config: LossConfig) -> "CrossEntropySCLLoss":
+        return cls(config.scl_lambda, config.scl_temperature, config.scl_base_temperature, config.scl_reduction)
+
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if features is None:
+            raise ValueError("the scl loss needs the word features")
+        ce = F.cross_entropy(logits, labels)
+        scl = supervised_contrastive_loss(features, labels, self.tau, self.reduction)
+        return (1.0 - self.scl_lambda) * ce + self.scl_lambda * scl

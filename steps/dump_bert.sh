@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Dumps per-word BERT vectors (the final hidden state at each word's last sub-token, words x hidden)
+# and per-word posteriors (words x classes softmax) of one split to kaldiio ark/scp shards (stage 6),
+# one shard pair per JOB, merged into <out-dir>/vec.scp and <out-dir>/post.scp.
+# Finished shards are skipped on a re-run.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl       # job runner
+nj=2                   # parallel jobs
+device=auto            # auto, cpu or cuda
+num_threads=1          # torch threads per job
+batch_size=64          # chunks per forward pass
+compression=none       # kaldiio compression of the vectors: none, two_byte, speech_feature
+overwrite=false        # rewrite finished shards
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 3 ]; then
+  echo "Usage: $0 [options] <model-dir> <supervisions> <out-dir>"
+  echo "e.g.: $0 --nj 2 exp/bert/best-valid-f1 data/manifests/mustc_supervisions_dev.jsonl.gz exp/emb_bert/dev"
+  echo "Main options: --nj N, --cmd CMD, --device auto|cpu|cuda, --compression none|two_byte, --overwrite true"
+  exit 1
+fi
+model_dir=$1
+sups=$2
+dir=$3
+
+for f in $model_dir/punct_model.json $sups; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+mkdir -p $dir/log
+
+# Shards made by another model (stage 5 retrained) are redone: the model's fingerprint is kept in $dir/model.id.
+model_id="$(readlink -f $model_dir) $(stat -c '%Y %s' $model_dir/heads.pt $model_dir/model.safetensors 2>/dev/null | tr '\n' ' ')"
+if [ -f $dir/model.id ] && [ "$(cat $dir/model.id)" != "$model_id" ]; then
+  echo "$0: $dir was dumped with another model; redoing it"
+  overwrite=true
+fi
+extra=()
+$overwrite && extra+=(--overwrite)
+todo=$overwrite
+for n in $(seq $nj); do
+  [ -f $dir/vec.$n.scp.done ] && [ -f $dir/post.$n.scp.done ] || todo=true
+done
+if ! $todo; then
+  echo "$0: all $nj shard pairs in $dir are done; skipping (--overwrite true to redo)"
+else
+  rm -f $dir/model.id
+  $cmd JOB=1:$nj $dir/log/dump_bert.JOB.log \
+    python -m punct.bin.dump_bert --model-dir $model_dir --supervisions $sups --out-dir $dir \
+      --device $device --num-threads $num_threads --batch-size $batch_size --compression $compression \
+      --job JOB --nj $nj "${extra[@]}"
+  echo "$model_id" > $dir/model.id
+fi
+
+for name in vec post; do
+  parts=()
+  for n in $(seq $nj); do parts+=($dir/$name.$n.scp); done
+  python -c "import sys; from punct.io.shards import merge_scps; print(merge_scps(sys.argv[2:], sys.argv[1]))" \
+    $dir/$name.scp "${parts[@]}" > $dir/log/merge_$name.log
+done
+echo "$0: $(wc -l < $dir/vec.scp) utterances in $dir/vec.scp and $dir/post.scp"

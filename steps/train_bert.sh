@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Fine-tunes a BERT-like encoder + EfficientPunct MLP head for per-word punctuation (stage 5),
+# with cross-entropy, CE + token-level supervised contrastive loss, or focal loss.
+# The best dev overall-F1 model goes to <exp-dir>/best-valid-f1/ (encoder, tokenizer, heads).
+# An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
+model_config=conf/bert.yaml  # training values (conf/bert_mini.yaml for the mini corpus)
+bert_model=            # encoder folder or hub name; empty: the config's value (empty there: offline MiniLM)
+loss=                  # ce, scl or focal; empty: the config's value
+extra_text=            # optional plain text file of punctuated prose added to the training data
+device=auto            # auto, cpu or cuda
+num_threads=0          # torch threads (0: the config's value / torch's default)
+seed=42
+overwrite=false        # retrain from scratch even if finished
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 3 ]; then
+  echo "Usage: $0 [options] <train-supervisions> <dev-supervisions> <exp-dir>"
+  echo "e.g.: $0 --model-config conf/bert_mini.yaml --loss scl data/manifests/mustc_supervisions_train.jsonl.gz \\"
+  echo "        data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert"
+  echo "Main options: --model-config FILE, --bert-model DIR|NAME, --loss ce|scl|focal, --extra-text FILE,"
+  echo "              --device auto|cpu|cuda, --cmd CMD, --overwrite true"
+  exit 1
+fi
+train=$1
+dev=$2
+dir=$3
+
+for f in $model_config $train $dev ${extra_text:+$extra_text}; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+
+if [ -f $dir/.done ] && ! $overwrite; then
+  echo "$0: $dir is done; skipping (--overwrite true to retrain)"
+  exit 0
+fi
+if $overwrite; then
+  rm -rf $dir/epoch-*.pt $dir/best-valid-f1 $dir/best-valid-f1.json $dir/.done
+fi
+mkdir -p $dir/log
+
+opts=()
+[ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
+[ -n "$loss" ] && opts+=(--loss "$loss")
+[ -n "$extra_text" ] && opts+=(--extra-text "$extra_text")
+[ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
+
+$cmd $dir/log/train_bert.log \
+  python -m punct.bin.train_bert --config $model_config --train $train --dev $dev --exp-dir $dir --resume \
+    --device $device --seed $seed "${opts[@]}"
+
+echo "$0: trained $dir/best-valid-f1"

@@ -1,0 +1,84 @@
+"""PunctBert: last-sub-token bookkeeping, heads, loss masking, save/load."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from punct.bin.train_bert import compute_loss
+from punct.text.data import Utterance, make_examples
+from punct.text.losses import LossConfig, build_loss
+from punct.text.model import HeadSpec, PunctBert, collate_chunks
+
+
+def test_default_head_is_efficientpunct_mlp(tiny_tokenizer, tiny_encoder):
+    model = PunctBert(tiny_encoder, tiny_tokenizer)
+    head = model.heads["punct"]
+    assert (head.hidden.in_features, head.hidden.out_features) == (32, 1024)
+    assert (head.output.in_features, head.output.out_features) == (1024, 4)
+    assert isinstance(head.activation, torch.nn.ReLU)
+
+
+def test_vectors_are_last_subtoken_states(tiny_tokenizer, tiny_encoder):
+    model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8)]).eval()
+    utts = [Utterance("a", ["unbelievably", "the", "cat"], [",", "NP", "."]), Utterance("b", ["runs"], ["?"])]
+    examples = make_examples(utts, tiny_tokenizer, max_length=32, context=2)
+    # "unbelievably" = [CLS] un ##bel ##ie ##va ##bly -> its last sub-token is at position 5
+    assert examples[0].chunk.word_positions == [5, 6, 7]
+    assert examples[1].chunk.word_positions == [2]  # [CLS] run ##s
+    assert [e.labels for e in examples] == [[1, 0, 2], [3]]
+    batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in examples], 0,
+                           labels=[{"punct": e.labels} for e in examples])
+    assert batch["labels_punct"].tolist() == [[1, 0, 2], [3, -100, -100]]
+    with torch.no_grad():
+        vectors, logits = model(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
+        hidden = tiny_encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+    assert vectors.shape == (2, 3, 32) and logits["punct"].shape == (2, 3, 4)
+    assert torch.allclose(vectors[0], hidden[0, [5, 6, 7]], atol=1e-6)
+    assert torch.allclose(vectors[1, 0], hidden[1, 2], atol=1e-6)
+    assert torch.allclose(logits["punct"], model.heads["punct"](vectors), atol=1e-6)
+
+
+def test_loss_uses_only_labelled_words(tiny_tokenizer, tiny_encoder):
+    model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8, dropout=0.0)]).eval()
+    utts = [Utterance("a", ["unbelievably", "the", "cat"], [",", "NP", "."]), Utterance("b", ["runs"], ["?"])]
+    examples = make_examples(utts, tiny_tokenizer, max_length=32, context=2)
+    batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in examples], 0,
+                           labels=[{"punct": e.labels} for e in examples])
+    loss, n = compute_loss(model, build_loss(LossConfig(name="ce")), batch, torch.device("cpu"))
+    assert n == 4
+    with torch.no_grad():
+        _, logits = model(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
+    words = torch.cat([logits["punct"][0], logits["punct"][1, :1]])
+    expected = F.cross_entropy(words, torch.tensor([1, 0, 2, 3]))
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_several_heads_and_round_trip(tmp_path, tiny_tokenizer, tiny_encoder):
+    punct9 = HeadSpec("punct", ("blank", ",", ".", "!", "?", ":", "-", '"', ";"), hidden=16)
+    case = HeadSpec("case", ("blank", "cap"), hidden=8, activation="tanh")
+    model = PunctBert(tiny_encoder, tiny_tokenizer, [punct9, case]).eval()
+    ids = torch.tensor([[2, 5, 6, 7, 3]])
+    mask = torch.ones_like(ids)
+    positions = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        vectors, logits = model(ids, mask, positions)
+    assert logits["punct"].shape == (1, 3, 9) and logits["case"].shape == (1, 3, 2)
+    model.save_pretrained(tmp_path / "m")
+    loaded = PunctBert.from_pretrained(tmp_path / "m").eval()
+    assert loaded.head_specs == (punct9, case)
+    with torch.no_grad():
+        vectors2, logits2 = loaded(ids, mask, positions)
+    assert torch.allclose(vectors, vectors2, atol=1e-6)
+    for name in ("punct", "case"):
+        assert torch.allclose(logits[name], logits2[name], atol=1e-6)
+
+
+def test_bad_heads(tiny_tokenizer, tiny_encoder):
+    with pytest.raises(ValueError):
+        PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec("x"), HeadSpec("x")])
+    with pytest.raises(ValueError, match="activation"):
+        PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(activation="swishy")])
+    with pytest.raises(FileNotFoundError):
+        PunctBert.from_pretrained("/nonexistent/folder")
