@@ -1,0 +1,9 @@
+"""Fusion of BERT word vectors and layer-12 acoustic frames: the EfficientPunct punctuation TDNN (stage 7).
+
+* ``frames``   word alignments -> frame spans; text vector per frame (previous word in gaps, zeros before the first)
+* ``dataset``  windows cut at load time from per-utterance shards (and whole utterances for fully conv training)
+* ``sampling`` class balance (oversampling, weighted draws) and rank sharding of each epoch
+* ``tdnn``     the network (authors' exact topology) with windowed and fully convolutional evaluation
+* ``train``    training loop, checkpoints, dev selection, DDP
+* ``infer``    per-word posteriors of a split
+"""

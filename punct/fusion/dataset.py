@@ -22,7 +22,7 @@ import collections
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -43,7 +43,6 @@ class UtteranceIndex:
     word_starts: np.ndarray  # (W,) first frame of each word, relative to the cut start
     word_ends: np.ndarray  # (W,) exclusive end frame
     labels: np.ndarray  # (W,) class indices
-    words: Tuple[str, ...]
 
 
 def _cut_words(cut, source: str) -> Tuple[List[str], List[str], list]:
@@ -79,11 +78,11 @@ class FusionCorpus:
         cache_utterances: int = 256,
         frame_rate: int = FRAME_RATE,
     ) -> None:
-        from lhotse import CutSet
+        from lhotse import load_manifest_lazy
 
         source = str(cuts) if isinstance(cuts, (str, Path)) else "cuts"
         if isinstance(cuts, (str, Path)):
-            cuts = CutSet.from_file(cuts)
+            cuts = load_manifest_lazy(cuts)  # streamed: only the word frames and labels are kept
         self.classes = tuple(classes)
         self.acoustic = MatrixReader(acoustic_scp)
         self.text = MatrixReader(text_scp)
@@ -112,7 +111,7 @@ class FusionCorpus:
                 self._skip("alignment not in word order", cut.id)
                 continue
             self.utterances.append(
-                UtteranceIndex(cut.id, starts, ends, np.asarray(encode_labels(punct, self.classes)), tuple(words))
+                UtteranceIndex(cut.id, starts, ends, np.asarray(encode_labels(punct, self.classes), dtype=np.int64))
             )
         for reason, count in sorted(self.skipped.items()):
             logging.warning("%s: skipped %d cut(s): %s", source, count, reason)
@@ -192,26 +191,55 @@ class FusedWindowDataset(Dataset):
         return torch.from_numpy(self.corpus.window(example, self.context)), int(self.corpus.labels[example])
 
 
-def split_paths(egs_dir: Pathlike, split: str, am_dir: str = "exp/emb_am", bert_dir: str = "exp/emb_bert") -> Dict[str, Path]:
-    """The contract's file names of one split, relative to a recipe directory."""
-    egs_dir = Path(egs_dir)
+def split_paths(cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str) -> Dict[str, Path]:
+    """The contract's file names of one split (e.g. data/fbank, exp/emb_am, exp/emb_bert, "dev")."""
     return {
-        "cuts": egs_dir / "data" / "fbank" / f"mustc_cuts_{split}_ali.jsonl.gz",
-        "acoustic_scp": egs_dir / am_dir / split / "emb.scp",
-        "text_scp": egs_dir / bert_dir / split / "vec.scp",
-        "bert_post_scp": egs_dir / bert_dir / split / "post.scp",
+        "cuts": Path(cuts_dir) / f"mustc_cuts_{split}_ali.jsonl.gz",
+        "acoustic_scp": Path(am_dir) / split / "emb.scp",
+        "text_scp": Path(bert_dir) / split / "vec.scp",
+        "bert_post_scp": Path(bert_dir) / split / "post.scp",
     }
 
 
-def open_split(
-    cuts: Pathlike, acoustic_scp: Pathlike, text_scp: Pathlike, cache_utterances: int = 256, limit: Optional[int] = None
-) -> FusionCorpus:
+def open_split(cuts: Pathlike, acoustic_scp: Pathlike, text_scp: Pathlike, cache_utterances: int = 256) -> FusionCorpus:
     """Checks the three inputs exist (naming the missing one) and indexes the split."""
     for path in (cuts, acoustic_scp, text_scp):
         if not Path(path).exists():
             raise FileNotFoundError(f"no such file: {path}")
-    if limit is not None:
-        from lhotse import CutSet
-
-        cuts = CutSet.from_file(cuts).subset(first=limit)
     return FusionCorpus(cuts, acoustic_scp, text_scp, cache_utterances=cache_utterances)
+
+
+class UtteranceDataset(Dataset):
+    """torch Dataset of whole utterances: (fused frames (T, D), centres (W,), labels (W,)).
+
+    For the fully convolutional training mode (``example_unit: utterance``): the conv stack runs once
+    per utterance and every word reads its 243-frame slice, instead of one 301-frame window per word.
+    """
+
+    def __init__(self, corpus: FusionCorpus) -> None:
+        self.corpus = corpus
+
+    def __len__(self) -> int:
+        return len(self.corpus.utterances)
+
+    def __getitem__(self, utt: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        frames, centres = self.corpus.utterance_frames(utt)
+        labels = self.corpus.utterances[utt].labels
+        return torch.from_numpy(frames), torch.from_numpy(centres.astype(np.int64)), torch.from_numpy(labels)
+
+
+def collate_utterances(
+    items: Sequence[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]], context: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pads utterances to (B, context + max T + context, D) with zeros; returns
+    (padded frames, batch row of each word, centre of each word, label of each word)."""
+    longest = max(frames.shape[0] for frames, _, _ in items)
+    dim = items[0][0].shape[1]
+    padded = torch.zeros((len(items), longest + 2 * context, dim), dtype=torch.float32)
+    rows, centres, labels = [], [], []
+    for b, (frames, word_centres, word_labels) in enumerate(items):
+        padded[b, context : context + frames.shape[0]] = frames
+        rows.append(torch.full((len(word_centres),), b, dtype=torch.long))
+        centres.append(word_centres)
+        labels.append(word_labels)
+    return padded, torch.cat(rows), torch.cat(centres), torch.cat(labels)

@@ -26,7 +26,7 @@ A 301-frame window centred on frame c of the utterance starts at c in padded coo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -105,8 +105,16 @@ class PunctTdnn(nn.Module):
             logits.append(self.head_out(h))
         return torch.cat(logits, dim=1)
 
-    def forward(self, windows: torch.Tensor) -> torch.Tensor:
-        """(N, window, D) windows -> (N, num_classes) logits."""
+    def forward(
+        self, windows: torch.Tensor, utterance: Optional[torch.Tensor] = None, centres: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
+        """(N, window, D) windows -> (N, num_classes) logits.
+
+        With ``utterance`` and ``centres``, ``windows`` is instead a padded batch of whole utterances
+        and the call is ``batch_logits`` (so that DistributedDataParallel sees it as the forward pass).
+        """
+        if utterance is not None:
+            return self.batch_logits(windows, utterance, centres)
         if windows.shape[1] != self.config.window or windows.shape[2] != self.config.input_dim:
             raise ValueError(
                 f"PunctTdnn expects windows (N, {self.config.window}, {self.config.input_dim}), got {tuple(windows.shape)}"
@@ -124,15 +132,29 @@ class PunctTdnn(nn.Module):
         """
         cfg = self.config
         centres = torch.as_tensor(centres, dtype=torch.long, device=frames.device)
-        if centres.numel() == 0:
-            return frames.new_zeros((0, cfg.num_classes))
         padded = F.pad(frames, (0, 0, cfg.context, cfg.context)).unsqueeze(0)  # (1, T + 2*context, D)
-        conv = self.conv_stack(padded)[0]  # (C, T + 2*context - shrink)
+        return self.batch_logits(padded, torch.zeros_like(centres), centres)
+
+    def batch_logits(self, padded: torch.Tensor, utterance: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
+        """Fully convolutional pass over a batch of utterances.
+
+        Args:
+          padded: (B, L, D) utterances, each starting after ``context`` zero frames and followed by at
+            least ``context`` zero frames (shorter utterances simply have more zeros at the end).
+          utterance: (N,) the batch row of each word.
+          centres: (N,) each word's centre frame within its utterance (unpadded coordinates).
+        Returns:
+          (N, num_classes) logits.
+        """
+        cfg = self.config
+        if centres.numel() == 0:
+            return padded.new_zeros((0, cfg.num_classes))
+        conv = self.conv_stack(padded).transpose(1, 2)  # (B, L - shrink, C)
         # Output frame j of the conv stack sees padded input frames j .. j + shrink; the window of
-        # centre c starts at padded frame c, so its slice is conv[:, c : c + output_frames].
-        offsets = torch.arange(cfg.output_frames, device=frames.device)
-        slices = conv[:, centres.unsqueeze(1) + offsets]  # (C, W, output_frames)
-        return self.head(slices.transpose(0, 1))
+        # centre c starts at padded frame c, so its slice is conv[c : c + output_frames].
+        offsets = torch.arange(cfg.output_frames, device=padded.device)
+        slices = conv[utterance.unsqueeze(1), centres.unsqueeze(1) + offsets]  # (N, output_frames, C)
+        return self.head(slices.transpose(1, 2))
 
 
 def count_parameters(module: nn.Module) -> int:

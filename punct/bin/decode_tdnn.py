@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Stage 8 (first half): per-word TDNN posteriors of a split, fully convolutionally.
+
+The conv stack runs once over each (zero-padded) utterance and each word reads its 243-frame slice
+(punct.fusion.tdnn, exactly the windowed result).  Writes <out-dir>/post.JOB.{ark,scp}: one
+(words x 4) matrix per cut id, columns in MUSTC_CLASSES order; a finished shard is skipped unless
+--overwrite.  Merge with ``cat post.*.scp > post.scp`` (steps/score.sh does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import torch
+
+from punct.fusion.dataset import open_split, split_paths
+from punct.fusion.infer import utterance_posteriors
+from punct.fusion.train import load_model
+from punct.io.shards import ShardWriter, is_shard_done
+from punct.utils.device import resolve_device
+from punct.utils.jobs import add_job_arguments, job_share
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True, help="TDNN checkpoint (exp/tdnn/best-valid-f1.pt)")
+    parser.add_argument("--split", required=True, help="split name (dev, test)")
+    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
+    parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
+    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
+    parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--num-threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")
+    add_job_arguments(parser)
+    return parser
+
+
+def main() -> None:
+    args = get_parser().parse_args()
+    setup_logging()
+    log_config(vars(args), "arguments")
+    prefix = args.out_dir / f"post.{args.job}"
+    if is_shard_done(prefix) and not args.overwrite:
+        logging.info("%s.scp is done; skipping (use --overwrite to redo)", prefix)
+        return
+    torch.set_num_threads(args.num_threads)
+    device = resolve_device(args.device)
+    paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.split)
+    corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], cache_utterances=0)
+    model = load_model(args.model, device)
+    mine = job_share(list(range(len(corpus.utterances))), args.job, args.nj)
+    words = 0
+    with ShardWriter(prefix) as writer:
+        for key, post in utterance_posteriors(model, corpus, device, mine, progress=True):
+            writer.write(key, post)
+            words += len(post)
+    logging.info("job %d/%d: %d utterances, %d words -> %s.scp", args.job, args.nj, len(mine), words, prefix)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Stage 7: train the EfficientPunct punctuation TDNN on fused [BERT ; layer-12] windows.
+
+Reads, for the train and dev splits, the aligned cuts (<cuts-dir>/mustc_cuts_<split>_ali.jsonl.gz),
+the layer-12 matrices (<am-emb-dir>/<split>/emb.scp) and the per-word BERT vectors
+(<bert-emb-dir>/<split>/vec.scp); windows are cut at load time.  Writes <exp-dir>/epoch-N.pt,
+<exp-dir>/best-valid-f1.pt (best dev overall F1), config.yaml and train_history.json.
+
+Single process:   python -m punct.bin.train_tdnn --config conf/tdnn_mini.yaml --exp-dir exp/tdnn
+Several (DDP):    torchrun --nproc-per-node 2 -m punct.bin.train_tdnn --config conf/tdnn.yaml ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+import torch
+
+from punct.fusion.dataset import open_split, split_paths
+from punct.fusion.train import TrainTdnnConfig, dist_from_env, init_distributed, latest_checkpoint, train_tdnn
+from punct.utils.atomic import atomic_write_text, mark_done
+from punct.utils.config import add_config_arguments, config_from_args, save_config
+from punct.utils.device import resolve_device
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--config", type=Path, default=None, help="YAML config (conf/tdnn.yaml or conf/tdnn_mini.yaml)")
+    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
+    parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
+    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
+    parser.add_argument("--train-split", default="train", help="training split name")
+    parser.add_argument("--dev-split", default="dev", help="dev split (checkpoint selection); empty: none")
+    parser.add_argument("--exp-dir", type=Path, default=Path("exp/tdnn"), help="output folder")
+    parser.add_argument("--resume", default="", help="checkpoint to continue from, or 'latest' for the newest epoch-N.pt in --exp-dir")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of initialisation and example order")
+    parser.add_argument("--num-threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    parser.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
+    add_config_arguments(parser, TrainTdnnConfig)
+    return parser
+
+
+def main() -> None:
+    args = get_parser().parse_args()
+    dist = dist_from_env()
+    log_name = "train" if dist.world_size == 1 else f"train-rank{dist.rank}"
+    setup_logging(args.exp_dir / "log" / f"{log_name}.log")
+    cfg = config_from_args(TrainTdnnConfig, args, args.config)
+    if dist.is_main:
+        log_config(cfg)
+    if args.num_threads > 0:
+        torch.set_num_threads(args.num_threads)
+    device = resolve_device(args.device)
+    if device.type == "cuda" and dist.world_size > 1:
+        device = torch.device("cuda", dist.local_rank)
+        torch.cuda.set_device(device)
+    init_distributed(dist, device)
+
+    train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split)
+    train_corpus = open_split(train_paths["cuts"], train_paths["acoustic_scp"], train_paths["text_scp"], cfg.cache_utterances)
+    dev_corpus = None
+    if args.dev_split and dist.is_main:
+        dev_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.dev_split)
+        dev_corpus = open_split(dev_paths["cuts"], dev_paths["acoustic_scp"], dev_paths["text_scp"], cache_utterances=0)
+    resume = None
+    if args.resume == "latest":
+        resume = latest_checkpoint(args.exp_dir)
+        if resume is None:
+            logging.info("--resume latest: no epoch-N.pt in %s, starting from scratch", args.exp_dir)
+    elif args.resume:
+        resume = Path(args.resume)
+    if dist.is_main:
+        args.exp_dir.mkdir(parents=True, exist_ok=True)
+        save_config(cfg, args.exp_dir / "config.yaml")
+    train_tdnn(
+        cfg, train_corpus, dev_corpus, args.exp_dir, device, seed=args.seed, resume=resume, dist=dist,
+        progress=not args.no_progress,
+    )
+    if dist.is_main:
+        ckpt = torch.load(args.exp_dir / f"epoch-{cfg.epochs}.pt", map_location="cpu", weights_only=False)
+        atomic_write_text(args.exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
+        mark_done(args.exp_dir / "best-valid-f1.pt")
+        logging.info("best dev overall F1 %.4f at epoch %d", ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])
+    if dist.world_size > 1:
+        torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Stage 8 report: RESULTS.md + results.json shaped like EfficientPunct's tables, and two plots.
+
+* Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4);
+  columns comma / full stop / question / overall F1, then the same with P/R.
+* Table 4 shape: F1 per class and overall for alpha = 0.0 .. 1.0 on dev and test.
+* Table 5 shape: parameters of the embedding network (AM up to layer 12 + BERT encoder) and of
+  the inference network (punctuation TDNN + BERT head); a count that could not be read is "n/a".
+* ``f1_vs_alpha.png`` (overall F1 against alpha, dev and test) and ``confusion_<system>.png``.
+
+The JSON holds every number the markdown shows (fractions; the markdown shows percent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from punct.utils.atomic import atomic_path, atomic_write_text
+
+Pathlike = Union[str, Path]
+
+MARK_NAMES = {",": "Comma", ".": "Full stop", "?": "Question"}
+
+
+def _pct(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
+
+
+def _count(n: Optional[int]) -> str:
+    return "n/a" if n is None else f"{n:,} ({n:.1e})"
+
+
+def _mark_label(c: str) -> str:
+    return f"{MARK_NAMES.get(c, c)} ({c})"
+
+
+def render_markdown(results: Dict) -> str:
+    classes: List[str] = results["classes"]
+    marks = classes[1:]
+    lines = ["# Results: EfficientPunct (BERT, punctuation TDNN, ensemble)", ""]
+    for split, info in results["splits"].items():
+        lines.append(
+            f"- {split}: {info['utterances']} utterances, {info['words']} words scored"
+            + (f"; {info['skipped']} utterance(s) without posteriors skipped" if info.get("skipped") else "")
+        )
+    lines += [
+        f"- alpha chosen on dev (highest overall F1): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
+        "- overall = micro-average over , . ? (NP excluded); numbers in percent",
+        "",
+    ]
+    for split in results["systems"]:
+        systems = results["systems"][split]
+        lines += [f"## F1 on {split} (Table 3 shape)", ""]
+        lines.append("| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall |")
+        lines.append("|---|" + "---:|" * (len(marks) + 1))
+        for name, s in systems.items():
+            lines.append(
+                f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks) + f" | {_pct(s['overall']['f1'])} |"
+            )
+        lines += ["", f"Precision / recall on {split}:", ""]
+        lines.append("| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |")
+        lines.append("|---|" + "---:|" * (2 * len(marks) + 2))
+        for name, s in systems.items():
+            cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |")
+        lines.append("")
+    lines += ["## F1 against alpha (Table 4 shape; alpha = weight of the TDNN)", ""]
+    sweep = results["alpha_sweep"]
+    splits = list(sweep)
+    header = "| alpha | " + " | ".join(f"{split} {c}" for split in splits for c in marks + ["overall"]) + " |"
+    lines += [header, "|---:|" + "---:|" * (len(splits) * (len(marks) + 1))]
+    for i, point in enumerate(sweep[splits[0]]):
+        cells = []
+        for split in splits:
+            p = sweep[split][i]
+            cells += [_pct(p["per_class_f1"][c]) for c in marks] + [_pct(p["overall_f1"])]
+        chosen = " (chosen)" if abs(point["alpha"] - results["chosen_alpha"]) < 1e-9 else ""
+        lines.append(f"| {point['alpha']:.1f}{chosen} | " + " | ".join(cells) + " |")
+    params = results["parameters"]
+    lines += ["", "## Parameters (Table 5 shape)", ""]
+    lines += ["| Part | Component | Parameters |", "|---|---|---:|"]
+    for part in ("embedding", "inference"):
+        for name, n in params[part].items():
+            lines.append(f"| {part} network | {name} | {_count(n)} |")
+        known = [n for n in params[part].values() if n is not None]
+        total = sum(known) if len(known) == len(params[part]) else None
+        lines.append(f"| {part} network | **total** | {_count(total)} |")
+    if params.get("notes"):
+        lines += [""] + [f"- {note}" for note in params["notes"]]
+    plots = results.get("plots", {})
+    if plots:
+        lines += ["", "## Plots", ""] + [f"- {name}: `{path}`" for name, path in plots.items()]
+    return "\n".join(lines) + "\n"
+
+
+def parse_markdown_table(text: str, heading: str) -> List[List[str]]:
+    """Rows (cells as strings, header first, separator dropped) of the first table after ``heading``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("#") and heading in line)
+    rows = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= set("-:") for c in cells):
+                rows.append(cells)
+        elif rows:
+            break
+    return rows
+
+
+def plot_f1_vs_alpha(sweep: Dict[str, List[Dict]], chosen: float, paper_alpha: float, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for split, points in sweep.items():
+        ax.plot([p["alpha"] for p in points], [100 * p["overall_f1"] for p in points], marker="o", label=split)
+    ax.axvline(chosen, color="green", linestyle="--", label=f"chosen on dev ({chosen:.1f})")
+    ax.axvline(paper_alpha, color="grey", linestyle=":", label=f"paper ({paper_alpha:.1f})")
+    ax.set_xlabel("alpha (weight of the TDNN)")
+    ax.set_ylabel("overall F1 (%)")
+    ax.set_title("Ensemble p = alpha p_tdnn + (1 - alpha) p_bert")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+
+
+def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], title: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cm = np.asarray(confusion, dtype=np.float64)
+    rates = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
+    fig, ax = plt.subplots(figsize=(4.5, 4))
+    ax.imshow(rates, cmap="Blues", vmin=0, vmax=1)
+    for i in range(len(classes)):
+        for j in range(len(classes)):
+            ax.text(j, i, f"{int(cm[i, j])}", ha="center", va="center", color="white" if rates[i, j] > 0.5 else "black")
+    ax.set_xticks(range(len(classes)), classes)
+    ax.set_yticks(range(len(classes)), classes)
+    ax.set_xlabel("prediction")
+    ax.set_ylabel("reference")
+    ax.set_title(title)
+    fig.tight_layout()
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+
+
+def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[str] = None, plot: bool = True) -> Path:
+    """Writes RESULTS.md, results.json and the plots into ``out_dir``; returns the markdown path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = dict(results)
+    if plot:
+        plots = {"overall F1 against alpha": "f1_vs_alpha.png"}
+        plot_f1_vs_alpha(results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png")
+        last_split = list(results["systems"])[-1]
+        systems = results["systems"][last_split]
+        for name in [confusion_system] if confusion_system else list(systems):
+            slug = "_".join("".join(ch if ch.isalnum() else " " for ch in name.lower()).split())
+            file = f"confusion_{last_split}_{slug}.png"
+            plot_confusion(systems[name]["confusion"], results["classes"], f"{name} ({last_split})", out_dir / file)
+            plots[f"confusion matrix, {name}, {last_split}"] = file
+        results["plots"] = plots
+    atomic_write_text(out_dir / "results.json", json.dumps(results, indent=2) + "\n")
+    md = out_dir / "RESULTS.md"
+    atomic_write_text(md, render_markdown(results))
+    logging.info("wrote %s", md)
+    return md
+
+
+BUFFER_SUFFIXES = ("running_mean", "running_var", "num_batches_tracked")
+
+
+def _state_dict_of(checkpoint) -> Dict:
+    if isinstance(checkpoint, dict):
+        for key in ("model", "model_state_dict", "state_dict"):
+            if isinstance(checkpoint.get(key), dict):
+                return checkpoint[key]
+    return checkpoint
+
+
+def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
+    """Parameters of the acoustic model up to layer ``layer`` (input splice, tdnn1, tdnnf2..tdnnf<layer>),
+    counted from a checkpoint's state dict (BatchNorm running statistics excluded)."""
+    import torch
+
+    state = _state_dict_of(torch.load(checkpoint_path, map_location="cpu", weights_only=False))
+    prefixes = ("splice.", "tdnn1.") + tuple(f"tdnnf.{i}." for i in range(layer - 1))  # tdnnf.0 = tdnnf2
+    total = sum(
+        int(v.numel()) for k, v in state.items()
+        if hasattr(v, "numel") and k.startswith(prefixes) and not k.endswith(BUFFER_SUFFIXES)
+    )
+    if total == 0:
+        raise ValueError(f"{checkpoint_path}: no parameter named {prefixes[:3]}...; not an acoustic model checkpoint?")
+    return total
+
+
+def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
+    """The acoustic model's final or best checkpoint in ``am_dir`` (else its newest epoch-N.pt)."""
+    for name in ("final.pt", "best-valid-loss.pt", "best.pt", "model.pt"):
+        if (am_dir / name).exists():
+            return am_dir / name
+    epochs = sorted(
+        (int(p.stem.split("-")[1]), p) for p in am_dir.glob("epoch-*.pt") if p.stem.split("-")[1].isdigit()
+    )
+    return epochs[-1][1] if epochs else None
+
+
+def parameter_breakdown(am_dir: Optional[Path], bert_dir: Optional[Path], tdnn_checkpoint: Optional[Path]) -> Dict:
+    """Table 5: {"embedding": {...}, "inference": {...}, "notes": [...]}; unreadable counts are None."""
+    notes: List[str] = []
+    am = bert_encoder = bert_head = tdnn = None
+    if am_dir is not None:
+        ckpt = find_am_checkpoint(Path(am_dir)) if Path(am_dir).is_dir() else None
+        if ckpt is None:
+            notes.append(f"no acoustic model checkpoint in {am_dir}: its count is n/a")
+        else:
+            try:
+                am = am_parameters_to_layer(ckpt)
+                notes.append(f"acoustic model counted from {ckpt} (input, tdnn1, tdnnf2..tdnnf12)")
+            except Exception as e:  # noqa: BLE001 - the report still gets written, with the reason
+                notes.append(f"acoustic model count failed ({e})")
+    if bert_dir is not None and not Path(bert_dir).exists():
+        notes.append(f"no BERT folder {bert_dir}: its counts are n/a")
+    elif bert_dir is not None:
+        try:
+            from punct.text.model import PunctBert
+
+            bert = PunctBert.from_pretrained(bert_dir)
+            bert_encoder = sum(p.numel() for p in bert.encoder.parameters())
+            bert_head = sum(p.numel() for p in bert.heads.parameters())
+            notes.append(f"BERT encoder and head counted from {bert_dir}")
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"BERT count failed for {bert_dir} ({type(e).__name__}: {e})")
+    if tdnn_checkpoint is not None and not Path(tdnn_checkpoint).exists():
+        notes.append(f"no TDNN checkpoint {tdnn_checkpoint}: its count is n/a")
+    elif tdnn_checkpoint is not None:
+        from punct.fusion.tdnn import count_parameters
+        from punct.fusion.train import load_model
+
+        tdnn = count_parameters(load_model(tdnn_checkpoint))
+    return {
+        "embedding": {"acoustic model up to layer 12": am, "BERT encoder": bert_encoder},
+        "inference": {"punctuation TDNN": tdnn, "BERT head": bert_head},
+        "notes": notes,
+    }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Trains the EfficientPunct punctuation TDNN (stage 7) on fused [BERT ; layer-12] windows cut at
+# load time.  One process, or --nproc N processes under torchrun (DDP: gloo on CPU, NCCL on GPU).
+# An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
+model_config=conf/tdnn.yaml  # model and training values (conf/tdnn_mini.yaml for the mini corpus)
+train_split=train
+dev_split=dev          # checkpoint selection by dev overall F1
+nproc=1                # processes (ranks) under torchrun; 1 = plain python
+device=auto            # auto, cpu or cuda
+num_threads=0          # torch threads per process (0: torch's default)
+seed=42
+overwrite=false        # retrain from scratch even if finished
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 4 ]; then
+  echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
+  echo "e.g.: $0 --model-config conf/tdnn_mini.yaml data/fbank exp/emb_am exp/emb_bert exp/tdnn"
+  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --cmd CMD, --overwrite true"
+  exit 1
+fi
+cuts_dir=$1
+am_dir=$2
+bert_dir=$3
+dir=$4
+
+for f in $model_config $cuts_dir/mustc_cuts_${train_split}_ali.jsonl.gz $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp \
+         $cuts_dir/mustc_cuts_${dev_split}_ali.jsonl.gz $am_dir/$dev_split/emb.scp $bert_dir/$dev_split/vec.scp; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+
+if [ -f $dir/best-valid-f1.pt.done ] && ! $overwrite; then
+  echo "$0: $dir/best-valid-f1.pt is done; skipping (--overwrite true to retrain)"
+  exit 0
+fi
+if $overwrite; then
+  rm -f $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.pt.done
+fi
+mkdir -p $dir/log
+
+if [ $nproc -gt 1 ]; then
+  launcher="torchrun --standalone --nproc-per-node $nproc -m punct.bin.train_tdnn"
+else
+  launcher="python -m punct.bin.train_tdnn"
+fi
+$cmd --num-threads $nproc $dir/log/train_tdnn.log \
+  $launcher --config $model_config --cuts-dir $cuts_dir --am-emb-dir $am_dir --bert-emb-dir $bert_dir \
+    --train-split $train_split --dev-split $dev_split --exp-dir $dir --resume latest \
+    --device $device --seed $seed --num-threads $num_threads --no-progress
+
+echo "$0: trained $dir/best-valid-f1.pt"

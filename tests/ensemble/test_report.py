@@ -1,0 +1,105 @@
+"""Stage 8 end to end on synthetic posteriors: RESULTS.md + results.json written, parseable, consistent."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from lhotse import CutSet
+
+from punct.io.shards import write_shard
+from punct.report import parse_markdown_table
+from punct.text.labels import MUSTC_CLASSES
+from tests.fusion.synthetic import make_split
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    rng = np.random.default_rng(0)
+    for i, split in enumerate(("dev", "test")):
+        paths = make_split(root, split, num_utts=8, text_dim=3, am_dim=2, seed=20 + i)
+        # TDNN posteriors: right on 80% of the words
+        items = []
+        for cut in CutSet.from_file(paths["cuts"]):
+            ref = np.array([MUSTC_CLASSES.index(p) for p in cut.supervisions[0].custom["punct"]])
+            guess = np.where(rng.random(len(ref)) < 0.8, ref, rng.integers(0, 4, len(ref)))
+            post = np.full((len(ref), 4), 0.1, dtype=np.float32)
+            post[np.arange(len(ref)), guess] = 0.7
+            items.append((cut.id, post))
+        write_shard(root / "exp" / "tdnn" / "post" / split / "post", items[1:])  # one utterance without posteriors
+    out = root / "exp" / "results"
+    argv = sys.argv
+    sys.argv = ["score_ensemble", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
+                "--tdnn-post-dir", str(root / "exp/tdnn/post"), "--am-dir", str(root / "exp/am"),
+                "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out)]
+    try:
+        from punct.bin.score_ensemble import main
+
+        main()
+    finally:
+        sys.argv = argv
+    return out
+
+
+def test_files_written(results_dir):
+    for name in ("RESULTS.md", "results.json", "f1_vs_alpha.png"):
+        assert (results_dir / name).stat().st_size > 0, name
+    assert list(results_dir.glob("confusion_test_*.png"))
+
+
+def test_tables_match_the_json(results_dir):
+    text = (results_dir / "RESULTS.md").read_text()
+    results = json.loads((results_dir / "results.json").read_text())
+    assert results["splits"]["dev"]["skipped"] == 1 and results["splits"]["test"]["skipped"] == 1
+    table = parse_markdown_table(text, "F1 on test")
+    assert table[0] == ["Model", "Comma (,)", "Full stop (.)", "Question (?)", "Overall"]
+    systems = results["systems"]["test"]
+    assert [row[0] for row in table[1:]] == list(systems)
+    assert table[1][0] == "BERT only" and table[2][0] == "TDNN" and table[3][0].startswith("Ensemble (alpha=")
+    for row in table[1:]:
+        s = systems[row[0]]
+        expected = [s["per_class"][c]["f1"] for c in (",", ".", "?")] + [s["overall"]["f1"]]
+        assert [float(x) for x in row[1:]] == [round(100 * v, 1) for v in expected]
+
+
+def test_alpha_table_marks_the_dev_choice(results_dir):
+    text = (results_dir / "RESULTS.md").read_text()
+    results = json.loads((results_dir / "results.json").read_text())
+    table = parse_markdown_table(text, "F1 against alpha")
+    rows = table[1:]
+    assert len(rows) == 11
+    chosen_rows = [r for r in rows if "(chosen)" in r[0]]
+    assert len(chosen_rows) == 1 and float(chosen_rows[0][0].split()[0]) == results["chosen_alpha"]
+    dev = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["dev"]}
+    assert dev[results["chosen_alpha"]] == max(dev.values())
+    # BERT-only and TDNN rows equal the sweep's end points
+    test = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["test"]}
+    assert test[0.0] == results["systems"]["test"]["BERT only"]["overall"]["f1"]
+    assert test[1.0] == results["systems"]["test"]["TDNN"]["overall"]["f1"]
+
+
+def test_parameter_table_says_what_is_missing(results_dir):
+    text = (results_dir / "RESULTS.md").read_text()
+    table = parse_markdown_table(text, "Parameters")
+    assert table[0] == ["Part", "Component", "Parameters"]
+    assert {r[1] for r in table[1:]} >= {"acoustic model up to layer 12", "BERT encoder", "punctuation TDNN", "BERT head"}
+    assert all(r[2] == "n/a" for r in table[1:])  # nothing to count in this fixture
+    assert "no acoustic model checkpoint" in text and "no BERT folder" in text and "no TDNN checkpoint" in text
+
+
+def test_acoustic_model_counted_up_to_layer_12(tmp_path):
+    import torch
+
+    from punct.am.model import TdnnAcousticModel, TdnnConfig
+    from punct.report import parameter_breakdown
+
+    am = TdnnAcousticModel(TdnnConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6, num_tokens=7))
+    (tmp_path / "am").mkdir()
+    torch.save({"model": am.state_dict()}, tmp_path / "am" / "epoch-3.pt")
+    expected = sum(p.numel() for m in [am.splice, am.tdnn1, *am.tdnnf[:11]] for p in m.parameters())
+    assert expected < sum(p.numel() for p in am.parameters())  # tdnnf13, prefinal and output are left out
+    params = parameter_breakdown(tmp_path / "am", None, None)
+    assert params["embedding"]["acoustic model up to layer 12"] == expected

@@ -1,0 +1,84 @@
+"""Synthetic inputs of stages 7-8 in the data contract's formats (aligned cuts, emb.scp, vec.scp, post.scp).
+
+Each utterance is cut from a longer recording (cut.start > 0, alignment times on the recording's axis).
+Words last 5..20 frames; the pause after a word grows with its label (NP 0-2 frames, "," 8-12, "." and
+"?" 16-22) and the acoustic vectors mark silence in dimension 0 and a "rise" before "?" in dimension 1,
+so the acoustic side carries the label; the BERT vectors and posteriors carry it only weakly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+
+from punct.io.shards import write_shard
+from punct.text.labels import MUSTC_CLASSES
+
+PAUSES = {"NP": (0, 3), ",": (8, 13), ".": (16, 23), "?": (16, 23)}
+LABEL_P = (0.6, 0.2, 0.15, 0.05)
+
+
+def make_split(
+    root: Path, split: str, num_utts: int = 12, text_dim: int = 6, am_dim: int = 5, seed: int = 0,
+    text_signal: float = 0.3,
+) -> Dict[str, Path]:
+    """Writes <root>/data/fbank/mustc_cuts_<split>_ali.jsonl.gz, <root>/exp/emb_am/<split>/emb.scp and
+    <root>/exp/emb_bert/<split>/{vec,post}.scp; returns their paths."""
+    from lhotse import CutSet, MonoCut, Recording, SupervisionSegment
+    from lhotse.audio import AudioSource
+    from lhotse.supervision import AlignmentItem
+
+    rng = np.random.default_rng(seed)
+    cuts: List = []
+    am, vec, post = [], [], []
+    for u in range(num_utts):
+        key = f"ted_{split}{u}_0"
+        offset = round(float(rng.uniform(1, 5)), 2)  # cut start inside its recording
+        frame = int(rng.integers(0, 20))  # leading silence
+        labels = [str(rng.choice(MUSTC_CLASSES, p=LABEL_P)) for _ in range(int(rng.integers(4, 10)))]
+        items, spans = [], []
+        for i, label in enumerate(labels):
+            length = int(rng.integers(5, 21))
+            items.append(AlignmentItem(f"w{i}", round(offset + frame / 100, 2), length / 100))
+            spans.append((frame, frame + length))
+            frame += length + int(rng.integers(*PAUSES[label]))
+        num_frames = frame + int(rng.integers(0, 10))
+        acoustic = rng.normal(0, 0.3, (num_frames, am_dim)).astype(np.float32)
+        acoustic[:, 0] = 1.0  # silence everywhere ...
+        for (s, e), label in zip(spans, labels):
+            acoustic[s:e, 0] = 0.0  # ... except inside words
+            if label == "?":
+                acoustic[max(e - 4, s) : e, 1] += 2.0
+        index = np.array([MUSTC_CLASSES.index(x) for x in labels])
+        vectors = rng.normal(0, 1, (len(labels), text_dim)).astype(np.float32)
+        vectors[np.arange(len(labels)), index % text_dim] += text_signal
+        logits = rng.normal(0, 1, (len(labels), 4))
+        logits[np.arange(len(labels)), index] += 1.0
+        probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+        duration = num_frames / 100
+        rec = Recording(
+            id=key[:-2], sources=[AudioSource(type="file", channels=[0], source="/dev/null")], sampling_rate=16000,
+            num_samples=int((offset + duration + 1) * 16000), duration=offset + duration + 1,
+        )
+        sup = SupervisionSegment(
+            id=key, recording_id=rec.id, start=0.0, duration=duration, text=" ".join(f"w{i}" for i in range(len(labels))),
+            custom={"words": [f"w{i}" for i in range(len(labels))], "punct": labels}, alignment={"word": items},
+        )
+        cuts.append(MonoCut(id=key, start=offset, duration=duration, channel=0, recording=rec, supervisions=[sup]))
+        am.append((key, acoustic))
+        vec.append((key, vectors))
+        post.append((key, probs.astype(np.float32)))
+    paths = {
+        "cuts": root / "data" / "fbank" / f"mustc_cuts_{split}_ali.jsonl.gz",
+        "acoustic_scp": root / "exp" / "emb_am" / split / "emb.scp",
+        "text_scp": root / "exp" / "emb_bert" / split / "vec.scp",
+        "bert_post_scp": root / "exp" / "emb_bert" / split / "post.scp",
+    }
+    paths["cuts"].parent.mkdir(parents=True, exist_ok=True)
+    CutSet.from_cuts(cuts).to_file(paths["cuts"])
+    write_shard(root / "exp" / "emb_am" / split / "emb", am)
+    write_shard(root / "exp" / "emb_bert" / split / "vec", vec)
+    write_shard(root / "exp" / "emb_bert" / split / "post", post)
+    return paths

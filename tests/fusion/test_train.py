@@ -1,0 +1,63 @@
+"""Training loop: both example units, checkpoints, best-by-dev, --resume, class weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from punct.fusion.dataset import open_split
+from punct.fusion.tdnn import TdnnConfig
+from punct.fusion.train import TrainTdnnConfig, class_weights, latest_checkpoint, load_model, train_tdnn
+from tests.fusion.synthetic import make_split
+
+SMALL = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    out = {}
+    for i, split in enumerate(("train", "dev")):
+        p = make_split(root, split, num_utts=8, text_dim=3, am_dim=2, seed=30 + i)
+        out[split] = open_split(p["cuts"], p["acoustic_scp"], p["text_scp"])
+    return out
+
+
+@pytest.mark.parametrize("unit", ["window", "utterance"])
+def test_train_checkpoints_and_resume(corpora, tmp_path, unit):
+    cfg = TrainTdnnConfig(model=SMALL, example_unit=unit, optimizer="adam", lr=0.01, batch_size=16,
+                          utterances_per_batch=3, epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0)
+    train_tdnn(cfg, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1, progress=False)
+    assert latest_checkpoint(tmp_path).name == "epoch-2.pt"
+    ckpt = torch.load(tmp_path / "epoch-2.pt", weights_only=False)
+    history = ckpt["state"]["history"]
+    assert [h["epoch"] for h in history] == [1, 2] and all("overall_f1" in h for h in history)
+    best = max(history, key=lambda h: h["overall_f1"])
+    assert ckpt["state"]["best_epoch"] == best["epoch"]
+    best_model = load_model(tmp_path / "best-valid-f1.pt")
+    assert not best_model.training and best_model.config.input_dim == 5
+    # resume: one more epoch continues the step count and the history
+    steps = ckpt["state"]["step"]
+    cfg3 = TrainTdnnConfig(**{**cfg.__dict__, "epochs": 3})
+    train_tdnn(cfg3, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1,
+               resume=tmp_path / "epoch-2.pt", progress=False)
+    ckpt3 = torch.load(tmp_path / "epoch-3.pt", weights_only=False)
+    assert ckpt3["state"]["step"] == steps + steps // 2 and steps > 0
+    assert [h["epoch"] for h in ckpt3["state"]["history"]] == [1, 2, 3]
+
+
+def test_class_weights_match_oversampling(corpora):
+    counts = corpora["train"].class_counts()
+    w = class_weights(TrainTdnnConfig(balance="oversample"), corpora["train"]).numpy()
+    present = counts > 0
+    assert np.allclose((w * counts)[present], counts.max())  # every class weighs as much as the majority
+    assert np.all(w[~present] == 0)
+    assert np.all(class_weights(TrainTdnnConfig(balance="none"), corpora["train"]).numpy() == 1)
+
+
+def test_bad_config_values():
+    with pytest.raises(ValueError, match="example_unit"):
+        TrainTdnnConfig(example_unit="frame")
+    with pytest.raises(ValueError, match="balance"):
+        TrainTdnnConfig(balance="smote")
