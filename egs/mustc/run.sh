@@ -72,47 +72,89 @@ log "$command_line"
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests: ${corpus_dir} -> data/manifests"
-  echo "$0: stage 0 is not implemented yet (issue 3)" >&2; exit 1
+  if [ -z "$mustc_root" ]; then
+    # The embedded mini corpus (Jane Austen read by espeak-ng) in MuST-C layout.  A built corpus
+    # is kept; rebuild it with: local/mini/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
+    local/mini/build_english_corpus.sh --size $corpus_size --seed $seed --nj $nj \
+      --normalize-config conf/normalize.yaml $corpus_dir
+  fi
+  # English text + words and labels per segment (mark -> label mapping: conf/normalize.yaml);
+  # test = tst-COMMON, or UniPunc's split with --unipunc-dir.
+  local/mustc/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
+    ${unipunc_dir:+--unipunc-dir "$unipunc_dir"} $corpus_dir data/manifests
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   log "Stage 1: MFCC features: data/manifests -> data/fbank"
-  echo "$0: stage 1 is not implemented yet (issue 4)" >&2; exit 1
+  # 40-dim hires MFCC (kaldi-native-fbank), one cut per supervision, per-speaker CMVN stats.
+  steps/compute_features.sh --nj $nj --cmd "$train_cmd" --feat-config conf/mfcc.yaml data/manifests data/fbank
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
-  echo "$0: stage 2 is not implemented yet (issue 4)" >&2; exit 1
+  # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
+  # The tiny CI corpus takes conf/am_tiny.yaml (toy dims, seconds to train).
+  am_conf=conf/am${conf_suffix}.yaml
+  [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && am_conf=conf/am_tiny.yaml
+  steps/train_am.sh --cmd "$train_cmd" --am-config $am_conf --device $device --seed $seed data/fbank exp/am
 fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   log "Stage 3: forced alignment and WER: exp/am -> exp/am/ali"
-  echo "$0: stage 3 is not implemented yet (issue 4)" >&2; exit 1
+  # Word times in data/fbank/mustc_cuts_<split>_ali.jsonl.gz and exp/am/ali/<split>.ctm; on the mini
+  # corpus also the word-start error against the synthesizer's times (exp/am/ali/<split>.ali_error.txt).
+  # The tiny CI corpus' toy AM has not seen every character: allow more unalignable cuts there.
+  ali_opts=
+  [ -z "$mustc_root" ] && ali_opts="--word-times-dir $corpus_dir/data"
+  [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
+  steps/align.sh --nj $nj --cmd "$decode_cmd" --device $device $ali_opts data/fbank exp/am
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: layer-12 embeddings: exp/am -> exp/emb_am"
-  echo "$0: stage 4 is not implemented yet (issue 4)" >&2; exit 1
+  # One (frames x dim) matrix per cut id at 100 frames/s, kaldiio two-byte compression; the log also
+  # gives the dump throughput at this model's size and at paper size (conf/am.yaml).
+  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_cmd" --device $device --layer 12 \
+    --benchmark-config conf/am.yaml data/fbank exp/am exp/emb_am
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: fine-tune BERT: data/manifests -> exp/bert"
-  echo "$0: stage 5 is not implemented yet (issue 5)" >&2; exit 1
+  bert_cmd=$train_cmd
+  if [ "$device" = cuda ]; then bert_cmd=$cuda_cmd; fi
+  steps/train_bert.sh --cmd "$bert_cmd" --model-config conf/bert${conf_suffix}.yaml \
+    --bert-model "$bert_model" --device $device --seed $seed \
+    data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: BERT word vectors and posteriors: exp/bert -> exp/emb_bert"
-  echo "$0: stage 6 is not implemented yet (issue 5)" >&2; exit 1
+  for split in train dev test; do
+    steps/dump_bert.sh --cmd "$decode_cmd" --nj $nj --device $device \
+      exp/bert/best-valid-f1 data/manifests/mustc_supervisions_${split}.jsonl.gz exp/emb_bert/$split
+  done
+  for split in dev test; do
+    python -m punct.bin.score_text --title "BERT text-only, $split" --posteriors exp/emb_bert/$split/post.scp \
+      --supervisions data/manifests/mustc_supervisions_${split}.jsonl.gz --out exp/bert/results-$split
+  done
 fi
 
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: train the punctuation TDNN: exp/emb_am + exp/emb_bert -> exp/tdnn"
-  echo "$0: stage 7 is not implemented yet (issue 6)" >&2; exit 1
+  # Windows of 301 fused [BERT ; layer-12] frames are cut at load time from the per-utterance shards.
+  # Several GPUs: add --nproc N (torchrun DDP) to the call below.
+  tdnn_cmd=$train_cmd
+  if [ "$device" = cuda ]; then tdnn_cmd=$cuda_cmd; fi
+  steps/train_tdnn.sh --cmd "$tdnn_cmd" --model-config conf/tdnn${conf_suffix}.yaml --device $device --seed $seed \
+    data/fbank exp/emb_am exp/emb_bert exp/tdnn
 fi
 
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
-  echo "$0: stage 8 is not implemented yet (issue 6)" >&2; exit 1
+  # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
+  steps/score.sh --cmd "$decode_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
+    data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
+  cat exp/results/RESULTS.md
 fi
 
 log "$0: success"

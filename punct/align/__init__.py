@@ -1,0 +1,1 @@
+"""CTC forced alignment of reference words: Viterbi, word spans, CTM, quality against reference times."""

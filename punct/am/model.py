@@ -1,0 +1,189 @@
+"""TDNN acoustic model after Kaldi's TED-LIUM 3 ``tdnn1d``, trained with CTC over characters.
+
+Layers, numbered as the embedding tap counts them (``forward(..., layer=k)``):
+
+  0   ``input``   frames spliced at offsets (-1, 0, 1) -> Linear (Kaldi's fixed LDA, learnt here; one convolution)
+  1   ``tdnn1``   Linear -> ReLU -> BatchNorm -> Dropout
+  2.. ``tdnnf2`` .. ``tdnnf13``: factorised TDNN layers: Linear over (t - s, t) into the
+      bottleneck, Linear over (t, t + s) back to ``dim``, ReLU, BatchNorm, Dropout, plus
+      ``bypass_scale`` x input.  ``s`` is the layer's time stride: 1,1,1,0 then 3 (s = 0: no
+      context).  Kaldi subsamples by 3 at the strided layers; here they are dilations, so every
+      layer runs at the input's 100 frames/s.
+  14  ``prefinal``  Linear dim->small, Linear small->big, ReLU, BatchNorm, Linear big->small, BatchNorm
+  15  ``output``    Linear -> token logits (blank = 0)
+
+Edges: the input is padded once by repeating its first/last frame over the whole context (28 frames
+each side at the default strides, as Kaldi pads an utterance), every layer then computes valid
+positions only, and a tapped layer is cropped back to the input frames: every output has exactly
+as many frames as the features, output frame t being the model's view of feature frame t.
+Shapes at the interface are ``(N, T, C)``; inside, ``(N, C, T)`` for the convolutions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+EMBEDDING_LAYER = 12
+
+
+@dataclass(frozen=True)
+class TdnnConfig:
+    """Model hyper-parameters (conf/am.yaml ``model:``)."""
+
+    feat_dim: int = 40
+    splice: Tuple[int, ...] = (-1, 0, 1)
+    dim: int = 1024
+    bottleneck_dim: int = 128
+    time_strides: Tuple[int, ...] = (1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3)  # tdnnf2..tdnnf13
+    prefinal_small_dim: int = 256
+    prefinal_big_dim: int = 1024
+    bypass_scale: float = 0.66
+    dropout: float = 0.0
+    num_tokens: int = 0  # set from the token table
+
+
+def _pad_replicate(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
+    """(N, C, T) padded on the time axis by repeating the edge frames."""
+    if left == 0 and right == 0:
+        return x
+    return F.pad(x, (left, right), mode="replicate")
+
+
+class TdnnSplice(nn.Module):
+    """Input layer: frames at ``offsets`` concatenated, then a linear map (one convolution).
+
+    (N, F, T) -> (N, F * len(offsets), T - left - right) (valid positions only).
+    """
+
+    def __init__(self, feat_dim: int, offsets: Tuple[int, ...]) -> None:
+        super().__init__()
+        self.offsets = tuple(offsets)
+        if list(self.offsets) != list(range(self.offsets[0], self.offsets[-1] + 1)):
+            raise ValueError(f"splice offsets must be consecutive, got {self.offsets}")
+        self.left = max(0, -min(self.offsets))
+        self.right = max(0, max(self.offsets))
+        self.out_dim = feat_dim * len(self.offsets)
+        self.conv = nn.Conv1d(feat_dim, self.out_dim, len(self.offsets))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+class TdnnLayer(nn.Module):
+    """Affine -> ReLU -> BatchNorm -> Dropout on each frame. (N, I, T) -> (N, O, T)."""
+
+    def __init__(self, in_dim: int, out_dim: int, dropout: float) -> None:
+        super().__init__()
+        self.linear = nn.Conv1d(in_dim, out_dim, 1)
+        self.norm = nn.BatchNorm1d(out_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.norm(F.relu(self.linear(x), inplace=True)))
+
+
+class TdnnfLayer(nn.Module):
+    """Factorised TDNN layer with time stride ``s``: (N, D, T) -> (N, D, T - 2s) (valid positions)."""
+
+    def __init__(self, dim: int, bottleneck_dim: int, stride: int, bypass_scale: float, dropout: float) -> None:
+        super().__init__()
+        self.stride = stride
+        kernel = 2 if stride > 0 else 1
+        dilation = max(stride, 1)
+        # (t - s, t) into the bottleneck (no bias, Kaldi's linear component), then (t, t + s) out.
+        self.linear = nn.Conv1d(dim, bottleneck_dim, kernel, dilation=dilation, bias=False)
+        self.affine = nn.Conv1d(bottleneck_dim, dim, kernel, dilation=dilation)
+        self.norm = nn.BatchNorm1d(dim)
+        self.dropout = nn.Dropout(dropout)
+        self.bypass_scale = bypass_scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = self.stride
+        y = self.dropout(self.norm(F.relu(self.affine(self.linear(x)), inplace=True)))
+        bypass = x[:, :, s: x.shape[2] - s] if s else x
+        return torch.add(y, bypass, alpha=self.bypass_scale)
+
+
+class TdnnPrefinal(nn.Module):
+    """Kaldi's prefinal-l + prefinal-chain. (N, D, T) -> (N, small, T)."""
+
+    def __init__(self, dim: int, small_dim: int, big_dim: int) -> None:
+        super().__init__()
+        self.down = nn.Conv1d(dim, small_dim, 1, bias=False)
+        self.up = nn.Conv1d(small_dim, big_dim, 1)
+        self.norm1 = nn.BatchNorm1d(big_dim)
+        self.proj = nn.Conv1d(big_dim, small_dim, 1, bias=False)
+        self.norm2 = nn.BatchNorm1d(small_dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm2(self.proj(self.norm1(F.relu(self.up(self.down(x)), inplace=True))))
+
+
+class TdnnAcousticModel(nn.Module):
+    """The acoustic model; ``forward(feats)`` gives CTC logits, ``forward(feats, layer=k)`` layer k's output."""
+
+    def __init__(self, config: TdnnConfig) -> None:
+        super().__init__()
+        if config.num_tokens < 2:
+            raise ValueError("TdnnConfig.num_tokens must be set from the token table (>= 2)")
+        if len(config.time_strides) != 12:
+            raise ValueError(f"time_strides needs 12 values (tdnnf2..tdnnf13), got {len(config.time_strides)}")
+        self.config = config
+        self.splice = TdnnSplice(config.feat_dim, config.splice)
+        self.tdnn1 = TdnnLayer(self.splice.out_dim, config.dim, config.dropout)
+        self.tdnnf = nn.ModuleList(
+            TdnnfLayer(config.dim, config.bottleneck_dim, s, config.bypass_scale, config.dropout)
+            for s in config.time_strides
+        )
+        self.prefinal = TdnnPrefinal(config.dim, config.prefinal_small_dim, config.prefinal_big_dim)
+        self.output = nn.Linear(config.prefinal_small_dim, config.num_tokens)
+
+    @property
+    def num_layers(self) -> int:
+        """Index of the output layer (15)."""
+        return 3 + len(self.tdnnf)
+
+    def layer_names(self):
+        return ["input", "tdnn1"] + [f"tdnnf{i}" for i in range(2, 2 + len(self.tdnnf))] + ["prefinal", "output"]
+
+    def context(self) -> Tuple[int, int]:
+        """Frames of left/right context the whole network sees."""
+        return self.splice.left + sum(self.config.time_strides), self.splice.right + sum(self.config.time_strides)
+
+    def forward(self, feats: torch.Tensor, layer: Optional[int] = None) -> torch.Tensor:
+        """feats (N, T, F) -> (N, T, num_tokens) logits, or layer ``layer``'s (N, T, C) output.
+
+        The input is padded once by repeating its first/last frame over the network's context, then
+        every layer runs on valid positions only; layer k's output is cropped to the T input frames.
+        """
+        if layer is not None and not 0 <= layer <= self.num_layers:
+            raise ValueError(f"layer must be in 0..{self.num_layers} ({self.layer_names()}), got {layer}")
+        t = feats.shape[1]
+        left, right = self.context()
+        x = _pad_replicate(feats.transpose(1, 2), left, right)
+        x = self.splice(x)
+        consumed = self.splice.left  # left context used so far
+        if layer == 0:
+            return self._crop(x, left - consumed, t)
+        x = self.tdnn1(x)
+        if layer == 1:
+            return self._crop(x, left - consumed, t)
+        for i, block in enumerate(self.tdnnf, start=2):
+            x = block(x)
+            consumed += block.stride
+            if layer == i:
+                return self._crop(x, left - consumed, t)
+        x = self.prefinal(x)
+        if layer == self.num_layers - 1:
+            return self._crop(x, 0, t)
+        return self.output(x.transpose(1, 2))
+
+    @staticmethod
+    def _crop(x: torch.Tensor, start: int, t: int) -> torch.Tensor:
+        """(N, C, T') -> (N, t, C): the frames aligned with the input frames."""
+        return x[:, :, start: start + t].transpose(1, 2)

@@ -1,0 +1,286 @@
+"""CTC training of the TDNN acoustic model: one process, or DDP under torchrun.
+
+``run_training`` is the whole stage; the pieces (``compute_loss``, ``train_one_epoch``,
+``compute_validation_loss``, checkpoints) are small functions with explicit inputs.  Run
+state lives in :class:`TrainState`, never in the frozen config.
+
+Distributed: under ``torchrun`` (``WORLD_SIZE`` > 1) each rank takes its share of every
+epoch's batches from lhotse's sampler (``world_size``/``rank``), gradients are averaged by
+DistributedDataParallel (NCCL on GPUs, gloo on CPU), and a step runs only while every rank
+still has a batch, so ranks never wait on each other at an epoch's end.  Rank 0 writes
+checkpoints; all ranks compute the same validation loss on the whole dev set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, Optional, Tuple
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from lhotse import CutSet
+from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
+from tqdm import tqdm
+
+from punct.am.dataset import CtcDataset, cut_words, load_split, usable_cuts
+from punct.am.model import TdnnAcousticModel, TdnnConfig
+from punct.am.tokens import TokenTable
+from punct.features.cmvn import SpeakerCmvn
+from punct.utils.atomic import atomic_path
+from punct.utils.config import save_config
+
+
+@dataclass(frozen=True)
+class AmConfig:
+    """conf/am.yaml: the model (nested ``model:``) and its training."""
+
+    model: TdnnConfig = field(default_factory=TdnnConfig)
+    num_epochs: int = 10
+    lr: float = 2e-3  # Adam peak learning rate
+    lr_decay: float = 0.85  # learning rate factor per epoch after the first
+    warmup_steps: int = 300
+    weight_decay: float = 1e-6
+    grad_clip: float = 5.0
+    max_duration: float = 200.0  # seconds of audio per batch (per rank)
+    num_buckets: int = 10
+    spec_augment: bool = True
+    num_time_masks: int = 2
+    max_time_mask: int = 20  # frames
+    num_freq_masks: int = 2
+    max_freq_mask: int = 6  # feature bins
+    log_interval: int = 50  # batches between log lines
+
+
+@dataclass
+class TrainState:
+    epoch: int = 0  # last finished epoch
+    step: int = 0
+    best_valid_loss: float = math.inf
+    best_epoch: int = 0
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def setup_distributed(device_name: str) -> Tuple[DistInfo, torch.device]:
+    """Reads torchrun's environment; starts the process group (NCCL on CUDA, gloo on CPU) when WORLD_SIZE > 1."""
+    from punct.utils.device import resolve_device
+
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = resolve_device(device_name)
+    if device.type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    if world_size > 1 and not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return DistInfo(rank, world_size, local_rank), device
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
+    return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
+
+
+def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc: torch.nn.CTCLoss) -> Tuple[torch.Tensor, int]:
+    """Summed CTC loss of a batch and its frame count (the loss is reported per frame)."""
+    feats = batch["feats"].to(device)
+    logits = model(feats)  # (N, T, V)
+    log_probs = logits.log_softmax(dim=-1).transpose(0, 1)  # (T, N, V)
+    loss = ctc(log_probs, batch["targets"].to(device), batch["feat_lens"].to(device), batch["target_lens"].to(device))
+    return loss, int(batch["feat_lens"].sum())
+
+
+def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterator[Dict]:
+    """Yields batches while every rank has one."""
+    iterator = iter(batches)
+    while True:
+        batch = next(iterator, None)
+        if dist_info.world_size > 1:
+            flag = torch.tensor([0 if batch is None else 1], device=device)
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+            if int(flag.item()) == 0:
+                return
+        elif batch is None:
+            return
+        yield batch
+
+
+def learning_rate(config: AmConfig, state: TrainState, epoch: int) -> float:
+    warm = min(1.0, (state.step + 1) / max(1, config.warmup_steps))
+    return config.lr * warm * config.lr_decay ** max(0, epoch - 1)
+
+
+def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: TrainState, epoch: int,
+                    device: torch.device, dist_info: DistInfo, ctc: torch.nn.CTCLoss) -> float:
+    """One pass over this rank's batches; returns the rank's loss per frame."""
+    model.train()
+    total_loss, total_frames = 0.0, 0
+    bar = tqdm(_synchronised(loader, dist_info, device), desc=f"epoch {epoch}", disable=not dist_info.is_main,
+               mininterval=10)
+    for batch_idx, batch in enumerate(bar):
+        lr = learning_rate(config, state, epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss, frames = compute_loss(model, batch, device, ctc)
+        optimizer.zero_grad()
+        (loss / frames).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        state.step += 1
+        total_loss += float(loss.detach())
+        total_frames += frames
+        if batch_idx % config.log_interval == 0:
+            logging.info("epoch %d batch %d step %d lr %.2e loss/frame %.4f (epoch avg %.4f)", epoch, batch_idx,
+                         state.step, lr, loss.item() / frames, total_loss / max(1, total_frames))
+    return total_loss / max(1, total_frames)
+
+
+@torch.no_grad()
+def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.CTCLoss) -> float:
+    model.eval()
+    total_loss, total_frames = 0.0, 0
+    for batch in loader:
+        loss, frames = compute_loss(model, batch, device, ctc)
+        total_loss += float(loss)
+        total_frames += frames
+    return total_loss / max(1, total_frames)
+
+
+def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: AmConfig, tokens: TokenTable) -> None:
+    module = model.module if hasattr(model, "module") else model
+    with atomic_path(path) as tmp:
+        torch.save({
+            "model": module.state_dict(),
+            "optimizer": optimizer.state_dict() if optimizer is not None else None,
+            "state": dataclasses.asdict(state),
+            "config": dataclasses.asdict(config),
+            "tokens": tokens.symbols,
+        }, tmp)
+
+
+def latest_checkpoint(exp_dir: Path) -> Optional[Path]:
+    epochs = sorted((int(p.stem.split("-")[1]), p) for p in Path(exp_dir).glob("epoch-*.pt")
+                    if p.stem.split("-")[1].isdigit())
+    return epochs[-1][1] if epochs else None
+
+
+def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
+    """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
+    from punct.utils.config import config_from_dict
+
+    data = torch.load(checkpoint, map_location=device, weights_only=False)
+    config = config_from_dict(AmConfig, data["config"], str(checkpoint))
+    tokens = TokenTable(data["tokens"])
+    model = build_model(config, len(tokens))
+    model.load_state_dict(data["model"])
+    return model.to(device).eval(), tokens
+
+
+def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSet, dev_cmvn: SpeakerCmvn,
+                 tokens: TokenTable, config: AmConfig, seed: int, dist_info: DistInfo):
+    spec = None
+    if config.spec_augment:
+        spec = dict(num_time_masks=config.num_time_masks, max_time=config.max_time_mask,
+                    num_freq_masks=config.num_freq_masks, max_freq=config.max_freq_mask)
+    train_sampler = DynamicBucketingSampler(
+        train_cuts, max_duration=config.max_duration, num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)), shuffle=True, seed=seed,
+        world_size=dist_info.world_size, rank=dist_info.rank, drop_last=dist_info.world_size > 1,
+    )
+    train_loader = torch.utils.data.DataLoader(
+        CtcDataset(train_cmvn, tokens, spec, seed=seed + dist_info.rank), sampler=train_sampler,
+        batch_size=None, num_workers=0)
+    dev_sampler = SimpleCutSampler(dev_cuts, max_duration=config.max_duration, shuffle=False,
+                                   world_size=1, rank=0)
+    dev_loader = torch.utils.data.DataLoader(CtcDataset(dev_cmvn, tokens), sampler=dev_sampler, batch_size=None,
+                                             num_workers=0)
+    return train_sampler, train_loader, dev_loader
+
+
+def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str = "mustc", device_name: str = "auto",
+                 seed: int = 42, resume: bool = False, train_split: str = "train",
+                 dev_split: str = "dev") -> Tuple[TrainState, TdnnAcousticModel]:
+    """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
+
+    Returns the final state and this rank's model (after the last epoch, unwrapped from DDP).
+    """
+    dist_info, device = setup_distributed(device_name)
+    seed_everything(seed)
+    exp_dir = Path(exp_dir)
+    train_cuts, train_cmvn = load_split(fbank_dir, train_split, prefix)
+    dev_cuts, dev_cmvn = load_split(fbank_dir, dev_split, prefix)
+    tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
+    if dist_info.is_main:
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        tokens.save(exp_dir / "tokens.txt")
+        save_config(config, exp_dir / "config.yaml")
+    logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
+    train_cuts = usable_cuts(train_cuts, tokens).to_eager()
+    dev_cuts = usable_cuts(dev_cuts, tokens).to_eager()
+    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
+                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
+
+    model = build_model(config, len(tokens)).to(device)
+    logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
+                 model.context())
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    state = TrainState()
+    if resume:
+        checkpoint = latest_checkpoint(exp_dir)
+        if checkpoint is None:
+            logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+        else:
+            data = torch.load(checkpoint, map_location=device, weights_only=False)
+            if data["tokens"] != tokens.symbols:
+                raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
+            model.load_state_dict(data["model"])
+            optimizer.load_state_dict(data["optimizer"])
+            state = TrainState(**data["state"])
+            logging.info("resumed from %s (epoch %d, step %d)", checkpoint, state.epoch, state.step)
+    if dist_info.world_size > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    train_sampler, train_loader, dev_loader = make_loaders(
+        train_cuts=train_cuts, train_cmvn=train_cmvn, dev_cuts=dev_cuts, dev_cmvn=dev_cmvn, tokens=tokens,
+        config=config, seed=seed, dist_info=dist_info)
+    ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+    for epoch in range(state.epoch + 1, config.num_epochs + 1):
+        train_sampler.set_epoch(epoch)
+        train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
+                                     epoch=epoch, device=device, dist_info=dist_info, ctc=ctc)
+        valid_loss = compute_validation_loss(model, dev_loader, device, ctc)
+        state.epoch = epoch
+        improved = valid_loss < state.best_valid_loss
+        if improved:
+            state.best_valid_loss, state.best_epoch = valid_loss, epoch
+        logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
+                     " (best)" if improved else "")
+        if dist_info.is_main:
+            save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state,
+                            config=config, tokens=tokens)
+            if improved:
+                save_checkpoint(exp_dir / "best-valid-loss.pt", model=model, optimizer=None, state=state,
+                                config=config, tokens=tokens)
+    if dist_info.world_size > 1:
+        dist.barrier()
+    return state, (model.module if hasattr(model, "module") else model)

@@ -1,0 +1,107 @@
+"""Stage 3: CTC forced alignment of each supervision's reference words (one job's share, or merge).
+
+  python -m punct.bin.align --fbank-dir data/fbank --am-dir exp/am --splits dev test --job 1 --nj 2
+  python -m punct.bin.align --fbank-dir data/fbank --am-dir exp/am --splits dev test --nj 2 --merge \\
+      --word-times-dir data/corpus_mini/data
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import torch
+from lhotse import load_manifest
+
+from punct.align.aligner import align_job, hypothesis_starts, job_paths, merge_alignments
+from punct.align.quality import format_summary, read_word_times, start_errors, summarise
+from punct.am.dataset import load_split
+from punct.am.train import load_model
+from punct.features.compute import cuts_path
+from punct.utils.atomic import atomic_write_text, is_done, mark_done
+from punct.utils.device import resolve_device
+from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output; aligned cuts go here too")
+    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
+    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
+    parser.add_argument("--ali-dir", type=Path, default=None, help="output folder [<am-dir>/ali]")
+    parser.add_argument("--splits", nargs="+", required=True, help="splits to align")
+    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--merge", action="store_true", help="merge the jobs' outputs and measure quality")
+    parser.add_argument("--max-fail", type=float, default=0.05, help="fail when more than this share cannot be aligned")
+    parser.add_argument("--word-times-dir", type=Path, default=None,
+                        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional")
+    parser.add_argument("--overwrite", action="store_true", help="redo a finished job")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    add_job_arguments(parser)
+    return parser
+
+
+def merge_split(args, split: str, ali_dir: Path) -> bool:
+    """Merges one split; False when too many cuts failed."""
+    cuts, _ = load_split(args.fbank_dir, split, args.prefix)
+    out = cuts_path(args.fbank_dir, split, args.prefix, "_ali")
+    counts = merge_alignments(ali_dir, split, args.nj, [c.id for c in cuts], out)
+    total = len(cuts)
+    failed = total - counts["aligned"]
+    logging.info("%s: %d of %d cuts aligned; failures by reason: %s (list: %s)", split, counts["aligned"],
+                 total, {k: v for k, v in counts.items() if k != "aligned"}, ali_dir / f"{split}.failed")
+    if args.word_times_dir is not None:
+        # MuST-C layout names the test split tst-COMMON
+        candidates = [args.word_times_dir / name / "txt" / f"{name}.word_times.jsonl"
+                      for name in ([split, "tst-COMMON"] if split == "test" else [split])]
+        word_times = next((p for p in candidates if p.is_file()), candidates[0])
+        if not word_times.is_file():
+            logging.warning("%s: no such file; alignment error not measured", word_times)
+        else:
+            errors, qcounts = start_errors(read_word_times(word_times), hypothesis_starts(load_manifest(out)))
+            summary = summarise(errors, qcounts)
+            text = format_summary(split, summary)
+            atomic_write_text(ali_dir / f"{split}.ali_error.txt", text)
+            atomic_write_text(ali_dir / f"{split}.ali_error.json", json.dumps(summary, indent=1) + "\n")
+            logging.info("%s", text.strip())
+    if total and failed / total > args.max_fail:
+        logging.error("%s: %d of %d cuts (%.1f%%) failed to align, more than --max-fail %.1f%%", split,
+                      failed, total, 100 * failed / total, 100 * args.max_fail)
+        return False
+    mark_done(out)
+    return True
+
+
+def main(argv=None) -> int:
+    args = get_parser().parse_args(argv)
+    setup_logging()
+    log_config(vars(args), "args")
+    torch.set_num_threads(args.num_threads)
+    check_job(args.job, args.nj)
+    ali_dir = args.ali_dir or args.am_dir / "ali"
+    if args.merge:
+        ok = [merge_split(args, split, ali_dir) for split in args.splits]
+        return 0 if all(ok) else 1
+    device = resolve_device(args.device)
+    model, tokens = load_model(args.am_dir / args.checkpoint, device)
+    for split in args.splits:
+        cuts_out = job_paths(ali_dir, split, args.job)[0]
+        if is_done(cuts_out) and not args.overwrite:
+            logging.info("%s is done; skipping", cuts_out)
+            continue
+        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
+        share = job_share(list(cuts), args.job, args.nj)
+        start = time.process_time()
+        counts = align_job(model, share, cmvn, tokens, ali_dir, split, args.job, device)
+        logging.info("%s job %d: %s in %.1f CPU s", split, args.job, dict(counts), time.process_time() - start)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Greedy CTC decoding of a split with the trained acoustic model; writes the WER.
+
+  python -m punct.bin.decode_am --fbank-dir data/fbank --exp-dir exp/am --splits dev test
+Outputs: ``<exp-dir>/wer_<split>.txt`` (Kaldi-style %WER line) and ``<exp-dir>/recogs-<split>.txt``
+(``<id> ref: ...`` / ``<id> hyp: ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from punct.am.dataset import cut_words, load_split
+from punct.am.decode import WerStats, greedy_ids
+from punct.am.infer import run_model
+from punct.am.train import load_model
+from punct.features.compute import load_cut_features
+from punct.utils.atomic import atomic_write_text
+from punct.utils.device import resolve_device
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output")
+    parser.add_argument("--exp-dir", type=Path, required=True, help="AM folder (checkpoint, outputs)")
+    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --exp-dir")
+    parser.add_argument("--splits", nargs="+", required=True, help="splits to decode")
+    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    return parser
+
+
+def decode_split(model, tokens, args, split: str, device) -> WerStats:
+    cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
+    stats = WerStats()
+    lines = []
+    audio, start = 0.0, time.process_time()
+    for cut in tqdm(cuts, desc=f"decode {split}", mininterval=10):
+        log_probs = run_model(model, load_cut_features(cut, cmvn), device=device)
+        hyp = tokens.decode_words(greedy_ids(torch.from_numpy(log_probs), log_probs.shape[0]))
+        ref = cut_words(cut)
+        stats.add(ref, hyp)
+        lines.append(f"{cut.id} ref: {' '.join(ref)}\n{cut.id} hyp: {' '.join(hyp)}\n")
+        audio += cut.duration
+    cpu = time.process_time() - start
+    atomic_write_text(args.exp_dir / f"recogs-{split}.txt", "".join(lines))
+    atomic_write_text(args.exp_dir / f"wer_{split}.txt", stats.summary() + "\n")
+    logging.info("%s: %s (%.1f audio s per CPU s)", split, stats.summary(), audio / max(cpu, 1e-9))
+    return stats
+
+
+def main(argv=None) -> int:
+    args = get_parser().parse_args(argv)
+    setup_logging()
+    log_config(vars(args), "args")
+    torch.set_num_threads(args.num_threads)
+    device = resolve_device(args.device)
+    model, tokens = load_model(args.exp_dir / args.checkpoint, device)
+    for split in args.splits:
+        decode_split(model, tokens, args, split, device)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Stage 4: dump layer-12 acoustic embeddings of one job's share of a split to a kaldiio shard, or merge.
+
+  python -m punct.bin.dump_am_embeddings --fbank-dir data/fbank --am-dir exp/am --out-dir exp/emb_am \\
+      --splits dev test --job 1 --nj 2
+  python -m punct.bin.dump_am_embeddings ... --nj 2 --merge     # -> exp/emb_am/<split>/emb.scp
+A finished shard (``emb.JOB.scp.done``) is skipped unless --overwrite; an interrupted job leaves
+no ``.done`` and is redone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import torch
+
+from punct.am.dataset import load_split
+from punct.am.dump import benchmark_throughput, dump_shard
+from punct.am.model import EMBEDDING_LAYER
+from punct.am.train import load_model
+from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
+from punct.utils.device import resolve_device
+from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output (cuts, CMVN)")
+    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
+    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
+    parser.add_argument("--out-dir", type=Path, required=True, help="shard folder; shards go to <out-dir>/<split>/")
+    parser.add_argument("--splits", nargs="+", required=True, help="splits to dump")
+    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--layer", type=int, default=EMBEDDING_LAYER, help="layer to tap (12 = tdnnf12)")
+    parser.add_argument("--compression", default="two_byte", choices=sorted(COMPRESSION), help="kaldiio compression")
+    parser.add_argument("--merge", action="store_true", help="merge emb.*.scp into emb.scp and check ids")
+    parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--benchmark-config", type=Path, default=None,
+                        help="with --merge: also measure the dump throughput of a model of this config's size")
+    parser.add_argument("--throttle", type=float, default=0.0, help=argparse.SUPPRESS)  # tests: sleep per cut
+    add_job_arguments(parser)
+    return parser
+
+
+def merge_split(args, split: str) -> bool:
+    cuts, _ = load_split(args.fbank_dir, split, args.prefix)
+    out_dir = args.out_dir / split
+    prefixes = [out_dir / f"emb.{j}" for j in range(1, args.nj + 1)]
+    unfinished = [str(p) for p in prefixes if not is_shard_done(p)]
+    if unfinished:
+        logging.error("unfinished shards: %s", unfinished)
+        return False
+    n = merge_scps([shard_paths(p)[1] for p in prefixes], out_dir / "emb.scp")
+    keys = set(MatrixReader(out_dir / "emb.scp").keys())
+    ids = {c.id for c in cuts}
+    if keys != ids:
+        logging.error("%s keys differ from the cut ids: %d missing, %d extra", out_dir / "emb.scp",
+                      len(ids - keys), len(keys - ids))
+        return False
+    logging.info("%s: %d matrices", out_dir / "emb.scp", n)
+    return True
+
+
+def main(argv=None) -> int:
+    args = get_parser().parse_args(argv)
+    setup_logging()
+    log_config(vars(args), "args")
+    torch.set_num_threads(args.num_threads)
+    check_job(args.job, args.nj)
+    if args.merge:
+        ok = [merge_split(args, split) for split in args.splits]
+        if args.benchmark_config is not None:
+            cuts, cmvn = load_split(args.fbank_dir, args.splits[0], args.prefix)
+            _, tokens = load_model(args.am_dir / args.checkpoint)
+            benchmark_throughput(args.benchmark_config, list(cuts), cmvn, len(tokens), args.layer)
+        return 0 if all(ok) else 1
+    device = resolve_device(args.device)
+    model, _ = load_model(args.am_dir / args.checkpoint, device)
+    total = {"audio_seconds": 0.0, "cpu_seconds": 0.0}
+    for split in args.splits:
+        prefix = args.out_dir / split / f"emb.{args.job}"
+        if is_shard_done(prefix) and not args.overwrite:
+            logging.info("%s is done; skipping (use --overwrite to redo)", prefix)
+            continue
+        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
+        stats = dump_shard(model, job_share(list(cuts), args.job, args.nj), cmvn, prefix, args.layer,
+                           args.compression, device=device, throttle=args.throttle)
+        for k in total:
+            total[k] += stats[k]
+    if total["cpu_seconds"] > 0:
+        logging.info("throughput: %.1f audio s per CPU s (%.1f audio s in %.1f CPU s, layer %d, %.2f M params)",
+                     total["audio_seconds"] / total["cpu_seconds"], total["audio_seconds"], total["cpu_seconds"],
+                     args.layer, sum(p.numel() for p in model.parameters()) / 1e6)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

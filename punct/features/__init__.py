@@ -1,0 +1,18 @@
+"""Acoustic features: kaldi-native-fbank extractors for lhotse, per-speaker CMVN, stage-1 computation."""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict
+
+from punct.features.extractor import KnfFbank, KnfFbankConfig, KnfMfcc, KnfMfccConfig, make_extractor  # noqa: F401
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    """conf/mfcc.yaml: which extractor, its options, and the CMVN mode."""
+
+    kind: str = "mfcc"  # mfcc or fbank
+    norm_vars: bool = False  # per-speaker CMVN: also divide by the standard deviation
+    options: Dict[str, Any] = field(default_factory=dict)  # KnfMfccConfig / KnfFbankConfig fields
+
+    def extractor(self):
+        return make_extractor(self.kind, **self.options)

@@ -1,0 +1,151 @@
+"""Stage 1 helpers: manifests -> one cut per supervision -> features in per-job lilcom archives.
+
+Layout under ``data/fbank`` (``<p>`` = corpus prefix, ``mustc``):
+  ``split/<p>_cuts_<split>.<job>.jsonl.gz``   per-job cut manifests (+ ``.done``)
+  ``feats_<split>/feats.<job>.lca``            per-job lilcom chunky archive
+  ``<p>_cuts_<split>.jsonl.gz``               merged cuts (manifest order), cut id = supervision id
+  ``cmvn_<split>.json``                        per-speaker CMVN stats (see cmvn.py)
+
+Each cut covers exactly one supervision, and its features were computed on exactly the cut's
+samples, so ``cut.features.load()`` (whole matrix) has ``1 + (num_samples - 400) // 160``
+frames; use :func:`load_cut_features`, not ``cut.load_features()``, which lhotse adjusts
+to its own rounded frame count.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple, Union
+
+import numpy as np
+from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest
+from lhotse.features.io import LilcomChunkyWriter
+from lhotse.features.base import Features
+from tqdm import tqdm
+
+from punct.features.cmvn import SpeakerCmvn
+from punct.features.extractor import expected_num_frames
+from punct.utils.atomic import atomic_path, is_done, mark_done
+
+Pathlike = Union[str, Path]
+
+
+def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str = "mustc") -> Tuple[Path, Path]:
+    manifest_dir = Path(manifest_dir)
+    return (manifest_dir / f"{prefix}_recordings_{split}.jsonl.gz",
+            manifest_dir / f"{prefix}_supervisions_{split}.jsonl.gz")
+
+
+def cuts_path(fbank_dir: Pathlike, split: str, prefix: str = "mustc", suffix: str = "") -> Path:
+    """``data/fbank/<prefix>_cuts_<split><suffix>.jsonl.gz`` (suffix ``_ali`` after stage 3)."""
+    return Path(fbank_dir) / f"{prefix}_cuts_{split}{suffix}.jsonl.gz"
+
+
+def supervision_cuts(recordings: RecordingSet, supervisions: SupervisionSet) -> CutSet:
+    """One cut per supervision spanning exactly that supervision; cut id = supervision id."""
+    cuts = CutSet.from_manifests(recordings=recordings, supervisions=supervisions)
+    trimmed = cuts.trim_to_supervisions(keep_overlapping=False)
+    out = []
+    for cut in trimmed:
+        if len(cut.supervisions) != 1:
+            raise ValueError(f"cut {cut.id} has {len(cut.supervisions)} supervisions after trimming, expected 1")
+        out.append(cut.with_id(cut.supervisions[0].id))
+    ids = [c.id for c in out]
+    if len(set(ids)) != len(ids):
+        raise ValueError("supervision ids are not unique: cut ids would collide")
+    order = {s.id: i for i, s in enumerate(supervisions)}
+    out.sort(key=lambda c: order[c.id])
+    return CutSet.from_cuts(out)
+
+
+def load_split_cuts(manifest_dir: Pathlike, split: str, prefix: str = "mustc") -> CutSet:
+    rec_path, sup_path = manifest_paths(manifest_dir, split, prefix)
+    for path in (rec_path, sup_path):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such manifest (run stage 0)")
+    return supervision_cuts(load_manifest(rec_path), load_manifest(sup_path))
+
+
+def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest: Pathlike) -> Dict[str, int]:
+    """Features of ``cuts`` into one lilcom archive; writes the cuts with features attached.
+
+    A cut whose audio cannot be read or is shorter than one window is skipped, logged and counted.
+    Returns counts ``{"done": n, "skipped": m}``.
+    """
+    storage_path = Path(storage_path)
+    storage_path.parent.mkdir(parents=True, exist_ok=True)
+    if storage_path.suffix != ".lca":
+        raise ValueError(f"{storage_path}: lilcom chunky archives must end in .lca")
+    tmp_storage = storage_path.with_name(storage_path.stem + ".tmp.lca")
+    tmp_storage.unlink(missing_ok=True)
+    with_feats: List = []
+    skipped = 0
+    with LilcomChunkyWriter(tmp_storage) as writer:
+        for cut in tqdm(cuts, desc=f"features {storage_path.name}", mininterval=5):
+            try:
+                audio = cut.load_audio()
+            except Exception as e:  # unreadable audio: a counted skip, not a crash
+                logging.warning("skip %s: cannot load audio: %s", cut.id, e)
+                skipped += 1
+                continue
+            sr = cut.sampling_rate
+            feats = extractor.extract(audio, sr)
+            want = expected_num_frames(audio.shape[-1], sr)
+            if feats.shape[0] == 0:
+                logging.warning("skip %s: %d samples is shorter than one window", cut.id, audio.shape[-1])
+                skipped += 1
+                continue
+            if feats.shape[0] != want:
+                raise RuntimeError(f"{cut.id}: {feats.shape[0]} frames, frame convention says {want}")
+            key = writer.write(cut.id, feats)
+            features = Features(
+                type=extractor.name, num_frames=feats.shape[0], num_features=feats.shape[1],
+                frame_shift=extractor.frame_shift, sampling_rate=sr, start=cut.start,
+                duration=round(audio.shape[-1] / sr, 8), storage_type=writer.name,
+                storage_path=str(storage_path), storage_key=key, recording_id=cut.recording_id,
+                channels=cut.channel,
+            )
+            with_feats.append(_with_features(cut, features))
+    tmp_storage.replace(storage_path)
+    with atomic_path(output_manifest, suffix=".jsonl.gz") as tmp:
+        CutSet.from_cuts(with_feats).to_file(tmp)
+    mark_done(output_manifest)
+    return {"done": len(with_feats), "skipped": skipped}
+
+
+def _with_features(cut, features: Features):
+    from lhotse.utils import fastcopy
+
+    return fastcopy(cut, features=features)
+
+
+def load_cut_features(cut, cmvn: Optional[SpeakerCmvn] = None) -> np.ndarray:
+    """The cut's whole feature matrix (T, D) float32, with the speaker's CMVN applied when given."""
+    if cut.features is None:
+        raise ValueError(f"cut {cut.id} has no features (run stage 1)")
+    feats = cut.features.load()
+    if cmvn is not None:
+        speaker = cut.supervisions[0].speaker if cut.supervisions else None
+        feats = cmvn.apply(speaker, feats)
+    return np.asarray(feats, dtype=np.float32)
+
+
+def merge_jobs(parts: List[Path], split_cuts: CutSet, output: Pathlike) -> CutSet:
+    """Concatenates per-job cut manifests in ``split_cuts`` order; writes ``output`` atomically."""
+    for part in parts:
+        if not is_done(part):
+            raise FileNotFoundError(f"{part}: job output missing or unfinished")
+    by_id = {}
+    for part in parts:
+        for cut in load_manifest(part):
+            by_id[cut.id] = cut
+    merged = CutSet.from_cuts([by_id[c.id] for c in split_cuts if c.id in by_id])
+    with atomic_path(output, suffix=".jsonl.gz") as tmp:
+        merged.to_file(tmp)
+    return merged
+
+
+def accumulate_cmvn(cuts: CutSet, norm_vars: bool = False) -> SpeakerCmvn:
+    pairs = ((c.supervisions[0].speaker, load_cut_features(c)) for c in tqdm(cuts, desc="cmvn", mininterval=5))
+    return SpeakerCmvn.accumulate(pairs, norm_vars=norm_vars)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Stage 3: CTC forced alignment of every supervision's reference words with the trained AM, in nj jobs.
+# Writes <fbank-dir>/<prefix>_cuts_<split>_ali.jsonl.gz (word AlignmentItems), <am-dir>/ali/<split>.ctm,
+# <split>.failed (unalignable cuts with reasons) and, given --word-times-dir, <split>.ali_error.txt.
+set -euo pipefail
+
+# Begin configuration section.
+nj=4                     # parallel jobs
+cmd=utils/run.pl         # job runner ($decode_cmd)
+splits="train dev test"  # splits to align
+prefix=mustc             # cut manifest name prefix
+max_fail=0.05            # fail when a larger share of a split cannot be aligned
+word_times_dir=          # corpus data folder with <split>/txt/<split>.word_times.jsonl (mini corpus)
+device=auto              # auto, cpu or cuda
+overwrite=false          # redo finished jobs
+# End configuration section.
+
+echo "$0 $@"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 2 ]; then
+  echo "Usage: $0 [options] <fbank-dir> <am-dir>"
+  echo "e.g.:  $0 --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini/data data/fbank exp/am"
+  echo "main options: --nj N --cmd CMD --splits \"train dev test\" --max-fail 0.05 --word-times-dir DIR"
+  exit 1
+fi
+fbank_dir=$1
+dir=$2
+
+for f in $dir/best-valid-loss.pt; do
+  [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
+done
+todo=
+for split in $splits; do
+  for f in $fbank_dir/${prefix}_cuts_${split}.jsonl.gz $fbank_dir/cmvn_${split}.json; do
+    [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
+  done
+  if [ -f $fbank_dir/${prefix}_cuts_${split}_ali.jsonl.gz.done ] && ! $overwrite; then
+    echo "$0: split $split is aligned; skipping"
+  else
+    todo="$todo $split"
+  fi
+done
+[ -z "$todo" ] && { echo "$0: nothing to do"; exit 0; }
+opt=
+$overwrite && opt=--overwrite
+wt=
+[ -n "$word_times_dir" ] && wt="--word-times-dir $word_times_dir"
+
+$cmd JOB=1:$nj $dir/ali/log/align.JOB.log \
+  python -m punct.bin.align --fbank-dir $fbank_dir --am-dir $dir --splits $todo --prefix $prefix \
+    --device $device --job JOB --nj $nj $opt
+$cmd $dir/ali/log/merge.log \
+  python -m punct.bin.align --fbank-dir $fbank_dir --am-dir $dir --splits $todo --prefix $prefix \
+    --nj $nj --merge --max-fail $max_fail $wt
+grep -h "cuts aligned\|word-start error" $dir/ali/log/merge.log | sed "s|^.*\] |$0: |" || true

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Stage 1: 40-dim hires MFCC by kaldi-native-fbank for every split, in nj jobs (each job a share
+# of every split), then merged cuts (one cut per supervision, cut id = supervision id) and
+# per-speaker CMVN stats.  Finished splits (<fbank-dir>/<prefix>_cuts_<split>.jsonl.gz.done) are skipped.
+set -euo pipefail
+
+# Begin configuration section.
+nj=4                        # parallel jobs
+cmd=utils/run.pl            # job runner ($train_cmd)
+feat_config=conf/mfcc.yaml  # extractor options and CMVN mode
+splits="train dev test"     # splits to process
+prefix=mustc                # manifest name prefix
+overwrite=false             # recompute finished splits
+# End configuration section.
+
+echo "$0 $@"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 2 ]; then
+  echo "Usage: $0 [options] <manifest-dir> <fbank-dir>"
+  echo "e.g.:  $0 --nj 4 --cmd \"\$train_cmd\" data/manifests data/fbank"
+  echo "main options: --nj N --cmd CMD --feat-config FILE --splits \"train dev test\" --overwrite true"
+  exit 1
+fi
+manifest_dir=$1
+fbank_dir=$2
+
+[ -f $feat_config ] || { echo "$0: no such file $feat_config"; exit 1; }
+todo=
+for split in $splits; do
+  for f in $manifest_dir/${prefix}_recordings_${split}.jsonl.gz $manifest_dir/${prefix}_supervisions_${split}.jsonl.gz; do
+    [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
+  done
+  if [ -f $fbank_dir/${prefix}_cuts_${split}.jsonl.gz.done ] && ! $overwrite; then
+    echo "$0: split $split is done; skipping"
+  else
+    todo="$todo $split"
+  fi
+done
+[ -z "$todo" ] && { echo "$0: nothing to do"; exit 0; }
+opt=
+$overwrite && opt=--overwrite
+
+$cmd JOB=1:$nj $fbank_dir/log/compute.JOB.log \
+  python -m punct.bin.compute_features --config $feat_config --manifest-dir $manifest_dir \
+    --fbank-dir $fbank_dir --splits $todo --prefix $prefix --job JOB --nj $nj $opt
+$cmd $fbank_dir/log/merge.log \
+  python -m punct.bin.compute_features --config $feat_config --manifest-dir $manifest_dir \
+    --fbank-dir $fbank_dir --splits $todo --prefix $prefix --nj $nj --merge
+grep -h "cuts with features\|CMVN stats of" $fbank_dir/log/merge.log | sed "s|^.*\] |$0: |" || true
+echo "$0: features, cuts and CMVN stats in $fbank_dir"

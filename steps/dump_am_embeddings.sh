@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Stage 4: layer-12 (tdnnf12) frame embeddings, one (num_frames x dim) matrix per cut id at 100 frames/s,
+# into kaldiio shards <out-dir>/<split>/emb.JOB.{ark,scp}, merged into <out-dir>/<split>/emb.scp.
+# Finished shards (emb.JOB.scp.done) are skipped; an interrupted job leaves no .done and is redone.
+set -euo pipefail
+
+# Begin configuration section.
+nj=4                     # parallel jobs (one shard per split and job)
+cmd=utils/run.pl         # job runner ($decode_cmd)
+splits="train dev test"  # splits to dump
+prefix=mustc             # cut manifest name prefix
+layer=12                 # layer to tap (12 = tdnnf12)
+compression=two_byte     # none, two_byte (kaldiio method 3), speech_feature
+device=auto              # auto, cpu or cuda
+overwrite=false          # redo finished shards
+benchmark_config=        # also log the dump throughput of a model of this size (e.g. conf/am.yaml)
+# End configuration section.
+
+echo "$0 $@"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 3 ]; then
+  echo "Usage: $0 [options] <fbank-dir> <am-dir> <out-dir>"
+  echo "e.g.:  $0 --nj 4 --cmd \"\$decode_cmd\" data/fbank exp/am exp/emb_am"
+  echo "main options: --nj N --cmd CMD --splits \"train dev test\" --layer 12 --compression two_byte"
+  exit 1
+fi
+fbank_dir=$1
+am_dir=$2
+dir=$3
+
+for f in $am_dir/best-valid-loss.pt; do
+  [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
+done
+for split in $splits; do
+  for f in $fbank_dir/${prefix}_cuts_${split}.jsonl.gz $fbank_dir/cmvn_${split}.json; do
+    [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
+  done
+done
+opt=
+$overwrite && opt=--overwrite
+
+$cmd JOB=1:$nj $dir/log/dump.JOB.log \
+  python -m punct.bin.dump_am_embeddings --fbank-dir $fbank_dir --am-dir $am_dir --out-dir $dir \
+    --splits $splits --prefix $prefix --layer $layer --compression $compression --device $device \
+    --job JOB --nj $nj $opt
+$cmd $dir/log/merge.log \
+  python -m punct.bin.dump_am_embeddings --fbank-dir $fbank_dir --am-dir $am_dir --out-dir $dir \
+    --splits $splits --prefix $prefix --layer $layer --nj $nj --merge ${benchmark_config:+--benchmark-config $benchmark_config}
+grep -h "throughput" $dir/log/dump.*.log $dir/log/merge.log | sed "s|^.*\] |$0: |" || true
+grep -h "matrices" $dir/log/merge.log | sed "s|^.*\] |$0: |" || true

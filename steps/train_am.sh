@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Stage 2: trains the TDNN acoustic model (CTC over characters) and reports the greedy-decoding WER.
+# Single process by default; --nproc N runs N DDP processes under torchrun (gloo on CPU, NCCL on GPU);
+# --torchrun-opts passes e.g. "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400" for several nodes.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl              # job runner for training and decoding ($cuda_cmd on a GPU cluster)
+am_config=conf/am.yaml        # model and training options
+device=auto                   # auto, cpu or cuda
+seed=42                       # random seed
+nproc=1                       # processes (GPUs) per node; > 1 uses torchrun
+torchrun_opts=                # extra torchrun options (multi-node)
+num_threads=0                 # torch CPU threads per process (0: torch default)
+resume=false                  # continue from the latest epoch-N.pt
+decode_splits="dev test"      # splits for the WER check
+prefix=mustc                  # cut manifest name prefix
+train_opts=                   # extra flags for punct.bin.train_am (e.g. "--num-epochs 2")
+# End configuration section.
+
+echo "$0 $@"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 2 ]; then
+  echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
+  echo "e.g.:  $0 --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
+  echo "main options: --am-config FILE --nproc N --device auto|cpu|cuda --resume true --decode-splits \"dev test\""
+  exit 1
+fi
+fbank_dir=$1
+dir=$2
+
+for f in $am_config $fbank_dir/${prefix}_cuts_train.jsonl.gz $fbank_dir/${prefix}_cuts_dev.jsonl.gz \
+    $fbank_dir/cmvn_train.json $fbank_dir/cmvn_dev.json; do
+  [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
+done
+mkdir -p $dir/log
+
+opts="--config $am_config --fbank-dir $fbank_dir --exp-dir $dir --prefix $prefix --device $device --seed $seed --num-threads $num_threads $train_opts"
+$resume && opts="$opts --resume"
+if [ $nproc -gt 1 ] || [ -n "$torchrun_opts" ]; then
+  launcher="torchrun --nproc-per-node $nproc $torchrun_opts"
+  [ -z "$torchrun_opts" ] && launcher="torchrun --standalone --nproc-per-node $nproc"
+  $cmd $dir/log/train.log $launcher -m punct.bin.train_am $opts
+else
+  $cmd $dir/log/train.log python -m punct.bin.train_am $opts
+fi
+[ -f $dir/best-valid-loss.pt ] || { echo "$0: training wrote no $dir/best-valid-loss.pt (see $dir/log/train.log)"; exit 1; }
+
+if [ -n "$decode_splits" ]; then
+  $cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
+    --splits $decode_splits --prefix $prefix --device $device
+  for split in $decode_splits; do
+    echo "$0: $split: $(cat $dir/wer_${split}.txt)"
+  done
+fi

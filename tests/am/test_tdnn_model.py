@@ -1,0 +1,95 @@
+"""The TDNN acoustic model: layer tap, frame alignment with the features, edge convention, context."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from punct.am.model import EMBEDDING_LAYER, TdnnAcousticModel, TdnnConfig
+
+TINY = TdnnConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
+
+
+def _model(config=TINY, seed=0):
+    torch.manual_seed(seed)
+    model = TdnnAcousticModel(config)
+    # non-trivial BatchNorm statistics, so that eval mode is not an identity
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm1d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    return model.eval()
+
+
+def test_thirteen_layers_and_names():
+    model = _model()
+    names = model.layer_names()
+    assert names[1] == "tdnn1" and names[2] == "tdnnf2" and names[13] == "tdnnf13"
+    assert names[EMBEDDING_LAYER] == "tdnnf12" and model.num_layers == 15 and len(names) == 16
+    assert model.context() == (28, 28)  # 1 (splice) + 1+1+1+0 + 8*3
+
+
+@pytest.mark.parametrize("num_frames", [1, 2, 7, 60, 157])
+def test_every_layer_keeps_the_feature_frame_count(num_frames):
+    model = _model()
+    x = torch.randn(2, num_frames, 8)
+    with torch.no_grad():
+        for layer in range(model.num_layers + 1):
+            y = model(x, layer=layer)
+            assert y.shape[:2] == (2, num_frames), layer
+        assert model(x, layer=EMBEDDING_LAYER).shape[2] == 16
+        assert model(x).shape == (2, num_frames, 6)
+        assert torch.equal(model(x), model(x, layer=model.num_layers))
+    with pytest.raises(ValueError, match="layer must be in 0..15"):
+        model(x, layer=16)
+
+
+def test_layer_tap_is_the_intermediate_output():
+    """The tapped output of tdnnf12 is what tdnnf13 consumes: run the rest of the network from it."""
+    model = _model()
+    x = torch.randn(1, 90, 8)
+    with torch.no_grad():
+        # model on a long input: frames far from the edges do not see the padding
+        y11 = model(x, layer=11)  # (1, 90, 16)
+        y12 = model(x, layer=12)
+        s = model.tdnnf[10].stride  # tdnnf12 is tdnnf[10]
+        manual = model.tdnnf[10].forward(y11.transpose(1, 2)).transpose(1, 2)  # valid frames s .. 90-s-1
+        assert torch.allclose(manual, y12[:, s: 90 - s], atol=1e-5)
+
+
+def test_output_frame_depends_only_on_its_context():
+    model = _model()
+    left, right = model.context()
+    x = torch.randn(1, 200, 8)
+    t = 100
+    with torch.no_grad():
+        base = model(x, layer=EMBEDDING_LAYER)[0, t]
+        far = x.clone()
+        far[0, : t - left - 1] += 5.0  # beyond the left context (layer 12 needs <= the full context)
+        far[0, t + right + 1:] -= 5.0
+        assert torch.allclose(model(far, layer=EMBEDDING_LAYER)[0, t], base, atol=1e-5)
+        near = x.clone()
+        near[0, t - 1] += 5.0
+        assert not torch.allclose(model(near, layer=EMBEDDING_LAYER)[0, t], base, atol=1e-3)
+
+
+def test_edges_are_padded_by_repeating_the_first_and_last_frame():
+    """Convention: the output of a T-frame utterance equals the centre T frames of the output for the
+    same utterance explicitly extended by copies of its first and last frame."""
+    model = _model()
+    left, right = model.context()
+    x = torch.randn(1, 40, 8)
+    extended = torch.cat([x[:, :1].expand(1, left, 8), x, x[:, -1:].expand(1, right, 8)], dim=1)
+    with torch.no_grad():
+        for layer in (0, 1, 5, EMBEDDING_LAYER, None):
+            a = model(x, layer=layer)
+            b = model(extended, layer=layer)[:, left: left + 40]
+            assert torch.allclose(a, b, atol=1e-5), layer
+
+
+def test_paper_size_dimensions():
+    model = TdnnAcousticModel(dataclasses.replace(TdnnConfig(), num_tokens=30)).eval()
+    with torch.no_grad():
+        assert model(torch.randn(1, 5, 40), layer=EMBEDDING_LAYER).shape == (1, 5, 1024)
+    params = sum(p.numel() for p in model.parameters())
+    assert 6e6 < params < 8e6, params  # 12 factorised layers of 1024 x 128 x 2 x 2 dominate
