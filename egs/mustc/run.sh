@@ -17,7 +17,7 @@ nj=2                 # parallel jobs for features, alignment and embedding dumps
 mustc_root=          # MuST-C v1/v2 en-X directory (holds data/{train,dev,tst-COMMON}); empty: mini corpus
 unipunc_dir=         # folder with UniPunc's train-audio.json/test-audio.json (optional)
 corpus_size=mini     # mini corpus size when no --mustc-root: tiny (tests) or mini (about an hour)
-conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" for the mini corpus, "" for MuST-C
+conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") for the mini corpus, "" for MuST-C
 bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
 device=auto          # auto, cpu or cuda
 seed=42              # seed for every random choice
@@ -63,7 +63,7 @@ fi
 
 if [ -z "$mustc_root" ]; then
   corpus_dir=data/corpus_${corpus_size}
-  conf_suffix=${conf_suffix:-_mini}
+  conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
 else
   corpus_dir=$mustc_root
 fi
@@ -93,10 +93,7 @@ fi
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
-  # The tiny CI corpus takes conf/am_tiny.yaml (toy dims, seconds to train).
-  am_conf=conf/am${conf_suffix}.yaml
-  [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && am_conf=conf/am_tiny.yaml
-  steps/train_am.sh --cmd "$train_cmd" --am-config $am_conf --device $device --seed $seed data/fbank exp/am
+  steps/train_am.sh --cmd "$train_cmd" --am-config conf/am${conf_suffix}.yaml --device $device --seed $seed data/fbank exp/am
 fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then

@@ -16,13 +16,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, Tuple
 
-import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
@@ -35,6 +32,7 @@ from punct.am.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.utils.atomic import atomic_path
 from punct.utils.config import save_config
+from punct.utils.training import DistInfo, latest_checkpoint, seed_everything, setup_distributed
 
 
 @dataclass(frozen=True)
@@ -64,39 +62,6 @@ class TrainState:
     step: int = 0
     best_valid_loss: float = math.inf
     best_epoch: int = 0
-
-
-@dataclass(frozen=True)
-class DistInfo:
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-
-def setup_distributed(device_name: str) -> Tuple[DistInfo, torch.device]:
-    """Reads torchrun's environment; starts the process group (NCCL on CUDA, gloo on CPU) when WORLD_SIZE > 1."""
-    from punct.utils.device import resolve_device
-
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = resolve_device(device_name)
-    if device.type == "cuda":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-    if world_size > 1 and not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    return DistInfo(rank, world_size, local_rank), device
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
@@ -178,12 +143,6 @@ def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: 
             "config": dataclasses.asdict(config),
             "tokens": tokens.symbols,
         }, tmp)
-
-
-def latest_checkpoint(exp_dir: Path) -> Optional[Path]:
-    epochs = sorted((int(p.stem.split("-")[1]), p) for p in Path(exp_dir).glob("epoch-*.pt")
-                    if p.stem.split("-")[1].isdigit())
-    return epochs[-1][1] if epochs else None
 
 
 def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:

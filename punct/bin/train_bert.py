@@ -17,10 +17,9 @@ import argparse
 import json
 import logging
 import random
-import re
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -39,6 +38,7 @@ from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.device import resolve_device
 from punct.utils.logging import log_config, setup_logging
+from punct.utils.training import TrainState, latest_checkpoint, prune_checkpoints, seed_everything
 
 HEAD = "punct"  # MuST-C: one head over MUSTC_CLASSES
 # Config values that may change when a run is resumed (they do not change what was learned).
@@ -59,23 +59,6 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     add_config_arguments(parser, BertTrainConfig)
     return parser
-
-
-@dataclass
-class TrainState:
-    """What changes while training (kept out of the frozen config)."""
-
-    epoch: int = 0  # last finished epoch
-    step: int = 0
-    best_f1: float = -1.0
-    best_epoch: int = 0
-    history: List[Dict] = field(default_factory=list)
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def build_optimizer(model: torch.nn.Module, cfg: BertTrainConfig) -> torch.optim.Optimizer:
@@ -156,11 +139,6 @@ def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
     return exp_dir / f"epoch-{epoch}.pt"
 
 
-def last_checkpoint(exp_dir: Path) -> Optional[Path]:
-    epochs = [int(m.group(1)) for p in exp_dir.glob("epoch-*.pt") if (m := re.fullmatch(r"epoch-(\d+)\.pt", p.name))]
-    return checkpoint_path(exp_dir, max(epochs)) if epochs else None
-
-
 def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig) -> None:
     with atomic_path(path) as tmp:
         torch.save({
@@ -184,15 +162,6 @@ def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> Non
     shutil.rmtree(old, ignore_errors=True)
     atomic_write_text(exp_dir / "best-valid-f1.json",
                       json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n")
-
-
-def prune_checkpoints(exp_dir: Path, keep: int, current: int) -> None:
-    if keep <= 0:
-        return
-    for p in exp_dir.glob("epoch-*.pt"):
-        m = re.fullmatch(r"epoch-(\d+)\.pt", p.name)
-        if m and int(m.group(1)) <= current - keep:
-            p.unlink()
 
 
 def load_training_utterances(args, cfg: BertTrainConfig) -> List[Utterance]:
@@ -230,7 +199,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     optimizer = build_optimizer(model, cfg)
     state = TrainState()
 
-    if args.resume and (ckpt := last_checkpoint(exp_dir)) is not None:
+    if args.resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
         saved = torch.load(ckpt, map_location=device, weights_only=False)
         changed = sorted(k for k, v in asdict(cfg).items()
                          if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)

@@ -23,9 +23,8 @@ import argparse
 import json
 import logging
 import random
-import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -43,6 +42,7 @@ from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.device import resolve_device
 from punct.utils.logging import log_config, setup_logging
+from punct.utils.training import TrainState, latest_checkpoint, prune_checkpoints, seed_everything
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -60,34 +60,12 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@dataclass
-class TrainState:
-    """What changes while training (kept out of the frozen config)."""
-
-    epoch: int = 0  # last finished epoch
-    step: int = 0
-    best_f1: float = -1.0
-    best_epoch: int = 0
-    history: List[Dict] = field(default_factory=list)
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def manifests(data_dir: Path, split: str):
     return data_dir / f"parczech_supervisions_{split}.jsonl.gz", data_dir / f"parczech_recordings_{split}.jsonl.gz"
 
 
 def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
     return exp_dir / f"epoch-{epoch}.pt"
-
-
-def last_checkpoint(exp_dir: Path) -> Optional[Path]:
-    epochs = [int(m.group(1)) for p in exp_dir.glob("epoch-*.pt") if (m := re.fullmatch(r"epoch-(\d+)\.pt", p.name))]
-    return checkpoint_path(exp_dir, max(epochs)) if epochs else None
 
 
 def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **extra) -> None:
@@ -158,7 +136,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     optimizer = build_optimizer(model, cfg)
     state = TrainState()
-    if args.resume and (ckpt := last_checkpoint(exp_dir)) is not None:
+    if args.resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
         saved = torch.load(ckpt, map_location=device, weights_only=False)
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
@@ -198,11 +176,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "optimizer": optimizer.state_dict(), "state": asdict(state),
                         "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}},
                        tmp)
-        if cfg.keep_last_epochs > 0:
-            for p in exp_dir.glob("epoch-*.pt"):
-                m = re.fullmatch(r"epoch-(\d+)\.pt", p.name)
-                if m and int(m.group(1)) <= state.epoch - cfg.keep_last_epochs:
-                    p.unlink()
+        prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
     atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
 
     # decode with the best model

@@ -20,7 +20,8 @@ from pathlib import Path
 import torch
 
 from punct.fusion.dataset import open_split, split_paths
-from punct.fusion.train import TrainTdnnConfig, dist_from_env, init_distributed, latest_checkpoint, train_tdnn
+from punct.fusion.train import TrainTdnnConfig, train_tdnn
+from punct.utils.training import dist_from_env, init_distributed, latest_checkpoint
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.device import resolve_device

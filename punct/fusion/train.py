@@ -11,12 +11,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict, Optional, Union
 
 import numpy as np
 import torch
@@ -28,6 +27,7 @@ from punct.fusion.infer import corpus_predictions
 from punct.fusion.sampling import BALANCE_MODES, EpochSampler
 from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters
 from punct.metrics import score
+from punct.utils.training import DistInfo, TrainState
 from punct.utils.atomic import atomic_path
 
 Pathlike = Union[str, Path]
@@ -69,42 +69,6 @@ class TrainTdnnConfig:
             raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
 
 
-@dataclass
-class TrainState:
-    """What changes during training (kept out of the frozen config)."""
-
-    epoch: int = 0  # last finished epoch
-    step: int = 0
-    best_f1: float = -1.0
-    best_epoch: int = 0
-    history: List[Dict] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class DistInfo:
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-
-def dist_from_env() -> DistInfo:
-    """Rank and world size from torchrun's environment (single process when absent)."""
-    return DistInfo(
-        int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("LOCAL_RANK", 0))
-    )
-
-
-def init_distributed(dist: DistInfo, device: torch.device) -> None:
-    if dist.world_size > 1 and not torch.distributed.is_initialized():
-        backend = "nccl" if device.type == "cuda" else "gloo"
-        torch.distributed.init_process_group(backend=backend, rank=dist.rank, world_size=dist.world_size)
-        logging.info("rank %d of %d joined the %s process group", dist.rank, dist.world_size, backend)
-
-
 def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
     return PunctTdnn(dataclasses.replace(cfg.model, input_dim=input_dim))
 
@@ -138,11 +102,6 @@ def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> Pu
     model = PunctTdnn(TdnnConfig(**model_cfg))
     model.load_state_dict(ckpt["model"])
     return model.to(device).eval()
-
-
-def latest_checkpoint(exp_dir: Path) -> Optional[Path]:
-    found = [(int(p.stem.split("-")[1]), p) for p in exp_dir.glob("epoch-*.pt") if p.stem.split("-")[1].isdigit()]
-    return max(found)[1] if found else None
 
 
 def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Dict:

@@ -9,7 +9,8 @@ import torch
 import torch.multiprocessing as mp
 
 from punct.am.model import TdnnConfig
-from punct.am.train import AmConfig, latest_checkpoint, load_model, run_training
+from punct.am.train import AmConfig, load_model, run_training
+from punct.utils.training import latest_checkpoint
 
 from am.espeak_corpus import cached_corpus, espeak_available
 

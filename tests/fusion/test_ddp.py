@@ -11,7 +11,8 @@ import torch.multiprocessing as mp
 
 from punct.fusion.dataset import open_split
 from punct.fusion.tdnn import TdnnConfig
-from punct.fusion.train import DistInfo, TrainTdnnConfig, init_distributed, train_tdnn
+from punct.fusion.train import TrainTdnnConfig, train_tdnn
+from punct.utils.training import DistInfo, init_distributed
 from tests.fusion.synthetic import make_split
 
 

@@ -8,7 +8,8 @@ import torch
 
 from punct.fusion.dataset import open_split
 from punct.fusion.tdnn import TdnnConfig
-from punct.fusion.train import TrainTdnnConfig, class_weights, latest_checkpoint, load_model, train_tdnn
+from punct.fusion.train import TrainTdnnConfig, class_weights, load_model, train_tdnn
+from punct.utils.training import latest_checkpoint
 from tests.fusion.synthetic import make_split
 
 SMALL = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)

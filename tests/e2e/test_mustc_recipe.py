@@ -1,0 +1,136 @@
+"""egs/mustc end to end on the tiny mini corpus with tiny models: every stage leaves its outputs.
+
+The recipe runs once per test session in a private copy of egs/mustc (a temp directory);
+the tests below inspect what each stage wrote, re-run a late stage, and repeat the
+parallel stages through the real SLURM backend.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.recipe_copy import copy_recipe
+
+pytestmark = pytest.mark.slow
+SPLITS = ("train", "dev", "test")
+
+
+def run_recipe(recipe_dir: Path, *args: str, env_extra=None, timeout=1500) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **(env_extra or {}))
+    out = subprocess.run(
+        ["./run.sh", "--corpus-size", "tiny", "--nj", "2", *args],
+        cwd=recipe_dir, capture_output=True, text=True, timeout=timeout, env=env,
+    )
+    (recipe_dir / f"run{''.join(args).replace('-', '_')}.log").write_text(out.stdout + out.stderr)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_recipe(repo_root, tmp_path_factory):
+    recipe_dir = copy_recipe(repo_root, "mustc", tmp_path_factory.mktemp("e2e") / "mustc")
+    start = time.time()
+    out = run_recipe(recipe_dir)
+    assert out.returncode == 0, f"run.sh failed:\n{out.stdout[-4000:]}\n{out.stderr[-6000:]}"
+    stage_times = re.findall(r"(\d\d:\d\d:\d\d) INFO \[run\.sh:\d+\] Stage (\d+)", out.stderr)
+    print(f"\n[e2e] tiny recipe took {time.time() - start:.0f} s; stage starts: {stage_times}")
+    return recipe_dir
+
+
+def count_jsonl_gz(path: Path) -> int:
+    with gzip.open(path, "rt") as f:
+        return sum(1 for _ in f)
+
+
+def cut_ids(path: Path) -> list:
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line)["id"] for line in f]
+
+
+def test_stage0_manifests(tiny_recipe):
+    for split in SPLITS:
+        for kind in ("recordings", "supervisions"):
+            assert count_jsonl_gz(tiny_recipe / f"data/manifests/mustc_{kind}_{split}.jsonl.gz") > 0
+
+
+def test_stage1_to_3_features_model_alignments(tiny_recipe):
+    for split in SPLITS:
+        assert count_jsonl_gz(tiny_recipe / f"data/fbank/mustc_cuts_{split}.jsonl.gz") > 0
+        assert count_jsonl_gz(tiny_recipe / f"data/fbank/mustc_cuts_{split}_ali.jsonl.gz") > 0
+    assert (tiny_recipe / "exp/am/best-valid-loss.pt").exists()
+    wer = (tiny_recipe / "exp/am/wer_dev.txt").read_text()
+    assert re.search(r"WER", wer)
+    ctm = (tiny_recipe / "exp/am/ali/dev.ctm").read_text().splitlines()
+    assert ctm and all(len(line.split()) == 5 for line in ctm)
+
+
+def test_stage4_and_6_shards_match_the_cuts(tiny_recipe):
+    from punct.io.shards import MatrixReader
+
+    for split in SPLITS:
+        cuts = set(cut_ids(tiny_recipe / f"data/fbank/mustc_cuts_{split}.jsonl.gz"))
+        emb = MatrixReader(tiny_recipe / f"exp/emb_am/{split}/emb.scp")
+        assert set(emb.keys()) == cuts
+        vec = MatrixReader(tiny_recipe / f"exp/emb_bert/{split}/vec.scp")
+        post = MatrixReader(tiny_recipe / f"exp/emb_bert/{split}/post.scp")
+        key = sorted(cuts)[0]
+        assert vec[key].shape[0] == post[key].shape[0] and post[key].shape[1] == 4
+
+
+def test_stage5_text_only_scores(tiny_recipe):
+    for split in ("dev", "test"):
+        scores = json.loads((tiny_recipe / f"exp/bert/results-{split}.json").read_text())
+        assert "overall" in json.dumps(scores)
+
+
+def test_stage8_results(tiny_recipe):
+    results = (tiny_recipe / "exp/results/RESULTS.md").read_text()
+    for row in ("BERT", "TDNN", "nsemble"):
+        assert re.search(rf"^\|[^\n]*{row}", results, flags=re.M), f"no {row} row in RESULTS.md"
+    assert re.search(r"alpha", results, flags=re.I)
+    data = json.loads(next((tiny_recipe / "exp/results").glob("*.json")).read_text())
+    assert data
+    assert list((tiny_recipe / "exp/results").glob("*.png"))
+
+
+def test_rerun_from_stage7_only_touches_tdnn_and_results(tiny_recipe):
+    am_model = tiny_recipe / "exp/am/best-valid-loss.pt"
+    am_mtime = am_model.stat().st_mtime
+    results = tiny_recipe / "exp/results/RESULTS.md"
+    results_mtime = results.stat().st_mtime
+    out = run_recipe(tiny_recipe, "--stage", "7")
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "Stage 7" in out.stderr and "Stage 6" not in out.stderr
+    assert am_model.stat().st_mtime == am_mtime
+    assert results.stat().st_mtime > results_mtime
+
+
+@pytest.mark.slurm
+def test_parallel_stages_through_slurm_give_the_same_outputs(tiny_recipe, slurm_cluster, tmp_path):
+    """Stage 1 (features) and stage 4 (layer-12 dump) again, as SLURM array jobs, into a fresh copy."""
+    from punct.io.shards import MatrixReader
+    import numpy as np
+
+    copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
+    for name in ("data/manifests", "data/corpus_tiny", "exp/am"):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-a", str(tiny_recipe / name), str(copy / name)], check=True)
+    for stage in ("1", "4"):
+        out = run_recipe(copy, "--stage", stage, "--stop-stage", stage, env_extra={"PUNCT_BACKEND": "slurm"})
+        assert out.returncode == 0, out.stderr[-4000:]
+        assert re.search(r"submitted job array \d+", out.stderr), "no job went through sbatch"
+        job_ids = re.findall(r"submitted job array (\d+)", out.stderr)
+        print(f"\n[e2e slurm] stage {stage}: job ids {job_ids}")
+    for split in SPLITS:
+        local = MatrixReader(tiny_recipe / f"exp/emb_am/{split}/emb.scp")
+        remote = MatrixReader(copy / f"exp/emb_am/{split}/emb.scp")
+        assert set(local.keys()) == set(remote.keys())
+        for key in local.keys()[:3]:
+            np.testing.assert_allclose(local[key], remote[key], atol=1e-3)
