@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Punctuate new audio with a trained EfficientPunct recipe (features, AM layer 12, forced alignment,
+BERT, punctuation TDNN, ensemble at the recipe's alpha).
+
+  # Kaldi-style data directory files (utt2spk optional: per-speaker CMVN)
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp data/new/wav.scp --text data/new/text \\
+      --out-dir exp/punctuate/new
+  # a lhotse cut manifest (transcript = first supervision's text)
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --cuts cuts.jsonl.gz --out-dir out
+  # one file; --text is a transcript file, --transcript the transcript itself
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav talk.wav --transcript "so what did we learn" --out-dir out
+  # no transcript: the acoustic model's greedy hypothesis is punctuated
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp wav.scp --transcript-from am --out-dir out
+
+Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
+label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
+<message>``).  An utterance that cannot be processed is reported and skipped; the exit code is 1 when
+any failed (0 with --allow-failures, for steps/punctuate.sh which checks the merged list itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import torch
+
+from punct.inference.inputs import from_cuts, from_kaldi, from_pair
+from punct.inference.pipeline import Failure, Punctuator, merged_cmvn
+from punct.utils.atomic import atomic_write_text
+from punct.utils.device import resolve_device
+from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.logging import log_config, setup_logging
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows defaults and keeps the layout of the module docstring."""
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    src = parser.add_argument_group("input (one of --wav-scp, --cuts, --wav)")
+    src.add_argument("--wav-scp", type=Path, default=None, help="Kaldi wav.scp: '<utt> <path>' or '<utt> <command> |'")
+    src.add_argument("--text", type=Path, default=None,
+                     help="with --wav-scp: Kaldi text '<utt> <transcript>'; with --wav: a file holding the transcript")
+    src.add_argument("--utt2spk", type=Path, default=None, help="with --wav-scp: '<utt> <speaker>' for per-speaker CMVN")
+    src.add_argument("--segments", type=Path, default=None,
+                     help="with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings)")
+    src.add_argument("--cuts", type=Path, default=None, help="lhotse cut manifest (transcript = supervision text)")
+    src.add_argument("--wav", type=Path, default=None, help="one audio file")
+    src.add_argument("--transcript", default=None, help="with --wav: the transcript itself")
+    src.add_argument("--utt-id", default=None, help="with --wav: the utterance id [file stem]")
+    src.add_argument("--transcript-from", choices=("input", "am"), default="input",
+                     help="input: the given transcripts; am: the acoustic model's greedy hypothesis (no transcript needed)")
+    models = parser.add_argument_group("models (defaults: the recipe's files)")
+    models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
+    models.add_argument("--feat-config", type=Path, default=None, help="[<recipe>/conf/mfcc.yaml]")
+    models.add_argument("--am-model", type=Path, default=None, help="[<recipe>/exp/am/best-valid-loss.pt]")
+    models.add_argument("--bert-model-dir", type=Path, default=None, help="[<recipe>/exp/bert/best-valid-f1]")
+    models.add_argument("--tdnn-model", type=Path, default=None, help="[<recipe>/exp/tdnn/best-valid-f1.pt]")
+    models.add_argument("--results-json", type=Path, default=None,
+                        help="stage 8's results with chosen_alpha [<recipe>/exp/results/results.json]")
+    models.add_argument("--alpha", type=float, default=None, help="ensemble weight of the TDNN [chosen_alpha of stage 8]")
+    parser.add_argument("--cmvn", default="speaker",
+                        help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
+                             "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one")
+    parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
+    parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
+    parser.add_argument("--max-length", type=int, default=512, help="BERT input length (tokens incl. specials)")
+    parser.add_argument("--context", type=int, default=32, help="BERT sub-tokens of context around chunk words")
+    parser.add_argument("--quantize", nargs="*", choices=("bert", "tdnn"), default=None,
+                        help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert)")
+    parser.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")
+    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--seed", type=int, default=42, help="random seed (the pipeline itself is deterministic)")
+    add_job_arguments(parser)
+    return parser
+
+
+def read_requests(args) -> list:
+    given = [x for x in (args.wav_scp, args.cuts, args.wav) if x is not None]
+    if len(given) != 1:
+        raise SystemExit("punctuate: give exactly one of --wav-scp, --cuts, --wav")
+    use_text = args.transcript_from == "input"
+    if args.wav_scp is not None:
+        if use_text and args.text is None:
+            raise SystemExit("punctuate: --wav-scp needs --text (or --transcript-from am)")
+        return from_kaldi(args.wav_scp, args.text if use_text else None, args.utt2spk, args.segments)
+    if args.cuts is not None:
+        return from_cuts(args.cuts, use_transcripts=use_text)
+    transcript = None
+    if use_text:
+        if (args.text is None) == (args.transcript is None):
+            raise SystemExit("punctuate: --wav needs one of --text FILE or --transcript TEXT (or --transcript-from am)")
+        if args.text is not None:
+            if not args.text.is_file():
+                raise SystemExit(f"punctuate: {args.text}: no such file")
+            transcript = " ".join(args.text.read_text(encoding="utf-8").split())
+        else:
+            transcript = args.transcript
+    return [from_pair(args.wav, transcript, args.utt_id)]
+
+
+def speaker_share(requests: list, job: int, nj: int) -> list:
+    """This job's share of the requests, whole speakers at a time (CMVN stats are per speaker)."""
+    by_speaker: dict = {}
+    for r in requests:
+        by_speaker.setdefault(r.speaker, []).append(r)
+    return [r for group in job_share(list(by_speaker.values()), job, nj) for r in group]
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = get_parser().parse_args(argv)
+    setup_logging()
+    log_config(vars(args), "arguments")
+    check_job(args.job, args.nj)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.num_threads)
+    requests = speaker_share(read_requests(args), args.job, args.nj)
+    device = resolve_device(args.device)
+    punctuator = Punctuator.from_recipe(
+        args.recipe_dir, feat_config=args.feat_config, am_checkpoint=args.am_model, bert_dir=args.bert_model_dir,
+        tdnn_checkpoint=args.tdnn_model, results_json=args.results_json, alpha=args.alpha, device=device,
+        group_size=args.group_size, max_length=args.max_length, context=args.context,
+        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn))
+    if args.quantize is not None:
+        punctuator.quantize(args.quantize or ("bert",))
+    suffix = f".{args.job}" if args.nj > 1 else ""
+    text_lines, json_lines, failed_lines = [], [], []
+    audio = 0.0
+    start = time.perf_counter()
+    for out in punctuator.run(requests):
+        if isinstance(out, Failure):
+            logging.error("%s: %s", out.id, out.message)
+            failed_lines.append(f"{out.id} {out.message}\n")
+            continue
+        audio += out.duration
+        text_lines.append(f"{out.id} {out.text}\n")
+        json_lines.append(json.dumps(out.to_json(), ensure_ascii=False) + "\n")
+        if args.wav is not None:
+            print(out.text)
+    wall = time.perf_counter() - start
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.out_dir / f"text{suffix}", "".join(text_lines))
+    atomic_write_text(args.out_dir / f"punct{suffix}.jsonl", "".join(json_lines))
+    atomic_write_text(args.out_dir / f"failed{suffix}", "".join(failed_lines))
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in punctuator.timer.seconds.items())
+    logging.info("%d of %d utterances punctuated (%d failed); %.1f s of audio in %.1f s (RTF %.4f; seconds: %s)",
+                 len(text_lines), len(requests), len(failed_lines), audio, wall, wall / max(audio, 1e-9), parts)
+    logging.info("wrote %s, %s, %s", args.out_dir / f"text{suffix}", args.out_dir / f"punct{suffix}.jsonl",
+                 args.out_dir / f"failed{suffix}")
+    if failed_lines and not args.allow_failures:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

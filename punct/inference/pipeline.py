@@ -1,0 +1,471 @@
+"""The whole EfficientPunct pipeline on new audio: features -> AM (layer 12 + CTC) -> forced alignment
+-> BERT -> punctuation TDNN (fully convolutional) -> ensemble.
+
+Every part is the recipe's own code: ``punct.features`` (kaldi-native MFCC, per-speaker CMVN),
+``punct.am`` (the TDNN acoustic model and its token table), ``punct.align.viterbi`` (CTC Viterbi),
+``punct.text.infer`` (per-word BERT vectors and posteriors), ``punct.fusion`` (fused frames and
+``PunctTdnn.batch_logits``, equal to the windowed TDNN in eval mode) and ``punct.ensemble``.
+
+CMVN: per speaker over the utterances given (``utt2spk`` / the cut's speaker; without speakers each
+utterance is normalised on its own), as stage 1 computes every split's stats on that split.
+
+The acoustic model runs once per utterance: a forward hook on ``tdnnf12`` taps the layer-12
+output while the same pass produces the CTC log-posteriors that the aligner needs.
+
+A problem with one utterance (missing/unreadable audio, audio shorter than one window, empty
+transcript, characters the AM never saw, too few frames for the transcript) raises
+:class:`UtteranceError` for that utterance only; :meth:`Punctuator.run` yields a :class:`Failure`
+for it and goes on with the others.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+from punct.align.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
+from punct.am.decode import greedy_ids
+from punct.am.model import TdnnAcousticModel
+from punct.am.tokens import BLANK, SPACE, TokenTable
+from punct.ensemble import PAPER_ALPHA, ensemble
+from punct.features import FeatureConfig
+from punct.features.cmvn import CmvnStats, SpeakerCmvn
+from punct.fusion.dataset import collate_utterances
+from punct.fusion.frames import frame_word_index, fuse_frames, window_centres
+from punct.fusion.tdnn import PunctTdnn
+from punct.inference.inputs import Request, UtteranceError
+from punct.text.data import Utterance
+from punct.text.infer import predict_words
+from punct.text.labels import MUSTC_CLASSES, NO_PUNCT
+from punct.text.model import PunctBert
+from punct.text.normalize import NormalizeConfig, normalize
+
+Pathlike = Union[str, Path]
+
+STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
+
+
+class StageTimer:
+    """Wall seconds (``seconds``) and CPU seconds of this process (``cpu_seconds``) spent in each stage."""
+
+    def __init__(self) -> None:
+        self.seconds: Dict[str, float] = {s: 0.0 for s in STAGES}
+        self.cpu_seconds: Dict[str, float] = {s: 0.0 for s in STAGES}
+
+    @contextmanager
+    def __call__(self, stage: str):
+        start, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+            self.cpu_seconds[stage] = self.cpu_seconds.get(stage, 0.0) + time.process_time() - cpu
+
+    def reset(self) -> None:
+        for k in self.seconds:
+            self.seconds[k] = 0.0
+            self.cpu_seconds[k] = 0.0
+
+
+@dataclass
+class Result:
+    """A punctuated utterance."""
+
+    id: str
+    text: str  # punctuated text: the transcript's words as given (case kept) followed by the marks
+    words: List[str]  # normalised words (lowercase) that were aligned and classified
+    labels: List[str]  # predicted mark per word (MUSTC_CLASSES)
+    spans: List[Tuple[int, int]]  # [start, end) frames of each word (100 frames/s, relative to the utterance)
+    p_tdnn: np.ndarray  # (W, 4)
+    p_bert: np.ndarray  # (W, 4)
+    p_ensemble: np.ndarray  # (W, 4)
+    alpha: float
+    transcript_from: str  # "given" or "am"
+    duration: float  # seconds of audio
+
+    def to_json(self, classes: Sequence[str] = MUSTC_CLASSES) -> Dict:
+        def rows(p: np.ndarray) -> List[List[float]]:
+            return [[round(float(v), 6) for v in row] for row in p]
+
+        return {
+            "id": self.id, "text": self.text, "transcript_from": self.transcript_from, "alpha": self.alpha,
+            "duration": round(self.duration, 4), "classes": list(classes),
+            "words": [
+                {"word": w, "label": l, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
+                for w, l, (s, e), pt, pb, pe in zip(self.words, self.labels, self.spans, rows(self.p_tdnn),
+                                                    rows(self.p_bert), rows(self.p_ensemble))
+            ],
+        }
+
+
+@dataclass
+class Failure:
+    id: str
+    reason: str
+    message: str
+
+
+@dataclass
+class _Prepared:
+    """An utterance after the acoustic part (features, AM, alignment)."""
+
+    request: Request
+    text: str
+    words: List[str]
+    char_spans: List[Tuple[int, int]]
+    embedding: np.ndarray  # (T, Da) layer-12
+    spans: List[WordSpan]
+    transcript_from: str
+    duration: float
+
+
+def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequence[str]) -> str:
+    """The words of ``text`` (surface forms as written) each followed by its predicted mark.
+
+    Marks already in the text are replaced by the predicted ones.  Two words written without a space
+    between them ("twenty-one", "3.5") keep their connector when no mark is predicted between them.
+    """
+    out: List[str] = []
+    n = len(char_spans)
+    for i, ((start, end), label) in enumerate(zip(char_spans, labels)):
+        piece = text[start:end]
+        mark = "" if label == NO_PUNCT else label
+        if mark and piece.endswith(mark):
+            mark = ""  # "U.S." + "." -> "U.S."
+        out.append(piece + mark)
+        if i + 1 < n:
+            gap = text[end:char_spans[i + 1][0]]
+            if not mark and len(gap) == 1 and gap in "-.:/":
+                out.append(gap)
+            else:
+                out.append(" ")
+    return "".join(out)
+
+
+@torch.inference_mode()
+def am_forward(model: TdnnAcousticModel, feats: np.ndarray, layer: int,
+               device: torch.device = torch.device("cpu")) -> Tuple[np.ndarray, np.ndarray]:
+    """One pass of the acoustic model: (layer ``layer`` output (T, C), CTC log-posteriors (T, V)).
+
+    Equal to ``model(x, layer=layer)`` and ``model(x).log_softmax(-1)`` (checked by the tests); layer must
+    be one of the factorised layers tdnnf2..tdnnf13 (2..13).
+    """
+    if not 2 <= layer <= 1 + len(model.tdnnf):
+        raise ValueError(f"layer must be a tdnnf layer (2..{1 + len(model.tdnnf)}), got {layer}")
+    t = feats.shape[0]
+    captured: Dict[str, torch.Tensor] = {}
+    hook = model.tdnnf[layer - 2].register_forward_hook(lambda module, inp, out: captured.__setitem__("x", out))
+    try:
+        x = torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32)).unsqueeze(0).to(device)
+        logits = model(x)[0]
+    finally:
+        hook.remove()
+    left, _ = model.context()
+    consumed = model.splice.left + sum(model.config.time_strides[: layer - 1])
+    emb = model._crop(captured["x"], left - consumed, t)[0]
+    return emb.float().cpu().numpy(), logits.log_softmax(dim=-1).float().cpu().numpy()
+
+
+def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
+    if rate == target:
+        return samples
+    from scipy.signal import resample_poly
+
+    g = math.gcd(int(rate), int(target))
+    return resample_poly(samples, target // g, rate // g).astype(np.float32)
+
+
+class Punctuator:
+    """Punctuates utterances with a trained recipe's models.
+
+    Args:
+      feature_config: the recipe's conf/mfcc.yaml.
+      am, tokens: the acoustic model and its token table (``punct.am.train.load_model``).
+      bert: the fine-tuned text branch (``PunctBert.from_pretrained(exp/bert/best-valid-f1)``).
+      tdnn: the punctuation TDNN (``punct.fusion.train.load_model``).
+      alpha: ensemble weight of the TDNN (stage 8's choice on dev).
+      layer: acoustic layer the TDNN was trained on (12).
+      group_size: utterances per BERT / TDNN batch.
+      global_cmvn: CMVN stats applied to every utterance (e.g. all training speakers' stats merged, for
+        single short utterances); None: per speaker over the utterances given.
+      tdnn_batch: run the TDNN over a zero-padded batch of utterances (same numbers; on one CPU thread the
+        padding costs about what batching saves, so one utterance at a time is the default).
+    """
+
+    def __init__(self, *, feature_config: FeatureConfig, am: TdnnAcousticModel, tokens: TokenTable, bert: PunctBert,
+                 tdnn: PunctTdnn, alpha: float = PAPER_ALPHA, layer: int = 12, device: torch.device = torch.device("cpu"),
+                 normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 512, context: int = 32,
+                 bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
+                 global_cmvn: Optional[CmvnStats] = None) -> None:
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        classes = tuple(bert.head_spec(head).classes)
+        if classes != MUSTC_CLASSES or tdnn.config.num_classes != len(classes):
+            raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
+                             f"expected {MUSTC_CLASSES}")
+        am_dim = am.config.dim
+        if bert.hidden_size + am_dim != tdnn.config.input_dim:
+            raise ValueError(f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
+                             f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?")
+        self.feature_config = feature_config
+        self.extractor = feature_config.extractor()
+        self.sampling_rate = int(feature_config.options.get("sampling_rate", 16000))
+        self.am = am.to(device).eval()
+        self.tokens = tokens
+        self.char_ids = {s: i for s, i in tokens.ids.items() if s not in (BLANK, SPACE)}
+        self.bert = bert.to(device).eval()
+        self.tdnn = tdnn.to(device).eval()
+        self.alpha = float(alpha)
+        self.layer = layer
+        self.device = device
+        self.normalize_config = normalize_config
+        # The encoder's position table bounds the chunk length; the context must leave room to predict.
+        self.max_length = min(max_length, int(getattr(bert.encoder.config, "max_position_embeddings", max_length)))
+        self.context = min(context, (self.max_length - 2) // 2 - 1)
+        self.bert_batch_size = bert_batch_size
+        self.group_size = max(1, group_size)
+        self.tdnn_batch = tdnn_batch
+        self.head = head
+        self.classes = classes
+        self.global_cmvn = global_cmvn
+        self.timer = StageTimer()
+
+    # ---- construction from a recipe directory ------------------------------------------------
+
+    @classmethod
+    def from_recipe(cls, recipe_dir: Pathlike = ".", *, feat_config: Optional[Pathlike] = None,
+                    am_checkpoint: Optional[Pathlike] = None, bert_dir: Optional[Pathlike] = None,
+                    tdnn_checkpoint: Optional[Pathlike] = None, results_json: Optional[Pathlike] = None,
+                    normalize_config: Optional[Pathlike] = None, alpha: Optional[float] = None,
+                    device: torch.device = torch.device("cpu"), **kwargs) -> "Punctuator":
+        """Loads the models of a trained recipe (egs/mustc after stages 1-8); any path may be overridden."""
+        from punct.am.train import load_model as load_am
+        from punct.fusion.train import load_model as load_tdnn
+        from punct.utils.config import load_config
+
+        recipe = Path(recipe_dir)
+        paths = recipe_paths(recipe, feat_config=feat_config, am_checkpoint=am_checkpoint, bert_dir=bert_dir,
+                             tdnn_checkpoint=tdnn_checkpoint, results_json=results_json,
+                             normalize_config=normalize_config)
+        for name in ("feat_config", "am_checkpoint", "bert_dir", "tdnn_checkpoint"):
+            if not paths[name].exists():
+                raise FileNotFoundError(f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)")
+        feature_config = load_config(FeatureConfig, paths["feat_config"])
+        norm = NormalizeConfig()
+        if paths["normalize_config"].exists():
+            norm = load_config(NormalizeConfig, paths["normalize_config"])
+        if alpha is None:
+            alpha = read_chosen_alpha(paths["results_json"])
+        am, tokens = load_am(paths["am_checkpoint"], device)
+        bert = PunctBert.from_pretrained(paths["bert_dir"])
+        tdnn = load_tdnn(paths["tdnn_checkpoint"], device)
+        logging.info("models: AM %s (%d tokens), BERT %s, TDNN %s; alpha %.2f", paths["am_checkpoint"], len(tokens),
+                     paths["bert_dir"], paths["tdnn_checkpoint"], alpha)
+        return cls(feature_config=feature_config, am=am, tokens=tokens, bert=bert, tdnn=tdnn, alpha=alpha,
+                   device=device, normalize_config=norm, **kwargs)
+
+    def quantize(self, parts: Sequence[str] = ("bert",)) -> "Punctuator":
+        """Dynamic int8 quantisation of the Linear layers of ``parts`` ("bert", "tdnn"; CPU only); returns self.
+
+        BERT only by default: on the TDNN the per-call quantisation of the (frames x 1792) activations
+        costs more than the int8 matrix product saves (benchmarks/README.md)."""
+        import warnings
+
+        from torch.ao.quantization import quantize_dynamic
+
+        unknown = set(parts) - {"bert", "tdnn"}
+        if unknown:
+            raise ValueError(f"quantize: unknown parts {sorted(unknown)}; choose bert, tdnn")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's deprecation notice of quantized tensor creation
+            if "bert" in parts:
+                self.bert = quantize_dynamic(self.bert, {torch.nn.Linear}, dtype=torch.qint8)
+            if "tdnn" in parts:
+                self.tdnn = quantize_dynamic(self.tdnn, {torch.nn.Linear}, dtype=torch.qint8)
+        return self
+
+    # ---- the pipeline ----------------------------------------------------------------------
+
+    def features(self, requests: Sequence[Request], durations: Optional[Dict[str, float]] = None
+                 ) -> Dict[str, Union[np.ndarray, UtteranceError]]:
+        """CMVN-normalised features of each request (or its error); CMVN per speaker over ``requests``.
+        ``durations``, when given, receives each readable utterance's audio duration in seconds."""
+        raw: Dict[str, Union[np.ndarray, UtteranceError]] = {}
+        for req in requests:
+            try:
+                with self.timer("audio"):
+                    try:
+                        samples, rate = req.audio()
+                    except UtteranceError:
+                        raise
+                    except Exception as e:  # a custom loader's own error: this utterance only
+                        raise UtteranceError("unreadable audio", f"{req.source}: {type(e).__name__}: {e}") from e
+                with self.timer("features"):
+                    samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
+                    feats = self.extractor.extract(samples, self.sampling_rate)
+                if durations is not None:
+                    durations[req.id] = len(samples) / self.sampling_rate
+                if feats.shape[0] == 0:
+                    raise UtteranceError("audio too short", f"{req.source}: {len(samples)} samples "
+                                         f"({len(samples) / self.sampling_rate * 1000:.1f} ms) is shorter than one "
+                                         "25 ms analysis window")
+                raw[req.id] = feats
+            except UtteranceError as e:
+                raw[req.id] = e
+        with self.timer("features"):
+            speaker_of = {r.id: r.speaker for r in requests}
+            if self.global_cmvn is not None:
+                speaker_of = {k: "<global>" for k in speaker_of}
+            ok = [(speaker_of[k], v) for k, v in raw.items() if isinstance(v, np.ndarray)]
+            if self.global_cmvn is not None:
+                cmvn = SpeakerCmvn({"<global>": self.global_cmvn}, norm_vars=self.feature_config.norm_vars)
+            else:
+                cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
+            return {k: cmvn.apply(speaker_of[k], v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
+
+    def _words(self, req: Request) -> Tuple[str, List[str], List[Tuple[int, int]]]:
+        normalized = normalize(req.transcript, self.normalize_config)
+        if not normalized.words:
+            raise UtteranceError("empty transcript", f"transcript {req.transcript!r} has no words")
+        import unicodedata
+
+        text = unicodedata.normalize("NFKC", req.transcript)
+        unknown = sorted({ch for w in normalized.words for ch in w if ch not in self.char_ids})
+        if unknown:
+            bad = [w for w in normalized.words if any(ch in unknown for ch in w)]
+            raise UtteranceError("unknown characters", f"characters {unknown} (in {bad[:5]}) are not in the "
+                                 "acoustic model's token table; the AM never saw them")
+        return text, list(normalized.words), list(normalized.spans)
+
+    def acoustic(self, req: Request, feats: np.ndarray, duration: Optional[float] = None) -> _Prepared:
+        """Layer-12 embeddings and word spans of one utterance."""
+        if req.transcript is not None:
+            text, words, char_spans = self._words(req)  # checked before spending time on the AM
+        with self.timer("am"):
+            with torch.inference_mode():
+                emb, log_probs = am_forward(self.am, feats, self.layer, self.device)
+        if req.transcript is None:
+            with self.timer("align"):
+                words = self.tokens.decode_words(greedy_ids(torch.from_numpy(log_probs), log_probs.shape[0]))
+            if not words:
+                raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
+            text, char_spans, pos = " ".join(words), [], 0
+            for w in words:
+                char_spans.append((pos, pos + len(w)))
+                pos += len(w) + 1
+        with self.timer("align"):
+            try:
+                token_seq, word_of_token = encode_for_alignment(words, self.char_ids, self.tokens.space_id)
+                token_index, _ = ctc_forced_align(log_probs, token_seq)
+                spans = word_spans(token_index, words, word_of_token)
+            except AlignmentError as e:
+                raise UtteranceError(e.reason, f"forced alignment failed ({e}); {feats.shape[0]} frames "
+                                     f"({feats.shape[0] / 100:.2f} s) for {len(words)} words") from e
+        return _Prepared(req, text, words, char_spans, emb, spans, "given" if req.transcript is not None else "am",
+                         feats.shape[0] / 100.0 if duration is None else duration)
+
+    def classify(self, prepared: Sequence[_Prepared]) -> List[Result]:
+        """BERT, TDNN and the ensemble over a group of prepared utterances."""
+        if not prepared:
+            return []
+        with self.timer("bert"):
+            utts = [Utterance(p.request.id, p.words, [NO_PUNCT] * len(p.words)) for p in prepared]
+            outputs = list(predict_words(self.bert, utts, self.max_length, self.context, self.bert_batch_size,
+                                         self.device))
+        with self.timer("tdnn"):
+            fused, centres = [], []
+            for p, out in zip(prepared, outputs):
+                starts = np.array([s.start for s in p.spans], dtype=np.int64)
+                ends = np.array([s.end for s in p.spans], dtype=np.int64)
+                t = p.embedding.shape[0]
+                fused.append(torch.from_numpy(fuse_frames(out.vectors, p.embedding, frame_word_index(starts, t))))
+                centres.append(torch.from_numpy(window_centres(ends, t).astype(np.int64)))
+            p_tdnn = self._tdnn_posteriors(fused, centres)
+        results = []
+        with self.timer("ensemble"):
+            for p, out, pt in zip(prepared, outputs, p_tdnn):
+                pb = out.posteriors[self.head]
+                pe = ensemble(pt, pb, self.alpha)
+                labels = [self.classes[i] for i in pe.argmax(axis=1)]
+                results.append(Result(p.request.id, render_text(p.text, p.char_spans, labels), p.words, labels,
+                                      [(s.start, s.end) for s in p.spans], pt, pb, pe, self.alpha,
+                                      p.transcript_from, p.duration))
+        return results
+
+    @torch.inference_mode()
+    def _tdnn_posteriors(self, fused: List[torch.Tensor], centres: List[torch.Tensor]) -> List[np.ndarray]:
+        if not self.tdnn_batch:
+            return [torch.softmax(self.tdnn.utterance_logits(f.to(self.device), c.to(self.device)), -1).cpu().numpy()
+                    for f, c in zip(fused, centres)]
+        items = [(f, c, torch.zeros(len(c), dtype=torch.long)) for f, c in zip(fused, centres)]
+        padded, rows, cents, _ = collate_utterances(items, self.tdnn.config.context)
+        probs = torch.softmax(self.tdnn.batch_logits(padded.to(self.device), rows.to(self.device),
+                                                     cents.to(self.device)), -1).cpu().numpy()
+        return np.split(probs, np.cumsum([len(c) for c in centres])[:-1])
+
+    def run(self, requests: Sequence[Request]) -> Iterator[Union[Result, Failure]]:
+        """Yields a Result or a Failure per request, in order."""
+        ids = [r.id for r in requests]
+        if len(set(ids)) != len(ids):
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"duplicate utterance ids {dup[:5]}: ids must be unique")
+        durations: Dict[str, float] = {}
+        feats = self.features(requests, durations)
+        for g in range(0, len(requests), self.group_size):
+            group = requests[g: g + self.group_size]
+            outcome: Dict[str, Union[_Prepared, Failure]] = {}
+            for req in group:
+                f = feats[req.id]
+                try:
+                    if isinstance(f, UtteranceError):
+                        raise f
+                    outcome[req.id] = self.acoustic(req, f, durations.get(req.id))
+                except UtteranceError as e:
+                    outcome[req.id] = Failure(req.id, e.reason, str(e))
+            ready = [o for o in outcome.values() if isinstance(o, _Prepared)]
+            done = {r.id: r for r in self.classify(ready)}
+            for req in group:
+                yield done.get(req.id) or outcome[req.id]
+
+
+def merged_cmvn(path: Pathlike) -> CmvnStats:
+    """All speakers' stats of a stage-1 CMVN file (data/fbank/cmvn_train.json) merged into one."""
+    merged = CmvnStats()
+    for stats in SpeakerCmvn.load(path).stats.values():
+        merged.merge(stats)
+    if merged.count == 0:
+        raise ValueError(f"{path}: CMVN stats without frames")
+    return merged
+
+
+def recipe_paths(recipe: Path, **overrides) -> Dict[str, Path]:
+    """The recipe's default model paths (relative to the recipe directory), with overrides."""
+    defaults = {
+        "feat_config": recipe / "conf" / "mfcc.yaml",
+        "normalize_config": recipe / "conf" / "normalize.yaml",
+        "am_checkpoint": recipe / "exp" / "am" / "best-valid-loss.pt",
+        "bert_dir": recipe / "exp" / "bert" / "best-valid-f1",
+        "tdnn_checkpoint": recipe / "exp" / "tdnn" / "best-valid-f1.pt",
+        "results_json": recipe / "exp" / "results" / "results.json",
+    }
+    return {k: Path(overrides[k]) if overrides.get(k) is not None else v for k, v in defaults.items()}
+
+
+def read_chosen_alpha(results_json: Path) -> float:
+    """Stage 8's alpha (chosen on dev) from exp/results/results.json; the paper's 0.4 when absent."""
+    if not Path(results_json).is_file():
+        logging.warning("%s: no such file (stage 8 not run?); using the paper's alpha %.1f", results_json, PAPER_ALPHA)
+        return PAPER_ALPHA
+    try:
+        return float(json.loads(Path(results_json).read_text(encoding="utf-8"))["chosen_alpha"])
+    except (ValueError, KeyError) as e:
+        raise ValueError(f"{results_json}: no readable 'chosen_alpha' ({e})") from e

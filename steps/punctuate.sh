@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Punctuates new audio with a trained recipe (features, AM layer 12, forced alignment, BERT,
+# punctuation TDNN, ensemble at stage 8's alpha), JOB=1:nj through $cmd, then merges the jobs'
+# outputs into <out-dir>/text (<utt> <punctuated text>), <out-dir>/punct.jsonl (per-word posteriors)
+# and <out-dir>/failed (<utt> <reason>).  Exits 1 when any utterance failed (the others are still written).
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl        # job runner ($decode_cmd in a recipe)
+nj=2                    # parallel jobs (utterances are split evenly; per-speaker CMVN within a job)
+recipe_dir=.            # trained recipe directory (conf/, exp/am, exp/bert, exp/tdnn, exp/results)
+transcript_from=input   # input: the data dir's text; am: the acoustic model's greedy hypothesis
+alpha=                  # ensemble weight of the TDNN; empty: stage 8's choice (exp/results/results.json)
+device=cpu              # auto, cpu or cuda
+num_threads=1           # torch threads per job
+quantize=false          # dynamic int8 quantisation of BERT's Linear layers
+cmvn=speaker            # speaker: per-speaker CMVN over the data (utt2spk); or a stats file (data/fbank/cmvn_train.json)
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 2 ]; then
+  echo "Usage: $0 [options] <data-dir> <out-dir>"
+  echo "  <data-dir> holds wav.scp and text (optionally segments and utt2spk), Kaldi style."
+  echo "e.g.: $0 --nj 2 --cmd \"\$decode_cmd\" data/new exp/punctuate/new"
+  echo "Main options: --nj N, --cmd CMD, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true"
+  exit 1
+fi
+data=$1
+dir=$2
+
+need="$data/wav.scp"
+[ "$transcript_from" = input ] && need="$need $data/text"
+for f in $need $recipe_dir/exp/am/best-valid-loss.pt $recipe_dir/exp/bert/best-valid-f1/punct_model.json \
+    $recipe_dir/exp/tdnn/best-valid-f1.pt; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+mkdir -p $dir/log
+
+opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transcript_from --device $device
+      --num-threads $num_threads --out-dir $dir --allow-failures --cmvn $cmvn)
+[ "$transcript_from" = input ] && opts+=(--text $data/text)
+[ -f $data/utt2spk ] && opts+=(--utt2spk $data/utt2spk)
+[ -f $data/segments ] && opts+=(--segments $data/segments)
+[ -n "$alpha" ] && opts+=(--alpha $alpha)
+$quantize && opts+=(--quantize)
+
+$cmd JOB=1:$nj $dir/log/punctuate.JOB.log \
+  python -m punct.bin.punctuate "${opts[@]}" --job JOB --nj $nj
+
+for name in text punct.jsonl failed; do
+  base=${name%.jsonl}; ext=${name#$base}
+  for n in $(seq $nj); do
+    if [ $nj -gt 1 ]; then cat $dir/$base.$n$ext; else cat $dir/$name; fi
+  done > $dir/$name.tmp
+  mv $dir/$name.tmp $dir/$name
+done
+if [ $nj -gt 1 ]; then
+  for n in $(seq $nj); do rm -f $dir/text.$n $dir/punct.$n.jsonl $dir/failed.$n; done
+fi
+
+num_ok=$(wc -l < $dir/text)
+num_failed=$(wc -l < $dir/failed)
+echo "$0: $num_ok utterances punctuated in $dir/text (posteriors: $dir/punct.jsonl)"
+if [ $num_failed -gt 0 ]; then
+  echo "$0: $num_failed utterance(s) failed, listed in $dir/failed:" >&2
+  head -n 5 $dir/failed >&2
+  exit 1
+fi
