@@ -36,7 +36,9 @@ for split in $splits; do
   for f in $fbank_dir/${prefix}_cuts_${split}.jsonl.gz $fbank_dir/cmvn_${split}.json; do
     [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
   done
-  if [ -f $fbank_dir/${prefix}_cuts_${split}_ali.jsonl.gz.done ] && ! $overwrite; then
+  # Finished only when aligned after the model was trained: a retrained AM realigns.
+  done_marker=$fbank_dir/${prefix}_cuts_${split}_ali.jsonl.gz.done
+  if [ -f $done_marker ] && [ $done_marker -nt $dir/best-valid-loss.pt ] && ! $overwrite; then
     echo "$0: split $split is aligned; skipping"
   else
     todo="$todo $split"

@@ -40,6 +40,11 @@ for split in $splits; do
 done
 opt=
 $overwrite && opt=--overwrite
+# Shards dumped with an older model than the current one are redone.
+if [ -d $dir ] && [ -n "$(find $dir -name 'emb.*.scp.done' ! -newer $am_dir/best-valid-loss.pt)" ]; then
+  echo "$0: $dir has shards of an older $am_dir/best-valid-loss.pt; dumping again"
+  opt=--overwrite
+fi
 
 $cmd JOB=1:$nj $dir/log/dump.JOB.log \
   python -m punct.bin.dump_am_embeddings --fbank-dir $fbank_dir --am-dir $am_dir --out-dir $dir \
