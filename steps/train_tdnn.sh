@@ -36,9 +36,18 @@ for f in $model_config $cuts_dir/mustc_cuts_${train_split}_ali.jsonl.gz $am_dir/
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
+# A finished model is kept unless its config or its training inputs changed since.
 if [ -f $dir/best-valid-f1.pt.done ] && ! $overwrite; then
-  echo "$0: $dir/best-valid-f1.pt is done; skipping (--overwrite true to retrain)"
-  exit 0
+  stale=
+  for f in $model_config $cuts_dir/mustc_cuts_${train_split}_ali.jsonl.gz $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp; do
+    [ $f -nt $dir/best-valid-f1.pt.done ] && stale="$stale $f"
+  done
+  if [ -z "$stale" ]; then
+    echo "$0: $dir/best-valid-f1.pt is done; skipping (--overwrite true to retrain)"
+    exit 0
+  fi
+  echo "$0: newer than the trained model:$stale; training again"
+  overwrite=true
 fi
 if $overwrite; then
   rm -f $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.pt.done
