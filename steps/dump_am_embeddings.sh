@@ -40,10 +40,10 @@ for split in $splits; do
 done
 opt=
 $overwrite && opt=--overwrite
-# Shards dumped with an older model than the current one are redone.
+# Shards dumped with an older model than the current one are redone (punct.bin.dump_am_embeddings
+# compares each shard's .done marker with the model).
 if [ -d $dir ] && [ -n "$(find $dir -name 'emb.*.scp.done' ! -newer $am_dir/best-valid-loss.pt)" ]; then
-  echo "$0: $dir has shards of an older $am_dir/best-valid-loss.pt; dumping again"
-  opt=--overwrite
+  echo "$0: $dir has shards of an older $am_dir/best-valid-loss.pt; dumping them again"
 fi
 
 $cmd JOB=1:$nj $dir/log/dump.JOB.log \

@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     model, tokens = load_model(args.am_dir / args.checkpoint, device)
     for split in args.splits:
         cuts_out = job_paths(ali_dir, split, args.job)[0]
-        if is_done(cuts_out) and not args.overwrite:
+        if is_done(cuts_out, newer_than=args.am_dir / args.checkpoint) and not args.overwrite:
             logging.info("%s is done; skipping", cuts_out)
             continue
         cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)

@@ -3,8 +3,8 @@
   python -m punct.bin.dump_am_embeddings --fbank-dir data/fbank --am-dir exp/am --out-dir exp/emb_am \\
       --splits dev test --job 1 --nj 2
   python -m punct.bin.dump_am_embeddings ... --nj 2 --merge     # -> exp/emb_am/<split>/emb.scp
-A finished shard (``emb.JOB.scp.done``) is skipped unless --overwrite; an interrupted job leaves
-no ``.done`` and is redone.
+A finished shard (``emb.JOB.scp.done`` newer than the model) is skipped unless --overwrite; a shard
+of an older model, or of an interrupted job (no ``.done``), is redone.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     total = {"audio_seconds": 0.0, "cpu_seconds": 0.0}
     for split in args.splits:
         prefix = args.out_dir / split / f"emb.{args.job}"
-        if is_shard_done(prefix) and not args.overwrite:
+        if is_shard_done(prefix, newer_than=args.am_dir / args.checkpoint) and not args.overwrite:
             logging.info("%s is done; skipping (use --overwrite to redo)", prefix)
             continue
         cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)

@@ -34,8 +34,8 @@ def shard_paths(prefix: Pathlike) -> Tuple[Path, Path]:
     return prefix.with_name(prefix.name + ".ark"), prefix.with_name(prefix.name + ".scp")
 
 
-def is_shard_done(prefix: Pathlike) -> bool:
-    return is_done(shard_paths(prefix)[1])
+def is_shard_done(prefix: Pathlike, newer_than: Optional[Pathlike] = None) -> bool:
+    return is_done(shard_paths(prefix)[1], newer_than)
 
 
 class ShardWriter:

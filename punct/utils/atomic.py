@@ -12,7 +12,7 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Iterator, Optional, Union
 
 Pathlike = Union[str, Path]
 
@@ -54,8 +54,13 @@ def done_marker(path: Pathlike) -> Path:
     return path / ".done" if path.is_dir() else path.with_name(path.name + ".done")
 
 
-def is_done(path: Pathlike) -> bool:
-    return done_marker(path).exists()
+def is_done(path: Pathlike, newer_than: Optional[Pathlike] = None) -> bool:
+    """Whether ``path`` was finished; with ``newer_than`` (e.g. the model it was made with), also
+    whether it was finished after that file last changed: outputs of an older model count as not done."""
+    marker = done_marker(path)
+    if not marker.exists():
+        return False
+    return newer_than is None or marker.stat().st_mtime >= Path(newer_than).stat().st_mtime
 
 
 def mark_done(path: Pathlike) -> None:

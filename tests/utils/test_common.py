@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass, field
 from typing import Tuple
 
@@ -67,6 +68,17 @@ def test_done_markers(tmp_path):
     assert is_done(target) and (tmp_path / "x.ark.done").exists()
     clear_done(target)
     assert not is_done(target)
+
+
+def test_outputs_of_an_older_model_are_not_done(tmp_path):
+    target, model = tmp_path / "x.ark", tmp_path / "model.pt"
+    model.write_text("old model")
+    os.utime(model, (1000, 1000))
+    mark_done(target)
+    assert is_done(target, newer_than=model)
+    os.utime(model, None)  # the model was retrained after the output was finished
+    os.utime(target.with_name("x.ark.done"), (2000, 2000))
+    assert is_done(target) and not is_done(target, newer_than=model)
 
 
 @pytest.mark.parametrize("n,nj", [(10, 3), (3, 5), (0, 2), (7, 1)])
