@@ -2,14 +2,16 @@
 
 alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on the test set
 (0.4); here alpha is chosen on dev (highest overall F1; ties go to the smallest alpha, i.e.
-the most text-weighted) and test is reported at the chosen alpha and at 0.4.
+the most text-weighted) and test is reported at the chosen alpha and at 0.4.  ``choose_alpha`` takes
+another selection metric too (ParCzech: macro F1 of the punctuation head, [cap] F1 of the case head,
+each head's alpha chosen separately; see ``punct.fusion.itn``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -19,6 +21,26 @@ from punct.metrics import PunctScores, score
 Pathlike = Union[str, Path]
 
 PAPER_ALPHA = 0.4
+
+Metric = Callable[[PunctScores], float]
+
+
+def overall_f1(scores: PunctScores) -> float:
+    return scores.overall["f1"]
+
+
+def macro_f1(scores: PunctScores) -> float:
+    """Mean F1 of the non-blank classes."""
+    return scores.macro_f1
+
+
+def class_f1(name: str) -> Metric:
+    """The F1 of one class (e.g. "cap")."""
+
+    def metric(scores: PunctScores) -> float:
+        return scores.per_class[name]["f1"]
+
+    return metric
 
 
 def default_alphas(step: float = 0.1) -> List[float]:
@@ -47,11 +69,11 @@ def alpha_sweep(
     return [SweepPoint(a, score(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), classes)) for a in alphas]
 
 
-def choose_alpha(sweep: Sequence[SweepPoint]) -> float:
-    """The alpha with the highest overall F1 (ties: the smallest alpha)."""
+def choose_alpha(sweep: Sequence[SweepPoint], metric: Metric = overall_f1) -> float:
+    """The alpha with the highest ``metric`` (default overall F1; ties: the smallest alpha)."""
     if not sweep:
         raise ValueError("empty alpha sweep")
-    best = max(sweep, key=lambda p: (p.scores.overall["f1"], -p.alpha))
+    best = max(sweep, key=lambda p: (metric(p.scores), -p.alpha))
     return best.alpha
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scores ParCzech models from their decode/<split>.jsonl predictions (egs/parczech stage 4):
+# Scores ParCzech models from their decode/<split>.jsonl predictions (egs/parczech stage 6):
 # per-class F1 with bootstrap 95 % intervals, macro F1, [cap] F1, PDP/PDR (all, shortest and
 # longest 25 %), F1 by input length, plots, and <out-dir>/RESULTS.md.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trains one ParCzech punctuation + case model (egs/parczech stage 3): the text-only baseline
+# Trains one ParCzech punctuation + case model (egs/parczech stage 4): the text-only baseline
 # (--model text) or the cross-attention multimodal model (--model mm, with --positional and
 # --random-audio variants), then decodes the dev and test segments with the best dev model.
 # An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.

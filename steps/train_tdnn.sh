@@ -8,6 +8,7 @@ set -euo pipefail
 cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
 model_config=conf/tdnn.yaml  # model and training values (conf/tdnn_mini.yaml for the mini corpus)
 train_split=train
+cuts_pattern="mustc_cuts_{split}_ali.jsonl.gz"  # cut manifest in <cuts-dir> ({split} = split name; ParCzech: parczech_cuts_{split}.jsonl.gz)
 dev_split=dev          # checkpoint selection by dev overall F1
 nproc=1                # processes (ranks) under torchrun; 1 = plain python
 device=auto            # auto, cpu or cuda
@@ -23,23 +24,28 @@ echo "$0 $*"
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
   echo "e.g.: $0 --model-config conf/tdnn_mini.yaml data/fbank exp/emb_am exp/emb_bert exp/tdnn"
-  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --cmd CMD, --overwrite true"
+  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --cmd CMD, --overwrite true,"
+  echo "              --cuts-pattern \"parczech_cuts_{split}.jsonl.gz\""
   exit 1
 fi
 cuts_dir=$1
 am_dir=$2
 bert_dir=$3
 dir=$4
+train_cuts=$cuts_dir/${cuts_pattern//\{split\}/$train_split}
+dev_cuts=$cuts_dir/${cuts_pattern//\{split\}/$dev_split}
 
-for f in $model_config $cuts_dir/mustc_cuts_${train_split}_ali.jsonl.gz $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp \
-         $cuts_dir/mustc_cuts_${dev_split}_ali.jsonl.gz $am_dir/$dev_split/emb.scp $bert_dir/$dev_split/vec.scp; do
+for f in $model_config $train_cuts $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp \
+         $dev_cuts $am_dir/$dev_split/emb.scp $bert_dir/$dev_split/vec.scp; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
 # A finished model is kept unless its config or its training inputs changed since.
 if [ -f $dir/best-valid-f1.pt.done ] && ! $overwrite; then
   stale=
-  for f in $model_config $cuts_dir/mustc_cuts_${train_split}_ali.jsonl.gz $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp; do
+  # (the shards' .done markers: a shard redone in place leaves its merged scp unchanged)
+  for f in $model_config $train_cuts $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp \
+           $am_dir/$train_split/*.scp.done $bert_dir/$train_split/*.scp.done; do
     [ $f -nt $dir/best-valid-f1.pt.done ] && stale="$stale $f"
   done
   if [ -z "$stale" ]; then
@@ -60,7 +66,7 @@ else
   launcher="python -m punct.bin.train_tdnn"
 fi
 $cmd --num-threads $nproc $dir/log/train_tdnn.log \
-  $launcher --config $model_config --cuts-dir $cuts_dir --am-emb-dir $am_dir --bert-emb-dir $bert_dir \
+  $launcher --config $model_config --cuts-dir $cuts_dir --cuts-pattern "$cuts_pattern" --am-emb-dir $am_dir --bert-emb-dir $bert_dir \
     --train-split $train_split --dev-split $dev_split --exp-dir $dir --resume latest \
     --device $device --seed $seed --num-threads $num_threads --no-progress
 

@@ -17,6 +17,10 @@ parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty:
 corpus_size=mini     # tiny or mini, for the mini corpus
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
                      # synthesizer transcript), a folder of <id>.words.tsv; auto: synth for the mini corpus, else am
+am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.pt, tokens.txt, mfcc.yaml) for
+                     # recognition and EfficientPunct; empty: stage 1 trains one (mini corpus only)
+am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
+                     # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
 conf_suffix=         # config variant: conf/segments${conf_suffix}.yaml; empty: _mini for the mini corpus
 device=auto          # auto, cpu or cuda
 seed=42              # seed for every random choice
@@ -26,10 +30,13 @@ help_message=$(cat <<HELP
 Usage: $0 [options]
 Speech-informed ITN recipe (egs/parczech).  Stages:
   0  corpus -> lhotse manifests of long recordings and official transcripts   data/manifests
-  1  recognised words with times (chunked CTC recognition, or --words-from)    exp/asr/words
-  2  align recognised and official words (Needleman-Wunsch), build segments     data/segments
-  3  text-only, cross-attention (+PE, random audio) models; decode dev/test    exp/{text,mm,mm_pe,mm_pe_random}
-  4  score with bootstrap confidence intervals, RESULTS.md, plots               exp/results
+  1  acoustic model on utterances cut from the recordings (unless --am-dir)    exp/am
+  2  recognised words with times (chunked CTC recognition, or --words-from)    exp/asr/words
+  3  align recognised and official words (Needleman-Wunsch), build segments     data/segments
+  4  text-only, cross-attention (+PE, random audio) models; decode dev/test    exp/{text,mm,mm_pe,mm_pe_random}
+  5  EfficientPunct: layer-12 + text-model word vectors, TDNN with a case head,
+     ensemble with the text-only model                                          exp/efficientpunct{,_tdnn}
+  6  score with bootstrap confidence intervals, RESULTS.md, plots               exp/results
 Options (defaults in brackets):
   --stage N            first stage [${stage}]
   --stop-stage N       last stage [${stop_stage}]
@@ -37,7 +44,9 @@ Options (defaults in brackets):
   --parczech-root DIR  ParCzech 3.0 original data [${parczech_root}]
   --corpus-size SIZE   tiny or mini [${corpus_size}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
-  --conf-suffix SFX    use conf/segments\${conf_suffix}.yaml [${conf_suffix}]
+  --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
+  --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
+  --conf-suffix SFX    use conf/{am,segments,mm,tdnn}\${conf_suffix}.yaml [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --seed N             random seed [${seed}]
 HELP
@@ -62,6 +71,9 @@ fi
 if [ "$words_from" = auto ]; then
   if [ -z "$parczech_root" ]; then words_from=synth; else words_from=am; fi
 fi
+model_suffix=$conf_suffix   # conf/{am,mm,tdnn}<suffix>.yaml: toy models for the tiny corpus
+if [ -z "$parczech_root" ] && [ "$corpus_size" = tiny ]; then model_suffix=_tiny; fi
+am=${am_dir:-exp/am}
 
 log "$command_line"
 
@@ -75,15 +87,37 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   local/parczech/prepare.sh $corpus_dir data/manifests
 fi
 
-if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
-  log "Stage 1: recognised words with times (${words_from}): ${corpus_dir} -> exp/asr/words"
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
+  if [ -n "$parczech_root" ]; then
+    echo "$0: ParCzech's original data has no utterance-level transcripts to train an acoustic model on;" >&2
+    echo "$0: give a trained one with --am-dir DIR (best-valid-loss.pt, tokens.txt, mfcc.yaml: the format of exp/am)" >&2
+    exit 1
+  fi
+  am_conf=conf/am${model_suffix}.yaml
+  if [ -n "$am_init" ]; then am_conf=${am_conf%.yaml}_init.yaml; fi
+  log "Stage 1: acoustic model (${am_conf}): ${corpus_dir}/synth -> data/am_manifests -> data/am_fbank -> exp/am"
+  # Utterances: the synthesizer's words split at pauses (<= 15 s), one recording held out for the
+  # dev WER.  Recognition (stage 2) then runs over recordings the AM was trained on (the thesis' ASR
+  # also saw ParCzech speech).  CMVN per recording (supervision speaker = recording id), as in recognition.
+  local/parczech/prepare_am_data.sh --seed $seed data/manifests $corpus_dir/synth data/am_manifests
+  steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --splits "train dev" \
+    --feat-config conf/mfcc.yaml data/am_manifests data/am_fbank
+  local/parczech/train_am.sh --cmd "$train_cmd" --am-config $am_conf --init "$am_init" --device $device --seed $seed \
+    data/am_fbank exp/am
+fi
+
+if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
+  log "Stage 2: recognised words with times (${words_from}): ${corpus_dir} -> exp/asr/words"
   mkdir -p exp/asr
   case "$words_from" in
     am)
-      # 30 s chunks with 5 s overlap (punct.itn.chunks), greedy CTC decoding with the acoustic model
-      # of punct/am, CTC segmentation for word times, merge at the overlap midpoints.
-      echo "$0: stage 1 with --words-from am needs the acoustic model (punct/am); not implemented yet (issue 7)" >&2
-      exit 1
+      # 30 s chunks with 5 s overlap, greedy CTC decoding, CTC segmentation for word times, merge
+      # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
+      ref_opt=
+      [ -d "$corpus_dir/synth" ] && ref_opt="--ref-dir $corpus_dir/synth"
+      steps/recognise_long.sh --cmd "$decode_cmd" --nj $nj --device $device $ref_opt \
+        data/manifests $am exp/asr/am_words
+      ln -sfn am_words exp/asr/words
       ;;
     synth)
       if [ ! -d "$corpus_dir/synth" ]; then
@@ -99,23 +133,22 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   esac
 fi
 
-if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
-  log "Stage 2: align recognised and official words, build segments: exp/asr/words + data/manifests -> data/segments"
+if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
+  log "Stage 3: align recognised and official words, build segments: exp/asr/words + data/manifests -> data/segments"
   local/parczech/build_segments.sh --cmd "$train_cmd" --nj $nj --seed $seed --segments-config conf/segments${conf_suffix}.yaml \
     data/manifests exp/asr/words data/segments
 fi
 
-# The four models of stage 3 (thesis 5.3, 5.6-5.8) and the row names of RESULTS.md:
+# The four models of stage 4 (thesis 5.3, 5.6-5.8) and the row names of RESULTS.md:
 # <exp dir>:<model>:<positional>:<random audio>:<row name>
 mm_models="text:text:false:false:text-only mm:mm:false:false:multimodal mm_pe:mm:true:false:multimodal+PE
            mm_pe_random:mm:true:true:random-audio"
 
-if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
+if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_tiny.yaml: the
   # tiny corpus (one quick epoch, the end-to-end test).
-  mm_conf=conf/mm${conf_suffix}.yaml
-  if [ -z "$parczech_root" ] && [ "$corpus_size" = tiny ]; then mm_conf=conf/mm_tiny.yaml; fi
-  log "Stage 3: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{text,mm,mm_pe,mm_pe_random}"
+  mm_conf=conf/mm${model_suffix}.yaml
+  log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{text,mm,mm_pe,mm_pe_random}"
   pids=()
   for m in $mm_models; do
     IFS=: read -r name kind positional random_audio _ <<< "$m"
@@ -130,15 +163,38 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   for pid in "${pids[@]}"; do wait $pid || { echo "$0: a training failed; see exp/*/log/train_mm.log" >&2; exit 1; }; done
 fi
 
-if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
-  log "Stage 4: score dev and test with bootstrap confidence intervals: exp/{text,mm,mm_pe,mm_pe_random}/decode -> exp/results"
-  # An EfficientPunct row is added by giving its decode folder (same jsonl format) as one more
-  # "<dir>:<row name>" argument, e.g. exp/efficientpunct:EfficientPunct.
+if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
+  # EfficientPunct (Liu & Beigi 2023) on the same segments, with a case head (9 + 2 channels in the last
+  # conv layer, loss 0.5 Lp + 0.5 Lc): MFCC of the segment cuts with the AM's own feature config,
+  # layer-12 embeddings of the acoustic model, word times straight from the segments' alignment["word"]
+  # (CTC segmentation: no forced alignment), word vectors and punct/case posteriors of the text-only
+  # model of stage 4.  conf/tdnn.yaml: paper values; tdnn_mini.yaml: the mini corpus; tdnn_tiny.yaml: CI.
+  tdnn_conf=conf/tdnn${model_suffix}.yaml
+  cuts_pattern="parczech_cuts_{split}.jsonl.gz"
+  log "Stage 5: EfficientPunct with a case head (${tdnn_conf}): data/segments + ${am} + exp/text -> exp/efficientpunct{,_tdnn}"
+  steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --feat-config $am/mfcc.yaml \
+    data/segments data/fbank_segments
+  steps/dump_am_embeddings.sh --cmd "$decode_cmd" --nj $nj --prefix parczech data/fbank_segments $am exp/emb_am_segments
+  steps/dump_itn_text.sh --cmd "$decode_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
+  steps/train_tdnn.sh --cmd "$cuda_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" --device $device \
+    --num-threads 1 --seed $seed data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
+  steps/decode_tdnn.sh --cmd "$decode_cmd" --nj $nj --cuts-pattern "$cuts_pattern" \
+    data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
+  # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
+  # with the text-only model, each head's alpha chosen on dev (exp/efficientpunct/alpha.json).
+  steps/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
+fi
+
+if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
+  log "Stage 6: score dev and test with bootstrap confidence intervals: exp/*/decode -> exp/results"
   models=()
   for m in $mm_models; do
     IFS=: read -r name _ _ _ row <<< "$m"
     models+=("exp/$name:$row")
   done
+  if [ -f exp/efficientpunct/decode/test.jsonl ]; then  # stage 5's rows replace the EfficientPunct placeholder
+    models+=("exp/efficientpunct_tdnn:EfficientPunct TDNN" "exp/efficientpunct:EfficientPunct ensemble")
+  fi
   steps/score_itn.sh --seed $seed exp/results "${models[@]}"
 fi
 log "$0: success"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stage 2 of egs/parczech: Needleman-Wunsch alignment of recognised and official words, the
+# Stage 3 of egs/parczech: Needleman-Wunsch alignment of recognised and official words, the
 # zero-edit-distance runs, and the thesis' segment filters -> lhotse manifests per split.
 set -euo pipefail
 

@@ -1,4 +1,4 @@
-"""Stage 2 of egs/parczech: align recognised and official words, build the segment dataset.
+"""Stage 3 of egs/parczech: align recognised and official words, build the segment dataset.
 
   # per job (JOB=1..nj): alignment tables and segments of a share of the recordings
   python -m punct.bin.build_itn_segments --config conf/segments.yaml \\
@@ -88,16 +88,38 @@ def heldout_speakers(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) 
     return set(dev), set(test)
 
 
+def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: Set[str], test: Set[str]) -> dict:
+    """What a job part is made from, stored with it: a part made from other recognised words (a
+    re-recognition, or --words-from switched), another config or other held-out speakers is redone."""
+    words_files = [args.recognised_dir / f"{sup.recording_id}.words.tsv" for sup in sups]
+    inputs = {
+        "recognised_dir": str(args.recognised_dir.resolve()),
+        "words_mtime": max((f.stat().st_mtime for f in words_files if f.exists()), default=0.0),
+        "config": dataclasses.asdict(cfg),
+        "dev_speakers": sorted(dev),
+        "test_speakers": sorted(test),
+    }
+    return json.loads(json.dumps(inputs))  # as read back from the counts file
+
+
+def _stored_inputs(part: Path) -> Optional[dict]:
+    counts = part.with_suffix(".counts.json")
+    return json.loads(counts.read_text()).get("inputs") if counts.exists() else None
+
+
 def run_job(args, cfg: ItnDatasetConfig) -> None:
     part = args.out_dir / "parts" / f"segments.{args.job}.jsonl"
-    if is_done(part) and not args.overwrite:
-        logging.info("%s is done; --overwrite redoes it", part)
-        return
     if args.recognised_dir is None:
         raise ValueError("--recognised-dir is required unless --merge")
     supervisions = load_manifest(args.manifest_dir / "parczech_supervisions_all.jsonl.gz")
     dev, test = heldout_speakers(args, cfg, supervisions)
     sups = job_share(sorted(supervisions, key=lambda s: s.recording_id), args.job, args.nj)
+    inputs = job_inputs(args, cfg, sups, dev, test)
+    if is_done(part) and not args.overwrite:
+        if _stored_inputs(part) == inputs:
+            logging.info("%s is done; --overwrite redoes it", part)
+            return
+        logging.info("%s was made from other recognised words, config or speakers; building it again", part)
     counts = SegmentCounts()
     totals = {"recordings": 0, "missing_recognised": 0, "official_words": 0, "recognised_words": 0,
               "exact_words": 0, "exact_seconds": 0.0, "official_seconds": 0.0}
@@ -124,7 +146,8 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
                      len(rec_words), sum(len(r) for r in runs), len(segments))
     atomic_write_text(part, "".join(lines))
     atomic_write_text(part.with_suffix(".counts.json"),
-                      json.dumps({"totals": totals, "filters": dataclasses.asdict(counts)}, indent=1) + "\n")
+                      json.dumps({"totals": totals, "filters": dataclasses.asdict(counts), "inputs": inputs},
+                                 indent=1) + "\n")
     mark_done(part)
 
 

@@ -3,7 +3,9 @@
 
 The conv stack runs once over each (zero-padded) utterance and each word reads its 243-frame slice
 (punct.fusion.tdnn, exactly the windowed result).  Writes <out-dir>/post.JOB.{ark,scp}: one
-(words x 4) matrix per cut id, columns in MUSTC_CLASSES order; a finished shard is skipped unless
+(words x classes) matrix per cut id, columns in the class order of the model's label set (MuST-C: 4,
+MUSTC_CLASSES; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
+softmax); a finished shard is skipped unless
 --overwrite.  Merge with ``cat post.*.scp > post.scp`` (steps/score.sh does).
 """
 
@@ -15,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from punct.fusion.dataset import open_split, split_paths
+from punct.fusion.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
 from punct.fusion.infer import utterance_posteriors
-from punct.fusion.train import load_model
+from punct.fusion.train import checkpoint_train_config, corpus_classes, load_model
 from punct.io.shards import ShardWriter, is_shard_done
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share
@@ -29,6 +31,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, required=True, help="TDNN checkpoint (exp/tdnn/best-valid-f1.pt)")
     parser.add_argument("--split", required=True, help="split name (dev, test)")
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
+    parser.add_argument("--cuts-pattern", default=MUSTC_CUTS_PATTERN, help="cut manifest name in --cuts-dir ({split} = split)")
     parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")
@@ -49,8 +52,9 @@ def main() -> None:
         return
     torch.set_num_threads(args.num_threads)
     device = resolve_device(args.device)
-    paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.split)
-    corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], cache_utterances=0)
+    paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.split, args.cuts_pattern)
+    classes, case_classes = corpus_classes(checkpoint_train_config(args.model))
+    corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], 0, classes, case_classes)
     model = load_model(args.model, device)
     mine = job_share(list(range(len(corpus.utterances))), args.job, args.nj)
     words = 0

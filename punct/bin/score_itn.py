@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Score ParCzech models (egs/parczech stage 4): Table 5.1 with bootstrap intervals, PDP/PDR,
+"""Score ParCzech models (egs/parczech stage 6): Table 5.1 with bootstrap intervals, PDP/PDR,
 F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
 
   python -m punct.bin.score_itn --out-dir exp/results --splits dev,test \\
@@ -9,8 +9,8 @@ F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
 Each positional argument is ``<model dir>:<row name>``; the model dir holds
 ``decode/<split>.jsonl`` (see :mod:`punct.itn.scoring` for the format) and optionally
 ``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
-<row>.<split>.json`` and ``<out-dir>/plots/*.png``.  Without an ``EfficientPunct`` model a
-placeholder row is left in the tables.
+<row>.<split>.json`` and ``<out-dir>/plots/*.png``.  Without a model whose row name starts with
+``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 """
 
 from __future__ import annotations
@@ -77,14 +77,14 @@ def main(argv: Optional[List[str]] = None) -> None:
         models.append((Path(path), name))
     edges = [int(x) for x in args.length_edges.split(",") if x]
     order = scoring.class_order(train_counts(args.train_supervisions))
-    placeholders = [] if any(n == scoring.EFFICIENTPUNCT_ROW for _, n in models) else [scoring.EFFICIENTPUNCT_ROW]
+    placeholders = [] if any(n.startswith(scoring.EFFICIENTPUNCT_ROW) for _, n in models) else [scoring.EFFICIENTPUNCT_ROW]
 
-    md = ["# ParCzech: punctuation and capitalisation (egs/parczech stage 4)", "",
+    md = ["# ParCzech: punctuation and capitalisation (egs/parczech stage 6)", "",
           f"F1 in % with bootstrap 95 % confidence intervals ({args.num_resamples} resamples of the segments, seed {args.seed}); "
           "macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
           "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
-          "of the segments. The EfficientPunct row is a placeholder until its predictions are scored "
-          f"(add `<dir>:{scoring.EFFICIENTPUNCT_ROW}` to stage 4).", ""]
+          "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
+          f"(rows whose names start with `{scoring.EFFICIENTPUNCT_ROW}` replace it).", ""]
     for split in [s for s in args.splits.split(",") if s]:
         scores: Dict[str, scoring.ItnScores] = {}
         for path, name in models:

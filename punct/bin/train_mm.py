@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train a ParCzech punctuation + case model (egs/parczech stage 3) and decode dev/test with it.
+"""Train a ParCzech punctuation + case model (egs/parczech stage 4) and decode dev/test with it.
 
   python -m punct.bin.train_mm --model mm --config conf/mm_mini.yaml --positional true \\
       --data-dir data/segments --exp-dir exp/mm_pe [--resume] [--device auto]
@@ -7,7 +7,7 @@
 ``--model text``: the text-only baseline (PunctBert with punctuation and case heads);
 ``--model mm``: the cross-attention model (``--positional true`` adds the shared word-position
 embeddings, ``--random-audio true`` permutes the audio).  Data: ``<data-dir>/parczech_
-{supervisions,recordings}_<split>.jsonl.gz`` (stage 2).  The dev set is scored after every
+{supervisions,recordings}_<split>.jsonl.gz`` (stage 3).  The dev set is scored after every
 epoch; the model with the best dev macro F1 (punctuation, non-blank classes) is kept.
 
 Writes to ``--exp-dir``: ``config.yaml``, ``epoch-N.pt`` (to resume), ``best-valid-f1.pt``

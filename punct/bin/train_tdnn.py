@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Stage 7: train the EfficientPunct punctuation TDNN on fused [BERT ; layer-12] windows.
 
-Reads, for the train and dev splits, the aligned cuts (<cuts-dir>/mustc_cuts_<split>_ali.jsonl.gz),
+Reads, for the train and dev splits, the aligned cuts (<cuts-dir>/mustc_cuts_<split>_ali.jsonl.gz, or
+--cuts-pattern, e.g. parczech_cuts_{split}.jsonl.gz for ParCzech segments with ``label_set: itn``),
 the layer-12 matrices (<am-emb-dir>/<split>/emb.scp) and the per-word BERT vectors
 (<bert-emb-dir>/<split>/vec.scp); windows are cut at load time.  Writes <exp-dir>/epoch-N.pt,
 <exp-dir>/best-valid-f1.pt (best dev overall F1), config.yaml and train_history.json.
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import torch
 
-from punct.fusion.dataset import open_split, split_paths
-from punct.fusion.train import TrainTdnnConfig, train_tdnn
+from punct.fusion.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
+from punct.fusion.train import TrainTdnnConfig, corpus_classes, train_tdnn
 from punct.utils.training import dist_from_env, init_distributed, latest_checkpoint
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
@@ -32,6 +33,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--config", type=Path, default=None, help="YAML config (conf/tdnn.yaml or conf/tdnn_mini.yaml)")
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
+    parser.add_argument("--cuts-pattern", default=MUSTC_CUTS_PATTERN, help="cut manifest name in --cuts-dir ({split} = split)")
     parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
     parser.add_argument("--train-split", default="train", help="training split name")
@@ -62,12 +64,17 @@ def main() -> None:
         torch.cuda.set_device(device)
     init_distributed(dist, device)
 
-    train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split)
-    train_corpus = open_split(train_paths["cuts"], train_paths["acoustic_scp"], train_paths["text_scp"], cfg.cache_utterances)
+    classes, case_classes = corpus_classes(cfg)
+    train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split, args.cuts_pattern)
+    train_corpus = open_split(
+        train_paths["cuts"], train_paths["acoustic_scp"], train_paths["text_scp"], cfg.cache_utterances, classes, case_classes
+    )
     dev_corpus = None
     if args.dev_split and dist.is_main:
-        dev_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.dev_split)
-        dev_corpus = open_split(dev_paths["cuts"], dev_paths["acoustic_scp"], dev_paths["text_scp"], cache_utterances=0)
+        dev_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.dev_split, args.cuts_pattern)
+        dev_corpus = open_split(
+            dev_paths["cuts"], dev_paths["acoustic_scp"], dev_paths["text_scp"], 0, classes, case_classes
+        )
     resume = None
     if args.resume == "latest":
         resume = latest_checkpoint(args.exp_dir)
@@ -86,7 +93,7 @@ def main() -> None:
         ckpt = torch.load(args.exp_dir / f"epoch-{cfg.epochs}.pt", map_location="cpu", weights_only=False)
         atomic_write_text(args.exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
         mark_done(args.exp_dir / "best-valid-f1.pt")
-        logging.info("best dev overall F1 %.4f at epoch %d", ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])
+        logging.info("best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()
 

@@ -12,6 +12,9 @@ each frame ``[BERT vector of the frame's word ; acoustic vector]`` (see ``punct.
 frames before the first word and between words), labelled with the punctuation after the word.
 Nothing is stored per window; an LRU cache keeps recently used utterances in memory.
 
+With ``case_classes`` (ParCzech segments: ``punct.itn.labels``), the case label of every word is read
+from ``custom["case"]`` too, and each example's label is the pair (punctuation, case).
+
 A cut is skipped (counted, logged with the reason) when a matrix is missing, when the number of
 BERT vectors or alignment items differs from the number of words, or when it has no words.
 """
@@ -22,7 +25,7 @@ import collections
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -43,6 +46,14 @@ class UtteranceIndex:
     word_starts: np.ndarray  # (W,) first frame of each word, relative to the cut start
     word_ends: np.ndarray  # (W,) exclusive end frame
     labels: np.ndarray  # (W,) class indices
+    case_labels: Optional[np.ndarray] = None  # (W,) case class indices, with a case head
+
+
+def _cut_case(cut, source: str) -> List[str]:
+    case = (cut.supervisions[0].custom or {}).get("case")
+    if case is None:
+        raise ValueError(f"{source}: cut {cut.id}: supervision custom has no 'case' (a case head needs custom['case'])")
+    return list(case)
 
 
 def _cut_words(cut, source: str) -> Tuple[List[str], List[str], list]:
@@ -66,6 +77,7 @@ class FusionCorpus:
       acoustic_scp: scp of the layer-12 matrices.
       text_scp: scp of the per-word BERT vectors.
       classes: label names in index order.
+      case_classes: case label names in index order (reads ``custom["case"]``), or None: no case labels.
       cache_utterances: how many utterances' matrices to keep (LRU); 0 disables the cache.
     """
 
@@ -77,6 +89,7 @@ class FusionCorpus:
         classes: Sequence[str] = MUSTC_CLASSES,
         cache_utterances: int = 256,
         frame_rate: int = FRAME_RATE,
+        case_classes: Optional[Sequence[str]] = None,
     ) -> None:
         from lhotse import load_manifest_lazy
 
@@ -84,6 +97,7 @@ class FusionCorpus:
         if isinstance(cuts, (str, Path)):
             cuts = load_manifest_lazy(cuts)  # streamed: only the word frames and labels are kept
         self.classes = tuple(classes)
+        self.case_classes = tuple(case_classes) if case_classes is not None else None
         self.acoustic = MatrixReader(acoustic_scp)
         self.text = MatrixReader(text_scp)
         self.cache_utterances = cache_utterances
@@ -92,6 +106,7 @@ class FusionCorpus:
         self.skipped: Dict[str, int] = collections.Counter()
         for cut in cuts:
             words, punct, items = _cut_words(cut, source)
+            case = _cut_case(cut, source) if self.case_classes is not None else punct
             if cut.id not in self.acoustic:
                 self._skip("no acoustic matrix", cut.id)
                 continue
@@ -101,8 +116,8 @@ class FusionCorpus:
             if not words:
                 self._skip("no words", cut.id)
                 continue
-            if len(punct) != len(words) or len(items) != len(words):
-                self._skip("words/punct/alignment lengths differ", cut.id)
+            if len(punct) != len(words) or len(items) != len(words) or len(case) != len(words):
+                self._skip("words/punct/case/alignment lengths differ", cut.id)
                 continue
             starts, ends = word_frame_spans(
                 [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
@@ -110,9 +125,14 @@ class FusionCorpus:
             if np.any(np.diff(starts) < 0):
                 self._skip("alignment not in word order", cut.id)
                 continue
-            self.utterances.append(
-                UtteranceIndex(cut.id, starts, ends, np.asarray(encode_labels(punct, self.classes), dtype=np.int64))
-            )
+            try:
+                labels = np.asarray(encode_labels(punct, self.classes), dtype=np.int64)
+                case_labels = (
+                    np.asarray(encode_labels(case, self.case_classes), dtype=np.int64) if self.case_classes is not None else None
+                )
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{source}: cut {cut.id}: unknown label ({e})") from None
+            self.utterances.append(UtteranceIndex(cut.id, starts, ends, labels, case_labels))
         for reason, count in sorted(self.skipped.items()):
             logging.warning("%s: skipped %d cut(s): %s", source, count, reason)
         if not self.utterances:
@@ -121,6 +141,9 @@ class FusionCorpus:
         self.example_utt = np.repeat(np.arange(len(self.utterances)), lengths)
         self.example_word = np.concatenate([np.arange(n) for n in lengths])
         self.labels = np.concatenate([u.labels for u in self.utterances])
+        self.case_labels = (
+            np.concatenate([u.case_labels for u in self.utterances]) if self.case_classes is not None else None
+        )
         first = self.utterances[0].key
         self.text_dim = int(self.text[first].shape[1])
         self.acoustic_dim = int(self.acoustic[first].shape[1])
@@ -139,6 +162,24 @@ class FusionCorpus:
 
     def class_counts(self) -> np.ndarray:
         return np.bincount(self.labels, minlength=len(self.classes))
+
+    def case_counts(self) -> np.ndarray:
+        if self.case_classes is None:
+            raise ValueError("FusionCorpus has no case labels (case_classes=None)")
+        return np.bincount(self.case_labels, minlength=len(self.case_classes))
+
+    def example_labels(self, example: int):
+        """The punctuation label, or with case labels the (2,) [punctuation, case] pair."""
+        if self.case_classes is None:
+            return int(self.labels[example])
+        return torch.tensor([self.labels[example], self.case_labels[example]], dtype=torch.long)
+
+    def utterance_labels(self, utt: int) -> np.ndarray:
+        """(W,) punctuation labels, or with case labels (W, 2) [punctuation, case] pairs."""
+        info = self.utterances[utt]
+        if self.case_classes is None:
+            return info.labels
+        return np.stack([info.labels, info.case_labels], axis=1)
 
     def matrices(self, utt: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``."""
@@ -187,30 +228,45 @@ class FusedWindowDataset(Dataset):
     def __len__(self) -> int:
         return len(self.corpus)
 
-    def __getitem__(self, example: int) -> Tuple[torch.Tensor, int]:
-        return torch.from_numpy(self.corpus.window(example, self.context)), int(self.corpus.labels[example])
+    def __getitem__(self, example: int):
+        return torch.from_numpy(self.corpus.window(example, self.context)), self.corpus.example_labels(example)
 
 
-def split_paths(cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str) -> Dict[str, Path]:
-    """The contract's file names of one split (e.g. data/fbank, exp/emb_am, exp/emb_bert, "dev")."""
+MUSTC_CUTS_PATTERN = "mustc_cuts_{split}_ali.jsonl.gz"
+
+
+def split_paths(
+    cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str, cuts_pattern: str = MUSTC_CUTS_PATTERN
+) -> Dict[str, Path]:
+    """The contract's file names of one split (e.g. data/fbank, exp/emb_am, exp/emb_bert, "dev");
+    ``cuts_pattern`` names the cuts (ParCzech segments: "parczech_cuts_{split}.jsonl.gz")."""
     return {
-        "cuts": Path(cuts_dir) / f"mustc_cuts_{split}_ali.jsonl.gz",
+        "cuts": Path(cuts_dir) / cuts_pattern.format(split=split),
         "acoustic_scp": Path(am_dir) / split / "emb.scp",
         "text_scp": Path(bert_dir) / split / "vec.scp",
         "bert_post_scp": Path(bert_dir) / split / "post.scp",
     }
 
 
-def open_split(cuts: Pathlike, acoustic_scp: Pathlike, text_scp: Pathlike, cache_utterances: int = 256) -> FusionCorpus:
+def open_split(
+    cuts: Pathlike,
+    acoustic_scp: Pathlike,
+    text_scp: Pathlike,
+    cache_utterances: int = 256,
+    classes: Sequence[str] = MUSTC_CLASSES,
+    case_classes: Optional[Sequence[str]] = None,
+) -> FusionCorpus:
     """Checks the three inputs exist (naming the missing one) and indexes the split."""
     for path in (cuts, acoustic_scp, text_scp):
         if not Path(path).exists():
             raise FileNotFoundError(f"no such file: {path}")
-    return FusionCorpus(cuts, acoustic_scp, text_scp, cache_utterances=cache_utterances)
+    return FusionCorpus(
+        cuts, acoustic_scp, text_scp, classes=classes, cache_utterances=cache_utterances, case_classes=case_classes
+    )
 
 
 class UtteranceDataset(Dataset):
-    """torch Dataset of whole utterances: (fused frames (T, D), centres (W,), labels (W,)).
+    """torch Dataset of whole utterances: (fused frames (T, D), centres (W,), labels (W,) or (W, 2) with case).
 
     For the fully convolutional training mode (``example_unit: utterance``): the conv stack runs once
     per utterance and every word reads its 243-frame slice, instead of one 301-frame window per word.
@@ -224,7 +280,7 @@ class UtteranceDataset(Dataset):
 
     def __getitem__(self, utt: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         frames, centres = self.corpus.utterance_frames(utt)
-        labels = self.corpus.utterances[utt].labels
+        labels = self.corpus.utterance_labels(utt)
         return torch.from_numpy(frames), torch.from_numpy(centres.astype(np.int64)), torch.from_numpy(labels)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from punct.fusion.dataset import FusionCorpus
-from punct.fusion.tdnn import PunctTdnn
+from punct.fusion.tdnn import PunctTdnn, head_softmax
 
 
 @torch.no_grad()
@@ -16,7 +16,8 @@ def utterance_posteriors(
     model: PunctTdnn, corpus: FusionCorpus, device: torch.device, utterances: Optional[Sequence[int]] = None,
     progress: bool = False,
 ) -> Iterator[Tuple[str, np.ndarray]]:
-    """Yields (cut id, (W, num_classes) softmax posteriors) for each utterance (eval mode)."""
+    """Yields (cut id, (W, num_outputs) posteriors) for each utterance (eval mode): the softmax of each
+    head's block (``punct.fusion.tdnn.split_heads``), concatenated; one head: (W, num_classes)."""
     was_training = model.training
     model.eval()
     indices = range(len(corpus.utterances)) if utterances is None else utterances
@@ -28,12 +29,12 @@ def utterance_posteriors(
         for utt in indices:
             frames, centres = corpus.utterance_frames(utt)
             logits = model.utterance_logits(torch.from_numpy(frames).to(device), torch.from_numpy(centres).to(device))
-            yield corpus.utterances[utt].key, torch.softmax(logits, dim=-1).cpu().numpy()
+            yield corpus.utterances[utt].key, head_softmax(logits, model.config).cpu().numpy()
     finally:
         model.train(was_training)
 
 
 def corpus_predictions(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Tuple[np.ndarray, np.ndarray]:
-    """(reference labels (N,), posteriors (N, C)) over all words of the corpus, in corpus order."""
+    """(punctuation reference labels (N,), posteriors (N, num_outputs)) over all words of the corpus, in corpus order."""
     posts = [p for _, p in utterance_posteriors(model, corpus, device)]
     return corpus.labels, np.concatenate(posts, axis=0)

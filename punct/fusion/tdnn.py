@@ -13,7 +13,16 @@ Topology (Liu & Beigi 2023, and the layer sizes of the authors' released trainin
 
 The shared per-channel head normalises each channel with its own batch statistics in training
 (BatchNorm(70) is applied to one channel at a time, as in the authors' code), so the four
-channels are looped over instead of being folded into the batch dimension.
+channels are looped over instead of being folded into the batch dimension.  Its running statistics,
+used in eval mode, are then an average over the channels; ``head_norm_per_channel`` keeps them (and
+the BatchNorm's affine parameters) per channel instead, so that eval normalises each channel as
+training did.  This matters with a case head: the case channels' statistics differ from the
+punctuation channels', and with the shared statistics the mini model said cap on most words.
+
+Several heads (ParCzech: punctuation 9 + case 2, ``case_classes: 2``): the last conv layer has one
+channel per class of every head (9 + 2 = 11), the shared per-channel head gives 11 logits, and
+``split_heads`` cuts them into one block per head (``HEAD_NAMES`` order).  ``case_classes: 0`` (the
+default) is the original single punctuation head.
 
 Fully convolutional evaluation (``utterance_logits``): every layer before the per-channel head
 is either per-frame or a convolution without padding, so running the stack once over the
@@ -26,11 +35,13 @@ A 301-frame window centred on frame c of the utterance starts at c in padded coo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+HEAD_NAMES: Tuple[str, ...] = ("punct", "case")  # order of the heads' logit blocks
 
 
 @dataclass(frozen=True)
@@ -42,9 +53,11 @@ class TdnnConfig:
     channels: Tuple[int, ...] = (256, 256, 128, 128, 64, 64)  # conv outputs before the last (class) layer
     kernels: Tuple[int, ...] = (9, 9, 5, 5, 7, 7, 5)
     dilations: Tuple[int, ...] = (1, 2, 1, 2, 1, 2, 1)
-    num_classes: int = 4  # the last conv layer has one channel per class
+    num_classes: int = 4  # punctuation classes (the first head)
+    case_classes: int = 0  # >0: a second (case) head with this many classes; the last conv layer has one channel per class of every head
     window: int = 301  # frames per example, centred on the word's last frame
     head_dim: int = 70  # shared per-channel hidden layer
+    head_norm_per_channel: bool = False  # True: the head's BatchNorm has statistics and affine per channel (see above)
 
     def __post_init__(self) -> None:
         if not len(self.kernels) == len(self.dilations) == len(self.channels) + 1:
@@ -54,8 +67,25 @@ class TdnnConfig:
             )
         if self.window % 2 != 1:
             raise ValueError(f"TdnnConfig: window must be odd (centred on a frame), got {self.window}")
+        if self.num_classes < 2 or self.case_classes < 0 or self.case_classes == 1:
+            raise ValueError(
+                f"TdnnConfig: need num_classes >= 2 and case_classes 0 or >= 2, got {self.num_classes}, {self.case_classes}"
+            )
         if self.output_frames < 1:
             raise ValueError(f"TdnnConfig: window {self.window} is shorter than the receptive field {self.shrink + 1}")
+
+    @property
+    def head_sizes(self) -> Dict[str, int]:
+        """Classes of each head, in logit-block order."""
+        sizes = {HEAD_NAMES[0]: self.num_classes}
+        if self.case_classes:
+            sizes[HEAD_NAMES[1]] = self.case_classes
+        return sizes
+
+    @property
+    def num_outputs(self) -> int:
+        """Channels of the last conv layer = logits per word (all heads)."""
+        return sum(self.head_sizes.values())
 
     @property
     def shrink(self) -> int:
@@ -80,25 +110,30 @@ class PunctTdnn(nn.Module):
         super().__init__()
         self.config = config
         self.fusion = nn.Linear(config.input_dim, config.fusion_dim)
-        sizes = (config.fusion_dim,) + tuple(config.channels) + (config.num_classes,)
+        sizes = (config.fusion_dim,) + tuple(config.channels) + (config.num_outputs,)
         self.convs = nn.ModuleList()
         self.norms = nn.ModuleList()
         for i, (kernel, dilation) in enumerate(zip(config.kernels, config.dilations)):
             self.convs.append(nn.Conv1d(sizes[i], sizes[i + 1], kernel_size=kernel, dilation=dilation))
             self.norms.append(nn.BatchNorm1d(sizes[i + 1]))
         self.head_hidden = nn.Linear(config.output_frames, config.head_dim)
-        self.head_norm = nn.BatchNorm1d(config.head_dim)
+        norm_size = config.head_dim * (config.num_outputs if config.head_norm_per_channel else 1)
+        self.head_norm = nn.BatchNorm1d(norm_size)
         self.head_out = nn.Linear(config.head_dim, 1)
 
     def conv_stack(self, frames: torch.Tensor) -> torch.Tensor:
-        """(N, T, D) fused frames -> (N, num_classes, T - shrink)."""
+        """(N, T, D) fused frames -> (N, num_outputs, T - shrink)."""
         x = F.relu(self.fusion(frames)).transpose(1, 2)  # (N, fusion_dim, T)
         for conv, norm in zip(self.convs, self.norms):
             x = norm(F.relu(conv(x)))
         return x
 
     def head(self, x: torch.Tensor) -> torch.Tensor:
-        """(N, num_classes, output_frames) -> (N, num_classes) logits; shared layers, one channel at a time."""
+        """(N, num_outputs, output_frames) -> (N, num_outputs) logits; shared layers, one channel at a time."""
+        if self.config.head_norm_per_channel:
+            h = F.relu(self.head_hidden(x))  # (N, C, head_dim)
+            h = self.head_norm(h.reshape(h.shape[0], -1)).reshape(h.shape)
+            return self.head_out(h).squeeze(-1)
         logits = []
         for c in range(x.shape[1]):
             h = self.head_norm(F.relu(self.head_hidden(x[:, c, :])))
@@ -108,7 +143,7 @@ class PunctTdnn(nn.Module):
     def forward(
         self, windows: torch.Tensor, utterance: Optional[torch.Tensor] = None, centres: Optional[torch.Tensor] = None
     ) -> torch.Tensor:
-        """(N, window, D) windows -> (N, num_classes) logits.
+        """(N, window, D) windows -> (N, num_outputs) logits (all heads; see ``split_heads``).
 
         With ``utterance`` and ``centres``, ``windows`` is instead a padded batch of whole utterances
         and the call is ``batch_logits`` (so that DistributedDataParallel sees it as the forward pass).
@@ -128,7 +163,7 @@ class PunctTdnn(nn.Module):
           frames: (T, D) fused frames of the whole utterance (unpadded).
           centres: the centre frame of each word's window (its last frame), 0 <= c < T.
         Returns:
-          (len(centres), num_classes) logits, equal to ``forward`` on the 301-frame windows in eval mode.
+          (len(centres), num_outputs) logits, equal to ``forward`` on the 301-frame windows in eval mode.
         """
         cfg = self.config
         centres = torch.as_tensor(centres, dtype=torch.long, device=frames.device)
@@ -144,17 +179,30 @@ class PunctTdnn(nn.Module):
           utterance: (N,) the batch row of each word.
           centres: (N,) each word's centre frame within its utterance (unpadded coordinates).
         Returns:
-          (N, num_classes) logits.
+          (N, num_outputs) logits.
         """
         cfg = self.config
         if centres.numel() == 0:
-            return padded.new_zeros((0, cfg.num_classes))
+            return padded.new_zeros((0, cfg.num_outputs))
         conv = self.conv_stack(padded).transpose(1, 2)  # (B, L - shrink, C)
         # Output frame j of the conv stack sees padded input frames j .. j + shrink; the window of
         # centre c starts at padded frame c, so its slice is conv[c : c + output_frames].
         offsets = torch.arange(cfg.output_frames, device=padded.device)
         slices = conv[utterance.unsqueeze(1), centres.unsqueeze(1) + offsets]  # (N, output_frames, C)
         return self.head(slices.transpose(1, 2))
+
+
+def split_heads(logits: torch.Tensor, config: TdnnConfig) -> Dict[str, torch.Tensor]:
+    """(..., num_outputs) logits -> head name -> (..., classes of the head)."""
+    if logits.shape[-1] != config.num_outputs:
+        raise ValueError(f"expected {config.num_outputs} logits per word, got {logits.shape[-1]}")
+    blocks = torch.split(logits, list(config.head_sizes.values()), dim=-1)
+    return dict(zip(config.head_sizes, blocks))
+
+
+def head_softmax(logits: torch.Tensor, config: TdnnConfig) -> torch.Tensor:
+    """Softmax within each head's block, concatenated back: (..., num_outputs) posteriors."""
+    return torch.cat([torch.softmax(block, dim=-1) for block in split_heads(logits, config).values()], dim=-1)
 
 
 def count_parameters(module: nn.Module) -> int:

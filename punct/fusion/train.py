@@ -3,7 +3,9 @@
 One process trains on its own; under ``torchrun`` (WORLD_SIZE > 1) every rank trains on its
 shard of each epoch's order (``EpochSampler``) inside DistributedDataParallel (gloo on CPU, NCCL
 on GPU), and rank 0 evaluates dev and writes checkpoints:
-``exp/tdnn/epoch-N.pt`` (model, optimizer, state) and ``best-valid-f1.pt`` (best dev overall F1).
+``exp/tdnn/epoch-N.pt`` (model, optimizer, state) and ``best-valid-f1.pt`` (best dev ``dev_metric`` of the
+punctuation head).  With a case head (``model.case_classes`` > 0) the loss is
+``(1 - case_weight) * L_punct + case_weight * L_case``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Optional, Union
+from typing import Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -25,12 +27,20 @@ from torch.utils.data import DataLoader
 from punct.fusion.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
 from punct.fusion.infer import corpus_predictions
 from punct.fusion.sampling import BALANCE_MODES, EpochSampler
-from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters
+from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
+from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.metrics import score
+from punct.text.labels import MUSTC_CLASSES
 from punct.utils.training import DistInfo, TrainState
 from punct.utils.atomic import atomic_path
 
 Pathlike = Union[str, Path]
+
+# label_set -> (punctuation classes, case classes); MuST-C has no case labels
+LABEL_SETS: Dict[str, Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {
+    "mustc": (tuple(MUSTC_CLASSES), None),
+    "itn": (tuple(PUNCT_CLASSES), tuple(CASE_CLASSES)),  # ParCzech segments (punct.itn.labels)
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,10 @@ class TrainTdnnConfig:
     num_workers: int = 2  # DataLoader workers cutting windows
     prefetch_factor: int = 4  # batches prefetched per worker
     log_interval: int = 50  # batches between loss log lines
+    max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (ParCzech's rare marks would weigh ~700)
+    label_set: str = "mustc"  # class names: mustc (4 classes) or itn (ParCzech: 9 punctuation + 2 case, punct.itn.labels)
+    case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
+    dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
 
     def __post_init__(self) -> None:
         if self.balance not in BALANCE_MODES:
@@ -65,8 +79,33 @@ class TrainTdnnConfig:
             raise ValueError(f"example_unit must be window or utterance, got {self.example_unit!r}")
         if self.optimizer not in ("sgd", "adam"):
             raise ValueError(f"optimizer must be sgd or adam, got {self.optimizer!r}")
+        if self.label_set not in LABEL_SETS:
+            raise ValueError(f"label_set must be one of {sorted(LABEL_SETS)}, got {self.label_set!r}")
+        classes, case_classes = LABEL_SETS[self.label_set]
+        if self.model.num_classes != len(classes):
+            raise ValueError(f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}")
+        if self.model.case_classes and (case_classes is None or self.model.case_classes != len(case_classes)):
+            raise ValueError(f"label_set {self.label_set} has no {self.model.case_classes}-class case labels")
+        if self.dev_metric not in ("overall_f1", "macro_f1"):
+            raise ValueError(f"dev_metric must be overall_f1 or macro_f1, got {self.dev_metric!r}")
+        if not 0.0 <= self.case_weight <= 1.0:
+            raise ValueError(f"case_weight must be in [0, 1], got {self.case_weight}")
         if self.loss_reduction not in ("sum", "mean"):
             raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
+
+
+def corpus_classes(cfg: TrainTdnnConfig) -> Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]:
+    """(punctuation classes, case classes or None) that FusionCorpus reads for this config."""
+    classes, case_classes = LABEL_SETS[cfg.label_set]
+    return classes, (case_classes if cfg.model.case_classes else None)
+
+
+def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
+    """The training config stored in a TDNN checkpoint (older checkpoints: defaults for new fields)."""
+    from punct.utils.config import config_from_dict
+
+    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    return config_from_dict(TrainTdnnConfig, ckpt["train_config"])
 
 
 def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
@@ -105,9 +144,51 @@ def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> Pu
 
 
 def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Dict:
+    """Dev scores of the punctuation head (overall and macro F1, per class), and the case head's."""
     ref, post = corpus_predictions(model, corpus, device)
-    scores = score(ref, post.argmax(axis=1), corpus.classes)
-    return {"overall_f1": scores.overall["f1"], "per_class_f1": {c: scores.per_class[c]["f1"] for c in corpus.classes[1:]}}
+    sizes = model.config.head_sizes
+    scores = score(ref, post[:, : sizes["punct"]].argmax(axis=1), corpus.classes)
+    record = {
+        "overall_f1": scores.overall["f1"],
+        "macro_f1": scores.macro_f1,
+        "per_class_f1": {c: scores.per_class[c]["f1"] for c in corpus.classes[1:]},
+    }
+    if "case" in sizes and corpus.case_classes is not None:
+        case = score(corpus.case_labels, post[:, sizes["punct"] :].argmax(axis=1), corpus.case_classes)
+        record["case_per_class_f1"] = {c: case.per_class[c]["f1"] for c in corpus.case_classes[1:]}
+    return record
+
+
+def build_criteria(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device) -> Dict[str, nn.Module]:
+    """Cross-entropy per head.  The utterance mode weights the classes of every head (``class_weights``,
+    capped by ``max_class_weight``); the window mode balances punctuation by oversampling and leaves the
+    case head unweighted (an example has one sampling weight)."""
+    counts = {"punct": corpus.class_counts()}
+    if cfg.model.case_classes:
+        if corpus.case_classes is None:
+            raise ValueError("the TDNN has a case head but the corpus has no case labels (FusionCorpus case_classes)")
+        if len(corpus.case_classes) != cfg.model.case_classes:
+            raise ValueError(f"case head of {cfg.model.case_classes} classes, corpus case classes {corpus.case_classes}")
+        counts["case"] = corpus.case_counts()
+    if len(corpus.classes) != cfg.model.num_classes:
+        raise ValueError(f"punctuation head of {cfg.model.num_classes} classes, corpus classes {corpus.classes}")
+    criteria = {}
+    for head, head_counts in counts.items():
+        weight = class_weights(cfg, head_counts).to(device) if cfg.example_unit == "utterance" else None
+        criteria[head] = nn.CrossEntropyLoss(weight=weight, reduction=cfg.loss_reduction)
+    return criteria
+
+
+def tdnn_loss(
+    logits: torch.Tensor, labels: torch.Tensor, criteria: Mapping[str, nn.Module], cfg: TrainTdnnConfig
+) -> torch.Tensor:
+    """Loss of (N, num_outputs) logits against (N,) punctuation labels or (N, 2) [punctuation, case] labels."""
+    if not cfg.model.case_classes:
+        return criteria["punct"](logits, labels)
+    heads = split_heads(logits, cfg.model)
+    return (1.0 - cfg.case_weight) * criteria["punct"](heads["punct"], labels[:, 0]) + cfg.case_weight * criteria["case"](
+        heads["case"], labels[:, 1]
+    )
 
 
 def train_tdnn(
@@ -159,7 +240,6 @@ def train_tdnn(
         )
         dataset = FusedWindowDataset(train_corpus, context=cfg.model.context)
         loader = DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args)
-        criterion = nn.CrossEntropyLoss(reduction=cfg.loss_reduction)
     else:
         num_utts = len(train_corpus.utterances)
         sampler = EpochSampler(
@@ -170,8 +250,8 @@ def train_tdnn(
             UtteranceDataset(train_corpus), batch_size=cfg.utterances_per_batch, sampler=sampler,
             collate_fn=functools.partial(collate_utterances, context=cfg.model.context), **loader_args,
         )
-        criterion = nn.CrossEntropyLoss(weight=class_weights(cfg, train_corpus).to(device), reduction=cfg.loss_reduction)
 
+    criteria = build_criteria(cfg, train_corpus, device)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         net.train()
@@ -189,7 +269,7 @@ def train_tdnn(
                 logits = net(batch[0])
             else:
                 logits = net(batch[0], utterance=batch[1], centres=batch[2])
-            loss = criterion(logits, labels)
+            loss = tdnn_loss(logits, labels, criteria, cfg)
             loss.backward()
             optimizer.step()
             state.step += 1
@@ -207,26 +287,31 @@ def train_tdnn(
             logging.info("epoch %d: %s", epoch, record)
             exp_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
-            f1 = record.get("overall_f1", -record["train_loss"])
+            f1 = record.get(cfg.dev_metric, -record["train_loss"])
             if f1 > state.best_f1:
                 state.best_f1, state.best_epoch = f1, epoch
                 save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
                 with atomic_path(exp_dir / "best-valid-f1.pt", suffix=".pt") as tmp:
                     shutil.copyfile(exp_dir / f"epoch-{epoch}.pt", tmp)
-                logging.info("epoch %d is the best so far (dev overall F1 %.4f)", epoch, f1)
+                logging.info("epoch %d is the best so far (dev %s %.4f)", epoch, cfg.dev_metric, f1)
         if dist.world_size > 1:
             check_ranks_agree(model)
             torch.distributed.barrier()
     return model
 
 
-def class_weights(cfg: TrainTdnnConfig, corpus: FusionCorpus) -> torch.Tensor:
+def class_weights(cfg: TrainTdnnConfig, counts: Union[FusionCorpus, np.ndarray]) -> torch.Tensor:
     """Loss weights of the utterance mode: majority count / class count (the expected effect of
-    oversampling to the majority count); all ones for ``balance: none``; absent classes weigh 0."""
-    counts = corpus.class_counts().astype(np.float64)
+    oversampling to the majority count); all ones for ``balance: none``; absent classes weigh 0.
+    ``counts``: per-class counts, or a corpus (its punctuation counts)."""
+    if isinstance(counts, FusionCorpus):
+        counts = counts.class_counts()
+    counts = np.asarray(counts, dtype=np.float64)
     if cfg.balance == "none":
         return torch.ones(len(counts), dtype=torch.float32)
     weights = np.where(counts > 0, counts.max() / np.maximum(counts, 1), 0.0)
+    if cfg.max_class_weight > 0:
+        weights = np.minimum(weights, cfg.max_class_weight)
     return torch.tensor(weights, dtype=torch.float32)
 
 

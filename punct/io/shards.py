@@ -103,7 +103,11 @@ def merge_scps(parts: Iterable[Pathlike], output: Pathlike) -> int:
                 raise ValueError(f"{part}:{line_number}: key {key} already in {seen[key]}")
             seen[key] = part
             lines.append(line + "\n")
-    atomic_write_text(Path(output), "".join(lines))
+    output, text = Path(output), "".join(lines)
+    # An unchanged index keeps its time stamp: later stages compare it with their outputs' to see
+    # whether they must be redone (redone shards show in their own .done markers).
+    if not (output.exists() and output.read_text(encoding="utf-8") == text):
+        atomic_write_text(output, text)
     return len(lines)
 
 

@@ -1,4 +1,4 @@
-"""Stage 2 of egs/parczech: recognised words + official transcripts -> segment dataset.
+"""Stage 3 of egs/parczech: recognised words + official transcripts -> segment dataset.
 
 Per recording (``process_recording``): align the recognised words with the official words
 (``punct.itn.segments.align_recording``), keep exactly matching words, build segments
@@ -6,7 +6,7 @@ Per recording (``process_recording``): align the recognised words with the offic
 table the thesis publishes, and segments as lhotse supervisions.
 
 Recognised words (``<dir>/<recording id>.words.tsv``): one word per line, ``word<TAB>start<TAB>end``
-in seconds from the start of the recording (stage 1 writes them; the Czech mini corpus
+in seconds from the start of the recording (stage 2 writes them; the Czech mini corpus
 writes the synthesizer's own transcript in the same format under ``synth/``).
 """
 
@@ -32,7 +32,7 @@ Pathlike = Union[str, Path]
 
 @dataclass(frozen=True)
 class ItnDatasetConfig:
-    """Every value of stage 2 (conf/segments.yaml); defaults are the thesis' where it gives them."""
+    """Every value of stage 3 (conf/segments.yaml); defaults are the thesis' where it gives them."""
 
     gap_open: float = 1.0  # alignment: cost of opening a run of words aligned to blanks
     gap_extend: float = 0.3  # alignment: cost of each further word of the run

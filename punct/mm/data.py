@@ -1,4 +1,4 @@
-"""Segments of the ParCzech dataset (egs/parczech stage 2) as model inputs.
+"""Segments of the ParCzech dataset (egs/parczech stage 3) as model inputs.
 
 A segment is a supervision of ``data/segments/parczech_supervisions_<split>.jsonl.gz``:
 ``custom["words"]`` (lower-case words: the model input), ``custom["punct"]`` (9 classes),
@@ -74,7 +74,7 @@ def read_segments(path: Pathlike) -> List[ItnSegment]:
             items = ((d.get("alignment") or {}).get("word")) or []
             missing = [k for k in ("words", "punct", "case") if k not in custom]
             if missing or "id" not in d:
-                raise ValueError(f"{where}: supervision needs id and custom words/punct/case (missing {missing}); re-run stage 2")
+                raise ValueError(f"{where}: supervision needs id and custom words/punct/case (missing {missing}); re-run stage 3")
             words = list(custom["words"])
             if not (len(words) == len(custom["punct"]) == len(custom["case"]) == len(items)):
                 raise ValueError(f"{where}: {d['id']}: {len(words)} words, {len(custom['punct'])} punct, "

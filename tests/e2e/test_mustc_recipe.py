@@ -117,7 +117,7 @@ def test_outputs_of_an_older_acoustic_model_are_redone(tiny_recipe):
     """Stages 3-4 skip finished work, but redo alignments and shards older than exp/am's model."""
     am_model = tiny_recipe / "exp/am/best-valid-loss.pt"
     ali_done = tiny_recipe / "data/fbank/mustc_cuts_dev_ali.jsonl.gz.done"
-    emb_scp = tiny_recipe / "exp/emb_am/dev/emb.scp"
+    shard_done = tiny_recipe / "exp/emb_am/dev/emb.1.scp.done"
 
     out = run_recipe(tiny_recipe, "--stage", "3", "--stop-stage", "4")
     assert out.returncode == 0, out.stderr[-4000:]
@@ -126,12 +126,12 @@ def test_outputs_of_an_older_acoustic_model_are_redone(tiny_recipe):
 
     later = time.time() + 5  # as if the acoustic model had just been retrained
     os.utime(am_model, (later, later))
-    before = ali_done.stat().st_mtime, emb_scp.stat().st_mtime
+    before = ali_done.stat().st_mtime, shard_done.stat().st_mtime
     out = run_recipe(tiny_recipe, "--stage", "3", "--stop-stage", "4")
     assert out.returncode == 0, out.stderr[-4000:]
     assert "split dev is aligned; skipping" not in out.stdout + out.stderr
     assert "has shards of an older" in out.stdout + out.stderr
-    assert ali_done.stat().st_mtime > before[0] and emb_scp.stat().st_mtime > before[1]
+    assert ali_done.stat().st_mtime > before[0] and shard_done.stat().st_mtime > before[1]
 
 
 @pytest.mark.slurm

@@ -1,4 +1,4 @@
-"""Stage 0 and stage 2 of egs/parczech on a hand-made two-recording corpus (no synthesis)."""
+"""Stage 0 and stage 3 of egs/parczech on a hand-made two-recording corpus (no synthesis)."""
 
 import json
 
@@ -92,6 +92,19 @@ def test_prepare_and_build_segments(tmp_path):
     assert stats["splits"]["test"]["segments"] == len(test)
     assert stats["totals"]["official_words"] == sum(t not in {",", "."} for t in (TEXT_A + " " + TEXT_B).split())
     assert "| test |" in (out / "stats.md").read_text()
+
+    # a re-run keeps finished parts; new recognised words (a re-recognition) rebuild them
+    part = out / "parts" / "segments.1.jsonl"
+    before = part.stat().st_mtime_ns
+    build_itn_segments.main(common + ["--recognised-dir", str(rec_dir), "--job", "1"])
+    assert part.stat().st_mtime_ns == before
+    fewer = [TimedWord(w.word if k % 4 else "ehm", w.start, w.end) for k, w in enumerate(a)]
+    write_recognised_words(rec_dir / "2014021816581712.words.tsv", fewer)
+    for job in ("1", "2"):
+        build_itn_segments.main(common + ["--recognised-dir", str(rec_dir), "--job", job])
+    build_itn_segments.main(common + ["--merge"])
+    rebuilt = json.loads((out / "stats.json").read_text())
+    assert rebuilt["totals"]["exact_words"] < stats["totals"]["exact_words"]
 
 
 def test_segment_text_and_bad_words_file(tmp_path):

@@ -40,7 +40,7 @@ def tokenizer(tmp_path):
 
 
 def write_corpus(root, num_segments: int = 6, seed: int = 0):
-    """One 16 kHz recording of tones (one per word, 0.4 s each, 0.1 s pauses) and stage-2 style
+    """One 16 kHz recording of tones (one per word, 0.4 s each, 0.1 s pauses) and stage-3 style
     manifests for splits train/dev/test that all use it; returns the data folder."""
     import soundfile as sf
 

@@ -1,4 +1,4 @@
-"""egs/parczech stages 3-4: help text, and the tiny corpus end to end (stages 0-4, marked slow)."""
+"""egs/parczech: help text, and the tiny corpus end to end (stages 0-6, marked slow)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "egs" / "parczech"
 
 
-def test_help_describes_stages_3_and_4():
+def test_help_describes_the_stages_and_their_configs_exist():
     proc = subprocess.run(["bash", str(RECIPE / "run.sh"), "--help"], cwd=RECIPE, capture_output=True, text=True)
     text = proc.stdout + proc.stderr
-    assert "exp/{text,mm,mm_pe,mm_pe_random}" in text and "exp/results" in text
-    for conf in ("mm.yaml", "mm_mini.yaml", "mm_tiny.yaml"):
-        assert (RECIPE / "conf" / conf).is_file()
+    for output in ("exp/am", "exp/asr/words", "data/segments", "exp/{text,mm,mm_pe,mm_pe_random}",
+                   "exp/efficientpunct{,_tdnn}", "exp/results"):
+        assert output in text
+    for model in ("am", "mm", "tdnn"):
+        for suffix in ("", "_mini", "_tiny"):
+            assert (RECIPE / "conf" / f"{model}{suffix}.yaml").is_file()
 
 
 @pytest.mark.slow
@@ -37,11 +40,24 @@ def test_tiny_corpus_end_to_end(tmp_path):
     for name in ("text", "mm", "mm_pe", "mm_pe_random"):
         assert (work / "exp" / name / ".done").is_file()
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
+    for name in ("efficientpunct_tdnn", "efficientpunct"):
+        assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
     results = (work / "exp" / "results" / "RESULTS.md").read_text()
-    for row in ("| text-only |", "| multimodal |", "| multimodal+PE |", "| random-audio |", "| EfficientPunct | —"):
+    for row in ("| text-only |", "| multimodal |", "| multimodal+PE |", "| random-audio |", "| EfficientPunct TDNN |",
+                "| EfficientPunct ensemble |"):
         assert row in results
+    assert "| EfficientPunct | —" not in results  # the placeholder row is replaced
     assert any((work / "exp" / "results" / "plots").glob("attention_multimodal+PE_dev_*.png"))
-    # a second run of stages 3-4 skips the finished trainings and rewrites the results
-    again = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "3"], cwd=work, capture_output=True,
+    # a second run of stages 4-6 skips the finished trainings and rewrites the results
+    again = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "4"], cwd=work, capture_output=True,
                            text=True, env=env, timeout=600)
-    assert again.returncode == 0 and "is done; skipping" in again.stdout + again.stderr
+    output = again.stdout + again.stderr
+    assert again.returncode == 0 and "is done; skipping" in output, output[-3000:]
+    assert "best-valid-f1.pt is done; skipping" in output  # the TDNN of stage 5 too
+    # stage 2 with the recipe's own acoustic model (chunked recognition of the long recordings)
+    am = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--words-from", "am", "--stage", "2",
+                         "--stop-stage", "2"], cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    assert am.returncode == 0, am.stdout[-3000:] + am.stderr[-3000:]
+    assert (work / "exp" / "asr" / "words").resolve() == (work / "exp" / "asr" / "am_words").resolve()
+    recordings = sorted((work / "data" / "corpus_tiny" / "synth").glob("*.words.tsv"))
+    assert recordings and all((work / "exp" / "asr" / "am_words" / r.name).is_file() for r in recordings)

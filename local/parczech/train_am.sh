@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Stage 1 of egs/parczech (mini corpus): trains the CTC acoustic model on the utterances of
+# local/parczech/prepare_am_data.sh (features by steps/compute_features.sh), optionally starting
+# from another trained AM with the same layer dims (--init, e.g. ../mustc/exp/am/best-valid-loss.pt:
+# the from-scratch model spends many epochs on the CTC blank plateau).  Training resumes from the
+# latest <exp-dir>/epoch-N.pt, so a finished training is not redone.  The feature config is copied to
+# <exp-dir>/mfcc.yaml: with best-valid-loss.pt it makes the folder usable by steps/recognise_long.sh.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl              # job runner ($train_cmd)
+am_config=conf/am_mini.yaml   # model and training options
+feat_config=conf/mfcc.yaml    # the features of <fbank-dir>
+init=                         # checkpoint of a trained AM to start from (empty: random initialisation)
+device=auto                   # auto, cpu or cuda
+seed=42                       # random seed
+num_threads=1                 # torch CPU threads
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 2 ]; then
+  echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
+  echo "e.g.: $0 --am-config conf/am_mini_init.yaml --init ../mustc/exp/am/best-valid-loss.pt data/am_fbank exp/am"
+  echo "Options: --cmd CMD, --am-config YAML, --feat-config YAML, --init CHECKPOINT, --device DEV, --seed N"
+  exit 1
+fi
+fbank=$1
+dir=$2
+
+for f in $am_config $feat_config $fbank/parczech_cuts_train.jsonl.gz $fbank/parczech_cuts_dev.jsonl.gz $init; do
+  if [ ! -f "$f" ]; then echo "$0: no such file: $f" >&2; exit 1; fi
+done
+mkdir -p $dir/log
+if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
+  $cmd $dir/log/init.log python -m punct.bin.init_am --config $am_config --source $init --fbank-dir $fbank \
+    --prefix parczech --exp-dir $dir --seed $seed
+fi
+steps/train_am.sh --cmd "$cmd" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
+  --num-threads $num_threads --device $device --seed $seed $fbank $dir
+cp $feat_config $dir/mfcc.yaml

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""ParCzech stage 5 (last step): the EfficientPunct TDNN alone and its ensemble with the text-only model.
+
+Per head, p = alpha * p_tdnn + (1 - alpha) * p_text for alpha = 0.0, 0.1, ..., 1.0; each head's alpha is
+chosen on the dev split (punctuation: macro F1 over the 8 marks; case: [cap] F1).  References and words
+come from the segments (data/segments/parczech_supervisions_<split>.jsonl.gz).  Writes, for every split,
+<tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and <out-dir>/decode/<split>.jsonl (the ensemble),
+scored by steps/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import List, Optional
+
+from punct.ensemble import default_alphas
+from punct.fusion.itn import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
+from punct.mm.data import read_segments
+from punct.utils.atomic import atomic_write_text
+from punct.utils.logging import log_config, setup_logging
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--segments-dir", type=Path, default=Path("data/segments"), help="parczech_supervisions_<split>.jsonl.gz")
+    parser.add_argument("--text-post-dir", type=Path, default=Path("exp/emb_text"), help="text-only posteriors: <dir>/<split>/post.scp")
+    parser.add_argument("--tdnn-dir", type=Path, default=Path("exp/efficientpunct_tdnn"), help="TDNN folder: post/<split>/post.scp in, decode/ out")
+    parser.add_argument("--out-dir", type=Path, default=Path("exp/efficientpunct"), help="ensemble folder: decode/<split>.jsonl, alpha.json")
+    parser.add_argument("--dev-split", default="dev", help="split on which the alphas are chosen")
+    parser.add_argument("--splits", default="dev,test", help="comma-separated splits to write")
+    parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = get_parser().parse_args(argv)
+    setup_logging(args.out_dir / "log" / "ensemble.log")
+    log_config(vars(args), "arguments")
+    splits = [s for s in args.splits.split(",") if s]
+    if args.dev_split not in splits:
+        splits.insert(0, args.dev_split)
+    data = {}
+    for split in splits:
+        segments = read_segments(args.segments_dir / f"parczech_supervisions_{split}.jsonl.gz")
+        data[split] = paired_split(segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp")
+        if data[split].skipped:
+            logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,
+                            len(data[split].skipped), len(segments), data[split].skipped[0])
+    alphas = default_alphas(args.alpha_step)
+    sweeps = head_sweeps(data[args.dev_split], alphas)
+    chosen = choose_head_alphas(sweeps)
+    logging.info("alphas chosen on %s: %s", args.dev_split, chosen)
+    for split in splits:
+        write_predictions(args.tdnn_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], {h: 1.0 for h in HEADS}))
+        write_predictions(args.out_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], chosen))
+    summary = {
+        "dev_split": args.dev_split,
+        "chosen_alpha": chosen,
+        "selection_metric": {"punct": "macro F1 (8 marks)", "case": "[cap] F1"},
+        "dev_sweep": {
+            head: [{"alpha": p.alpha, "macro_f1": p.scores.macro_f1, "overall_f1": p.scores.overall["f1"],
+                    "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in p.scores.classes[1:]}} for p in points]
+            for head, points in sweeps.items()
+        },
+        "skipped": {split: len(d.skipped) for split, d in data.items()},
+    }
+    atomic_write_text(args.out_dir / "alpha.json", json.dumps(summary, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Recognition of long recordings with a CTC acoustic model: ~30 s chunks with 5 s overlap, greedy
+# decoding, word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
+# (punct.itn.recognise).  Recordings are shared between nj jobs; each recording's
+# <out-dir>/<id>.words.tsv is written atomically and finished recordings are skipped on a re-run.
+# Merge counts (and with --ref-dir the WER against reference words) in <out-dir>/../summary.txt.
+set -euo pipefail
+
+# Begin configuration section.
+cmd=utils/run.pl             # job runner ($decode_cmd)
+nj=2                         # parallel jobs (recordings are shared between them)
+checkpoint=best-valid-loss.pt  # checkpoint inside <am-dir>
+ref_dir=                     # optional folder of reference <id>.words.tsv (e.g. data/corpus_mini/synth)
+chunk_config=                # optional YAML with chunk_seconds, overlap_seconds, tolerance (default 30, 5, 0.5)
+device=auto                  # auto, cpu or cuda
+num_threads=1                # torch CPU threads per job
+overwrite=false              # recognise finished recordings again
+# End configuration section.
+
+echo "$0 $*"
+. ./path.sh
+. utils/parse_options.sh
+
+if [ $# -ne 3 ]; then
+  echo "Usage: $0 [options] <manifest-dir> <am-dir> <out-dir>"
+  echo "e.g.: $0 --nj 2 --ref-dir data/corpus_mini/synth data/manifests exp/am exp/asr/words"
+  echo "Options: --cmd CMD, --nj N, --ref-dir DIR, --chunk-config YAML, --device DEV, --overwrite true"
+  exit 1
+fi
+manifests=$1
+am_dir=$2
+dir=$3
+
+for f in $manifests/parczech_recordings_all.jsonl.gz $am_dir/$checkpoint $am_dir/mfcc.yaml $chunk_config; do
+  if [ ! -f "$f" ]; then echo "$0: no such file: $f" >&2; exit 1; fi
+done
+
+opts=(--manifest-dir $manifests --am-dir $am_dir --checkpoint $checkpoint --out-dir $dir)
+[ -n "$chunk_config" ] && opts+=(--config "$chunk_config")
+log_dir=$(dirname $dir)/log
+mkdir -p $dir $log_dir
+job_opts=(--device $device --num-threads $num_threads)
+[ -n "$ref_dir" ] && job_opts+=(--ref-dir "$ref_dir")
+$overwrite && job_opts+=(--overwrite)
+$cmd JOB=1:$nj $log_dir/recognise.JOB.log \
+  python -m punct.bin.recognise_long "${opts[@]}" "${job_opts[@]}" --job JOB --nj $nj
+python -m punct.bin.recognise_long "${opts[@]}" --summary $(dirname $dir)/summary.txt 2> $log_dir/summary.log
+sed "s|^|$0: |" $(dirname $dir)/summary.txt
