@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-word posteriors of a trained punctuation TDNN for some splits, fully convolutionally (JOB=1:nj),
-# merged into <tdnn-dir>/post/<split>/post.scp.  (egs/mustc's steps/score.sh does the same and then
-# scores; egs/parczech stage 5 scores with steps/ensemble_itn.sh.)  Posteriors older than the model are redone.
+# merged into <tdnn-dir>/post/<split>/post.scp.  (egs/mustc's steps/score.sh calls it, then scores;
+# egs/parczech stage 5 scores with steps/ensemble_itn.sh.)  Posteriors older than the model are redone.
 set -euo pipefail
 
 # Begin configuration section.
@@ -37,6 +37,7 @@ done
 
 for split in $splits; do
   post=$tdnn_dir/post/$split
+  # Posteriors of an older model are stale: redo them when the model is newer.
   if [ -f $post/post.scp ] && [ $model -nt $post/post.scp ]; then
     rm -f $post/post.*.scp.done $post/post.scp
   fi

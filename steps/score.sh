@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Stage 8: per-word TDNN posteriors of the dev and test splits (fully convolutional, JOB=1:nj),
-# then BERT-only / TDNN / ensemble scores with alpha chosen on dev, RESULTS.md, JSON and plots.
+# Stage 8: per-word TDNN posteriors of the dev and test splits (steps/decode_tdnn.sh: fully
+# convolutional, JOB=1:nj), then BERT-only / TDNN / ensemble scores with alpha chosen on dev, RESULTS.md, JSON and plots.
 set -euo pipefail
 
 # Begin configuration section.
@@ -43,18 +43,8 @@ for split in $splits; do
   done
 done
 
-for split in $splits; do
-  post=$tdnn_dir/post/$split
-  # Posteriors of an older model are stale: redo them when the model is newer.
-  if [ -f $post/post.scp ] && [ $model -nt $post/post.scp ]; then
-    rm -f $post/post.*.scp.done $post/post.scp
-  fi
-  $cmd JOB=1:$nj $post/log/decode.JOB.log \
-    python -m punct.bin.decode_tdnn --model $model --split $split --cuts-dir $cuts_dir \
-      --am-emb-dir $am_dir --bert-emb-dir $bert_dir --out-dir $post --device $device --job JOB --nj $nj
-  for j in $(seq $nj); do cat $post/post.$j.scp; done > $post/post.scp.tmp
-  mv $post/post.scp.tmp $post/post.scp
-done
+steps/decode_tdnn.sh --cmd "$cmd" --nj $nj --splits "$splits" --device $device \
+  --cuts-pattern "mustc_cuts_{split}_ali.jsonl.gz" $cuts_dir $am_dir $bert_dir $tdnn_dir
 
 python -m punct.bin.score_ensemble --cuts-dir $cuts_dir --bert-emb-dir $bert_dir --tdnn-post-dir $tdnn_dir/post \
   --dev-split $dev_split --test-split $test_split --alpha-step $alpha_step --paper-alpha $paper_alpha \
