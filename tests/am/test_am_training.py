@@ -77,3 +77,29 @@ def test_two_cpu_processes_under_gloo_agree(tmp_path):
 
     fresh = TdnnAcousticModel(dataclasses.replace(TINY.model, num_tokens=init["output.weight"].shape[0])).state_dict()
     assert not torch.equal(fresh["output.weight"], init["output.weight"])
+
+
+def test_ctc_loss_on_every_third_output_frame():
+    """ctc_subsample k: the CTC loss of the outputs at frames 0, k, 2k, ... with ceil(T / k) frames each."""
+    from punct.am.model import TdnnAcousticModel
+    from punct.am.train import compute_loss
+
+    torch.manual_seed(0)
+    model = TdnnAcousticModel(TdnnConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
+                                         num_tokens=6)).eval()
+    feats = torch.randn(2, 31, 40)
+    batch = {"feats": feats, "feat_lens": torch.tensor([31, 25]), "targets": torch.tensor([1, 2, 3, 4, 5]),
+             "target_lens": torch.tensor([3, 2])}
+    ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+    with torch.no_grad():
+        loss, frames = compute_loss(model, batch, torch.device("cpu"), ctc, subsample=3)
+        full, _ = compute_loss(model, batch, torch.device("cpu"), ctc)
+        log_probs = model(feats).log_softmax(-1)
+        expected = sum(
+            ctc(log_probs[b, :length:3].unsqueeze(1), targets.unsqueeze(0), torch.tensor([len(range(0, length, 3))]),
+                torch.tensor([len(targets)]))
+            for b, (length, targets) in enumerate([(31, torch.tensor([1, 2, 3])), (25, torch.tensor([4, 5]))])
+        )
+    assert frames == 56  # reported per input frame
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert loss.item() != pytest.approx(full.item(), rel=1e-3)
