@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import numpy as np
+import torch
 
 from punct.io.shards import write_shard
 from punct.text.labels import MUSTC_CLASSES
@@ -82,3 +83,13 @@ def make_split(
     write_shard(root / "exp" / "emb_bert" / split / "vec", vec)
     write_shard(root / "exp" / "emb_bert" / split / "post", post)
     return paths
+
+
+def randomise_batch_norms(model: torch.nn.Module) -> None:
+    """Non-trivial BatchNorm running statistics and affine values, so that eval-mode BatchNorm matters."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm1d):
+            module.running_mean.uniform_(0.0, 0.2)
+            module.running_var.uniform_(0.05, 0.5)
+            module.weight.data.uniform_(0.5, 1.5)
+            module.bias.data.uniform_(-0.2, 0.2)

@@ -12,6 +12,7 @@ from torch.nn import functional as F
 from punct.fusion.tdnn import PunctTdnn, TdnnConfig, head_softmax, split_heads
 from punct.fusion.train import LABEL_SETS, TrainTdnnConfig, load_model, save_checkpoint, tdnn_loss
 from punct.utils.training import TrainState
+from tests.fusion.synthetic import randomise_batch_norms
 
 SMALL = dict(input_dim=7, fusion_dim=12, channels=(10, 10, 8, 8, 6, 6), head_dim=9)
 
@@ -19,12 +20,7 @@ SMALL = dict(input_dim=7, fusion_dim=12, channels=(10, 10, 8, 8, 6, 6), head_dim
 def two_head_model(seed: int = 0, per_channel: bool = False) -> PunctTdnn:
     torch.manual_seed(seed)
     model = PunctTdnn(TdnnConfig(num_classes=9, case_classes=2, head_norm_per_channel=per_channel, **SMALL))
-    for module in model.modules():  # non-trivial running statistics, so eval-mode BatchNorm matters
-        if isinstance(module, torch.nn.BatchNorm1d):
-            module.running_mean.uniform_(0.0, 0.2)
-            module.running_var.uniform_(0.05, 0.5)
-            module.weight.data.uniform_(0.5, 1.5)
-            module.bias.data.uniform_(-0.2, 0.2)
+    randomise_batch_norms(model)
     with torch.no_grad():  # spread the logits so that words differ clearly (not so far that softmax saturates)
         model.head_out.weight.mul_(4.0)
     return model.eval()

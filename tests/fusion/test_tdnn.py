@@ -8,6 +8,7 @@ import torch
 from torch.nn import functional as F
 
 from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters
+from tests.fusion.synthetic import randomise_batch_norms
 
 
 def test_paper_topology_and_parameter_count():
@@ -46,12 +47,7 @@ def test_bad_config_is_rejected():
 def randomised_model(seed: int = 0) -> PunctTdnn:
     torch.manual_seed(seed)
     model = PunctTdnn(TdnnConfig(input_dim=7, fusion_dim=12, channels=(10, 10, 8, 8, 6, 6), head_dim=9))
-    for module in model.modules():  # non-trivial running statistics, so eval-mode BatchNorm matters
-        if isinstance(module, torch.nn.BatchNorm1d):
-            module.running_mean.uniform_(0.0, 0.2)
-            module.running_var.uniform_(0.05, 0.5)
-            module.weight.data.uniform_(0.5, 1.5)
-            module.bias.data.uniform_(-0.2, 0.2)
+    randomise_batch_norms(model)
     with torch.no_grad():  # sharpen the output so that posteriors differ clearly between words
         model.head_out.weight.mul_(40.0)
     return model.eval()
