@@ -155,14 +155,15 @@ def bench_size(size: str, args) -> Dict:
         t = x.embedding.shape[0]
         index = frame_word_index(starts, t)
         fused.append(torch.from_numpy(fuse_frames(o.vectors, x.embedding, index)))
-        centres.append(torch.from_numpy(window_centres(ends, t).astype(np.int64)))
+        centres.append(torch.from_numpy(window_centres(starts, ends, t, p.tdnn.config.window_centre).astype(np.int64)))
     t0 = time.process_time()
     for x, o in zip(prepared, outs):
         t = x.embedding.shape[0]
         index = frame_word_index(np.array([s.start for s in x.spans]), t)
         table = text_table(o.vectors)
         windows += [cut_window(x.embedding, table, index, int(c), ctx)
-                    for c in window_centres(np.array([s.end for s in x.spans]), t)]
+                    for c in window_centres(np.array([s.start for s in x.spans]), np.array([s.end for s in x.spans]), t,
+                                            p.tdnn.config.window_centre)]
     cut_time = time.process_time() - t0
     with torch.inference_mode():
         stacked = [torch.from_numpy(np.stack(windows[b:b + 128])) for b in range(0, len(windows), 128)]

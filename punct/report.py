@@ -1,7 +1,9 @@
 """Stage 8 report: RESULTS.md + results.json shaped like EfficientPunct's tables, and two plots.
 
 * Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4);
-  columns comma / full stop / question / overall F1, then the same with P/R.
+  columns comma / full stop / question / overall (micro) F1 / macro F1, then the same with P/R.
+* What was scored: per split, the utterances and words of the stage-0 manifest, and how many were
+  dropped before scoring (no alignment at stage 3, no posteriors).
 * Table 4 shape: F1 per class and overall for alpha = 0.0 .. 1.0 on dev and test.
 * Table 5 shape: parameters of the embedding network (AM up to layer 12 + BERT encoder) and of
   the inference network (punctuation TDNN + BERT head); a count that could not be read is "n/a".
@@ -38,28 +40,42 @@ def _mark_label(c: str) -> str:
     return f"{MARK_NAMES.get(c, c)} ({c})"
 
 
+def scored_summary(info: Dict) -> str:
+    """"50 of 51 utterances (1245 of 1270 words) scored; dropped: 1 not aligned (25 words)"."""
+    scored = f"{info['utterances']} utterances, {info['words']} words scored"
+    if "manifest_utterances" not in info:
+        return scored + (f"; {info['skipped']} utterance(s) without posteriors skipped" if info.get("skipped") else "")
+    text = (f"{info['utterances']} of {info['manifest_utterances']} utterances ({info['words']} of "
+            f"{info['manifest_words']} words) scored")
+    dropped = [f"{info[key]} {what} ({info[key + '_words']} words)"
+               for key, what in (("not_aligned", "not aligned at stage 3"), ("skipped", "without posteriors"))
+               if info.get(key)]
+    return text + "; dropped: " + (", ".join(dropped) if dropped else "none")
+
+
 def render_markdown(results: Dict) -> str:
     classes: List[str] = results["classes"]
     marks = classes[1:]
     lines = ["# Results: EfficientPunct (BERT, punctuation TDNN, ensemble)", ""]
     for split, info in results["splits"].items():
-        lines.append(
-            f"- {split}: {info['utterances']} utterances, {info['words']} words scored"
-            + (f"; {info['skipped']} utterance(s) without posteriors skipped" if info.get("skipped") else "")
-        )
+        lines.append(f"- {split}: {scored_summary(info)}")
+    if results.get("seed") is not None:
+        lines.append(f"- seed: {results['seed']}")
     lines += [
         f"- alpha chosen on dev (highest overall F1): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
-        "- overall = micro-average over , . ? (NP excluded); numbers in percent",
+        "- overall = micro-average over , . ? (NP excluded, as in both papers); macro = mean F1 of , . ? "
+        "(Huang et al.'s \"overall\"); numbers in percent",
         "",
     ]
     for split in results["systems"]:
         systems = results["systems"][split]
         lines += [f"## F1 on {split} (Table 3 shape)", ""]
-        lines.append("| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall |")
-        lines.append("|---|" + "---:|" * (len(marks) + 1))
+        lines.append("| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |")
+        lines.append("|---|" + "---:|" * (len(marks) + 2))
         for name, s in systems.items():
             lines.append(
-                f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks) + f" | {_pct(s['overall']['f1'])} |"
+                f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks)
+                + f" | {_pct(s['overall']['f1'])} | {_pct(s.get('macro_f1'))} |"
             )
         lines += ["", f"Precision / recall on {split}:", ""]
         lines.append("| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |")

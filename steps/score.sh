@@ -12,6 +12,8 @@ am_model_dir=exp/am    # for the parameter counts only
 bert_model_dir=exp/bert
 alpha_step=0.1
 paper_alpha=0.4
+supervisions_dir=      # stage-0 manifests: RESULTS.md then says what was dropped before scoring
+seed=                  # recorded in results.json
 # End configuration section.
 
 echo "$0 $*"
@@ -48,6 +50,7 @@ steps/decode_tdnn.sh --cmd "$cmd" --nj $nj --splits "$splits" --device $device \
 
 python -m punct.bin.score_ensemble --cuts-dir $cuts_dir --bert-emb-dir $bert_dir --tdnn-post-dir $tdnn_dir/post \
   --dev-split $dev_split --test-split $test_split --alpha-step $alpha_step --paper-alpha $paper_alpha \
-  --am-dir $am_model_dir --bert-dir $bert_model_dir --tdnn-model $model --out-dir $dir
+  --am-dir $am_model_dir --bert-dir $bert_model_dir --tdnn-model $model --out-dir $dir \
+  ${supervisions_dir:+--supervisions-dir $supervisions_dir} ${seed:+--seed $seed}
 
 echo "$0: wrote $dir/RESULTS.md"

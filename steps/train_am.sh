@@ -16,6 +16,7 @@ resume=false                  # continue from the latest epoch-N.pt
 decode_splits="dev test"      # splits for the WER check
 prefix=mustc                  # cut manifest name prefix
 train_opts=                   # extra flags for punct.bin.train_am (e.g. "--num-epochs 2")
+extra_train_dirs=             # more stage-1 folders whose train split is added (AM-only training talks)
 # End configuration section.
 
 echo "$0 $@"
@@ -26,6 +27,7 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.:  $0 --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
   echo "main options: --am-config FILE --nproc N --device auto|cpu|cuda --resume true --decode-splits \"dev test\""
+  echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
 fi
 fbank_dir=$1
@@ -35,10 +37,16 @@ for f in $am_config $fbank_dir/${prefix}_cuts_train.jsonl.gz $fbank_dir/${prefix
     $fbank_dir/cmvn_train.json $fbank_dir/cmvn_dev.json; do
   [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
 done
+for d in $extra_train_dirs; do
+  for f in $d/${prefix}_cuts_train.jsonl.gz $d/cmvn_train.json; do
+    [ -f $f ] || { echo "$0: no such file $f (--extra-train-dirs)"; exit 1; }
+  done
+done
 mkdir -p $dir/log
 
 opts="--config $am_config --fbank-dir $fbank_dir --exp-dir $dir --prefix $prefix --device $device --seed $seed --num-threads $num_threads $train_opts"
 $resume && opts="$opts --resume"
+[ -n "$extra_train_dirs" ] && opts="$opts --extra-train-dirs $extra_train_dirs"
 if [ $nproc -gt 1 ] || [ -n "$torchrun_opts" ]; then
   launcher="torchrun --nproc-per-node $nproc $torchrun_opts"
   [ -z "$torchrun_opts" ] && launcher="torchrun --standalone --nproc-per-node $nproc"

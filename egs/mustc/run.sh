@@ -17,10 +17,12 @@ nj=2                 # parallel jobs for features, alignment and embedding dumps
 mustc_root=          # MuST-C v1/v2 en-X directory (holds data/{train,dev,tst-COMMON}); empty: mini corpus
 unipunc_dir=         # folder with UniPunc's train-audio.json/test-audio.json (optional)
 corpus_size=mini     # mini corpus size when no --mustc-root: tiny (tests) or mini (about an hour)
+am_extra_size=none   # AM-only extra talks beside the mini corpus: mini_am (~1.7 h of other voices) or none
 conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") for the mini corpus, "" for MuST-C
 bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
 device=auto          # auto, cpu or cuda
-seed=42              # seed for every random choice
+seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
+corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
 # End configuration section.
 
 help_message=$(cat <<HELP
@@ -28,7 +30,7 @@ Usage: $0 [options]
 EfficientPunct recipe (egs/mustc).  Stages:
   0  corpus -> lhotse manifests (builds the mini corpus when no --mustc-root)   data/manifests
   1  kaldi-native-fbank MFCC (40-dim hires) and CMVN                            data/fbank
-  2  train the TDNN acoustic model (CTC over characters)                         exp/am
+  2  train the TDNN acoustic model (CTC over characters; + data/fbank_am)        exp/am
   3  CTC forced alignment of the reference words, greedy WER                   exp/am/ali
   4  dump layer-12 acoustic embeddings to ark/scp shards                         exp/emb_am
   5  fine-tune BERT for punctuation (loss from conf/bert*.yaml: ce, scl, focal)  exp/bert
@@ -42,10 +44,12 @@ Options (defaults in brackets):
   --mustc-root DIR     MuST-C en-X directory; empty builds the mini corpus [${mustc_root}]
   --unipunc-dir DIR    UniPunc split (train-audio.json, test-audio.json) [${unipunc_dir}]
   --corpus-size SIZE   tiny or mini, for the mini corpus [${corpus_size}]
+  --am-extra-size S    AM-only extra talks beside the mini corpus: mini_am or none [${am_extra_size}]
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
   --bert-model NAME    BERT folder or hub name [${bert_model}]
   --device DEV         auto, cpu or cuda [${device}]
-  --seed N             random seed [${seed}]
+  --seed N             random seed of training [${seed}]
+  --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
 Jobs run through \$train_cmd/\$decode_cmd/\$cuda_cmd from cmd.sh (PUNCT_BACKEND=local or slurm).
 HELP
 )
@@ -66,7 +70,12 @@ if [ -z "$mustc_root" ]; then
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
 else
   corpus_dir=$mustc_root
+  am_extra_size=none
 fi
+# --am-extra-size mini_am: the acoustic model also trains on talks of the corpus' training text spoken
+# by other voices (data/fbank_am).  At the same training compute it did not lower the dev WER (README).
+am_extra_opts=
+[ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
 
 log "$command_line"
 
@@ -75,25 +84,37 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   if [ -z "$mustc_root" ]; then
     # The embedded mini corpus (Jane Austen read by espeak-ng) in MuST-C layout.  A built corpus
     # is kept; rebuild it with: local/mini/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
-    local/mini/build_english_corpus.sh --size $corpus_size --seed $seed --nj $nj \
+    local/mini/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
       --normalize-config conf/normalize.yaml $corpus_dir
   fi
   # English text + words and labels per segment (mark -> label mapping: conf/normalize.yaml);
   # test = tst-COMMON, or UniPunc's split with --unipunc-dir.
   local/mustc/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
     ${unipunc_dir:+--unipunc-dir "$unipunc_dir"} $corpus_dir data/manifests
+  if [ "$am_extra_size" != none ]; then
+    log "Stage 0: AM-only training talks: data/corpus_${am_extra_size} -> data/manifests_am"
+    local/mini/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
+      --normalize-config conf/normalize.yaml data/corpus_${am_extra_size}
+    local/mustc/prepare.sh --splits train --normalize-config conf/normalize.yaml \
+      data/corpus_${am_extra_size} data/manifests_am
+  fi
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   log "Stage 1: MFCC features: data/manifests -> data/fbank"
   # 40-dim hires MFCC (kaldi-native-fbank), one cut per supervision, per-speaker CMVN stats.
   steps/compute_features.sh --nj $nj --cmd "$train_cmd" --feat-config conf/mfcc.yaml data/manifests data/fbank
+  if [ "$am_extra_size" != none ]; then
+    steps/compute_features.sh --nj $nj --cmd "$train_cmd" --feat-config conf/mfcc.yaml --splits train \
+      data/manifests_am data/fbank_am
+  fi
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
-  steps/train_am.sh --cmd "$train_cmd" --am-config conf/am${conf_suffix}.yaml --device $device --seed $seed data/fbank exp/am
+  steps/train_am.sh --cmd "$train_cmd" --am-config conf/am${conf_suffix}.yaml --device $device --seed $seed \
+    $am_extra_opts data/fbank exp/am
 fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
@@ -150,6 +171,7 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
   # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
   steps/score.sh --cmd "$decode_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
+    --supervisions-dir data/manifests --seed $seed \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md
 fi

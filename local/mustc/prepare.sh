@@ -9,6 +9,7 @@ unipunc_dir=       # folder with UniPunc's train-audio.json and test-audio.json 
 seed=42            # seed of the UniPunc train/dev split
 normalize_config=  # YAML with the punctuation mark -> label mapping (punct/text/normalize.py); empty: defaults
 overwrite=false    # rewrite manifests prepared before from the same inputs
+splits="train dev test"  # splits to prepare (test = tst-COMMON); ignored with --unipunc-dir
 # End configuration section.
 
 echo "$0 $*"
@@ -18,16 +19,18 @@ echo "$0 $*"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <mustc-en-x-dir> <manifest-dir>"
   echo "e.g.: $0 /data/MUSTC_v1.0/en-de data/manifests"
-  echo "Options: --unipunc-dir DIR, --seed N, --normalize-config FILE, --overwrite true|false"
+  echo "Options: --unipunc-dir DIR, --seed N, --normalize-config FILE, --overwrite true|false, --splits \"train dev test\""
   exit 1
 fi
 corpus=$1
 out=$2
 
-for f in "$corpus"/data/{train,dev,tst-COMMON}/txt; do
-  [ -d "$f" ] || [ -d "$corpus/$(basename "$(dirname "$f")")/txt" ] || { echo "$0: no such directory: $f" >&2; exit 1; }
+for split in $splits; do
+  [ "$split" = test ] && split=tst-COMMON
+  f=$corpus/data/$split/txt
+  [ -d "$f" ] || [ -d "$corpus/$split/txt" ] || { echo "$0: no such directory: $f" >&2; exit 1; }
 done
-opts=(--seed "$seed")
+opts=(--seed "$seed" --splits $splits)
 [ -n "$unipunc_dir" ] && opts+=(--unipunc-dir "$unipunc_dir")
 [ -n "$normalize_config" ] && opts+=(--normalize-config "$normalize_config")
 $overwrite && opts+=(--overwrite)

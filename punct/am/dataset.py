@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -41,8 +41,38 @@ def load_split(fbank_dir: Pathlike, split: str, prefix: str = "mustc", suffix: s
     return load_manifest(path), SpeakerCmvn.load(cmvn_path)
 
 
-def usable_cuts(cuts: CutSet, tokens: TokenTable) -> CutSet:
-    """Cuts CTC can train on: known characters, and at least as many frames as tokens+repeats."""
+def ctc_frames_needed(ids: List[int]) -> int:
+    """Fewest output frames a CTC path over ``ids`` needs: one per token, plus a blank between repeats."""
+    return len(ids) + sum(1 for a, b in zip(ids, ids[1:]) if a == b)
+
+
+def load_train_splits(fbank_dirs: Sequence[Pathlike], split: str, prefix: str = "mustc") -> Tuple[CutSet, SpeakerCmvn]:
+    """One split from several stage-1 folders (a corpus and its AM-only extra talks), as one CutSet with
+    one CMVN table.  A speaker (or cut id) in two folders is an error: its statistics would be ambiguous."""
+    cut_sets, cmvns = zip(*(load_split(d, split, prefix) for d in fbank_dirs))
+    stats: Dict = {}
+    for fbank_dir, cmvn in zip(fbank_dirs, cmvns):
+        shared = set(stats) & set(cmvn.stats)
+        if shared:
+            raise ValueError(f"{fbank_dir}: speakers {sorted(shared)[:3]} also in another training folder")
+        stats.update(cmvn.stats)
+    if len({c.norm_vars for c in cmvns}) > 1:
+        raise ValueError(f"{list(map(str, fbank_dirs))}: CMVN stats differ in norm_vars")
+    ids = [cut.id for cuts in cut_sets for cut in cuts]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{list(map(str, fbank_dirs))}: a cut id occurs in two training folders")
+    cuts = CutSet.from_cuts(cut for cuts in cut_sets for cut in cuts)
+    return cuts, SpeakerCmvn(stats, cmvns[0].norm_vars)
+
+
+def usable_cuts(cuts: CutSet, tokens: TokenTable, subsample: int = 1) -> CutSet:
+    """Cuts CTC can train on: known characters, and at least as many loss frames as tokens+repeats.
+
+    With ``subsample`` k the loss reads every k-th output frame, ceil(T / k) of them: a cut with
+    fewer would get an infinite loss, which ``zero_infinity`` turns silently into zero.
+    """
+    if subsample < 1:
+        raise ValueError(f"subsample must be >= 1, got {subsample}")
     kept, skipped = [], {}
     for cut in cuts:
         try:
@@ -50,8 +80,8 @@ def usable_cuts(cuts: CutSet, tokens: TokenTable) -> CutSet:
         except UnknownCharacterError:
             skipped["unknown character"] = skipped.get("unknown character", 0) + 1
             continue
-        need = len(ids) + sum(1 for a, b in zip(ids, ids[1:]) if a == b)
-        if not ids or cut.features.num_frames < need:
+        loss_frames = -(-cut.features.num_frames // subsample)
+        if not ids or loss_frames < ctc_frames_needed(ids):
             skipped["too short"] = skipped.get("too short", 0) + 1
             continue
         kept.append(cut)

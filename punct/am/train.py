@@ -18,7 +18,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, Tuple
+from typing import Dict, Iterator, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -26,7 +26,7 @@ from lhotse import CutSet
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
 from tqdm import tqdm
 
-from punct.am.dataset import CtcDataset, cut_words, load_split, usable_cuts
+from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
 from punct.am.model import TdnnAcousticModel, TdnnConfig
 from punct.am.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
@@ -154,6 +154,14 @@ def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: 
         }, tmp)
 
 
+def training_config(checkpoint: Path) -> AmConfig:
+    """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
+    from punct.utils.config import config_from_dict
+
+    data = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    return config_from_dict(AmConfig, data["config"], str(checkpoint))
+
+
 def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
     from punct.utils.config import config_from_dict
@@ -188,15 +196,18 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
 
 def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str = "mustc", device_name: str = "auto",
                  seed: int = 42, resume: bool = False, train_split: str = "train",
-                 dev_split: str = "dev") -> Tuple[TrainState, TdnnAcousticModel]:
+                 dev_split: str = "dev", extra_train_dirs: Sequence[Path] = ()) -> Tuple[TrainState, TdnnAcousticModel]:
     """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
+
+    ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini
+    corpus' AM-only talks); dev stays the main folder's.
 
     Returns the final state and this rank's model (after the last epoch, unwrapped from DDP).
     """
     dist_info, device = setup_distributed(device_name)
     seed_everything(seed)
     exp_dir = Path(exp_dir)
-    train_cuts, train_cmvn = load_split(fbank_dir, train_split, prefix)
+    train_cuts, train_cmvn = load_train_splits([fbank_dir, *extra_train_dirs], train_split, prefix)
     dev_cuts, dev_cmvn = load_split(fbank_dir, dev_split, prefix)
     tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
     if dist_info.is_main:
@@ -204,8 +215,8 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         tokens.save(exp_dir / "tokens.txt")
         save_config(config, exp_dir / "config.yaml")
     logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
-    train_cuts = usable_cuts(train_cuts, tokens).to_eager()
-    dev_cuts = usable_cuts(dev_cuts, tokens).to_eager()
+    train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
+    dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
     logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
                  sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
 

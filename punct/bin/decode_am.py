@@ -3,6 +3,10 @@
   python -m punct.bin.decode_am --fbank-dir data/fbank --exp-dir exp/am --splits dev test
 Outputs: ``<exp-dir>/wer_<split>.txt`` (Kaldi-style %WER line) and ``<exp-dir>/recogs-<split>.txt``
 (``<id> ref: ...`` / ``<id> hyp: ...``).
+
+A model trained with the CTC loss on every k-th output frame (``ctc_subsample``) is decoded on those
+frames too (``--frame-subsample 0``, the default, reads k from the checkpoint), as Kaldi decodes its
+chain models at the subsampled frame rate; at all 100 frames/s its spikes repeat on neighbouring frames.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from tqdm import tqdm
 from punct.am.dataset import cut_words, load_split
 from punct.am.decode import WerStats, greedy_ids
 from punct.am.infer import run_model
-from punct.am.train import load_model
+from punct.am.train import load_model, training_config
 from punct.features.compute import load_cut_features
 from punct.utils.atomic import atomic_write_text
 from punct.utils.device import resolve_device
@@ -35,16 +39,18 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--frame-subsample", type=int, default=0,
+                        help="decode every k-th output frame; 0: the checkpoint's ctc_subsample")
     return parser
 
 
-def decode_split(model, tokens, args, split: str, device) -> WerStats:
+def decode_split(model, tokens, args, split: str, device, frame_subsample: int = 1) -> WerStats:
     cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
     stats = WerStats()
     lines = []
     audio, start = 0.0, time.process_time()
     for cut in tqdm(cuts, desc=f"decode {split}", mininterval=10):
-        log_probs = run_model(model, load_cut_features(cut, cmvn), device=device)
+        log_probs = run_model(model, load_cut_features(cut, cmvn), device=device)[::frame_subsample]
         hyp = tokens.decode_words(greedy_ids(torch.from_numpy(log_probs), log_probs.shape[0]))
         ref = cut_words(cut)
         stats.add(ref, hyp)
@@ -63,9 +69,12 @@ def main(argv=None) -> int:
     log_config(vars(args), "args")
     torch.set_num_threads(args.num_threads)
     device = resolve_device(args.device)
-    model, tokens = load_model(args.exp_dir / args.checkpoint, device)
+    checkpoint = args.exp_dir / args.checkpoint
+    model, tokens = load_model(checkpoint, device)
+    frame_subsample = args.frame_subsample or training_config(checkpoint).ctc_subsample
+    logging.info("decoding one output frame in %d", frame_subsample)
     for split in args.splits:
-        decode_split(model, tokens, args, split, device)
+        decode_split(model, tokens, args, split, device, frame_subsample)
     return 0
 
 

@@ -54,8 +54,9 @@ def main() -> None:
     device = resolve_device(args.device)
     paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.split, args.cuts_pattern)
     classes, case_classes = corpus_classes(checkpoint_train_config(args.model))
-    corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], 0, classes, case_classes)
     model = load_model(args.model, device)
+    corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], 0, classes, case_classes,
+                        model.config.window_centre)
     mine = job_share(list(range(len(corpus.utterances))), args.job, args.nj)
     words = 0
     with ShardWriter(prefix) as writer:

@@ -39,8 +39,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--supervisions", type=Path, required=True, help="supervisions of the split (lhotse jsonl.gz)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_bert/dev")
     parser.add_argument("--head", default="punct", help="head whose posteriors are dumped")
-    parser.add_argument("--max-length", type=int, default=512, help="encoder input length (tokens incl. specials)")
-    parser.add_argument("--context", type=int, default=32, help="sub-tokens of context around predicted words in long texts")
+    parser.add_argument("--max-length", type=int, default=0,
+                        help="encoder input length (tokens incl. specials); 0: the length the model was trained on")
+    parser.add_argument("--context", type=int, default=-1,
+                        help="sub-tokens of context around predicted words in long texts; -1: the training value")
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
     parser.add_argument("--compression", default="none", help="kaldiio compression of the vectors: none, two_byte, ...")
     parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads per job")
@@ -66,7 +68,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     model.head_spec(args.head)  # fails early with the known head names
     utterances = job_share(read_utterances(args.supervisions, model.head_spec(args.head).classes), args.job, args.nj)
     logging.info("job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances))
-    outputs = predict_words(model, utterances, args.max_length, args.context, args.batch_size, device)
+    max_length, context = model.inference_chunking(args.max_length, args.context)
+    logging.info("chunks of at most %d tokens with %d sub-tokens of context", max_length, context)
+    outputs = predict_words(model, utterances, max_length, context, args.batch_size, device)
     with ShardWriter(vec_prefix, args.compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
         for out in tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10):
             vec_writer.write(out.id, out.vectors)

@@ -30,6 +30,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--end-tolerance", type=float, default=0.1,
                         help="a segment ending at most this many seconds after its wav is clipped, not skipped")
     parser.add_argument("--seed", type=int, default=42, help="seed of the UniPunc train/dev split")
+    parser.add_argument("--splits", nargs="+", default=["train", "dev", "test"],
+                        help="splits to prepare (test = tst-COMMON); UniPunc always gives train, dev and test")
     parser.add_argument("--dev-fraction", type=float, default=0.1, help="share of UniPunc train that becomes dev")
     parser.add_argument("--overwrite", action="store_true", help="rewrite manifests that are already complete")
     parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
@@ -60,7 +62,8 @@ def main() -> None:
     stamp = json.dumps({"corpus_dir": str(args.corpus_dir.resolve()), "inputs": input_fingerprint(args),
                         "unipunc_dir": str(args.unipunc_dir.resolve()) if args.unipunc_dir else None,
                         "language": args.language, "end_tolerance": args.end_tolerance, "seed": args.seed,
-                        "dev_fraction": args.dev_fraction, "normalize": repr(norm)}, sort_keys=True)
+                        "dev_fraction": args.dev_fraction, "normalize": repr(norm), "splits": args.splits},
+                       sort_keys=True)
     print(format_mark_table(norm))
     done = args.output_dir / ".mustc.done"
     if done.exists() and not args.overwrite:
@@ -76,8 +79,8 @@ def main() -> None:
         _, stats = prepare_unipunc(args.corpus_dir, args.unipunc_dir, args.output_dir, seed=args.seed,
                                    dev_fraction=args.dev_fraction, norm=norm, end_tolerance=args.end_tolerance)
     else:
-        _, stats = prepare_mustc(args.corpus_dir, args.output_dir, norm=norm, language=args.language,
-                                 end_tolerance=args.end_tolerance)
+        _, stats = prepare_mustc(args.corpus_dir, args.output_dir, splits=args.splits, norm=norm,
+                                 language=args.language, end_tolerance=args.end_tolerance)
     summary = format_summary(stats)
     atomic_write_text(args.output_dir / "mustc_summary.txt", summary + "\n")
     print(summary)

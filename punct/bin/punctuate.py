@@ -71,8 +71,10 @@ def get_parser() -> argparse.ArgumentParser:
                              "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
     parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
-    parser.add_argument("--max-length", type=int, default=512, help="BERT input length (tokens incl. specials)")
-    parser.add_argument("--context", type=int, default=32, help="BERT sub-tokens of context around chunk words")
+    parser.add_argument("--max-length", type=int, default=0,
+                        help="BERT input length (tokens incl. specials); 0: the length BERT was trained on")
+    parser.add_argument("--context", type=int, default=-1,
+                        help="BERT sub-tokens of context around chunk words; -1: the training value")
     parser.add_argument("--quantize", nargs="*", choices=("bert", "tdnn"), default=None,
                         help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert)")
     parser.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")

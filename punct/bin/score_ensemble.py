@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List
 
 import numpy as np
 
 from punct.ensemble import PAPER_ALPHA, alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
 from punct.metrics import score
-from punct.report import parameter_breakdown, write_results
+from punct.report import parameter_breakdown, scored_summary, write_results
 from punct.text.labels import MUSTC_CLASSES, encode_labels
 from punct.utils.logging import log_config, setup_logging
 
@@ -38,7 +38,52 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tdnn-model", type=Path, default=Path("exp/tdnn/best-valid-f1.pt"), help="TDNN checkpoint (parameter count)")
     parser.add_argument("--out-dir", type=Path, default=Path("exp/results"), help="output folder")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNGs")
+    parser.add_argument("--supervisions-dir", type=Path, default=None,
+                        help="stage-0 manifests (mustc_supervisions_<split>.jsonl.gz): count what was dropped before scoring")
+    parser.add_argument("--seed", type=int, default=None, help="the run's seed, recorded in results.json")
     return parser
+
+
+def manifest_words(path: Path) -> Dict[str, int]:
+    """Supervision id -> number of words, from a stage-0 supervision manifest."""
+    from lhotse import load_manifest_lazy
+
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    return {sup.id: len((sup.custom or {}).get("words", [])) for sup in load_manifest_lazy(path)}
+
+
+def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str, float]]:
+    """The AM's greedy WER (``wer_<split>.txt``) and forced-alignment word-start error against the
+    synthesizer (``ali/<split>.ali_error.json``, mini corpus only) where stages 2-3 wrote them."""
+    import json
+    import re
+
+    health: Dict[str, Dict[str, float]] = {}
+    for split in splits:
+        wer_file, ali_file = am_dir / f"wer_{split}.txt", am_dir / "ali" / f"{split}.ali_error.json"
+        if wer_file.exists():
+            match = re.search(r"%WER ([0-9.]+)", wer_file.read_text(encoding="utf-8"))
+            if match:
+                health.setdefault("wer", {})[split] = float(match.group(1))
+        if ali_file.exists():
+            ali = json.loads(ali_file.read_text(encoding="utf-8"))
+            if "median_abs_ms" in ali:
+                health.setdefault("alignment_median_ms", {})[split] = ali["median_abs_ms"]
+    return health
+
+
+def dropped_counts(manifest: Dict[str, int], refs: Dict[str, np.ndarray], skipped: List[str]) -> Dict[str, int]:
+    """What the manifest had, and what never reached scoring: cuts without an alignment (not in the
+    aligned cuts) and aligned cuts without posteriors."""
+    not_aligned = [key for key in manifest if key not in refs]
+    return {
+        "manifest_utterances": len(manifest),
+        "manifest_words": int(sum(manifest.values())),
+        "not_aligned": len(not_aligned),
+        "not_aligned_words": int(sum(manifest[key] for key in not_aligned)),
+        "skipped_words": int(sum(len(refs[key]) for key in skipped)),
+    }
 
 
 def references(cuts_path: Path) -> Dict[str, np.ndarray]:
@@ -73,6 +118,10 @@ def main() -> None:
             logging.warning("%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)", split, len(skipped), len(refs), skipped[0])
         data[split] = (ref, pt, pb)
         splits[split] = {"utterances": len(refs) - len(skipped), "words": int(len(ref)), "skipped": len(skipped)}
+        if args.supervisions_dir is not None:
+            manifest = manifest_words(args.supervisions_dir / f"mustc_supervisions_{split}.jsonl.gz")
+            splits[split].update(dropped_counts(manifest, refs, skipped))
+            logging.info("%s: %s", split, scored_summary(splits[split]))
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
     chosen = choose_alpha(sweeps[args.dev_split])
     logging.info("alpha chosen on %s: %.1f", args.dev_split, chosen)
@@ -87,6 +136,7 @@ def main() -> None:
         for name, s in systems[split].items():
             logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])
     results = {
+        "seed": args.seed,
         "classes": classes,
         "splits": splits,
         "chosen_alpha": chosen,
@@ -94,12 +144,14 @@ def main() -> None:
         "systems": systems,
         "alpha_sweep": {
             split: [
-                {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
+                {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "macro_f1": p.scores.macro_f1,
+                 "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
                 for p in points
             ]
             for split, points in sweeps.items()
         },
         "parameters": parameter_breakdown(args.am_dir, args.bert_dir, args.tdnn_model),
+        "acoustic_model": acoustic_model_health(args.am_dir, [args.dev_split, args.test_split]),
     }
     write_results(results, args.out_dir, plot=not args.no_plots)
 

@@ -24,6 +24,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder (checkpoints, tokens.txt)")
     parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
     parser.add_argument("--train-split", default="train", help="split to train on")
+    parser.add_argument("--extra-train-dirs", type=Path, nargs="*", default=[],
+                        help="more stage-1 folders whose train split is added to the training data (AM only)")
     parser.add_argument("--dev-split", default="dev", help="split for the validation loss")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--seed", type=int, default=42, help="random seed (model init, sampler, SpecAugment)")
@@ -42,7 +44,8 @@ def main(argv=None) -> int:
     log_config(config)
     state, _ = run_training(config=config, fbank_dir=args.fbank_dir, exp_dir=args.exp_dir, prefix=args.prefix,
                          device_name=args.device, seed=args.seed, resume=args.resume,
-                         train_split=args.train_split, dev_split=args.dev_split)
+                         train_split=args.train_split, dev_split=args.dev_split,
+                         extra_train_dirs=args.extra_train_dirs)
     print(f"best epoch {state.best_epoch}, dev loss/frame {state.best_valid_loss:.4f}", file=sys.stderr)
     return 0
 

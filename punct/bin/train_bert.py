@@ -128,8 +128,9 @@ def evaluate(model: PunctBert, utterances: Sequence[Utterance], cfg: BertTrainCo
     """Dev scores of the punctuation head (every word predicted once)."""
     index = class_index(MUSTC_CLASSES)
     ref, hyp = [], []
-    for utt, out in zip(utterances, predict_words(model, utterances, cfg.infer_max_length, cfg.context,
-                                                  cfg.eval_batch_size, device)):
+    max_length = cfg.infer_max_length or cfg.max_length
+    for utt, out in zip(utterances, predict_words(model, utterances, max_length, cfg.context, cfg.eval_batch_size,
+                                                  device)):
         ref.extend(index[label] for label in utt.labels)
         hyp.extend(out.posteriors[HEAD].argmax(axis=1).tolist())
     return score(ref, hyp, MUSTC_CLASSES)
@@ -192,6 +193,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     heads = [HeadSpec(HEAD, MUSTC_CLASSES, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
+    model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
     logging.info("model: %s with %.1f M parameters (heads %.2f M)", type(model.encoder).__name__,
                  sum(p.numel() for p in model.parameters()) / 1e6, sum(p.numel() for p in model.heads.parameters()) / 1e6)
     loss_fn = build_loss(cfg.loss_config())

@@ -94,6 +94,9 @@ class MiniCorpusConfig:
     question_draws_eval: int = 8  # best-of-N talk starts for dev/test, by question count
     question_draws_train: int = 2
     splits: Dict[str, SplitSize] = field(default_factory=dict)
+    # Talk ids of split i are talk_id_base * (i + 1) + 1, ...; a corpus built beside the main one (the
+    # acoustic model's extra training talks) takes another base, so that talks and speakers stay unique.
+    talk_id_base: int = 1000
 
 
 SIZES: Dict[str, Dict[str, SplitSize]] = {
@@ -101,13 +104,23 @@ SIZES: Dict[str, Dict[str, SplitSize]] = {
     "tiny": {"train": SplitSize(4, 45.0), "dev": SplitSize(2, 30.0), "tst-COMMON": SplitSize(2, 30.0)},
     # about an hour: the recipe default
     "mini": {"train": SplitSize(16, 180.0), "dev": SplitSize(3, 120.0), "tst-COMMON": SplitSize(3, 120.0)},
+    # extra training talks for the acoustic model only (train text, other voices): ~1.6 h
+    "mini_am": {"train": SplitSize(32, 180.0)},
 }
+# sizes built beside a main corpus: their own talk ids and random stream
+TALK_ID_BASES: Dict[str, int] = {"mini_am": 100000}
 
 
 def config_for_size(size: str, seed: int = 42) -> MiniCorpusConfig:
     if size not in SIZES:
         raise ValueError(f"unknown mini corpus size {size!r}; known: {sorted(SIZES)}")
-    return MiniCorpusConfig(size=size, seed=seed, splits=SIZES[size])
+    return MiniCorpusConfig(size=size, seed=seed, splits=SIZES[size], talk_id_base=TALK_ID_BASES.get(size, 1000))
+
+
+def split_rng(cfg: MiniCorpusConfig, split_index: int) -> np.random.Generator:
+    """The random stream of one split; a corpus with another talk-id base draws other voices and text."""
+    key = [cfg.seed, split_index] if cfg.talk_id_base == 1000 else [cfg.seed, split_index, cfg.talk_id_base]
+    return np.random.default_rng(key)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -491,9 +504,10 @@ def build_mini_corpus(
         plans: Dict[str, List[Talk]] = {}
         jobs = []
         for s_index, split in enumerate(SPLITS):
-            split_rng = np.random.default_rng([cfg.seed, s_index])
-            plans[split] = plan_talks(sources[split], split, 1000 * (s_index + 1) + 1, cfg.splits[split], cfg,
-                                      split_rng)
+            if split not in cfg.splits:
+                continue
+            plans[split] = plan_talks(sources[split], split, cfg.talk_id_base * (s_index + 1) + 1, cfg.splits[split],
+                                      cfg, split_rng(cfg, s_index))
             if split != "train" and not any("?" in seg.text for t in plans[split] for seg in t.segments):
                 raise RuntimeError(f"{split}: no question in its talks; try another --seed")
             (tmp / "data" / split / "wav").mkdir(parents=True)
@@ -511,7 +525,7 @@ def build_mini_corpus(
         with multiprocessing.get_context("fork").Pool(max(1, num_jobs), maxtasksperchild=1) as pool:
             done = pool.map(_synthesize_job, jobs, chunksize=1)
         results = iter(done)
-        for split in SPLITS:
+        for split in plans:
             talks = [next(results) for _ in plans[split]]
             txt_dir = tmp / "data" / split / "txt"
             yaml_lines, en_lines, time_lines = [], [], []

@@ -7,7 +7,8 @@ Inputs of one split (stages 3, 4 and 6 of egs/mustc):
   * layer-12 acoustic matrices (T x Da) by cut id: ``exp/emb_am/<split>/emb.scp``;
   * per-word BERT vectors (W x Dt) by cut id: ``exp/emb_bert/<split>/vec.scp``.
 
-Every word is one example: the window of ``2*context + 1`` frames centred on the word's last frame,
+Every word is one example: the window of ``2*context + 1`` frames centred on the transition to the next
+word (or on the word's last frame: ``window_centre``, see ``punct.fusion.frames.window_centres``),
 each frame ``[BERT vector of the frame's word ; acoustic vector]`` (see ``punct.fusion.frames`` for
 frames before the first word and between words), labelled with the punctuation after the word.
 Nothing is stored per window; an LRU cache keeps recently used utterances in memory.
@@ -31,7 +32,15 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from punct.fusion.frames import FRAME_RATE, cut_window, frame_word_index, text_table, window_centres, word_frame_spans
+from punct.fusion.frames import (
+    FRAME_RATE,
+    WINDOW_CENTRES,
+    cut_window,
+    frame_word_index,
+    text_table,
+    window_centres,
+    word_frame_spans,
+)
 from punct.io.shards import MatrixReader
 from punct.text.labels import MUSTC_CLASSES, encode_labels
 
@@ -79,6 +88,7 @@ class FusionCorpus:
       classes: label names in index order.
       case_classes: case label names in index order (reads ``custom["case"]``), or None: no case labels.
       cache_utterances: how many utterances' matrices to keep (LRU); 0 disables the cache.
+      window_centre: where each word's window is centred: ``transition`` or ``word_end``.
     """
 
     def __init__(
@@ -90,9 +100,13 @@ class FusionCorpus:
         cache_utterances: int = 256,
         frame_rate: int = FRAME_RATE,
         case_classes: Optional[Sequence[str]] = None,
+        window_centre: str = "transition",
     ) -> None:
         from lhotse import load_manifest_lazy
 
+        if window_centre not in WINDOW_CENTRES:
+            raise ValueError(f"unknown window centre rule {window_centre!r}; choose one of {WINDOW_CENTRES}")
+        self.window_centre = window_centre
         source = str(cuts) if isinstance(cuts, (str, Path)) else "cuts"
         if isinstance(cuts, (str, Path)):
             cuts = load_manifest_lazy(cuts)  # streamed: only the word frames and labels are kept
@@ -209,12 +223,17 @@ class FusionCorpus:
         """Fused frames (T, Dt + Da) of a whole utterance and its words' centre frames (W,)."""
         acoustic, table, word_index = self.matrices(utt)
         fused = np.concatenate([table[word_index], acoustic], axis=1)
-        return fused, window_centres(self.utterances[utt].word_ends, acoustic.shape[0])
+        return fused, self.centres(utt, acoustic.shape[0])
+
+    def centres(self, utt: int, num_frames: int) -> np.ndarray:
+        """(W,) centre frame of each word's window in utterance ``utt`` of ``num_frames`` frames."""
+        info = self.utterances[utt]
+        return window_centres(info.word_starts, info.word_ends, num_frames, self.window_centre)
 
     def window(self, example: int, context: int) -> np.ndarray:
         utt, word = int(self.example_utt[example]), int(self.example_word[example])
         acoustic, table, word_index = self.matrices(utt)
-        centre = int(window_centres(self.utterances[utt].word_ends[word : word + 1], acoustic.shape[0])[0])
+        centre = int(self.centres(utt, acoustic.shape[0])[word])
         return cut_window(acoustic, table, word_index, centre, context)
 
 
@@ -255,13 +274,15 @@ def open_split(
     cache_utterances: int = 256,
     classes: Sequence[str] = MUSTC_CLASSES,
     case_classes: Optional[Sequence[str]] = None,
+    window_centre: str = "transition",
 ) -> FusionCorpus:
     """Checks the three inputs exist (naming the missing one) and indexes the split."""
     for path in (cuts, acoustic_scp, text_scp):
         if not Path(path).exists():
             raise FileNotFoundError(f"no such file: {path}")
     return FusionCorpus(
-        cuts, acoustic_scp, text_scp, classes=classes, cache_utterances=cache_utterances, case_classes=case_classes
+        cuts, acoustic_scp, text_scp, classes=classes, cache_utterances=cache_utterances, case_classes=case_classes,
+        window_centre=window_centre,
     )
 
 

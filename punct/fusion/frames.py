@@ -8,7 +8,7 @@ Text part of each frame (EfficientPunct): the BERT vector of the word being spok
 between two words (silence) carry the previous word's vector; frames before the first word
 carry zeros.  Equivalently, frame t takes the vector of the last word that started at or
 before t, and zeros when no word has started yet.  Overlapping spans (rounding) resolve to the
-later word.
+later word.  Each word's window is centred by ``window_centres`` (see there for the two rules).
 """
 
 from __future__ import annotations
@@ -41,9 +41,25 @@ def frame_word_index(word_starts: np.ndarray, num_frames: int) -> np.ndarray:
     return np.searchsorted(word_starts, np.arange(num_frames), side="right").astype(np.int64) - 1
 
 
-def window_centres(word_ends: np.ndarray, num_frames: int) -> np.ndarray:
-    """Centre frame of each word's window: its last frame, clipped into the utterance."""
-    return np.clip(np.asarray(word_ends) - 1, 0, max(num_frames - 1, 0))
+WINDOW_CENTRES = ("transition", "word_end")
+
+
+def window_centres(word_starts: np.ndarray, word_ends: np.ndarray, num_frames: int, rule: str = "transition") -> np.ndarray:
+    """Centre frame of each word's window, clipped into the utterance.
+
+    * ``transition`` (EfficientPunct, section 3.2): the point of transition to the next token, with the
+      silence after a word attached to it: the frame before the next word starts, and the utterance's
+      last frame for the last word.  The pause after a word is then before the centre, where a mark is.
+    * ``word_end``: the word's own last frame (the last one its alignment covers), before any pause.
+    """
+    if rule not in WINDOW_CENTRES:
+        raise ValueError(f"unknown window centre rule {rule!r}; choose one of {WINDOW_CENTRES}")
+    ends = np.asarray(word_ends, dtype=np.int64)
+    if rule == "transition":
+        starts = np.asarray(word_starts, dtype=np.int64)
+        ends = np.append(starts[1:], num_frames) if len(starts) else ends
+        ends = np.maximum(ends, np.asarray(word_ends, dtype=np.int64))  # a next word that starts early (overlap)
+    return np.clip(ends - 1, 0, max(num_frames - 1, 0))
 
 
 def text_table(word_vectors: np.ndarray) -> np.ndarray:

@@ -41,6 +41,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from punct.fusion.frames import WINDOW_CENTRES
+
 HEAD_NAMES: Tuple[str, ...] = ("punct", "case")  # order of the heads' logit blocks
 
 
@@ -55,9 +57,13 @@ class TdnnConfig:
     dilations: Tuple[int, ...] = (1, 2, 1, 2, 1, 2, 1)
     num_classes: int = 4  # punctuation classes (the first head)
     case_classes: int = 0  # >0: a second (case) head with this many classes; the last conv layer has one channel per class of every head
-    window: int = 301  # frames per example, centred on the word's last frame
+    window: int = 301  # frames per example, centred on each word's window_centre
+    # transition (the paper: the frame before the next word, pause attached to the word) or word_end
+    # (the word's last aligned frame); checkpoints from before this option used word_end
+    window_centre: str = "transition"
     head_dim: int = 70  # shared per-channel hidden layer
     head_norm_per_channel: bool = False  # True: the head's BatchNorm has statistics and affine per channel (see above)
+    dropout: float = 0.0  # dropout on the fused frames (after the fusion layer) in training; the paper has none
 
     def __post_init__(self) -> None:
         if not len(self.kernels) == len(self.dilations) == len(self.channels) + 1:
@@ -65,6 +71,10 @@ class TdnnConfig:
                 f"TdnnConfig: need len(kernels) == len(dilations) == len(channels) + 1, got "
                 f"{len(self.kernels)}, {len(self.dilations)}, {len(self.channels)}"
             )
+        if self.window_centre not in WINDOW_CENTRES:
+            raise ValueError(f"TdnnConfig: window_centre must be one of {WINDOW_CENTRES}, got {self.window_centre!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"TdnnConfig: dropout must be in [0, 1), got {self.dropout}")
         if self.window % 2 != 1:
             raise ValueError(f"TdnnConfig: window must be odd (centred on a frame), got {self.window}")
         if self.num_classes < 2 or self.case_classes < 0 or self.case_classes == 1:
@@ -123,7 +133,7 @@ class PunctTdnn(nn.Module):
 
     def conv_stack(self, frames: torch.Tensor) -> torch.Tensor:
         """(N, T, D) fused frames -> (N, num_outputs, T - shrink)."""
-        x = F.relu(self.fusion(frames)).transpose(1, 2)  # (N, fusion_dim, T)
+        x = F.dropout(F.relu(self.fusion(frames)), self.config.dropout, self.training).transpose(1, 2)  # (N, fusion_dim, T)
         for conv, norm in zip(self.convs, self.norms):
             x = norm(F.relu(conv(x)))
         return x

@@ -31,7 +31,7 @@ from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_hea
 from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.metrics import score
 from punct.text.labels import MUSTC_CLASSES
-from punct.utils.training import DistInfo, TrainState
+from punct.utils.training import DistInfo, TrainState, seed_everything
 from punct.utils.atomic import atomic_path
 
 Pathlike = Union[str, Path]
@@ -56,6 +56,7 @@ class TrainTdnnConfig:
     balance: str = "oversample"  # oversample (EfficientPunct), weighted or none; see punct.fusion.sampling
     optimizer: str = "sgd"  # sgd or adam
     lr: float = 1e-5
+    lr_decay: float = 1.0  # learning rate factor per epoch after the first (1: constant, as the authors' code)
     momentum: float = 0.9  # sgd only
     weight_decay: float = 0.0
     batch_size: int = 128  # per rank
@@ -68,6 +69,9 @@ class TrainTdnnConfig:
     prefetch_factor: int = 4  # batches prefetched per worker
     log_interval: int = 50  # batches between loss log lines
     max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (ParCzech's rare marks would weigh ~700)
+    # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
+    # effect, 0.5 a softer balance that keeps the rare marks' precision
+    class_weight_power: float = 1.0
     label_set: str = "mustc"  # class names: mustc (4 classes) or itn (ParCzech: 9 punctuation + 2 case, punct.itn.labels)
     case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
     dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
@@ -90,6 +94,10 @@ class TrainTdnnConfig:
             raise ValueError(f"dev_metric must be overall_f1 or macro_f1, got {self.dev_metric!r}")
         if not 0.0 <= self.case_weight <= 1.0:
             raise ValueError(f"case_weight must be in [0, 1], got {self.case_weight}")
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
+        if self.class_weight_power < 0:
+            raise ValueError(f"class_weight_power must be >= 0, got {self.class_weight_power}")
         if self.loss_reduction not in ("sum", "mean"):
             raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
 
@@ -100,12 +108,19 @@ def corpus_classes(cfg: TrainTdnnConfig) -> Tuple[Tuple[str, ...], Optional[Tupl
     return classes, (case_classes if cfg.model.case_classes else None)
 
 
+# Checkpoints written before ``TdnnConfig.window_centre`` existed were trained on windows centred on
+# the word's last frame.
+LEGACY_WINDOW_CENTRE = "word_end"
+
+
 def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
     """The training config stored in a TDNN checkpoint (older checkpoints: defaults for new fields)."""
     from punct.utils.config import config_from_dict
 
     ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    return config_from_dict(TrainTdnnConfig, ckpt["train_config"])
+    train_config = dict(ckpt["train_config"])
+    train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
+    return config_from_dict(TrainTdnnConfig, train_config)
 
 
 def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
@@ -135,7 +150,7 @@ def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, 
 def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> PunctTdnn:
     """A trained TDNN from a checkpoint, in eval mode."""
     ckpt = torch.load(path, map_location=device, weights_only=False)
-    model_cfg = dict(ckpt["model_config"])
+    model_cfg = {"window_centre": LEGACY_WINDOW_CENTRE, **ckpt["model_config"]}
     for key in ("channels", "kernels", "dilations"):
         model_cfg[key] = tuple(model_cfg[key])
     model = PunctTdnn(TdnnConfig(**model_cfg))
@@ -209,7 +224,11 @@ def train_tdnn(
       dist: this process's rank (rank 0 evaluates and writes checkpoints).
     """
     exp_dir = Path(exp_dir)
-    torch.manual_seed(seed)
+    for corpus in (train_corpus, dev_corpus):
+        if corpus is not None and corpus.window_centre != cfg.model.window_centre:
+            raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
+                             f"{cfg.model.window_centre!r}: open the splits with the config's window_centre")
+    seed_everything(seed)
     model = build_model(cfg, train_corpus.input_dim).to(device)
     optimizer = make_optimizer(cfg, model)
     state = TrainState()
@@ -254,6 +273,8 @@ def train_tdnn(
     criteria = build_criteria(cfg, train_corpus, device)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
         net.train()
         start, total_loss, seen = time.time(), 0.0, 0
         batches = loader
@@ -301,15 +322,16 @@ def train_tdnn(
 
 
 def class_weights(cfg: TrainTdnnConfig, counts: Union[FusionCorpus, np.ndarray]) -> torch.Tensor:
-    """Loss weights of the utterance mode: majority count / class count (the expected effect of
-    oversampling to the majority count); all ones for ``balance: none``; absent classes weigh 0.
+    """Loss weights of the utterance mode: (majority count / class count) ** ``class_weight_power``
+    (power 1: the expected effect of oversampling to the majority count), capped at ``max_class_weight``;
+    all ones for ``balance: none``; absent classes weigh 0.
     ``counts``: per-class counts, or a corpus (its punctuation counts)."""
     if isinstance(counts, FusionCorpus):
         counts = counts.class_counts()
     counts = np.asarray(counts, dtype=np.float64)
     if cfg.balance == "none":
         return torch.ones(len(counts), dtype=torch.float32)
-    weights = np.where(counts > 0, counts.max() / np.maximum(counts, 1), 0.0)
+    weights = np.where(counts > 0, (counts.max() / np.maximum(counts, 1)) ** cfg.class_weight_power, 0.0)
     if cfg.max_class_weight > 0:
         weights = np.minimum(weights, cfg.max_class_weight)
     return torch.tensor(weights, dtype=torch.float32)

@@ -203,7 +203,7 @@ class Punctuator:
 
     def __init__(self, *, feature_config: FeatureConfig, am: TdnnAcousticModel, tokens: TokenTable, bert: PunctBert,
                  tdnn: PunctTdnn, alpha: float = PAPER_ALPHA, layer: int = 12, device: torch.device = torch.device("cpu"),
-                 normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 512, context: int = 32,
+                 normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 0, context: int = -1,
                  bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
                  global_cmvn: Optional[CmvnStats] = None) -> None:
         if not 0.0 <= alpha <= 1.0:
@@ -228,7 +228,9 @@ class Punctuator:
         self.layer = layer
         self.device = device
         self.normalize_config = normalize_config
-        # The encoder's position table bounds the chunk length; the context must leave room to predict.
+        # Long transcripts are chunked as in training (0 / -1: the model's training values); the encoder's
+        # position table bounds the chunk length; the context must leave room to predict.
+        max_length, context = bert.inference_chunking(max_length, context)
         self.max_length = min(max_length, int(getattr(bert.encoder.config, "max_position_embeddings", max_length)))
         self.context = min(context, (self.max_length - 2) // 2 - 1)
         self.bert_batch_size = bert_batch_size
@@ -388,7 +390,7 @@ class Punctuator:
                 ends = np.array([s.end for s in p.spans], dtype=np.int64)
                 t = p.embedding.shape[0]
                 fused.append(torch.from_numpy(fuse_frames(out.vectors, p.embedding, frame_word_index(starts, t))))
-                centres.append(torch.from_numpy(window_centres(ends, t).astype(np.int64)))
+                centres.append(torch.from_numpy(window_centres(starts, ends, t, self.tdnn.config.window_centre).astype(np.int64)))
             p_tdnn = self._tdnn_posteriors(fused, centres)
         results = []
         with self.timer("ensemble"):

@@ -13,7 +13,7 @@ class BertTrainConfig:
 
     bert_model: str = ""  # local folder or hub name; empty: the offline MiniLM package
     max_length: int = 256  # encoder input length in training (tokens incl. [CLS]/[SEP])
-    infer_max_length: int = 512  # encoder input length for dev scoring and the dumps (<= 510 sub-tokens)
+    infer_max_length: int = 0  # encoder input length for dev scoring; 0: max_length (the dumps use the training length)
     context: int = 32  # sub-tokens of left/right context around predicted words when a text is chunked
     batch_size: int = 32  # chunks per training batch
     eval_batch_size: int = 64  # chunks per inference batch
@@ -24,9 +24,10 @@ class BertTrainConfig:
     grad_clip: float = 1.0  # max gradient norm (0 disables)
     loss: str = "ce"  # ce, scl or focal
     scl_lambda: float = 0.1  # L = (1 - lambda) CE + lambda SCL
-    scl_temperature: float = 0.6  # tau = temperature / base temperature
+    scl_temperature: float = 0.6  # supcon: tau, the loss scaled by temperature / base temperature
     scl_base_temperature: float = 0.07
     scl_reduction: str = "mean"  # mean over anchors, or sum (eq. 5 as printed)
+    scl_form: str = "supcon"  # supcon (the authors' code) or literal (tau = temperature / base temperature)
     focal_gamma: float = 2.0
     head_hidden: int = 1024  # EfficientPunct MLP hidden size
     head_activation: str = "relu"
@@ -44,5 +45,5 @@ class BertTrainConfig:
         return LossConfig(
             name=self.loss, scl_lambda=self.scl_lambda, scl_temperature=self.scl_temperature,
             scl_base_temperature=self.scl_base_temperature, scl_reduction=self.scl_reduction,
-            focal_gamma=self.focal_gamma,
+            scl_form=self.scl_form, focal_gamma=self.focal_gamma,
         )

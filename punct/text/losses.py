@@ -12,11 +12,18 @@ scalar; ``features`` are the encoder's final hidden states of those words (used 
       SCL = sum_{i in I} -1/|P(i)| sum_{p in P(i)} log( exp(z_i.z_p / tau) / sum_{k in A(i)} exp(z_i.z_k / tau) )
 
   where A(i) = every other word of the batch and P(i) = the words of A(i) with i's label.
-  tau = temperature / base_temperature (section 4.4: 0.6 / 0.07).  An anchor whose class has
-  no other member in the batch has P(i) empty and its term is undefined: it is left out of I
-  (it still appears in the other anchors' denominators).  ``reduction="sum"`` is eq. 5 as
-  printed; ``"mean"`` (default) divides by the number of anchors kept, so lambda does not
-  depend on the batch size in words.
+  Section 4.4 gives the temperature as "0.6 / 0.07".  Two readings (``scl_form``):
+
+  * ``supcon`` (default, the authors' code, which uses Khosla et al.'s SupConLoss): tau = 0.6
+    divides the similarities, and the loss is scaled by temperature / base_temperature = 0.6 / 0.07.
+  * ``literal``: tau = 0.6 / 0.07 = 8.57 inside the exponent, no scale.  The similarities then
+    move the softmax by at most 2 / 8.57, so the term is nearly constant and its gradient is
+    about a hundred times weaker than the supcon form's.
+
+  An anchor whose class has no other member in the batch has P(i) empty and its term is undefined:
+  it is left out of I (it still appears in the other anchors' denominators).  ``reduction="sum"``
+  is eq. 5 as printed; ``"mean"`` (default) divides by the number of anchors kept, so lambda does
+  not depend on the batch size in words.
 """
 
 from __future__ import annotations
@@ -51,7 +58,11 @@ class LossConfig:
     scl_temperature: float = 0.6
     scl_base_temperature: float = 0.07
     scl_reduction: str = "mean"
+    scl_form: str = "supcon"  # supcon (the authors' code) or literal (tau = temperature / base_temperature)
     focal_gamma: float = 2.0
+
+
+SCL_FORMS = ("supcon", "literal")
 
 
 def build_loss(config: LossConfig) -> nn.Module:
@@ -116,26 +127,32 @@ def supervised_contrastive_loss(
 
 @register_loss("scl")
 class CrossEntropySCLLoss(nn.Module):
-    """``(1 - lambda) CE + lambda SCL`` with tau = temperature / base_temperature."""
+    """``(1 - lambda) CE + lambda SCL``; SCL in the ``supcon`` or ``literal`` form (module docstring)."""
 
     def __init__(self, scl_lambda: float = 0.1, temperature: float = 0.6, base_temperature: float = 0.07,
-                 reduction: str = "mean") -> None:
+                 reduction: str = "mean", form: str = "supcon") -> None:
         super().__init__()
         if not 0.0 <= scl_lambda <= 1.0:
             raise ValueError(f"scl lambda must be in [0, 1], got {scl_lambda}")
         if temperature <= 0 or base_temperature <= 0:
             raise ValueError("scl temperatures must be > 0")
+        if form not in SCL_FORMS:
+            raise ValueError(f"scl form must be one of {SCL_FORMS}, got {form!r}")
         self.scl_lambda = scl_lambda
-        self.tau = temperature / base_temperature
+        if form == "supcon":
+            self.tau, self.scale = temperature, temperature / base_temperature
+        else:
+            self.tau, self.scale = temperature / base_temperature, 1.0
         self.reduction = reduction
 
     @classmethod
     def from_config(cls, config: LossConfig) -> "CrossEntropySCLLoss":
-        return cls(config.scl_lambda, config.scl_temperature, config.scl_base_temperature, config.scl_reduction)
+        return cls(config.scl_lambda, config.scl_temperature, config.scl_base_temperature, config.scl_reduction,
+                   config.scl_form)
 
     def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
         if features is None:
             raise ValueError("the scl loss needs the word features")
         ce = F.cross_entropy(logits, labels)
-        scl = supervised_contrastive_loss(features, labels, self.tau, self.reduction)
+        scl = self.scale * supervised_contrastive_loss(features, labels, self.tau, self.reduction)
         return (1.0 - self.scl_lambda) * ce + self.scl_lambda * scl

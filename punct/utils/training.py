@@ -18,9 +18,16 @@ EPOCH_CHECKPOINT = re.compile(r"epoch-(\d+)\.pt")
 
 
 def seed_everything(seed: int) -> None:
+    """Seeds Python, numpy and torch, and asks torch for deterministic kernels: the same seed on the
+    same machine (and thread count) then trains the same model.  Ops without a deterministic kernel
+    (some CUDA ones) warn instead of failing."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if torch.cuda.is_available():
+        torch.backends.cudnn.benchmark = False
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
 @dataclass

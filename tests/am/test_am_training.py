@@ -103,3 +103,35 @@ def test_ctc_loss_on_every_third_output_frame():
     assert frames == 56  # reported per input frame
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     assert loss.item() != pytest.approx(full.item(), rel=1e-3)
+
+
+def test_subsampled_ctc_keeps_only_cuts_it_can_align():
+    """A cut with enough input frames for its characters, but fewer loss frames after subsampling, would
+    get an infinite CTC loss (zeroed silently by zero_infinity): usable_cuts drops and counts it."""
+    from lhotse import CutSet
+
+    from punct.am.dataset import usable_cuts
+    from punct.am.tokens import TokenTable
+
+    cuts = list(CutSet.from_file(cached_corpus() / "fbank" / "mustc_cuts_train.jsonl.gz"))[:4]
+    tokens = TokenTable.from_words(w for c in cuts for w in c.supervisions[0].custom["words"])
+    need = [len(tokens.encode_words(c.supervisions[0].custom["words"])) for c in cuts]
+    # give cut 0 exactly as many frames as it needs at 100 frames/s: then only one frame in 3 reaches the loss
+    repeats = sum(a == b for a, b in zip(*[tokens.encode_words(cuts[0].supervisions[0].custom["words"])] * 2))
+    short = cuts[0].features
+    cuts[0].features = dataclasses.replace(short, num_frames=need[0] + repeats + 2)
+    assert {c.id for c in usable_cuts(CutSet.from_cuts(cuts), tokens, subsample=1)} >= {cuts[0].id}
+    kept = usable_cuts(CutSet.from_cuts(cuts), tokens, subsample=3)
+    assert cuts[0].id not in {c.id for c in kept}
+    assert {c.id for c in kept} == {c.id for c in cuts[1:] if -(-c.features.num_frames // 3) >= need[cuts.index(c)]}
+
+
+def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
+    from punct.am.dataset import load_split, load_train_splits
+
+    fbank = cached_corpus() / "fbank"
+    cuts, cmvn = load_split(fbank, "train")
+    with pytest.raises(ValueError, match="speakers .* also in another training folder"):
+        load_train_splits([fbank, fbank], "train")
+    both, merged = load_train_splits([fbank], "train")
+    assert [c.id for c in both] == [c.id for c in cuts] and set(merged.stats) == set(cmvn.stats)

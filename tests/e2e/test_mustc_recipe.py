@@ -96,9 +96,19 @@ def test_stage8_results(tiny_recipe):
     for row in ("BERT", "TDNN", "nsemble"):
         assert re.search(rf"^\|[^\n]*{row}", results, flags=re.M), f"no {row} row in RESULTS.md"
     assert re.search(r"alpha", results, flags=re.I)
-    data = json.loads(next((tiny_recipe / "exp/results").glob("*.json")).read_text())
-    assert data
+    data = json.loads((tiny_recipe / "exp/results/results.json").read_text())
     assert list((tiny_recipe / "exp/results").glob("*.png"))
+    # the models learned something: F1 averaged over all four classes (NP included) above what the
+    # majority class (NP on every word) gets
+    test = data["systems"]["test"]
+    confusion = test["TDNN"]["confusion"]
+    np_share = sum(confusion[0]) / sum(map(sum, confusion))
+    majority = (2 * np_share / (1 + np_share)) / 4  # NP's F1 when every word says NP; the marks' F1s are 0
+    for name, scores in test.items():
+        if name == "TDNN" or "chosen on dev" in name:
+            all_f1 = [scores["per_class"][c]["f1"] for c in data["classes"]]
+            assert sum(all_f1) / 4 > majority + 0.05, f"{name}: mean F1 {sum(all_f1) / 4:.3f}, majority {majority:.3f}"
+            assert scores["overall"]["f1"] > 0.1, f"{name}: overall F1 {scores['overall']['f1']:.3f}"
 
 
 def test_rerun_from_stage7_only_touches_tdnn_and_results(tiny_recipe):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
 import numpy as np
 import pytest
-from lhotse import CutSet
+from lhotse import CutSet, SupervisionSet
 
 from punct.io.shards import write_shard
 from punct.report import parse_markdown_table
@@ -30,11 +31,17 @@ def results_dir(tmp_path_factory):
             post[np.arange(len(ref)), guess] = 0.7
             items.append((cut.id, post))
         write_shard(root / "exp" / "tdnn" / "post" / split / "post", items[1:])  # one utterance without posteriors
+        # the stage-0 manifest also has an utterance that stage 3 could not align (absent from the cuts)
+        sups = [c.supervisions[0] for c in CutSet.from_file(paths["cuts"])]
+        lost = dataclasses.replace(sups[0], id=f"lost-{split}", custom={"words": ["a", "b", "c"], "punct": ["NP"] * 3})
+        (root / "data" / "manifests").mkdir(parents=True, exist_ok=True)
+        SupervisionSet.from_segments(sups + [lost]).to_file(root / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")
     out = root / "exp" / "results"
     argv = sys.argv
     sys.argv = ["score_ensemble", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
                 "--tdnn-post-dir", str(root / "exp/tdnn/post"), "--am-dir", str(root / "exp/am"),
-                "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out)]
+                "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out),
+                "--supervisions-dir", str(root / "data/manifests"), "--seed", "7"]
     try:
         from punct.bin.score_ensemble import main
 
@@ -55,14 +62,29 @@ def test_tables_match_the_json(results_dir):
     results = json.loads((results_dir / "results.json").read_text())
     assert results["splits"]["dev"]["skipped"] == 1 and results["splits"]["test"]["skipped"] == 1
     table = parse_markdown_table(text, "F1 on test")
-    assert table[0] == ["Model", "Comma (,)", "Full stop (.)", "Question (?)", "Overall"]
+    assert table[0] == ["Model", "Comma (,)", "Full stop (.)", "Question (?)", "Overall", "Macro"]
     systems = results["systems"]["test"]
     assert [row[0] for row in table[1:]] == list(systems)
     assert table[1][0] == "BERT only" and table[2][0] == "TDNN" and table[3][0].startswith("Ensemble (alpha=")
     for row in table[1:]:
         s = systems[row[0]]
-        expected = [s["per_class"][c]["f1"] for c in (",", ".", "?")] + [s["overall"]["f1"]]
+        expected = [s["per_class"][c]["f1"] for c in (",", ".", "?")] + [s["overall"]["f1"], s["macro_f1"]]
         assert [float(x) for x in row[1:]] == [round(100 * v, 1) for v in expected]
+        assert s["macro_f1"] == pytest.approx(np.mean([s["per_class"][c]["f1"] for c in (",", ".", "?")]))
+
+
+def test_results_say_what_was_dropped_before_scoring(results_dir):
+    text = (results_dir / "RESULTS.md").read_text()
+    results = json.loads((results_dir / "results.json").read_text())
+    assert results["seed"] == 7
+    for split in ("dev", "test"):
+        info = results["splits"][split]
+        # 8 aligned utterances + 1 that stage 3 lost; one aligned utterance has no TDNN posteriors
+        assert (info["manifest_utterances"], info["not_aligned"], info["not_aligned_words"]) == (9, 1, 3)
+        assert info["utterances"] == 7 and info["skipped"] == 1
+        assert info["manifest_words"] == info["words"] + info["skipped_words"] + 3
+        assert f"- {split}: 7 of 9 utterances" in text
+    assert "dropped: 1 not aligned at stage 3 (3 words), 1 without posteriors" in text
 
 
 def test_alpha_table_marks_the_dev_choice(results_dir):

@@ -32,8 +32,9 @@ def test_corpus_indexes_every_word_with_its_label(split):
     assert corpus.class_counts().sum() == len(expected)
 
 
-def test_window_is_centred_on_the_last_frame_of_the_word(split):
-    corpus = open_split(split["cuts"], split["acoustic_scp"], split["text_scp"])
+@pytest.mark.parametrize("rule", ["word_end", "transition"])
+def test_window_is_centred_on_the_word_end_or_the_transition(split, rule):
+    corpus = open_split(split["cuts"], split["acoustic_scp"], split["text_scp"], window_centre=rule)
     cut = next(iter(CutSet.from_file(split["cuts"])))
     acoustic = MatrixReader(split["acoustic_scp"])[cut.id]
     vectors = MatrixReader(split["text_scp"])[cut.id]
@@ -41,6 +42,9 @@ def test_window_is_centred_on_the_last_frame_of_the_word(split):
     items = cut.supervisions[0].alignment["word"]
     for w, item in enumerate(items):
         last = round((item.start + item.duration - cut.start) * 100) - 1  # on the cut's frame axis
+        if rule == "transition":  # the frame before the next word starts (the cut's last frame for the last word)
+            last = round((items[w + 1].start - cut.start) * 100) - 1 if w + 1 < len(items) else acoustic.shape[0] - 1
+            assert last >= round((item.start + item.duration - cut.start) * 100) - 1
         window, label = dataset[w]
         assert window.shape == (301, 7)
         assert label == MUSTC_CLASSES.index(cut.supervisions[0].custom["punct"][w])

@@ -1,5 +1,5 @@
-"""Window cutting on a hand-made utterance: centre = the word's last frame, zero padding at the
-edges, the previous word's vector in gaps, zeros before the first word."""
+"""Window cutting on a hand-made utterance: centre = the transition to the next word (or the word's
+last frame), zero padding at the edges, the previous word's vector in gaps, zeros before the first word."""
 
 from __future__ import annotations
 
@@ -22,8 +22,20 @@ def test_word_frames_follow_the_convention():
     assert starts.tolist() == [3, 8, 10]
     # [2.03, 2.06) -> frames 3..5; [2.08, 2.10) -> 8..9; a zero-length word still gets its start frame.
     assert ends.tolist() == [6, 10, 11]
-    assert window_centres(ends, 12).tolist() == [5, 9, 10]
-    assert window_centres(np.array([30]), 12).tolist() == [11]  # clipped into the utterance
+    assert window_centres(starts, ends, 12, "word_end").tolist() == [5, 9, 10]
+    assert window_centres([3], np.array([30]), 12, "word_end").tolist() == [11]  # clipped into the utterance
+
+
+def test_transition_centre_attaches_the_pause_to_the_word_before():
+    starts, ends, _, _ = hand_made()
+    # word 0 is followed by a pause (frames 6-7) before word 1 starts on frame 8: its centre is frame 7;
+    # the last word's pause runs to the end of the utterance.
+    assert window_centres(starts, ends, 12, "transition").tolist() == [7, 9, 11]
+    assert window_centres(starts, ends, 12).tolist() == [7, 9, 11]  # the default (the paper's)
+    # a next word that starts inside the previous one (rounding) never moves a centre before the word's end
+    assert window_centres([0, 2], [4, 6], 8, "transition").tolist() == [3, 7]
+    with pytest.raises(ValueError, match="window centre"):
+        window_centres(starts, ends, 12, "middle")
 
 
 def test_frame_word_index_previous_word_in_gaps():
@@ -54,7 +66,7 @@ def test_small_window_around_word_1():
 def test_301_frame_window_zero_padded_at_the_start():
     starts, ends, acoustic, vectors = hand_made()
     index = frame_word_index(starts, 12)
-    centre = int(window_centres(ends, 12)[0])  # word 0 ends on frame 5
+    centre = int(window_centres(starts, ends, 12, "word_end")[0])  # word 0 ends on frame 5
     window = cut_window(acoustic, text_table(vectors), index, centre=centre, context=150)
     assert window.shape == (301, 3)
     assert window[150].tolist() == [1, -1, 105]  # the centre row is the word's last frame

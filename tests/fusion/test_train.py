@@ -57,6 +57,16 @@ def test_class_weights_match_oversampling(corpora):
     assert np.all(class_weights(TrainTdnnConfig(balance="none"), corpora["train"]).numpy() == 1)
 
 
+def test_softer_class_weights():
+    counts = np.array([1000, 100, 40, 0])
+    sqrt = class_weights(TrainTdnnConfig(balance="oversample", class_weight_power=0.5), counts).numpy()
+    assert np.allclose(sqrt, [1.0, 10 ** 0.5, 25 ** 0.5, 0.0])
+    capped = class_weights(TrainTdnnConfig(balance="oversample", max_class_weight=4.0), counts).numpy()
+    assert np.allclose(capped, [1.0, 4.0, 4.0, 0.0])
+    with pytest.raises(ValueError, match="class_weight_power"):
+        TrainTdnnConfig(class_weight_power=-1.0)
+
+
 def test_bad_config_values():
     with pytest.raises(ValueError, match="example_unit"):
         TrainTdnnConfig(example_unit="frame")

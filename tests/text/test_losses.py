@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -67,15 +68,59 @@ def test_scl_gradient_finite_and_pulls_same_class_together():
     assert supervised_contrastive_loss(moved, labels, tau=0.1).item() < loss.item()
 
 
-def test_scl_combined_loss_and_temperature():
+def supcon_khosla(features: np.ndarray, labels: np.ndarray, temperature: float, base_temperature: float) -> float:
+    """Khosla et al.'s SupCon (one view, anchors = all words), in numpy, as their matrix recipe goes:
+    logits = z z^T / temperature minus each row's maximum, self-contrast masked out of the denominator,
+    mean log-probability over the positives, times -(temperature / base_temperature), averaged over
+    the anchors that have a positive."""
+    z = features / np.linalg.norm(features, axis=1, keepdims=True)
+    logits = z @ z.T / temperature
+    logits = logits - logits.max(axis=1, keepdims=True)
+    not_self = 1.0 - np.eye(len(labels))
+    positive = (labels[:, None] == labels[None, :]).astype(float) * not_self
+    log_prob = logits - np.log((np.exp(logits) * not_self).sum(axis=1, keepdims=True))
+    has_positive = positive.sum(axis=1) > 0
+    mean_log_prob_pos = (positive * log_prob).sum(axis=1)[has_positive] / positive.sum(axis=1)[has_positive]
+    return float((-(temperature / base_temperature) * mean_log_prob_pos).mean())
+
+
+def test_scl_supcon_form_is_khoslas_supcon():
+    torch.manual_seed(1)
+    logits, features = torch.randn(12, 4), torch.randn(12, 6, dtype=torch.float64)
+    labels = torch.tensor([0, 1, 0, 2, 3, 0, 1, 1, 0, 0, 2, 0])
+    cfg = LossConfig(name="scl", scl_lambda=0.3, scl_temperature=0.6, scl_base_temperature=0.07)
+    assert cfg.scl_form == "supcon"  # the default
+    loss = build_loss(cfg)(logits, labels, features)
+    expected = 0.7 * float(F.cross_entropy(logits, labels)) + 0.3 * supcon_khosla(
+        features.numpy(), labels.numpy(), 0.6, 0.07)
+    assert float(loss) == pytest.approx(expected, rel=1e-5)
+
+
+def test_scl_literal_form_puts_the_ratio_in_the_exponent():
     torch.manual_seed(1)
     logits, features = torch.randn(8, 4), torch.randn(8, 6)
     labels = torch.tensor([0, 1, 0, 2, 3, 0, 1, 1])
-    cfg = LossConfig(name="scl", scl_lambda=0.3, scl_temperature=0.6, scl_base_temperature=0.07)
+    cfg = LossConfig(name="scl", scl_lambda=0.3, scl_temperature=0.6, scl_base_temperature=0.07, scl_form="literal")
     loss = build_loss(cfg)(logits, labels, features)
     expected_sum, anchors = scl_by_loops(features.double(), labels, 0.6 / 0.07)
     expected = 0.7 * float(F.cross_entropy(logits, labels)) + 0.3 * expected_sum / anchors
     assert float(loss) == pytest.approx(expected, rel=1e-5)
+    with pytest.raises(ValueError, match="scl form"):
+        build_loss(LossConfig(name="scl", scl_form="khosla"))
+
+
+def test_scl_supcon_gradient_is_much_stronger_than_the_literal_one():
+    torch.manual_seed(2)
+    labels = torch.tensor([0] * 20 + [1] * 4 + [2] * 4 + [3] * 2)
+    start = torch.randn(len(labels), 16)
+    norms = {}
+    for form in ("supcon", "literal"):
+        features = start.clone().requires_grad_(True)
+        loss = build_loss(LossConfig(name="scl", scl_lambda=1.0, scl_form=form))
+        loss(torch.zeros(len(labels), 4), labels, features).backward()
+        norms[form] = float(features.grad.norm())
+    # same seed, same features: tau 0.6 and the 8.57 scale against tau 8.57 in the exponent
+    assert norms["supcon"] > 50 * norms["literal"]
 
 
 def test_focal_loss():

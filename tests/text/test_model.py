@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -82,3 +83,26 @@ def test_bad_heads(tiny_tokenizer, tiny_encoder):
         PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(activation="swishy")])
     with pytest.raises(FileNotFoundError):
         PunctBert.from_pretrained("/nonexistent/folder")
+
+
+def test_inference_chunks_long_texts_as_in_training(tmp_path, tiny_tokenizer, tiny_encoder):
+    """A saved model remembers its training chunk geometry; inference falls back to it, so a long
+    transcript is read in pieces of the training length, not as one 512-token chunk."""
+    from punct.text.infer import predict_words
+
+    model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8)], chunking={"max_length": 24, "context": 4})
+    model.save_pretrained(tmp_path / "m")
+    loaded = PunctBert.from_pretrained(tmp_path / "m").eval()
+    assert loaded.chunking == {"max_length": 24, "context": 4}
+    assert loaded.inference_chunking() == (24, 4)
+    assert loaded.inference_chunking(64, 8) == (64, 8)  # explicit values win
+    untrained = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8)])
+    assert untrained.inference_chunking() == (512, 32)  # no record: the encoder's usual length
+    words = ["the", "cat", "sat", "on", "unbelievably", "long", "mats"] * 12
+    doc = [Utterance("doc", words, ["NP"] * len(words))]
+    cpu = torch.device("cpu")
+    default = next(predict_words(loaded, doc, *loaded.inference_chunking(), 8, cpu)).vectors
+    as_trained = next(predict_words(loaded, doc, 24, 4, 8, cpu)).vectors
+    longer = next(predict_words(loaded, doc, 64, 16, 8, cpu)).vectors  # the tiny encoder's longest input
+    assert np.allclose(default, as_trained, atol=1e-6)
+    assert not np.allclose(default, longer, atol=1e-3)  # the chunk length changes what a word sees
