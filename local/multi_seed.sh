@@ -1,57 +1,116 @@
 #!/usr/bin/env bash
-# Runs a recipe once per seed, each in a fresh copy of the recipe folder, and summarises the test
-# scores as mean ± sd (punct.bin.results_table): a result holds only if it holds over seeds.
+# Runs a recipe once per seed, each in a fresh copy of the recipe folder, one after the other, and
+# summarises the scores as mean ± sample sd (punct.bin.results_table): a result holds only if it
+# holds over seeds.
 #
-#   local/multi_seed.sh --seeds "1 2 3" egs/mustc exp/multi_seed
-#   local/multi_seed.sh --seeds "1 2 3" --run-opts "--stop-stage 8" egs/mustc exp/multi_seed
+#   local/multi_seed.sh --seeds "1 2 3" egs/mustc egs/mustc/exp/multi_seed
+#   cd egs/mustc && local/multi_seed.sh --seeds "1 2 3" . exp/multi_seed --stop-stage 8 --nj 2
 #
-# Copy i is <recipe>_seed<N> beside the recipe (its steps/utils/local symlinks are relative); a copy
-# whose run finished (exp/results/run.json) is kept and not run again.  Per seed, <out-dir>/seed<N>/
-# gets results.json, RESULTS.md and run.json (seed, wall seconds, command); <out-dir>/summary.{json,md}
-# hold the table.
+# Arguments after <recipe-dir> <out-dir> go to every run.sh (--seed is set here, per run).
+# Copy of seed N: <work-dir>/<recipe name>_seed<N> (default <work-dir>: the recipe's parent, so
+# egs/mustc -> egs/mustc_seed1); run.sh and conf/ are copied, data/ and exp/ are not, and the
+# recipe's links (steps, utils, local, path.sh, cmd.sh) must resolve in the copy: a relative link
+# that would not (a copy outside egs/) is made absolute.  A copy whose run finished
+# (exp/results/run.json) is kept and not run again unless --overwrite true.
+# Per seed, <out-dir>/seed<N>/ gets results.json, RESULTS.md and run.json (seed, wall seconds,
+# command, start time, git commit); <out-dir>/summary.{json,md} hold the tables.
 set -euo pipefail
 
 # Begin configuration section.
 seeds="1 2 3"      # one run per seed
-run_opts=          # more options for run.sh (the same for every seed)
+work_dir=          # where the copies go; empty: the recipe's parent folder
+overwrite=false    # true: rerun seeds whose copy already finished
 readme=            # also rewrite the results:<name> region of this file
 name=mustc         # marker name in the README
 # End configuration section.
 
-echo "$0 $*"
+help_message=$(cat <<HELP
+Usage: $0 [options] <recipe-dir> <out-dir> [run.sh options]
+Runs <recipe-dir>/run.sh --seed N in a fresh copy per seed and writes <out-dir>/summary.{json,md}.
+e.g.: $0 --seeds "1 2 3" egs/mustc egs/mustc/exp/multi_seed --nj 2
+Options (defaults in brackets):
+  --seeds "N ..."      one run per seed [${seeds}]
+  --work-dir DIR       where the copies <recipe>_seed<N> go; empty: beside the recipe [${work_dir}]
+  --overwrite BOOL     rerun seeds whose copy already finished [${overwrite}]
+  --readme FILE        also rewrite the <!-- results:NAME:begin/end --> region of FILE [${readme}]
+  --name NAME          marker name [${name}]
+HELP
+)
+
 . ./path.sh
 . utils/parse_options.sh
 . utils/log.sh
 
-if [ $# -ne 2 ]; then
-  echo "Usage: $0 [options] <recipe-dir> <out-dir>"
-  echo "e.g.: $0 --seeds \"1 2 3\" egs/mustc exp/multi_seed"
-  echo "Options: --seeds \"1 2 3\", --run-opts \"...\", --readme README.md --name mustc"
+if [ $# -lt 2 ]; then
+  echo "$help_message" >&2
   exit 1
 fi
+invocation="local/multi_seed.sh --seeds \"$seeds\" $*"   # shown under the tables
 recipe=$(cd "$1" && pwd)
 out=$2
-mkdir -p "$out"
+shift 2
+run_opts=("$@")
+for opt in "${run_opts[@]}"; do
+  case "$opt" in
+    --seed|--seed=*) echo "$0: --seed is set per run by --seeds; do not pass it to run.sh" >&2; exit 1 ;;
+  esac
+done
+[ -x "$recipe/run.sh" ] || { echo "$0: no executable $recipe/run.sh" >&2; exit 1; }
+[ -n "$seeds" ] || { echo "$0: --seeds is empty" >&2; exit 1; }
+work_dir=${work_dir:-$(dirname "$recipe")}
+mkdir -p "$work_dir" "$out"
+work_dir=$(cd "$work_dir" && pwd)
 out=$(cd "$out" && pwd)
-[ -x "$recipe/run.sh" ] || { echo "$0: no $recipe/run.sh" >&2; exit 1; }
+commit=$(git -C "$recipe" rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+# fresh_copy <copy>: run.sh, conf/ and the rest of the recipe without data/, exp/ and logs; links
+# that do not resolve from the copy's place point to the recipe's targets instead.
+fresh_copy() {
+  local copy=$1 entry base target
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  for entry in "$recipe"/* "$recipe"/.[!.]*; do
+    [ -e "$entry" ] || [ -L "$entry" ] || continue
+    base=$(basename "$entry")
+    case "$base" in data|exp|*.log) continue ;; esac
+    cp -a "$entry" "$copy/$base"
+    if [ -L "$entry" ] && [ ! -e "$copy/$base" ]; then
+      target=$(readlink -f "$entry")
+      ln -sfn "$target" "$copy/$base"
+      log "$copy/$base -> $target (the relative link does not resolve there)"
+    fi
+  done
+  for base in steps utils local path.sh cmd.sh; do
+    if [ -L "$recipe/$base" ] && [ ! -e "$copy/$base" ]; then
+      echo "$0: $copy/$base does not resolve" >&2; exit 1
+    fi
+  done
+}
 
 results=()
 for seed in $seeds; do
-  copy=${recipe}_seed$seed
-  if [ -f "$copy/exp/results/run.json" ]; then
-    log "seed $seed: $copy finished before; keeping it"
+  copy=$work_dir/$(basename "$recipe")_seed$seed
+  if [ "$copy" = "$recipe" ]; then
+    echo "$0: the copy of seed $seed would be the recipe itself ($copy)" >&2; exit 1
+  fi
+  if [ -f "$copy/exp/results/run.json" ] && ! $overwrite; then
+    log "seed $seed: $copy finished before; keeping it (--overwrite true reruns it)"
   else
-    rm -rf "$copy"
-    cp -a "$recipe" "$copy"
-    rm -rf "$copy/data" "$copy/exp"   # a fresh run: nothing of the source recipe's outputs
-    command="cd $copy && ./run.sh --seed $seed $run_opts"
+    log "seed $seed: fresh copy $recipe -> $copy"
+    fresh_copy "$copy"
+    command="cd $copy && ./run.sh --seed $seed${run_opts[*]:+ $(printf '%q ' "${run_opts[@]}")}"
     log "seed $seed: $command (log: $copy/run.log)"
+    started=$(date -Iseconds)
     start=$(date +%s)
-    (cd "$copy" && ./run.sh --seed $seed $run_opts) > "$copy/run.log" 2>&1 || {
+    (cd "$copy" && ./run.sh --seed "$seed" "${run_opts[@]}") > "$copy/run.log" 2>&1 || {
       echo "$0: seed $seed failed; see $copy/run.log" >&2; exit 1; }
     wall=$(( $(date +%s) - start ))
-    python3 -c 'import json, sys; print(json.dumps({"seed": int(sys.argv[1]), "wall_seconds": int(sys.argv[2]), "command": sys.argv[3]}))' \
-      "$seed" "$wall" "$command" > "$copy/exp/results/run.json"
+    [ -f "$copy/exp/results/results.json" ] || {
+      echo "$0: seed $seed: run.sh wrote no exp/results/results.json (did it reach stage 8?)" >&2; exit 1; }
+    python3 -c 'import json, sys; print(json.dumps(dict(zip(("seed", "wall_seconds", "command", "started", "commit"),
+        (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:])))))' \
+      "$seed" "$wall" "${command% }" "$started" "$commit" > "$copy/exp/results/run.json.tmp"
+    mv "$copy/exp/results/run.json.tmp" "$copy/exp/results/run.json"
     log "seed $seed: finished in $wall s"
   fi
   mkdir -p "$out/seed$seed"
@@ -59,8 +118,9 @@ for seed in $seeds; do
   results+=("$out/seed$seed/results.json")
 done
 
-opts=(--out-dir "$out" --command "$0 --seeds \"$seeds\"${run_opts:+ --run-opts \"$run_opts\"} $1 $2")
+log "summary of ${#results[@]} run(s) -> $out/summary.{json,md}"
+opts=(--out-dir "$out" --command "$invocation")
 [ -n "$readme" ] && opts+=(--readme "$readme" --name "$name")
 python -m punct.bin.results_table "${opts[@]}" "${results[@]}"
 cat "$out/summary.md"
-log "$0: summary in $out/summary.md"
+log "$0: done; summary in $out/summary.md"

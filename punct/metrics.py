@@ -9,17 +9,19 @@ Conventions (EfficientPunct, Huang et al. 2021, Stankov 2024):
   precision over all words predicted as some mark, recall over all words whose reference
   is some mark; a comma predicted as a full stop is a false positive of "." and a false
   negative of ",";
-* ``macro`` F1 = unweighted mean of the marks' F1 (the thesis' summary for 9 classes).
+* ``macro`` F1 = unweighted mean of the marks' F1 (the thesis' summary for 9 classes; Huang et
+  al.'s "overall").
 Scores are written as a markdown table (percent) and JSON (fractions), with the confusion
-matrix (rows = reference, columns = prediction).
+matrix (rows = reference, columns = prediction) and, given a ``Coverage``, what was scored: the
+utterances and words of the reference manifest that reached scoring, and why the others did not.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -103,8 +105,97 @@ def score(ref: Sequence[int], hyp: Sequence[int], classes: Sequence[str]) -> Pun
     return PunctScores(list(classes), cm, per_class, overall, macro)
 
 
-def write_scores(scores: PunctScores, prefix: Pathlike, title: str = "") -> None:
-    """Writes ``<prefix>.md`` and ``<prefix>.json`` atomically."""
+@dataclass
+class Dropped:
+    """The utterances and words that one reason kept from scoring."""
+
+    utterances: int = 0
+    words: int = 0
+
+
+@dataclass
+class Coverage:
+    """What a score covers: of the utterances (and words) listed in ``manifest``, those scored, and
+    those dropped before scoring by reason (``dropped_ids``: utterance id -> reason with detail)."""
+
+    manifest: str
+    manifest_utterances: int
+    manifest_words: int
+    utterances: int
+    words: int
+    dropped: Dict[str, Dropped] = field(default_factory=dict)
+    dropped_ids: Dict[str, str] = field(default_factory=dict)
+    words_differ: int = 0  # scored utterances whose word count differs from the manifest's
+
+    def summary(self) -> str:
+        """"56 of 57 utterances (1491 of 1543 words) scored; dropped: 1 not aligned at stage 3 (52 words)"."""
+        text = (f"{self.utterances} of {self.manifest_utterances} utterances ({self.words} of "
+                f"{self.manifest_words} words) scored")
+        dropped = [f"{d.utterances} {reason} ({d.words} words)" for reason, d in self.dropped.items()]
+        text += "; dropped: " + (", ".join(dropped) if dropped else "none")
+        if self.words_differ:
+            text += f"; {self.words_differ} scored utterance(s) have another word count than the manifest"
+        return text
+
+    def to_dict(self) -> Dict:
+        data = asdict(self)
+        data["dropped"] = {reason: asdict(d) for reason, d in self.dropped.items()}
+        return data
+
+    @staticmethod
+    def from_dict(data: Mapping) -> "Coverage":
+        fields = dict(data)
+        fields["dropped"] = {reason: Dropped(**d) for reason, d in data.get("dropped", {}).items()}
+        return Coverage(**fields)
+
+
+def coverage(
+    manifest: str,
+    manifest_words: Mapping[str, int],
+    scored_words: Mapping[str, int],
+    reasons: Optional[Mapping[str, str]] = None,
+    details: Optional[Mapping[str, str]] = None,
+    default_reason: str = "not scored",
+) -> Coverage:
+    """Compares the utterances of a reference manifest (id -> number of words) with those scored
+    (id -> number of words scored).  An unscored utterance is counted under ``reasons[id]``
+    (``default_reason`` when absent) and listed with ``details[id]``; a scored id that the manifest
+    lacks is an error."""
+    unknown = [key for key in scored_words if key not in manifest_words]
+    if unknown:
+        raise ValueError(f"{len(unknown)} scored utterance(s) are not in {manifest} (e.g. {unknown[0]}): "
+                         "do the cut ids match the supervision ids?")
+    reasons, details = reasons or {}, details or {}
+    dropped: Dict[str, Dropped] = {}
+    dropped_ids: Dict[str, str] = {}
+    for key, num_words in manifest_words.items():
+        if key in scored_words:
+            continue
+        reason = reasons.get(key, default_reason)
+        entry = dropped.setdefault(reason, Dropped())
+        entry.utterances += 1
+        entry.words += int(num_words)
+        dropped_ids[key] = f"{reason}: {details[key]}" if details.get(key) else reason
+    return Coverage(
+        manifest=manifest,
+        manifest_utterances=len(manifest_words),
+        manifest_words=int(sum(manifest_words.values())),
+        utterances=len(scored_words),
+        words=int(sum(scored_words.values())),
+        dropped=dropped,
+        dropped_ids=dropped_ids,
+        words_differ=sum(1 for key, n in scored_words.items() if n != manifest_words[key]),
+    )
+
+
+def write_scores(scores: PunctScores, prefix: Pathlike, title: str = "", scored: Optional[Coverage] = None) -> None:
+    """Writes ``<prefix>.md`` and ``<prefix>.json`` atomically; ``scored`` says what the scores cover."""
     prefix = Path(prefix)
-    atomic_write_text(prefix.with_name(prefix.name + ".md"), scores.to_markdown(title))
-    atomic_write_text(prefix.with_name(prefix.name + ".json"), json.dumps(scores.to_dict(), indent=2) + "\n")
+    markdown, data = scores.to_markdown(title), scores.to_dict()
+    if scored is not None:
+        data["coverage"] = scored.to_dict()
+        head, sep, rest = markdown.partition("\n\n") if title else ("", "", markdown)
+        line = f"Coverage ({scored.manifest}): {scored.summary()}."
+        markdown = f"{head}{sep}{line}\n\n{rest}"
+    atomic_write_text(prefix.with_name(prefix.name + ".md"), markdown)
+    atomic_write_text(prefix.with_name(prefix.name + ".json"), json.dumps(data, indent=2) + "\n")

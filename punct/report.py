@@ -2,12 +2,12 @@
 
 * Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4);
   columns comma / full stop / question / overall (micro) F1 / macro F1, then the same with P/R.
-* What was scored: per split, the utterances and words of the stage-0 manifest, and how many were
-  dropped before scoring (no alignment at stage 3, no posteriors).
-* Table 4 shape: F1 per class and overall for alpha = 0.0 .. 1.0 on dev and test.
+* What was scored: per split, the utterances and words of the stage-0 manifest that were scored, and
+  those dropped before scoring, by reason (no features, no alignment at stage 3, no posteriors ...).
+* Table 4 shape: F1 per class, overall and macro for alpha = 0.0 .. 1.0 on dev and test.
 * Table 5 shape: parameters of the embedding network (AM up to layer 12 + BERT encoder) and of
   the inference network (punctuation TDNN + BERT head); a count that could not be read is "n/a".
-* ``f1_vs_alpha.png`` (overall F1 against alpha, dev and test) and ``confusion_<system>.png``.
+* ``f1_vs_alpha.png`` (overall and macro F1 against alpha, dev and test) and ``confusion_<system>.png``.
 
 The JSON holds every number the markdown shows (fractions; the markdown shows percent).
 """
@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from punct.metrics import Coverage
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 Pathlike = Union[str, Path]
@@ -40,65 +41,61 @@ def _mark_label(c: str) -> str:
     return f"{MARK_NAMES.get(c, c)} ({c})"
 
 
-def scored_summary(info: Dict) -> str:
-    """"50 of 51 utterances (1245 of 1270 words) scored; dropped: 1 not aligned (25 words)"."""
-    scored = f"{info['utterances']} utterances, {info['words']} words scored"
-    if "manifest_utterances" not in info:
-        return scored + (f"; {info['skipped']} utterance(s) without posteriors skipped" if info.get("skipped") else "")
-    text = (f"{info['utterances']} of {info['manifest_utterances']} utterances ({info['words']} of "
-            f"{info['manifest_words']} words) scored")
-    dropped = [f"{info[key]} {what} ({info[key + '_words']} words)"
-               for key, what in (("not_aligned", "not aligned at stage 3"), ("skipped", "without posteriors"))
-               if info.get(key)]
-    return text + "; dropped: " + (", ".join(dropped) if dropped else "none")
+MAX_LISTED_DROPS = 10  # dropped utterances named in RESULTS.md (results.json lists all)
 
 
-def render_markdown(results: Dict) -> str:
-    classes: List[str] = results["classes"]
-    marks = classes[1:]
-    lines = ["# Results: EfficientPunct (BERT, punctuation TDNN, ensemble)", ""]
-    for split, info in results["splits"].items():
-        lines.append(f"- {split}: {scored_summary(info)}")
-    if results.get("seed") is not None:
-        lines.append(f"- seed: {results['seed']}")
-    lines += [
-        f"- alpha chosen on dev (highest overall F1): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
-        "- overall = micro-average over , . ? (NP excluded, as in both papers); macro = mean F1 of , . ? "
-        "(Huang et al.'s \"overall\"); numbers in percent",
-        "",
-    ]
-    for split in results["systems"]:
-        systems = results["systems"][split]
-        lines += [f"## F1 on {split} (Table 3 shape)", ""]
-        lines.append("| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |")
-        lines.append("|---|" + "---:|" * (len(marks) + 2))
-        for name, s in systems.items():
-            lines.append(
-                f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks)
-                + f" | {_pct(s['overall']['f1'])} | {_pct(s.get('macro_f1'))} |"
-            )
-        lines += ["", f"Precision / recall on {split}:", ""]
-        lines.append("| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |")
-        lines.append("|---|" + "---:|" * (2 * len(marks) + 2))
-        for name, s in systems.items():
-            cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
-            lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |")
-        lines.append("")
-    lines += ["## F1 against alpha (Table 4 shape; alpha = weight of the TDNN)", ""]
-    sweep = results["alpha_sweep"]
+def scored_lines(splits: Dict[str, Dict]) -> List[str]:
+    """Per split: what was scored out of the manifest, and the dropped utterances with their reason."""
+    lines = []
+    for split, info in splits.items():
+        scored = Coverage.from_dict(info)
+        lines.append(f"- {split} (`{scored.manifest}`): {scored.summary()}")
+        dropped = list(scored.dropped_ids.items())
+        for key, reason in dropped[:MAX_LISTED_DROPS]:
+            lines.append(f"  - `{key}`: {reason}")
+        if len(dropped) > MAX_LISTED_DROPS:
+            lines.append(f"  - ... and {len(dropped) - MAX_LISTED_DROPS} more (results.json: splits.{split}.dropped_ids)")
+    return lines
+
+
+def f1_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
+    """Table 3 shape: F1 per mark, overall (micro) and macro, one row per system."""
+    lines = ["| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |",
+             "|---|" + "---:|" * (len(marks) + 2)]
+    for name, s in systems.items():
+        lines.append(f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks)
+                     + f" | {_pct(s['overall']['f1'])} | {_pct(s['macro_f1'])} |")
+    return lines
+
+
+def precision_recall_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
+    lines = ["| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |",
+             "|---|" + "---:|" * (2 * len(marks) + 2)]
+    for name, s in systems.items():
+        cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |")
+    return lines
+
+
+def alpha_table(sweep: Dict[str, List[Dict]], marks: Sequence[str], chosen_alpha: float) -> List[str]:
+    """Table 4 shape: per alpha and split, F1 per mark, overall and macro; the dev choice marked."""
     splits = list(sweep)
-    header = "| alpha | " + " | ".join(f"{split} {c}" for split in splits for c in marks + ["overall"]) + " |"
-    lines += [header, "|---:|" + "---:|" * (len(splits) * (len(marks) + 1))]
+    columns = list(marks) + ["overall", "macro"]
+    lines = ["| alpha | " + " | ".join(f"{split} {c}" for split in splits for c in columns) + " |",
+             "|---:|" + "---:|" * (len(splits) * len(columns))]
     for i, point in enumerate(sweep[splits[0]]):
         cells = []
         for split in splits:
             p = sweep[split][i]
-            cells += [_pct(p["per_class_f1"][c]) for c in marks] + [_pct(p["overall_f1"])]
-        chosen = " (chosen)" if abs(point["alpha"] - results["chosen_alpha"]) < 1e-9 else ""
+            cells += [_pct(p["per_class_f1"][c]) for c in marks] + [_pct(p["overall_f1"]), _pct(p["macro_f1"])]
+        chosen = " (chosen)" if abs(point["alpha"] - chosen_alpha) < 1e-9 else ""
         lines.append(f"| {point['alpha']:.1f}{chosen} | " + " | ".join(cells) + " |")
-    params = results["parameters"]
-    lines += ["", "## Parameters (Table 5 shape)", ""]
-    lines += ["| Part | Component | Parameters |", "|---|---|---:|"]
+    return lines
+
+
+def parameter_table(params: Dict) -> List[str]:
+    """Table 5 shape: embedding and inference network parameters; an unknown count is "n/a"."""
+    lines = ["| Part | Component | Parameters |", "|---|---|---:|"]
     for part in ("embedding", "inference"):
         for name, n in params[part].items():
             lines.append(f"| {part} network | {name} | {_count(n)} |")
@@ -107,6 +104,28 @@ def render_markdown(results: Dict) -> str:
         lines.append(f"| {part} network | **total** | {_count(total)} |")
     if params.get("notes"):
         lines += [""] + [f"- {note}" for note in params["notes"]]
+    return lines
+
+
+def render_markdown(results: Dict) -> str:
+    marks: List[str] = results["classes"][1:]
+    lines = ["# Results: EfficientPunct (BERT, punctuation TDNN, ensemble)", "", "What was scored:", ""]
+    lines += scored_lines(results["splits"])
+    lines.append("")
+    if results.get("seed") is not None:
+        lines.append(f"- seed: {results['seed']}")
+    lines += [
+        f"- alpha chosen on dev (highest overall F1): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
+        "- overall = micro-average over , . ? (NP excluded, as in both papers); macro = mean F1 of , . ? "
+        "(Huang et al.'s \"overall\"); numbers in percent",
+        "",
+    ]
+    for split, systems in results["systems"].items():
+        lines += [f"## F1 on {split} (Table 3 shape)", ""] + f1_table(systems, marks)
+        lines += ["", f"Precision / recall on {split}:", ""] + precision_recall_table(systems, marks) + [""]
+    lines += ["## F1 against alpha (Table 4 shape; alpha = weight of the TDNN)", ""]
+    lines += alpha_table(results["alpha_sweep"], marks, results["chosen_alpha"])
+    lines += ["", "## Parameters (Table 5 shape)", ""] + parameter_table(results["parameters"])
     plots = results.get("plots", {})
     if plots:
         lines += ["", "## Plots", ""] + [f"- {name}: `{path}`" for name, path in plots.items()]
@@ -138,11 +157,15 @@ def plot_f1_vs_alpha(sweep: Dict[str, List[Dict]], chosen: float, paper_alpha: f
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for split, points in sweep.items():
-        ax.plot([p["alpha"] for p in points], [100 * p["overall_f1"] for p in points], marker="o", label=split)
+        alphas = [p["alpha"] for p in points]
+        line, = ax.plot(alphas, [100 * p["overall_f1"] for p in points], marker="o", label=f"{split} overall")
+        if all("macro_f1" in p for p in points):
+            ax.plot(alphas, [100 * p["macro_f1"] for p in points], marker="s", linestyle="--",
+                    color=line.get_color(), label=f"{split} macro")
     ax.axvline(chosen, color="green", linestyle="--", label=f"chosen on dev ({chosen:.1f})")
     ax.axvline(paper_alpha, color="grey", linestyle=":", label=f"paper ({paper_alpha:.1f})")
     ax.set_xlabel("alpha (weight of the TDNN)")
-    ax.set_ylabel("overall F1 (%)")
+    ax.set_ylabel("F1 (%)")
     ax.set_title("Ensemble p = alpha p_tdnn + (1 - alpha) p_bert")
     ax.grid(alpha=0.3)
     ax.legend()
@@ -182,7 +205,7 @@ def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[s
     out_dir.mkdir(parents=True, exist_ok=True)
     results = dict(results)
     if plot:
-        plots = {"overall F1 against alpha": "f1_vs_alpha.png"}
+        plots = {"overall and macro F1 against alpha": "f1_vs_alpha.png"}
         plot_f1_vs_alpha(results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png")
         last_split = list(results["systems"])[-1]
         systems = results["systems"][last_split]

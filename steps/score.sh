@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Stage 8: per-word TDNN posteriors of the dev and test splits (steps/decode_tdnn.sh: fully
 # convolutional, JOB=1:nj), then BERT-only / TDNN / ensemble scores with alpha chosen on dev, RESULTS.md, JSON and plots.
+# results.json and RESULTS.md say what was scored per split: the utterances and words of the stage-0
+# supervisions (--supervisions-dir) that reached scoring, and why the others did not.
 set -euo pipefail
 
 # Begin configuration section.
@@ -50,7 +52,7 @@ steps/decode_tdnn.sh --cmd "$cmd" --nj $nj --splits "$splits" --device $device \
 
 python -m punct.bin.score_ensemble --cuts-dir $cuts_dir --bert-emb-dir $bert_dir --tdnn-post-dir $tdnn_dir/post \
   --dev-split $dev_split --test-split $test_split --alpha-step $alpha_step --paper-alpha $paper_alpha \
-  --am-dir $am_model_dir --bert-dir $bert_model_dir --tdnn-model $model --out-dir $dir \
+  --am-dir $am_model_dir --am-emb-dir $am_dir --bert-dir $bert_model_dir --tdnn-model $model --out-dir $dir \
   ${supervisions_dir:+--supervisions-dir $supervisions_dir} ${seed:+--seed $seed}
 
-echo "$0: wrote $dir/RESULTS.md"
+echo "$0: wrote $dir/RESULTS.md and $dir/results.json"

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from punct.metrics import confusion_matrix, score, write_scores
+from punct.metrics import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
 from punct.text.labels import MUSTC_CLASSES
 
 
@@ -74,3 +74,36 @@ def test_write_scores(tmp_path):
     md = (tmp_path / "results-dev.md").read_text()
     assert "| , | 50.0 | 50.0 | 50.0 | 2 |" in md
     assert "| ? | 50.0 | 100.0 | 66.7 | 1 |" in md
+
+
+def test_coverage_counts_what_was_dropped_and_why():
+    manifest = {"a": 3, "b": 5, "c": 2, "d": 4}  # utterance -> words
+    scored = {"a": 3, "d": 4}
+    cov = coverage("sups.jsonl.gz", manifest, scored, {"b": "not aligned"}, {"b": "unknown character"},
+                   default_reason="no posteriors")
+    assert (cov.utterances, cov.words, cov.manifest_utterances, cov.manifest_words) == (2, 7, 4, 14)
+    assert cov.dropped == {"not aligned": Dropped(1, 5), "no posteriors": Dropped(1, 2)}
+    assert cov.dropped_ids == {"b": "not aligned: unknown character", "c": "no posteriors"}
+    assert cov.summary() == ("2 of 4 utterances (7 of 14 words) scored; "
+                             "dropped: 1 not aligned (5 words), 1 no posteriors (2 words)")
+    assert Coverage.from_dict(json.loads(json.dumps(cov.to_dict()))) == cov
+    everything = coverage("sups", manifest, manifest)
+    assert everything.summary().endswith("dropped: none") and everything.dropped_ids == {}
+    # a scored word count that differs from the manifest's is said, not hidden
+    assert coverage("sups", manifest, {"a": 2}).words_differ == 1
+
+
+def test_coverage_refuses_ids_the_manifest_lacks():
+    with pytest.raises(ValueError, match="not in sups"):
+        coverage("sups", {"a": 1}, {"a": 1, "z": 2})
+
+
+def test_write_scores_says_what_was_scored(tmp_path):
+    s = score(REF, HYP, MUSTC_CLASSES)
+    cov = coverage("sups.jsonl.gz", {"u1": 6, "u2": 4, "u3": 5}, {"u1": 6, "u2": 4}, default_reason="no posteriors")
+    write_scores(s, tmp_path / "results-test", "test", cov)
+    data = json.loads((tmp_path / "results-test.json").read_text())
+    assert data["coverage"]["utterances"] == 2 and data["coverage"]["dropped"]["no posteriors"] == {"utterances": 1, "words": 5}
+    md = (tmp_path / "results-test.md").read_text()
+    assert md.startswith("### test\n\nCoverage (sups.jsonl.gz): 2 of 3 utterances (10 of 15 words) scored; dropped: 1 no posteriors (5 words)")
+    assert "| macro F1 | | | 61.1 | |" in md  # (1/2 + 2/3 + 2/3) / 3

@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """README result tables generated from stage-8 results (``exp/results/results.json``), never typed.
 
-One row per run (seed) with the test F1 of BERT, the TDNN and the ensemble (alpha chosen on dev),
-overall (micro) and macro, the acoustic model's dev WER and alignment error, and the run's wall time
-when a ``run.json`` (written by ``local/multi_seed.sh``) lies beside the results; then mean ± sd
-(sample standard deviation) over the runs.
+From one or more results.json (one per run, e.g. one per seed) it renders two markdown tables of a
+split (default test):
 
-  python -m punct.bin.results_table runs/seed1/results.json runs/seed2/results.json     # print
+* F1 in percent, one row per model and F1 (BERT only, TDNN, the ensemble at the alpha chosen on dev;
+  overall = micro over the marks, macro = mean of the marks' F1), one column per run, then mean ± sd;
+* per run: the alpha chosen on dev, the acoustic model's dev WER and alignment error, the utterances
+  and words scored out of the manifest's, and the wall time when a ``run.json`` (local/multi_seed.sh) lies
+  beside the results.json.
+
+sd is the sample standard deviation (n - 1); with one run there is no mean ± sd column.
+
+  python -m punct.bin.results_table exp/results/results.json                       # print
   python -m punct.bin.results_table --readme README.md --name mustc runs/seed*/results.json
   python -m punct.bin.results_table --out-dir exp/multi_seed runs/seed*/results.json   # summary.json/.md
 
 With ``--readme`` the text between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
-is replaced by the table (the markers must exist).
+is replaced by the tables; a README without both markers is an error and is left unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import json
 import logging
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -31,24 +37,36 @@ from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import setup_logging
 
 MODELS = ("BERT only", "TDNN", "Ensemble")
+MODEL_LABELS = {"BERT only": "BERT only", "TDNN": "TDNN", "Ensemble": "Ensemble (alpha chosen on dev)"}
+F1_KINDS = ("overall", "macro")
 
 
 @dataclass
-class RunRow:
-    """The numbers of one run that the table shows (percent; None when the run did not record them)."""
+class RunResult:
+    """The numbers of one run's split (F1 as fractions, as in results.json; None: not recorded)."""
 
+    path: Path
     seed: Optional[int]
-    overall: Dict[str, float]  # model -> test overall (micro) F1
-    macro: Dict[str, float]  # model -> test macro F1
+    f1: Dict[str, Dict[str, float]]  # model -> "overall" | "macro" | a mark -> F1
     alpha: float
-    dev_wer: Optional[float]
+    scored_utterances: Optional[int]
+    manifest_utterances: Optional[int]
+    scored_words: Optional[int]
+    manifest_words: Optional[int]
+    dev_wer: Optional[float]  # percent
     dev_alignment_ms: Optional[float]
     wall_seconds: Optional[float]
+
+    @property
+    def name(self) -> str:
+        return f"seed {self.seed}" if self.seed is not None else self.path.parent.name
 
 
 def system_key(systems: Dict, model: str) -> str:
     """The results.json key of a model; the ensemble is the one at the alpha chosen on dev."""
     if model != "Ensemble":
+        if model not in systems:
+            raise KeyError(f"no system {model!r} among {sorted(systems)}")
         return model
     for key in systems:
         if key.startswith("Ensemble") and "chosen on dev" in key:
@@ -56,20 +74,28 @@ def system_key(systems: Dict, model: str) -> str:
     raise KeyError(f"no ensemble chosen on dev among {sorted(systems)}")
 
 
-def read_run(path: Path) -> RunRow:
-    """A row from one results.json (and its optional run.json neighbour)."""
+def model_f1(scores: Dict, marks: Sequence[str]) -> Dict[str, float]:
+    f1 = {"overall": scores["overall"]["f1"], "macro": scores["macro_f1"]}
+    f1.update({mark: scores["per_class"][mark]["f1"] for mark in marks if mark in scores.get("per_class", {})})
+    return f1
+
+
+def read_run(path: Path, split: str = "test") -> RunResult:
+    """One run from its results.json (and the run.json that local/multi_seed.sh writes beside it)."""
     results = json.loads(path.read_text(encoding="utf-8"))
-    test = results["systems"][list(results["systems"])[-1]]
-    overall, macro = {}, {}
-    for model in MODELS:
-        scores = test[system_key(test, model)]
-        overall[model] = 100 * scores["overall"]["f1"]
-        macro[model] = 100 * scores["macro_f1"]
+    if split not in results["systems"]:
+        raise KeyError(f"{path}: no split {split!r} (has {sorted(results['systems'])})")
+    systems = results["systems"][split]
+    marks = results.get("classes", ["NP", ",", ".", "?"])[1:]
+    f1 = {model: model_f1(systems[system_key(systems, model)], marks) for model in MODELS}
+    scored = results.get("splits", {}).get(split, {})
     am = results.get("acoustic_model", {})
     run_file = path.parent / "run.json"
     run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
-    return RunRow(
-        seed=results.get("seed", run.get("seed")), overall=overall, macro=macro, alpha=results["chosen_alpha"],
+    return RunResult(
+        path=path, seed=results.get("seed", run.get("seed")), f1=f1, alpha=results["chosen_alpha"],
+        scored_utterances=scored.get("utterances"), manifest_utterances=scored.get("manifest_utterances"),
+        scored_words=scored.get("words"), manifest_words=scored.get("manifest_words"),
         dev_wer=am.get("wer", {}).get("dev"), dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
         wall_seconds=run.get("wall_seconds"),
     )
@@ -83,55 +109,111 @@ def mean_sd(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float]]:
     return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0
 
 
-def _cell(value: Optional[float], digits: int = 1) -> str:
+def spread(values: Sequence[Optional[float]]) -> Dict:
+    """{"values": [...], "mean": m, "sd": s} (mean and sd None when a run lacks the value)."""
+    stats = mean_sd(values)
+    return {"values": list(values), "mean": stats[0] if stats else None, "sd": stats[1] if stats else None}
+
+
+def run_quantities(runs: Sequence[RunResult]) -> Dict[str, List[Optional[float]]]:
+    """The per-run numbers other than F1, by name (units in the name)."""
+    return {
+        "alpha": [r.alpha for r in runs],
+        "am_dev_wer_percent": [r.dev_wer for r in runs],
+        "alignment_error_dev_ms": [r.dev_alignment_ms for r in runs],
+        "scored_utterances": [r.scored_utterances for r in runs],
+        "scored_words": [r.scored_words for r in runs],
+        "wall_seconds": [r.wall_seconds for r in runs],
+    }
+
+
+def summary(runs: Sequence[RunResult], split: str = "test") -> Dict:
+    """Machine-readable summary: per model and F1 kind (overall, macro, each mark) the runs' values,
+    mean and sample sd (fractions), and the same for the other per-run numbers."""
+    marks = [m for m in runs[0].f1[MODELS[0]] if m not in F1_KINDS]
+    models = {}
+    for model in MODELS:
+        models[model] = {f"{kind}_f1": spread([r.f1[model][kind] for r in runs]) for kind in F1_KINDS}
+        models[model]["per_class_f1"] = {mark: spread([r.f1[model].get(mark) for r in runs]) for mark in marks}
+    return {
+        "split": split,
+        "sd": "sample standard deviation (n - 1)",
+        "runs": [{"name": r.name, "seed": r.seed, "results": str(r.path), "manifest_utterances": r.manifest_utterances,
+                  "manifest_words": r.manifest_words} for r in runs],
+        "models": models,
+        "per_run": {name: spread(values) for name, values in run_quantities(runs).items()},
+    }
+
+
+def _number(value: Optional[float], digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _minutes(seconds: Optional[float]) -> str:
-    return "n/a" if seconds is None else f"{int(seconds // 60)} min {int(round(seconds % 60)):02d} s"
+def _duration(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "n/a"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
-def _summary_cell(stats: Optional[Tuple[float, float]], digits: int = 1) -> str:
-    return "n/a" if stats is None else f"{stats[0]:.{digits}f} ± {stats[1]:.{digits}f}"
+def _mean_sd_cell(values: Sequence[Optional[float]], fmt=_number) -> str:
+    stats = mean_sd(values)
+    return "n/a" if stats is None else f"{fmt(stats[0])} ± {fmt(stats[1])}"
 
 
-def columns(rows: Sequence[RunRow]) -> Dict[str, List[Optional[float]]]:
-    """Column name -> value per run, in table order."""
-    cols: Dict[str, List[Optional[float]]] = {}
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int) -> List[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * text_columns + "---:|" * (len(header) - text_columns)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def f1_rows(runs: Sequence[RunResult]) -> List[List[str]]:
+    """One row per model and F1 kind: the runs' F1 in percent, then mean ± sd when several runs."""
+    rows = []
     for model in MODELS:
-        cols[f"{model} overall"] = [r.overall[model] for r in rows]
-    for model in MODELS:
-        cols[f"{model} macro"] = [r.macro[model] for r in rows]
-    cols["alpha"] = [r.alpha for r in rows]
-    cols["AM dev WER"] = [r.dev_wer for r in rows]
-    cols["alignment error (ms)"] = [r.dev_alignment_ms for r in rows]
-    return cols
+        for kind in F1_KINDS:
+            values = [100 * r.f1[model][kind] for r in runs]
+            row = [MODEL_LABELS[model], kind] + [_number(v) for v in values]
+            rows.append(row + ([_mean_sd_cell(values)] if len(runs) > 1 else []))
+    return rows
 
 
-def render_table(rows: Sequence[RunRow]) -> str:
-    cols = columns(rows)
-    header = ["Seed"] + list(cols) + ["Wall time"]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    for i, row in enumerate(rows):
-        cells = [_cell(values[i]) for values in cols.values()]
-        lines.append(f"| {row.seed if row.seed is not None else 'n/a'} | " + " | ".join(cells)
-                     + f" | {_minutes(row.wall_seconds)} |")
-    if len(rows) > 1:
-        cells = [_summary_cell(mean_sd(values)) for values in cols.values()]
-        wall = mean_sd([r.wall_seconds for r in rows])
-        lines.append("| **mean ± sd** | " + " | ".join(cells) + f" | {_minutes(wall[0]) if wall else 'n/a'} |")
+def scored_cell(run: RunResult) -> str:
+    """"56 of 57 (1491 of 1543)": utterances (words) scored of the manifest's."""
+    if run.scored_utterances is None:
+        return "n/a"
+    if run.manifest_utterances is None:
+        return f"{run.scored_utterances} ({run.scored_words})"
+    return f"{run.scored_utterances} of {run.manifest_utterances} ({run.scored_words} of {run.manifest_words})"
+
+
+def run_rows(runs: Sequence[RunResult], split: str) -> List[List[str]]:
+    """Per-run numbers: alpha, AM dev WER, alignment error, utterances and words scored, wall time."""
+    several = len(runs) > 1
+    rows = []
+    for label, values, digits in (("alpha chosen on dev", [r.alpha for r in runs], 1),
+                                  ("AM dev WER (%, greedy CTC)", [r.dev_wer for r in runs], 1),
+                                  ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
+        row = [label] + [_number(v, digits) for v in values]
+        rows.append(row + ([_mean_sd_cell(values, lambda x: _number(x, digits))] if several else []))
+    rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
+    walls = [r.wall_seconds for r in runs]
+    rows.append(["wall time"] + [_duration(w) for w in walls] + ([_mean_sd_cell(walls, _duration)] if several else []))
+    return rows
+
+
+def render_tables(runs: Sequence[RunResult], split: str = "test") -> str:
+    names = [r.name for r in runs] + (["mean ± sd"] if len(runs) > 1 else [])
+    lines = _table(["Model", "F1"] + names, f1_rows(runs), text_columns=2)
+    lines += [""] + _table(["Run"] + names, run_rows(runs, split), text_columns=1)
     return "\n".join(lines) + "\n"
 
 
-def summary(rows: Sequence[RunRow]) -> Dict:
-    """Machine-readable summary: every run's row and mean/sd per column."""
-    stats = {name: mean_sd(values) for name, values in columns(rows).items()}
-    stats["wall_seconds"] = mean_sd([r.wall_seconds for r in rows])
-    return {
-        "runs": [asdict(r) for r in rows],
-        "mean": {k: v[0] for k, v in stats.items() if v is not None},
-        "sd": {k: v[1] for k, v in stats.items() if v is not None},
-    }
+def caption(split: str, num_runs: int, command: str = "") -> str:
+    """The line under the tables: what they show and where they come from."""
+    text = (f"{split.capitalize()} set, F1 in percent (overall = micro-average over the marks, macro = mean of the "
+            f"marks' F1){'; sd = sample standard deviation' if num_runs > 1 else ''}. Generated by "
+            f"`punct.bin.results_table` from {num_runs} results.json")
+    return text + (f" of `{command}`.\n" if command else ".\n")
 
 
 def replace_region(text: str, name: str, content: str, where: str = "README") -> str:
@@ -139,17 +221,18 @@ def replace_region(text: str, name: str, content: str, where: str = "README") ->
     begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.DOTALL)
     if not pattern.search(text):
-        raise ValueError(f"{where}: no region between {begin} and {end}")
+        raise ValueError(f"{where}: no region between {begin} and {end}; add both marker lines where the table goes")
     return pattern.sub(lambda _: f"{begin}\n{content}{end}", text, count=1)
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path, nargs="+", help="results.json files (one per run)")
+    parser.add_argument("--split", default="test", help="split whose scores the tables show")
     parser.add_argument("--readme", type=Path, default=None, help="rewrite the marked region of this file")
     parser.add_argument("--name", default="mustc", help="marker name: <!-- results:NAME:begin/end -->")
     parser.add_argument("--out-dir", type=Path, default=None, help="also write summary.json and summary.md here")
-    parser.add_argument("--command", default="", help="the command that produced the runs (shown under the table)")
+    parser.add_argument("--command", default="", help="the command that produced the runs (shown under the tables)")
     return parser
 
 
@@ -159,21 +242,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     for path in args.results:
         if not path.is_file():
             raise FileNotFoundError(f"no such file: {path}")
-    rows = [read_run(path) for path in args.results]
-    table = render_table(rows)
-    if args.command:
-        table += f"\nProduced by `{args.command}`; test set, F1 in percent; sd = sample standard deviation.\n"
+    runs = [read_run(path, args.split) for path in args.results]
+    seeds = [r.seed for r in runs if r.seed is not None]
+    if len(set(seeds)) < len(seeds):
+        logging.warning("several runs share a seed: %s", seeds)
+    tables = render_tables(runs, args.split) + "\n" + caption(args.split, len(runs), args.command)
     if args.out_dir is not None:
         args.out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out_dir / "summary.json", json.dumps(summary(rows), indent=2) + "\n")
-        atomic_write_text(args.out_dir / "summary.md", table)
+        atomic_write_text(args.out_dir / "summary.json", json.dumps(summary(runs, args.split), indent=2) + "\n")
+        atomic_write_text(args.out_dir / "summary.md", tables)
         logging.info("wrote %s/summary.json and summary.md", args.out_dir)
     if args.readme is not None:
         text = args.readme.read_text(encoding="utf-8")
-        atomic_write_text(args.readme, replace_region(text, args.name, table, str(args.readme)))
-        logging.info("%s: rewrote the results:%s region from %d run(s)", args.readme, args.name, len(rows))
+        atomic_write_text(args.readme, replace_region(text, args.name, tables, str(args.readme)))
+        logging.info("%s: rewrote the results:%s region from %d run(s)", args.readme, args.name, len(runs))
     else:
-        sys.stdout.write(table)
+        sys.stdout.write(tables)
     return 0
 
 

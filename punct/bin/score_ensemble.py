@@ -4,22 +4,27 @@
 p = alpha * p_tdnn + (1 - alpha) * p_bert for alpha = 0.0, 0.1, ..., 1.0 on dev and test; alpha is
 chosen on dev (highest overall F1) and test is reported at the chosen alpha and at the paper's 0.4.
 References are the per-word labels (custom["punct"]) of the aligned cuts; every system is scored on
-the same words (utterances that have both posteriors).  Writes <out-dir>/RESULTS.md, results.json,
-f1_vs_alpha.png and confusion-matrix PNGs (punct.report).
+the same words (utterances that have both posteriors).  Per split, results.json ("splits") and
+RESULTS.md say what was scored: the utterances and words of the stage-0 supervisions
+(--supervisions-dir) that reached scoring, and for each other one the first stage without an output
+for it (features, alignment with stage 3's reason, embeddings, posteriors).  Writes
+<out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs (punct.report).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional, Set
 
 import numpy as np
 
 from punct.ensemble import PAPER_ALPHA, alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
-from punct.metrics import score
-from punct.report import parameter_breakdown, scored_summary, write_results
+from punct.io.shards import MatrixReader
+from punct.metrics import Coverage, coverage, score
+from punct.report import parameter_breakdown, write_results
 from punct.text.labels import MUSTC_CLASSES, encode_labels
 from punct.utils.logging import log_config, setup_logging
 
@@ -40,6 +45,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-plots", action="store_true", help="skip the PNGs")
     parser.add_argument("--supervisions-dir", type=Path, default=None,
                         help="stage-0 manifests (mustc_supervisions_<split>.jsonl.gz): count what was dropped before scoring")
+    parser.add_argument("--am-emb-dir", type=Path, default=None,
+                        help="layer-12 shards (<dir>/<split>/emb.scp): names stage 4 when a cut lacks TDNN posteriors")
     parser.add_argument("--seed", type=int, default=None, help="the run's seed, recorded in results.json")
     return parser
 
@@ -73,17 +80,75 @@ def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str
     return health
 
 
-def dropped_counts(manifest: Dict[str, int], refs: Dict[str, np.ndarray], skipped: List[str]) -> Dict[str, int]:
-    """What the manifest had, and what never reached scoring: cuts without an alignment (not in the
-    aligned cuts) and aligned cuts without posteriors."""
-    not_aligned = [key for key in manifest if key not in refs]
-    return {
-        "manifest_utterances": len(manifest),
-        "manifest_words": int(sum(manifest.values())),
-        "not_aligned": len(not_aligned),
-        "not_aligned_words": int(sum(manifest[key] for key in not_aligned)),
-        "skipped_words": int(sum(len(refs[key]) for key in skipped)),
-    }
+def stage3_failures(path: Path) -> Dict[str, str]:
+    """Cut id -> reason of stage 3's ``<split>.failed`` (lines ``<cut id> <reason>: <detail>``); {} if absent."""
+    if not path.is_file():
+        return {}
+    failures = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split(maxsplit=1)
+        if fields:
+            failures[fields[0]] = fields[1] if len(fields) > 1 else ""
+    return failures
+
+
+def cut_ids(path: Path) -> Optional[Set[str]]:
+    """The ids of a cut manifest, or None if there is no such file."""
+    if not path.is_file():
+        return None
+    from lhotse import load_manifest_lazy
+
+    return {cut.id for cut in load_manifest_lazy(path)}
+
+
+@dataclass
+class StageOutputs:
+    """The ids that each stage produced for a split, to tell why an utterance never reached scoring
+    (None: that stage's output was not given, so it is not asked)."""
+
+    feature_cuts: Optional[Set[str]]  # stage 1: mustc_cuts_<split>.jsonl.gz
+    aligned_cuts: Set[str]  # stage 3: mustc_cuts_<split>_ali.jsonl.gz
+    am_embeddings: Optional[MatrixReader]  # stage 4: emb.scp
+    bert_vectors: Optional[MatrixReader]  # stage 6: vec.scp
+    bert_posteriors: MatrixReader  # stage 6: post.scp
+
+    def reason(self, key: str) -> str:
+        """The first stage that has no output for ``key``; else the TDNN posteriors (stage 8) lack it."""
+        if self.feature_cuts is not None and key not in self.feature_cuts:
+            return "without features at stage 1"
+        if key not in self.aligned_cuts:
+            return "not aligned at stage 3" if self.feature_cuts is not None else "not in the aligned cuts (stage 1 or 3)"
+        if key not in self.bert_posteriors:
+            return "without BERT posteriors at stage 6"
+        if self.am_embeddings is not None and key not in self.am_embeddings:
+            return "without layer-12 embeddings at stage 4"
+        if self.bert_vectors is not None and key not in self.bert_vectors:
+            return "without BERT word vectors at stage 6"
+        return "without TDNN posteriors at stage 8"
+
+
+def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndarray], skipped: List[str]) -> Coverage:
+    """What of the split was scored: against the stage-0 supervisions with --supervisions-dir (else the
+    aligned cuts), with the reason each other utterance was dropped and stage 3's failure detail."""
+    aligned = args.cuts_dir / f"mustc_cuts_{split}_ali.jsonl.gz"
+    if args.supervisions_dir is not None:
+        manifest = args.supervisions_dir / f"mustc_supervisions_{split}.jsonl.gz"
+        words = manifest_words(manifest)
+    else:
+        manifest, words = aligned, {key: len(labels) for key, labels in refs.items()}
+    am_scp = args.am_emb_dir / split / "emb.scp" if args.am_emb_dir is not None else None
+    vec_scp = args.bert_emb_dir / split / "vec.scp"
+    stages = StageOutputs(
+        feature_cuts=cut_ids(args.cuts_dir / f"mustc_cuts_{split}.jsonl.gz"),
+        aligned_cuts=set(refs),
+        am_embeddings=MatrixReader(am_scp) if am_scp is not None and am_scp.is_file() else None,
+        bert_vectors=MatrixReader(vec_scp) if vec_scp.is_file() else None,
+        bert_posteriors=MatrixReader(args.bert_emb_dir / split / "post.scp"),
+    )
+    lost = set(skipped)
+    scored = {key: len(labels) for key, labels in refs.items() if key not in lost}
+    reasons = {key: stages.reason(key) for key in words if key not in scored}
+    return coverage(str(manifest), words, scored, reasons, stage3_failures(args.am_dir / "ali" / f"{split}.failed"))
 
 
 def references(cuts_path: Path) -> Dict[str, np.ndarray]:
@@ -117,11 +182,11 @@ def main() -> None:
         if skipped:
             logging.warning("%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)", split, len(skipped), len(refs), skipped[0])
         data[split] = (ref, pt, pb)
-        splits[split] = {"utterances": len(refs) - len(skipped), "words": int(len(ref)), "skipped": len(skipped)}
-        if args.supervisions_dir is not None:
-            manifest = manifest_words(args.supervisions_dir / f"mustc_supervisions_{split}.jsonl.gz")
-            splits[split].update(dropped_counts(manifest, refs, skipped))
-            logging.info("%s: %s", split, scored_summary(splits[split]))
+        scored = split_coverage(args, split, refs, skipped)
+        if scored.words != len(ref):
+            raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
+        splits[split] = scored.to_dict()
+        logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
     chosen = choose_alpha(sweeps[args.dev_split])
     logging.info("alpha chosen on %s: %.1f", args.dev_split, chosen)

@@ -5,8 +5,9 @@
       --supervisions data/manifests/mustc_supervisions_dev.jsonl.gz --out exp/bert/results-dev
 
 Writes ``<out>.md`` (per-class P/R/F1 for the marks, overall micro, macro F1, confusion
-matrix) and ``<out>.json``.  Supervisions missing from the posteriors are counted and logged;
-a matrix whose row count differs from the supervision's word count is an error.
+matrix) and ``<out>.json``; both say what was scored ("coverage": utterances and words of the
+supervisions scored, and those without posteriors).  A matrix whose row count differs from the
+supervision's word count is an error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.io.shards import MatrixReader
-from punct.metrics import score, write_scores
+from punct.metrics import coverage, score, write_scores
 from punct.text.data import read_utterances
 from punct.text.labels import MUSTC_CLASSES, class_index
 from punct.utils.logging import log_config, setup_logging
@@ -43,22 +44,25 @@ def main(argv: Optional[List[str]] = None) -> None:
     classes = MUSTC_CLASSES
     index = class_index(classes)
     reader = MatrixReader(args.posteriors)
-    ref, hyp, missing = [], [], 0
+    ref, hyp = [], []
+    manifest_words, scored_words = {}, {}
     for utt in read_utterances(args.supervisions, classes):
+        manifest_words[utt.id] = len(utt.words)
         if utt.id not in reader:
-            missing += 1
             continue
         post = reader[utt.id]
         if post.shape != (len(utt.words), len(classes)):
             raise ValueError(f"{args.posteriors}: {utt.id} has shape {post.shape}, expected ({len(utt.words)}, {len(classes)})")
         ref.extend(index[label] for label in utt.labels)
         hyp.extend(post.argmax(axis=1).tolist())
-    if missing:
-        logging.warning("%d supervision(s) of %s have no posteriors in %s", missing, args.supervisions, args.posteriors)
+        scored_words[utt.id] = len(utt.words)
     if not ref:
         raise ValueError(f"{args.posteriors}: no scored words (no supervision of {args.supervisions} found)")
+    scored = coverage(str(args.supervisions), manifest_words, scored_words, default_reason="without posteriors")
+    if scored.dropped:
+        logging.warning("%s: %s", args.supervisions, scored.summary())
     scores = score(ref, hyp, classes)
-    write_scores(scores, args.out, args.title or f"{args.posteriors}")
+    write_scores(scores, args.out, args.title or f"{args.posteriors}", scored)
     logging.info("%s: overall F1 %.1f (P %.1f R %.1f), macro F1 %.1f over %d words -> %s.md", args.title or args.posteriors,
                  100 * scores.overall["f1"], 100 * scores.overall["precision"], 100 * scores.overall["recall"],
                  100 * scores.macro_f1, scores.num_words, args.out)

@@ -18,28 +18,38 @@ from tests.fusion.synthetic import make_split
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory):
+    """Per split: 8 aligned cuts, one of them without TDNN posteriors; the stage-0 manifest also has
+    an utterance that stage 3 could not align (its reason in exp/am/ali/<split>.failed) and one that
+    has no features (absent from mustc_cuts_<split>.jsonl.gz)."""
     root = tmp_path_factory.mktemp("report")
     rng = np.random.default_rng(0)
     for i, split in enumerate(("dev", "test")):
         paths = make_split(root, split, num_utts=8, text_dim=3, am_dim=2, seed=20 + i)
+        cuts = CutSet.from_file(paths["cuts"])
         # TDNN posteriors: right on 80% of the words
         items = []
-        for cut in CutSet.from_file(paths["cuts"]):
+        for cut in cuts:
             ref = np.array([MUSTC_CLASSES.index(p) for p in cut.supervisions[0].custom["punct"]])
             guess = np.where(rng.random(len(ref)) < 0.8, ref, rng.integers(0, 4, len(ref)))
             post = np.full((len(ref), 4), 0.1, dtype=np.float32)
             post[np.arange(len(ref)), guess] = 0.7
             items.append((cut.id, post))
         write_shard(root / "exp" / "tdnn" / "post" / split / "post", items[1:])  # one utterance without posteriors
-        # the stage-0 manifest also has an utterance that stage 3 could not align (absent from the cuts)
-        sups = [c.supervisions[0] for c in CutSet.from_file(paths["cuts"])]
+        sups = [c.supervisions[0] for c in cuts]
         lost = dataclasses.replace(sups[0], id=f"lost-{split}", custom={"words": ["a", "b", "c"], "punct": ["NP"] * 3})
+        no_features = dataclasses.replace(sups[0], id=f"nofeat-{split}", custom={"words": ["d", "e"], "punct": ["NP", "."]})
         (root / "data" / "manifests").mkdir(parents=True, exist_ok=True)
-        SupervisionSet.from_segments(sups + [lost]).to_file(root / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")
+        SupervisionSet.from_segments(sups + [lost, no_features]).to_file(
+            root / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")
+        lost_cut = dataclasses.replace(cuts[0], id=lost.id, supervisions=[lost])
+        CutSet.from_cuts(list(cuts) + [lost_cut]).to_file(root / "data" / "fbank" / f"mustc_cuts_{split}.jsonl.gz")
+        (root / "exp" / "am" / "ali").mkdir(parents=True, exist_ok=True)
+        (root / "exp" / "am" / "ali" / f"{split}.failed").write_text(f"{lost.id} unknown character: '4' in '47'\n")
     out = root / "exp" / "results"
     argv = sys.argv
     sys.argv = ["score_ensemble", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
                 "--tdnn-post-dir", str(root / "exp/tdnn/post"), "--am-dir", str(root / "exp/am"),
+                "--am-emb-dir", str(root / "exp/emb_am"),
                 "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out),
                 "--supervisions-dir", str(root / "data/manifests"), "--seed", "7"]
     try:
@@ -60,7 +70,6 @@ def test_files_written(results_dir):
 def test_tables_match_the_json(results_dir):
     text = (results_dir / "RESULTS.md").read_text()
     results = json.loads((results_dir / "results.json").read_text())
-    assert results["splits"]["dev"]["skipped"] == 1 and results["splits"]["test"]["skipped"] == 1
     table = parse_markdown_table(text, "F1 on test")
     assert table[0] == ["Model", "Comma (,)", "Full stop (.)", "Question (?)", "Overall", "Macro"]
     systems = results["systems"]["test"]
@@ -79,12 +88,19 @@ def test_results_say_what_was_dropped_before_scoring(results_dir):
     assert results["seed"] == 7
     for split in ("dev", "test"):
         info = results["splits"][split]
-        # 8 aligned utterances + 1 that stage 3 lost; one aligned utterance has no TDNN posteriors
-        assert (info["manifest_utterances"], info["not_aligned"], info["not_aligned_words"]) == (9, 1, 3)
-        assert info["utterances"] == 7 and info["skipped"] == 1
-        assert info["manifest_words"] == info["words"] + info["skipped_words"] + 3
-        assert f"- {split}: 7 of 9 utterances" in text
-    assert "dropped: 1 not aligned at stage 3 (3 words), 1 without posteriors" in text
+        assert info["manifest"].endswith(f"mustc_supervisions_{split}.jsonl.gz")
+        # 8 aligned utterances + 1 that stage 3 lost + 1 without features; one aligned has no TDNN posteriors
+        assert (info["manifest_utterances"], info["utterances"]) == (10, 7)
+        assert info["dropped"]["not aligned at stage 3"] == {"utterances": 1, "words": 3}
+        assert info["dropped"]["without features at stage 1"] == {"utterances": 1, "words": 2}
+        assert info["dropped"]["without TDNN posteriors at stage 8"]["utterances"] == 1
+        assert info["manifest_words"] == info["words"] + sum(d["words"] for d in info["dropped"].values())
+        assert info["words"] == results["systems"][split]["TDNN"]["num_words"]
+        assert info["dropped_ids"][f"lost-{split}"] == "not aligned at stage 3: unknown character: '4' in '47'"
+        assert info["dropped_ids"][f"nofeat-{split}"] == "without features at stage 1"
+        assert f"- {split} (`{info['manifest']}`): 7 of 10 utterances ({info['words']} of {info['manifest_words']} words) scored" in text
+        assert f"`lost-{split}`: not aligned at stage 3: unknown character" in text
+    assert "1 not aligned at stage 3 (3 words)" in text and "1 without features at stage 1 (2 words)" in text
 
 
 def test_alpha_table_marks_the_dev_choice(results_dir):
@@ -97,6 +113,10 @@ def test_alpha_table_marks_the_dev_choice(results_dir):
     assert len(chosen_rows) == 1 and float(chosen_rows[0][0].split()[0]) == results["chosen_alpha"]
     dev = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["dev"]}
     assert dev[results["chosen_alpha"]] == max(dev.values())
+    # overall and macro beside each other for both splits; the macro cells are the sweep's macro F1
+    assert table[0][1:] == [f"{split} {c}" for split in ("dev", "test") for c in (",", ".", "?", "overall", "macro")]
+    macro = [round(100 * p["macro_f1"], 1) for p in results["alpha_sweep"]["test"]]
+    assert [float(r[10]) for r in rows] == macro
     # BERT-only and TDNN rows equal the sweep's end points
     test = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["test"]}
     assert test[0.0] == results["systems"]["test"]["BERT only"]["overall"]["f1"]

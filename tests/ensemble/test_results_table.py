@@ -1,4 +1,5 @@
-"""README tables from results.json: the per-run rows, mean and sample sd, and the README region."""
+"""README tables from results.json: per-run values, mean and sample sd (checked against hand-computed
+numbers), the summary JSON, and the README region (which must exist)."""
 
 from __future__ import annotations
 
@@ -7,53 +8,107 @@ import math
 
 import pytest
 
-from punct.bin.results_table import main, mean_sd, read_run, render_table, replace_region
+from punct.bin.results_table import main, mean_sd, read_run, render_tables, replace_region
+
+MARKS = (",", ".", "?")
 
 
-def write_run(folder, seed, f1s, macro, alpha=0.6, wall=None, wer=70.0, ali=16.0):
-    """A results.json with the keys stage 8 writes (fractions), and an optional run.json."""
+def write_run(folder, seed, overall, macro, comma=0.5, alpha=0.6, wall=None, wer=70.0, ali=16.0):
+    """A results.json with the keys stage 8 writes (fractions), and an optional run.json beside it."""
     folder.mkdir(parents=True)
     names = {"BERT only": "BERT only", "TDNN": "TDNN", "Ensemble": f"Ensemble (alpha={alpha:.1f}, chosen on dev)"}
-    test = {names[m]: {"overall": {"f1": f1s[m]}, "macro_f1": macro[m]} for m in names}
-    test["Ensemble (alpha=0.4, paper)"] = {"overall": {"f1": 0.0}, "macro_f1": 0.0}
-    results = {"seed": seed, "chosen_alpha": alpha, "systems": {"dev": {}, "test": test},
-               "acoustic_model": {"wer": {"dev": wer}, "alignment_median_ms": {"dev": ali}}}
+    test = {}
+    for model, key in names.items():
+        per_class = {m: {"f1": comma if m == "," else 0.0} for m in MARKS}
+        test[key] = {"overall": {"f1": overall[model]}, "macro_f1": macro[model], "per_class": per_class}
+    test["Ensemble (alpha=0.4, paper)"] = {"overall": {"f1": 0.0}, "macro_f1": 0.0, "per_class": {}}
+    results = {
+        "seed": seed, "classes": ["NP", *MARKS], "chosen_alpha": alpha, "systems": {"dev": {}, "test": test},
+        "splits": {"test": {"utterances": 56, "words": 1491, "manifest_utterances": 57, "manifest_words": 1543}},
+        "acoustic_model": {"wer": {"dev": wer}, "alignment_median_ms": {"dev": ali}},
+    }
     (folder / "results.json").write_text(json.dumps(results))
     if wall is not None:
         (folder / "run.json").write_text(json.dumps({"seed": seed, "wall_seconds": wall}))
     return folder / "results.json"
 
 
+@pytest.fixture
+def three_runs(tmp_path):
+    return [
+        write_run(tmp_path / "s1", 1, {"BERT only": 0.50, "TDNN": 0.70, "Ensemble": 0.72},
+                  {"BERT only": 0.30, "TDNN": 0.50, "Ensemble": 0.52}, comma=0.40, wall=800, wer=70.0),
+        write_run(tmp_path / "s2", 2, {"BERT only": 0.48, "TDNN": 0.66, "Ensemble": 0.70},
+                  {"BERT only": 0.30, "TDNN": 0.40, "Ensemble": 0.50}, comma=0.60, alpha=0.8, wall=860, wer=66.0),
+        write_run(tmp_path / "s3", 3, {"BERT only": 0.43, "TDNN": 0.71, "Ensemble": 0.69},
+                  {"BERT only": 0.33, "TDNN": 0.45, "Ensemble": 0.47}, comma=0.20, wall=830, wer=68.5),
+    ]
+
+
+def sample_sd(values):
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
 def test_mean_and_sample_sd():
     mean, sd = mean_sd([60.0, 70.0, 80.0])
     assert mean == pytest.approx(70.0)
-    assert sd == pytest.approx(math.sqrt(((60 - 70) ** 2 + (80 - 70) ** 2) / 2))  # n - 1 in the denominator
+    assert sd == pytest.approx(10.0)  # sqrt((100 + 0 + 100) / 2): n - 1 in the denominator
     assert mean_sd([5.0]) == (5.0, 0.0)
     assert mean_sd([1.0, None]) is None
 
 
-def test_rows_and_summary(tmp_path):
-    paths = [
-        write_run(tmp_path / "s1", 1, {"BERT only": 0.50, "TDNN": 0.70, "Ensemble": 0.72},
-                  {"BERT only": 0.3, "TDNN": 0.5, "Ensemble": 0.52}, wall=800),
-        write_run(tmp_path / "s2", 2, {"BERT only": 0.48, "TDNN": 0.66, "Ensemble": 0.70},
-                  {"BERT only": 0.3, "TDNN": 0.4, "Ensemble": 0.5}, alpha=0.8, wall=860),
-    ]
-    rows = [read_run(p) for p in paths]
-    assert rows[1].overall["Ensemble"] == pytest.approx(70.0) and rows[1].alpha == 0.8
-    assert rows[0].wall_seconds == 800 and rows[0].dev_wer == 70.0
-    table = render_table(rows).splitlines()
-    assert table[0].startswith("| Seed | BERT only overall | TDNN overall | Ensemble overall |")
-    assert table[2].startswith("| 1 | 50.0 | 70.0 | 72.0 |") and table[2].endswith("| 13 min 20 s |")
-    assert table[4].startswith("| **mean ± sd** | 49.0 ± 1.4 | 68.0 ± 2.8 | 71.0 ± 1.4 |")
-    main(["--out-dir", str(tmp_path / "summary"), *map(str, paths)])
+def test_tables_one_row_per_model_and_f1(three_runs):
+    runs = [read_run(p) for p in three_runs]
+    assert runs[1].f1["Ensemble"]["overall"] == pytest.approx(0.70) and runs[1].alpha == 0.8
+    assert runs[0].wall_seconds == 800 and runs[0].dev_wer == 70.0
+    lines = render_tables(runs).splitlines()
+    assert lines[0] == "| Model | F1 | seed 1 | seed 2 | seed 3 | mean ± sd |"
+    # TDNN overall: 70, 66, 71 -> mean 69.0, sd sqrt((1 + 9 + 4) / 2) = 2.65
+    assert "| TDNN | overall | 70.0 | 66.0 | 71.0 | 69.0 ± 2.6 |" in lines
+    assert "| TDNN | macro | 50.0 | 40.0 | 45.0 | 45.0 ± 5.0 |" in lines
+    assert "| BERT only | overall | 50.0 | 48.0 | 43.0 | 47.0 ± 3.6 |" in lines
+    assert "| Ensemble (alpha chosen on dev) | overall | 72.0 | 70.0 | 69.0 | 70.3 ± 1.5 |" in lines
+    assert "| alpha chosen on dev | 0.6 | 0.8 | 0.6 | 0.7 ± 0.1 |" in lines
+    assert "| test utterances (words) scored | 56 of 57 (1491 of 1543) | 56 of 57 (1491 of 1543) | 56 of 57 (1491 of 1543) |  |" in lines
+    assert "| wall time | 13 min 20 s | 14 min 20 s | 13 min 50 s | 13 min 50 s ± 30 s |" in lines
+
+
+def test_one_run_has_no_mean_column(three_runs):
+    lines = render_tables([read_run(three_runs[0])]).splitlines()
+    assert lines[0] == "| Model | F1 | seed 1 |"
+    assert "| TDNN | overall | 70.0 |" in lines and not any("±" in line for line in lines)
+
+
+def test_summary_json_mean_and_sd_per_model_and_metric(three_runs, tmp_path):
+    main(["--out-dir", str(tmp_path / "summary"), *map(str, three_runs)])
     summary = json.loads((tmp_path / "summary" / "summary.json").read_text())
-    assert summary["mean"]["TDNN overall"] == pytest.approx(68.0)
-    assert summary["sd"]["TDNN overall"] == pytest.approx(math.sqrt(8.0))
-    assert summary["mean"]["wall_seconds"] == pytest.approx(830.0)
+    expected = {
+        ("TDNN", "overall_f1"): [0.70, 0.66, 0.71],
+        ("BERT only", "macro_f1"): [0.30, 0.30, 0.33],
+        ("Ensemble", "overall_f1"): [0.72, 0.70, 0.69],
+    }
+    for (model, metric), values in expected.items():
+        got = summary["models"][model][metric]
+        assert got["values"] == pytest.approx(values)
+        assert got["mean"] == pytest.approx(sum(values) / 3)
+        assert got["sd"] == pytest.approx(sample_sd(values))
+    comma = summary["models"]["TDNN"]["per_class_f1"][","]
+    assert comma["mean"] == pytest.approx(0.40) and comma["sd"] == pytest.approx(0.20)
+    assert summary["per_run"]["wall_seconds"]["mean"] == pytest.approx(830.0)
+    assert summary["per_run"]["wall_seconds"]["sd"] == pytest.approx(30.0)
+    assert summary["per_run"]["am_dev_wer_percent"]["sd"] == pytest.approx(sample_sd([70.0, 66.0, 68.5]))
+    assert [r["seed"] for r in summary["runs"]] == [1, 2, 3]
+    assert (tmp_path / "summary" / "summary.md").read_text().startswith("| Model | F1 | seed 1 |")
 
 
-def test_readme_region_is_replaced_and_must_exist(tmp_path):
+def test_missing_wall_time_is_not_averaged(three_runs):
+    (three_runs[1].parent / "run.json").unlink()
+    lines = render_tables([read_run(p) for p in three_runs]).splitlines()
+    assert "| wall time | 13 min 20 s | n/a | 13 min 50 s | n/a |" in lines
+
+
+def test_readme_region_is_replaced_and_must_exist(tmp_path, three_runs):
     text = "intro\n<!-- results:mustc:begin -->\nold table\n<!-- results:mustc:end -->\nafter\n"
     new = replace_region(text, "mustc", "| new |\n")
     assert new == "intro\n<!-- results:mustc:begin -->\n| new |\n<!-- results:mustc:end -->\nafter\n"
@@ -62,7 +117,12 @@ def test_readme_region_is_replaced_and_must_exist(tmp_path):
         replace_region(text, "parczech", "x")
     readme = tmp_path / "README.md"
     readme.write_text(text)
-    path = write_run(tmp_path / "s1", 3, {"BERT only": 0.5, "TDNN": 0.6, "Ensemble": 0.7},
-                     {"BERT only": 0.3, "TDNN": 0.4, "Ensemble": 0.5})
-    main(["--readme", str(readme), "--name", "mustc", str(path)])
-    assert "| 3 | 50.0 | 60.0 | 70.0 |" in readme.read_text() and "old table" not in readme.read_text()
+    main(["--readme", str(readme), "--name", "mustc", *map(str, three_runs)])
+    written = readme.read_text()
+    assert "| TDNN | overall | 70.0 | 66.0 | 71.0 | 69.0 ± 2.6 |" in written and "old table" not in written
+    assert written.startswith("intro\n") and written.endswith("<!-- results:mustc:end -->\nafter\n")
+    # without the markers the README is an error and stays as it was
+    readme.write_text("intro only\n")
+    with pytest.raises(ValueError, match="results:mustc:begin"):
+        main(["--readme", str(readme), "--name", "mustc", str(three_runs[0])])
+    assert readme.read_text() == "intro only\n"

@@ -72,3 +72,17 @@ def test_bad_config_values():
         TrainTdnnConfig(example_unit="frame")
     with pytest.raises(ValueError, match="balance"):
         TrainTdnnConfig(balance="smote")
+
+
+@pytest.mark.parametrize("unit", ["window", "utterance"])
+def test_same_seed_same_model(corpora, tmp_path, unit):
+    """Same seed, same machine: the same weights, also with a data-loader worker process."""
+    cfg = TrainTdnnConfig(model=SMALL, example_unit=unit, optimizer="adam", lr=0.01, batch_size=16,
+                          utterances_per_batch=3, epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=1,
+                          log_interval=0)
+    models = [train_tdnn(cfg, corpora["train"], None, tmp_path / str(run), torch.device("cpu"), seed=4, progress=False)
+              for run in range(2)]
+    other = train_tdnn(cfg, corpora["train"], None, tmp_path / "other", torch.device("cpu"), seed=5, progress=False)
+    for name, value in models[0].state_dict().items():
+        assert torch.equal(value, models[1].state_dict()[name]), name
+    assert not all(torch.equal(v, other.state_dict()[k]) for k, v in models[0].state_dict().items())
