@@ -8,14 +8,17 @@ corpus' dev speech with its transcripts:
 Times are CPU seconds of this (single-threaded) process, the smallest of ``--repeats`` runs, so that the
 other jobs on a shared machine distort them less; the whole pipeline's wall time is reported too.
 
-* RTF (seconds of compute per second of audio) of the whole pipeline and of each part
-  (audio read, features + CMVN, AM, alignment, BERT, TDNN, ensemble), and the FLOPs behind each model;
-* the AM run only to layer 12 (what a dump needs) against the single full pass the pipeline makes
-  (layer 12 tapped on the way; the forced alignment needs the CTC output);
-* the punctuation TDNN windowed (one 301-frame window per word, the paper's way) against fully
-  convolutional (one pass per utterance; batched over utterances), with the largest output difference;
-* dynamic int8 quantisation of the Linear layers (BERT, TDNN): speed and output change, and, when a
-  trained recipe exists (``--recipe-dir``, default egs/mustc), the overall F1 change on its dev split.
+* RTF (seconds of compute per second of audio) of the whole pipeline and of each part (audio read,
+  features + CMVN, AM, alignment, BERT, TDNN) under each configuration (``CONFIGS``: float32 PyTorch,
+  dynamic int8 BERT, bf16 BERT, the AM and TDNN conv stack in ONNX Runtime in float32 and static int8,
+  and the fastest combination), with the change of the outputs against float32;
+* the float32 and fastest configurations on each of ``--threads``;
+* the FLOPs behind each model, and the AM run only to layer 12 against the full pass with the tap;
+* the punctuation TDNN windowed (one 301-frame window per word, the paper's way), fully convolutional,
+  with the word-factored fusion layer (the pipeline's), batched, and in ONNX Runtime, with the largest
+  output difference from the windowed form;
+* when a trained recipe exists (``--recipe-dir``, default egs/mustc), the BERT / TDNN / ensemble F1 of
+  every configuration on its dev split, from the audio through the whole pipeline.
 
   python benchmarks/bench_inference.py [--sizes paper mini] [--audio-seconds 60]
 Writes benchmarks/results/inference.json.
@@ -29,15 +32,15 @@ import logging
 import time
 import warnings
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict
 
 import numpy as np
 import torch
 
 import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 from punct.features import FeatureConfig
-from punct.fusion.frames import cut_window, frame_word_index, fuse_frames, text_table, window_centres
-from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward
+from punct.fusion.frames import cut_window, fuse_frames, text_table
+from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward, check_bf16
 from punct.text.data import Utterance
 from punct.text.infer import predict_words
 from punct.utils.config import load_config
@@ -47,13 +50,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="*", default=["paper", "mini"], choices=["paper", "mini"],
                         help="model sizes to time (none: only the F1 change of quantisation)")
-    parser.add_argument("--skip-f1", action="store_true", help="skip the F1 change of quantisation")
+    parser.add_argument("--skip-f1", action="store_true", help="skip the F1 of the configurations on --recipe-dir")
     parser.add_argument("--out-name", default="inference", help="results/<name>.json")
     parser.add_argument("--audio-seconds", type=float, default=60.0, help="speech to run on (mini corpus dev)")
     parser.add_argument("--recipe-dir", type=Path, default=common.REPO / "egs" / "mustc",
-                        help="trained recipe for the F1 change of quantisation (skipped when untrained)")
+                        help="trained recipe for the F1 of each configuration (skipped when untrained)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the smallest time of each part is kept")
-    parser.add_argument("--f1-utterances", type=int, default=50, help="dev utterances scored for the F1 change")
+    parser.add_argument("--calibration-utterances", type=int, default=200,
+                        help="random training utterances of the recipe that calibrate its int8 graphs")
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2], help="thread counts of the threads table")
+    parser.add_argument("--corpus", type=Path, default=common.MINI_CORPUS,
+                        help="mini corpus (data/corpus_mini of a recipe after stage 0) whose speech is timed")
     return parser
 
 
@@ -98,25 +105,108 @@ def best_cpu(fn, repeats: int) -> float:
     return min(times)
 
 
+# The speed-ups measured, each a function of (Punctuator with float PyTorch models, ONNX export folder,
+# threads) -> the variant to run.  "onnx" rows run the AM and the TDNN's conv stack in ONNX Runtime.
+CONFIGS = {
+    "float32": lambda p, onnx, threads: p,
+    "int8 BERT (dynamic)": lambda p, onnx, threads: p.quantize(("bert",)),
+    "bf16 BERT": lambda p, onnx, threads: bf16_bert(p),
+    "ONNX float32 AM+TDNN": lambda p, onnx, threads: p.use_onnx(onnx, "float32", threads),
+    "ONNX int8 AM+TDNN": lambda p, onnx, threads: p.use_onnx(onnx, "int8", threads),
+    "ONNX int8 AM+TDNN, bf16 BERT": lambda p, onnx, threads: bf16_bert(p.use_onnx(onnx, "int8", threads)),
+}
+FASTEST = "ONNX int8 AM+TDNN, bf16 BERT"
+
+
+def bf16_bert(p: Punctuator) -> Punctuator:
+    check_bf16(p.device)
+    p.bert_bf16 = True
+    return p
+
+
+def variant(base: Punctuator, name: str, onnx: Path, threads: int = 1) -> Punctuator:
+    """A copy of ``base`` (float PyTorch models) configured as ``CONFIGS[name]``, with its own timer."""
+    p = copy.copy(base)
+    p.timer = type(base.timer)()
+    return CONFIGS[name](p, onnx, threads)
+
+
+def export_random(p: Punctuator, folder: Path, calibration) -> Path:
+    """ONNX export (float32 + int8 calibrated on ``calibration``) of the random models, with stand-in checkpoints."""
+    from punct.inference.export import export_recipe
+
+    stand_in = folder / "weights_are_random"
+    stand_in.parent.mkdir(parents=True, exist_ok=True)
+    stand_in.write_text("random weights, no checkpoint\n")
+    export_recipe(p, folder, am_checkpoint=stand_in, tdnn_checkpoint=stand_in, calibration=calibration)
+    return folder
+
+
+def rtf_of(run: Dict, audio: float) -> Dict:
+    return {"rtf_total": run["total"] / audio, "rtf_parts": {k: v / audio for k, v in run["parts"].items()},
+            "cpu_rtf_total": run["cpu"] / audio, "cpu_rtf_parts": {k: v / audio for k, v in run["cpu_parts"].items()}}
+
+
+def output_change(run: Dict, reference: Dict) -> Dict:
+    """Largest posterior changes and label agreement of ``run`` against the float32 run (same requests)."""
+    pairs = [(o, f) for o, f in zip(run["outputs"], reference["outputs"])
+             if not isinstance(o, Failure) and not isinstance(f, Failure) and o.words == f.words]
+    a = np.concatenate([f.p_ensemble for _, f in pairs])
+    b = np.concatenate([o.p_ensemble for o, _ in pairs])
+    return {"max_abs_ensemble_change": float(np.abs(a - b).max()),
+            "max_abs_tdnn_change": max(float(np.abs(o.p_tdnn - f.p_tdnn).max()) for o, f in pairs),
+            "max_abs_bert_change": max(float(np.abs(o.p_bert - f.p_bert).max()) for o, f in pairs),
+            "label_agreement": float((a.argmax(1) == b.argmax(1)).mean()), "utterances_compared": len(pairs)}
+
+
+def bench_configs(p: Punctuator, requests, audio: float, onnx: Path, args) -> Dict:
+    """Every configuration on one thread, and float32 / the fastest on each of ``args.threads``."""
+    out: Dict = {}
+    reference = None
+    for name in CONFIGS:
+        q = variant(p, name, onnx)
+        list(q.run(requests[:1]))  # warm-up
+        run = timed_run(q, requests, args.repeats)
+        reference = reference or run
+        out[name] = {**rtf_of(run, audio), **output_change(run, reference)}
+    threads: Dict = {}
+    for n in args.threads:
+        torch.set_num_threads(n)
+        for name in ("float32", FASTEST):
+            q = variant(p, name, onnx, n)
+            list(q.run(requests[:1]))
+            threads[f"{name} | {n}"] = {"threads": n, "config": name, **rtf_of(timed_run(q, requests, args.repeats), audio)}
+    torch.set_num_threads(1)
+    return {"configs": out, "threads": threads}
+
+
 def bench_size(size: str, args) -> Dict:
+    import tempfile
+
     models = common.random_models(size)
     feature_config = load_config(FeatureConfig, common.CONF / "mfcc.yaml")
     p = Punctuator(feature_config=feature_config, am=models.am, tokens=models.tokens, bert=models.bert,
                    tdnn=models.tdnn, alpha=0.4)
-    requests, audio = common.speech_requests(args.audio_seconds)
+    requests, audio = common.speech_requests(args.audio_seconds, corpus=args.corpus)
+    calibration, _ = common.speech_requests(args.audio_seconds, split="train", corpus=args.corpus)
     params = {name: sum(x.numel() for x in m.parameters()) / 1e6
               for name, m in (("am", models.am), ("bert", models.bert), ("tdnn", models.tdnn))}
-    list(p.run(requests[:1]))  # warm-up
-    run = timed_run(p, requests, args.repeats)
-    words = sum(len(o.words) for o in run["outputs"] if not isinstance(o, Failure))
-    res = {"size": size, "audio_seconds": audio, "utterances": len(requests), "words": words, "params_m": params,
-           "rtf_total": run["total"] / audio, "rtf_parts": {k: v / audio for k, v in run["parts"].items()},
-           "cpu_rtf_total": run["cpu"] / audio, "cpu_rtf_parts": {k: v / audio for k, v in run["cpu_parts"].items()}}
+    with tempfile.TemporaryDirectory(prefix=f"bench_onnx_{size}_") as tmp:
+        onnx = export_random(p, Path(tmp) / "onnx", calibration)
+        timings = bench_configs(p, requests, audio, onnx, args)
+        words = sum(len(o.words) for o in p.run(requests) if not isinstance(o, Failure))
+        res = {"size": size, "audio_seconds": audio, "utterances": len(requests), "words": words, "params_m": params,
+               **timings}
+        res["gflops_per_audio_second"] = model_flops(p, requests)
+        res["am_rtf"] = am_passes(p, requests, audio, args.repeats)
+        res["tdnn"] = tdnn_forms(p, requests, audio, args.repeats, onnx)
+    return res
 
-    # FLOPs per second of audio of each model (first utterances up to ~10 s)
+
+def model_flops(p: Punctuator, requests) -> Dict:
+    """FLOPs per second of audio of each model (first utterances up to ~10 s)."""
     feats = p.features(requests)
-    sample = []
-    dur = 0.0
+    sample, dur = [], 0.0
     for r in requests:
         sample.append(r)
         dur += feats[r.id].shape[0] / 100
@@ -127,10 +217,13 @@ def bench_size(size: str, args) -> Dict:
     utts = [Utterance(x.request.id, x.words, ["NP"] * len(x.words)) for x in prepared]
     bert_f = flops(lambda: list(predict_words(p.bert, utts, 512, 32, 32, torch.device("cpu"))))
     tdnn_f = flops(lambda: p.classify(prepared))  # includes BERT: subtract
-    res["gflops_per_audio_second"] = {"am": am_f / dur / 1e9, "bert": bert_f / dur / 1e9,
-                                      "tdnn_fully_conv": (tdnn_f - bert_f) / dur / 1e9}
+    return {"am": am_f / dur / 1e9, "bert": bert_f / dur / 1e9, "tdnn_fully_conv": (tdnn_f - bert_f) / dur / 1e9}
 
-    # AM: full pass with the layer-12 tap (pipeline) vs run only to layer 12
+
+def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> Dict:
+    """The AM's full pass with the layer-12 tap (the pipeline) against a pass only to layer 12 (a dump)."""
+    feats = p.features(requests)
+
     def am_full():
         for r in requests:
             am_forward(p.am, feats[r.id], 12)
@@ -140,139 +233,159 @@ def bench_size(size: str, args) -> Dict:
         for r in requests:
             p.am(torch.from_numpy(feats[r.id]).unsqueeze(0), layer=12)
 
-    res["am_rtf"] = {"full_pass_with_tap": best_cpu(am_full, args.repeats) / audio,
-                     "to_layer_12_only": best_cpu(am_to_12, args.repeats) / audio}
+    return {"full_pass_with_tap": best_cpu(am_full, repeats) / audio, "to_layer_12_only": best_cpu(am_to_12, repeats) / audio}
 
-    # TDNN: windowed vs fully convolutional on the same fused frames
+
+def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) -> Dict:
+    """The TDNN windowed (the paper's way), fully convolutional over fused frames, with the word-factored
+    fusion layer (the pipeline's default), batched, and in ONNX Runtime; all on the same inputs."""
+    from punct.inference.onnx_runtime import OnnxTdnnConvStack, graph_name
+
+    feats = p.features(requests)
     prepared = [p.acoustic(r, feats[r.id]) for r in requests]
-    outs = list(predict_words(p.bert, [Utterance(x.request.id, x.words, ["NP"] * len(x.words)) for x in prepared],
-                              512, 32, 32, torch.device("cpu")))
-    fused, centres, windows = [], [], []
+    inputs = p.tdnn_inputs(prepared, p.bert_outputs(prepared))
     ctx = p.tdnn.config.context
-    for x, o in zip(prepared, outs):
-        starts = np.array([s.start for s in x.spans])
-        ends = np.array([s.end for s in x.spans])
-        t = x.embedding.shape[0]
-        index = frame_word_index(starts, t)
-        fused.append(torch.from_numpy(fuse_frames(o.vectors, x.embedding, index)))
-        centres.append(torch.from_numpy(window_centres(starts, ends, t, p.tdnn.config.window_centre).astype(np.int64)))
     t0 = time.process_time()
-    for x, o in zip(prepared, outs):
-        t = x.embedding.shape[0]
-        index = frame_word_index(np.array([s.start for s in x.spans]), t)
-        table = text_table(o.vectors)
-        windows += [cut_window(x.embedding, table, index, int(c), ctx)
-                    for c in window_centres(np.array([s.start for s in x.spans]), np.array([s.end for s in x.spans]), t,
-                                            p.tdnn.config.window_centre)]
+    windows = []
+    for x in inputs:
+        table, index = text_table(x.word_vectors.numpy()), x.word_index.numpy()
+        windows += [cut_window(x.acoustic.numpy(), table, index, int(c), ctx) for c in x.centres]
     cut_time = time.process_time() - t0
-    with torch.inference_mode():
-        stacked = [torch.from_numpy(np.stack(windows[b:b + 128])) for b in range(0, len(windows), 128)]
-        win_post = torch.cat([torch.softmax(p.tdnn(w), -1) for w in stacked]).numpy()
-        conv_post = np.concatenate([torch.softmax(p.tdnn.utterance_logits(f, c), -1).numpy()
-                                    for f, c in zip(fused, centres)])
-        batch_post = np.concatenate(p._tdnn_posteriors(fused, centres))
-        win_time = best_cpu(lambda: [p.tdnn(w) for w in stacked], args.repeats)
-        conv_time = best_cpu(lambda: [p.tdnn.utterance_logits(f, c) for f, c in zip(fused, centres)], args.repeats)
-        batch_time = best_cpu(lambda: p._tdnn_posteriors(fused, centres), args.repeats)
-    res["tdnn"] = {
-        "words": len(windows), "windowed_rtf": win_time / audio, "window_cutting_rtf": cut_time / audio,
-        "fully_conv_rtf": conv_time / audio, "fully_conv_batched_rtf": batch_time / audio,
-        "speedup_fully_conv": win_time / conv_time, "speedup_fully_conv_batched": win_time / batch_time,
-        "max_abs_diff_fully_conv": float(np.abs(win_post - conv_post).max()),
-        "max_abs_diff_batched": float(np.abs(win_post - batch_post).max()),
+    fused = [torch.from_numpy(fuse_frames(x.word_vectors.numpy(), x.acoustic.numpy(), x.word_index.numpy())) for x in inputs]
+    onnx_stacks = {prec: OnnxTdnnConvStack(onnx / graph_name("tdnn", prec)) for prec in ("float32", "int8")}
+    forms = {
+        "windowed": lambda: torch.cat([torch.softmax(p.tdnn(torch.from_numpy(np.stack(windows[b:b + 128]))), -1)
+                                       for b in range(0, len(windows), 128)]),
+        "fully conv": lambda: torch.cat([torch.softmax(p.tdnn.utterance_logits(f, x.centres), -1)
+                                         for f, x in zip(fused, inputs)]),
+        "word-factored": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(*x.tensors(p.device)), -1)
+                                            for x in inputs]),
+        "word-factored batched": lambda: torch.from_numpy(np.concatenate(batched(p, inputs))),
+        "ONNX float32": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(
+            *x.tensors(p.device), conv_stack=onnx_stacks["float32"]), -1) for x in inputs]),
+        "ONNX int8": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(
+            *x.tensors(p.device), conv_stack=onnx_stacks["int8"]), -1) for x in inputs]),
     }
-
-    # dynamic int8 quantisation of Linear layers: BERT only (the pipeline's --quantize), and BERT + TDNN
-    a = np.concatenate([o.p_ensemble for o in run["outputs"] if not isinstance(o, Failure)])
-    for name, parts in (("quantized", ("bert",)), ("quantized_bert_tdnn", ("bert", "tdnn"))):
-        q = copy.copy(p)
-        q.timer = type(p.timer)()
-        q.quantize(parts)
-        list(q.run(requests[:1]))
-        qrun = timed_run(q, requests, args.repeats)
-        b = np.concatenate([o.p_ensemble for o in qrun["outputs"] if not isinstance(o, Failure)])
-        tdnn_change = max(float(np.abs(o.p_tdnn - f.p_tdnn).max()) for o, f in zip(qrun["outputs"], run["outputs"])
-                          if not isinstance(o, Failure))
-        bert_change = max(float(np.abs(o.p_bert - f.p_bert).max()) for o, f in zip(qrun["outputs"], run["outputs"])
-                          if not isinstance(o, Failure))
-        res[name] = {"parts": list(parts), "rtf_total": qrun["total"] / audio,
-                     "rtf_parts": {k: v / audio for k, v in qrun["parts"].items()},
-                     "cpu_rtf_total": qrun["cpu"] / audio,
-                     "cpu_rtf_parts": {k: v / audio for k, v in qrun["cpu_parts"].items()},
-                     "max_abs_posterior_change": float(np.abs(a - b).max()),
-                     "max_abs_tdnn_posterior_change": tdnn_change, "max_abs_bert_posterior_change": bert_change,
-                     "label_agreement": float((a.argmax(1) == b.argmax(1)).mean())}
-    return res
+    out: Dict = {"words": len(windows), "window_cutting_rtf": cut_time / audio, "forms": {}}
+    with torch.inference_mode():
+        reference = forms["windowed"]().numpy()
+        for name, fn in forms.items():
+            diff = float(np.abs(fn().numpy() - reference).max())
+            out["forms"][name] = {"rtf": best_cpu(fn, repeats) / audio, "max_abs_diff_vs_windowed": diff}
+    return out
 
 
-def quantized_f1(args) -> Dict:
-    """Overall F1 on a trained recipe's dev split with float32 vs dynamic-int8 BERT (and TDNN).
+def batched(p: Punctuator, inputs) -> list:
+    p.tdnn_batch = True
+    try:
+        return p._tdnn_posteriors(inputs)
+    finally:
+        p.tdnn_batch = False
 
-    Uses the recipe's own stage outputs for the acoustic side (aligned cuts, layer-12 shards
-    exp/emb_am/dev) and recomputes only what quantisation changes: BERT vectors/posteriors of the dev
-    words, then the TDNN (fully convolutional) and the ensemble at the recipe's alpha.  (The acoustic
-    side is not re-run from audio, so a recipe whose corpus audio was rebuilt since stage 1 still scores
-    consistently; tests/inference checks that the pipeline equals these components.)"""
-    recipe = args.recipe_dir
-    need = ["exp/bert/best-valid-f1/punct_model.json", "exp/tdnn/best-valid-f1.pt", "exp/emb_am/dev/emb.scp",
-            "data/fbank/mustc_cuts_dev_ali.jsonl.gz"]
-    missing = [p for p in need if not (recipe / p).exists()]
-    if missing:
-        return {"measured": False, "reason": f"no trained recipe in {recipe} when run (missing {', '.join(missing)})"}
+
+@torch.inference_mode()
+def recipe_f1(args) -> Dict:
+    """Overall F1 of every configuration on a trained recipe's dev split, from the audio through the whole
+    pipeline (``Punctuator.run`` over the dev cuts, scored against the aligned cuts' labels).  int8 graphs
+    are calibrated on ``--calibration-utterances`` random training utterances."""
     import os
+    import random
     import tempfile
 
-    from punct.ensemble import ensemble
-    from punct.fusion.dataset import FusionCorpus
-    from punct.fusion.infer import corpus_predictions
-    from punct.fusion.train import load_model as load_tdnn
-    from punct.inference.pipeline import read_chosen_alpha
-    from punct.io.shards import ShardWriter
-    from punct.metrics import score
-    from punct.text.labels import MUSTC_CLASSES
-    from punct.text.model import PunctBert
     from lhotse import load_manifest
 
-    cwd = os.getcwd()
-    os.chdir(recipe)  # shard paths inside the scps are relative to the recipe directory
-    try:
-        alpha = read_chosen_alpha(Path("exp/results/results.json"))
-        cuts = [c for c in load_manifest("data/fbank/mustc_cuts_dev_ali.jsonl.gz")][: args.f1_utterances]
-        utts = [Utterance(c.id, list(c.supervisions[0].custom["words"]), list(c.supervisions[0].custom["punct"]))
-                for c in cuts]
-        out: Dict = {"measured": True, "alpha": alpha, "utterances": len(utts)}
-        with tempfile.TemporaryDirectory(prefix="bench_quant_f1_") as tmp:
-            for name, parts in (("float", ()), ("int8", ("bert",)), ("int8_bert_tdnn", ("bert", "tdnn"))):
-                bert = PunctBert.from_pretrained("exp/bert/best-valid-f1").eval()
-                tdnn = load_tdnn("exp/tdnn/best-valid-f1.pt")
-                if parts:
-                    from torch.ao.quantization import quantize_dynamic
+    from punct.inference.export import export_recipe
+    from punct.inference.inputs import from_cuts
 
-                    if "bert" in parts:
-                        bert = quantize_dynamic(bert, {torch.nn.Linear}, dtype=torch.qint8)
-                    if "tdnn" in parts:
-                        tdnn = quantize_dynamic(tdnn, {torch.nn.Linear}, dtype=torch.qint8)
+    recipe = args.recipe_dir.resolve()
+    need = ["exp/am/best-valid-loss.pt", "exp/bert/best-valid-f1/punct_model.json", "exp/tdnn/best-valid-f1.pt",
+            "data/fbank/mustc_cuts_dev.jsonl.gz", "data/fbank/mustc_cuts_dev_ali.jsonl.gz",
+            "data/fbank/mustc_cuts_train.jsonl.gz"]
+    missing = [n for n in need if not (recipe / n).exists()]
+    if missing:
+        return {"measured": False, "reason": f"no trained recipe in {recipe} when run (missing {', '.join(missing)})"}
+    cwd = os.getcwd()
+    os.chdir(recipe)  # audio paths inside the manifests are relative to the recipe directory
+    try:
+        labelled = {c.id: c.supervisions[0].custom for c in load_manifest("data/fbank/mustc_cuts_dev_ali.jsonl.gz")}
+        requests = [r for r in from_cuts("data/fbank/mustc_cuts_dev.jsonl.gz") if r.id in labelled]
+        train = from_cuts("data/fbank/mustc_cuts_train.jsonl.gz")
+        random.Random(0).shuffle(train)
+        base = Punctuator.from_recipe(".")
+        out: Dict = {"measured": True, "recipe": str(recipe), "alpha": base.alpha, "utterances": len(requests),
+                     "calibration_utterances": args.calibration_utterances, "configs": {}}
+        with tempfile.TemporaryDirectory(prefix="bench_onnx_recipe_") as tmp:
+            onnx = Path(tmp) / "onnx"
+            export_recipe(base, onnx, am_checkpoint="exp/am/best-valid-loss.pt", tdnn_checkpoint="exp/tdnn/best-valid-f1.pt",
+                          calibration=train[: args.calibration_utterances])
+            for name in CONFIGS:
+                p = variant(base, name, onnx)
                 start = time.process_time()
-                posts = {}
-                with ShardWriter(Path(tmp) / f"vec_{name}") as writer:
-                    for o in predict_words(bert, utts, 512, 32, 32, torch.device("cpu")):
-                        writer.write(o.id, o.vectors)
-                        posts[o.id] = o.posteriors["punct"]
-                bert_s = time.process_time() - start
-                corpus = FusionCorpus(cuts, "exp/emb_am/dev/emb.scp", Path(tmp) / f"vec_{name}.scp", cache_utterances=0)
-                ref, p_tdnn = corpus_predictions(tdnn, corpus, torch.device("cpu"))
-                p_bert = np.concatenate([posts[u.key] for u in corpus.utterances])
-                out[name] = {
-                    "words": int(len(ref)), "bert_cpu_s": bert_s,
-                    "bert_f1": score(ref, p_bert.argmax(1), MUSTC_CLASSES).overall["f1"],
-                    "tdnn_f1": score(ref, p_tdnn.argmax(1), MUSTC_CLASSES).overall["f1"],
-                    "overall_f1": score(ref, ensemble(p_tdnn, p_bert, alpha).argmax(1), MUSTC_CLASSES).overall["f1"],
-                }
+                results = [o for o in p.run(requests) if not isinstance(o, Failure)]
+                out["configs"][name] = {"cpu_s": time.process_time() - start, **score_results(results, labelled)}
     finally:
         os.chdir(cwd)
-    out["f1_change"] = out["int8"]["overall_f1"] - out["float"]["overall_f1"]
-    out["f1_change_bert_tdnn"] = out["int8_bert_tdnn"]["overall_f1"] - out["float"]["overall_f1"]
+    float_f1, float_labels = out["configs"]["float32"]["ensemble_f1"], out["configs"]["float32"]["labels"]
+    for r in out["configs"].values():
+        r["ensemble_change"] = r["ensemble_f1"] - float_f1
+        r["labels_changed"] = int(sum(a != b for a, b in zip(r.pop("labels"), float_labels)))
     return out
+
+
+def score_results(results, labelled: Dict) -> Dict:
+    from punct.metrics import score
+    from punct.text.labels import MUSTC_CLASSES
+
+    ref, bert, tdnn, ens, skipped = [], [], [], [], 0
+    for o in results:
+        custom = labelled[o.id]
+        if list(custom["words"]) != o.words:
+            skipped += 1  # the pipeline's normalisation gave other words than stage 0's
+            continue
+        ref += [MUSTC_CLASSES.index(x) for x in custom["punct"]]
+        for posts, rows in ((o.p_bert, bert), (o.p_tdnn, tdnn), (o.p_ensemble, ens)):
+            rows += posts.argmax(1).tolist()
+    f1 = lambda hyp: score(np.array(ref), np.array(hyp), MUSTC_CLASSES).overall["f1"]  # noqa: E731
+    return {"words": len(ref), "utterances_skipped": skipped, "bert_f1": f1(bert), "tdnn_f1": f1(tdnn),
+            "ensemble_f1": f1(ens), "labels": ens}
+
+
+def print_tables(results: Dict) -> None:
+    sizes = results["sizes"]
+    for size, r in sizes.items():
+        rows = [[name, c["rtf_total"], c["cpu_rtf_total"]] + [c["cpu_rtf_parts"][st] for st in STAGES if st != "ensemble"]
+                + [c["label_agreement"]] for name, c in r["configs"].items()]
+        common.print_table(f"{size} size: RTF on 1 thread (CPU s per s of audio; load {results['machine_before']['load_1_5_15']})",
+                           ["configuration", "wall", "CPU", *[st for st in STAGES if st != "ensemble"], "labels = float32"],
+                           rows)
+        common.print_table(f"{size} size: threads (wall RTF; CPU RTF counts every thread)",
+                           ["configuration", "threads", "wall", "CPU"],
+                           [[t["config"], t["threads"], t["rtf_total"], t["cpu_rtf_total"]] for t in r["threads"].values()])
+    rows = []
+    for s, r in sizes.items():
+        g, c = r["gflops_per_audio_second"], r["configs"]["float32"]["cpu_rtf_parts"]
+        for part, key, stage in (("AM (full pass)", "am", "am"), ("BERT", "bert", "bert"),
+                                 ("TDNN (word-factored)", "tdnn_fully_conv", "tdnn")):
+            rows.append([s, part, r["params_m"][key.split("_")[0]], g[key], c[stage], g[key] / max(c[stage], 1e-12)])
+    common.print_table("Where the float32 time goes: FLOPs per second of audio and the rate achieved on one thread",
+                       ["size", "model", "M params", "GFLOP / s audio", "CPU s / s audio", "achieved GFLOP/s"], rows)
+    common.print_table("AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)", ["size", "full pass", "to layer 12"],
+                       [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]] for s, r in sizes.items()])
+    common.print_table("TDNN forms on the same inputs (CPU RTF; max |posterior diff| vs windowed)",
+                       ["size", "words", "form", "RTF", "max |diff|"],
+                       [[s, r["tdnn"]["words"], form, f["rtf"], f["max_abs_diff_vs_windowed"]]
+                        for s, r in sizes.items() for form, f in r["tdnn"]["forms"].items()])
+    f1 = results["recipe_f1"]
+    if f1["measured"]:
+        common.print_table(f"F1 on the trained recipe's dev split ({f1['recipe']}, alpha {f1['alpha']}, "
+                           f"{f1['configs']['float32']['words']} words, int8 calibrated on {f1['calibration_utterances']} "
+                           "train utterances)",
+                           ["configuration", "BERT F1", "TDNN F1", "ensemble F1", "ensemble change", "labels changed",
+                            "CPU s"],
+                           [[k, c["bert_f1"], c["tdnn_f1"], c["ensemble_f1"], c["ensemble_change"], c["labels_changed"],
+                             c["cpu_s"]] for k, c in f1["configs"].items()])
+    else:
+        print(f"F1 of the configurations: not measured ({f1['reason']})")
 
 
 def main() -> None:
@@ -284,57 +397,9 @@ def main() -> None:
     results: Dict = {"machine_before": common.machine(), "sizes": {}}
     for size in args.sizes:
         results["sizes"][size] = bench_size(size, args)
-    results["quantized_f1"] = {"measured": False, "reason": "--skip-f1"} if args.skip_f1 else quantized_f1(args)
+    results["recipe_f1"] = {"measured": False, "reason": "--skip-f1"} if args.skip_f1 else recipe_f1(args)
     results["machine_after"] = common.machine()
-    rows: List = []
-    for size, r in results["sizes"].items():
-        q, q2 = r["quantized"], r["quantized_bert_tdnn"]
-        rows.append([size, "whole pipeline", r["rtf_total"], r["cpu_rtf_total"], q["cpu_rtf_total"], q2["cpu_rtf_total"]])
-        for stage in STAGES:
-            rows.append([size, stage, r["rtf_parts"][stage], r["cpu_rtf_parts"][stage], q["cpu_rtf_parts"][stage],
-                         q2["cpu_rtf_parts"][stage]])
-    if not results["sizes"]:
-        rows = []
-    common.print_table(f"RTF on 1 thread (s per s of audio; load {results['machine_before']['load_1_5_15']})",
-                       ["size", "part", "float32 wall", "float32 CPU", "int8 BERT CPU", "int8 BERT+TDNN CPU"], rows)
-    rows = []
-    for s, r in results["sizes"].items():
-        g, c = r["gflops_per_audio_second"], r["cpu_rtf_parts"]
-        for part, key, stage in (("AM (full pass)", "am", "am"), ("BERT", "bert", "bert"),
-                                 ("TDNN (fully conv)", "tdnn_fully_conv", "tdnn")):
-            params = r["params_m"][key.split("_")[0]]
-            rows.append([s, part, params, g[key], c[stage], g[key] / max(c[stage], 1e-12)])
-    common.print_table("Where the time goes: FLOPs per second of audio and the rate achieved on one thread",
-                       ["size", "model", "M params", "GFLOP / s audio", "CPU s / s audio", "achieved GFLOP/s"], rows)
-    common.print_table("AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)", ["size", "full pass", "to layer 12"],
-                       [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]]
-                        for s, r in results["sizes"].items()])
-    common.print_table("TDNN windowed vs fully convolutional (RTF)",
-                       ["size", "words", "windowed", "fully conv", "fully conv batched", "speed-up", "speed-up batched",
-                        "max |diff|"],
-                       [[s, r["tdnn"]["words"], r["tdnn"]["windowed_rtf"], r["tdnn"]["fully_conv_rtf"],
-                         r["tdnn"]["fully_conv_batched_rtf"], r["tdnn"]["speedup_fully_conv"],
-                         r["tdnn"]["speedup_fully_conv_batched"],
-                         max(r["tdnn"]["max_abs_diff_fully_conv"], r["tdnn"]["max_abs_diff_batched"])]
-                        for s, r in results["sizes"].items()])
-    common.print_table("int8 dynamic quantisation: ensemble output change vs float32",
-                       ["size", "quantised", "max |BERT post. change|", "max |TDNN post. change|",
-                        "max |ensemble change|", "label agreement"],
-                       [[s, "+".join(r[k]["parts"]), r[k]["max_abs_bert_posterior_change"],
-                         r[k]["max_abs_tdnn_posterior_change"], r[k]["max_abs_posterior_change"], r[k]["label_agreement"]]
-                        for s, r in results["sizes"].items() for k in ("quantized", "quantized_bert_tdnn")])
-    qf = results["quantized_f1"]
-    if qf["measured"]:
-        common.print_table(f"F1 on the trained recipe's dev split (alpha {qf['alpha']}, {qf['float']['words']} words)",
-                           ["BERT / TDNN", "BERT F1", "TDNN F1", "ensemble F1", "ensemble change", "BERT CPU s"],
-                           [[k, qf[k]["bert_f1"], qf[k]["tdnn_f1"], qf[k]["overall_f1"],
-                             qf[k]["overall_f1"] - qf["float"]["overall_f1"], qf[k]["bert_cpu_s"]]
-                            for k in ("float", "int8", "int8_bert_tdnn")])
-        print(f"F1 (trained recipe dev, {qf['float']['words']} words): float {qf['float']['overall_f1']:.4f}, "
-              f"int8 BERT {qf['int8']['overall_f1']:.4f} ({qf['f1_change']:+.4f}), int8 BERT+TDNN "
-              f"{qf['int8_bert_tdnn']['overall_f1']:.4f} ({qf['f1_change_bert_tdnn']:+.4f})")
-    else:
-        print(f"F1 change of quantisation: not measured ({qf['reason']})")
+    print_tables(results)
     print(f"load before/after: {results['machine_before']['uptime']} / {results['machine_after']['uptime']}")
     common.write_json(args.out_name, results)
 

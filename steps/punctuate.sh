@@ -14,6 +14,9 @@ alpha=                  # ensemble weight of the TDNN; empty: stage 8's choice (
 device=cpu              # auto, cpu or cuda
 num_threads=1           # torch threads per job
 quantize=false          # dynamic int8 quantisation of BERT's Linear layers
+bert_bf16=false         # BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, GPUs)
+backend=torch           # onnx: AM + TDNN in ONNX Runtime from <recipe-dir>/exp/onnx (python -m punct.bin.export_onnx)
+onnx_precision=int8     # with backend=onnx: int8 or float32
 cmvn=speaker            # speaker: per-speaker CMVN over the data (utt2spk); or a stats file (data/fbank/cmvn_train.json)
 # End configuration section.
 
@@ -25,7 +28,8 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <data-dir> <out-dir>"
   echo "  <data-dir> holds wav.scp and text (optionally segments and utt2spk), Kaldi style."
   echo "e.g.: $0 --nj 2 --cmd \"\$decode_cmd\" data/new exp/punctuate/new"
-  echo "Main options: --nj N, --cmd CMD, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true"
+  echo "Main options: --nj N, --cmd CMD, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true,"
+  echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true"
   exit 1
 fi
 data=$1
@@ -37,6 +41,11 @@ for f in $need $recipe_dir/exp/am/best-valid-loss.pt $recipe_dir/exp/bert/best-v
     $recipe_dir/exp/tdnn/best-valid-f1.pt; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
+if [ "$backend" = onnx ] && [ ! -f $recipe_dir/exp/onnx/export.json ]; then
+  echo "$0: no ONNX export in $recipe_dir/exp/onnx; make it with" >&2
+  echo "  python -m punct.bin.export_onnx --recipe-dir $recipe_dir --cuts <train cuts, e.g. data/fbank/mustc_cuts_train.jsonl.gz>" >&2
+  exit 1
+fi
 mkdir -p $dir/log
 
 opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transcript_from --device $device
@@ -46,6 +55,8 @@ opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transc
 [ -f $data/segments ] && opts+=(--segments $data/segments)
 [ -n "$alpha" ] && opts+=(--alpha $alpha)
 $quantize && opts+=(--quantize)
+$bert_bf16 && opts+=(--bert-bf16)
+[ "$backend" = onnx ] && opts+=(--backend onnx --onnx-precision $onnx_precision)
 
 $cmd JOB=1:$nj $dir/log/punctuate.JOB.log \
   python -m punct.bin.punctuate "${opts[@]}" --job JOB --nj $nj

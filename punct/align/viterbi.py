@@ -49,24 +49,21 @@ def ctc_forced_align(log_probs: np.ndarray, tokens: Sequence[int], blank: int = 
     # a skip into state s (s - 2 -> s) is allowed for token states whose token differs from two states back
     can_skip = np.zeros(S, dtype=bool)
     can_skip[3::2] = ext[3::2] != ext[1:-2:2]
+    skip_penalty = np.where(can_skip, 0.0, NEG_INF)[2:]
     emit = log_probs[:, ext]  # (T, S)
     back = np.zeros((T, S), dtype=np.int8)
     alpha = np.full(S, NEG_INF)
     alpha[0] = emit[0, 0]
     alpha[1] = emit[0, 1]
-    stay = np.empty(S)
-    step = np.empty(S)
-    skip = np.empty(S)
+    # the predecessors of each state, in the order of preference on ties: stay, step (s - 1), skip (s - 2)
+    candidates = np.full((3, S), NEG_INF)
     for t in range(1, T):
-        stay[:] = alpha
-        step[0] = NEG_INF
-        step[1:] = alpha[:-1]
-        skip[:2] = NEG_INF
-        skip[2:] = np.where(can_skip[2:], alpha[:-2], NEG_INF)
-        best = np.maximum(stay, np.maximum(step, skip))
-        choice = np.where(skip > np.maximum(stay, step), 2, np.where(step > stay, 1, 0))
+        candidates[0] = alpha
+        candidates[1, 1:] = alpha[:-1]
+        np.add(alpha[:-2], skip_penalty, out=candidates[2, 2:])
+        choice = candidates.argmax(axis=0)  # the first of equal maxima
         back[t] = choice
-        alpha = best + emit[t]
+        alpha = candidates.max(axis=0) + emit[t]
     # the path ends in the last token or the final blank
     end = S - 1 if alpha[S - 1] >= alpha[S - 2] else S - 2
     score = float(alpha[end])

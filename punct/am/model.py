@@ -163,25 +163,36 @@ class TdnnAcousticModel(nn.Module):
         """
         if layer is not None and not 0 <= layer <= self.num_layers:
             raise ValueError(f"layer must be in 0..{self.num_layers} ({self.layer_names()}), got {layer}")
+        tapped, logits = self._run(feats, tap=layer, stop_at_tap=True)
+        return logits if tapped is None else tapped
+
+    def forward_with_tap(self, feats: torch.Tensor, layer: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """One pass giving both layer ``layer``'s (N, T, C) output and the (N, T, num_tokens) logits.
+
+        Equal to ``(forward(feats, layer), forward(feats))`` at the cost of the second call alone
+        (inference taps layer 12 for the TDNN while the CTC output feeds the forced alignment)."""
+        if not 0 <= layer < self.num_layers:
+            raise ValueError(f"layer must be in 0..{self.num_layers - 1} ({self.layer_names()}), got {layer}")
+        tapped, logits = self._run(feats, tap=layer, stop_at_tap=False)
+        return tapped, logits
+
+    def _run(self, feats: torch.Tensor, tap: Optional[int], stop_at_tap: bool
+             ) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
+        """(layer ``tap``'s output cropped to the input frames or None, the logits or None when stopped at the tap)."""
         t = feats.shape[1]
         left, right = self.context()
         x = _pad_replicate(feats.transpose(1, 2), left, right)
-        x = self.splice(x)
-        consumed = self.splice.left  # left context used so far
-        if layer == 0:
-            return self._crop(x, left - consumed, t)
-        x = self.tdnn1(x)
-        if layer == 1:
-            return self._crop(x, left - consumed, t)
-        for i, block in enumerate(self.tdnnf, start=2):
-            x = block(x)
-            consumed += block.stride
-            if layer == i:
-                return self._crop(x, left - consumed, t)
-        x = self.prefinal(x)
-        if layer == self.num_layers - 1:
-            return self._crop(x, 0, t)
-        return self.output(x.transpose(1, 2))
+        layers = [self.splice, self.tdnn1, *self.tdnnf, self.prefinal]
+        consumed = 0  # left context used so far
+        tapped = None
+        for index, module in enumerate(layers):
+            x = module(x)
+            consumed += self.splice.left if index == 0 else getattr(module, "stride", 0)
+            if index == tap:
+                tapped = self._crop(x, left - consumed, t)
+                if stop_at_tap:
+                    return tapped, None
+        return tapped, self.output(x.transpose(1, 2))
 
     @staticmethod
     def _crop(x: torch.Tensor, start: int, t: int) -> torch.Tensor:

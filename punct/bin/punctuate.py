@@ -11,6 +11,8 @@ BERT, punctuation TDNN, ensemble at the recipe's alpha).
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav talk.wav --transcript "so what did we learn" --out-dir out
   # no transcript: the acoustic model's greedy hypothesis is punctuated
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp wav.scp --transcript-from am --out-dir out
+  # fastest on CPUs: int8 AM and TDNN in ONNX Runtime (after python -m punct.bin.export_onnx), bf16 BERT
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --cuts cuts.jsonl.gz --backend onnx --bert-bf16 --out-dir out
 
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
 label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
@@ -31,7 +33,7 @@ from typing import List, Optional
 import torch
 
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
-from punct.inference.pipeline import Failure, Punctuator, merged_cmvn
+from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
 from punct.utils.atomic import atomic_write_text
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
@@ -77,8 +79,17 @@ def get_parser() -> argparse.ArgumentParser:
                         help="BERT sub-tokens of context around chunk words; -1: the training value")
     parser.add_argument("--quantize", nargs="*", choices=("bert", "tdnn"), default=None,
                         help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert)")
+    parser.add_argument("--bert-bf16", action="store_true",
+                        help="BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or GPUs)")
+    parser.add_argument("--backend", choices=("torch", "onnx"), default="torch",
+                        help="onnx: the AM and the TDNN's conv stack in ONNX Runtime, from --onnx-dir (CPU only)")
+    parser.add_argument("--onnx-dir", type=Path, default=None,
+                        help="export of python -m punct.bin.export_onnx [<recipe>/exp/onnx]")
+    parser.add_argument("--onnx-precision", choices=("int8", "float32"), default="int8",
+                        help="with --backend onnx: static int8 or float32 graphs")
     parser.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--threads", "--num-threads", dest="num_threads", type=int, default=1,
+                        help="CPU threads of torch and of ONNX Runtime")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--seed", type=int, default=42, help="random seed (the pipeline itself is deterministic)")
     add_job_arguments(parser)
@@ -130,9 +141,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         args.recipe_dir, feat_config=args.feat_config, am_checkpoint=args.am_model, bert_dir=args.bert_model_dir,
         tdnn_checkpoint=args.tdnn_model, results_json=args.results_json, alpha=args.alpha, device=device,
         group_size=args.group_size, max_length=args.max_length, context=args.context,
-        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn))
+        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn), bert_bf16=args.bert_bf16)
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))
+    if args.backend == "onnx":
+        paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)
+        punctuator.use_onnx(args.onnx_dir or args.recipe_dir / "exp" / "onnx", args.onnx_precision, args.num_threads,
+                            am_checkpoint=paths["am_checkpoint"], tdnn_checkpoint=paths["tdnn_checkpoint"])
     suffix = f".{args.job}" if args.nj > 1 else ""
     text_lines, json_lines, failed_lines = [], [], []
     audio = 0.0

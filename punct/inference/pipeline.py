@@ -3,14 +3,16 @@
 
 Every part is the recipe's own code: ``punct.features`` (kaldi-native MFCC, per-speaker CMVN),
 ``punct.am`` (the TDNN acoustic model and its token table), ``punct.align.viterbi`` (CTC Viterbi),
-``punct.text.infer`` (per-word BERT vectors and posteriors), ``punct.fusion`` (fused frames and
-``PunctTdnn.batch_logits``, equal to the windowed TDNN in eval mode) and ``punct.ensemble``.
+``punct.text.infer`` (per-word BERT vectors and posteriors), ``punct.fusion`` (the TDNN fully
+convolutional, with the text part of its fusion layer once per word: ``WordFactoredTdnn``, equal to the
+windowed TDNN in eval mode) and ``punct.ensemble``.  ``Punctuator.use_onnx`` runs the AM and the TDNN's
+conv stack in ONNX Runtime instead (float32 or static int8, ``punct.inference.onnx_runtime``).
 
 CMVN: per speaker over the utterances given (``utt2spk`` / the cut's speaker; without speakers each
 utterance is normalised on its own), as stage 1 computes every split's stats on that split.
 
-The acoustic model runs once per utterance: a forward hook on ``tdnnf12`` taps the layer-12
-output while the same pass produces the CTC log-posteriors that the aligner needs.
+The acoustic model runs once per utterance: ``forward_with_tap`` takes the layer-12 output on the
+way while the same pass produces the CTC log-posteriors that the aligner needs.
 
 A problem with one utterance (missing/unreadable audio, audio shorter than one window, empty
 transcript, characters the AM never saw, too few frames for the transcript) raises
@@ -39,12 +41,11 @@ from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.ensemble import PAPER_ALPHA, ensemble
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
-from punct.fusion.dataset import collate_utterances
-from punct.fusion.frames import frame_word_index, fuse_frames, window_centres
-from punct.fusion.tdnn import PunctTdnn
+from punct.fusion.frames import frame_word_index, window_centres
+from punct.fusion.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.inference.inputs import Request, UtteranceError
 from punct.text.data import Utterance
-from punct.text.infer import predict_words
+from punct.text.infer import WordOutputs, predict_words
 from punct.text.labels import MUSTC_CLASSES, NO_PUNCT
 from punct.text.model import PunctBert
 from punct.text.normalize import NormalizeConfig, normalize
@@ -161,18 +162,45 @@ def am_forward(model: TdnnAcousticModel, feats: np.ndarray, layer: int,
     """
     if not 2 <= layer <= 1 + len(model.tdnnf):
         raise ValueError(f"layer must be a tdnnf layer (2..{1 + len(model.tdnnf)}), got {layer}")
-    t = feats.shape[0]
-    captured: Dict[str, torch.Tensor] = {}
-    hook = model.tdnnf[layer - 2].register_forward_hook(lambda module, inp, out: captured.__setitem__("x", out))
-    try:
-        x = torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32)).unsqueeze(0).to(device)
-        logits = model(x)[0]
-    finally:
-        hook.remove()
-    left, _ = model.context()
-    consumed = model.splice.left + sum(model.config.time_strides[: layer - 1])
-    emb = model._crop(captured["x"], left - consumed, t)[0]
-    return emb.float().cpu().numpy(), logits.log_softmax(dim=-1).float().cpu().numpy()
+    x = torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32)).unsqueeze(0).to(device)
+    emb, logits = model.forward_with_tap(x, layer)
+    return emb[0].float().cpu().numpy(), logits[0].log_softmax(dim=-1).float().cpu().numpy()
+
+
+@dataclass
+class TdnnInput:
+    """One utterance's TDNN input in word-factored form (``WordFactoredTdnn.utterance_logits``'s arguments)."""
+
+    acoustic: torch.Tensor  # (T, Da) layer-12 frames
+    word_vectors: torch.Tensor  # (W, Dt) BERT vectors
+    word_index: torch.Tensor  # (T,) word of each frame, -1 before the first
+    centres: torch.Tensor  # (W,) window centre frames
+
+    def tensors(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
+        """(acoustic, word_vectors, word_index, centres) on ``device``."""
+        return tuple(x.to(device) for x in (self.acoustic, self.word_vectors, self.word_index, self.centres))
+
+
+def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Utterances padded by ``context`` frames each side, then to the longest: (B, L, Da) acoustic frames,
+    all word vectors (sum W, Dt), (B, L) word rows offset into them (-1: padding or before the first word)."""
+    padded = [pad_utterance(x.acoustic, x.word_index, context) for x in inputs]
+    length = max(a.shape[0] for a, _ in padded)
+    offsets = np.cumsum([0] + [len(x.word_vectors) for x in inputs])[:-1]
+    acoustic = torch.stack([torch.nn.functional.pad(a, (0, 0, 0, length - a.shape[0])) for a, _ in padded])
+    index = torch.stack([torch.nn.functional.pad(torch.where(i >= 0, i + int(o), i), (0, length - i.shape[0]), value=-1)
+                         for (_, i), o in zip(padded, offsets)])
+    return acoustic, torch.cat([x.word_vectors for x in inputs]), index
+
+
+def check_bf16(device: torch.device) -> None:
+    """bfloat16 is fast only where the hardware has it: refuse it elsewhere rather than run slowly."""
+    if device.type == "cuda":
+        if not torch.cuda.is_bf16_supported():
+            raise ValueError(f"{device} does not support bfloat16")
+    elif not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        raise ValueError("this CPU has no bfloat16 instructions (AVX-512 BF16 / AMX): bf16 would be emulated "
+                         "and slower than float32")
 
 
 def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
@@ -199,13 +227,17 @@ class Punctuator:
         single short utterances); None: per speaker over the utterances given.
       tdnn_batch: run the TDNN over a zero-padded batch of utterances (same numbers; on one CPU thread the
         padding costs about what batching saves, so one utterance at a time is the default).
+      bert_bf16: run BERT under bfloat16 autocast (matrix products in bf16, norms and softmax in float32);
+        on CPUs with AVX-512 BF16 or AMX about 1.6-1.9x faster (benchmarks/README.md).
     """
+
+    onnx = None  # OnnxModels once use_onnx() was called
 
     def __init__(self, *, feature_config: FeatureConfig, am: TdnnAcousticModel, tokens: TokenTable, bert: PunctBert,
                  tdnn: PunctTdnn, alpha: float = PAPER_ALPHA, layer: int = 12, device: torch.device = torch.device("cpu"),
                  normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 0, context: int = -1,
                  bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
-                 global_cmvn: Optional[CmvnStats] = None) -> None:
+                 global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         classes = tuple(bert.head_spec(head).classes)
@@ -217,13 +249,14 @@ class Punctuator:
             raise ValueError(f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
                              f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?")
         self.feature_config = feature_config
-        self.extractor = feature_config.extractor()
+        self.extractor = feature_config.extractor(vectorised=True)
         self.sampling_rate = int(feature_config.options.get("sampling_rate", 16000))
         self.am = am.to(device).eval()
         self.tokens = tokens
         self.char_ids = {s: i for s, i in tokens.ids.items() if s not in (BLANK, SPACE)}
         self.bert = bert.to(device).eval()
         self.tdnn = tdnn.to(device).eval()
+        self.factored = WordFactoredTdnn(self.tdnn, bert.hidden_size).to(device).eval()
         self.alpha = float(alpha)
         self.layer = layer
         self.device = device
@@ -239,6 +272,9 @@ class Punctuator:
         self.head = head
         self.classes = classes
         self.global_cmvn = global_cmvn
+        if bert_bf16:
+            check_bf16(device)
+        self.bert_bf16 = bert_bf16
         self.timer = StageTimer()
 
     # ---- construction from a recipe directory ------------------------------------------------
@@ -292,7 +328,24 @@ class Punctuator:
             if "bert" in parts:
                 self.bert = quantize_dynamic(self.bert, {torch.nn.Linear}, dtype=torch.qint8)
             if "tdnn" in parts:
-                self.tdnn = quantize_dynamic(self.tdnn, {torch.nn.Linear}, dtype=torch.qint8)
+                self.factored = quantize_dynamic(self.factored, {torch.nn.Linear}, dtype=torch.qint8)
+        return self
+
+    def use_onnx(self, folder: Pathlike, precision: str = "int8", threads: int = 1,
+                 am_checkpoint: Optional[Pathlike] = None, tdnn_checkpoint: Optional[Pathlike] = None) -> "Punctuator":
+        """Runs the AM and the TDNN's conv stack in ONNX Runtime from an export folder
+        (``punct.bin.export_onnx``); CPU only. With the checkpoints given, checks the export was made from them."""
+        from punct.inference.onnx_runtime import load_sessions
+
+        if self.device.type != "cpu":
+            raise ValueError(f"the ONNX Runtime backend runs on the CPU; use the PyTorch models on {self.device}")
+        models = load_sessions(folder, precision, threads, am_checkpoint, tdnn_checkpoint)
+        if (models.info.layer, models.info.am_dim, models.info.text_dim) != (self.layer, self.am.config.dim,
+                                                                            self.bert.hidden_size):
+            raise ValueError(f"{folder}: exported for layer {models.info.layer}, AM dim {models.info.am_dim}, text dim "
+                             f"{models.info.text_dim}; these models have {self.layer}, {self.am.config.dim}, "
+                             f"{self.bert.hidden_size}")
+        self.onnx = models
         return self
 
     # ---- the pipeline ----------------------------------------------------------------------
@@ -353,7 +406,9 @@ class Punctuator:
         if req.transcript is not None:
             text, words, char_spans = self._words(req)  # checked before spending time on the AM
         with self.timer("am"):
-            with torch.inference_mode():
+            if self.onnx is not None and self.onnx.am is not None:
+                emb, log_probs = self.onnx.am(feats)
+            else:
                 emb, log_probs = am_forward(self.am, feats, self.layer, self.device)
         if req.transcript is None:
             with self.timer("align"):
@@ -380,18 +435,9 @@ class Punctuator:
         if not prepared:
             return []
         with self.timer("bert"):
-            utts = [Utterance(p.request.id, p.words, [NO_PUNCT] * len(p.words)) for p in prepared]
-            outputs = list(predict_words(self.bert, utts, self.max_length, self.context, self.bert_batch_size,
-                                         self.device))
+            outputs = self.bert_outputs(prepared)
         with self.timer("tdnn"):
-            fused, centres = [], []
-            for p, out in zip(prepared, outputs):
-                starts = np.array([s.start for s in p.spans], dtype=np.int64)
-                ends = np.array([s.end for s in p.spans], dtype=np.int64)
-                t = p.embedding.shape[0]
-                fused.append(torch.from_numpy(fuse_frames(out.vectors, p.embedding, frame_word_index(starts, t))))
-                centres.append(torch.from_numpy(window_centres(starts, ends, t, self.tdnn.config.window_centre).astype(np.int64)))
-            p_tdnn = self._tdnn_posteriors(fused, centres)
+            p_tdnn = self._tdnn_posteriors(self.tdnn_inputs(prepared, outputs))
         results = []
         with self.timer("ensemble"):
             for p, out, pt in zip(prepared, outputs, p_tdnn):
@@ -403,16 +449,36 @@ class Punctuator:
                                       p.transcript_from, p.duration))
         return results
 
+    def bert_outputs(self, prepared: Sequence[_Prepared]) -> List[WordOutputs]:
+        """Per-word BERT vectors and posteriors of each prepared utterance."""
+        utts = [Utterance(p.request.id, p.words, [NO_PUNCT] * len(p.words)) for p in prepared]
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
+            return list(predict_words(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device))
+
+    def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> List[TdnnInput]:
+        """The TDNN's inputs of each utterance: acoustic frames, word vectors, frame -> word, window centres."""
+        inputs = []
+        for p, out in zip(prepared, outputs):
+            starts = np.array([s.start for s in p.spans], dtype=np.int64)
+            ends = np.array([s.end for s in p.spans], dtype=np.int64)
+            t = p.embedding.shape[0]
+            centres = window_centres(starts, ends, t, self.tdnn.config.window_centre).astype(np.int64)
+            inputs.append(TdnnInput(torch.from_numpy(p.embedding), torch.from_numpy(out.vectors),
+                                    torch.from_numpy(frame_word_index(starts, t)), torch.from_numpy(centres)))
+        return inputs
+
     @torch.inference_mode()
-    def _tdnn_posteriors(self, fused: List[torch.Tensor], centres: List[torch.Tensor]) -> List[np.ndarray]:
+    def _tdnn_posteriors(self, inputs: List[TdnnInput]) -> List[np.ndarray]:
+        conv_stack = self.onnx.tdnn if self.onnx is not None else None  # None: the PyTorch conv stack
         if not self.tdnn_batch:
-            return [torch.softmax(self.tdnn.utterance_logits(f.to(self.device), c.to(self.device)), -1).cpu().numpy()
-                    for f, c in zip(fused, centres)]
-        items = [(f, c, torch.zeros(len(c), dtype=torch.long)) for f, c in zip(fused, centres)]
-        padded, rows, cents, _ = collate_utterances(items, self.tdnn.config.context)
-        probs = torch.softmax(self.tdnn.batch_logits(padded.to(self.device), rows.to(self.device),
-                                                     cents.to(self.device)), -1).cpu().numpy()
-        return np.split(probs, np.cumsum([len(c) for c in centres])[:-1])
+            return [torch.softmax(self.factored.utterance_logits(*x.tensors(self.device), conv_stack=conv_stack), -1)
+                    .cpu().numpy() for x in inputs]
+        acoustic, vectors, index = batch_tdnn_inputs(inputs, self.tdnn.config.context)
+        conv = (conv_stack or self.factored)(acoustic.to(self.device), vectors.to(self.device), index.to(self.device))
+        slices = torch.cat([word_slices(conv[row], x.centres.to(self.device), self.tdnn.config.output_frames)
+                            for row, x in enumerate(inputs)])
+        probs = torch.softmax(self.factored.tdnn.head(slices), -1).cpu().numpy()
+        return np.split(probs, np.cumsum([len(x.centres) for x in inputs])[:-1])
 
     def run(self, requests: Sequence[Request]) -> Iterator[Union[Result, Failure]]:
         """Yields a Result or a Failure per request, in order."""

@@ -1,12 +1,12 @@
 """Per-word outputs of a :class:`PunctBert` for whole utterances (any length).
 
 Utterances are chunked by :mod:`punct.text.chunking` (each word predicted exactly once),
-run in batches sorted by length, and the per-word results put back in word order.
+run in batches of similar length, and the per-word results put back in word order.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, NamedTuple, Sequence
+from typing import Dict, Iterator, List, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -35,9 +35,8 @@ def predict_words(
         examples = _examples(group, model, max_length, context)
         vectors = [np.zeros((len(u.words), hidden), dtype=np.float32) for u in group]
         posts = {h.name: [np.zeros((len(u.words), len(h.classes)), dtype=np.float32) for u in group] for h in model.head_specs}
-        order = sorted(range(len(examples)), key=lambda i: len(examples[i].chunk.input_ids))
-        for b in range(0, len(order), batch_size):
-            batch_examples = [examples[i] for i in order[b : b + batch_size]]
+        for batch_indices in similar_length_batches([len(e.chunk.input_ids) for e in examples], batch_size):
+            batch_examples = [examples[i] for i in batch_indices]
             batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id)
             vec, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device))
             vec = vec.float().cpu().numpy()
@@ -50,6 +49,24 @@ def predict_words(
                     posts[name][e.utt_index][idx] = probs[name][row, :n]
         for u, utt in enumerate(group):
             yield WordOutputs(utt.id, vectors[u], {name: posts[name][u] for name in posts})
+
+
+def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding: float = 0.2) -> List[List[int]]:
+    """Indices of ``lengths`` sorted by length and cut into batches of at most ``batch_size`` whose padding
+    is at most ``max_padding`` of the batch's tokens: padded positions cost as much as real ones, so one
+    batch of 7 chunks of 20-46 tokens took ~10 % longer than batches of like lengths (BERT-base, one CPU thread)."""
+    batches: List[List[int]] = []
+    tokens = 0
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if batches and len(batches[-1]) < batch_size:
+            padded = (len(batches[-1]) + 1) * lengths[i]
+            if padded - (tokens + lengths[i]) <= max_padding * padded:
+                batches[-1].append(i)
+                tokens += lengths[i]
+                continue
+        batches.append([i])
+        tokens = lengths[i]
+    return batches
 
 
 def _examples(group: Sequence[Utterance], model: PunctBert, max_length: int, context: int):

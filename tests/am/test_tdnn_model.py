@@ -57,6 +57,19 @@ def test_layer_tap_is_the_intermediate_output():
         assert torch.allclose(manual, y12[:, s: 90 - s], atol=1e-5)
 
 
+def test_forward_with_tap_gives_layer_and_logits_of_one_pass():
+    model = _model()
+    x = torch.randn(2, 57, 8)
+    with torch.no_grad():
+        for layer in (0, 1, 5, EMBEDDING_LAYER, model.num_layers - 1):
+            tapped, logits = model.forward_with_tap(x, layer)
+            assert torch.equal(tapped, model(x, layer=layer)), layer
+            assert torch.equal(logits, model(x))
+        assert not torch.equal(model.forward_with_tap(x, 11)[0], model(x, layer=12))
+    with pytest.raises(ValueError, match="layer must be in 0..14"):
+        model.forward_with_tap(x, model.num_layers)
+
+
 def test_output_frame_depends_only_on_its_context():
     model = _model()
     left, right = model.context()
@@ -93,3 +106,27 @@ def test_paper_size_dimensions():
         assert model(torch.randn(1, 5, 40), layer=EMBEDDING_LAYER).shape == (1, 5, 1024)
     params = sum(p.numel() for p in model.parameters())
     assert 6e6 < params < 8e6, params  # 12 factorised layers of 1024 x 128 x 2 x 2 dominate
+
+
+def test_folded_batch_norms_give_the_same_outputs():
+    from punct.am.folded import FoldedAcousticModel
+
+    model = _model(seed=3)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm1d):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    folded = FoldedAcousticModel(model).eval()
+    assert not any(isinstance(m, torch.nn.BatchNorm1d) for m in folded.modules())
+    x = torch.randn(2, 83, 8)
+    with torch.no_grad():
+        for layer in (2, 7, EMBEDDING_LAYER, 13):
+            tapped, logits = folded.forward_with_tap(x, layer)
+            want_tapped, want_logits = model.forward_with_tap(x, layer)
+            assert (tapped - want_tapped).abs().max().item() < 1e-4, layer
+            assert (logits - want_logits).abs().max().item() < 1e-4
+            assert want_tapped.abs().mean().item() > 0.1  # the offsets being compared are not all near zero
+        model.tdnnf[3].norm.weight[0] = -0.7
+        with pytest.raises(ValueError, match="tdnnf5"):
+            FoldedAcousticModel(model)

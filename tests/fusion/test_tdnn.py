@@ -103,3 +103,56 @@ def test_padded_utterance_batch_equals_windows():
         expected = torch.softmax(model(torch.stack(windows)), dim=-1)
     assert expected.max().item() > 0.5
     assert (batch - expected).abs().max().item() < 1e-5
+
+
+@pytest.mark.parametrize("num_frames", [40, 420])
+def test_word_factored_fusion_equals_fused_frames(num_frames):
+    """The fusion layer's text part once per word (WordFactoredTdnn) gives the fused-frame posteriors."""
+    import numpy as np
+
+    from punct.fusion.frames import frame_word_index, fuse_frames
+    from punct.fusion.tdnn import WordFactoredTdnn
+
+    model = randomised_model()
+    gen = torch.Generator().manual_seed(num_frames)
+    starts = np.array(sorted(torch.randint(3, num_frames, (6,), generator=gen).tolist()))
+    word_vectors = torch.randn(len(starts), 3, generator=gen)
+    acoustic = torch.randn(num_frames, 4, generator=gen)
+    index = frame_word_index(starts, num_frames)
+    assert index[0] == -1  # frames before the first word are covered
+    fused = torch.from_numpy(fuse_frames(word_vectors.numpy(), acoustic.numpy(), index))
+    centres = torch.tensor(sorted({0, num_frames - 1, *torch.randint(0, num_frames, (6,), generator=gen).tolist()}))
+    factored = WordFactoredTdnn(model, text_dim=3).eval()
+    with torch.no_grad():
+        expected = torch.softmax(model.utterance_logits(fused, centres), dim=-1)
+        got = torch.softmax(factored.utterance_logits(acoustic, word_vectors, torch.from_numpy(index), centres), dim=-1)
+        shifted = torch.softmax(factored.utterance_logits(acoustic, word_vectors.roll(1, 0), torch.from_numpy(index),
+                                                          centres), dim=-1)
+    assert expected.max().item() > 0.5 and (expected - expected.mean(0)).abs().max().item() > 0.05
+    assert (got - expected).abs().max().item() < 1e-5
+    assert (shifted - expected).abs().max().item() > 1e-2  # each frame must get its own word's part
+    with pytest.raises(ValueError, match="text_dim"):
+        WordFactoredTdnn(model, text_dim=7)
+
+
+def test_folded_conv_stack_equals_word_factored():
+    from punct.fusion.tdnn import FoldedWordFactoredTdnn, WordFactoredTdnn
+
+    model = randomised_model()
+    with torch.no_grad():
+        for norm in model.norms:
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    factored = WordFactoredTdnn(model, text_dim=3).eval()
+    folded = FoldedWordFactoredTdnn(factored).eval()
+    assert not any(isinstance(m, torch.nn.BatchNorm1d) for m in folded.modules())
+    gen = torch.Generator().manual_seed(4)
+    acoustic, vectors = torch.randn(2, 400, 4, generator=gen), torch.randn(5, 3, generator=gen)
+    index = torch.randint(-1, 5, (2, 400), generator=gen)
+    with torch.no_grad():
+        want = factored(acoustic, vectors, index)
+        assert (folded(acoustic, vectors, index) - want).abs().max().item() < 1e-4
+        assert want.abs().mean().item() > 0.1
+        model.norms[2].weight[1] = -1.0
+        with pytest.raises(ValueError, match="conv layer 3"):
+            FoldedWordFactoredTdnn(WordFactoredTdnn(model, text_dim=3))

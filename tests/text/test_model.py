@@ -106,3 +106,26 @@ def test_inference_chunks_long_texts_as_in_training(tmp_path, tiny_tokenizer, ti
     longer = next(predict_words(loaded, doc, 64, 16, 8, cpu)).vectors  # the tiny encoder's longest input
     assert np.allclose(default, as_trained, atol=1e-6)
     assert not np.allclose(default, longer, atol=1e-3)  # the chunk length changes what a word sees
+
+
+def test_batches_of_similar_length_give_the_same_outputs(tiny_tokenizer, tiny_encoder):
+    from punct.text.infer import predict_words, similar_length_batches
+
+    lengths = [46, 20, 33, 22, 29, 37, 32, 20]
+    batches = similar_length_batches(lengths, batch_size=3, max_padding=0.2)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        longest = max(lengths[i] for i in b)
+        assert len(b) <= 3 and len(b) * longest - sum(lengths[i] for i in b) <= 0.2 * len(b) * longest
+    assert similar_length_batches(lengths, batch_size=8, max_padding=1.0) == [sorted(range(8), key=lambda i: lengths[i])]
+    # outputs do not depend on how utterances are batched
+    model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8)]).eval()
+    rng = np.random.default_rng(0)
+    vocab = ["the", "cat", "sat", "on", "unbelievably", "long", "mats", "and", "slept"]
+    utts = [Utterance(f"u{k}", list(rng.choice(vocab, n)), ["NP"] * n) for k, n in enumerate([3, 17, 5, 11, 2, 9])]
+    cpu = torch.device("cpu")
+    one = list(predict_words(model, utts, 64, 8, 1, cpu))
+    many = list(predict_words(model, utts, 64, 8, 32, cpu))
+    for a, b in zip(one, many):
+        assert a.id == b.id and np.allclose(a.vectors, b.vectors, atol=1e-5)
+        assert np.allclose(a.posteriors["punct"], b.posteriors["punct"], atol=1e-5)
