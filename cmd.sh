@@ -1,7 +1,10 @@
 # How recipe stages run their parallel jobs.  Choose the backend here or with
 # PUNCT_BACKEND=slurm in the environment:
 #   local  every JOB is a process on this machine (utils/run.pl)
-#   slurm  every JOB is a task of one sbatch --array (utils/slurm.pl, options mapped by conf/slurm.conf)
+#   slurm  every JOB is a task of one sbatch --array (utils/slurm.pl; options mapped by the recipe's
+#          conf/slurm.conf, else by slurm.pl's built-in default, of which the top-level conf/slurm.conf is a copy)
+# Stages that run a network on cuda use "$cuda_cmd --gpu N" (utils/device.sh): N GPUs for a training
+# (torchrun ranks), one per job for inference.
 # Usage in a stage:  $train_cmd --mem 4G JOB=1:$nj exp/x/log/y.JOB.log python -m punct.bin.y --job JOB --nj $nj
 backend=${PUNCT_BACKEND:-local}
 

@@ -238,7 +238,7 @@ def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
     counted from a checkpoint's state dict (BatchNorm running statistics excluded)."""
     import torch
 
-    state = _state_dict_of(torch.load(checkpoint_path, map_location="cpu", weights_only=False))
+    state = _state_dict_of(torch.load(checkpoint_path, map_location="cpu", weights_only=True))
     prefixes = ("splice.", "tdnn1.") + tuple(f"tdnnf.{i}." for i in range(layer - 1))  # tdnnf.0 = tdnnf2
     total = sum(
         int(v.numel()) for k, v in state.items()

@@ -35,7 +35,11 @@ done
 mkdir -p $dir/log
 
 # Shards made by another model (stage 5 retrained) are redone: the model's fingerprint is kept in $dir/model.id.
-model_id="$(readlink -f $model_dir) $(stat -c '%Y %s' $model_dir/heads.pt $model_dir/model.safetensors 2>/dev/null | tr '\n' ' ')"
+model_files=()
+for f in heads.pt heads.safetensors model.safetensors; do  # heads.pt: folders saved before safetensors heads
+  if [ -f $model_dir/$f ]; then model_files+=($model_dir/$f); fi
+done
+model_id="$(readlink -f $model_dir) $(stat -c '%Y %s' "${model_files[@]}" | tr '\n' ' ')"
 if [ -f $dir/model.id ] && [ "$(cat $dir/model.id)" != "$model_id" ]; then
   echo "$0: $dir was dumped with another model; redoing it"
   overwrite=true

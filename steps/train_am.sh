@@ -10,6 +10,7 @@ am_config=conf/am.yaml        # model and training options
 device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
 nproc=1                       # processes (GPUs) per node; > 1 uses torchrun
+amp=none                      # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 torchrun_opts=                # extra torchrun options (multi-node)
 num_threads=0                 # torch CPU threads per process (0: torch default)
 resume=false                  # continue from the latest epoch-N.pt
@@ -22,11 +23,13 @@ extra_train_dirs=             # more stage-1 folders whose train split is added 
 echo "$0 $@"
 . ./path.sh
 . utils/parse_options.sh
+. utils/device.sh
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.:  $0 --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
-  echo "main options: --am-config FILE --nproc N --device auto|cpu|cuda --resume true --decode-splits \"dev test\""
+  echo "main options: --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16 --resume true"
+  echo "              --decode-splits \"dev test\""
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
 fi
@@ -46,14 +49,9 @@ mkdir -p $dir/log
 
 opts="--config $am_config --fbank-dir $fbank_dir --exp-dir $dir --prefix $prefix --device $device --seed $seed --num-threads $num_threads $train_opts"
 $resume && opts="$opts --resume"
+[ "$amp" != none ] && opts="$opts --amp $amp"
 [ -n "$extra_train_dirs" ] && opts="$opts --extra-train-dirs $extra_train_dirs"
-if [ $nproc -gt 1 ] || [ -n "$torchrun_opts" ]; then
-  launcher="torchrun --nproc-per-node $nproc $torchrun_opts"
-  [ -z "$torchrun_opts" ] && launcher="torchrun --standalone --nproc-per-node $nproc"
-  $cmd $dir/log/train.log $launcher -m punct.bin.train_am $opts
-else
-  $cmd $dir/log/train.log python -m punct.bin.train_am $opts
-fi
+$cmd $dir/log/train.log $(launcher $nproc $torchrun_opts) -m punct.bin.train_am $opts
 [ -f $dir/best-valid-loss.pt ] || { echo "$0: training wrote no $dir/best-valid-loss.pt (see $dir/log/train.log)"; exit 1; }
 
 if [ -n "$decode_splits" ]; then

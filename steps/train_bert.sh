@@ -12,6 +12,9 @@ bert_model=            # encoder folder or hub name; empty: the config's value (
 loss=                  # ce, scl or focal; empty: the config's value
 extra_text=            # optional plain text file of punctuated prose added to the training data
 device=auto            # auto, cpu or cuda
+nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
+torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
+amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value / torch's default)
 seed=42
 overwrite=false        # retrain from scratch even if finished
@@ -20,13 +23,14 @@ overwrite=false        # retrain from scratch even if finished
 echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
+. utils/device.sh
 
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <train-supervisions> <dev-supervisions> <exp-dir>"
   echo "e.g.: $0 --model-config conf/bert_mini.yaml --loss scl data/manifests/mustc_supervisions_train.jsonl.gz \\"
   echo "        data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert"
   echo "Main options: --model-config FILE, --bert-model DIR|NAME, --loss ce|scl|focal, --extra-text FILE,"
-  echo "              --device auto|cpu|cuda, --cmd CMD, --overwrite true"
+  echo "              --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --overwrite true"
   exit 1
 fi
 train=$1
@@ -51,9 +55,10 @@ opts=()
 [ -n "$loss" ] && opts+=(--loss "$loss")
 [ -n "$extra_text" ] && opts+=(--extra-text "$extra_text")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
+[ "$amp" != none ] && opts+=(--amp "$amp")
 
 $cmd $dir/log/train_bert.log \
-  python -m punct.bin.train_bert --config $model_config --train $train --dev $dev --exp-dir $dir --resume \
+  $(launcher $nproc $torchrun_opts) -m punct.bin.train_bert --config $model_config --train $train --dev $dev --exp-dir $dir --resume \
     --device $device --seed $seed "${opts[@]}"
 
 echo "$0: trained $dir/best-valid-f1"

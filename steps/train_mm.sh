@@ -13,6 +13,9 @@ positional=false       # shared word-position embeddings on audio frames and tex
 random_audio=false     # permute the audio samples (the thesis' random-audio control)
 bert_model=            # text encoder folder or hub name; empty: the config's value
 device=auto            # auto, cpu or cuda
+nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
+torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
+amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value)
 seed=42
 overwrite=false        # retrain from scratch even if finished
@@ -21,12 +24,13 @@ overwrite=false        # retrain from scratch even if finished
 echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
+. utils/device.sh
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <segments-dir> <exp-dir>"
   echo "e.g.: $0 --model mm --positional true --model-config conf/mm_mini.yaml data/segments exp/mm_pe"
   echo "Main options: --model text|mm, --model-config FILE, --positional true|false, --random-audio true|false,"
-  echo "              --bert-model DIR|NAME, --device auto|cpu|cuda, --cmd CMD, --overwrite true"
+  echo "              --bert-model DIR|NAME, --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --overwrite true"
   exit 1
 fi
 data=$1
@@ -49,9 +53,10 @@ mkdir -p $dir/log
 opts=()
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
+[ "$amp" != none ] && opts+=(--amp "$amp")
 
 $cmd --num-threads $( [ "$num_threads" -gt 0 ] && echo $num_threads || echo 1 ) $dir/log/train_mm.log \
-  python -m punct.bin.train_mm --model $model --config $model_config --positional $positional \
+  $(launcher $nproc $torchrun_opts) -m punct.bin.train_mm --model $model --config $model_config --positional $positional \
     --random-audio $random_audio --data-dir $data --exp-dir $dir --resume --device $device --seed $seed "${opts[@]}"
 
 echo "$0: trained $dir/best-valid-f1.pt; predictions in $dir/decode"

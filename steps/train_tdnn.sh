@@ -11,6 +11,8 @@ train_split=train
 cuts_pattern="mustc_cuts_{split}_ali.jsonl.gz"  # cut manifest in <cuts-dir> ({split} = split name; ParCzech: parczech_cuts_{split}.jsonl.gz)
 dev_split=dev          # checkpoint selection by dev overall F1
 nproc=1                # processes (ranks) under torchrun; 1 = plain python
+torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
+amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 device=auto            # auto, cpu or cuda
 num_threads=0          # torch threads per process (0: torch's default)
 seed=42
@@ -20,11 +22,12 @@ overwrite=false        # retrain from scratch even if finished
 echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
+. utils/device.sh
 
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
   echo "e.g.: $0 --model-config conf/tdnn_mini.yaml data/fbank exp/emb_am exp/emb_bert exp/tdnn"
-  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --cmd CMD, --overwrite true,"
+  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --amp none|bf16|fp16, --cmd CMD, --overwrite true,"
   echo "              --cuts-pattern \"parczech_cuts_{split}.jsonl.gz\""
   exit 1
 fi
@@ -60,13 +63,10 @@ if $overwrite; then
 fi
 mkdir -p $dir/log
 
-if [ $nproc -gt 1 ]; then
-  launcher="torchrun --standalone --nproc-per-node $nproc -m punct.bin.train_tdnn"
-else
-  launcher="python -m punct.bin.train_tdnn"
-fi
+amp_opts=
+[ "$amp" != none ] && amp_opts="--amp $amp"
 $cmd --num-threads $nproc $dir/log/train_tdnn.log \
-  $launcher --config $model_config --cuts-dir $cuts_dir --cuts-pattern "$cuts_pattern" --am-emb-dir $am_dir --bert-emb-dir $bert_dir \
+  $(launcher $nproc $torchrun_opts) -m punct.bin.train_tdnn $amp_opts --config $model_config --cuts-dir $cuts_dir --cuts-pattern "$cuts_pattern" --am-emb-dir $am_dir --bert-emb-dir $bert_dir \
     --train-split $train_split --dev-split $dev_split --exp-dir $dir --resume latest \
     --device $device --seed $seed --num-threads $num_threads --no-progress
 

@@ -2,12 +2,21 @@
 # Runs a command, or an array of JOB=1:N commands, as local processes, each writing
 # its own log (command, start time, output, end time and exit code).
 #
-#   utils/run.pl [--max-jobs-run K] [JOB=1:N] LOGFILE command args...
+#   utils/run.pl [--max-jobs-run K] [--gpu G] [JOB=1:N] LOGFILE command args...
 #
-# --mem, --num-threads, --gpu, --time and --config are accepted for compatibility with
-# utils/slurm.pl and ignored here.  With --max-jobs-run K at most K jobs run at once
-# (default: all N).  Exits 0 when every job succeeded; otherwise prints how many
-# failed and the first failing log, and exits 1.  Ctrl-C stops all running jobs.
+# At most K jobs run at once.  Default K: the number of CPUs (`nproc`, ignoring
+# OMP_NUM_THREADS; the environment variable PUNCT_NPROC=N overrides it).  With --gpu G
+# (G > 0) the default is instead the number of visible GPUs divided by G (at least 1), and
+# each running job gets its own G GPUs through CUDA_VISIBLE_DEVICES (jobs share GPUs only
+# when --max-jobs-run asks for more jobs than there are GPU groups).  The GPUs are:
+# PUNCT_GPUS if set (a count N meaning devices 0..N-1, or a comma-separated id list), else
+# the entries of CUDA_VISIBLE_DEVICES if it is set, else the GPUs `nvidia-smi -L` lists.
+# With no GPU found, jobs run one at a time and CUDA_VISIBLE_DEVICES is left alone.
+# A job range of more than one job needs the job variable in LOGFILE.
+# --mem, --num-threads, --time, --config and single-dash options (e.g. -p gpu) are
+# accepted for compatibility with utils/slurm.pl and ignored here.  Exits 0 when every
+# job succeeded; otherwise prints how many failed and the first failing log, and exits 1.
+# Ctrl-C stops all running jobs.
 use strict;
 use warnings;
 use FindBin;
@@ -21,7 +30,67 @@ if ($@) { print STDERR $@; exit 1; }
 
 my ($first, $last) = ($parsed->{first}, $parsed->{last});
 my $total = $last - $first + 1;
-my $max_running = $parsed->{options}{max_jobs_run} // $total;
+my $gpus_per_job = $parsed->{options}{gpu} // 0;
+
+# Number of CPUs: PUNCT_NPROC, else nproc (without the OpenMP variables it honours),
+# else /proc/cpuinfo, else 1.
+sub cpu_count {
+  if (defined $ENV{PUNCT_NPROC} && length $ENV{PUNCT_NPROC}) {
+    die "$prog: PUNCT_NPROC must be a positive integer, not '$ENV{PUNCT_NPROC}'\n"
+      unless $ENV{PUNCT_NPROC} =~ /^[1-9]\d*$/;
+    return $ENV{PUNCT_NPROC};
+  }
+  {
+    local %ENV = %ENV;
+    delete @ENV{qw(OMP_NUM_THREADS OMP_THREAD_LIMIT)};
+    my $n = `nproc 2>/dev/null`;
+    return $1 if defined $n && $n =~ /^\s*([1-9]\d*)/;
+  }
+  if (open(my $fh, "<", "/proc/cpuinfo")) {
+    my $n = grep { /^processor\s*:/ } <$fh>;
+    close $fh;
+    return $n if $n > 0;
+  }
+  return 1;
+}
+
+# Device ids of the visible GPUs (see the header); empty when none is found.
+sub visible_gpus {
+  if (defined $ENV{PUNCT_GPUS} && length $ENV{PUNCT_GPUS}) {
+    return (0 .. $ENV{PUNCT_GPUS} - 1) if $ENV{PUNCT_GPUS} =~ /^\d+$/;
+    return grep { length } map { s/^\s+|\s+$//gr } split /,/, $ENV{PUNCT_GPUS};
+  }
+  if (defined $ENV{CUDA_VISIBLE_DEVICES}) {
+    my @ids;
+    for my $id (map { s/^\s+|\s+$//gr } split /,/, $ENV{CUDA_VISIBLE_DEVICES}) {
+      last if $id eq "" || $id eq "NoDevFiles" || $id =~ /^-/;   # CUDA stops at an invalid entry
+      push @ids, $id;
+    }
+    return @ids;
+  }
+  my $list = `nvidia-smi -L 2>/dev/null`;
+  return () if $? != 0 || !defined $list;
+  return map { /^GPU (\d+):/ ? $1 : () } split /\n/, $list;
+}
+
+# GPU groups: each running job takes one group of $gpus_per_job devices.
+my @gpu_slots;
+if ($gpus_per_job > 0) {
+  my @devices = visible_gpus();
+  my $groups = int(@devices / $gpus_per_job);
+  if (@devices && $groups == 0) {
+    @gpu_slots = ([@devices]);    # fewer GPUs than asked for: every job gets them all
+  } else {
+    @gpu_slots = map { [@devices[$_ * $gpus_per_job .. ($_ + 1) * $gpus_per_job - 1]] } 0 .. $groups - 1;
+  }
+}
+my $max_running = $parsed->{options}{max_jobs_run};
+if (!defined $max_running) {
+  $max_running = $gpus_per_job > 0 ? (@gpu_slots || 1) : eval { cpu_count() };
+  if ($@) { print STDERR $@; exit 1; }
+}
+my @slot_users = (0) x @gpu_slots;   # running jobs per GPU group
+my %slot_of;                          # pid => GPU group
 
 my %running;        # pid => job id
 my %exit_codes;     # job id => code
@@ -58,19 +127,31 @@ sub reap_one {
   my $pid = waitpid(-1, 0);
   return if $pid <= 0 || !exists $running{$pid};
   my $jobid = delete $running{$pid};
+  $slot_users[delete $slot_of{$pid}]-- if exists $slot_of{$pid};
   $exit_codes{$jobid} = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
+}
+
+# The GPU group with the fewest running jobs (the lowest such index), or undef without GPUs.
+sub free_slot {
+  return undef unless @gpu_slots;
+  my $best = 0;
+  for my $s (1 .. $#gpu_slots) { $best = $s if $slot_users[$s] < $slot_users[$best]; }
+  return $best;
 }
 
 for my $jobid ($first .. $last) {
   reap_one() while scalar(keys %running) >= $max_running;
+  my $slot = free_slot();
   my $pid = fork();
   die "$prog: fork failed: $!\n" unless defined $pid;
   if ($pid == 0) {
     setpgid(0, 0);                 # own process group, so Ctrl-C handling can stop the whole job
     $SIG{INT} = $SIG{TERM} = 'DEFAULT';
+    $ENV{CUDA_VISIBLE_DEVICES} = join(",", @{$gpu_slots[$slot]}) if defined $slot;
     exit(run_one_job($jobid) == 0 ? 0 : 1);
   }
   $running{$pid} = $jobid;
+  if (defined $slot) { $slot_of{$pid} = $slot; $slot_users[$slot]++; }
 }
 reap_one() while %running;
 

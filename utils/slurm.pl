@@ -3,14 +3,27 @@
 # and fails if any task failed.  Same interface and log format as utils/run.pl:
 #
 #   utils/slurm.pl [--mem 4G] [--num-threads N] [--gpu N] [--time T] [--max-jobs-run K]
-#                  [--config conf/slurm.conf] [JOB=1:N] LOGFILE command args...
+#                  [--config FILE] [-p gpu ...] [JOB=1:N] LOGFILE command args...
 #
-# Options are mapped to sbatch options through the config (default: conf/slurm.conf next
-# to this script's parent directory); --max-jobs-run K becomes the array throttle %K.
-# Each task's log gets the command, start time, output, end time and exit code.  A task
-# counts as failed when SLURM reports a state other than COMPLETED (FAILED, CANCELLED,
-# TIMEOUT, OUT_OF_MEMORY, NODE_FAIL...) or its log shows a non-zero or missing exit code.
-# Ctrl-C (SIGINT/SIGTERM) cancels the job array.
+# --mem, --num-threads, --gpu and --time become sbatch options through a config read from
+# --config FILE, else conf/slurm.conf in the current directory (the recipe's), else the
+# built-in default below (also in the repository's conf/slurm.conf): --mem is per CPU
+# (--mem-per-cpu, Kaldi's convention), --gpu N adds --partition=gpu --gres=gpu:N.
+# Config lines ("#" starts a comment at a line start or after whitespace):
+#   command <sbatch and the options every job gets>
+#   option NAME=*      <sbatch options; $0 is replaced by the value given>
+#   option NAME=VALUE  <sbatch options for exactly that value (may be empty)>
+#   default NAME=VALUE value used when the runner is not given --NAME
+# --max-jobs-run K becomes the array throttle %K.  Single-dash options go to sbatch as
+# given, after the mapped ones (so "-p gpu" overrides the partition): "-x" takes one value
+# except the flags -H -k -O -Q -s -v -W; "-pgpu" is one word; -V (GridEngine's "export the
+# environment", sbatch's --version) becomes --export=ALL.
+# The job script cd's to the current directory and sources ./path.sh when it exists, so
+# jobs also work when the cluster starts them with --export=NONE.  A job range of more
+# than one job needs the job variable in LOGFILE.  Each task's log gets the command,
+# start time, output, end time and exit code.  A task counts as failed when SLURM reports
+# a state other than COMPLETED (FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL...)
+# or its log shows a non-zero or missing exit code.  Ctrl-C cancels the job array.
 use strict;
 use warnings;
 use Cwd qw(getcwd);
@@ -20,24 +33,45 @@ use lib "$FindBin::RealBin/lib";
 use PunctJobs;
 use Time::HiRes qw(sleep);
 
+my $DEFAULT_CONFIG = <<'EOF';
+command sbatch --export=ALL --ntasks=1 --partition=shared
+option mem=* --mem-per-cpu=$0
+option mem=0
+option num_threads=* --cpus-per-task=$0
+option num_threads=1 --cpus-per-task=1
+option time=* --time=$0
+option gpu=0
+option gpu=* --partition=gpu --gres=gpu:$0
+default gpu=0
+default num_threads=1
+EOF
+
 my $prog = "slurm.pl";
 my $parsed = eval { PunctJobs::parse_command_line($prog, @ARGV) };
 if ($@) { print STDERR $@; exit 1; }
 my %options = %{$parsed->{options}};
-my $config_file = $options{config} // "$FindBin::RealBin/../conf/slurm.conf";
-delete $options{config};
+my $config_file = delete $options{config};
+$config_file = "conf/slurm.conf" if !defined $config_file && -e "conf/slurm.conf";
+my $config_name = $config_file // "the built-in default config";
 my $max_jobs_run = delete $options{max_jobs_run};
+my @passthrough = map { $_ eq "-V" ? "--export=ALL" : $_ } @{$parsed->{passthrough}};
 my $poll_seconds = $ENV{PUNCT_SLURM_POLL} // 0.5;
 
 # ---------------------------------------------------------------- config
 sub read_config {
   my ($file) = @_;
-  open(my $fh, "<", $file) or die "$prog: cannot read config $file: $!\n";
+  my $fh;
+  if (defined $file) {
+    open($fh, "<", $file) or die "$prog: cannot read config $file: $!\n";
+  } else {
+    open($fh, "<", \$DEFAULT_CONFIG) or die "$prog: cannot read the built-in config\n";
+  }
   my (@command, %exact, %wildcard, %defaults);
   while (my $line = <$fh>) {
     chomp $line;
+    $line =~ s/(?:^|\s)#.*$//;
     $line =~ s/^\s+|\s+$//g;
-    next if $line eq "" || $line =~ /^#/;
+    next if $line eq "";
     if ($line =~ /^command\s+(.+)$/) {
       @command = split /\s+/, $1;
     } elsif ($line =~ /^option\s+(\w+)=\*\s*(.*)$/) {
@@ -47,11 +81,11 @@ sub read_config {
     } elsif ($line =~ /^default\s+(\w+)=(\S+)$/) {
       $defaults{$1} = $2;
     } else {
-      die "$prog: $file line $.: cannot parse '$line'\n";
+      die "$prog: $config_name line $.: cannot parse '$line'\n";
     }
   }
   close $fh;
-  die "$prog: $file has no 'command' line\n" unless @command;
+  die "$prog: $config_name has no 'command' line\n" unless @command;
   return { command => \@command, exact => \%exact, wildcard => \%wildcard, defaults => \%defaults };
 }
 
@@ -67,7 +101,7 @@ sub sbatch_options {
     } elsif (exists $config->{wildcard}{$name}) {
       ($mapped = $config->{wildcard}{$name}) =~ s/\$0/$value/g;
     } else {
-      die "$prog: option --$name=$value has no mapping in $config_file\n";
+      die "$prog: option --$name=$value has no mapping in $config_name\n";
     }
     push @result, split(/\s+/, $mapped) if length $mapped;
   }
@@ -80,6 +114,7 @@ my $config = eval { read_config($config_file) };
 if ($@) { print STDERR $@; exit 1; }
 my @sbatch = (@{$config->{command}}, eval { sbatch_options($config, \%options) });
 if ($@) { print STDERR $@; exit 1; }
+push @sbatch, @passthrough;
 
 my ($first, $last, $jobvar) = ($parsed->{first}, $parsed->{last}, $parsed->{jobvar});
 my $total = $last - $first + 1;
@@ -98,11 +133,17 @@ my $log_shell = PunctJobs::shell_quote_with_var($logfile, $jobvar, "task_id");
 my $header_shell = PunctJobs::shell_quote_with_var($command_text, $jobvar, "task_id");
 my $script = "$queue_dir/$base.sh";
 my $cwd = getcwd();
+my $array = "$first-$last" . (defined $max_jobs_run ? "%$max_jobs_run" : "");
+my @submit = (@sbatch, "--parsable", "--job-name=$base", "--array=$array",
+  "--output=$queue_dir/$base.%a.out", $script);
+my $submit_text = join(" ", map { PunctJobs::shell_quote($_) } @submit);
+(my $submit_comment = "$submit_text ($config_name)") =~ s/\n/ /g;
 
 open(my $sh, ">", "$script.tmp") or die "$prog: cannot write $script: $!\n";
 print $sh <<"SCRIPT";
 #!/usr/bin/env bash
-# Written by utils/slurm.pl; one SLURM array task runs one job.
+# Written by utils/slurm.pl; one SLURM array task runs one job.  Submitted with
+# $submit_comment
 cd @{[PunctJobs::shell_quote($cwd)]} || exit 1
 task_id=\${SLURM_ARRAY_TASK_ID:-$first}
 log=$log_shell
@@ -113,9 +154,16 @@ mkdir -p "\$(dirname "\$log")"
   echo "#"
 } > "\$log"
 start=\$(date +%s)
-set -o pipefail
-( $command_shell ) >>"\$log" 2>&1
-ret=\$?
+ret=0
+# The recipe's environment, also when the cluster does not export the submitting shell's.
+if [ -f ./path.sh ]; then
+  . ./path.sh >>"\$log" 2>&1 || { ret=\$?; echo "slurm.pl: sourcing ./path.sh failed" >>"\$log"; }
+fi
+if [ \$ret -eq 0 ]; then
+  set -o pipefail
+  ( $command_shell ) >>"\$log" 2>&1
+  ret=\$?
+fi
 echo "# Ended (code \$ret) at \$(date '+%a %b %e %H:%M:%S %Z %Y'), elapsed time \$(( \$(date +%s) - start )) seconds" >> "\$log"
 exit \$ret
 SCRIPT
@@ -124,10 +172,6 @@ rename("$script.tmp", $script) or die "$prog: cannot rename $script.tmp: $!\n";
 chmod 0755, $script;
 
 # ---------------------------------------------------------------- submit
-my $array = "$first-$last" . (defined $max_jobs_run ? "%$max_jobs_run" : "");
-my @submit = (@sbatch, "--parsable", "--job-name=$base", "--array=$array",
-  "--output=$queue_dir/$base.%a.out", $script);
-my $submit_text = join(" ", map { PunctJobs::shell_quote($_) } @submit);
 my $answer = `$submit_text 2>&1`;
 my $submit_code = $? >> 8;
 chomp $answer;

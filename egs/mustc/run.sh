@@ -20,7 +20,9 @@ corpus_size=mini     # mini corpus size when no --mustc-root: tiny (tests) or mi
 am_extra_size=none   # AM-only extra talks beside the mini corpus: mini_am (~1.7 h of other voices) or none
 conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") for the mini corpus, "" for MuST-C
 bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
-device=auto          # auto, cpu or cuda
+device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
+ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
+amp=none             # mixed precision of training: none, bf16 or fp16 (fp16: CUDA only)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
 # End configuration section.
@@ -48,9 +50,12 @@ Options (defaults in brackets):
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
   --bert-model NAME    BERT folder or hub name [${bert_model}]
   --device DEV         auto, cpu or cuda [${device}]
+  --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
+  --amp MODE           mixed precision of training: none, bf16, fp16 [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
-Jobs run through \$train_cmd/\$decode_cmd/\$cuda_cmd from cmd.sh (PUNCT_BACKEND=local or slurm).
+Jobs run through \$train_cmd/\$decode_cmd from cmd.sh (PUNCT_BACKEND=local or slurm); on cuda the network
+stages (2-8) ask \$cuda_cmd --gpu N instead: training N = --ngpu, inference jobs 1 each.
 HELP
 )
 
@@ -58,6 +63,7 @@ HELP
 . ./cmd.sh
 . utils/parse_options.sh
 . utils/log.sh
+. utils/device.sh
 
 if [ $# -ne 0 ]; then
   echo "$0: unexpected arguments: $*" >&2
@@ -76,6 +82,11 @@ fi
 # by other voices (data/fbank_am).  At the same training compute it did not lower the dev WER (README).
 am_extra_opts=
 [ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
+
+# One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
+# as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
+network_commands $device $ngpu || exit 2
+train_opts="--device $device --seed $seed --nproc $ngpu --amp $amp"
 
 log "$command_line"
 
@@ -113,7 +124,7 @@ fi
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
-  steps/train_am.sh --cmd "$train_cmd" --am-config conf/am${conf_suffix}.yaml --device $device --seed $seed \
+  steps/train_am.sh --cmd "$train_net_cmd" --am-config conf/am${conf_suffix}.yaml $train_opts \
     $am_extra_opts data/fbank exp/am
 fi
 
@@ -125,30 +136,28 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   ali_opts=
   [ -z "$mustc_root" ] && ali_opts="--word-times-dir $corpus_dir/data"
   [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
-  steps/align.sh --nj $nj --cmd "$decode_cmd" --device $device $ali_opts data/fbank exp/am
+  steps/align.sh --nj $nj --cmd "$decode_net_cmd" --device $device $ali_opts data/fbank exp/am
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: layer-12 embeddings: exp/am -> exp/emb_am"
   # One (frames x dim) matrix per cut id at 100 frames/s, kaldiio two-byte compression; the log also
   # gives the dump throughput at this model's size and at paper size (conf/am.yaml).
-  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_cmd" --device $device --layer 12 \
+  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_net_cmd" --device $device --layer 12 \
     --benchmark-config conf/am.yaml data/fbank exp/am exp/emb_am
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: fine-tune BERT: data/manifests -> exp/bert"
-  bert_cmd=$train_cmd
-  if [ "$device" = cuda ]; then bert_cmd=$cuda_cmd; fi
-  steps/train_bert.sh --cmd "$bert_cmd" --model-config conf/bert${conf_suffix}.yaml \
-    --bert-model "$bert_model" --device $device --seed $seed \
+  steps/train_bert.sh --cmd "$train_net_cmd" --model-config conf/bert${conf_suffix}.yaml \
+    --bert-model "$bert_model" $train_opts \
     data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: BERT word vectors and posteriors: exp/bert -> exp/emb_bert"
   for split in train dev test; do
-    steps/dump_bert.sh --cmd "$decode_cmd" --nj $nj --device $device \
+    steps/dump_bert.sh --cmd "$decode_net_cmd" --nj $nj --device $device \
       exp/bert/best-valid-f1 data/manifests/mustc_supervisions_${split}.jsonl.gz exp/emb_bert/$split
   done
   for split in dev test; do
@@ -160,17 +169,14 @@ fi
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: train the punctuation TDNN: exp/emb_am + exp/emb_bert -> exp/tdnn"
   # Windows of 301 fused [BERT ; layer-12] frames are cut at load time from the per-utterance shards.
-  # Several GPUs: add --nproc N (torchrun DDP) to the call below.
-  tdnn_cmd=$train_cmd
-  if [ "$device" = cuda ]; then tdnn_cmd=$cuda_cmd; fi
-  steps/train_tdnn.sh --cmd "$tdnn_cmd" --model-config conf/tdnn${conf_suffix}.yaml --device $device --seed $seed \
+  steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config conf/tdnn${conf_suffix}.yaml $train_opts \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn
 fi
 
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
   # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
-  steps/score.sh --cmd "$decode_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
+  steps/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
     --supervisions-dir data/manifests --seed $seed \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md

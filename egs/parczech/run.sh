@@ -22,7 +22,9 @@ am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
 conf_suffix=         # config variant: conf/segments${conf_suffix}.yaml; empty: _mini for the mini corpus
-device=auto          # auto, cpu or cuda
+device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
+ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
+amp=none             # mixed precision of training: none, bf16 or fp16 (fp16: CUDA only)
 seed=42              # seed for every random choice
 # End configuration section.
 
@@ -48,6 +50,8 @@ Options (defaults in brackets):
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
   --conf-suffix SFX    use conf/{am,segments,mm,tdnn}\${conf_suffix}.yaml [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
+  --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
+  --amp MODE           mixed precision of training: none, bf16, fp16 [${amp}]
   --seed N             random seed [${seed}]
 HELP
 )
@@ -56,11 +60,17 @@ HELP
 . ./cmd.sh
 . utils/parse_options.sh
 . utils/log.sh
+. utils/device.sh
 
 if [ $# -ne 0 ]; then
   echo "$0: unexpected arguments: $*" >&2
   exit 2
 fi
+
+# One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
+# as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
+network_commands $device $ngpu || exit 2
+train_opts="--device $device --seed $seed --nproc $ngpu --amp $amp"
 
 if [ -z "$parczech_root" ]; then
   corpus_dir=data/corpus_${corpus_size}
@@ -102,7 +112,7 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
   local/parczech/prepare_am_data.sh --seed $seed data/manifests $corpus_dir/synth data/am_manifests
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --splits "train dev" \
     --feat-config conf/mfcc.yaml data/am_manifests data/am_fbank
-  local/parczech/train_am.sh --cmd "$train_cmd" --am-config $am_conf --init "$am_init" --device $device --seed $seed \
+  local/parczech/train_am.sh --cmd "$train_net_cmd" --am-config $am_conf --init "$am_init" $train_opts \
     data/am_fbank exp/am
 fi
 
@@ -115,7 +125,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
       ref_opt=
       [ -d "$corpus_dir/synth" ] && ref_opt="--ref-dir $corpus_dir/synth"
-      steps/recognise_long.sh --cmd "$decode_cmd" --nj $nj --device $device $ref_opt \
+      steps/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
         data/manifests $am exp/asr/am_words
       ln -sfn am_words exp/asr/words
       ;;
@@ -152,8 +162,8 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   pids=()
   for m in $mm_models; do
     IFS=: read -r name kind positional random_audio _ <<< "$m"
-    steps/train_mm.sh --cmd "$cuda_cmd" --model $kind --model-config $mm_conf --positional $positional \
-      --random-audio $random_audio --device $device --seed $seed data/segments exp/$name &
+    steps/train_mm.sh --cmd "$train_net_cmd" --model $kind --model-config $mm_conf --positional $positional \
+      --random-audio $random_audio $train_opts data/segments exp/$name &
     pids+=($!)
     if [ ${#pids[@]} -ge $nj ]; then  # at most $nj trainings at a time
       wait ${pids[0]} || { echo "$0: a training failed; see exp/*/log/train_mm.log" >&2; exit 1; }
@@ -174,11 +184,12 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: EfficientPunct with a case head (${tdnn_conf}): data/segments + ${am} + exp/text -> exp/efficientpunct{,_tdnn}"
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --feat-config $am/mfcc.yaml \
     data/segments data/fbank_segments
-  steps/dump_am_embeddings.sh --cmd "$decode_cmd" --nj $nj --prefix parczech data/fbank_segments $am exp/emb_am_segments
-  steps/dump_itn_text.sh --cmd "$decode_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
-  steps/train_tdnn.sh --cmd "$cuda_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" --device $device \
-    --num-threads 1 --seed $seed data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
-  steps/decode_tdnn.sh --cmd "$decode_cmd" --nj $nj --cuts-pattern "$cuts_pattern" \
+  steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --nj $nj --device $device --prefix parczech \
+    data/fbank_segments $am exp/emb_am_segments
+  steps/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
+  steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" \
+    --num-threads 1 $train_opts data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
+  steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
   # with the text-only model, each head's alpha chosen on dev (exp/efficientpunct/alpha.json).

@@ -17,7 +17,7 @@ from lhotse import CutSet, load_manifest
 
 from punct.am.tokens import TokenTable, UnknownCharacterError
 from punct.features.cmvn import SpeakerCmvn
-from punct.features.compute import cuts_path, load_cut_features
+from punct.features.compute import cuts_path, feature_frames, load_cut_features
 
 Pathlike = Union[str, Path]
 
@@ -80,7 +80,7 @@ def usable_cuts(cuts: CutSet, tokens: TokenTable, subsample: int = 1) -> CutSet:
         except UnknownCharacterError:
             skipped["unknown character"] = skipped.get("unknown character", 0) + 1
             continue
-        loss_frames = -(-cut.features.num_frames // subsample)
+        loss_frames = -(-feature_frames(cut) // subsample)
         if not ids or loss_frames < ctc_frames_needed(ids):
             skipped["too short"] = skipped.get("too short", 0) + 1
             continue

@@ -9,6 +9,10 @@ epoch's batches from lhotse's sampler (``world_size``/``rank``), gradients are a
 DistributedDataParallel (NCCL on GPUs, gloo on CPU), and a step runs only while every rank
 still has a batch, so ranks never wait on each other at an epoch's end.  Rank 0 writes
 checkpoints; all ranks compute the same validation loss on the whole dev set.
+
+Mixed precision (``amp``: bf16 or fp16, :class:`punct.utils.training.Amp`): the network's forward pass
+in training runs under autocast, the CTC loss always in float32; the validation loss is float32 (model
+selection does not depend on the precision of training), and so are the weights in every checkpoint.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
@@ -32,7 +37,8 @@ from punct.am.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.utils.atomic import atomic_path
 from punct.utils.config import save_config
-from punct.utils.training import DistInfo, latest_checkpoint, seed_everything, setup_distributed
+from punct.utils.training import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
+                                  setup_distributed)
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class AmConfig:
     num_freq_masks: int = 2
     max_freq_mask: int = 6  # feature bins
     log_interval: int = 50  # batches between log lines
+    num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
 
 
 @dataclass
@@ -74,12 +81,14 @@ def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
 
 
 def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc: torch.nn.CTCLoss,
-                 subsample: int = 1) -> Tuple[torch.Tensor, int]:
+                 subsample: int = 1, amp: Amp = NO_AMP) -> Tuple[torch.Tensor, int]:
     """Summed CTC loss of a batch over every ``subsample``-th output frame, and the batch's input frame
-    count (the loss is reported per input frame)."""
-    feats = batch["feats"].to(device)
-    logits = model(feats)[:, ::subsample]  # (N, ceil(T / subsample), V)
-    log_probs = logits.log_softmax(dim=-1).transpose(0, 1)  # (T', N, V)
+    count (the loss is reported per input frame).  The network runs under ``amp``'s autocast; the
+    log-softmax and CTC run in float32 (CTC sums products of many small probabilities)."""
+    feats = batch["feats"].to(device, non_blocking=True)
+    with amp.autocast():
+        logits = model(feats)[:, ::subsample]  # (N, ceil(T / subsample), V)
+    log_probs = logits.float().log_softmax(dim=-1).transpose(0, 1)  # (T', N, V)
     feat_lens = batch["feat_lens"].to(device)
     output_lens = torch.div(feat_lens + subsample - 1, subsample, rounding_mode="floor")
     loss = ctc(log_probs, batch["targets"].to(device), output_lens, batch["target_lens"].to(device))
@@ -107,7 +116,7 @@ def learning_rate(config: AmConfig, state: TrainState, epoch: int) -> float:
 
 
 def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: TrainState, epoch: int,
-                    device: torch.device, dist_info: DistInfo, ctc: torch.nn.CTCLoss) -> float:
+                    device: torch.device, dist_info: DistInfo, ctc: torch.nn.CTCLoss, amp: Amp = NO_AMP) -> float:
     """One pass over this rank's batches; returns the rank's loss per frame."""
     model.train()
     total_loss, total_frames = 0.0, 0
@@ -117,11 +126,9 @@ def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: TrainS
         lr = learning_rate(config, state, epoch)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss, frames = compute_loss(model, batch, device, ctc, config.ctc_subsample)
+        loss, frames = compute_loss(model, batch, device, ctc, config.ctc_subsample, amp)
         optimizer.zero_grad()
-        (loss / frames).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
+        amp.step(loss / frames, optimizer, model.parameters(), config.grad_clip)
         state.step += 1
         total_loss += float(loss.detach())
         total_frames += frames
@@ -158,7 +165,7 @@ def training_config(checkpoint: Path) -> AmConfig:
     """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
     from punct.utils.config import config_from_dict
 
-    data = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    data = torch.load(checkpoint, map_location="cpu", weights_only=True)
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
@@ -166,7 +173,7 @@ def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> 
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
     from punct.utils.config import config_from_dict
 
-    data = torch.load(checkpoint, map_location=device, weights_only=False)
+    data = torch.load(checkpoint, map_location=device, weights_only=True)
     config = config_from_dict(AmConfig, data["config"], str(checkpoint))
     tokens = TokenTable(data["tokens"])
     model = build_model(config, len(tokens))
@@ -174,8 +181,17 @@ def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> 
     return model.to(device).eval(), tokens
 
 
+def reseed_worker(worker_id: int) -> None:
+    """Gives each DataLoader worker its own SpecAugment generator: a worker starts from a copy of the
+    dataset, so without this every worker (and, as workers restart, every epoch) would draw the same
+    masks.  torch's worker seed differs per worker and per epoch and follows the training seed."""
+    info = torch.utils.data.get_worker_info()
+    info.dataset.rng = np.random.default_rng(info.seed)
+
+
 def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSet, dev_cmvn: SpeakerCmvn,
-                 tokens: TokenTable, config: AmConfig, seed: int, dist_info: DistInfo):
+                 tokens: TokenTable, config: AmConfig, seed: int, dist_info: DistInfo,
+                 device: torch.device = torch.device("cpu")):
     spec = None
     if config.spec_augment:
         spec = dict(num_time_masks=config.num_time_masks, max_time=config.max_time_mask,
@@ -184,27 +200,30 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
         train_cuts, max_duration=config.max_duration, num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)), shuffle=True, seed=seed,
         world_size=dist_info.world_size, rank=dist_info.rank, drop_last=dist_info.world_size > 1,
     )
+    options = loader_options(config.num_workers, device)
     train_loader = torch.utils.data.DataLoader(
         CtcDataset(train_cmvn, tokens, spec, seed=seed + dist_info.rank), sampler=train_sampler,
-        batch_size=None, num_workers=0)
+        batch_size=None, worker_init_fn=reseed_worker if spec else None, **options)
     dev_sampler = SimpleCutSampler(dev_cuts, max_duration=config.max_duration, shuffle=False,
                                    world_size=1, rank=0)
     dev_loader = torch.utils.data.DataLoader(CtcDataset(dev_cmvn, tokens), sampler=dev_sampler, batch_size=None,
-                                             num_workers=0)
+                                             **options)
     return train_sampler, train_loader, dev_loader
 
 
 def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str = "mustc", device_name: str = "auto",
                  seed: int = 42, resume: bool = False, train_split: str = "train",
-                 dev_split: str = "dev", extra_train_dirs: Sequence[Path] = ()) -> Tuple[TrainState, TdnnAcousticModel]:
+                 dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
+                 amp: str = "none") -> Tuple[TrainState, TdnnAcousticModel]:
     """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
 
     ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini
-    corpus' AM-only talks); dev stays the main folder's.
+    corpus' AM-only talks); dev stays the main folder's.  ``amp``: none, bf16 or fp16 (CUDA only).
 
     Returns the final state and this rank's model (after the last epoch, unwrapped from DDP).
     """
     dist_info, device = setup_distributed(device_name)
+    precision = Amp(amp, device.type)
     seed_everything(seed)
     exp_dir = Path(exp_dir)
     train_cuts, train_cmvn = load_train_splits([fbank_dir, *extra_train_dirs], train_split, prefix)
@@ -230,7 +249,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         if checkpoint is None:
             logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
         else:
-            data = torch.load(checkpoint, map_location=device, weights_only=False)
+            data = torch.load(checkpoint, map_location=device, weights_only=True)
             if data["tokens"] != tokens.symbols:
                 raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
             model.load_state_dict(data["model"])
@@ -241,12 +260,12 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     train_sampler, train_loader, dev_loader = make_loaders(
         train_cuts=train_cuts, train_cmvn=train_cmvn, dev_cuts=dev_cuts, dev_cmvn=dev_cmvn, tokens=tokens,
-        config=config, seed=seed, dist_info=dist_info)
+        config=config, seed=seed, dist_info=dist_info, device=device)
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     for epoch in range(state.epoch + 1, config.num_epochs + 1):
         train_sampler.set_epoch(epoch)
         train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
-                                     epoch=epoch, device=device, dist_info=dist_info, ctc=ctc)
+                                     epoch=epoch, device=device, dist_info=dist_info, ctc=ctc, amp=precision)
         valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
         state.epoch = epoch
         improved = valid_loss < state.best_valid_loss

@@ -78,7 +78,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=-1,
                         help="BERT sub-tokens of context around chunk words; -1: the training value")
     parser.add_argument("--quantize", nargs="*", choices=("bert", "tdnn"), default=None,
-                        help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert)")
+                        help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert); CPU only")
     parser.add_argument("--bert-bf16", action="store_true",
                         help="BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or GPUs)")
     parser.add_argument("--backend", choices=("torch", "onnx"), default="torch",
@@ -137,6 +137,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     torch.set_num_threads(args.num_threads)
     requests = speaker_share(read_requests(args), args.job, args.nj)
     device = resolve_device(args.device)
+    if args.quantize is not None and device.type != "cpu":  # refused before the models are read
+        raise ValueError(f"--quantize: dynamic int8 quantisation runs on the CPU only, but --device {args.device} "
+                         f"resolved to {device}; use --device cpu, or --bert-bf16 on the GPU")
     punctuator = Punctuator.from_recipe(
         args.recipe_dir, feat_config=args.feat_config, am_checkpoint=args.am_model, bert_dir=args.bert_model_dir,
         tdnn_checkpoint=args.tdnn_model, results_json=args.results_json, alpha=args.alpha, device=device,

@@ -4,6 +4,12 @@
   python -m punct.bin.train_bert --config conf/bert_mini.yaml \\
       --train data/manifests/mustc_supervisions_train.jsonl.gz \\
       --dev data/manifests/mustc_supervisions_dev.jsonl.gz --exp-dir exp/bert [--loss scl] [--resume]
+  torchrun --nproc-per-node 2 -m punct.bin.train_bert ...   # DDP (gloo on CPU, NCCL on GPU)
+  ... --amp bf16|fp16                                       # mixed precision (fp16: CUDA only)
+
+Under torchrun every rank trains on its share of each epoch's shuffled chunks: ``batch_size`` is per
+rank, and the ranks' batches of one step together are the batch one process with ``batch_size`` x
+ranks would train on.  Rank 0 scores dev and writes every file below; the other ranks log to stderr.
 
 Writes ``<exp-dir>/config.yaml``, ``epoch-N.pt`` (model, optimiser and state, to resume),
 ``best-valid-f1/`` (the model folder with the best overall dev F1, loadable by
@@ -23,22 +29,23 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
 from punct.metrics import score
 from punct.text.config import BertTrainConfig
-from punct.text.data import Example, Utterance, batches, make_examples, read_extra_text, read_utterances
+from punct.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
 from punct.text.infer import predict_words
 from punct.text.labels import MUSTC_CLASSES, class_index
 from punct.text.losses import build_loss
 from punct.text.model import HeadSpec, PunctBert, collate_chunks
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.utils.checkpoint import load_checkpoint, rng_state, set_rng_state
 from punct.utils.config import add_config_arguments, config_from_args, save_config
-from punct.utils.device import resolve_device
-from punct.utils.logging import log_config, setup_logging
-from punct.utils.training import TrainState, latest_checkpoint, prune_checkpoints, seed_everything
+from punct.utils.logging import log_config
+from punct.utils.training import (NO_AMP, Amp, DistInfo, TrainState, add_amp_argument, latest_checkpoint,
+                                  prune_checkpoints, rank_batches, seed_everything, setup_distributed,
+                                  start_rank_logging, unwrap, wrap_ddp)
 
 HEAD = "punct"  # MuST-C: one head over MUSTC_CLASSES
 # Config values that may change when a run is resumed (they do not change what was learned).
@@ -56,7 +63,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev", type=Path, required=True, help="dev supervisions for model selection")
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/bert")
     parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
+    add_amp_argument(parser)
     add_config_arguments(parser, BertTrainConfig)
     return parser
 
@@ -76,9 +84,13 @@ def warmup_factor(step: int, warmup_steps: int) -> float:
     return min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
 
 
-def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], device: torch.device):
-    """Mean over heads of the loss on the labelled words; returns (loss, number of words)."""
-    vectors, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device))
+def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], device: torch.device, amp: Amp = NO_AMP):
+    """Mean over heads of the loss on the labelled words; returns (loss, number of words).  The encoder
+    and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32."""
+    with amp.autocast():
+        vectors, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device),
+                                batch["word_positions"].to(device))
+    vectors, logits = vectors.float(), {name: x.float() for name, x in logits.items()}
     total, num_words = vectors.sum() * 0.0, 0  # stays attached to the graph if no head has labels
     for name, head_logits in logits.items():
         labels = batch[f"labels_{name}"].to(device)
@@ -90,30 +102,38 @@ def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], devi
     return total / len(logits), num_words
 
 
+def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist: DistInfo) -> List[List[Example]]:
+    """This rank's batches of one epoch: the shuffled order of ``batches(examples, batch_size, True, seed)``
+    (the same on every rank) split by :func:`rank_batches`; one process gets exactly ``batches``'."""
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
+
+
 def train_one_epoch(
-    model: PunctBert, loss_fn, optimizer: torch.optim.Optimizer, examples: Sequence[Example], cfg: BertTrainConfig,
-    state: TrainState, device: torch.device,
+    model: torch.nn.Module, loss_fn, optimizer: torch.optim.Optimizer, examples: Sequence[Example],
+    cfg: BertTrainConfig, state: TrainState, device: torch.device, dist: DistInfo = DistInfo(), amp: Amp = NO_AMP,
 ) -> float:
-    """One pass over the shuffled training examples; returns the mean loss."""
+    """One pass over this rank's share of the shuffled training examples; returns its mean loss.
+    ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
     model.train()
-    pad_id = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
+    tokenizer = unwrap(model).tokenizer
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
     epoch = state.epoch + 1
-    num_batches = (len(examples) + cfg.batch_size - 1) // cfg.batch_size
-    for i, batch_examples in enumerate(tqdm(batches(examples, cfg.batch_size, shuffle=True, seed=cfg.seed + epoch),
-                                            total=num_batches, desc=f"epoch {epoch}", mininterval=10)):
+    rank_share = epoch_batches(examples, cfg.batch_size, cfg.seed + epoch, dist)
+    num_batches = len(rank_share)
+    for i, batch_examples in enumerate(tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10,
+                                            disable=not dist.is_main)):
         batch = collate_chunks(
             [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id,
             labels=[{HEAD: e.labels} for e in batch_examples],
         )
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)
-        loss, n = compute_loss(model, loss_fn, batch, device)
+        loss, n = compute_loss(model, loss_fn, batch, device, amp)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
+        amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
         state.step += 1
         loss_sum += loss.item()
         loss_count += 1
@@ -145,7 +165,7 @@ def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, 
         torch.save({
             "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
             "config": asdict(cfg), "head_specs": [asdict(h) for h in model.head_specs],
-            "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()},
+            "rng": rng_state(),
         }, tmp)
 
 
@@ -177,19 +197,37 @@ def load_training_utterances(args, cfg: BertTrainConfig) -> List[Utterance]:
     return utterances
 
 
+def finish_epoch(model: PunctBert, optimizer: torch.optim.Optimizer, dev: Sequence[Utterance], cfg: BertTrainConfig,
+                 state: TrainState, exp_dir: Path, device: torch.device, train_loss: float, t0: float) -> None:
+    """Rank 0 after each epoch: dev scores, history, ``best-valid-f1/`` when improved, ``epoch-N.pt``."""
+    scores = evaluate(model, dev, cfg, device)
+    f1 = scores.overall["f1"]
+    state.history.append({"epoch": state.epoch, "train_loss": train_loss, "dev_f1": f1,
+                          **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in MUSTC_CLASSES[1:]}})
+    logging.info("epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s", state.epoch, train_loss, f1,
+                 ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in MUSTC_CLASSES[1:]), time.time() - t0)
+    if f1 > state.best_f1:
+        state.best_f1, state.best_epoch = f1, state.epoch
+        save_best(model, exp_dir, state, scores)
+        logging.info("new best dev F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1")
+    save_checkpoint(checkpoint_path(exp_dir, state.epoch), model, optimizer, state, cfg)
+    prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     exp_dir: Path = args.exp_dir
-    exp_dir.mkdir(parents=True, exist_ok=True)
-    setup_logging(exp_dir / "log" / f"log-train-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
+    start_rank_logging(exp_dir)
     cfg = config_from_args(BertTrainConfig, args, args.config)
     log_config(cfg)
     build_loss(cfg.loss_config())  # unknown loss names fail before any work
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
-    device = resolve_device(args.device)
+    dist, device = setup_distributed(args.device)
+    precision = Amp(args.amp, device.type)
     seed_everything(cfg.seed)
-    save_config(cfg, exp_dir / "config.yaml")
+    if dist.is_main:
+        save_config(cfg, exp_dir / "config.yaml")
 
     heads = [HeadSpec(HEAD, MUSTC_CLASSES, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
@@ -202,7 +240,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     state = TrainState()
 
     if args.resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
-        saved = torch.load(ckpt, map_location=device, weights_only=False)
+        saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
         changed = sorted(k for k, v in asdict(cfg).items()
                          if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)
         if changed:
@@ -211,9 +249,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         state = TrainState(**saved["state"])
-        random.setstate(saved["rng"]["python"])
-        np.random.set_state(saved["rng"]["numpy"])
-        torch.set_rng_state(saved["rng"]["torch"])
+        set_rng_state(saved["rng"])
         logging.info("resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch)
     elif args.resume:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
@@ -224,26 +260,24 @@ def main(argv: Optional[List[str]] = None) -> None:
     if not train:
         raise ValueError(f"{args.train}: no training words")
 
+    # the encoder's pooler is outside the loss: DDP must not wait for its gradients
+    net = wrap_ddp(model, device, dist, find_unused_parameters=True)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
-        train_loss = train_one_epoch(model, loss_fn, optimizer, train, cfg, state, device)
+        train_loss = train_one_epoch(net, loss_fn, optimizer, train, cfg, state, device, dist, precision)
         state.epoch += 1
-        scores = evaluate(model, dev, cfg, device)
-        f1 = scores.overall["f1"]
-        state.history.append({"epoch": state.epoch, "train_loss": train_loss, "dev_f1": f1,
-                              **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in MUSTC_CLASSES[1:]}})
-        logging.info("epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s", state.epoch, train_loss, f1,
-                     ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in MUSTC_CLASSES[1:]), time.time() - t0)
-        if f1 > state.best_f1:
-            state.best_f1, state.best_epoch = f1, state.epoch
-            save_best(model, exp_dir, state, scores)
-            logging.info("new best dev F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1")
-        save_checkpoint(checkpoint_path(exp_dir, state.epoch), model, optimizer, state, cfg)
-        prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+        if dist.is_main:
+            finish_epoch(model, optimizer, dev, cfg, state, exp_dir, device, train_loss, t0)
+        if dist.world_size > 1:
+            torch.distributed.barrier()
 
-    atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
-    logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1")
-    mark_done(exp_dir)
+    if dist.is_main:
+        atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
+        logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch,
+                     exp_dir / "best-valid-f1")
+        mark_done(exp_dir)
+    if dist.world_size > 1:
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

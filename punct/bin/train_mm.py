@@ -15,6 +15,13 @@ Writes to ``--exp-dir``: ``config.yaml``, ``epoch-N.pt`` (to resume), ``best-val
 ``decode/<split>.jsonl`` (per-segment references and predictions, read by score_itn),
 ``decode/<split>.attention.json`` (cross-attention of 4 segments, multimodal models),
 ``log/log-train-<time>`` and finally ``.done``.
+
+  torchrun --nproc-per-node 2 -m punct.bin.train_mm ...   # DDP (gloo on CPU, NCCL on GPU)
+  ... --amp bf16|fp16 --num-workers N                     # mixed precision (fp16: CUDA only), loader processes
+
+Under torchrun every rank trains on its share of each epoch's shuffled segments (``batch_size`` per
+rank); rank 0 scores dev, writes every file above and decodes; the other ranks log to stderr.
+Batches are pinned for fast copies when the device is CUDA.
 """
 
 from __future__ import annotations
@@ -22,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import random
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -36,13 +42,14 @@ from punct.itn.labels import PUNCT_CLASSES
 from punct.mm.config import MmConfig
 from punct.mm.data import load_split
 from punct.mm.model import MODEL_KINDS, build_model
-from punct.mm.train import (attention_examples, build_optimizer, loader, lr_factor, predict, quartile_worst, to_device,
-                            two_head_loss)
+from punct.mm.train import (attention_examples, build_optimizer, loader, lr_factor, predict, quartile_worst,
+                            to_device, two_head_loss)
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.utils.checkpoint import load_checkpoint, rng_state, set_rng_state
 from punct.utils.config import add_config_arguments, config_from_args, save_config
-from punct.utils.device import resolve_device
-from punct.utils.logging import log_config, setup_logging
-from punct.utils.training import TrainState, latest_checkpoint, prune_checkpoints, seed_everything
+from punct.utils.logging import log_config
+from punct.utils.training import (NO_AMP, Amp, DistInfo, TrainState, add_amp_argument, latest_checkpoint,
+                                  prune_checkpoints, seed_everything, setup_distributed, start_rank_logging, wrap_ddp)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -55,7 +62,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model")
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/mm_pe")
     parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
+    add_amp_argument(parser)
     add_config_arguments(parser, MmConfig)
     return parser
 
@@ -73,24 +81,31 @@ def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **e
         torch.save({"kind": kind, "config": asdict(cfg), "model": model.state_dict(), **extra}, tmp)
 
 
+def sync(dist: DistInfo) -> None:
+    """Waits for all ranks (no-op in one process)."""
+    if dist.world_size > 1:
+        torch.distributed.barrier()
+
+
 def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainState, total_steps: int,
-                    device: torch.device) -> Dict[str, float]:
-    """One pass over the training set; returns the mean losses."""
+                    device: torch.device, amp: Amp = NO_AMP, progress: bool = True) -> Dict[str, float]:
+    """One pass over (this rank's share of) the training set; returns the mean losses.  The model runs
+    under ``amp``'s autocast, the losses on float32 logits."""
     model.train()
     sums = {"loss": 0.0, "punct": 0.0, "case": 0.0}
     count = 0
     epoch = state.epoch + 1
-    for i, batch in enumerate(tqdm(train_loader, desc=f"epoch {epoch}", mininterval=10)):
+    for i, batch in enumerate(tqdm(train_loader, desc=f"epoch {epoch}", mininterval=10, disable=not progress)):
         batch = to_device(batch, device)
         factor = lr_factor(state.step, total_steps, cfg.warmup_fraction)
         for group in optimizer.param_groups:
             group["lr"] = group["peak_lr"] * factor
-        loss, parts = two_head_loss(model(batch), batch, cfg.punct_weight, cfg.case_weight)
+        with amp.autocast():
+            logits = model(batch)
+        logits = {name: x.float() for name, x in logits.items()}
+        loss, parts = two_head_loss(logits, batch, cfg.punct_weight, cfg.case_weight)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
+        amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
         state.step += 1
         count += 1
         sums["loss"] += float(loss.detach())
@@ -105,15 +120,17 @@ def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainS
 def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     exp_dir: Path = args.exp_dir
-    exp_dir.mkdir(parents=True, exist_ok=True)
-    setup_logging(exp_dir / "log" / f"log-train-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
+    start_rank_logging(exp_dir)
     cfg = config_from_args(MmConfig, args, args.config)
     log_config({"model": args.model, **asdict(cfg)})
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
-    device = resolve_device(args.device)
+    dist, device = setup_distributed(args.device)
+    precision = Amp(args.amp, device.type)
+    pin = device.type == "cuda"
     seed_everything(cfg.seed)
-    save_config(cfg, exp_dir / "config.yaml")
+    if dist.is_main:
+        save_config(cfg, exp_dir / "config.yaml")
 
     model = build_model(args.model, cfg)
     tokenizer = model.text.tokenizer
@@ -128,33 +145,37 @@ def main(argv: Optional[List[str]] = None) -> None:
     train_sup, train_rec = manifests(args.data_dir, args.train_split)
     dev_sup, dev_rec = manifests(args.data_dir, args.dev_split)
     train = load_split(train_sup, train_rec, tokenizer, cfg, with_audio, cfg.max_train_segments)
-    dev = load_split(dev_sup, dev_rec, tokenizer, cfg, with_audio)
+    dev = load_split(dev_sup, dev_rec, tokenizer, cfg, with_audio) if dist.is_main else None
     if not len(train):
         raise ValueError(f"{train_sup}: no training segments")
-    train_loader = loader(train, cfg.batch_size, True, cfg.seed, pad_id, cfg.num_workers)
+    train_loader = loader(train, cfg.batch_size, True, cfg.seed, pad_id, cfg.num_workers, dist=dist, pin_memory=pin)
     total_steps = cfg.num_epochs * len(train_loader)
 
     optimizer = build_optimizer(model, cfg)
     state = TrainState()
     if args.resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
-        saved = torch.load(ckpt, map_location=device, weights_only=False)
+        saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         state = TrainState(**saved["state"])
-        random.setstate(saved["rng"]["python"])
-        np.random.set_state(saved["rng"]["numpy"])
-        torch.set_rng_state(saved["rng"]["torch"])
+        set_rng_state(saved["rng"])
         logging.info("resumed from %s (epoch %d, best dev macro F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1,
                      state.best_epoch)
     elif args.resume:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
 
+    # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
+    net = wrap_ddp(model, device, dist, find_unused_parameters=True)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
         # a new, seeded order each epoch (also after --resume)
-        train_loader = loader(train, cfg.batch_size, True, cfg.seed + state.epoch, pad_id, cfg.num_workers)
-        losses = train_one_epoch(model, optimizer, train_loader, cfg, state, total_steps, device)
+        train_loader = loader(train, cfg.batch_size, True, cfg.seed + state.epoch, pad_id, cfg.num_workers, dist=dist,
+                              pin_memory=pin)
+        losses = train_one_epoch(net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main)
         state.epoch += 1
+        if not dist.is_main:
+            sync(dist)  # while rank 0 scores dev and writes the checkpoints
+            continue
         preds = predict(model, dev, cfg, device, pad_id)
         p_scores, c_scores = preds.scores()
         f1 = p_scores.macro_f1
@@ -174,13 +195,18 @@ def main(argv: Optional[List[str]] = None) -> None:
         with atomic_path(checkpoint_path(exp_dir, state.epoch)) as tmp:
             torch.save({"kind": args.model, "config": asdict(cfg), "model": model.state_dict(),
                         "optimizer": optimizer.state_dict(), "state": asdict(state),
-                        "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}},
+                        "rng": rng_state()},
                        tmp)
         prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+        sync(dist)
+    if dist.world_size > 1:
+        torch.distributed.destroy_process_group()
+    if not dist.is_main:
+        return
     atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
 
     # decode with the best model
-    best = torch.load(exp_dir / "best-valid-f1.pt", map_location=device, weights_only=False)
+    best = torch.load(exp_dir / "best-valid-f1.pt", map_location=device, weights_only=True)
     model.load_state_dict(best["model"])
     for split in [s for s in args.decode_splits.split(",") if s]:
         sup, rec = manifests(args.data_dir, split)

@@ -9,6 +9,8 @@ the layer-12 matrices (<am-emb-dir>/<split>/emb.scp) and the per-word BERT vecto
 
 Single process:   python -m punct.bin.train_tdnn --config conf/tdnn_mini.yaml --exp-dir exp/tdnn
 Several (DDP):    torchrun --nproc-per-node 2 -m punct.bin.train_tdnn --config conf/tdnn.yaml ...
+GPU options:      --amp bf16|fp16 (mixed precision), --num-workers N (window-cutting processes; batches
+                  are pinned when the device is CUDA)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import torch
 
 from punct.fusion.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
 from punct.fusion.train import TrainTdnnConfig, corpus_classes, train_tdnn
-from punct.utils.training import dist_from_env, init_distributed, latest_checkpoint
+from punct.utils.training import Amp, add_amp_argument, dist_from_env, init_distributed, latest_checkpoint
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.device import resolve_device
@@ -44,6 +46,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=42, help="seed of initialisation and example order")
     parser.add_argument("--num-threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
+    add_amp_argument(parser)
     add_config_arguments(parser, TrainTdnnConfig)
     return parser
 
@@ -63,6 +66,7 @@ def main() -> None:
         device = torch.device("cuda", dist.local_rank)
         torch.cuda.set_device(device)
     init_distributed(dist, device)
+    Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
 
     classes, case_classes = corpus_classes(cfg)
     train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split, args.cuts_pattern)
@@ -89,10 +93,10 @@ def main() -> None:
         save_config(cfg, args.exp_dir / "config.yaml")
     train_tdnn(
         cfg, train_corpus, dev_corpus, args.exp_dir, device, seed=args.seed, resume=resume, dist=dist,
-        progress=not args.no_progress,
+        progress=not args.no_progress, amp=args.amp,
     )
     if dist.is_main:
-        ckpt = torch.load(args.exp_dir / f"epoch-{cfg.epochs}.pt", map_location="cpu", weights_only=False)
+        ckpt = torch.load(args.exp_dir / f"epoch-{cfg.epochs}.pt", map_location="cpu", weights_only=True)
         atomic_write_text(args.exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
         mark_done(args.exp_dir / "best-valid-f1.pt")
         logging.info("best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])

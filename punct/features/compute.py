@@ -7,9 +7,22 @@ Layout under ``data/fbank`` (``<p>`` = corpus prefix, ``mustc``):
   ``cmvn_<split>.json``                        per-speaker CMVN stats (see cmvn.py)
 
 Each cut covers exactly one supervision, and its features were computed on exactly the cut's
-samples, so ``cut.features.load()`` (whole matrix) has ``1 + (num_samples - 400) // 160``
-frames; use :func:`load_cut_features`, not ``cut.load_features()``, which lhotse adjusts
-to its own rounded frame count.
+``N`` samples with Kaldi's ``snip_edges=True``: ``S = 1 + (N - 400) // 160`` frames, frame ``t``
+covering ``[t * 0.01, t * 0.01 + 0.025)`` s of the cut (the project's frame convention, which the
+acoustic model, CTC alignment and embedding dumps rely on).
+
+Two frame counts, one stored matrix.  lhotse requires ``num_frames == round(duration / frame_shift)``
+(``lhotse.utils.compute_num_frames``: ``L = (N + 80) // 160`` at 16 kHz / 10 ms, exactly; ``qa.py``
+allows no tolerance for features, and ``cut.load_features()`` forgives only one frame), while
+``S = L - 2`` for every ``N >= 400``.  So :func:`compute_job` stores the ``S`` frames followed by
+``L - S`` copies of the last one, and declares ``num_frames = L`` and ``duration = N / sr``: the
+manifests pass ``lhotse.qa.validate_cut_set(cuts, read_data=True)``, and lhotse's own loaders
+(``cut.load_features()``, ``lhotse.dataset.collation.collate_features``) get ``cut.num_frames = L``
+rows whose frame ``t < S`` is the project's frame ``t`` (padding at the end keeps frame ``t`` at
+``t * 0.01`` s, as ``punct.align.ctm`` assumes).  The project's readers take the first ``S`` rows:
+use :func:`load_cut_features` for the matrix and :func:`feature_frames` for its length, never
+``cut.features.num_frames`` or ``cut.num_frames``.  Manifests written before the padding (``num_frames
+= S``, not lhotse-valid) load the same way: :func:`feature_frames` is ``min(num_frames, S)``.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ import numpy as np
 from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest
 from lhotse.features.io import LilcomChunkyWriter
 from lhotse.features.base import Features
+from lhotse.utils import compute_num_frames_from_samples, compute_num_samples
 from tqdm import tqdm
 
 from punct.features.cmvn import SpeakerCmvn
@@ -98,9 +112,10 @@ def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest
                 continue
             if feats.shape[0] != want:
                 raise RuntimeError(f"{cut.id}: {feats.shape[0]} frames, frame convention says {want}")
-            key = writer.write(cut.id, feats)
+            stored = pad_to_lhotse_frames(feats, audio.shape[-1], extractor.frame_shift, sr)
+            key = writer.write(cut.id, stored)
             features = Features(
-                type=extractor.name, num_frames=feats.shape[0], num_features=feats.shape[1],
+                type=extractor.name, num_frames=stored.shape[0], num_features=stored.shape[1],
                 frame_shift=extractor.frame_shift, sampling_rate=sr, start=cut.start,
                 duration=round(audio.shape[-1] / sr, 8), storage_type=writer.name,
                 storage_path=str(storage_path), storage_key=key, recording_id=cut.recording_id,
@@ -120,11 +135,34 @@ def _with_features(cut, features: Features):
     return fastcopy(cut, features=features)
 
 
+def pad_to_lhotse_frames(feats: np.ndarray, num_samples: int, frame_shift: float, sampling_rate: int) -> np.ndarray:
+    """``feats`` (S, D) followed by copies of its last row up to lhotse's frame count of ``num_samples``."""
+    target = compute_num_frames_from_samples(num_samples, frame_shift, sampling_rate)
+    if target < feats.shape[0] or feats.shape[0] == 0:
+        raise ValueError(f"cannot pad {feats.shape[0]} frames to lhotse's {target} for {num_samples} samples")
+    return np.concatenate([feats, np.repeat(feats[-1:], target - feats.shape[0], axis=0)])
+
+
+def feature_frames(cut) -> int:
+    """The cut's frame count in the project's convention (``snip_edges=True``), ``S`` of the module doc.
+
+    The rows of ``cut.features`` beyond it are lhotse padding (manifests since the padding) or
+    absent (older manifests, whose ``num_frames`` is already ``S``).
+    """
+    f = cut.features
+    if f is None:
+        raise ValueError(f"cut {cut.id} has no features (run stage 1)")
+    num_samples = compute_num_samples(f.duration, f.sampling_rate)
+    snip = expected_num_frames(num_samples, f.sampling_rate, frame_shift_ms=f.frame_shift * 1000)
+    return min(f.num_frames, snip)
+
+
 def load_cut_features(cut, cmvn: Optional[SpeakerCmvn] = None) -> np.ndarray:
-    """The cut's whole feature matrix (T, D) float32, with the speaker's CMVN applied when given."""
+    """The cut's (S, D) float32 feature matrix (S = :func:`feature_frames`), with the speaker's CMVN
+    applied when given."""
     if cut.features is None:
         raise ValueError(f"cut {cut.id} has no features (run stage 1)")
-    feats = cut.features.load()
+    feats = cut.features.load()[: feature_frames(cut)]
     if cmvn is not None:
         speaker = cut.supervisions[0].speaker if cut.supervisions else None
         feats = cmvn.apply(speaker, feats)

@@ -6,6 +6,9 @@ on GPU), and rank 0 evaluates dev and writes checkpoints:
 ``exp/tdnn/epoch-N.pt`` (model, optimizer, state) and ``best-valid-f1.pt`` (best dev ``dev_metric`` of the
 punctuation head).  With a case head (``model.case_classes`` > 0) the loss is
 ``(1 - case_weight) * L_punct + case_weight * L_case``.
+
+Mixed precision (``amp``: bf16 or fp16, :class:`punct.utils.training.Amp`): the TDNN's training forward
+pass runs under autocast and the loss on float32 logits; dev scoring and checkpoints are float32.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_hea
 from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.metrics import score
 from punct.text.labels import MUSTC_CLASSES
-from punct.utils.training import DistInfo, TrainState, seed_everything
+from punct.utils.training import Amp, DistInfo, TrainState, seed_everything
 from punct.utils.atomic import atomic_path
 
 Pathlike = Union[str, Path]
@@ -117,10 +120,10 @@ def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
     """The training config stored in a TDNN checkpoint (older checkpoints: defaults for new fields)."""
     from punct.utils.config import config_from_dict
 
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
     train_config = dict(ckpt["train_config"])
     train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
-    return config_from_dict(TrainTdnnConfig, train_config)
+    return config_from_dict(TrainTdnnConfig, train_config, str(path))
 
 
 def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
@@ -149,7 +152,7 @@ def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, 
 
 def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> PunctTdnn:
     """A trained TDNN from a checkpoint, in eval mode."""
-    ckpt = torch.load(path, map_location=device, weights_only=False)
+    ckpt = torch.load(path, map_location=device, weights_only=True)
     model_cfg = {"window_centre": LEGACY_WINDOW_CENTRE, **ckpt["model_config"]}
     for key in ("channels", "kernels", "dilations"):
         model_cfg[key] = tuple(model_cfg[key])
@@ -216,14 +219,17 @@ def train_tdnn(
     resume: Optional[Pathlike] = None,
     dist: DistInfo = DistInfo(),
     progress: bool = True,
+    amp: str = "none",
 ) -> PunctTdnn:
     """Trains for ``cfg.epochs`` epochs; returns the (unwrapped) model as trained by the last epoch.
 
     Args:
       resume: a checkpoint to continue from (model, optimizer and state), or None.
       dist: this process's rank (rank 0 evaluates and writes checkpoints).
+      amp: mixed precision of the training forward passes: none, bf16 or fp16 (CUDA only).
     """
     exp_dir = Path(exp_dir)
+    precision = Amp(amp, device.type)
     for corpus in (train_corpus, dev_corpus):
         if corpus is not None and corpus.window_centre != cfg.model.window_centre:
             raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
@@ -233,7 +239,7 @@ def train_tdnn(
     optimizer = make_optimizer(cfg, model)
     state = TrainState()
     if resume is not None:
-        ckpt = torch.load(resume, map_location=device, weights_only=False)
+        ckpt = torch.load(resume, map_location=device, weights_only=True)
         model.load_state_dict(ckpt["model"])
         if ckpt.get("optimizer"):
             optimizer.load_state_dict(ckpt["optimizer"])
@@ -286,13 +292,13 @@ def train_tdnn(
             batch = [t.to(device, non_blocking=True) for t in batch]
             labels = batch[-1]
             optimizer.zero_grad(set_to_none=True)
-            if cfg.example_unit == "window":
-                logits = net(batch[0])
-            else:
-                logits = net(batch[0], utterance=batch[1], centres=batch[2])
-            loss = tdnn_loss(logits, labels, criteria, cfg)
-            loss.backward()
-            optimizer.step()
+            with precision.autocast():
+                if cfg.example_unit == "window":
+                    logits = net(batch[0])
+                else:
+                    logits = net(batch[0], utterance=batch[1], centres=batch[2])
+            loss = tdnn_loss(logits.float(), labels, criteria, cfg)
+            precision.step(loss, optimizer)
             state.step += 1
             batch_loss = loss.item() / (len(labels) if cfg.loss_reduction == "sum" else 1)
             total_loss += batch_loss * len(labels)

@@ -315,11 +315,17 @@ class Punctuator:
         """Dynamic int8 quantisation of the Linear layers of ``parts`` ("bert", "tdnn"; CPU only); returns self.
 
         BERT only by default: on the TDNN the per-call quantisation of the (frames x 1792) activations
-        costs more than the int8 matrix product saves (benchmarks/README.md)."""
+        costs more than the int8 matrix product saves (benchmarks/README.md).
+
+        Raises ValueError on a GPU: torch's dynamic int8 kernels exist for the CPU only, so quantised layers
+        of a CUDA model would fail at the first forward pass."""
         import warnings
 
         from torch.ao.quantization import quantize_dynamic
 
+        if self.device.type != "cpu":
+            raise ValueError(f"--quantize: dynamic int8 quantisation runs on the CPU only, but the models are on "
+                             f"{self.device}; use --device cpu, or --bert-bf16 on the GPU")
         unknown = set(parts) - {"bert", "tdnn"}
         if unknown:
             raise ValueError(f"quantize: unknown parts {sorted(unknown)}; choose bert, tdnn")

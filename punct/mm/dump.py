@@ -21,6 +21,7 @@ from punct.mm.config import MmConfig
 from punct.mm.data import ItnDataset
 from punct.mm.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel, build_model
 from punct.mm.train import loader, to_device
+from punct.utils.checkpoint import load_checkpoint
 
 Pathlike = Union[str, Path]
 
@@ -46,7 +47,7 @@ def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("c
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
         raise FileNotFoundError(f"{checkpoint}: no such checkpoint")
-    saved = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    saved = load_checkpoint(checkpoint, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
     if saved.get("kind") != "text":
         raise ValueError(f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model")
     cfg = _config_from_dict(saved["config"])

@@ -5,11 +5,13 @@
 * learning rate: linear warm-up over the first ``warmup_fraction`` of the updates to the peak,
   then linear decay to zero (thesis 5.1);
 * :func:`predict`: per-segment predictions and losses of a split, and the cross-attention of
-  the highest-loss segment of each length quartile (thesis 5.5.3) for the plots.
+  the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
+* :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ from punct.mm.data import ItnDataset, collate
 from punct.mm.model import CASE_HEAD, PUNCT_HEAD, new_parameters
 from punct.text.chunking import IGNORE_INDEX
 from punct.utils.atomic import atomic_path
+from punct.utils.training import DistInfo, RankBatchSampler
 
 
 def two_head_loss(logits: Dict[str, torch.Tensor], batch: Dict[str, torch.Tensor], punct_weight: float = 0.5,
@@ -66,13 +69,20 @@ def build_optimizer(model: torch.nn.Module, cfg: MmConfig) -> torch.optim.Optimi
 
 
 def to_device(batch: Dict[str, torch.Tensor], device: torch.device) -> Dict[str, torch.Tensor]:
-    return {k: v.to(device) for k, v in batch.items()}
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
-def loader(dataset: ItnDataset, batch_size: int, shuffle: bool, seed: int, pad_id: int, num_workers: int = 0):
+def loader(dataset: ItnDataset, batch_size: int, shuffle: bool, seed: int, pad_id: int, num_workers: int = 0, *,
+           dist: DistInfo = DistInfo(), pin_memory: bool = False) -> torch.utils.data.DataLoader:
+    """Batches of ``dataset``.  Shuffled: this rank's share of a seeded order (``batch_size`` per rank; one
+    process gets the batches of ``DataLoader(shuffle=True)`` with the same seed); otherwise in order."""
     generator = torch.Generator().manual_seed(seed)
-    return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=shuffle, generator=generator,
-                                       num_workers=num_workers, collate_fn=lambda b: collate(b, pad_id))
+    common = dict(num_workers=num_workers, pin_memory=pin_memory, generator=generator,
+                  collate_fn=functools.partial(collate, pad_id=pad_id))
+    if not shuffle:
+        return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False, **common)
+    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator)
+    return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, **common)
 
 
 @dataclass

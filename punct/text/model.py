@@ -6,9 +6,49 @@ Linear(1024, num_classes)`` applied to that vector.  Several heads may share the
 (ParCzech: 9 punctuation classes + 2 case classes); MuST-C uses one head, ``punct``,
 over ``MUSTC_CLASSES``.
 
-A saved model is a folder: the encoder (``save_pretrained``), its tokenizer, ``heads.pt``
-(head weights) and ``punct_model.json`` (the head specs), so any stage can reload it with
-:meth:`PunctBert.from_pretrained`.
+A saved model is a folder (:meth:`PunctBert.save_pretrained`; :meth:`PunctBert.from_pretrained`
+reloads it), readable without this package:
+
+  ``config.json``, ``model.safetensors``   the encoder (transformers ``save_pretrained``):
+                                           ``transformers.AutoModel.from_pretrained(folder)``
+  ``tokenizer.json``, ``tokenizer_config.json``  its tokenizer: ``AutoTokenizer.from_pretrained(folder)``
+  ``heads.safetensors``                    the heads' weights, ``<head>.hidden.weight`` (hidden, H),
+                                           ``<head>.hidden.bias``, ``<head>.output.weight`` (C, hidden),
+                                           ``<head>.output.bias`` (C,); H = the encoder's hidden size
+  ``punct_model.json``                     written last: ``format_version`` (2), ``heads_file``,
+                                           ``encoder_hidden_size`` (H), ``word_vector`` (which state
+                                           feeds the heads), ``heads`` (one dict per head: ``name``,
+                                           ``classes`` in logit order, ``hidden``, ``activation``
+                                           relu/gelu/tanh, ``dropout``) and, when trained,
+                                           ``chunking`` (``max_length``, ``context`` of the chunks)
+
+The heads without this package (``act`` as ``activation`` names it; ``gelu`` is the exact erf form)::
+
+    import json, torch
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    spec = json.load(open(f"{folder}/punct_model.json"))
+    weights = load_file(f"{folder}/heads.safetensors")
+    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "tanh": torch.tanh}
+    tokenizer, encoder = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
+
+    def logits(name, activation, vectors):  # vectors (W, H): each word's last sub-token state
+        h = act[activation](vectors @ weights[f"{name}.hidden.weight"].T + weights[f"{name}.hidden.bias"])
+        return h @ weights[f"{name}.output.weight"].T + weights[f"{name}.output.bias"]  # (W, C)
+
+    # words: one utterance, normalised as in training (punct.text.normalize), at most max_length - 2 sub-tokens
+    enc = tokenizer(words, is_split_into_words=True, return_tensors="pt")  # [CLS] sub-tokens [SEP]
+    last = {w: t for t, w in enumerate(enc.word_ids()) if w is not None}  # word -> its last sub-token
+    with torch.no_grad():
+        vectors = encoder(**enc).last_hidden_state[0, [last[w] for w in range(len(words))]]
+        labels = {h["name"]: [h["classes"][c] for c in logits(h["name"], h["activation"], vectors).argmax(-1)]
+                  for h in spec["heads"]}
+
+(This package also gives a word without sub-tokens ``[UNK]``, and reads longer texts in overlapping chunks
+of ``chunking["max_length"]`` tokens: ``punct.text.chunking``.)
+Folders of the earlier layout (``heads.pt``, a ``torch.save`` state dict; no ``format_version``) still
+load, with ``torch.load(weights_only=True)``; the current layout is read without pickle.
 """
 
 from __future__ import annotations
@@ -27,7 +67,10 @@ from punct.utils.atomic import atomic_path, atomic_write_text
 Pathlike = Union[str, Path]
 
 MODEL_JSON = "punct_model.json"
-HEADS_FILE = "heads.pt"
+HEADS_FILE = "heads.safetensors"
+LEGACY_HEADS_FILE = "heads.pt"  # format_version 1: torch.save(heads.state_dict())
+FORMAT_VERSION = 2
+WORD_VECTOR = "encoder last_hidden_state at each word's last sub-token"
 
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
 
@@ -150,20 +193,35 @@ class PunctBert(nn.Module):
         return cls(encoder, tokenizer, heads)
 
     def save_pretrained(self, folder: Pathlike) -> None:
-        """Writes the model folder (encoder, tokenizer, heads, specs); the specs file goes last."""
+        """Writes the model folder (module doc): encoder and tokenizer by transformers, the heads as
+        safetensors, and ``punct_model.json`` last (a folder with it is complete)."""
+        from safetensors.torch import save_file
+
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / MODEL_JSON).unlink(missing_ok=True)  # an overwritten folder is incomplete until the end
         self.encoder.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
-        with atomic_path(folder / HEADS_FILE) as tmp:
-            torch.save(self.heads.state_dict(), tmp)
-        specs = {"heads": [asdict(h) for h in self.head_specs]}
+        specs = self.specs_dict()
+        tensors = {k: v.detach().to("cpu").contiguous() for k, v in self.heads.state_dict().items()}
+        with atomic_path(folder / HEADS_FILE, suffix=".safetensors") as tmp:
+            save_file(tensors, str(tmp), metadata={"format": "pt", MODEL_JSON: json.dumps(specs)})
+        (folder / LEGACY_HEADS_FILE).unlink(missing_ok=True)  # stale heads of an earlier save
+        atomic_write_text(folder / MODEL_JSON, json.dumps(specs, indent=2) + "\n")
+
+    def specs_dict(self) -> Dict:
+        """The contents of ``punct_model.json`` (module doc)."""
+        specs = {
+            "format_version": FORMAT_VERSION, "heads_file": HEADS_FILE, "encoder_hidden_size": self.hidden_size,
+            "word_vector": WORD_VECTOR, "heads": [asdict(h) for h in self.head_specs],
+        }
         if self.chunking:
             specs["chunking"] = self.chunking
-        atomic_write_text(folder / MODEL_JSON, json.dumps(specs, indent=2) + "\n")
+        return specs
 
     @classmethod
     def from_pretrained(cls, folder: Pathlike, map_location: Union[str, torch.device] = "cpu") -> "PunctBert":
+        """Loads a folder of :meth:`save_pretrained`, or of the earlier layout with ``heads.pt``."""
         from transformers import AutoModel, AutoTokenizer
 
         folder = Path(folder)
@@ -171,12 +229,26 @@ class PunctBert(nn.Module):
         if not spec_file.is_file():
             raise FileNotFoundError(f"{spec_file}: not a saved PunctBert folder (no {MODEL_JSON})")
         saved = json.loads(spec_file.read_text(encoding="utf-8"))
+        version = int(saved.get("format_version", 1))
+        if version > FORMAT_VERSION:
+            raise ValueError(f"{spec_file}: format_version {version} is newer than this code's {FORMAT_VERSION}")
         specs = [HeadSpec.from_dict(h) for h in saved["heads"]]
         tokenizer = AutoTokenizer.from_pretrained(folder)
         encoder = AutoModel.from_pretrained(folder)
         model = cls(encoder, tokenizer, specs, saved.get("chunking"))
-        model.heads.load_state_dict(torch.load(folder / HEADS_FILE, map_location=map_location))
+        model.heads.load_state_dict(load_head_weights(folder, saved, map_location))
         return model
+
+
+def load_head_weights(folder: Path, saved: Dict,
+                      map_location: Union[str, torch.device] = "cpu") -> Dict[str, torch.Tensor]:
+    """The heads' state dict of a model folder: safetensors (format 2), or ``heads.pt`` (format 1) read with
+    ``weights_only=True`` (tensors only, no arbitrary pickled objects)."""
+    if int(saved.get("format_version", 1)) >= 2:
+        from safetensors.torch import load_file
+
+        return load_file(str(folder / saved.get("heads_file", HEADS_FILE)), device=str(torch.device(map_location)))
+    return torch.load(folder / LEGACY_HEADS_FILE, map_location=map_location, weights_only=True)
 
 
 def collate_chunks(

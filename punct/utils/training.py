@@ -1,18 +1,24 @@
 """Pieces every training loop shares: seeding, the mutable training state, checkpoints by epoch,
-and the torchrun (DistributedDataParallel) environment."""
+the torchrun (DistributedDataParallel) environment, per-rank batches, DataLoader options and
+mixed precision (``--amp``)."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import logging
 import os
 import random
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, ContextManager, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+
+from punct.utils.logging import setup_logging
 
 EPOCH_CHECKPOINT = re.compile(r"epoch-(\d+)\.pt")
 
@@ -76,6 +82,18 @@ def dist_from_env() -> DistInfo:
     )
 
 
+def start_rank_logging(exp_dir: Path) -> DistInfo:
+    """Rank 0 creates ``exp_dir`` and logs to exp_dir/log/log-train-<time>; other ranks log warnings only.
+    Returns this process' place in the torchrun job (before the process group is joined)."""
+    dist = dist_from_env()
+    if dist.is_main:
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        setup_logging(exp_dir / "log" / f"log-train-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
+    else:
+        setup_logging(level=logging.WARNING)
+    return dist
+
+
 def init_distributed(dist: DistInfo, device: torch.device) -> None:
     """Joins the process group (NCCL on CUDA, gloo on CPU) when there is more than one process."""
     if dist.world_size > 1 and not torch.distributed.is_initialized():
@@ -104,3 +122,125 @@ def prune_checkpoints(exp_dir: Path, keep: int, current: int) -> None:
     for epoch, path in epoch_checkpoints(exp_dir):
         if epoch <= current - keep:
             path.unlink()
+
+
+def unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    """The model inside a DistributedDataParallel wrapper (the model itself otherwise)."""
+    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
+
+
+def wrap_ddp(model: torch.nn.Module, device: torch.device, dist: DistInfo,
+             find_unused_parameters: bool = False) -> torch.nn.Module:
+    """``model`` in DistributedDataParallel when there are several ranks (unchanged otherwise).
+
+    ``find_unused_parameters``: for models with parameters outside the loss' graph (a BERT encoder's
+    pooler, a head without labels in a batch); DDP would otherwise wait for their gradients forever."""
+    if dist.world_size == 1:
+        return model
+    return torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=[device.index] if device.type == "cuda" else None,
+        find_unused_parameters=find_unused_parameters)
+
+
+def rank_batches(order: Sequence[int], batch_size: int, dist: DistInfo = DistInfo()) -> List[List[int]]:
+    """This rank's batches of ``order`` (the same order on every rank), ``batch_size`` items each.
+
+    Global batch k is ``order[k * B * W : (k + 1) * B * W]`` (B = batch_size, W = world size) and rank r
+    takes its items r, r + W, ...: the ranks' batches of step k together are exactly what one process
+    with batch size B * W trains on at step k.  The order is cut to a multiple of W first, so that every
+    rank has as many batches as the others, of the same sizes (one process: nothing is cut)."""
+    world = dist.world_size
+    usable = len(order) - len(order) % world
+    step = batch_size * world
+    return [list(order[start:min(start + step, usable)][dist.rank::world]) for start in range(0, usable, step)]
+
+
+class RankBatchSampler(torch.utils.data.Sampler):
+    """A DataLoader ``batch_sampler``: :func:`rank_batches` of ``torch.randperm(num_items, generator)``.
+
+    Give the DataLoader the same ``generator``: it draws its worker seed from it before the permutation,
+    exactly as with ``shuffle=True, generator=generator``, so one process sees the same batches as a
+    DataLoader(batch_size, shuffle=True, generator) would give it."""
+
+    def __init__(self, num_items: int, batch_size: int, dist: DistInfo, generator: torch.Generator) -> None:
+        super().__init__()
+        self.num_items, self.batch_size, self.dist, self.generator = num_items, batch_size, dist, generator
+
+    def __len__(self) -> int:
+        usable = self.num_items - self.num_items % self.dist.world_size
+        return -(-usable // (self.batch_size * self.dist.world_size))
+
+    def __iter__(self) -> Iterator[List[int]]:
+        order = torch.randperm(self.num_items, generator=self.generator).tolist()
+        yield from rank_batches(order, self.batch_size, self.dist)
+
+
+def loader_options(num_workers: int, device: torch.device) -> Dict[str, Any]:
+    """DataLoader arguments: ``num_workers`` loading processes, and page-locked (pinned) batches when they
+    go to a GPU, so that the host-to-device copies are faster and can overlap computation."""
+    return {"num_workers": num_workers, "pin_memory": device.type == "cuda"}
+
+
+AMP_MODES = ("none", "bf16", "fp16")
+
+
+@dataclass(frozen=True)
+class Amp:
+    """Mixed precision of a training loop (``--amp none|bf16|fp16``).
+
+    :meth:`autocast` wraps the forward passes of training; the losses are computed on the outputs cast
+    to float32.  :meth:`step` is backward, optional gradient clipping and the optimizer step through a
+    GradScaler that is active for fp16 only: bf16 has float32's exponent range, so its gradients do not
+    underflow.  Parameters, optimizer state and checkpoints stay float32.
+
+    fp16 needs CUDA (CPU autocast is meant for bf16; an fp16 request there is refused, not silently
+    changed); bf16 runs on the CPU and on GPUs that support it.  The GradScaler's state is not
+    checkpointed: after ``--resume`` it starts again from its initial scale and settles in a few steps.
+    """
+
+    mode: str = "none"
+    device_type: str = "cpu"
+    scaler: torch.amp.GradScaler = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in AMP_MODES:
+            raise ValueError(f"--amp must be one of {AMP_MODES}, got {self.mode!r}")
+        if self.mode == "fp16" and self.device_type != "cuda":
+            raise ValueError(f"--amp fp16 needs a CUDA device (the device is {self.device_type}); "
+                             "use --amp bf16 (or none) on the CPU")
+        if self.mode == "bf16" and self.device_type == "cuda" and not torch.cuda.is_bf16_supported():
+            raise ValueError("--amp bf16: this GPU does not support bfloat16; use --amp fp16")
+        object.__setattr__(self, "scaler", torch.amp.GradScaler("cuda", enabled=self.mode == "fp16"))
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "none"
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.mode, torch.float32)
+
+    def autocast(self) -> ContextManager:
+        if not self.enabled:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device_type, dtype=self.dtype)
+
+    def step(self, loss: torch.Tensor, optimizer: torch.optim.Optimizer, parameters: Iterable[torch.Tensor] = (),
+             grad_clip: float = 0.0) -> None:
+        """Backward of ``loss`` (scaled for fp16), clipping of the true gradients of ``parameters`` to norm
+        ``grad_clip`` when it is > 0, and the optimizer step (skipped by fp16 when a gradient is inf/nan)."""
+        self.scaler.scale(loss).backward()
+        if grad_clip > 0:
+            self.scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(parameters, grad_clip)
+        self.scaler.step(optimizer)
+        self.scaler.update()
+
+
+NO_AMP = Amp()  # float32 throughout (its GradScaler is disabled, hence stateless and shareable)
+
+
+def add_amp_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--amp", choices=AMP_MODES, default="none",
+                        help="mixed precision of the training forward passes: bf16 (CPU or GPU), fp16 (CUDA only, "
+                             "with loss scaling) or none; losses, dev scoring and checkpoints stay float32")

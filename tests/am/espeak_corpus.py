@@ -94,7 +94,7 @@ def cached_corpus() -> Path:
     import hashlib
     import tempfile
 
-    key = hashlib.sha1(("v1" + "|".join(SENTENCES) + repr(SPLITS) + repr(VOICES)).encode()).hexdigest()[:10]
+    key = hashlib.sha1(("v2" + "|".join(SENTENCES) + repr(SPLITS) + repr(VOICES)).encode()).hexdigest()[:10]
     root = Path(tempfile.gettempdir()) / f"punct-acoustic-fixture-{key}"
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "w") as lock:

@@ -14,6 +14,7 @@ from typing import Dict, List
 import numpy as np
 import torch
 
+from punct.fusion.tdnn import TdnnConfig
 from punct.io.shards import write_shard
 from punct.text.labels import MUSTC_CLASSES
 
@@ -93,3 +94,17 @@ def randomise_batch_norms(model: torch.nn.Module) -> None:
             module.running_var.uniform_(0.05, 0.5)
             module.weight.data.uniform_(0.5, 1.5)
             module.bias.data.uniform_(-0.2, 0.2)
+
+
+SMALL_TDNN = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
+
+
+def train_dev_splits(root: Path, seed: int, num_utts: int = 8) -> Dict[str, object]:
+    """Opened synthetic train and dev splits (3-dim text, 2-dim acoustic vectors) for the training tests."""
+    from punct.fusion.dataset import open_split
+
+    out = {}
+    for i, split in enumerate(("train", "dev")):
+        p = make_split(root, split, num_utts=num_utts, text_dim=3, am_dim=2, seed=seed + i)
+        out[split] = open_split(p["cuts"], p["acoustic_scp"], p["text_scp"])
+    return out

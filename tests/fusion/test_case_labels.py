@@ -103,7 +103,7 @@ def test_two_head_training_and_decoding(splits, tmp_path, unit, one_thread):
     assert corpus_classes(cfg) == (tuple(PUNCT_CLASSES), tuple(CASE_CLASSES))
     train, dev = open_itn(splits["train"]), open_itn(splits["dev"])
     train_tdnn(cfg, train, dev, tmp_path, torch.device("cpu"), seed=3, progress=False)
-    state = torch.load(tmp_path / "epoch-2.pt", weights_only=False)["state"]
+    state = torch.load(tmp_path / "epoch-2.pt", weights_only=True)["state"]
     assert all("macro_f1" in h and "cap" in h["case_per_class_f1"] for h in state["history"])
     assert state["best_f1"] == max(h["macro_f1"] for h in state["history"])
     best = load_model(tmp_path / "best-valid-f1.pt")

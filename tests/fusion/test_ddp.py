@@ -51,7 +51,7 @@ def test_two_cpu_ranks_agree(tmp_path):
     for name in a:
         assert torch.allclose(a[name], b[name], atol=1e-6), name
     # rank 0 wrote the checkpoints of both epochs; training moved the parameters away from the init
-    ckpt = torch.load(tmp_path / "exp/tdnn/epoch-2.pt", weights_only=False)
+    ckpt = torch.load(tmp_path / "exp/tdnn/epoch-2.pt", weights_only=True)
     assert ckpt["state"]["step"] == 2 * 2  # 32 examples per epoch / 2 ranks / batch 8
     torch.manual_seed(3)
     from punct.fusion.train import build_model

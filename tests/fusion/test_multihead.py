@@ -115,7 +115,7 @@ def test_checkpoints_round_trip_and_old_ones_still_load(tmp_path):
     # a single-head checkpoint written before case_classes existed (no such key) loads as one head
     old = PunctTdnn(TdnnConfig(**SMALL)).eval()
     save_checkpoint(tmp_path / "old.pt", old, None, TrainState(), TrainTdnnConfig())
-    ckpt = torch.load(tmp_path / "old.pt", weights_only=False)
+    ckpt = torch.load(tmp_path / "old.pt", weights_only=True)
     del ckpt["model_config"]["case_classes"]
     torch.save(ckpt, tmp_path / "old.pt")
     again = load_model(tmp_path / "old.pt")

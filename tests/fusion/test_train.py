@@ -6,23 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from punct.fusion.dataset import open_split
-from punct.fusion.tdnn import TdnnConfig
 from punct.fusion.train import TrainTdnnConfig, class_weights, load_model, train_tdnn
 from punct.utils.training import latest_checkpoint
-from tests.fusion.synthetic import make_split
+from tests.fusion.synthetic import SMALL_TDNN, train_dev_splits
 
-SMALL = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
+SMALL = SMALL_TDNN
 
 
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory):
-    root = tmp_path_factory.mktemp("train")
-    out = {}
-    for i, split in enumerate(("train", "dev")):
-        p = make_split(root, split, num_utts=8, text_dim=3, am_dim=2, seed=30 + i)
-        out[split] = open_split(p["cuts"], p["acoustic_scp"], p["text_scp"])
-    return out
+    return train_dev_splits(tmp_path_factory.mktemp("train"), seed=30)
 
 
 @pytest.mark.parametrize("unit", ["window", "utterance"])
@@ -31,7 +24,7 @@ def test_train_checkpoints_and_resume(corpora, tmp_path, unit):
                           utterances_per_batch=3, epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0)
     train_tdnn(cfg, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1, progress=False)
     assert latest_checkpoint(tmp_path).name == "epoch-2.pt"
-    ckpt = torch.load(tmp_path / "epoch-2.pt", weights_only=False)
+    ckpt = torch.load(tmp_path / "epoch-2.pt", weights_only=True)
     history = ckpt["state"]["history"]
     assert [h["epoch"] for h in history] == [1, 2] and all("overall_f1" in h for h in history)
     best = max(history, key=lambda h: h["overall_f1"])
@@ -43,7 +36,7 @@ def test_train_checkpoints_and_resume(corpora, tmp_path, unit):
     cfg3 = TrainTdnnConfig(**{**cfg.__dict__, "epochs": 3})
     train_tdnn(cfg3, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1,
                resume=tmp_path / "epoch-2.pt", progress=False)
-    ckpt3 = torch.load(tmp_path / "epoch-3.pt", weights_only=False)
+    ckpt3 = torch.load(tmp_path / "epoch-3.pt", weights_only=True)
     assert ckpt3["state"]["step"] == steps + steps // 2 and steps > 0
     assert [h["epoch"] for h in ckpt3["state"]["history"]] == [1, 2, 3]
 

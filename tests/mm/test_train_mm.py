@@ -36,7 +36,8 @@ def test_train_resume_decode_and_score(tmp_path):
     hist = json.loads((mm / "history.json").read_text())
     assert [h["epoch"] for h in hist] == [1, 2] and hist[0] == first[0]
     assert not (mm / "epoch-1.pt").exists() and (mm / "epoch-2.pt").is_file()  # keep_last_epochs = 1
-    best = torch.load(mm / "best-valid-f1.pt", weights_only=False)
+    assert torch.load(mm / "epoch-2.pt", weights_only=True)["state"]["epoch"] == 2  # plain values only
+    best = torch.load(mm / "best-valid-f1.pt", weights_only=True)
     assert best["kind"] == "mm" and best["config"]["positional"] is True
     lines = (mm / "decode" / "test.jsonl").read_text().splitlines()
     assert len(lines) == 6 and len(json.loads(lines[0])["punct_hyp"]) == len(json.loads(lines[0])["words"])

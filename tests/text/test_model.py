@@ -129,3 +129,158 @@ def test_batches_of_similar_length_give_the_same_outputs(tiny_tokenizer, tiny_en
     for a, b in zip(one, many):
         assert a.id == b.id and np.allclose(a.vectors, b.vectors, atol=1e-5)
         assert np.allclose(a.posteriors["punct"], b.posteriors["punct"], atol=1e-5)
+
+
+def _sample_batch():
+    return torch.tensor([[2, 5, 6, 20, 21, 3]]), torch.ones(1, 6, dtype=torch.long), torch.tensor([[1, 2, 4]])
+
+
+def _two_head_model(tiny_tokenizer, tiny_encoder):
+    punct9 = HeadSpec("punct", ("blank", ",", ".", "!", "?", ":", "-", '"', ";"), hidden=16)
+    case = HeadSpec("case", ("blank", "cap"), hidden=8, activation="gelu")
+    return PunctBert(tiny_encoder, tiny_tokenizer, [punct9, case], chunking={"max_length": 24, "context": 4}).eval()
+
+
+def test_saved_folder_is_transformers_and_safetensors(tmp_path, tiny_tokenizer, tiny_encoder):
+    """The folder loads with AutoModel / AutoTokenizer, and the heads follow from heads.safetensors and
+    punct_model.json alone, as the module docstring tells a user without this package."""
+    import json
+
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    model = _two_head_model(tiny_tokenizer, tiny_encoder)
+    folder = tmp_path / "m"
+    model.save_pretrained(folder)
+    names = {p.name for p in folder.iterdir()}
+    assert {"config.json", "model.safetensors", "heads.safetensors", "punct_model.json"} <= names
+    assert not [n for n in names if n.endswith((".pt", ".bin", ".pkl", ".pth"))]  # nothing pickled
+    ids, mask, positions = _sample_batch()
+    with torch.no_grad():
+        vectors, logits = model(ids, mask, positions)
+        hidden = AutoModel.from_pretrained(folder).eval()(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert torch.allclose(hidden[0, positions[0]], vectors[0], atol=1e-6)
+    text = "the cat ran unbelievably faster"
+    assert AutoTokenizer.from_pretrained(folder)(text)["input_ids"] == tiny_tokenizer(text)["input_ids"]
+
+    spec = json.loads((folder / "punct_model.json").read_text())
+    assert spec["format_version"] == 2 and spec["heads_file"] == "heads.safetensors"
+    assert spec["encoder_hidden_size"] == 32 and spec["chunking"] == {"max_length": 24, "context": 4}
+    assert [(h["name"], h["classes"], h["hidden"], h["activation"]) for h in spec["heads"]] == [
+        ("punct", ["blank", ",", ".", "!", "?", ":", "-", '"', ";"], 16, "relu"), ("case", ["blank", "cap"], 8, "gelu")]
+    with safe_open(str(folder / "heads.safetensors"), framework="pt") as f:
+        assert json.loads(f.metadata()["punct_model.json"]) == spec
+    # the docstring's recipe, verbatim in substance
+    weights = load_file(str(folder / "heads.safetensors"))
+    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "tanh": torch.tanh}
+    for h in spec["heads"]:
+        n = h["name"]
+        mid = act[h["activation"]](vectors[0] @ weights[f"{n}.hidden.weight"].T + weights[f"{n}.hidden.bias"])
+        out = mid @ weights[f"{n}.output.weight"].T + weights[f"{n}.output.bias"]
+        assert out.shape == (3, len(h["classes"])) and torch.allclose(out, logits[n][0], atol=1e-5)
+
+
+def test_loading_the_current_layout_unpickles_nothing(tmp_path, tiny_tokenizer, tiny_encoder, monkeypatch):
+    import pickle
+
+    model = _two_head_model(tiny_tokenizer, tiny_encoder)
+    model.save_pretrained(tmp_path / "m")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pickle used to load a format-2 folder")
+
+    monkeypatch.setattr(torch, "load", refuse)
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+    loaded = PunctBert.from_pretrained(tmp_path / "m").eval()
+    _assert_same_logits(model, loaded)
+    assert loaded.chunking == model.chunking and loaded.head_specs == model.head_specs
+
+
+def _assert_same_logits(model: PunctBert, loaded: PunctBert) -> None:
+    ids, mask, positions = _sample_batch()
+    with torch.no_grad():
+        _, logits = model(ids, mask, positions)
+        _, logits2 = loaded(ids, mask, positions)
+    assert all(torch.allclose(logits[k], logits2[k], atol=1e-6) for k in logits)
+
+
+def _save_old_layout(model: PunctBert, folder):
+    """The folder exactly as save_pretrained wrote it before safetensors heads (format 1)."""
+    import json
+    from dataclasses import asdict
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model.encoder.save_pretrained(folder)
+    model.tokenizer.save_pretrained(folder)
+    torch.save(model.heads.state_dict(), folder / "heads.pt")
+    specs = {"heads": [asdict(h) for h in model.head_specs]}
+    if model.chunking:
+        specs["chunking"] = model.chunking
+    (folder / "punct_model.json").write_text(json.dumps(specs, indent=2) + "\n")
+
+
+def test_folders_of_the_old_layout_still_load(tmp_path, tiny_tokenizer, tiny_encoder, monkeypatch):
+    model = _two_head_model(tiny_tokenizer, tiny_encoder)
+    old = tmp_path / "old"
+    _save_old_layout(model, old)
+    calls = []
+    real_load = torch.load
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("weights_only"))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", spy)
+    loaded = PunctBert.from_pretrained(old).eval()
+    assert calls == [True]  # heads.pt read as tensors only
+    _assert_same_logits(model, loaded)
+    assert loaded.head_specs == model.head_specs and loaded.chunking == model.chunking
+    # saving over it converts the folder: no stale heads.pt next to the safetensors heads
+    loaded.save_pretrained(old)
+    assert not (old / "heads.pt").exists() and (old / "heads.safetensors").is_file()
+    monkeypatch.setattr(torch, "load", real_load)
+    _assert_same_logits(model, PunctBert.from_pretrained(old).eval())
+
+
+class _NotATensor:
+    pass
+
+
+def test_an_old_heads_file_with_arbitrary_objects_is_refused(tmp_path, tiny_tokenizer, tiny_encoder):
+    import json
+    import pickle
+
+    model = _two_head_model(tiny_tokenizer, tiny_encoder)
+    folder = tmp_path / "old"
+    _save_old_layout(model, folder)
+    torch.save({"punct.hidden.weight": _NotATensor()}, folder / "heads.pt")
+    with pytest.raises(pickle.UnpicklingError, match="[Ww]eights only"):
+        PunctBert.from_pretrained(folder)
+    spec = json.loads((folder / "punct_model.json").read_text())
+    (folder / "punct_model.json").write_text(json.dumps({**spec, "format_version": 3}))
+    with pytest.raises(ValueError, match="format_version 3"):
+        PunctBert.from_pretrained(folder)
+
+
+def test_the_module_docstring_recipe_gives_the_models_labels(tmp_path, tiny_tokenizer, tiny_encoder):
+    """The docstring's code, run as written on a saved folder, labels words as PunctBert does."""
+    import re
+    import textwrap
+
+    import punct.text.model as module
+    from punct.text.data import Utterance, make_examples
+
+    code = re.search(r"::\n\n(.*?)\n\n(?=\S)", module.__doc__, re.S).group(1)
+    model = _two_head_model(tiny_tokenizer, tiny_encoder)
+    model.save_pretrained(tmp_path / "m")
+    words = ["the", "cat", "ran", "unbelievably", "faster", "and", "she", "runs"]
+    scope = {"folder": str(tmp_path / "m"), "words": words}
+    exec(compile(textwrap.dedent(code), "docstring", "exec"), scope)  # noqa: S102 - our own docstring
+    (example,) = make_examples([Utterance("u", words, ["NP"] * len(words))], tiny_tokenizer, max_length=32, context=2)
+    batch = collate_chunks([(example.chunk.input_ids, example.chunk.word_positions)], 0)
+    with torch.no_grad():
+        _, logits = model(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
+    for spec in model.head_specs:
+        assert scope["labels"][spec.name] == [spec.classes[c] for c in logits[spec.name][0].argmax(-1)]

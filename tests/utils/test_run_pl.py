@@ -1,7 +1,8 @@
-"""utils/run.pl: local job arrays with Kaldi's interface and log format."""
+"""utils/run.pl: local job arrays with Kaldi's interface and log format, CPU/GPU concurrency limits."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -53,20 +54,112 @@ def test_arguments_are_quoted_but_pipes_still_work(run_pl, tmp_path):
     assert f"A; TOUCH {str(marker).upper()} $(TOUCH X)" in log.read_text()
 
 
+def run_timed_jobs(run_pl, tmp_path, nj, *options, env=None, seconds=0.6):
+    """Runs JOB=1:nj jobs that record start, end and CUDA_VISIBLE_DEVICES; returns them per job."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir(exist_ok=True)
+    for old in stamps.iterdir():
+        old.unlink()
+    cmd = (f"date +%s.%N > {stamps}/JOB.start; echo ${{CUDA_VISIBLE_DEVICES-unset}} > {stamps}/JOB.gpus; "
+           f"sleep {seconds}; date +%s.%N > {stamps}/JOB.end")
+    out = subprocess.run(
+        [run_pl, *options, f"JOB=1:{nj}", str(tmp_path / "s.JOB.log"), "bash", "-c", cmd],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    return [
+        (float((stamps / f"{j}.start").read_text()), float((stamps / f"{j}.end").read_text()),
+         (stamps / f"{j}.gpus").read_text().strip())
+        for j in range(1, nj + 1)
+    ]
+
+
+def most_overlapping(jobs) -> int:
+    return max(sum(1 for s, e, _ in jobs if s <= t < e) for t, _, _ in jobs)
+
+
 def test_max_jobs_run_limits_concurrency(run_pl, tmp_path):
     # Each job records its start and end; at most two may overlap.
-    stamps = tmp_path / "stamps"
-    stamps.mkdir()
-    cmd = f"date +%s.%N > {stamps}/JOB.start; sleep 0.6; date +%s.%N > {stamps}/JOB.end"
+    assert most_overlapping(run_timed_jobs(run_pl, tmp_path, 5, "--max-jobs-run", "2")) == 2
+
+
+def test_default_limit_is_the_number_of_cpus(run_pl, tmp_path):
+    env = dict(os.environ, PUNCT_NPROC="3")
+    assert most_overlapping(run_timed_jobs(run_pl, tmp_path, 4, env=env, seconds=1.0)) == 3
+    env["PUNCT_NPROC"] = "1"
+    assert most_overlapping(run_timed_jobs(run_pl, tmp_path, 3, env=env, seconds=0.3)) == 1
+    # without PUNCT_NPROC: what nproc says (a fake one here), not the OpenMP thread count it honours
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "nproc").write_text('#!/bin/sh\n[ -n "$OMP_NUM_THREADS" ] && echo "$OMP_NUM_THREADS" || echo 1\n')
+    (fake_bin / "nproc").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PUNCT_NPROC"}
+    env.update(PATH=f"{fake_bin}{os.pathsep}{os.environ['PATH']}", OMP_NUM_THREADS="4")
+    assert most_overlapping(run_timed_jobs(run_pl, tmp_path, 3, env=env, seconds=0.3)) == 1
+    # --max-jobs-run overrides the CPU count
+    assert most_overlapping(run_timed_jobs(run_pl, tmp_path, 3, "--max-jobs-run", "3", env=env, seconds=1.0)) == 3
+    env = dict(os.environ, PUNCT_NPROC="0")
+    out = subprocess.run([run_pl, "x.log", "true"], capture_output=True, text=True, env=env)
+    assert out.returncode == 1 and "PUNCT_NPROC must be a positive integer" in out.stderr
+
+
+def gpu_env(**values):
+    env = {k: v for k, v in os.environ.items() if k not in ("PUNCT_GPUS", "CUDA_VISIBLE_DEVICES")}
+    env.update(values, PUNCT_NPROC="8")
+    return env
+
+
+def test_gpu_jobs_each_get_their_own_devices(run_pl, tmp_path):
+    jobs = run_timed_jobs(run_pl, tmp_path, 6, "--gpu", "1", env=gpu_env(PUNCT_GPUS="4"), seconds=1.0)
+    assert most_overlapping(jobs) == 4  # four GPUs, one per job
+    assert sorted(g for _, _, g in jobs[:4]) == ["0", "1", "2", "3"]
+    assert {g for _, _, g in jobs} <= {"0", "1", "2", "3"}
+    for s1, e1, g1 in jobs:  # jobs that run at the same time never share a GPU
+        for s2, e2, g2 in jobs:
+            if (s1, e1) != (s2, e2) and s1 < e2 and s2 < e1:
+                assert g1 != g2
+
+    # --gpu 2 out of the devices CUDA_VISIBLE_DEVICES lists: two jobs at a time, two GPUs each
+    jobs = run_timed_jobs(run_pl, tmp_path, 4, "--gpu", "2", env=gpu_env(CUDA_VISIBLE_DEVICES="4,5,6,7"))
+    assert most_overlapping(jobs) == 2
+    assert sorted(g for _, _, g in jobs[:2]) == ["4,5", "6,7"] and {g for _, _, g in jobs} == {"4,5", "6,7"}
+
+    # --max-jobs-run beyond the GPU count: GPUs are shared, evenly
+    jobs = run_timed_jobs(run_pl, tmp_path, 4, "--gpu", "1", "--max-jobs-run", "4", env=gpu_env(PUNCT_GPUS="2"),
+                          seconds=1.0)
+    assert most_overlapping(jobs) == 4 and sorted(g for _, _, g in jobs) == ["0", "0", "1", "1"]
+
+
+def test_gpu_jobs_without_a_visible_gpu_run_one_at_a_time(run_pl, tmp_path):
+    jobs = run_timed_jobs(run_pl, tmp_path, 3, "--gpu", "1", env=gpu_env(CUDA_VISIBLE_DEVICES=""), seconds=0.3)
+    assert most_overlapping(jobs) == 1 and {g for _, _, g in jobs} == {""}
+    jobs = run_timed_jobs(run_pl, tmp_path, 2, "--gpu", "2", env=gpu_env(PUNCT_GPUS="1"), seconds=0.3)
+    assert most_overlapping(jobs) == 1 and {g for _, _, g in jobs} == {"0"}
+
+
+def test_job_range_needs_job_in_the_log_name(run_pl, tmp_path):
+    marker = tmp_path / "ran"
     out = subprocess.run(
-        [run_pl, "--max-jobs-run", "2", "JOB=1:5", str(tmp_path / "s.JOB.log"), "bash", "-c", cmd],
+        [run_pl, "JOB=1:3", str(tmp_path / "x.log"), "touch", str(marker)], capture_output=True, text=True
+    )
+    assert out.returncode == 1
+    assert f"JOB=1:3 runs 3 jobs but the log file {tmp_path}/x.log does not contain JOB" in out.stderr
+    assert not marker.exists() and not (tmp_path / "x.log").exists()
+    out = subprocess.run([run_pl, "JOB=2:2", str(tmp_path / "x.log"), "echo", "JOB"], capture_output=True, text=True)
+    assert out.returncode == 0 and "2" in (tmp_path / "x.log").read_text().splitlines()
+
+
+def test_slurm_options_are_accepted_and_ignored(run_pl, tmp_path):
+    out = subprocess.run(
+        [run_pl, "-p", "gpu", "-V", "--mem", "2G", "JOB=1:2", "-c4", "--time", "1:00", str(tmp_path / "o.JOB.log"),
+         "echo", "JOB"],
         capture_output=True,
         text=True,
     )
     assert out.returncode == 0, out.stderr
-    spans = [(float((stamps / f"{j}.start").read_text()), float((stamps / f"{j}.end").read_text())) for j in range(1, 6)]
-    most = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
-    assert most == 2
+    assert "2" in (tmp_path / "o.2.log").read_text().splitlines()
 
 
 def test_bad_options_and_usage(run_pl, tmp_path):
@@ -82,7 +175,8 @@ def test_interrupt_stops_running_jobs(run_pl, tmp_path):
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
     proc = subprocess.Popen(
-        [run_pl, "JOB=1:2", str(tmp_path / "i.JOB.log"), "bash", "-c", f"echo $$ > {pid_dir}/JOB; exec sleep 60"],
+        [run_pl, "--max-jobs-run", "2", "JOB=1:2", str(tmp_path / "i.JOB.log"), "bash", "-c",
+         f"echo $$ > {pid_dir}/JOB; exec sleep 60"],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -136,3 +136,21 @@ def test_interrupt_cancels_the_job_array(slurm_pl, tmp_path, capsys):
         assert time.time() < deadline, "tasks still queued after scancel"
         time.sleep(0.2)
     assert set(task_states(job_id).values()) == {"CANCELLED"}
+
+
+def test_partition_option_and_memory_per_cpu_reach_slurm(slurm_pl, tmp_path, capsys):
+    # "-p gpu" goes to sbatch after the config's --partition=shared; --mem is per CPU.
+    out = subprocess.run(
+        [slurm_pl, "-p", "gpu", "--mem", "100M", str(tmp_path / "p.log"), "echo", "on the gpu partition"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    job_id = submitted_job_id(out.stderr)
+    show_job_ids(capsys, "-p gpu --mem 100M", job_id)
+    record = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True).stdout
+    assert re.search(r"\bPartition=gpu\b", record), record
+    assert re.search(r"\bMinMemoryCPU=100M\b", record), record
+    assert "on the gpu partition" in (tmp_path / "p.log").read_text()

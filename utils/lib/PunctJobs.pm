@@ -3,9 +3,13 @@
 #
 # Command line (both runners):
 #   RUNNER [--mem 4G] [--num-threads N] [--gpu N] [--time T] [--max-jobs-run K]
-#          [--config FILE] [JOB=1:N] LOGFILE command args...
-# Every occurrence of the job variable (JOB, or whatever name precedes '=') in LOGFILE
-# and in the command's arguments is replaced by the job index.
+#          [--config FILE] [-x VALUE | -xVALUE | -V ...] [JOB=1:N] LOGFILE command args...
+# Options may also follow the JOB range.  Every occurrence of the job variable (JOB, or
+# whatever name precedes '=') in LOGFILE and in the command's arguments is replaced by the
+# job index; a range of more than one job needs the variable in LOGFILE.
+# Single-dash options are scheduler options (utils/slurm.pl hands them to sbatch, run.pl
+# ignores them): "-x" takes the next word as its value, except the value-less flags
+# -V -H -k -O -Q -s -v -W; a longer word ("-pgpu", "-c4") carries its own value.
 package PunctJobs;
 
 use strict;
@@ -15,27 +19,49 @@ use POSIX qw(strftime);
 
 our @OPTION_NAMES = qw(mem num_threads gpu time max_jobs_run config);
 
+# Single-dash options that take no value (-V is GridEngine's "export the environment").
+our %VALUELESS_SHORT = map { $_ => 1 } qw(-V -H -k -O -Q -s -v -W);
+
 # Parses @ARGV-like arguments. Returns a hash:
-#   options => {mem=>..., ...}, jobvar, first, last, logfile, args => [...]
+#   options => {mem=>..., ...}, passthrough => [single-dash words], jobvar, first, last,
+#   logfile, args => [...]
 sub parse_command_line {
   my ($prog, @argv) = @_;
-  my %options;
-  while (@argv && $argv[0] =~ /^--?[A-Za-z]/) {
-    my $flag = shift @argv;
-    my ($name, $value);
-    if ($flag =~ /^--([A-Za-z][\w-]*)=(.*)$/) {
-      ($name, $value) = ($1, $2);
-    } elsif ($flag =~ /^--([A-Za-z][\w-]*)$/) {
-      $name = $1;
-      die "$prog: option $flag needs a value\n" unless @argv;
-      $value = shift @argv;
-    } else {
-      die "$prog: unknown option $flag\n";
+  my (%options, @passthrough);
+  my ($jobvar, $first, $last) = (undef, 1, 1);
+  for my $round (1, 2) {           # options, [JOB range, options]
+    while (@argv && $argv[0] =~ /^-/ && $argv[0] ne "-") {
+      my $flag = shift @argv;
+      if ($flag =~ /^-[A-Za-z]$/) {
+        push @passthrough, $flag;
+        next if $VALUELESS_SHORT{$flag};
+        die "$prog: option $flag needs a value\n" unless @argv;
+        push @passthrough, shift @argv;
+        next;
+      }
+      if ($flag =~ /^-[A-Za-z]./) {
+        push @passthrough, $flag;
+        next;
+      }
+      my ($name, $value);
+      if ($flag =~ /^--([A-Za-z][\w-]*)=(.*)$/) {
+        ($name, $value) = ($1, $2);
+      } elsif ($flag =~ /^--([A-Za-z][\w-]*)$/) {
+        $name = $1;
+        die "$prog: option $flag needs a value\n" unless @argv;
+        $value = shift @argv;
+      } else {
+        die "$prog: unknown option $flag\n";
+      }
+      $name =~ s/-/_/g;
+      die "$prog: unknown option --$name (known: " . join(", ", map { "--$_" } @OPTION_NAMES) . ")\n"
+        unless grep { $_ eq $name } @OPTION_NAMES;
+      $options{$name} = $value;
     }
-    $name =~ s/-/_/g;
-    die "$prog: unknown option --$name (known: " . join(", ", map { "--$_" } @OPTION_NAMES) . ")\n"
-      unless grep { $_ eq $name } @OPTION_NAMES;
-    $options{$name} = $value;
+    last if $round == 2 || !@argv || $argv[0] !~ /^([A-Za-z_]\w*)=(\d+)(?::(\d+))?$/;
+    ($jobvar, $first, $last) = ($1, $2, defined $3 ? $3 : $2);
+    shift @argv;
+    die "$prog: bad job range $jobvar=$first:$last (first must be <= last)\n" if $first > $last;
   }
   if (defined $options{max_jobs_run}) {
     die "$prog: --max-jobs-run takes a positive integer, not '$options{max_jobs_run}'\n"
@@ -45,18 +71,15 @@ sub parse_command_line {
     die "$prog: --" . ($int_option =~ s/_/-/gr) . " takes a non-negative integer, not '$options{$int_option}'\n"
       if defined $options{$int_option} && $options{$int_option} !~ /^\d+$/;
   }
-
-  my ($jobvar, $first, $last) = (undef, 1, 1);
-  if (@argv && $argv[0] =~ /^([A-Za-z_]\w*)=(\d+)(?::(\d+))?$/) {
-    ($jobvar, $first, $last) = ($1, $2, defined $3 ? $3 : $2);
-    shift @argv;
-    die "$prog: bad job range $jobvar=$first:$last (first must be <= last)\n" if $first > $last;
-  }
   die usage($prog) if @argv < 2;
   my $logfile = shift @argv;
+  if (defined $jobvar && $last > $first && $logfile !~ job_pattern($jobvar)) {
+    die "$prog: $jobvar=$first:$last runs " . ($last - $first + 1) . " jobs but the log file $logfile"
+      . " does not contain $jobvar, so they would all write the same log\n";
+  }
   return {
-    options => \%options, jobvar => $jobvar, first => $first, last => $last,
-    logfile => $logfile, args => [@argv],
+    options => \%options, passthrough => \@passthrough, jobvar => $jobvar, first => $first,
+    last => $last, logfile => $logfile, args => [@argv],
   };
 }
 
@@ -64,7 +87,8 @@ sub usage {
   my ($prog) = @_;
   return "Usage: $prog [options] [JOB=1:N] <log-file> <command> [<args>...]\n"
     . "e.g.: $prog JOB=1:4 exp/x/log/dump.JOB.log python -m punct.bin.dump --job JOB --nj 4\n"
-    . "Options: --mem 4G --num-threads N --gpu N --time T --max-jobs-run K --config FILE\n"
+    . "Options: --mem 4G --num-threads N --gpu N --time T --max-jobs-run K --config FILE,\n"
+    . "and single-dash scheduler options for slurm.pl (e.g. -p gpu), which run.pl ignores.\n"
     . "Every JOB in the log name and arguments becomes the job index. Arguments are quoted for\n"
     . "the shell, except the bare operators | || && ; > >> < 2> 2>&1, so pipelines still work.\n";
 }

@@ -1,0 +1,62 @@
+"""Loading the project's checkpoints with ``torch.load(weights_only=True)``, and RNG states they can hold.
+
+Checkpoints hold only tensors and plain containers (dict, list, tuple, str, int, float, bool, None):
+configs as ``dataclasses.asdict`` dicts, and the NumPy RNG state as a list (:func:`rng_state`).  Resume
+checkpoints of ``train_bert``/``train_mm`` written before that held the NumPy state as an ndarray; they
+load with ``legacy_numpy_rng=True``, which allows exactly the NumPy types of a uint32 array (still the
+restricted unpickler, never ``weights_only=False``).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Dict, List, Union
+
+import numpy as np
+import torch
+
+Pathlike = Union[str, Path]
+MapLocation = Union[str, torch.device, None]
+
+
+def _legacy_numpy_rng_globals() -> List[Any]:
+    """The globals of a pickled 1-d uint32 ndarray (the MT19937 key of ``np.random.get_state()``)."""
+    from numpy._core.multiarray import _reconstruct
+
+    return [
+        # by name: a file written by NumPy 1.x refers to numpy.core, one by NumPy 2 to numpy._core
+        (_reconstruct, "numpy._core.multiarray._reconstruct"),
+        (_reconstruct, "numpy.core.multiarray._reconstruct"),
+        np.ndarray,
+        np.dtype,
+        type(np.dtype(np.uint32)),
+    ]
+
+
+def load_checkpoint(path: Pathlike, map_location: MapLocation = "cpu", *, legacy_numpy_rng: bool = False) -> Any:
+    """``torch.load(path, weights_only=True)``; ``legacy_numpy_rng``: also old resume checkpoints whose
+    NumPy RNG state is an ndarray."""
+    if not legacy_numpy_rng:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    with torch.serialization.safe_globals(_legacy_numpy_rng_globals()):
+        return torch.load(path, map_location=map_location, weights_only=True)
+
+
+def rng_state() -> Dict[str, Any]:
+    """Python, NumPy and torch RNG states as checkpoint-safe values (NumPy's key array as a list)."""
+    name, keys, pos, has_gauss, cached_gaussian = np.random.get_state(legacy=True)
+    return {
+        "python": random.getstate(),
+        "numpy": (name, keys.tolist(), pos, has_gauss, cached_gaussian),
+        "torch": torch.get_rng_state(),
+    }
+
+
+def set_rng_state(state: Dict[str, Any]) -> None:
+    """Restores :func:`rng_state` (also the older form with the NumPy key as an ndarray)."""
+    random.setstate(state["python"])
+    name, keys, pos, has_gauss, cached_gaussian = state["numpy"]
+    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss), float(cached_gaussian)))
+    torch.set_rng_state(state["torch"].cpu())  # resumed with map_location=cuda it would be on the GPU
+

@@ -1,0 +1,33 @@
+"""--quantize (dynamic int8, CPU kernels only) is refused when the device is a GPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from punct.bin import punctuate
+from punct.inference.pipeline import Punctuator
+
+
+def test_quantize_refuses_cuda_models():
+    punctuator = object.__new__(Punctuator)  # only the device matters: the check comes before any model
+    punctuator.device = torch.device("cuda", 0)
+    with pytest.raises(ValueError, match="CPU only.*cuda:0.*--device cpu"):
+        punctuator.quantize(("bert",))
+
+
+def test_cli_refuses_quantize_on_cuda_before_reading_models(tmp_path, monkeypatch):
+    monkeypatch.setattr(punctuate, "resolve_device", lambda name: torch.device("cuda"))
+
+    def no_models(*args, **kwargs):
+        raise AssertionError("the models were read before --quantize was checked")
+
+    monkeypatch.setattr(punctuate.Punctuator, "from_recipe", no_models)
+    (tmp_path / "u.wav").touch()
+    argv = ["--wav", str(tmp_path / "u.wav"), "--transcript", "hello", "--out-dir", str(tmp_path / "out"),
+            "--device", "auto", "--quantize"]
+    with pytest.raises(ValueError, match="--quantize: .*CPU only.*resolved to cuda"):
+        punctuate.main(argv)
+    monkeypatch.setattr(punctuate, "resolve_device", lambda name: torch.device("cpu"))
+    with pytest.raises(AssertionError, match="models were read"):  # on the CPU the run goes on to the models
+        punctuate.main(argv)

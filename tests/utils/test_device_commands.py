@@ -1,0 +1,127 @@
+"""utils/device.sh and the recipes' device rule: which runner, how many GPUs, how many torchrun ranks.
+
+The recipe runs use stand-in ``sbatch``/``squeue``/``scontrol``/``nvidia-smi``/``torchrun`` that record
+their arguments (this machine has no GPU), so the tests read the command lines a GPU cluster would get.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from e2e.recipe_copy import copy_recipe
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _write_tool(folder: Path, name: str, body: str) -> None:
+    path = folder / name
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+
+
+def _device_sh(script: str, env: dict, cwd: Path = REPO) -> str:
+    out = subprocess.run(["bash", "-c", f". utils/device.sh; {script}"], cwd=cwd, env={**os.environ, **env},
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_auto_device_follows_the_gpus_the_backend_offers(tmp_path):
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    _write_tool(fakes, "nvidia-smi", 'echo "GPU 0: A100 (UUID: a)"; echo "GPU 1: A100 (UUID: b)"\n')
+    _write_tool(fakes, "sinfo", 'echo "gpu:a100:4(S:0-1),mps:100"; echo "(null)"\n')
+    base = {k: v for k, v in os.environ.items() if k != "PUNCT_GPUS"}
+    base.update(PATH=f"{fakes}:{os.environ['PATH']}", PUNCT_BACKEND="local")
+
+    def run(script: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", f". utils/device.sh; {script}"], cwd=REPO, env={**base, **env},
+                              capture_output=True, text=True)
+
+    assert run("gpus_available").stdout == "2\n"
+    assert run("resolve_device auto").stdout == "cuda\n"
+    assert run("gpus_available", PUNCT_BACKEND="slurm").stdout == "4\n"
+    (fakes / "nvidia-smi").unlink()
+    assert run("gpus_available").stdout == "0\n"
+    assert run("resolve_device auto").stdout == "cpu\n"
+    assert run("resolve_device cuda").stdout == "cuda\n"  # explicit cuda is taken as given
+    assert run("gpus_available", PUNCT_GPUS="3").stdout == "3\n"
+    bad = run("resolve_device cuda:1")
+    assert bad.returncode != 0 and "each job and rank is given its own GPU" in bad.stderr
+
+
+def test_stage_commands_and_launcher():
+    env = {"PUNCT_GPUS": "0", "train_cmd": "utils/run.pl", "decode_cmd": "utils/run.pl",
+           "cuda_cmd": "utils/slurm.pl --gpu 1 --mem 16G"}
+    assert _device_sh('network_commands cuda 2; echo "$device|$train_net_cmd|$decode_net_cmd"', env) == \
+        "cuda|utils/slurm.pl --gpu 1 --mem 16G --gpu 2|utils/slurm.pl --gpu 1 --mem 16G --gpu 1"
+    assert _device_sh('network_commands auto 1; echo "$device|$train_net_cmd|$decode_net_cmd"', env) == \
+        "cpu|utils/run.pl|utils/run.pl"
+    refused = subprocess.run(["bash", "-c", ". utils/device.sh; network_commands cpu 2"], cwd=REPO,
+                             env={**os.environ, **env}, capture_output=True, text=True)
+    assert refused.returncode != 0 and "2 GPUs asked for" in refused.stderr
+    assert _device_sh("launcher 1", env) == "python"
+    assert _device_sh("launcher 4", env) == "torchrun --standalone --nproc-per-node 4"
+    assert _device_sh("launcher 2 --nnodes 2 --rdzv-endpoint h:29400", env) == \
+        "torchrun --nproc-per-node 2 --nnodes 2 --rdzv-endpoint h:29400"
+
+
+def _recipe_with_fakes(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of egs/mustc whose path.sh puts the stand-in tools first, with stage-5 inputs."""
+    recipe = tmp_path / "mustc"
+    fakes = tmp_path / "bin"
+    records = tmp_path / "records"
+    for d in (recipe, fakes, records):
+        d.mkdir()
+    (recipe / "path.sh").write_text(f". {REPO}/path.sh\nexport PATH={fakes}:$PATH\n")
+    copy_recipe(REPO, "mustc", recipe)
+    manifests = recipe / "data" / "manifests"
+    manifests.mkdir(parents=True)
+    for split in ("train", "dev"):
+        with gzip.open(manifests / f"mustc_supervisions_{split}.jsonl.gz", "wt") as f:
+            f.write("")
+    # torchrun: records its arguments and the GPUs it was given, as a training would start
+    _write_tool(fakes, "torchrun", f'echo "CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-}} $*" >> {records}/torchrun\n')
+    # sbatch: records its arguments, then runs each array task of the job script at once
+    _write_tool(fakes, "sbatch", f'''echo "$*" >> {records}/sbatch
+script="${{@: -1}}"
+array=$(printf '%s\\n' "$@" | sed -n 's/^--array=\\([0-9]*\\)-\\([0-9]*\\).*/\\1 \\2/p')
+for task in $(seq $array); do SLURM_ARRAY_TASK_ID=$task bash "$script"; done
+echo 4242
+''')
+    _write_tool(fakes, "squeue", "exit 0\n")
+    _write_tool(fakes, "scontrol", 'echo "JobId=4242 ArrayTaskId=1 JobState=COMPLETED"\n')
+    return recipe, records
+
+
+@pytest.mark.parametrize("backend", ["local", "slurm"])
+def test_recipe_training_stage_on_two_gpus(tmp_path, backend):
+    recipe, records = _recipe_with_fakes(tmp_path)
+    env = {**os.environ, "PUNCT_BACKEND": backend, "PUNCT_GPUS": "2"}
+    out = subprocess.run(["./run.sh", "--stage", "5", "--stop-stage", "5", "--device", "cuda", "--ngpu", "2",
+                          "--amp", "bf16"], cwd=recipe, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    torchrun = (records / "torchrun").read_text()
+    assert "--standalone --nproc-per-node 2 -m punct.bin.train_bert" in torchrun  # world size 2
+    assert "--device cuda" in torchrun and "--amp bf16" in torchrun
+    if backend == "slurm":
+        sbatch = (records / "sbatch").read_text()
+        assert "--gres=gpu:2" in sbatch and "--array=1-1" in sbatch
+    else:  # run.pl gives the job its two GPUs
+        assert not (records / "sbatch").exists()
+        assert torchrun.startswith("CUDA_VISIBLE_DEVICES=0,1 ")
+    log = (recipe / "exp" / "bert" / "log" / "train_bert.log").read_text()
+    assert "torchrun --standalone --nproc-per-node 2" in log
+
+
+def test_recipe_refuses_several_gpus_on_cpu(tmp_path):
+    recipe, _ = _recipe_with_fakes(tmp_path)
+    out = subprocess.run(["./run.sh", "--stage", "5", "--stop-stage", "5", "--device", "cpu", "--ngpu", "2"],
+                         cwd=recipe, env={**os.environ, "PUNCT_BACKEND": "local"}, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and "2 GPUs asked for" in out.stderr
