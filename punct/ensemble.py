@@ -10,15 +10,13 @@ each head's alpha chosen separately; see ``punct.fusion.itn``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.io.shards import MatrixReader
 from punct.metrics import PunctScores, score
-
-Pathlike = Union[str, Path]
 
 PAPER_ALPHA = 0.4
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_write_text
-
-Pathlike = Union[str, Path]
 
 
 def confusion_matrix(ref: Sequence[int], hyp: Sequence[int], num_classes: int) -> np.ndarray:

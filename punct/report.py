@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.metrics import Coverage
 from punct.utils.atomic import atomic_path, atomic_write_text
-
-Pathlike = Union[str, Path]
 
 MARK_NAMES = {",": "Comma", ".": "Full stop", "?": "Question"}
 

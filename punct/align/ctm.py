@@ -11,14 +11,14 @@ The CTM is per utterance: ``<cut id> 1 <start> <duration> <word>`` with times re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Sequence, Tuple, Union
+from typing import List, Sequence, Tuple
 
 from lhotse.supervision import AlignmentItem
+from lhotse.utils import Pathlike
 
 from punct.align.viterbi import WordSpan
 
 FRAME_SHIFT = 0.01
-Pathlike = Union[str, Path]
 
 
 def spans_to_items(spans: Sequence[WordSpan], cut_start: float, frame_shift: float = FRAME_SHIFT) -> List[AlignmentItem]:

@@ -9,12 +9,10 @@ when its reference words equal the aligned words; otherwise it is counted as a m
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-
-Pathlike = Union[str, Path]
+from lhotse.utils import Pathlike
 
 
 def read_word_times(path: Pathlike) -> Dict[str, Tuple[List[str], List[Optional[float]]]]:

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from lhotse import CutSet, load_manifest
+from lhotse.utils import Pathlike
 
 from punct.am.tokens import TokenTable, UnknownCharacterError
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import cuts_path, feature_frames, load_cut_features
-
-Pathlike = Union[str, Path]
 
 
 def cut_words(cut) -> List[str]:

@@ -8,13 +8,14 @@ The text of an utterance is its ``custom["words"]`` joined by single spaces (the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Union
+from typing import Dict, Iterable, List, Sequence
+
+from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_write_text
 
 BLANK = "<blk>"
 SPACE = "|"
-Pathlike = Union[str, Path]
 
 
 class UnknownCharacterError(ValueError):

@@ -24,13 +24,10 @@ from punct.io.shards import ShardWriter, is_shard_done
 from punct.text.data import read_utterances
 from punct.text.infer import predict_words
 from punct.text.model import PunctBert
+from punct.utils.cli import HelpFormatter
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share
 from punct.utils.logging import log_config, setup_logging
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the layout of the module docstring."""
 
 
 def get_parser() -> argparse.ArgumentParser:

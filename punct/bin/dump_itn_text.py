@@ -22,13 +22,10 @@ import torch
 from punct.io.shards import ShardWriter, is_shard_done
 from punct.mm.data import ItnDataset, read_segments
 from punct.mm.dump import load_text_model, word_outputs
+from punct.utils.cli import HelpFormatter
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share
 from punct.utils.logging import log_config, setup_logging
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the layout of the module docstring."""
 
 
 def get_parser() -> argparse.ArgumentParser:

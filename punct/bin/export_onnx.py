@@ -26,11 +26,8 @@ import torch
 from punct.inference.inputs import from_cuts, from_kaldi
 from punct.inference.onnx_runtime import DEFAULT_PERCENTILE, PRECISIONS
 from punct.inference.pipeline import Punctuator, recipe_paths
+from punct.utils.cli import HelpFormatter
 from punct.utils.logging import log_config, setup_logging
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the layout of the module docstring."""
 
 
 def get_parser() -> argparse.ArgumentParser:

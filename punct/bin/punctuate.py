@@ -35,13 +35,10 @@ import torch
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
 from punct.utils.atomic import atomic_write_text
+from punct.utils.cli import HelpFormatter
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 from punct.utils.logging import log_config, setup_logging
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the layout of the module docstring."""
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -21,11 +21,8 @@ from punct.io.shards import MatrixReader
 from punct.metrics import coverage, score, write_scores
 from punct.text.data import read_utterances
 from punct.text.labels import MUSTC_CLASSES, class_index
+from punct.utils.cli import HelpFormatter
 from punct.utils.logging import log_config, setup_logging
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the layout of the module docstring."""
 
 
 def get_parser() -> argparse.ArgumentParser:

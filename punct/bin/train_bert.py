@@ -41,19 +41,28 @@ from punct.text.losses import build_loss
 from punct.text.model import HeadSpec, PunctBert, collate_chunks
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.utils.cli import HelpFormatter
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.logging import log_config
-from punct.utils.training import (NO_AMP, Amp, DistInfo, TrainState, add_amp_argument, latest_checkpoint,
-                                  prune_checkpoints, rank_batches, seed_everything, setup_distributed,
-                                  start_rank_logging, unwrap, wrap_ddp)
+from punct.utils.training import (
+    NO_AMP,
+    Amp,
+    DistInfo,
+    TrainState,
+    add_amp_argument,
+    latest_checkpoint,
+    prune_checkpoints,
+    rank_batches,
+    seed_everything,
+    setup_distributed,
+    start_rank_logging,
+    unwrap,
+    wrap_ddp,
+)
 
 HEAD = "punct"  # MuST-C: one head over MUSTC_CLASSES
 # Config values that may change when a run is resumed (they do not change what was learned).
 RESUMABLE_CHANGES = {"num_epochs", "log_interval", "num_threads", "eval_batch_size", "keep_last_epochs"}
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the layout of the module docstring."""
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -43,6 +43,7 @@ import numpy as np
 import soundfile as sf
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 from lhotse.qa import validate_recordings_and_supervisions
+from lhotse.utils import Pathlike
 
 from punct.text.labels import MUSTC_CLASSES
 from punct.text.normalize import NormalizeConfig, normalize
@@ -50,7 +51,6 @@ from punct.utils.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
 
-Pathlike = Union[str, Path]
 # Our split name -> MuST-C folder name.
 MUSTC_SPLITS: Dict[str, str] = {"train": "train", "dev": "dev", "test": "tst-COMMON"}
 SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words")

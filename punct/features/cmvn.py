@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, Tuple, Union
+from typing import Dict, Iterable, Tuple
 
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_write_text
-
-Pathlike = Union[str, Path]
 
 
 @dataclass

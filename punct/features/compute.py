@@ -29,20 +29,18 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest
-from lhotse.features.io import LilcomChunkyWriter
 from lhotse.features.base import Features
-from lhotse.utils import compute_num_frames_from_samples, compute_num_samples
+from lhotse.features.io import LilcomChunkyWriter
+from lhotse.utils import Pathlike, compute_num_frames_from_samples, compute_num_samples
 from tqdm import tqdm
 
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
-
-Pathlike = Union[str, Path]
 
 
 def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str = "mustc") -> Tuple[Path, Path]:

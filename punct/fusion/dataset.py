@@ -26,10 +26,11 @@ import collections
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 from torch.utils.data import Dataset
 
 from punct.fusion.frames import (
@@ -43,8 +44,6 @@ from punct.fusion.frames import (
 )
 from punct.io.shards import MatrixReader
 from punct.text.labels import MUSTC_CLASSES, encode_labels
-
-Pathlike = Union[str, Path]
 
 
 @dataclass(frozen=True)

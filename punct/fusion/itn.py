@@ -14,17 +14,16 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.ensemble import Metric, SweepPoint, alpha_sweep, choose_alpha, class_f1, ensemble, macro_f1
 from punct.io.shards import MatrixReader
 from punct.itn.labels import CAP, CASE_CLASSES, PUNCT_CLASSES
 from punct.mm.data import ItnSegment
 from punct.utils.atomic import atomic_write_text
-
-Pathlike = Union[str, Path]
 
 # head -> (classes, first column, dev selection metric)
 HEADS: Dict[str, Tuple[Tuple[str, ...], int, Metric]] = {

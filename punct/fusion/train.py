@@ -24,6 +24,7 @@ from typing import Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 from torch import nn
 from torch.utils.data import DataLoader
 
@@ -34,10 +35,8 @@ from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_hea
 from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.metrics import score
 from punct.text.labels import MUSTC_CLASSES
-from punct.utils.training import Amp, DistInfo, TrainState, seed_everything
 from punct.utils.atomic import atomic_path
-
-Pathlike = Union[str, Path]
+from punct.utils.training import Amp, DistInfo, TrainState, seed_everything
 
 # label_set -> (punctuation classes, case classes); MuST-C has no case labels
 LABEL_SETS: Dict[str, Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {

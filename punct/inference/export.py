@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 
 from punct.fusion.tdnn import pad_utterance
 from punct.inference.inputs import Request, UtteranceError
 from punct.inference.onnx_runtime import (
-    DEFAULT_PERCENTILE, PRECISIONS, ExportInfo, export_am, export_tdnn, file_sha256, graph_name, quantize_int8, write_export_info,
+    DEFAULT_PERCENTILE,
+    PRECISIONS,
+    ExportInfo,
+    export_am,
+    export_tdnn,
+    file_sha256,
+    graph_name,
+    quantize_int8,
+    write_export_info,
 )
 from punct.inference.pipeline import Punctuator
-
-Pathlike = Union[str, Path]
 
 AM_CHUNK_FRAMES = 400  # calibration pieces (4 s of features)
 TDNN_CHUNK_FRAMES = 700  # calibration pieces of the padded TDNN input (300 padding frames + 4 s)

@@ -17,11 +17,10 @@ import io
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Union
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
-
-Pathlike = Union[str, Path]
+from lhotse.utils import Pathlike
 
 
 class UtteranceError(Exception):

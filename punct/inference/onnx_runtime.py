@@ -28,16 +28,15 @@ import logging
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 
 from punct.am.model import TdnnAcousticModel
 from punct.fusion.tdnn import WordFactoredTdnn
 from punct.utils.atomic import atomic_path, atomic_write_text
-
-Pathlike = Union[str, Path]
 
 PRECISIONS = ("float32", "int8")
 # Activation ranges cover 99.99 % of the calibration values: on the trained mini recipe min/max ranges
@@ -150,7 +149,13 @@ def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequen
                   per_channel: bool = True, reduce_range: bool = False, percentile: float = DEFAULT_PERCENTILE) -> Path:
     """Static int8 quantisation (QDQ, u8 activations, s8 weights) with activation ranges from ``calibration``,
     a list of input feeds of one shape: the ``percentile`` of each activation's values (0: min/max)."""
-    from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     if not calibration:

@@ -33,6 +33,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 
 from punct.align.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
 from punct.am.decode import greedy_ids
@@ -49,8 +50,6 @@ from punct.text.infer import WordOutputs, predict_words
 from punct.text.labels import MUSTC_CLASSES, NO_PUNCT
 from punct.text.model import PunctBert
 from punct.text.normalize import NormalizeConfig, normalize
-
-Pathlike = Union[str, Path]
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
 

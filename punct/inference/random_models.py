@@ -13,17 +13,18 @@ import json
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence
 
 import torch
 import yaml
+from lhotse.utils import Pathlike
 
-from punct.am.model import TdnnAcousticModel, TdnnConfig as AmModelConfig
+from punct.am.model import TdnnAcousticModel
+from punct.am.model import TdnnConfig as AmModelConfig
 from punct.am.tokens import BLANK, SPACE, TokenTable
-from punct.fusion.tdnn import PunctTdnn, TdnnConfig as PunctTdnnConfig
+from punct.fusion.tdnn import PunctTdnn
+from punct.fusion.tdnn import TdnnConfig as PunctTdnnConfig
 from punct.text.model import HeadSpec, PunctBert
-
-Pathlike = Union[str, Path]
 
 # The characters of the mini corpus' words: lowercase letters, digits, apostrophe.
 DEFAULT_CHARACTERS = tuple(string.ascii_lowercase + string.digits + "'")
@@ -84,8 +85,11 @@ def random_models(*, am_config: AmModelConfig, bert_config, tokenizer, tdnn_conf
 def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[float] = 0.4) -> Dict[str, Path]:
     """Writes conf/mfcc.yaml, exp/am/best-valid-loss.pt, exp/bert/best-valid-f1/, exp/tdnn/best-valid-f1.pt
     and (unless alpha is None) exp/results/results.json, as stages 1-8 would."""
-    from punct.am.train import AmConfig, TrainState as AmState, save_checkpoint as save_am
-    from punct.fusion.train import TrainTdnnConfig, save_checkpoint as save_tdnn
+    from punct.am.train import AmConfig
+    from punct.am.train import TrainState as AmState
+    from punct.am.train import save_checkpoint as save_am
+    from punct.fusion.train import TrainTdnnConfig
+    from punct.fusion.train import save_checkpoint as save_tdnn
     from punct.utils.training import TrainState as TdnnState
 
     recipe = Path(recipe_dir)

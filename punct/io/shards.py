@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import kaldiio
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_write_text, clear_done, is_done, mark_done
-
-Pathlike = Union[str, Path]
 
 # kaldiio compression methods by name (kaldi's CompressionMethod enum).
 COMPRESSION = {"none": None, "speech_feature": 2, "two_byte": 3, "one_byte": 5}

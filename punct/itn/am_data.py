@@ -29,10 +29,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet, load_manifest
+from lhotse.utils import Pathlike
 
 from punct.itn.chunks import TimedWord
 from punct.itn.dataset import official_words, read_recognised_words
@@ -41,7 +42,6 @@ from punct.itn.nw_align import align_words
 from punct.utils.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
-Pathlike = Union[str, Path]
 PREFIX = "parczech"
 
 

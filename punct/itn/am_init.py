@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, Tuple, Union
+from typing import Dict, Tuple
 
 import torch
+from lhotse.utils import Pathlike
 
 from punct.am.dataset import cut_words, load_split
 from punct.am.tokens import TokenTable
@@ -26,7 +27,6 @@ from punct.am.train import AmConfig, TrainState, build_model, load_model, save_c
 from punct.utils.training import seed_everything
 
 logger = logging.getLogger(__name__)
-Pathlike = Union[str, Path]
 OUTPUT_LAYER = "output"
 
 

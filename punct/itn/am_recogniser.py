@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 from lhotse import Recording
+from lhotse.utils import Pathlike
 
 from punct.am.decode import WerStats
 from punct.am.infer import run_model
@@ -36,7 +37,6 @@ from punct.itn.chunks import ChunkConfig, TimedWord, plan_chunks
 from punct.itn.recognise import recognise_long
 from punct.utils.config import load_config
 
-Pathlike = Union[str, Path]
 FEATURE_CONFIG_NAME = "mfcc.yaml"
 
 

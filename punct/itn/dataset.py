@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
-from typing import List, Sequence, Set, Tuple, Union
+from typing import List, Sequence, Set, Tuple
 
 from lhotse import SupervisionSegment
 from lhotse.supervision import AlignmentItem
+from lhotse.utils import Pathlike
 
 from punct.itn.chunks import TimedWord
 from punct.itn.labels import BLANK, normalise_word
@@ -26,8 +26,6 @@ from punct.itn.nw_align import AlignConfig
 from punct.itn.segments import AlignedWord, Segment, SegmentConfig, SegmentCounts, align_recording, build_segments
 from punct.itn.vertical import VerticalWord
 from punct.utils.atomic import atomic_write_text
-
-Pathlike = Union[str, Path]
 
 
 @dataclass(frozen=True)

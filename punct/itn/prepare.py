@@ -25,16 +25,16 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Tuple
 
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
+from lhotse.utils import Pathlike
 
 from punct.itn.labels import ExtractionStats
 from punct.itn.vertical import find_recordings, read_speakers, read_vertical, write_speakers
 from punct.utils.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
-Pathlike = Union[str, Path]
 
 
 def official_supervision(recording: Recording, vert_path: Path, stats: ExtractionStats) -> Optional[SupervisionSegment]:

@@ -32,14 +32,13 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+from lhotse.utils import Pathlike
 
 from punct.itn.labels import CAP, CASE_CLASSES, PUNCT_CLASSES
 from punct.metrics import confusion_matrix, score
-
-Pathlike = Union[str, Path]
 
 # Table 5.1's row order: the marks by frequency in the thesis' training set.
 THESIS_CLASS_ORDER: Tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")

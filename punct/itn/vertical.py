@@ -33,12 +33,12 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Union
+from typing import Dict, Iterable, List, NamedTuple, Optional
+
+from lhotse.utils import Pathlike
 
 from punct.itn.labels import ExtractionStats, LabeledWord, extract_labels, is_mark
 from punct.utils.atomic import atomic_write_text
-
-Pathlike = Union[str, Path]
 
 TEI_ID = re.compile(r"^(?P<sentence>.+\.u\d+\.p\d+\.s\d+)\.w(?P<word>\d+)$")
 

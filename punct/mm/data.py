@@ -23,10 +23,11 @@ import json
 import logging
 import zlib
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 
 from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.mm.config import MmConfig
@@ -34,8 +35,6 @@ from punct.mm.features import MelSpectrogram
 from punct.mm.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
 from punct.text.chunking import IGNORE_INDEX, special_ids, word_pieces
 from punct.text.labels import class_index
-
-Pathlike = Union[str, Path]
 
 
 class ItnSegment(NamedTuple):

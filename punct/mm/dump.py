@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
-from typing import Dict, Iterator, NamedTuple, Tuple, Union
+from typing import Dict, Iterator, NamedTuple, Tuple
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 
 from punct.mm.config import MmConfig
 from punct.mm.data import ItnDataset
 from punct.mm.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel, build_model
 from punct.mm.train import loader, to_device
 from punct.utils.checkpoint import load_checkpoint
-
-Pathlike = Union[str, Path]
 
 HEADS: Tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
 

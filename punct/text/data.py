@@ -13,12 +13,12 @@ import json
 import logging
 import random
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Sequence, Union
+from typing import Iterator, List, NamedTuple, Sequence
 
-from punct.text.chunking import EncodedChunk, encode_chunks, log_repairs, special_ids, word_pieces, WordPieces
+from lhotse.utils import Pathlike
+
+from punct.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.text.labels import MUSTC_CLASSES, class_index
-
-Pathlike = Union[str, Path]
 
 
 class Utterance(NamedTuple):

@@ -59,12 +59,11 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
+from lhotse.utils import Pathlike
 from torch import nn
 
 from punct.text.labels import MUSTC_CLASSES
 from punct.utils.atomic import atomic_path, atomic_write_text
-
-Pathlike = Union[str, Path]
 
 MODEL_JSON = "punct_model.json"
 HEADS_FILE = "heads.safetensors"

@@ -12,9 +12,9 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Iterator, Optional
 
-Pathlike = Union[str, Path]
+from lhotse.utils import Pathlike
 
 
 @contextlib.contextmanager

@@ -10,13 +10,12 @@ restricted unpickler, never ``weights_only=False``).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any, Dict, List, Union
 
 import numpy as np
 import torch
+from lhotse.utils import Pathlike
 
-Pathlike = Union[str, Path]
 MapLocation = Union[str, torch.device, None]
 
 
