@@ -117,6 +117,63 @@ def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainS
     return {k: v / max(count, 1) for k, v in sums.items()}
 
 
+def resume(exp_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
+    """Model, optimizer, training state and random state from the newest epoch-N.pt (a new state if none)."""
+    ckpt = latest_checkpoint(exp_dir)
+    if ckpt is None:
+        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+        return TrainState()
+    saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    state = TrainState(**saved["state"])
+    set_rng_state(saved["rng"])
+    logging.info("resumed from %s (epoch %d, best dev macro F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1,
+                 state.best_epoch)
+    return state
+
+
+def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, losses: Dict[str, float],
+              device: torch.device, pad_id: int, seconds: float) -> Optional[Dict]:
+    """Dev scores of the epoch just trained into ``state.history``; when its macro F1 is the best so far,
+    the epoch becomes ``state.best_epoch`` and its punctuation and case scores are returned."""
+    preds = predict(model, dev, cfg, device, pad_id)
+    p_scores, c_scores = preds.scores()
+    f1 = p_scores.macro_f1
+    record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
+              "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
+              **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT_CLASSES[1:]}}
+    state.history.append(record)
+    logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
+                 losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
+                 ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT_CLASSES[1:]), seconds)
+    if f1 > state.best_f1:
+        state.best_f1, state.best_epoch = f1, state.epoch
+        return {"dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}
+    return None
+
+
+def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState,
+              scores: Dict) -> None:
+    save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=state.epoch)
+    atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps({"epoch": state.epoch, **scores}, indent=2) + "\n")
+    logging.info("new best dev macro F1 %.4f: saved %s", state.best_f1, exp_dir / "best-valid-f1.pt")
+
+
+def decode(model: torch.nn.Module, data, split: str, out_dir: Path, cfg: MmConfig, device: torch.device, pad_id: int,
+           best_epoch: int) -> None:
+    """Predictions of ``split`` to out_dir/<split>.jsonl, and cross-attention maps of hard segments."""
+    preds = predict(model, data, cfg, device, pad_id)
+    preds.write(out_dir / f"{split}.jsonl")
+    p_scores, c_scores = preds.scores()
+    logging.info("%s (best epoch %d): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, best_epoch,
+                 p_scores.macro_f1, p_scores.overall["f1"], c_scores.per_class["cap"]["f1"])
+    tokenizer = model.text.tokenizer
+    examples = attention_examples(model, data, quartile_worst(data, preds.losses), device, pad_id, tokenizer)
+    if examples:
+        atomic_write_text(out_dir / f"{split}.attention.json", json.dumps(examples, ensure_ascii=False) + "\n")
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     exp_dir: Path = args.exp_dir
@@ -152,17 +209,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     total_steps = cfg.num_epochs * len(train_loader)
 
     optimizer = build_optimizer(model, cfg)
-    state = TrainState()
-    if args.resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
-        saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        state = TrainState(**saved["state"])
-        set_rng_state(saved["rng"])
-        logging.info("resumed from %s (epoch %d, best dev macro F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1,
-                     state.best_epoch)
-    elif args.resume:
-        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+    state = resume(exp_dir, model, optimizer, device) if args.resume else TrainState()
 
     # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
@@ -176,27 +223,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         if not dist.is_main:
             sync(dist)  # while rank 0 scores dev and writes the checkpoints
             continue
-        preds = predict(model, dev, cfg, device, pad_id)
-        p_scores, c_scores = preds.scores()
-        f1 = p_scores.macro_f1
-        record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
-                  "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
-                  **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT_CLASSES[1:]}}
-        state.history.append(record)
-        logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
-                     losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
-                     ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT_CLASSES[1:]), time.time() - t0)
-        if f1 > state.best_f1:
-            state.best_f1, state.best_epoch = f1, state.epoch
-            save_model(exp_dir / "best-valid-f1.pt", model, args.model, cfg, epoch=state.epoch)
-            atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps(
-                {"epoch": state.epoch, "dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}, indent=2) + "\n")
-            logging.info("new best dev macro F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1.pt")
+        new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, time.time() - t0)
+        if new_best is not None:
+            save_best(exp_dir, model, args.model, cfg, state, new_best)
         with atomic_path(checkpoint_path(exp_dir, state.epoch)) as tmp:
             torch.save({"kind": args.model, "config": asdict(cfg), "model": model.state_dict(),
-                        "optimizer": optimizer.state_dict(), "state": asdict(state),
-                        "rng": rng_state()},
-                       tmp)
+                        "optimizer": optimizer.state_dict(), "state": asdict(state), "rng": rng_state()}, tmp)
         prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
         sync(dist)
     if dist.world_size > 1:
@@ -205,20 +237,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         return
     atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
 
-    # decode with the best model
     best = torch.load(exp_dir / "best-valid-f1.pt", map_location=device, weights_only=True)
     model.load_state_dict(best["model"])
     for split in [s for s in args.decode_splits.split(",") if s]:
         sup, rec = manifests(args.data_dir, split)
         data = dev if split == args.dev_split else load_split(sup, rec, tokenizer, cfg, with_audio)
-        preds = predict(model, data, cfg, device, pad_id)
-        preds.write(exp_dir / "decode" / f"{split}.jsonl")
-        p_scores, c_scores = preds.scores()
-        logging.info("%s (best epoch %d): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, state.best_epoch,
-                     p_scores.macro_f1, p_scores.overall["f1"], c_scores.per_class["cap"]["f1"])
-        examples = attention_examples(model, data, quartile_worst(data, preds.losses), device, pad_id, tokenizer)
-        if examples:
-            atomic_write_text(exp_dir / "decode" / f"{split}.attention.json", json.dumps(examples, ensure_ascii=False) + "\n")
+        decode(model, data, split, exp_dir / "decode", cfg, device, pad_id, state.best_epoch)
     logging.info("done: best dev macro F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1.pt")
     mark_done(exp_dir)
 

@@ -110,7 +110,7 @@ def _run(computer, samples: np.ndarray, config, dim: int) -> np.ndarray:
     return np.stack([np.asarray(computer.get_frame(i), dtype=np.float32) for i in range(n)])
 
 
-def _check_rate(config, sampling_rate: int) -> None:
+def check_rate(config, sampling_rate: int) -> None:
     if sampling_rate != config.sampling_rate:
         raise ValueError(
             f"audio at {sampling_rate} Hz but the extractor is configured for {config.sampling_rate} Hz; "
@@ -133,7 +133,7 @@ class KnfMfcc(FeatureExtractor):
         return opts
 
     def extract(self, samples: np.ndarray, sampling_rate: int) -> np.ndarray:
-        _check_rate(self.config, sampling_rate)
+        check_rate(self.config, sampling_rate)
         return _run(knf.OnlineMfcc(self._options()), samples, self.config, self.config.num_ceps)
 
     @property
@@ -157,7 +157,7 @@ class KnfFbank(FeatureExtractor):
         return opts
 
     def extract(self, samples: np.ndarray, sampling_rate: int) -> np.ndarray:
-        _check_rate(self.config, sampling_rate)
+        check_rate(self.config, sampling_rate)
         return _run(knf.OnlineFbank(self._options()), samples, self.config, self.config.num_mel_bins)
 
     @property

@@ -22,7 +22,7 @@ from typing import Tuple, Union
 import numpy as np
 import torch
 
-from punct.features.extractor import INT16_SCALE, KnfFbankConfig, KnfMfccConfig, _check_rate
+from punct.features.extractor import INT16_SCALE, KnfFbankConfig, KnfMfccConfig, check_rate
 
 WINDOWS = ("povey", "hanning", "hamming", "rectangular")
 LOG_FLOOR = float(np.finfo(np.float32).eps)
@@ -127,7 +127,7 @@ class VectorisedExtractor:
         self.config = config
 
     def extract(self, samples: np.ndarray, sampling_rate: int) -> np.ndarray:
-        _check_rate(self.config, sampling_rate)
+        check_rate(self.config, sampling_rate)
         with torch.inference_mode():
             energies = log_mel(samples, self.config)
             if isinstance(self.config, KnfMfccConfig):
