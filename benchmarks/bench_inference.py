@@ -39,10 +39,10 @@ import torch
 
 import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 from punct.features import FeatureConfig
-from punct.fusion.frames import cut_window, fuse_frames, text_table
+from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
 from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward, check_bf16
-from punct.text.data import Utterance
-from punct.text.infer import predict_words
+from punct.models.text.data import Utterance
+from punct.models.text.infer import predict_words
 from punct.utils.config import load_config
 
 
@@ -334,7 +334,7 @@ def recipe_f1(args) -> Dict:
 
 def score_results(results, labelled: Dict) -> Dict:
     from punct.metrics import score
-    from punct.text.labels import MUSTC_CLASSES
+    from punct.labels import MUSTC_CLASSES
 
     ref, bert, tdnn, ens, skipped = [], [], [], [], 0
     for o in results:

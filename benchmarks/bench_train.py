@@ -34,10 +34,10 @@ import torch
 from torch.utils.data import DataLoader, RandomSampler
 
 import common  # noqa: E402
-from punct.fusion.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
-from punct.fusion.train import TrainTdnnConfig, build_model, make_optimizer
+from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
+from punct.models.punct_tdnn.train import TrainTdnnConfig, build_model, make_optimizer
 from punct.io.shards import write_shard
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 from punct.utils.config import load_config
 
 DIMS = {"paper": (768, 1024), "mini": (384, 256)}  # (BERT dim, AM layer-12 dim)

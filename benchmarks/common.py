@@ -45,14 +45,14 @@ def machine() -> Dict:
 
 def am_config(size: str):
     """The acoustic model's dims: paper (conf/am.yaml) or mini (conf/am_mini.yaml)."""
-    from punct.am.train import AmConfig
+    from punct.asr.train import AmConfig
     from punct.utils.config import load_config
 
     return load_config(AmConfig, CONF / ("am.yaml" if size == "paper" else "am_mini.yaml")).model
 
 
 def tdnn_config(size: str):
-    from punct.fusion.train import TrainTdnnConfig
+    from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.utils.config import load_config
 
     return load_config(TrainTdnnConfig, CONF / ("tdnn.yaml" if size == "paper" else "tdnn_mini.yaml")).model
@@ -72,7 +72,7 @@ def tokenizer():
     """The uncased 30,522-piece WordPiece tokenizer of the offline MiniLM (the same vocabulary as bert-base-uncased)."""
     from transformers import AutoTokenizer
 
-    from punct.text.model import default_bert_model
+    from punct.models.text.model import default_bert_model
 
     return AutoTokenizer.from_pretrained(default_bert_model())
 

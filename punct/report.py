@@ -277,7 +277,7 @@ def parameter_breakdown(am_dir: Optional[Path], bert_dir: Optional[Path], tdnn_c
         notes.append(f"no BERT folder {bert_dir}: its counts are n/a")
     elif bert_dir is not None:
         try:
-            from punct.text.model import PunctBert
+            from punct.models.text.model import PunctBert
 
             bert = PunctBert.from_pretrained(bert_dir)
             bert_encoder = sum(p.numel() for p in bert.encoder.parameters())
@@ -288,8 +288,8 @@ def parameter_breakdown(am_dir: Optional[Path], bert_dir: Optional[Path], tdnn_c
     if tdnn_checkpoint is not None and not Path(tdnn_checkpoint).exists():
         notes.append(f"no TDNN checkpoint {tdnn_checkpoint}: its count is n/a")
     elif tdnn_checkpoint is not None:
-        from punct.fusion.tdnn import count_parameters
-        from punct.fusion.train import load_model
+        from punct.models.punct_tdnn.tdnn import count_parameters
+        from punct.models.punct_tdnn.train import load_model
 
         tdnn = count_parameters(load_model(tdnn_checkpoint))
     return {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Recognition of long recordings with a CTC acoustic model: ~30 s chunks with 5 s overlap, greedy
 # decoding, word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
-# (punct.itn.recognise).  Recordings are shared between nj jobs; each recording's
+# (punct.asr.recognise).  Recordings are shared between nj jobs; each recording's
 # <out-dir>/<id>.words.tsv is written atomically and finished recordings are skipped on a re-run.
 # Merge counts (and with --ref-dir the WER against reference words) in <out-dir>/../summary.txt.
 set -euo pipefail

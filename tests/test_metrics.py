@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from punct.metrics import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 
 
 # ref:  NP  ,  .  NP  ?  ,  .  NP  .  NP

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ParCzech-layout corpus (<term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} + <id>[.mp3].vert, speakers.tsv)
-# -> lhotse manifests of the long recordings and their official transcripts (punct.itn.prepare).
+# -> lhotse manifests of the long recordings and their official transcripts (punct.corpora.parczech).
 set -euo pipefail
 
 # Begin configuration section.

@@ -1,1 +1,1 @@
-"""CTC forced alignment of reference words: Viterbi, word spans, CTM, quality against reference times."""
+"""Word-sequence alignment of recognised with official words (Needleman-Wunsch) and the segment dataset built on it."""

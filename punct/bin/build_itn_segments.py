@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from lhotse import RecordingSet, SupervisionSet, load_manifest
 from tqdm import tqdm
 
-from punct.itn.dataset import (
+from punct.align.dataset import (
     ItnDatasetConfig,
     alignment_table,
     official_words,
@@ -33,7 +33,7 @@ from punct.itn.dataset import (
     read_recognised_words,
     segment_to_supervision,
 )
-from punct.itn.segments import (
+from punct.align.segments import (
     SPLITS,
     AlignedWord,
     Segment,

@@ -11,8 +11,8 @@ import os
 import time
 from pathlib import Path
 
-from punct.data.mini_corpus import SIZES, build_mini_corpus, config_for_size, load_austen
-from punct.text.normalize import NormalizeConfig, format_mark_table
+from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
+from punct.normalize import NormalizeConfig, format_mark_table
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import List, Optional
 
-from punct.itn.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
+from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
 from punct.utils.logging import log_config, setup_logging
 
 

@@ -2,7 +2,7 @@
 """Stage 8 (first half): per-word TDNN posteriors of a split, fully convolutionally.
 
 The conv stack runs once over each (zero-padded) utterance and each word reads its 243-frame slice
-(punct.fusion.tdnn, exactly the windowed result).  Writes <out-dir>/post.JOB.{ark,scp}: one
+(punct.models.punct_tdnn.tdnn, exactly the windowed result).  Writes <out-dir>/post.JOB.{ark,scp}: one
 (words x classes) matrix per cut id, columns in the class order of the model's label set (MuST-C: 4,
 MUSTC_CLASSES; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
 softmax); a finished shard is skipped unless
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from punct.fusion.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
-from punct.fusion.infer import utterance_posteriors
-from punct.fusion.train import checkpoint_train_config, corpus_classes, load_model
+from punct.models.punct_tdnn.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
+from punct.models.punct_tdnn.infer import utterance_posteriors
+from punct.models.punct_tdnn.train import checkpoint_train_config, corpus_classes, load_model
 from punct.io.shards import ShardWriter, is_shard_done
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share

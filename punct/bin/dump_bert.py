@@ -21,9 +21,9 @@ import torch
 from tqdm import tqdm
 
 from punct.io.shards import ShardWriter, is_shard_done
-from punct.text.data import read_utterances
-from punct.text.infer import predict_words
-from punct.text.model import PunctBert
+from punct.models.text.data import read_utterances
+from punct.models.text.infer import predict_words
+from punct.models.text.model import PunctBert
 from punct.utils.cli import HelpFormatter
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share

@@ -6,7 +6,7 @@
 
 Writes ``<out-dir>/vec.JOB.{ark,scp}`` (words x hidden: the final hidden state at each word's last
 sub-token) and ``<out-dir>/post.JOB.{ark,scp}`` (words x 11: the punctuation softmax in
-``punct.itn.labels.PUNCT_CLASSES`` order, then the case softmax in ``CASE_CLASSES`` order); key =
+``punct.token_labels.PUNCT_CLASSES`` order, then the case softmax in ``CASE_CLASSES`` order); key =
 segment id.  A job whose two shards are done is skipped unless ``--overwrite``.
 """
 
@@ -20,8 +20,8 @@ from typing import List, Optional
 import torch
 
 from punct.io.shards import ShardWriter, is_shard_done
-from punct.mm.data import ItnDataset, read_segments
-from punct.mm.dump import load_text_model, word_outputs
+from punct.models.cross_attention.data import ItnDataset, read_segments
+from punct.models.cross_attention.dump import load_text_model, word_outputs
 from punct.utils.cli import HelpFormatter
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share

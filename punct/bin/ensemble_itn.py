@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.ensemble import default_alphas
-from punct.fusion.itn import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
-from punct.mm.data import read_segments
+from punct.models.punct_tdnn.segment_ensemble import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
+from punct.models.cross_attention.data import read_segments
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import log_config, setup_logging
 

@@ -13,8 +13,8 @@ import logging
 import time
 from pathlib import Path
 
-from punct.data.mustc import format_summary, prepare_mustc, prepare_unipunc
-from punct.text.normalize import NormalizeConfig, format_mark_table
+from punct.corpora.mustc import format_summary, prepare_mustc, prepare_unipunc
+from punct.normalize import NormalizeConfig, format_mark_table
 from punct.utils.atomic import atomic_write_text
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging

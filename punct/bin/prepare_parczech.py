@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import List, Optional
 
-from punct.itn.prepare import prepare_parczech
+from punct.corpora.parczech import prepare_parczech
 from punct.utils.logging import log_config, setup_logging
 
 

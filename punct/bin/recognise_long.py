@@ -11,7 +11,7 @@ Per recording: ``<out-dir>/<recording id>.words.tsv`` (``word<TAB>start<TAB>end`
 mini corpus' synth folder) and ``<out-dir>/<recording id>.stats.json`` (chunks, merge cases, CPU
 time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.words.tsv``).  Both
 are written atomically, the words file last: a recording whose words file is newer than the model's
-checkpoint is done and skipped on a re-run unless ``--overwrite``.  See ``punct.itn.am_recogniser`` for the features and CMVN.
+checkpoint is done and skipped on a re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` for the features and CMVN.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import torch
 from lhotse import RecordingSet, load_manifest
 from tqdm import tqdm
 
-from punct.itn.am_recogniser import load_am, recognise_recording, total_wer, word_errors
-from punct.itn.chunks import ChunkConfig
-from punct.itn.dataset import read_recognised_words, write_recognised_words
+from punct.asr.recogniser import load_am, recognise_recording, total_wer, word_errors
+from punct.asr.chunks import ChunkConfig
+from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.device import resolve_device

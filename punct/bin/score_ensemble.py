@@ -25,7 +25,7 @@ from punct.ensemble import PAPER_ALPHA, alpha_sweep, choose_alpha, default_alpha
 from punct.io.shards import MatrixReader
 from punct.metrics import Coverage, coverage, score
 from punct.report import parameter_breakdown, write_results
-from punct.text.labels import MUSTC_CLASSES, encode_labels
+from punct.labels import MUSTC_CLASSES, encode_labels
 from punct.utils.logging import log_config, setup_logging
 
 

@@ -7,7 +7,7 @@ F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
       exp/text:text-only exp/mm:multimodal exp/mm_pe:multimodal+PE exp/mm_pe_random:random-audio
 
 Each positional argument is ``<model dir>:<row name>``; the model dir holds
-``decode/<split>.jsonl`` (see :mod:`punct.itn.scoring` for the format) and optionally
+``decode/<split>.jsonl`` (see :mod:`punct.scoring` for the format) and optionally
 ``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
 <row>.<split>.json`` and ``<out-dir>/plots/*.png``.  Without a model whose row name starts with
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
@@ -25,8 +25,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from punct.itn import scoring
-from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
+from punct import scoring
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
 
@@ -49,7 +49,7 @@ def get_parser() -> argparse.ArgumentParser:
 def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
     if path is None:
         return None
-    from punct.mm.data import read_segments
+    from punct.models.cross_attention.data import read_segments
 
     counts: Dict[str, int] = {}
     for seg in read_segments(path):

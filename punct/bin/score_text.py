@@ -19,8 +19,8 @@ from typing import List, Optional
 
 from punct.io.shards import MatrixReader
 from punct.metrics import coverage, score, write_scores
-from punct.text.data import read_utterances
-from punct.text.labels import MUSTC_CLASSES, class_index
+from punct.models.text.data import read_utterances
+from punct.labels import MUSTC_CLASSES, class_index
 from punct.utils.cli import HelpFormatter
 from punct.utils.logging import log_config, setup_logging
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import torch
 
-from punct.am.train import AmConfig, run_training
+from punct.asr.train import AmConfig, run_training
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging
-from punct.utils.training import add_amp_argument
+from punct.training.loop import add_amp_argument
 
 
 def get_parser() -> argparse.ArgumentParser:

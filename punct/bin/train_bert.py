@@ -33,18 +33,18 @@ import torch
 from tqdm import tqdm
 
 from punct.metrics import score
-from punct.text.config import BertTrainConfig
-from punct.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
-from punct.text.infer import predict_words
-from punct.text.labels import MUSTC_CLASSES, class_index
-from punct.text.losses import build_loss
-from punct.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.models.text.config import BertTrainConfig
+from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
+from punct.models.text.infer import predict_words
+from punct.labels import MUSTC_CLASSES, class_index
+from punct.models.text.losses import build_loss
+from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
-from punct.utils.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
 from punct.utils.cli import HelpFormatter
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.logging import log_config
-from punct.utils.training import (
+from punct.training.loop import (
     NO_AMP,
     Amp,
     DistInfo,

@@ -38,17 +38,17 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from punct.itn.labels import PUNCT_CLASSES
-from punct.mm.config import MmConfig
-from punct.mm.data import load_split
-from punct.mm.model import MODEL_KINDS, build_model
-from punct.mm.train import (attention_examples, build_optimizer, loader, lr_factor, predict, quartile_worst,
+from punct.token_labels import PUNCT_CLASSES
+from punct.models.cross_attention.config import MmConfig
+from punct.models.cross_attention.data import load_split
+from punct.models.cross_attention.model import MODEL_KINDS, build_model
+from punct.models.cross_attention.train import (attention_examples, build_optimizer, loader, lr_factor, predict, quartile_worst,
                             to_device, two_head_loss)
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
-from punct.utils.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.logging import log_config
-from punct.utils.training import (NO_AMP, Amp, DistInfo, TrainState, add_amp_argument, latest_checkpoint,
+from punct.training.loop import (NO_AMP, Amp, DistInfo, TrainState, add_amp_argument, latest_checkpoint,
                                   prune_checkpoints, seed_everything, setup_distributed, start_rank_logging, wrap_ddp)
 
 

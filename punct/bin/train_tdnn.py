@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from punct.fusion.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
-from punct.fusion.train import TrainTdnnConfig, corpus_classes, train_tdnn
-from punct.utils.training import Amp, add_amp_argument, dist_from_env, init_distributed, latest_checkpoint
+from punct.models.punct_tdnn.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
+from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
+from punct.training.loop import Amp, add_amp_argument, dist_from_env, init_distributed, latest_checkpoint
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.device import resolve_device

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.fusion.tdnn import pad_utterance
+from punct.models.punct_tdnn.tdnn import pad_utterance
 from punct.inference.inputs import Request, UtteranceError
 from punct.inference.onnx_runtime import (
     DEFAULT_PERCENTILE,

@@ -34,8 +34,8 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.am.model import TdnnAcousticModel
-from punct.fusion.tdnn import WordFactoredTdnn
+from punct.asr.model import TdnnAcousticModel
+from punct.models.punct_tdnn.tdnn import WordFactoredTdnn
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 PRECISIONS = ("float32", "int8")
@@ -110,8 +110,8 @@ def _export(module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...], path: Pat
 
 def export_am(am: TdnnAcousticModel, path: Pathlike, layer: int = 12, frames: int = 200) -> Path:
     """The AM with the layer tap as an ONNX graph: input ``feats`` (1, T, F), outputs ``embedding``, ``log_probs``.
-    Its BatchNorms are folded into the convolutions (``punct.am.folded``) when their scales allow."""
-    from punct.am.folded import FoldedAcousticModel
+    Its BatchNorms are folded into the convolutions (``punct.asr.folded``) when their scales allow."""
+    from punct.asr.folded import FoldedAcousticModel
 
     path = Path(path)
     example = torch.randn(1, frames, am.config.feat_dim)
@@ -128,7 +128,7 @@ def export_am(am: TdnnAcousticModel, path: Pathlike, layer: int = 12, frames: in
 def export_tdnn(factored: WordFactoredTdnn, path: Pathlike, frames: int = 400, words: int = 5) -> Path:
     """The word-factored conv stack as an ONNX graph: inputs ``acoustic`` (1, L, Da), ``word_vectors``
     (W, Dt), ``word_index`` (1, L) int64; output ``conv`` (1, C, L - shrink).  BatchNorms folded when they allow."""
-    from punct.fusion.tdnn import FoldedWordFactoredTdnn
+    from punct.models.punct_tdnn.tdnn import FoldedWordFactoredTdnn
 
     path = Path(path)
     acoustic_dim = factored.acoustic.in_features

@@ -2,8 +2,8 @@
 -> BERT -> punctuation TDNN (fully convolutional) -> ensemble.
 
 Every part is the recipe's own code: ``punct.features`` (kaldi-native MFCC, per-speaker CMVN),
-``punct.am`` (the TDNN acoustic model and its token table), ``punct.align.viterbi`` (CTC Viterbi),
-``punct.text.infer`` (per-word BERT vectors and posteriors), ``punct.fusion`` (the TDNN fully
+``punct.asr`` (the TDNN acoustic model and its token table), ``punct.asr.viterbi`` (CTC Viterbi),
+``punct.models.text.infer`` (per-word BERT vectors and posteriors), ``punct.models.punct_tdnn`` (the TDNN fully
 convolutional, with the text part of its fusion layer once per word: ``WordFactoredTdnn``, equal to the
 windowed TDNN in eval mode) and ``punct.ensemble``.  ``Punctuator.use_onnx`` runs the AM and the TDNN's
 conv stack in ONNX Runtime instead (float32 or static int8, ``punct.inference.onnx_runtime``).
@@ -35,21 +35,21 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.align.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
-from punct.am.decode import greedy_ids
-from punct.am.model import TdnnAcousticModel
-from punct.am.tokens import BLANK, SPACE, TokenTable
+from punct.asr.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
+from punct.asr.decode import greedy_ids
+from punct.asr.model import TdnnAcousticModel
+from punct.asr.tokens import BLANK, SPACE, TokenTable
 from punct.ensemble import PAPER_ALPHA, ensemble
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
-from punct.fusion.frames import frame_word_index, window_centres
-from punct.fusion.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
+from punct.models.punct_tdnn.frames import frame_word_index, window_centres
+from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.inference.inputs import Request, UtteranceError
-from punct.text.data import Utterance
-from punct.text.infer import WordOutputs, predict_words
-from punct.text.labels import MUSTC_CLASSES, NO_PUNCT
-from punct.text.model import PunctBert
-from punct.text.normalize import NormalizeConfig, normalize
+from punct.models.text.data import Utterance
+from punct.models.text.infer import WordOutputs, predict_words
+from punct.labels import MUSTC_CLASSES, NO_PUNCT
+from punct.models.text.model import PunctBert
+from punct.normalize import NormalizeConfig, normalize
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
 
@@ -216,9 +216,9 @@ class Punctuator:
 
     Args:
       feature_config: the recipe's conf/mfcc.yaml.
-      am, tokens: the acoustic model and its token table (``punct.am.train.load_model``).
+      am, tokens: the acoustic model and its token table (``punct.asr.train.load_model``).
       bert: the fine-tuned text branch (``PunctBert.from_pretrained(exp/bert/best-valid-f1)``).
-      tdnn: the punctuation TDNN (``punct.fusion.train.load_model``).
+      tdnn: the punctuation TDNN (``punct.models.punct_tdnn.train.load_model``).
       alpha: ensemble weight of the TDNN (stage 8's choice on dev).
       layer: acoustic layer the TDNN was trained on (12).
       group_size: utterances per BERT / TDNN batch.
@@ -285,8 +285,8 @@ class Punctuator:
                     normalize_config: Optional[Pathlike] = None, alpha: Optional[float] = None,
                     device: torch.device = torch.device("cpu"), **kwargs) -> "Punctuator":
         """Loads the models of a trained recipe (egs/mustc after stages 1-8); any path may be overridden."""
-        from punct.am.train import load_model as load_am
-        from punct.fusion.train import load_model as load_tdnn
+        from punct.asr.train import load_model as load_am
+        from punct.models.punct_tdnn.train import load_model as load_tdnn
         from punct.utils.config import load_config
 
         recipe = Path(recipe_dir)

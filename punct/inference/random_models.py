@@ -2,8 +2,8 @@
 
 Used by the inference tests (tiny models in a temporary recipe directory) and by the benchmarks
 (paper-size and mini-size models, whose speed does not depend on their weights).  The files are
-written by the components' own savers: ``punct.am.train.save_checkpoint``, ``PunctBert.save_pretrained``,
-``punct.fusion.train.save_checkpoint``.
+written by the components' own savers: ``punct.asr.train.save_checkpoint``, ``PunctBert.save_pretrained``,
+``punct.models.punct_tdnn.train.save_checkpoint``.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import torch
 import yaml
 from lhotse.utils import Pathlike
 
-from punct.am.model import TdnnAcousticModel
-from punct.am.model import TdnnConfig as AmModelConfig
-from punct.am.tokens import BLANK, SPACE, TokenTable
-from punct.fusion.tdnn import PunctTdnn
-from punct.fusion.tdnn import TdnnConfig as PunctTdnnConfig
-from punct.text.model import HeadSpec, PunctBert
+from punct.asr.model import TdnnAcousticModel
+from punct.asr.model import TdnnConfig as AmModelConfig
+from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.models.punct_tdnn.tdnn import PunctTdnn
+from punct.models.punct_tdnn.tdnn import TdnnConfig as PunctTdnnConfig
+from punct.models.text.model import HeadSpec, PunctBert
 
 # The characters of the mini corpus' words: lowercase letters, digits, apostrophe.
 DEFAULT_CHARACTERS = tuple(string.ascii_lowercase + string.digits + "'")
@@ -85,12 +85,12 @@ def random_models(*, am_config: AmModelConfig, bert_config, tokenizer, tdnn_conf
 def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[float] = 0.4) -> Dict[str, Path]:
     """Writes conf/mfcc.yaml, exp/am/best-valid-loss.pt, exp/bert/best-valid-f1/, exp/tdnn/best-valid-f1.pt
     and (unless alpha is None) exp/results/results.json, as stages 1-8 would."""
-    from punct.am.train import AmConfig
-    from punct.am.train import TrainState as AmState
-    from punct.am.train import save_checkpoint as save_am
-    from punct.fusion.train import TrainTdnnConfig
-    from punct.fusion.train import save_checkpoint as save_tdnn
-    from punct.utils.training import TrainState as TdnnState
+    from punct.asr.train import AmConfig
+    from punct.asr.train import TrainState as AmState
+    from punct.asr.train import save_checkpoint as save_am
+    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.models.punct_tdnn.train import save_checkpoint as save_tdnn
+    from punct.training.loop import TrainState as TdnnState
 
     recipe = Path(recipe_dir)
     (recipe / "conf").mkdir(parents=True, exist_ok=True)

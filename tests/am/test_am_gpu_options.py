@@ -9,11 +9,11 @@ import pytest
 import torch
 import yaml
 
-from punct.am import train as am_train
-from punct.am.model import TdnnAcousticModel, TdnnConfig
-from punct.am.train import compute_loss, reseed_worker, run_training
+from punct.asr import train as am_train
+from punct.asr.model import TdnnAcousticModel, TdnnConfig
+from punct.asr.train import compute_loss, reseed_worker, run_training
 from punct.bin import train_am
-from punct.utils.training import Amp
+from punct.training.loop import Amp
 
 from am.espeak_corpus import cached_corpus, espeak_available
 

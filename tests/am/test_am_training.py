@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from punct.am.model import TdnnConfig
-from punct.am.train import AmConfig, load_model, run_training
+from punct.asr.model import TdnnConfig
+from punct.asr.train import AmConfig, load_model, run_training
 from punct.features.compute import feature_frames
-from punct.utils.training import latest_checkpoint
+from punct.training.loop import latest_checkpoint
 
 from am.espeak_corpus import cached_corpus, espeak_available
 
@@ -74,7 +74,7 @@ def test_two_cpu_processes_under_gloo_agree(tmp_path):
     init = load_model(tmp_path / "exp" / "epoch-1.pt")[0].state_dict()
     assert all(torch.equal(init[k], v) for k, v in r0["params"].items())
     torch.manual_seed(5)
-    from punct.am.model import TdnnAcousticModel
+    from punct.asr.model import TdnnAcousticModel
 
     fresh = TdnnAcousticModel(dataclasses.replace(TINY.model, num_tokens=init["output.weight"].shape[0])).state_dict()
     assert not torch.equal(fresh["output.weight"], init["output.weight"])
@@ -82,8 +82,8 @@ def test_two_cpu_processes_under_gloo_agree(tmp_path):
 
 def test_ctc_loss_on_every_third_output_frame():
     """ctc_subsample k: the CTC loss of the outputs at frames 0, k, 2k, ... with ceil(T / k) frames each."""
-    from punct.am.model import TdnnAcousticModel
-    from punct.am.train import compute_loss
+    from punct.asr.model import TdnnAcousticModel
+    from punct.asr.train import compute_loss
 
     torch.manual_seed(0)
     model = TdnnAcousticModel(TdnnConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
@@ -111,8 +111,8 @@ def test_subsampled_ctc_keeps_only_cuts_it_can_align():
     get an infinite CTC loss (zeroed silently by zero_infinity): usable_cuts drops and counts it."""
     from lhotse import CutSet
 
-    from punct.am.dataset import usable_cuts
-    from punct.am.tokens import TokenTable
+    from punct.asr.dataset import usable_cuts
+    from punct.asr.tokens import TokenTable
 
     cuts = list(CutSet.from_file(cached_corpus() / "fbank" / "mustc_cuts_train.jsonl.gz"))[:4]
     tokens = TokenTable.from_words(w for c in cuts for w in c.supervisions[0].custom["words"])
@@ -128,7 +128,7 @@ def test_subsampled_ctc_keeps_only_cuts_it_can_align():
 
 
 def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
-    from punct.am.dataset import load_split, load_train_splits
+    from punct.asr.dataset import load_split, load_train_splits
 
     fbank = cached_corpus() / "fbank"
     cuts, cmvn = load_split(fbank, "train")

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from punct.data import supervision_words
-from punct.data.mini_corpus import (
+from punct.labels import supervision_words
+from punct.corpora.mini_english import (
     MiniCorpusConfig, SplitSize, build_mini_corpus, config_for_size, load_austen, paragraphs_from_lines,
     split_long, split_sentences, split_sources,
 )
-from punct.data.mustc import prepare_mustc
-from punct.data.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
-from punct.text.normalize import normalize
+from punct.corpora.mustc import prepare_mustc
+from punct.corpora.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
+from punct.normalize import normalize
 
 SUBJECTS = ["The old man", "My sister", "Our neighbour", "The young doctor", "Her father", "The captain"]
 VERBS = ["walked to the village", "wrote a long letter", "waited by the window", "spoke of the weather",

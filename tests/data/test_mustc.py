@@ -12,9 +12,9 @@ import pytest
 import soundfile as sf
 from lhotse import load_manifest
 
-from punct.data import supervision_words
-from punct.data.mustc import format_summary, prepare_mustc, prepare_split, prepare_unipunc, read_unipunc_items
-from punct.text.normalize import NormalizeConfig
+from punct.labels import supervision_words
+from punct.corpora.mustc import format_summary, prepare_mustc, prepare_split, prepare_unipunc, read_unipunc_items
+from punct.normalize import NormalizeConfig
 
 SR = 16000
 # (offset, duration, text) per talk; written to the yaml in the order given (not sorted).

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lhotse import load_manifest
 
-from punct.data import supervision_words
+from punct.labels import supervision_words
 
 
 def test_run_sh_stage0_tiny(repo_root: Path, tmp_path: Path):

@@ -7,7 +7,7 @@ import pytest
 
 from punct.ensemble import alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
 from punct.io.shards import write_shard
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 
 
 def one_hot(labels, n=4, sharp=0.7):

@@ -12,7 +12,7 @@ from lhotse import CutSet, SupervisionSet
 
 from punct.io.shards import write_shard
 from punct.report import parse_markdown_table
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 from tests.fusion.synthetic import make_split
 
 
@@ -135,7 +135,7 @@ def test_parameter_table_says_what_is_missing(results_dir):
 def test_acoustic_model_counted_up_to_layer_12(tmp_path):
     import torch
 
-    from punct.am.model import TdnnAcousticModel, TdnnConfig
+    from punct.asr.model import TdnnAcousticModel, TdnnConfig
     from punct.report import parameter_breakdown
 
     am = TdnnAcousticModel(TdnnConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6, num_tokens=7))

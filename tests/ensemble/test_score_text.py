@@ -10,7 +10,7 @@ import pytest
 
 from punct.bin.score_text import main
 from punct.io.shards import write_shard
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 
 UTTERANCES = {  # id -> (reference labels, predicted labels)
     "u1": ([",", "NP", ".", "NP", "?"], [",", "NP", ",", "NP", "?"]),

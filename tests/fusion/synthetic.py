@@ -14,9 +14,9 @@ from typing import Dict, List
 import numpy as np
 import torch
 
-from punct.fusion.tdnn import TdnnConfig
+from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.io.shards import write_shard
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 
 PAUSES = {"NP": (0, 3), ",": (8, 13), ".": (16, 23), "?": (16, 23)}
 LABEL_P = (0.6, 0.2, 0.15, 0.05)
@@ -101,7 +101,7 @@ SMALL_TDNN = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
 
 def train_dev_splits(root: Path, seed: int, num_utts: int = 8) -> Dict[str, object]:
     """Opened synthetic train and dev splits (3-dim text, 2-dim acoustic vectors) for the training tests."""
-    from punct.fusion.dataset import open_split
+    from punct.models.punct_tdnn.dataset import open_split
 
     out = {}
     for i, split in enumerate(("train", "dev")):

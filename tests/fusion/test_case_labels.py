@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from punct.fusion.dataset import FusedWindowDataset, UtteranceDataset, collate_utterances, open_split
-from punct.fusion.infer import utterance_posteriors
-from punct.fusion.tdnn import TdnnConfig
-from punct.fusion.train import TrainTdnnConfig, corpus_classes, load_model, train_tdnn
-from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.models.punct_tdnn.dataset import FusedWindowDataset, UtteranceDataset, collate_utterances, open_split
+from punct.models.punct_tdnn.infer import utterance_posteriors
+from punct.models.punct_tdnn.tdnn import TdnnConfig
+from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, load_model, train_tdnn
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
 from tests.fusion.synthetic import make_split
 
 ITN_NAMES = {"NP": "blank", ",": ",", ".": ".", "?": "?"}

@@ -9,11 +9,11 @@ import pytest
 import torch
 from lhotse import CutSet
 
-from punct.fusion.dataset import FusedWindowDataset, FusionCorpus, open_split
-from punct.fusion.infer import utterance_posteriors
-from punct.fusion.tdnn import PunctTdnn, TdnnConfig
+from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, open_split
+from punct.models.punct_tdnn.infer import utterance_posteriors
+from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig
 from punct.io.shards import MatrixReader, write_shard
-from punct.text.labels import MUSTC_CLASSES
+from punct.labels import MUSTC_CLASSES
 from tests.fusion.synthetic import make_split
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-from punct.fusion.dataset import open_split
-from punct.fusion.tdnn import TdnnConfig
-from punct.fusion.train import TrainTdnnConfig, train_tdnn
-from punct.utils.training import DistInfo, init_distributed
+from punct.models.punct_tdnn.dataset import open_split
+from punct.models.punct_tdnn.tdnn import TdnnConfig
+from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
+from punct.training.loop import DistInfo, init_distributed
 from tests.fusion.synthetic import make_split
 
 
@@ -54,7 +54,7 @@ def test_two_cpu_ranks_agree(tmp_path):
     ckpt = torch.load(tmp_path / "exp/tdnn/epoch-2.pt", weights_only=True)
     assert ckpt["state"]["step"] == 2 * 2  # 32 examples per epoch / 2 ranks / batch 8
     torch.manual_seed(3)
-    from punct.fusion.train import build_model
+    from punct.models.punct_tdnn.train import build_model
 
     init = dict(build_model(TrainTdnnConfig(model=TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)), 5).named_parameters())
     assert any(not torch.allclose(init[n], a[n]) for n in a)

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from punct.fusion import train as fusion_train
-from punct.fusion.train import TrainTdnnConfig, train_tdnn
+from punct.models.punct_tdnn import train as fusion_train
+from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
 from tests.fusion.synthetic import SMALL_TDNN, train_dev_splits
 
 SMALL = SMALL_TDNN

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from punct.fusion.dataset import open_split
-from punct.fusion.infer import corpus_predictions
-from punct.fusion.tdnn import TdnnConfig
-from punct.fusion.train import TrainTdnnConfig, train_tdnn
+from punct.models.punct_tdnn.dataset import open_split
+from punct.models.punct_tdnn.infer import corpus_predictions
+from punct.models.punct_tdnn.tdnn import TdnnConfig
+from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
 from punct.io.shards import MatrixReader, write_shard
 from punct.metrics import score
 from tests.fusion.synthetic import make_split

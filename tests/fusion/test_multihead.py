@@ -9,9 +9,9 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from punct.fusion.tdnn import PunctTdnn, TdnnConfig, head_softmax, split_heads
-from punct.fusion.train import LABEL_SETS, TrainTdnnConfig, load_model, save_checkpoint, tdnn_loss
-from punct.utils.training import TrainState
+from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, head_softmax, split_heads
+from punct.models.punct_tdnn.train import LABEL_SETS, TrainTdnnConfig, load_model, save_checkpoint, tdnn_loss
+from punct.training.loop import TrainState
 from tests.fusion.synthetic import randomise_batch_norms
 
 SMALL = dict(input_dim=7, fusion_dim=12, channels=(10, 10, 8, 8, 6, 6), head_dim=9)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from punct.fusion.sampling import EpochSampler, epoch_order, oversample_indices, shard
+from punct.models.punct_tdnn.sampling import EpochSampler, epoch_order, oversample_indices, shard
 
 
 def labels_10_3_2_0():

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from punct.fusion.tdnn import PunctTdnn, TdnnConfig, count_parameters
+from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters
 from tests.fusion.synthetic import randomise_batch_norms
 
 
@@ -83,7 +83,7 @@ def test_no_words_gives_no_rows():
 
 def test_padded_utterance_batch_equals_windows():
     """Utterances of different lengths in one zero-padded batch give the windowed posteriors."""
-    from punct.fusion.dataset import collate_utterances
+    from punct.models.punct_tdnn.dataset import collate_utterances
 
     model = randomised_model(1)
     gen = torch.Generator().manual_seed(5)
@@ -110,8 +110,8 @@ def test_word_factored_fusion_equals_fused_frames(num_frames):
     """The fusion layer's text part once per word (WordFactoredTdnn) gives the fused-frame posteriors."""
     import numpy as np
 
-    from punct.fusion.frames import frame_word_index, fuse_frames
-    from punct.fusion.tdnn import WordFactoredTdnn
+    from punct.models.punct_tdnn.frames import frame_word_index, fuse_frames
+    from punct.models.punct_tdnn.tdnn import WordFactoredTdnn
 
     model = randomised_model()
     gen = torch.Generator().manual_seed(num_frames)
@@ -136,7 +136,7 @@ def test_word_factored_fusion_equals_fused_frames(num_frames):
 
 
 def test_folded_conv_stack_equals_word_factored():
-    from punct.fusion.tdnn import FoldedWordFactoredTdnn, WordFactoredTdnn
+    from punct.models.punct_tdnn.tdnn import FoldedWordFactoredTdnn, WordFactoredTdnn
 
     model = randomised_model()
     with torch.no_grad():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from punct.fusion.train import TrainTdnnConfig, class_weights, load_model, train_tdnn
-from punct.utils.training import latest_checkpoint
+from punct.models.punct_tdnn.train import TrainTdnnConfig, class_weights, load_model, train_tdnn
+from punct.training.loop import latest_checkpoint
 from tests.fusion.synthetic import SMALL_TDNN, train_dev_splits
 
 SMALL = SMALL_TDNN

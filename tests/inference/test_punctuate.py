@@ -12,12 +12,12 @@ import pytest
 import soundfile as sf
 import torch
 
-from punct.fusion.frames import cut_window, frame_word_index, text_table
+from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
 from punct.inference.inputs import Request, from_kaldi, from_pair, wav_loader
 from punct.inference.pipeline import Failure, Punctuator, Result, am_forward, render_text
 from punct.inference.random_models import make_tokenizer, random_models, save_recipe
-from punct.text.data import Utterance
-from punct.text.infer import predict_words
+from punct.models.text.data import Utterance
+from punct.models.text.infer import predict_words
 
 REPO = Path(__file__).resolve().parents[2]
 WORDS = ["hello", "world", "the", "cat", "sat", "on", "a", "mat", "why", "not"]
@@ -27,8 +27,8 @@ ALPHA = 0.3
 def tiny_models(tmp: Path, seed: int = 0):
     from transformers import BertConfig
 
-    from punct.am.model import TdnnConfig as AmConfig
-    from punct.fusion.tdnn import TdnnConfig
+    from punct.asr.model import TdnnConfig as AmConfig
+    from punct.models.punct_tdnn.tdnn import TdnnConfig
 
     tokenizer = make_tokenizer(tmp / "tokenizer", WORDS)
     return random_models(
@@ -66,7 +66,7 @@ def punctuator(recipe):
 
 
 def test_render_text_keeps_surface_forms_and_replaces_marks():
-    from punct.text.normalize import normalize
+    from punct.normalize import normalize
 
     text = "Hello, World! twenty-one U.S. cats"
     n = normalize(text)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from punct.itn.chunks import (
+from punct.asr.chunks import (
     Chunk,
     ChunkConfig,
     TimedWord,

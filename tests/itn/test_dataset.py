@@ -8,9 +8,9 @@ import soundfile as sf
 from lhotse import load_manifest
 
 from punct.bin import build_itn_segments, prepare_parczech
-from punct.itn.chunks import TimedWord
-from punct.itn.dataset import read_recognised_words, segment_text, write_recognised_words
-from punct.itn.vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
+from punct.asr.chunks import TimedWord
+from punct.align.dataset import read_recognised_words, segment_text, write_recognised_words
+from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 
 TEXT_A = ("Dobrý den , vážené kolegyně , vážení kolegové . Dnes projednáme tisk 912 , který vám byl doručen "
           "6. března . Nyní se táži navrhovatelky , zda má zájem vystoupit . Prosím , paní poslankyně , máte slovo .")
@@ -117,8 +117,8 @@ def test_segment_text_and_bad_words_file(tmp_path):
 
 def test_segment_dict_round_trip_multi_speaker():
     from punct.bin.build_itn_segments import _segment_from_dict
-    from punct.itn.dataset import segment_to_supervision
-    from punct.itn.segments import AlignedWord, Segment
+    from punct.align.dataset import segment_to_supervision
+    from punct.align.segments import AlignedWord, Segment
 
     words = [AlignedWord(k, 0, "a", w, "A" if k < 3 else "B", 1.0 + k, 1.5 + k, "," if k == 2 else "blank",
                          "cap" if k == 0 else "blank", 0) for k, w in enumerate(["Ano", "tak", "jo", "dobře", "ne"])]
@@ -131,7 +131,7 @@ def test_segment_dict_round_trip_multi_speaker():
 
 
 def test_prepare_skips_unreadable_audio(tmp_path):
-    from punct.itn.prepare import prepare_parczech as prepare
+    from punct.corpora.parczech import prepare_parczech as prepare
 
     root = tmp_path / "corpus"
     write_recording(root, "2014021816581712", TEXT_B, SAID_B, "EvaMala.1980", "ps2013-016-01-000-000")

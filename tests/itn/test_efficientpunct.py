@@ -1,5 +1,5 @@
 """EfficientPunct on ParCzech segments: the text-only model's dump, the two-head ensemble with each
-head's alpha chosen on dev, and the scoring-format predictions (punct.fusion.itn, punct.bin.ensemble_itn,
+head's alpha chosen on dev, and the scoring-format predictions (punct.models.punct_tdnn.segment_ensemble, punct.bin.ensemble_itn,
 punct.bin.dump_itn_text)."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 import torch
 
 from punct.bin import dump_itn_text, ensemble_itn, score_itn
-from punct.fusion.itn import NUM_COLUMNS, paired_split
+from punct.models.punct_tdnn.segment_ensemble import NUM_COLUMNS, paired_split
 from punct.io.shards import MatrixReader, write_shard
-from punct.itn import scoring
-from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
-from punct.mm.data import load_split, read_segments
-from punct.mm.dump import load_text_model
-from punct.mm.model import build_model
-from punct.mm.train import predict
+from punct import scoring
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.models.cross_attention.data import load_split, read_segments
+from punct.models.cross_attention.dump import load_text_model
+from punct.models.cross_attention.model import build_model
+from punct.models.cross_attention.train import predict
 from tests.mm.helpers import make_encoder, make_tokenizer, tiny_config, write_corpus
 
 BLANK, COMMA = 0, 1

@@ -1,4 +1,4 @@
-from punct.itn.labels import (
+from punct.token_labels import (
     BLANK,
     CAP,
     CASE_CLASSES,

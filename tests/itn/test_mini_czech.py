@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from punct.itn.mini_czech import (
+from punct.corpora.mini_czech import (
     CzechMiniConfig,
     build_czech_mini_corpus,
     clean_fortune,
@@ -16,7 +16,7 @@ from punct.itn.mini_czech import (
     tokenize,
     word_starts,
 )
-from punct.itn.vertical import find_recordings, read_speakers, read_vertical
+from punct.corpora.parczech_vertical import find_recordings, read_speakers, read_vertical
 
 CACHE = Path(os.environ.get("PUNCT_CACHE", Path.home() / ".cache" / "punct"))
 

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from punct.itn.nw_align import (
+from punct.align.nw import (
     AlignConfig,
     AlignedPair,
     align_words,

@@ -1,6 +1,6 @@
 """Long-recording recognition with a real (tiny, randomly initialised) TDNN acoustic model:
 the recogniser's CMVN convention, jobs, skipping, overwriting and the WER summary; and the
-cross-lingual initialisation of punct.itn.am_init."""
+cross-lingual initialisation of punct.asr.init_from."""
 
 import json
 
@@ -11,15 +11,15 @@ import torch
 import yaml
 from lhotse import Recording, RecordingSet
 
-from punct.am.infer import run_model
-from punct.am.model import TdnnConfig
-from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, TrainState, build_model, save_checkpoint
+from punct.asr.infer import run_model
+from punct.asr.model import TdnnConfig
+from punct.asr.tokens import TokenTable
+from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
 from punct.bin import recognise_long
-from punct.itn.am_init import transfer_weights
-from punct.itn.am_recogniser import ChunkPosteriors, load_am, recording_cmvn
-from punct.itn.chunks import ChunkConfig, TimedWord, plan_chunks
-from punct.itn.dataset import read_recognised_words, write_recognised_words
+from punct.asr.init_from import transfer_weights
+from punct.asr.recogniser import ChunkPosteriors, load_am, recording_cmvn
+from punct.asr.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.align.dataset import read_recognised_words, write_recognised_words
 
 MFCC = {"kind": "mfcc", "norm_vars": True,
         "options": {"sampling_rate": 16000, "num_ceps": 13, "num_mel_bins": 23, "dither": 0.0}}

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from punct.itn.chunks import TimedWord
-from punct.itn.labels import BLANK, CAP
-from punct.itn.segments import (
+from punct.asr.chunks import TimedWord
+from punct.token_labels import BLANK, CAP
+from punct.align.segments import (
     AlignedWord,
     SegmentConfig,
     SegmentCounts,
@@ -16,7 +16,7 @@ from punct.itn.segments import (
     split_long,
     zero_distance_runs,
 )
-from punct.itn.vertical import VerticalWord
+from punct.corpora.parczech_vertical import VerticalWord
 
 
 def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", dist=0, rec=True):

@@ -1,7 +1,7 @@
 import pytest
 
-from punct.itn.labels import BLANK, CAP
-from punct.itn.vertical import (
+from punct.token_labels import BLANK, CAP
+from punct.corpora.parczech_vertical import (
     SpeakerInfo,
     VerticalToken,
     find_recordings,

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from punct.mm.config import MmConfig
+from punct.models.cross_attention.config import MmConfig
 from tests import tiny_bert
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "pes", "kočka", "dům", "je", "a", "to", "ne", "ano", "##ka", "##y",

@@ -44,9 +44,9 @@ import numpy as np
 import pytest
 
 from punct.bin import train_mm
-from punct.itn.labels import PUNCT_CLASSES
+from punct.token_labels import PUNCT_CLASSES
 from punct.metrics import score
-from punct.mm.model import SoundGeometry
+from punct.models.cross_attention.model import SoundGeometry
 from tests.mm.helpers import make_encoder, make_tokenizer, tiny_config
 
 SEED = int(os.environ.get("PUNCT_TEST_LEARNS_SEED", "0"))

@@ -1,4 +1,4 @@
-"""punct.mm.model / features / data: sound-encoder shapes, positional-embedding bookkeeping,
+"""punct.models.cross_attention.model / features / data: sound-encoder shapes, positional-embedding bookkeeping,
 random audio, the two-head loss."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import torch
 import torch.nn.functional as F
 
 from tests.mm.helpers import make_encoder, tiny_config, write_corpus
-from punct.mm.config import MmConfig
-from punct.mm.data import collate, encode_text, load_split, permute_audio, read_segments
-from punct.mm.features import MelSpectrogram
-from punct.mm.model import (NO_WORD, CrossAttentionModel, SoundEncoder, SoundGeometry, add_word_positions, build_model,
+from punct.models.cross_attention.config import MmConfig
+from punct.models.cross_attention.data import collate, encode_text, load_split, permute_audio, read_segments
+from punct.models.cross_attention.features import MelSpectrogram
+from punct.models.cross_attention.model import (NO_WORD, CrossAttentionModel, SoundEncoder, SoundGeometry, add_word_positions, build_model,
                             head_specs)
-from punct.mm.train import lr_factor, two_head_loss
-from punct.text.model import PunctBert
+from punct.models.cross_attention.train import lr_factor, two_head_loss
+from punct.models.text.model import PunctBert
 
 
 def test_thesis_geometry_frame_counts():

@@ -1,4 +1,4 @@
-"""punct.itn.scoring: bootstrap intervals, PDP/PDR, short/long quartiles, F1 by length, tables."""
+"""punct.scoring: bootstrap intervals, PDP/PDR, short/long quartiles, F1 by length, tables."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from punct.itn import scoring
-from punct.itn.labels import CASE_CLASSES, PUNCT_CLASSES
+from punct import scoring
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
 from punct.metrics import score
 
 P = {c: i for i, c in enumerate(PUNCT_CLASSES)}

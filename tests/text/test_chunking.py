@@ -7,10 +7,10 @@ import random
 import pytest
 import torch
 
-from punct.text.chunking import Chunk, encode_chunks, plan_chunks, word_pieces
-from punct.text.data import Utterance
-from punct.text.infer import predict_words
-from punct.text.model import HeadSpec, PunctBert
+from punct.models.text.chunking import Chunk, encode_chunks, plan_chunks, word_pieces
+from punct.models.text.data import Utterance
+from punct.models.text.infer import predict_words
+from punct.models.text.model import HeadSpec, PunctBert
 
 
 def test_short_utterance_is_one_chunk():

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from punct.text.losses import LOSSES, LossConfig, build_loss, supervised_contrastive_loss
+from punct.models.text.losses import LOSSES, LossConfig, build_loss, supervised_contrastive_loss
 
 
 def scl_by_loops(features, labels, tau):

@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 
 from punct.bin.train_bert import compute_loss
-from punct.text.data import Utterance, make_examples
-from punct.text.losses import LossConfig, build_loss
-from punct.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.models.text.data import Utterance, make_examples
+from punct.models.text.losses import LossConfig, build_loss
+from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
 
 
 def test_default_head_is_efficientpunct_mlp(tiny_tokenizer, tiny_encoder):
@@ -88,7 +88,7 @@ def test_bad_heads(tiny_tokenizer, tiny_encoder):
 def test_inference_chunks_long_texts_as_in_training(tmp_path, tiny_tokenizer, tiny_encoder):
     """A saved model remembers its training chunk geometry; inference falls back to it, so a long
     transcript is read in pieces of the training length, not as one 512-token chunk."""
-    from punct.text.infer import predict_words
+    from punct.models.text.infer import predict_words
 
     model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8)], chunking={"max_length": 24, "context": 4})
     model.save_pretrained(tmp_path / "m")
@@ -109,7 +109,7 @@ def test_inference_chunks_long_texts_as_in_training(tmp_path, tiny_tokenizer, ti
 
 
 def test_batches_of_similar_length_give_the_same_outputs(tiny_tokenizer, tiny_encoder):
-    from punct.text.infer import predict_words, similar_length_batches
+    from punct.models.text.infer import predict_words, similar_length_batches
 
     lengths = [46, 20, 33, 22, 29, 37, 32, 20]
     batches = similar_length_batches(lengths, batch_size=3, max_padding=0.2)
@@ -269,8 +269,8 @@ def test_the_module_docstring_recipe_gives_the_models_labels(tmp_path, tiny_toke
     import re
     import textwrap
 
-    import punct.text.model as module
-    from punct.text.data import Utterance, make_examples
+    import punct.models.text.model as module
+    from punct.models.text.data import Utterance, make_examples
 
     code = re.search(r"::\n\n(.*?)\n\n(?=\S)", module.__doc__, re.S).group(1)
     model = _two_head_model(tiny_tokenizer, tiny_encoder)

@@ -1,4 +1,4 @@
-"""Words and labels from text: every rule of punct.text.normalize, one test each."""
+"""Words and labels from text: every rule of punct.normalize, one test each."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from punct.text.labels import MUSTC_CLASSES
-from punct.text.normalize import NormalizeConfig, format_mark_table, mark_table, normalize, words_and_labels
+from punct.labels import MUSTC_CLASSES
+from punct.normalize import NormalizeConfig, format_mark_table, mark_table, normalize, words_and_labels
 
 
 def pairs(text, config=NormalizeConfig()):

@@ -12,7 +12,7 @@ import torch
 
 from tests.text.helpers import make_encoder, make_tokenizer
 from punct.io.shards import MatrixReader, merge_scps
-from punct.text.model import PunctBert
+from punct.models.text.model import PunctBert
 
 # A lexical rule a tiny model learns quickly: "cat" takes a comma, sentences end in "sat" (".")
 # or "ran" ("?"), every other word has no punctuation.
@@ -137,7 +137,7 @@ def test_train_resume_dump_and_score(setup, capfd):
 
 
 def test_bad_manifest_names_file_and_line(tmp_path):
-    from punct.text.data import read_utterances
+    from punct.models.text.data import read_utterances
     import gzip
 
     path = tmp_path / "bad.jsonl.gz"
@@ -153,7 +153,7 @@ def test_bad_manifest_names_file_and_line(tmp_path):
 
 
 def test_extra_text_pseudo_utterances(tmp_path):
-    from punct.text.data import read_extra_text
+    from punct.models.text.data import read_extra_text
 
     path = tmp_path / "prose.txt"
     path.write_text("The cat sat, and the dog ran.\nWhy did it?\n\nSo it sat on\nthe mat.\n", encoding="utf-8")

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from punct.bin import train_bert
-from punct.text.data import Example, batches
-from punct.text.model import PunctBert
-from punct.utils.training import DistInfo
+from punct.models.text.data import Example, batches
+from punct.models.text.model import PunctBert
+from punct.training.loop import DistInfo
 from tests.text.helpers import make_encoder, make_tokenizer
 
 REPO = Path(__file__).resolve().parents[2]

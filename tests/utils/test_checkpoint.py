@@ -1,4 +1,4 @@
-"""punct.utils.checkpoint: weights-only loading, RNG states in checkpoints, old resume checkpoints."""
+"""punct.training.checkpoint: weights-only loading, RNG states in checkpoints, old resume checkpoints."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from punct.utils.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
 
 
 def draws() -> tuple:

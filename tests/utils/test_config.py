@@ -122,13 +122,13 @@ def test_config_from_dict_names_its_source():
 def recipe_config_classes() -> Dict[str, Type]:
     """conf/<name>[_variant].yaml -> the class its stage loads it with (steps/*.sh, local/*/*.sh ->
     punct/bin/*.py)."""
-    from punct.am.train import AmConfig
+    from punct.asr.train import AmConfig
     from punct.features import FeatureConfig
-    from punct.fusion.train import TrainTdnnConfig
-    from punct.itn.dataset import ItnDatasetConfig
-    from punct.mm.config import MmConfig
-    from punct.text.config import BertTrainConfig
-    from punct.text.normalize import NormalizeConfig
+    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.align.dataset import ItnDatasetConfig
+    from punct.models.cross_attention.config import MmConfig
+    from punct.models.text.config import BertTrainConfig
+    from punct.normalize import NormalizeConfig
 
     return {
         "am": AmConfig, "bert": BertTrainConfig, "tdnn": TrainTdnnConfig, "mfcc": FeatureConfig,

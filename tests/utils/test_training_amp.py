@@ -1,4 +1,4 @@
-"""punct.utils.training: --amp (Amp), per-rank batches (rank_batches, RankBatchSampler), DataLoader options."""
+"""punct.training.loop: --amp (Amp), per-rank batches (rank_batches, RankBatchSampler), DataLoader options."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import contextlib
 import pytest
 import torch
 
-from punct.utils.training import (AMP_MODES, NO_AMP, Amp, DistInfo, RankBatchSampler, add_amp_argument, loader_options,
+from punct.training.loop import (AMP_MODES, NO_AMP, Amp, DistInfo, RankBatchSampler, add_amp_argument, loader_options,
                                   rank_batches)
 
 

@@ -1,0 +1,163 @@
+"""Stage 3 of egs/parczech: recognised words + official transcripts -> segment dataset.
+
+Per recording (``process_recording``): align the recognised words with the official words
+(``punct.align.segments.align_recording``), keep exactly matching words, build segments
+(``build_segments``).  Around it: the recognised-words file format, the per-word alignment
+table the thesis publishes, and segments as lhotse supervisions.
+
+Recognised words (``<dir>/<recording id>.words.tsv``): one word per line, ``word<TAB>start<TAB>end``
+in seconds from the start of the recording (stage 2 writes them; the Czech mini corpus
+writes the synthesizer's own transcript in the same format under ``synth/``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import List, Sequence, Set, Tuple
+
+from lhotse import SupervisionSegment
+from lhotse.supervision import AlignmentItem
+from lhotse.utils import Pathlike
+
+from punct.asr.chunks import TimedWord
+from punct.token_labels import BLANK, normalise_word
+from punct.align.nw import AlignConfig
+from punct.align.segments import AlignedWord, Segment, SegmentConfig, SegmentCounts, align_recording, build_segments
+from punct.corpora.parczech_vertical import VerticalWord
+from punct.utils.atomic import atomic_write_text
+
+
+@dataclass(frozen=True)
+class ItnDatasetConfig:
+    """Every value of stage 3 (conf/segments.yaml); defaults are the thesis' where it gives them."""
+
+    gap_open: float = 1.0  # alignment: cost of opening a run of words aligned to blanks
+    gap_extend: float = 0.3  # alignment: cost of each further word of the run
+    sub_weight: float = 1.0  # alignment: cost of two completely different words
+    min_char_duration: float = 0.015  # s per character (thesis 3.3.3)
+    max_char_duration: float = 0.25  # s per character (thesis 3.3.3)
+    max_duration: float = 15.0  # split longer segments (thesis)
+    split_n: int = 9  # Binomial(n, p) seconds (thesis)
+    split_p: float = 0.6
+    min_words: int = 5  # (thesis)
+    min_duration: float = 1.5  # seconds (thesis)
+    num_dev_speakers: int = 30  # held-out speakers drawn when no lists are given (thesis: 30/30)
+    num_test_speakers: int = 30
+    seed: int = 42
+
+    def align_config(self) -> AlignConfig:
+        return AlignConfig(gap_open=self.gap_open, gap_extend=self.gap_extend, sub_weight=self.sub_weight)
+
+    def segment_config(self) -> SegmentConfig:
+        names = {f.name for f in dataclasses.fields(SegmentConfig)}
+        return SegmentConfig(**{k: v for k, v in dataclasses.asdict(self).items() if k in names})
+
+
+def read_recognised_words(path: Pathlike) -> List[TimedWord]:
+    """``word<TAB>start<TAB>end`` lines -> TimedWords; bad lines name the file and line."""
+    out: List[TimedWord] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) != 3 or not cols[0]:
+                raise ValueError(f"{path}:{n}: expected word<TAB>start<TAB>end, got {line.rstrip()!r}")
+            try:
+                start, end = float(cols[1]), float(cols[2])
+            except ValueError:
+                raise ValueError(f"{path}:{n}: start/end are not numbers: {line.rstrip()!r}") from None
+            if end < start:
+                raise ValueError(f"{path}:{n}: end {end} before start {start}")
+            out.append(TimedWord(cols[0], start, end))
+    return out
+
+
+def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
+    atomic_write_text(path, "".join(f"{w.word}\t{w.start:.3f}\t{w.end:.3f}\n" for w in words))
+
+
+def official_words(sup: SupervisionSegment) -> List[VerticalWord]:
+    """The official words stored by stage 0 (``punct.corpora.parczech``) in a supervision's custom."""
+    c = sup.custom or {}
+    keys = ("words", "punct", "case", "word_ids", "speakers", "sentence_idx")
+    missing = [k for k in keys if k not in c]
+    if missing:
+        raise ValueError(f"supervision {sup.id}: custom lacks {missing}; re-run stage 0")
+    n = len(c["words"])
+    if any(len(c[k]) != n for k in keys):
+        raise ValueError(f"supervision {sup.id}: custom lists differ in length")
+    return [
+        VerticalWord(c["words"][i], c["punct"][i], c["case"][i], c["word_ids"][i], c["speakers"][i],
+                     c["sentence_idx"][i], i)
+        for i in range(n)
+    ]
+
+
+def process_recording(
+    recording_id: str,
+    rec_words: Sequence[TimedWord],
+    off_words: Sequence[VerticalWord],
+    dev_speakers: Set[str],
+    test_speakers: Set[str],
+    config: ItnDatasetConfig,
+    counts: SegmentCounts,
+) -> Tuple[List[AlignedWord], List[Segment]]:
+    rows = align_recording(rec_words, off_words, config.align_config())
+    segments = build_segments(recording_id, rows, dev_speakers, test_speakers, config.segment_config(), counts)
+    return rows, segments
+
+
+ALIGNMENT_COLUMNS = ("word_idx", "sentence_idx", "rec_word", "gold_word", "speaker", "start", "end", "punc",
+                     "upper", "distance", "segment_idx")
+
+
+def alignment_table(rows: Sequence[AlignedWord], segments: Sequence[Segment]) -> str:
+    """The thesis' per-word table (TSV with a header); segment_idx -1 for words in no segment."""
+    seg_of = {}
+    for s in segments:
+        for w in s.words:
+            seg_of[w.word_idx] = s.index
+    lines = ["\t".join(ALIGNMENT_COLUMNS)]
+    for r in rows:
+        lines.append("\t".join([
+            str(r.word_idx), str(r.sentence_idx), r.rec_word or "", r.word or "", r.speaker or "",
+            "" if r.start is None else f"{r.start:.3f}", "" if r.end is None else f"{r.end:.3f}",
+            r.punct, r.case, str(r.distance), str(seg_of.get(r.word_idx, -1) if r.word is not None else -1),
+        ]))
+    return "\n".join(lines) + "\n"
+
+
+def segment_text(words: Sequence[str], punct: Sequence[str]) -> str:
+    """Cased words with their marks (a quote class is written as a closing quote)."""
+    return " ".join(w + ("" if p == BLANK else p) for w, p in zip(words, punct))
+
+
+def segment_to_supervision(seg: Segment) -> SupervisionSegment:
+    """A segment as a lhotse supervision; custom words follow the data contract of egs/mustc
+    (lower-case words, one label per word) plus the case labels and the cased words."""
+    words = [w.word for w in seg.words]
+    punct = [w.punct for w in seg.words]
+    return SupervisionSegment(
+        id=seg.id,
+        recording_id=seg.recording_id,
+        start=round(seg.start, 4),
+        duration=round(seg.duration, 4),
+        channel=0,
+        text=segment_text(words, punct),
+        language="Czech",
+        speaker="+".join(seg.speakers),
+        custom={
+            "words": [normalise_word(w) or w.lower() for w in words],
+            "cased_words": words,
+            "punct": punct,
+            "case": [w.case for w in seg.words],
+            "word_idx": [w.word_idx for w in seg.words],
+        },
+        alignment={
+            "word": [AlignmentItem(symbol=normalise_word(w.word) or w.word.lower(), start=round(w.start, 4),
+                                   duration=round(w.end - w.start, 4)) for w in seg.words]
+        },
+    )
+

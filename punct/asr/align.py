@@ -1,0 +1,98 @@
+"""Forced alignment of a split's cuts with the trained acoustic model (stage 3).
+
+Per job: the job's share of cuts -> ``<ali-dir>/<split>/cuts.JOB.jsonl.gz`` (aligned cuts),
+``ctm.JOB``, ``failed.JOB`` (``<cut id> <reason>: <detail>``), then a ``.done`` marker.
+Merge: ``data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz``, ``<ali-dir>/<split>.ctm``,
+``<ali-dir>/<split>.failed``, and the alignment-error summary when reference word times exist.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from lhotse import CutSet, load_manifest
+from lhotse.utils import fastcopy
+from tqdm import tqdm
+
+from punct.asr.ctm import ctm_lines, spans_to_items
+from punct.asr.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
+from punct.asr.dataset import cut_words
+from punct.asr.infer import run_model
+from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.features.cmvn import SpeakerCmvn
+from punct.features.compute import load_cut_features
+from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
+
+
+def align_cut(model, cut, cmvn: SpeakerCmvn, tokens: TokenTable, device=None):
+    """The cut with ``alignment={"word": [...]}`` on its supervision, and its word spans (frames)."""
+    words = cut_words(cut)
+    char_ids = {s: i for s, i in tokens.ids.items() if s not in (BLANK, SPACE)}
+    token_seq, word_of_token = encode_for_alignment(words, char_ids, tokens.space_id)
+    kwargs = {} if device is None else {"device": device}
+    log_probs = run_model(model, load_cut_features(cut, cmvn), **kwargs)
+    token_index, _ = ctc_forced_align(log_probs, token_seq)
+    spans = word_spans(token_index, words, word_of_token)
+    sup = cut.supervisions[0]
+    aligned_sup = fastcopy(sup, alignment={**(sup.alignment or {}), "word": spans_to_items(spans, cut.start)})
+    return fastcopy(cut, supervisions=[aligned_sup]), spans
+
+
+def job_paths(ali_dir: Path, split: str, job: int) -> Tuple[Path, Path, Path]:
+    d = Path(ali_dir) / split
+    return d / f"cuts.{job}.jsonl.gz", d / f"ctm.{job}", d / f"failed.{job}"
+
+
+def align_job(model, cuts: List, cmvn: SpeakerCmvn, tokens: TokenTable, ali_dir: Path, split: str, job: int,
+              device=None) -> Counter:
+    cuts_out, ctm_out, failed_out = job_paths(ali_dir, split, job)
+    aligned, ctm, failed = [], [], []
+    counts: Counter = Counter()
+    for cut in tqdm(cuts, desc=f"align {split}.{job}", mininterval=10):
+        try:
+            new_cut, spans = align_cut(model, cut, cmvn, tokens, device)
+        except AlignmentError as e:
+            failed.append(f"{cut.id} {e}\n")
+            counts[e.reason] += 1
+            continue
+        aligned.append(new_cut)
+        ctm.extend(ctm_lines(cut.id, spans))
+        counts["aligned"] += 1
+    with atomic_path(cuts_out, suffix=".jsonl.gz") as tmp:
+        CutSet.from_cuts(aligned).to_file(tmp)
+    atomic_write_text(ctm_out, "".join(ctm))
+    atomic_write_text(failed_out, "".join(failed))
+    mark_done(cuts_out)
+    return counts
+
+
+def merge_alignments(ali_dir: Path, split: str, nj: int, order: List[str], cuts_out: Path) -> Dict[str, int]:
+    """Merges the jobs' outputs in ``order`` (the split's cut order); returns counts by outcome."""
+    aligned, ctm_by_id, failed = {}, {}, []
+    for job in range(1, nj + 1):
+        c, m, f = job_paths(ali_dir, split, job)
+        if not is_done(c):
+            raise FileNotFoundError(f"{c}: alignment job {job} did not finish")
+        for cut in load_manifest(c):
+            aligned[cut.id] = cut
+        for line in m.read_text(encoding="utf-8").splitlines(keepends=True):
+            ctm_by_id.setdefault(line.split(maxsplit=1)[0], []).append(line)
+        failed.extend(f.read_text(encoding="utf-8").splitlines(keepends=True))
+    with atomic_path(cuts_out, suffix=".jsonl.gz") as tmp:
+        CutSet.from_cuts([aligned[i] for i in order if i in aligned]).to_file(tmp)
+    atomic_write_text(Path(ali_dir) / f"{split}.ctm", "".join(l for i in order for l in ctm_by_id.get(i, [])))
+    atomic_write_text(Path(ali_dir) / f"{split}.failed", "".join(failed))
+    counts = Counter(line.split(maxsplit=1)[1].split(":", 1)[0] for line in failed)
+    counts["aligned"] = len(aligned)
+    return dict(counts)
+
+
+def hypothesis_starts(cuts: CutSet) -> Dict[str, Tuple[List[str], List[float]]]:
+    """``{cut id: (words, starts relative to the cut)}`` from aligned cuts."""
+    out = {}
+    for cut in cuts:
+        items = cut.supervisions[0].alignment["word"]
+        out[cut.id] = ([it.symbol for it in items], [it.start - cut.start for it in items])
+    return out

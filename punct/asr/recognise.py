@@ -1,0 +1,61 @@
+"""Recognition of a long recording with word times (thesis 3.3.1, "Speech Recognition and
+Timestamp Extraction" and "Merging Partial Transcripts with Timestamps").
+
+The recording is cut into ~30 s chunks with 5 s overlap (``punct.asr.chunks.plan_chunks``);
+each chunk goes through the acoustic model (any callable returning frame log-posteriors,
+e.g. the CTC TDNN of ``punct.asr``), is decoded greedily (the thesis uses beam search with a
+KenLM; we have no LM), gets word times by CTC segmentation of its own greedy transcript
+(``ctc_word_times``), and the chunk transcripts are merged at the overlap midpoints
+(``merge_chunk_words``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from punct.asr.chunks import ChunkConfig, TimedWord, ctc_word_times, merge_chunk_words, plan_chunks
+
+# The acoustic model's word separator (punct.asr.tokens.SPACE).
+DEFAULT_SPACE = "|"
+
+
+def greedy_words(log_probs: np.ndarray, vocab: Sequence[str], space: Optional[str] = DEFAULT_SPACE) -> List[str]:
+    """Best path: argmax per frame, repeats collapsed, blanks (index 0) dropped, split at ``space``."""
+    best = np.asarray(log_probs).argmax(axis=1)
+    keep = np.ones(len(best), dtype=bool)
+    keep[1:] = best[1:] != best[:-1]
+    text = "".join(vocab[i] if vocab[i] != space else " " for i in best[keep] if i != 0)
+    return text.split()
+
+
+def recognise_long(
+    audio: np.ndarray,
+    sample_rate: int,
+    posterior_fn: Callable[[np.ndarray], np.ndarray],
+    vocab: Sequence[str],
+    frame_shift: float = 0.01,
+    config: ChunkConfig = ChunkConfig(),
+    space: Optional[str] = DEFAULT_SPACE,
+    counts: Optional[Dict[str, int]] = None,
+) -> List[TimedWord]:
+    """Words with times (seconds from the recording start) of a long recording.
+
+    Args:
+      audio: the samples (1-D).
+      sample_rate: samples per second.
+      posterior_fn: chunk samples -> (T, V) log-posteriors, frame t at ``t * frame_shift`` s
+        from the chunk start.
+      vocab: the V symbols; index 0 is the CTC blank, ``space`` the word separator.
+      counts: updated with the merge cases ("matched", "discarded", "concatenated").
+    """
+    chunks = plan_chunks(len(audio), sample_rate, config)
+    per_chunk: List[List[TimedWord]] = []
+    for c in chunks:
+        lp = posterior_fn(audio[c.start : c.end])
+        words = greedy_words(lp, vocab, space)
+        per_chunk.append(
+            ctc_word_times(lp, vocab, words, frame_shift, offset=c.start / sample_rate, space=space) if words else []
+        )
+    return merge_chunk_words(per_chunk, chunks, sample_rate, config.tolerance, counts)

@@ -1,0 +1,127 @@
+"""Long-recording recognition with the recipe's own CTC acoustic model (egs/parczech stage 2).
+
+An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
+``best-valid-loss.pt`` (model, config and token table) and ``mfcc.yaml`` (the feature config the
+model was trained with; the recipe copies it there).
+
+CMVN convention: the recogniser does not know who speaks when inside a long recording, so the
+features are normalised with the stats of the *whole recording* (every frame, pauses included).
+The AM training data of ``punct.asr.long_audio_data`` matches this: its supervisions' speaker is the
+recording id, so stage-1 CMVN stats are per recording (over the utterances' frames).
+
+Each ~30 s chunk gets its own MFCC (frame t at ``t * 10 ms`` from the chunk start, the frame
+convention of ``punct.features``) normalised with the recording's stats, and goes through the
+network alone (``punct.asr.infer.run_model``), then ``punct.asr.recognise.recognise_long`` decodes,
+times and merges the chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+from lhotse import Recording
+from lhotse.utils import Pathlike
+
+from punct.asr.decode import WerStats
+from punct.asr.infer import run_model
+from punct.asr.model import TdnnAcousticModel
+from punct.asr.tokens import SPACE, TokenTable
+from punct.asr.train import load_model
+from punct.features import FeatureConfig
+from punct.features.cmvn import SpeakerCmvn
+from punct.asr.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.asr.recognise import recognise_long
+from punct.utils.config import load_config
+
+FEATURE_CONFIG_NAME = "mfcc.yaml"
+
+
+def load_am(am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
+            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
+    """The model, its token table and its feature config from an AM folder."""
+    am_dir = Path(am_dir)
+    for path in (am_dir / checkpoint, am_dir / FEATURE_CONFIG_NAME):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file; an AM folder needs {checkpoint} and {FEATURE_CONFIG_NAME}")
+    model, tokens = load_model(am_dir / checkpoint, device)
+    if tokens.symbols[1] != SPACE:
+        raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
+    return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
+
+
+class ChunkPosteriors:
+    """chunk samples -> (T, V) log-posteriors: MFCC, the recording's CMVN, the AM."""
+
+    def __init__(self, model: TdnnAcousticModel, feat_config: FeatureConfig, cmvn: SpeakerCmvn, key: str,
+                 device: torch.device = torch.device("cpu")) -> None:
+        self.model = model
+        self.extractor = feat_config.extractor()
+        self.sample_rate = int(feat_config.options.get("sampling_rate", 16000))
+        self.cmvn = cmvn
+        self.key = key
+        self.device = device
+        self.num_tokens = model.config.num_tokens
+
+    def __call__(self, samples: np.ndarray) -> np.ndarray:
+        feats = self.extractor.extract(samples, self.sample_rate)
+        if feats.shape[0] == 0:  # a chunk shorter than one window
+            return np.zeros((0, self.num_tokens), dtype=np.float32)
+        return run_model(self.model, self.cmvn.apply(self.key, feats), device=self.device)
+
+
+def recording_cmvn(feats: np.ndarray, key: str, norm_vars: bool) -> SpeakerCmvn:
+    return SpeakerCmvn.accumulate([(key, feats)], norm_vars=norm_vars)
+
+
+def load_audio(recording: Recording, sample_rate: int) -> np.ndarray:
+    """Mono samples at the extractor's rate (first channel of a multi-channel recording)."""
+    if recording.sampling_rate != sample_rate:
+        recording = recording.resample(sample_rate)
+    audio = recording.load_audio()
+    return np.asarray(audio[0] if audio.ndim == 2 else audio, dtype=np.float32)
+
+
+def recognise_recording(recording: Recording, model: TdnnAcousticModel, tokens: TokenTable,
+                        feat_config: FeatureConfig, chunk_config: ChunkConfig = ChunkConfig(),
+                        device: torch.device = torch.device("cpu")) -> Tuple[List[TimedWord], Dict[str, float]]:
+    """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds)."""
+    start = time.process_time()
+    posteriors = ChunkPosteriors(model, feat_config, SpeakerCmvn({}), recording.id, device)
+    audio = load_audio(recording, posteriors.sample_rate)
+    feats = posteriors.extractor.extract(audio, posteriors.sample_rate)
+    if feats.shape[0] == 0:
+        raise ValueError(f"recording {recording.id}: {len(audio)} samples, too short for one feature frame")
+    posteriors.cmvn = recording_cmvn(feats, recording.id, feat_config.norm_vars)
+    counts: Dict[str, float] = {"matched": 0, "discarded": 0, "concatenated": 0}
+    words = recognise_long(audio, posteriors.sample_rate, posteriors, tokens.symbols,
+                           frame_shift=posteriors.extractor.frame_shift, config=chunk_config, counts=counts)
+    counts["chunks"] = len(plan_chunks(len(audio), posteriors.sample_rate, chunk_config))
+    counts["words"] = len(words)
+    counts["duration"] = round(len(audio) / posteriors.sample_rate, 3)
+    counts["cpu_seconds"] = round(time.process_time() - start, 2)
+    return words, counts
+
+
+def word_errors(ref: List[str], hyp: List[str]) -> Dict[str, int]:
+    """Edit counts of a whole recording's recognised words against the reference words."""
+    stats = WerStats()
+    stats.add([w.lower() for w in ref], [w.lower() for w in hyp])
+    return {"words": stats.words, "sub": stats.sub, "dele": stats.dele, "ins": stats.ins}
+
+
+def total_wer(per_recording: List[Dict[str, int]]) -> Optional[WerStats]:
+    if not per_recording:
+        return None
+    total = WerStats()
+    for e in per_recording:
+        total.words += e["words"]
+        total.sub += e["sub"]
+        total.dele += e["dele"]
+        total.ins += e["ins"]
+        total.sentences += 1
+        total.sentence_errors += int(e["sub"] + e["dele"] + e["ins"] > 0)
+    return total

@@ -1,0 +1,284 @@
+"""CTC training of the TDNN acoustic model: one process, or DDP under torchrun.
+
+``run_training`` is the whole stage; the pieces (``compute_loss``, ``train_one_epoch``,
+``compute_validation_loss``, checkpoints) are small functions with explicit inputs.  Run
+state lives in :class:`TrainState`, never in the frozen config.
+
+Distributed: under ``torchrun`` (``WORLD_SIZE`` > 1) each rank takes its share of every
+epoch's batches from lhotse's sampler (``world_size``/``rank``), gradients are averaged by
+DistributedDataParallel (NCCL on GPUs, gloo on CPU), and a step runs only while every rank
+still has a batch, so ranks never wait on each other at an epoch's end.  Rank 0 writes
+checkpoints; all ranks compute the same validation loss on the whole dev set.
+
+Mixed precision (``amp``: bf16 or fp16, :class:`punct.training.loop.Amp`): the network's forward pass
+in training runs under autocast, the CTC loss always in float32; the validation loss is float32 (model
+selection does not depend on the precision of training), and so are the weights in every checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from lhotse import CutSet
+from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
+from tqdm import tqdm
+
+from punct.asr.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
+from punct.asr.model import TdnnAcousticModel, TdnnConfig
+from punct.asr.tokens import TokenTable
+from punct.features.cmvn import SpeakerCmvn
+from punct.utils.atomic import atomic_path
+from punct.utils.config import save_config
+from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
+                                  setup_distributed)
+
+
+@dataclass(frozen=True)
+class AmConfig:
+    """conf/am.yaml: the model (nested ``model:``) and its training."""
+
+    model: TdnnConfig = field(default_factory=TdnnConfig)
+    num_epochs: int = 10
+    lr: float = 2e-3  # Adam peak learning rate
+    lr_decay: float = 0.85  # learning rate factor per epoch after the first
+    warmup_steps: int = 300
+    weight_decay: float = 1e-6
+    grad_clip: float = 5.0
+    # The CTC loss reads every k-th output frame (Kaldi's chain models: frame-subsampling-factor 3).
+    # At 100 frames/s (k = 1) the model sits on the CTC blank plateau for many epochs (the Czech mini
+    # AM for all 32); k = 3 leaves it within 2-3 epochs.  The network is convolutional, so every frame
+    # still gets the trained function: decoding, alignment and layer-12 keep all 100 frames/s.
+    ctc_subsample: int = 1
+    max_duration: float = 200.0  # seconds of audio per batch (per rank)
+    num_buckets: int = 10
+    spec_augment: bool = True
+    num_time_masks: int = 2
+    max_time_mask: int = 20  # frames
+    num_freq_masks: int = 2
+    max_freq_mask: int = 6  # feature bins
+    log_interval: int = 50  # batches between log lines
+    num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
+
+
+@dataclass
+class TrainState:
+    epoch: int = 0  # last finished epoch
+    step: int = 0
+    best_valid_loss: float = math.inf
+    best_epoch: int = 0
+
+
+def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
+    return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
+
+
+def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc: torch.nn.CTCLoss,
+                 subsample: int = 1, amp: Amp = NO_AMP) -> Tuple[torch.Tensor, int]:
+    """Summed CTC loss of a batch over every ``subsample``-th output frame, and the batch's input frame
+    count (the loss is reported per input frame).  The network runs under ``amp``'s autocast; the
+    log-softmax and CTC run in float32 (CTC sums products of many small probabilities)."""
+    feats = batch["feats"].to(device, non_blocking=True)
+    with amp.autocast():
+        logits = model(feats)[:, ::subsample]  # (N, ceil(T / subsample), V)
+    log_probs = logits.float().log_softmax(dim=-1).transpose(0, 1)  # (T', N, V)
+    feat_lens = batch["feat_lens"].to(device)
+    output_lens = torch.div(feat_lens + subsample - 1, subsample, rounding_mode="floor")
+    loss = ctc(log_probs, batch["targets"].to(device), output_lens, batch["target_lens"].to(device))
+    return loss, int(feat_lens.sum())
+
+
+def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterator[Dict]:
+    """Yields batches while every rank has one."""
+    iterator = iter(batches)
+    while True:
+        batch = next(iterator, None)
+        if dist_info.world_size > 1:
+            flag = torch.tensor([0 if batch is None else 1], device=device)
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+            if int(flag.item()) == 0:
+                return
+        elif batch is None:
+            return
+        yield batch
+
+
+def learning_rate(config: AmConfig, state: TrainState, epoch: int) -> float:
+    warm = min(1.0, (state.step + 1) / max(1, config.warmup_steps))
+    return config.lr * warm * config.lr_decay ** max(0, epoch - 1)
+
+
+def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: TrainState, epoch: int,
+                    device: torch.device, dist_info: DistInfo, ctc: torch.nn.CTCLoss, amp: Amp = NO_AMP) -> float:
+    """One pass over this rank's batches; returns the rank's loss per frame."""
+    model.train()
+    total_loss, total_frames = 0.0, 0
+    bar = tqdm(_synchronised(loader, dist_info, device), desc=f"epoch {epoch}", disable=not dist_info.is_main,
+               mininterval=10)
+    for batch_idx, batch in enumerate(bar):
+        lr = learning_rate(config, state, epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss, frames = compute_loss(model, batch, device, ctc, config.ctc_subsample, amp)
+        optimizer.zero_grad()
+        amp.step(loss / frames, optimizer, model.parameters(), config.grad_clip)
+        state.step += 1
+        total_loss += float(loss.detach())
+        total_frames += frames
+        if batch_idx % config.log_interval == 0:
+            logging.info("epoch %d batch %d step %d lr %.2e loss/frame %.4f (epoch avg %.4f)", epoch, batch_idx,
+                         state.step, lr, loss.item() / frames, total_loss / max(1, total_frames))
+    return total_loss / max(1, total_frames)
+
+
+@torch.no_grad()
+def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.CTCLoss, subsample: int = 1) -> float:
+    model.eval()
+    total_loss, total_frames = 0.0, 0
+    for batch in loader:
+        loss, frames = compute_loss(model, batch, device, ctc, subsample)
+        total_loss += float(loss)
+        total_frames += frames
+    return total_loss / max(1, total_frames)
+
+
+def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: AmConfig, tokens: TokenTable) -> None:
+    module = model.module if hasattr(model, "module") else model
+    with atomic_path(path) as tmp:
+        torch.save({
+            "model": module.state_dict(),
+            "optimizer": optimizer.state_dict() if optimizer is not None else None,
+            "state": dataclasses.asdict(state),
+            "config": dataclasses.asdict(config),
+            "tokens": tokens.symbols,
+        }, tmp)
+
+
+def training_config(checkpoint: Path) -> AmConfig:
+    """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
+    from punct.utils.config import config_from_dict
+
+    data = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    return config_from_dict(AmConfig, data["config"], str(checkpoint))
+
+
+def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
+    """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
+    from punct.utils.config import config_from_dict
+
+    data = torch.load(checkpoint, map_location=device, weights_only=True)
+    config = config_from_dict(AmConfig, data["config"], str(checkpoint))
+    tokens = TokenTable(data["tokens"])
+    model = build_model(config, len(tokens))
+    model.load_state_dict(data["model"])
+    return model.to(device).eval(), tokens
+
+
+def reseed_worker(worker_id: int) -> None:
+    """Gives each DataLoader worker its own SpecAugment generator: a worker starts from a copy of the
+    dataset, so without this every worker (and, as workers restart, every epoch) would draw the same
+    masks.  torch's worker seed differs per worker and per epoch and follows the training seed."""
+    info = torch.utils.data.get_worker_info()
+    info.dataset.rng = np.random.default_rng(info.seed)
+
+
+def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSet, dev_cmvn: SpeakerCmvn,
+                 tokens: TokenTable, config: AmConfig, seed: int, dist_info: DistInfo,
+                 device: torch.device = torch.device("cpu")):
+    spec = None
+    if config.spec_augment:
+        spec = dict(num_time_masks=config.num_time_masks, max_time=config.max_time_mask,
+                    num_freq_masks=config.num_freq_masks, max_freq=config.max_freq_mask)
+    train_sampler = DynamicBucketingSampler(
+        train_cuts, max_duration=config.max_duration, num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)), shuffle=True, seed=seed,
+        world_size=dist_info.world_size, rank=dist_info.rank, drop_last=dist_info.world_size > 1,
+    )
+    options = loader_options(config.num_workers, device)
+    train_loader = torch.utils.data.DataLoader(
+        CtcDataset(train_cmvn, tokens, spec, seed=seed + dist_info.rank), sampler=train_sampler,
+        batch_size=None, worker_init_fn=reseed_worker if spec else None, **options)
+    dev_sampler = SimpleCutSampler(dev_cuts, max_duration=config.max_duration, shuffle=False,
+                                   world_size=1, rank=0)
+    dev_loader = torch.utils.data.DataLoader(CtcDataset(dev_cmvn, tokens), sampler=dev_sampler, batch_size=None,
+                                             **options)
+    return train_sampler, train_loader, dev_loader
+
+
+def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str = "mustc", device_name: str = "auto",
+                 seed: int = 42, resume: bool = False, train_split: str = "train",
+                 dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
+                 amp: str = "none") -> Tuple[TrainState, TdnnAcousticModel]:
+    """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
+
+    ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini
+    corpus' AM-only talks); dev stays the main folder's.  ``amp``: none, bf16 or fp16 (CUDA only).
+
+    Returns the final state and this rank's model (after the last epoch, unwrapped from DDP).
+    """
+    dist_info, device = setup_distributed(device_name)
+    precision = Amp(amp, device.type)
+    seed_everything(seed)
+    exp_dir = Path(exp_dir)
+    train_cuts, train_cmvn = load_train_splits([fbank_dir, *extra_train_dirs], train_split, prefix)
+    dev_cuts, dev_cmvn = load_split(fbank_dir, dev_split, prefix)
+    tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
+    if dist_info.is_main:
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        tokens.save(exp_dir / "tokens.txt")
+        save_config(config, exp_dir / "config.yaml")
+    logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
+    train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
+    dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
+    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
+                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
+
+    model = build_model(config, len(tokens)).to(device)
+    logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
+                 model.context())
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    state = TrainState()
+    if resume:
+        checkpoint = latest_checkpoint(exp_dir)
+        if checkpoint is None:
+            logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+        else:
+            data = torch.load(checkpoint, map_location=device, weights_only=True)
+            if data["tokens"] != tokens.symbols:
+                raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
+            model.load_state_dict(data["model"])
+            optimizer.load_state_dict(data["optimizer"])
+            state = TrainState(**data["state"])
+            logging.info("resumed from %s (epoch %d, step %d)", checkpoint, state.epoch, state.step)
+    if dist_info.world_size > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    train_sampler, train_loader, dev_loader = make_loaders(
+        train_cuts=train_cuts, train_cmvn=train_cmvn, dev_cuts=dev_cuts, dev_cmvn=dev_cmvn, tokens=tokens,
+        config=config, seed=seed, dist_info=dist_info, device=device)
+    ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+    for epoch in range(state.epoch + 1, config.num_epochs + 1):
+        train_sampler.set_epoch(epoch)
+        train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
+                                     epoch=epoch, device=device, dist_info=dist_info, ctc=ctc, amp=precision)
+        valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
+        state.epoch = epoch
+        improved = valid_loss < state.best_valid_loss
+        if improved:
+            state.best_valid_loss, state.best_epoch = valid_loss, epoch
+        logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
+                     " (best)" if improved else "")
+        if dist_info.is_main:
+            save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state,
+                            config=config, tokens=tokens)
+            if improved:
+                save_checkpoint(exp_dir / "best-valid-loss.pt", model=model, optimizer=None, state=state,
+                                config=config, tokens=tokens)
+    if dist_info.world_size > 1:
+        dist.barrier()
+    return state, (model.module if hasattr(model, "module") else model)

@@ -1,1 +1,0 @@
-"""Speech-informed inverse text normalisation data: ParCzech labels, verticals, alignment, chunks, segments."""

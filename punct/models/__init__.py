@@ -1,0 +1,2 @@
+"""Punctuation models: ``text`` (BERT branch), ``punct_tdnn`` (EfficientPunct fusion TDNN), ``cross_attention``
+(multimodal audio-text model); their training loops share :mod:`punct.training`."""

@@ -1,0 +1,241 @@
+"""Segments of the ParCzech dataset (egs/parczech stage 3) as model inputs.
+
+A segment is a supervision of ``data/segments/parczech_supervisions_<split>.jsonl.gz``:
+``custom["words"]`` (lower-case words: the model input), ``custom["punct"]`` (9 classes),
+``custom["case"]`` (blank/cap) and ``alignment["word"]`` (one item per word, times relative to
+the recording); its audio is ``[start, start + duration)`` of the recording of
+``parczech_recordings_<split>.jsonl.gz``.
+
+Text: the words are tokenised with :func:`punct.models.text.chunking.word_pieces` and read at their
+last sub-token (``[CLS] pieces [SEP]``); a segment whose sub-tokens exceed ``max_length`` is
+skipped and counted (segments are at most 15 s, so this does not happen with BERT's 512).
+Audio (multimodal models only): the mel of :mod:`punct.models.cross_attention.features`, and each latent frame's
+word (:meth:`punct.models.cross_attention.model.SoundGeometry.frame_words`) from the word times relative to the
+segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
+``random_audio_unit``) with a seed derived from the config seed and the segment id, so the
+corruption is the same in every epoch and run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import zlib
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+import torch
+from lhotse.utils import Pathlike
+
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.models.cross_attention.config import MmConfig
+from punct.models.cross_attention.features import MelSpectrogram
+from punct.models.cross_attention.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
+from punct.models.text.chunking import IGNORE_INDEX, special_ids, word_pieces
+from punct.labels import class_index
+
+
+class ItnSegment(NamedTuple):
+    id: str
+    recording_id: str
+    start: float  # seconds in the recording
+    duration: float
+    words: List[str]
+    punct: List[int]  # PUNCT_CLASSES ids
+    case: List[int]  # CASE_CLASSES ids
+    word_starts: List[float]  # seconds from the segment start
+    word_ends: List[float]
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def read_segments(path: Pathlike) -> List[ItnSegment]:
+    """Stage-2 supervisions -> segments; a malformed record is an error naming file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such supervision manifest")
+    p_index, c_index = class_index(PUNCT_CLASSES), class_index(CASE_CLASSES)
+    out = []
+    with _open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where}: not valid JSON: {e}") from None
+            custom = d.get("custom") or {}
+            items = ((d.get("alignment") or {}).get("word")) or []
+            missing = [k for k in ("words", "punct", "case") if k not in custom]
+            if missing or "id" not in d:
+                raise ValueError(f"{where}: supervision needs id and custom words/punct/case (missing {missing}); re-run stage 3")
+            words = list(custom["words"])
+            if not (len(words) == len(custom["punct"]) == len(custom["case"]) == len(items)):
+                raise ValueError(f"{where}: {d['id']}: {len(words)} words, {len(custom['punct'])} punct, "
+                                 f"{len(custom['case'])} case labels and {len(items)} word alignments")
+            try:
+                punct = [p_index[x] for x in custom["punct"]]
+                case = [c_index[x] for x in custom["case"]]
+            except KeyError as e:
+                raise ValueError(f"{where}: {d['id']}: unknown label {e.args[0]!r}") from None
+            start = float(d["start"])
+            # lhotse stores AlignmentItem as [symbol, start, duration, score] or a dict
+            starts, ends = [], []
+            for it in items:
+                s, dur = (it["start"], it["duration"]) if isinstance(it, dict) else (it[1], it[2])
+                starts.append(float(s) - start)
+                ends.append(float(s) + float(dur) - start)
+            out.append(ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends))
+    return out
+
+
+def encode_text(tokenizer, words: Sequence[str], max_length: int):
+    """``[CLS] pieces [SEP]`` ids, the last sub-token position of every word, and each token's
+    word index (``NO_WORD`` for the special tokens); None if it does not fit ``max_length``."""
+    cls_id, sep_id = special_ids(tokenizer)
+    pieces = word_pieces(tokenizer, words, max_length - 2)
+    if sum(len(p) for p in pieces.pieces) > max_length - 2:
+        return None
+    ids, positions, token_words = [cls_id], [], [NO_WORD]
+    for w, p in enumerate(pieces.pieces):
+        ids.extend(p)
+        token_words.extend([w] * len(p))
+        positions.append(len(ids) - 1)
+    ids.append(sep_id)
+    token_words.append(NO_WORD)
+    return ids, positions, token_words
+
+
+def permutation_seed(seed: int, segment_id: str) -> int:
+    return (seed * 1_000_003 + zlib.crc32(segment_id.encode("utf-8"))) % (2**32)
+
+
+def permute_audio(samples: np.ndarray, seed: int) -> np.ndarray:
+    """The thesis' random-audio corruption (5.8): the samples (or, for a 2-D array, the frames =
+    rows) in a random order."""
+    return samples[np.random.default_rng(seed).permutation(samples.shape[0])]
+
+
+class ItnDataset(torch.utils.data.Dataset):
+    """Segments -> model examples (text always, audio when ``with_audio``).
+
+    Args:
+      segments: from :func:`read_segments`.
+      recordings: a lhotse RecordingSet holding every segment's recording (audio only).
+      tokenizer: the text encoder's fast tokenizer.
+      cfg: the model config (max_length, mel, conv geometry, random_audio, seed).
+      with_audio: load audio and compute the mel and frame words.
+    """
+
+    def __init__(self, segments: Sequence[ItnSegment], recordings, tokenizer, cfg: MmConfig, with_audio: bool,
+                 where: str = "data") -> None:
+        self.cfg, self.with_audio, self.recordings = cfg, with_audio, recordings
+        self.segments: List[ItnSegment] = []
+        self.text: List[tuple] = []
+        skipped = 0
+        for seg in segments:
+            enc = encode_text(tokenizer, seg.words, cfg.max_length)
+            if enc is None or not seg.words:
+                skipped += 1
+                continue
+            self.segments.append(seg)
+            self.text.append(enc)
+        if skipped:
+            logging.warning("%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length)
+        if with_audio:
+            missing = sorted({s.recording_id for s in self.segments if s.recording_id not in recordings})
+            if missing:
+                raise ValueError(f"{where}: recordings not in the recordings manifest: {missing[:5]}")
+        if cfg.random_audio_unit not in ("samples", "frames"):
+            raise ValueError(f"random_audio_unit must be samples or frames, got {cfg.random_audio_unit!r}")
+        self.mel = MelSpectrogram(cfg.sample_rate, cfg.win_length, cfg.hop_length, cfg.num_mel_bins, cfg.log_mel)
+        self.geometry = SoundGeometry.from_config(cfg)
+
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    def load_samples(self, seg: ItnSegment) -> np.ndarray:
+        rec = self.recordings[seg.recording_id]
+        if rec.sampling_rate != self.cfg.sample_rate:
+            raise ValueError(f"recording {rec.id}: {rec.sampling_rate} Hz, the model expects {self.cfg.sample_rate} Hz")
+        audio = rec.load_audio(offset=seg.start, duration=min(seg.duration, rec.duration - seg.start))
+        samples = np.asarray(audio[0], dtype=np.float32)
+        if self.cfg.random_audio and self.cfg.random_audio_unit == "samples":
+            samples = permute_audio(samples, permutation_seed(self.cfg.seed, seg.id))
+        return samples
+
+    def __getitem__(self, i: int) -> Dict:
+        seg = self.segments[i]
+        ids, positions, token_words = self.text[i]
+        ex = {"index": i, "input_ids": ids, "word_positions": positions, "token_words": token_words,
+              "punct": seg.punct, "case": seg.case}
+        if self.with_audio:
+            samples = self.load_samples(seg)
+            min_samples = self.cfg.win_length + (self.geometry.min_mel_frames - 1) * self.cfg.hop_length
+            if len(samples) < min_samples:  # zero-pad a very short segment to one latent frame
+                samples = np.pad(samples, (0, min_samples - len(samples)))
+            with torch.no_grad():
+                mel = self.mel(torch.from_numpy(samples))
+            if self.cfg.random_audio and self.cfg.random_audio_unit == "frames":
+                mel = torch.from_numpy(permute_audio(mel.numpy(), permutation_seed(self.cfg.seed, seg.id)))
+            ex["mel"] = mel
+            ex["frame_words"] = self.geometry.frame_words(seg.word_starts, seg.word_ends, self.geometry.num_latent(mel.size(0)))
+        return ex
+
+
+def collate(examples: Sequence[Dict], pad_id: int) -> Dict[str, torch.Tensor]:
+    """Pads a list of examples into a batch (see :class:`punct.models.cross_attention.model.CrossAttentionModel`)."""
+    n = len(examples)
+    max_t = max(len(e["input_ids"]) for e in examples)
+    max_w = max(len(e["word_positions"]) for e in examples)
+    batch = {
+        "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
+        "input_ids": torch.full((n, max_t), pad_id, dtype=torch.long),
+        "attention_mask": torch.zeros((n, max_t), dtype=torch.long),
+        "token_words": torch.full((n, max_t), NO_WORD, dtype=torch.long),
+        "word_positions": torch.zeros((n, max_w), dtype=torch.long),
+        f"labels_{PUNCT_HEAD}": torch.full((n, max_w), IGNORE_INDEX, dtype=torch.long),
+        f"labels_{CASE_HEAD}": torch.full((n, max_w), IGNORE_INDEX, dtype=torch.long),
+    }
+    for i, e in enumerate(examples):
+        t, w = len(e["input_ids"]), len(e["word_positions"])
+        batch["input_ids"][i, :t] = torch.tensor(e["input_ids"])
+        batch["attention_mask"][i, :t] = 1
+        batch["token_words"][i, :t] = torch.tensor(e["token_words"])
+        batch["word_positions"][i, :w] = torch.tensor(e["word_positions"])
+        batch[f"labels_{PUNCT_HEAD}"][i, :w] = torch.tensor(e["punct"])
+        batch[f"labels_{CASE_HEAD}"][i, :w] = torch.tensor(e["case"])
+    if "mel" in examples[0]:
+        max_m = max(e["mel"].size(0) for e in examples)
+        max_f = max(len(e["frame_words"]) for e in examples)
+        bins = examples[0]["mel"].size(1)
+        batch["mel"] = torch.zeros((n, max_m, bins))
+        batch["mel_lengths"] = torch.tensor([e["mel"].size(0) for e in examples], dtype=torch.long)
+        batch["frame_words"] = torch.full((n, max_f), NO_WORD, dtype=torch.long)
+        for i, e in enumerate(examples):
+            batch["mel"][i, : e["mel"].size(0)] = e["mel"]
+            batch["frame_words"][i, : len(e["frame_words"])] = torch.from_numpy(e["frame_words"])
+    return batch
+
+
+def load_split(supervisions: Pathlike, recordings: Optional[Pathlike], tokenizer, cfg: MmConfig, with_audio: bool,
+               max_segments: int = 0) -> ItnDataset:
+    """One split's dataset from its stage-2 manifests (``max_segments`` > 0: a seeded sample)."""
+    segments = read_segments(supervisions)
+    if max_segments and len(segments) > max_segments:
+        rng = np.random.default_rng(cfg.seed)
+        segments = [segments[i] for i in sorted(rng.choice(len(segments), max_segments, replace=False))]
+    recs = None
+    if with_audio:
+        from lhotse import load_manifest
+
+        if recordings is None or not Path(recordings).is_file():
+            raise FileNotFoundError(f"{recordings}: no such recordings manifest")
+        recs = load_manifest(recordings)
+    logging.info("%s: %d segments, %d words", supervisions, len(segments), sum(len(s.words) for s in segments))
+    return ItnDataset(segments, recs, tokenizer, cfg, with_audio, where=str(supervisions))

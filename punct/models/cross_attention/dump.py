@@ -1,0 +1,70 @@
+"""Per-word vectors and posteriors of a trained ParCzech text-only model (``exp/text``).
+
+The EfficientPunct TDNN on ParCzech segments (egs/parczech stage 5) takes its text half from the
+text-only model of stage 4 (:class:`punct.models.cross_attention.model.TextOnlyModel`, a PunctBert with the punctuation
+and case heads): for every word the final hidden state at its last sub-token (the vector fused into
+the TDNN's frames) and the softmax of both heads (the text side of the ensemble).  The segments are
+encoded exactly as in training and decoding (:class:`punct.models.cross_attention.data.ItnDataset`), so the posteriors'
+argmax is the text-only row's prediction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+from typing import Dict, Iterator, NamedTuple, Tuple
+
+import numpy as np
+import torch
+from lhotse.utils import Pathlike
+
+from punct.models.cross_attention.config import MmConfig
+from punct.models.cross_attention.data import ItnDataset
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel, build_model
+from punct.models.cross_attention.train import loader, to_device
+from punct.training.checkpoint import load_checkpoint
+
+HEADS: Tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
+
+
+class WordOutputs(NamedTuple):
+    id: str
+    vectors: np.ndarray  # (W, hidden)
+    posteriors: np.ndarray  # (W, 9 + 2): punctuation softmax, then case softmax
+
+
+def _config_from_dict(values: Dict) -> MmConfig:
+    known = {f.name: f for f in fields(MmConfig)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"checkpoint config has keys MmConfig does not know: {unknown}")
+    return MmConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("cpu")) -> Tuple[TextOnlyModel, MmConfig]:
+    """The text-only model of ``punct.bin.train_mm`` (``exp/text/best-valid-f1.pt``), in eval mode."""
+    checkpoint = Path(checkpoint)
+    if not checkpoint.is_file():
+        raise FileNotFoundError(f"{checkpoint}: no such checkpoint")
+    saved = load_checkpoint(checkpoint, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
+    if saved.get("kind") != "text":
+        raise ValueError(f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model")
+    cfg = _config_from_dict(saved["config"])
+    model = build_model("text", cfg)
+    model.load_state_dict(saved["model"])
+    return model.to(device).eval(), cfg
+
+
+@torch.no_grad()
+def word_outputs(model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device) -> Iterator[WordOutputs]:
+    """Vectors and two-head posteriors of every segment of ``dataset``, in dataset order."""
+    model.eval()
+    pad_id = model.text.tokenizer.pad_token_id or 0
+    for batch in loader(dataset, batch_size, False, 0, pad_id):
+        batch = to_device(batch, device)
+        vectors, logits = model.text(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
+        posts = torch.cat([torch.softmax(logits[h], dim=-1) for h in HEADS], dim=-1)
+        for r, i in enumerate(batch["index"].tolist()):
+            seg = dataset.segments[i]
+            n = len(seg.words)
+            yield WordOutputs(seg.id, vectors[r, :n].float().cpu().numpy(), posts[r, :n].float().cpu().numpy())

@@ -1,0 +1,320 @@
+"""The ParCzech models: text-only baseline and the cross-attention multimodal model (thesis 5.3-5.8).
+
+Text-only (thesis 5.3): a BERT-like encoder with two heads (punctuation, 9 classes; case,
+2 classes) read at every word's last sub-token: :class:`punct.models.text.model.PunctBert`, used
+here through :class:`TextOnlyModel`.
+
+Multimodal (thesis 5.4, 5.6, 5.7; :class:`CrossAttentionModel`)::
+
+    words -> PunctBert.encoder -> (N, T, D) [+ e(word of token)] --------------------.
+    audio -> mel (N, M, 128) -> 7 conv blocks -> (N, F, C) -> Linear to D if C != D   |
+          [+ e(word of frame)] -> 2 transformer encoder blocks -> (N, F, D) ---------.|
+                                                                                     vv
+        2 multimodal blocks (self-attention over text, cross-attention text -> audio, FFN)
+        -> word vectors at the last sub-tokens -> PunctBert heads (punct, case)
+
+The positional embedding ``e`` is one table shared by both modalities: word ``i``'s audio
+frames (by the word timestamps, see :class:`SoundGeometry`) and word ``i``'s sub-tokens get
+``e(i)``; special tokens and frames that overlap no word get nothing.  On the audio side it is
+added after the convolutions (before the transformer blocks), on the text side to the final
+hidden states of the text encoder (thesis 5.7).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.models.cross_attention.config import MmConfig
+from punct.models.text.model import HeadSpec, PunctBert
+
+PUNCT_HEAD = "punct"
+CASE_HEAD = "case"
+NO_WORD = -1  # word index of special tokens, padding and frames that overlap no word
+
+
+def head_specs(cfg: MmConfig) -> List[HeadSpec]:
+    """The two heads of every ParCzech model (thesis 5.1: dropout 0.2, Linear 768 + tanh, Linear)."""
+    return [HeadSpec(name, classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)
+            for name, classes in ((PUNCT_HEAD, PUNCT_CLASSES), (CASE_HEAD, CASE_CLASSES))]
+
+
+# ---- geometry: mel frames -> latent frames -> times ----------------------------------------
+
+
+@dataclass(frozen=True)
+class SoundGeometry:
+    """Frame counts and times of the sound encoder (no padding anywhere).
+
+    Latent frame ``j`` reads mel frames ``[j S, j S + R)`` where ``S`` is the product of the
+    strides and ``R`` the receptive field in mel frames; its *time window* is the stride
+    ``S`` hops wide and centred on the centre of its receptive field (in seconds from the
+    segment start).
+    """
+
+    win_length: int
+    hop_length: int
+    sample_rate: int
+    kernels: Tuple[int, ...]
+    strides: Tuple[int, ...]
+
+    @staticmethod
+    def from_config(cfg: MmConfig) -> "SoundGeometry":
+        if not (len(cfg.conv_channels) == len(cfg.conv_kernels) == len(cfg.conv_strides)):
+            raise ValueError("conv_channels, conv_kernels and conv_strides must have the same length")
+        return SoundGeometry(cfg.win_length, cfg.hop_length, cfg.sample_rate, tuple(cfg.conv_kernels), tuple(cfg.conv_strides))
+
+    @property
+    def stride(self) -> int:
+        """Mel frames between consecutive latent frames."""
+        return int(np.prod(self.strides))
+
+    @property
+    def receptive_field(self) -> int:
+        """Mel frames read by one latent frame."""
+        r, jump = 1, 1
+        for k, s in zip(self.kernels, self.strides):
+            r += (k - 1) * jump
+            jump *= s
+        return r
+
+    @property
+    def min_mel_frames(self) -> int:
+        """Mel frames needed for one latent frame."""
+        return self.receptive_field
+
+    def num_latent(self, num_mel: int) -> int:
+        n = num_mel
+        for k, s in zip(self.kernels, self.strides):
+            n = (n - k) // s + 1 if n >= k else 0
+        return max(n, 0)
+
+    def frame_windows(self, num_frames: int) -> Tuple[np.ndarray, np.ndarray]:
+        """(start, end) seconds of each latent frame's time window."""
+        hop_s = self.hop_length / self.sample_rate
+        span = (self.receptive_field - 1) * self.hop_length + self.win_length
+        centre = (np.arange(num_frames) * self.stride * self.hop_length + span / 2) / self.sample_rate
+        half = self.stride * hop_s / 2
+        return centre - half, centre + half
+
+    def frame_words(self, starts: Sequence[float], ends: Sequence[float], num_frames: int) -> np.ndarray:
+        """Word index of each latent frame: the word with the largest overlap with the frame's
+        time window, ``NO_WORD`` when it overlaps none (silence)."""
+        fs, fe = self.frame_windows(num_frames)
+        if not len(starts) or not num_frames:
+            return np.full(num_frames, NO_WORD, dtype=np.int64)
+        ws, we = np.asarray(starts, dtype=np.float64), np.asarray(ends, dtype=np.float64)
+        overlap = np.clip(np.minimum(fe[:, None], we[None, :]) - np.maximum(fs[:, None], ws[None, :]), 0.0, None)
+        best = overlap.argmax(axis=1)
+        return np.where(overlap.max(axis=1) > 0, best, NO_WORD).astype(np.int64)
+
+
+def add_word_positions(x: torch.Tensor, word_index: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
+    """``x[n, t] + e(word_index[n, t])`` where the index is a word (>= 0); (N, T, D) -> (N, T, D).
+
+    Words past the end of the table share its last row."""
+    has_word = (word_index >= 0).unsqueeze(-1)
+    index = word_index.clamp(min=0, max=table.num_embeddings - 1)
+    return x + table(index) * has_word.to(x.dtype)
+
+
+# ---- sound encoder ---------------------------------------------------------------------
+
+
+class ConvBlock(nn.Module):
+    """Conv1d (no padding) -> LayerNorm over channels -> GELU -> dropout; (N, T, Cin) -> (N, T', Cout)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel: int, stride: int, dropout: float, eps: float) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(in_channels, out_channels, kernel, stride)
+        self.norm = nn.LayerNorm(out_channels, eps=eps)
+        self.activation = nn.GELU()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        return self.dropout(self.activation(self.norm(x)))
+
+
+class SoundEncoder(nn.Module):
+    """Mel frames -> latent audio frames (thesis 5.6, Figure 5.14).
+
+    Args:
+      cfg: the model config (mel bins, conv blocks, transformer blocks).
+      d_model: output size (the text encoder's hidden size); a Linear maps the last conv
+        channel count to it when they differ.
+    """
+
+    def __init__(self, cfg: MmConfig, d_model: int) -> None:
+        super().__init__()
+        self.geometry = SoundGeometry.from_config(cfg)
+        blocks, c_in = [], cfg.num_mel_bins
+        for c, k, s in zip(cfg.conv_channels, cfg.conv_kernels, cfg.conv_strides):
+            blocks.append(ConvBlock(c_in, c, k, s, cfg.conv_dropout, cfg.conv_layer_norm_eps))
+            c_in = c
+        self.convs = nn.ModuleList(blocks)
+        self.project = nn.Linear(c_in, d_model) if c_in != d_model else nn.Identity()
+        layer = nn.TransformerEncoderLayer(d_model, cfg.audio_heads, cfg.audio_ffn, cfg.audio_dropout, activation="gelu",
+                                           layer_norm_eps=cfg.audio_layer_norm_eps, batch_first=True)
+        self.transformer = nn.TransformerEncoder(layer, cfg.audio_layers, enable_nested_tensor=False)
+
+    def latent_lengths(self, mel_lengths: torch.Tensor) -> torch.Tensor:
+        return torch.tensor([self.geometry.num_latent(int(n)) for n in mel_lengths], dtype=torch.long, device=mel_lengths.device)
+
+    def forward(self, mel: torch.Tensor, mel_lengths: torch.Tensor, frame_words: Optional[torch.Tensor] = None,
+                positions: Optional[nn.Embedding] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """
+        Args:
+          mel: (N, M, bins) padded mel frames.
+          mel_lengths: (N,) valid mel frames.
+          frame_words: (N, F) word index of each latent frame (``NO_WORD`` for none / padding).
+          positions: the shared word-position table, or None (no positional embeddings).
+        Returns:
+          (N, F, D) latent frames and the (N, F) padding mask (True = padding).
+        """
+        x = mel
+        for block in self.convs:
+            x = block(x)
+        x = self.project(x)  # (N, F, D)
+        lengths = self.latent_lengths(mel_lengths)
+        if int(lengths.min()) < 1:
+            raise ValueError(f"a segment is shorter than one latent frame ({self.geometry.min_mel_frames} mel frames)")
+        pad = torch.arange(x.size(1), device=x.device)[None, :] >= lengths[:, None]
+        if positions is not None:
+            if frame_words is None or frame_words.shape != pad.shape:
+                raise ValueError(f"frame_words must be (N, F) = {tuple(pad.shape)}")
+            x = add_word_positions(x, frame_words, positions)
+        return self.transformer(x, src_key_padding_mask=pad), pad
+
+
+# ---- multimodal encoder ------------------------------------------------------------------
+
+
+class MultimodalBlock(nn.Module):
+    """Self-attention over text, cross-attention (queries text, keys/values audio), FFN;
+    post-norm add & norm with dropout on each branch (thesis 5.4, Figure 5.9)."""
+
+    def __init__(self, d_model: int, heads: int, ffn: int, dropout: float, eps: float, zero_init: bool = False) -> None:
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, heads, dropout=dropout, batch_first=True)
+        self.cross_attn = nn.MultiheadAttention(d_model, heads, dropout=dropout, batch_first=True)
+        self.ffn = nn.Sequential(nn.Linear(d_model, ffn), nn.Dropout(dropout), nn.GELU(), nn.Linear(ffn, d_model))
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model, eps=eps) for _ in range(3))
+        self.drop1, self.drop2, self.drop3 = (nn.Dropout(dropout) for _ in range(3))
+        if zero_init:  # every branch starts at 0: the block is LN(LN(LN(x))) at first
+            for linear in (self.self_attn.out_proj, self.cross_attn.out_proj, self.ffn[3]):
+                nn.init.zeros_(linear.weight)
+                nn.init.zeros_(linear.bias)
+
+    def forward(self, text: torch.Tensor, text_pad: torch.Tensor, audio: torch.Tensor, audio_pad: torch.Tensor,
+                need_weights: bool = False) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """text (N, T, D), audio (N, F, D), pads True at padding -> (N, T, D) and optionally the
+        head-averaged cross-attention weights (N, T, F)."""
+        x = self.norm1(text + self.drop1(self.self_attn(text, text, text, key_padding_mask=text_pad, need_weights=False)[0]))
+        y, weights = self.cross_attn(x, audio, audio, key_padding_mask=audio_pad, need_weights=need_weights)
+        x = self.norm2(x + self.drop2(y))
+        x = self.norm3(x + self.drop3(self.ffn(x)))
+        return x, weights
+
+
+# ---- the two models ------------------------------------------------------------------------
+
+
+def _gather_words(hidden: torch.Tensor, word_positions: torch.Tensor) -> torch.Tensor:
+    return torch.gather(hidden, 1, word_positions.unsqueeze(-1).expand(-1, -1, hidden.size(-1)))
+
+
+class TextOnlyModel(nn.Module):
+    """The text-only baseline: :class:`PunctBert` with the punctuation and case heads."""
+
+    uses_audio = False
+
+    def __init__(self, text: PunctBert) -> None:
+        super().__init__()
+        self.text = text
+
+    def forward(self, batch: Dict[str, torch.Tensor], need_attention: bool = False) -> Dict[str, torch.Tensor]:
+        _, logits = self.text(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
+        return logits
+
+
+class CrossAttentionModel(nn.Module):
+    """Text encoder + sound encoder + multimodal blocks + the PunctBert heads (see module doc)."""
+
+    uses_audio = True
+
+    def __init__(self, text: PunctBert, cfg: MmConfig) -> None:
+        super().__init__()
+        self.text = text
+        d = text.hidden_size
+        self.sound = SoundEncoder(cfg, d)
+        self.positions = nn.Embedding(cfg.max_words, d) if cfg.positional else None
+        if self.positions is not None:
+            nn.init.normal_(self.positions.weight, std=0.02)
+        self.blocks = nn.ModuleList(
+            MultimodalBlock(d, cfg.mm_heads, cfg.mm_ffn, cfg.mm_dropout, cfg.mm_layer_norm_eps, cfg.mm_zero_init)
+            for _ in range(cfg.mm_layers)
+        )
+
+    def forward(self, batch: Dict[str, torch.Tensor], need_attention: bool = False) -> Dict[str, torch.Tensor]:
+        """Logits per head (N, W, C); with ``need_attention`` also ``"attention"``: the last
+        block's head-averaged cross-attention (N, T, F)."""
+        hidden = self.text.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+        if self.positions is not None:
+            hidden = add_word_positions(hidden, batch["token_words"], self.positions)
+        audio, audio_pad = self.sound(batch["mel"], batch["mel_lengths"], batch.get("frame_words"), self.positions)
+        text_pad = batch["attention_mask"] == 0
+        weights = None
+        for i, block in enumerate(self.blocks):
+            hidden, weights = block(hidden, text_pad, audio, audio_pad, need_weights=need_attention and i == len(self.blocks) - 1)
+        vectors = _gather_words(hidden, batch["word_positions"])
+        out = {name: head(vectors) for name, head in self.text.heads.items()}
+        if need_attention:
+            out["attention"] = weights
+        return out
+
+
+MODEL_KINDS = ("text", "mm")
+
+
+def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None) -> nn.Module:
+    """A fresh model; ``text`` (a PunctBert with :func:`head_specs`) defaults to the configured encoder."""
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"unknown model kind {kind!r}; choose one of {MODEL_KINDS}")
+    if text is None:
+        text = PunctBert.from_encoder(cfg.bert_model or None, head_specs(cfg))
+    if cfg.text_layers > 0:
+        truncate_encoder(text.encoder, cfg.text_layers)
+    if cfg.freeze_text_embeddings:
+        embeddings = getattr(text.encoder, "embeddings", None)
+        if embeddings is None:
+            raise ValueError(f"freeze_text_embeddings: {type(text.encoder).__name__} has no .embeddings")
+        for p in embeddings.parameters():
+            p.requires_grad_(False)
+    if kind == "text":
+        if cfg.positional or cfg.random_audio:
+            logging.warning("text-only model: positional=%s and random_audio=%s have no effect", cfg.positional, cfg.random_audio)
+        return TextOnlyModel(text)
+    return CrossAttentionModel(text, cfg)
+
+
+def truncate_encoder(encoder: nn.Module, num_layers: int) -> None:
+    """Keeps the first ``num_layers`` transformer layers of a BERT-like encoder (``encoder.encoder.layer``)."""
+    layers = getattr(getattr(encoder, "encoder", None), "layer", None)
+    if not isinstance(layers, nn.ModuleList):
+        raise ValueError(f"text_layers: {type(encoder).__name__} has no encoder.layer list to truncate")
+    if num_layers < len(layers):
+        encoder.encoder.layer = nn.ModuleList(list(layers)[:num_layers])
+        encoder.config.num_hidden_layers = num_layers
+
+
+def new_parameters(model: nn.Module) -> List[nn.Parameter]:
+    """Parameters that start from random values (everything but the pretrained text encoder)."""
+    pretrained = {id(p) for p in model.text.encoder.parameters()}
+    return [p for p in model.parameters() if id(p) not in pretrained]

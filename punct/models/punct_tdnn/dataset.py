@@ -1,0 +1,321 @@
+"""Fused 301-frame windows cut at load time from per-utterance matrices.
+
+Inputs of one split (stages 3, 4 and 6 of egs/mustc):
+  * aligned cuts ``data/fbank/mustc_cuts_<split>_ali.jsonl.gz``: each cut's (first) supervision holds
+    ``custom["words"]``, ``custom["punct"]`` and ``alignment["word"]`` (one item per word, times in
+    seconds on the recording's axis, so the cut start is subtracted);
+  * layer-12 acoustic matrices (T x Da) by cut id: ``exp/emb_am/<split>/emb.scp``;
+  * per-word BERT vectors (W x Dt) by cut id: ``exp/emb_bert/<split>/vec.scp``.
+
+Every word is one example: the window of ``2*context + 1`` frames centred on the transition to the next
+word (or on the word's last frame: ``window_centre``, see ``punct.models.punct_tdnn.frames.window_centres``),
+each frame ``[BERT vector of the frame's word ; acoustic vector]`` (see ``punct.models.punct_tdnn.frames`` for
+frames before the first word and between words), labelled with the punctuation after the word.
+Nothing is stored per window; an LRU cache keeps recently used utterances in memory.
+
+With ``case_classes`` (ParCzech segments: ``punct.token_labels``), the case label of every word is read
+from ``custom["case"]`` too, and each example's label is the pair (punctuation, case).
+
+A cut is skipped (counted, logged with the reason) when a matrix is missing, when the number of
+BERT vectors or alignment items differs from the number of words, or when it has no words.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from lhotse.utils import Pathlike
+from torch.utils.data import Dataset
+
+from punct.models.punct_tdnn.frames import (
+    FRAME_RATE,
+    WINDOW_CENTRES,
+    cut_window,
+    frame_word_index,
+    text_table,
+    window_centres,
+    word_frame_spans,
+)
+from punct.io.shards import MatrixReader
+from punct.labels import MUSTC_CLASSES, encode_labels
+
+
+@dataclass(frozen=True)
+class UtteranceIndex:
+    """What a split needs to know about one cut without loading its matrices."""
+
+    key: str
+    word_starts: np.ndarray  # (W,) first frame of each word, relative to the cut start
+    word_ends: np.ndarray  # (W,) exclusive end frame
+    labels: np.ndarray  # (W,) class indices
+    case_labels: Optional[np.ndarray] = None  # (W,) case class indices, with a case head
+
+
+def _cut_case(cut, source: str) -> List[str]:
+    case = (cut.supervisions[0].custom or {}).get("case")
+    if case is None:
+        raise ValueError(f"{source}: cut {cut.id}: supervision custom has no 'case' (a case head needs custom['case'])")
+    return list(case)
+
+
+def _cut_words(cut, source: str) -> Tuple[List[str], List[str], list]:
+    if not cut.supervisions:
+        raise ValueError(f"{source}: cut {cut.id} has no supervision")
+    sup = cut.supervisions[0]
+    custom = sup.custom or {}
+    if "words" not in custom or "punct" not in custom:
+        raise ValueError(f"{source}: cut {cut.id}: supervision custom has no 'words'/'punct'")
+    items = (sup.alignment or {}).get("word")
+    if items is None:
+        raise ValueError(f"{source}: cut {cut.id}: supervision has no alignment['word'] (run stage 3)")
+    return list(custom["words"]), list(custom["punct"]), list(items)
+
+
+class FusionCorpus:
+    """Index of the words of one split; reads matrices on demand.
+
+    Args:
+      cuts: path of the aligned cuts (jsonl.gz), or a CutSet / list of cuts.
+      acoustic_scp: scp of the layer-12 matrices.
+      text_scp: scp of the per-word BERT vectors.
+      classes: label names in index order.
+      case_classes: case label names in index order (reads ``custom["case"]``), or None: no case labels.
+      cache_utterances: how many utterances' matrices to keep (LRU); 0 disables the cache.
+      window_centre: where each word's window is centred: ``transition`` or ``word_end``.
+    """
+
+    def __init__(
+        self,
+        cuts,
+        acoustic_scp: Pathlike,
+        text_scp: Pathlike,
+        classes: Sequence[str] = MUSTC_CLASSES,
+        cache_utterances: int = 256,
+        frame_rate: int = FRAME_RATE,
+        case_classes: Optional[Sequence[str]] = None,
+        window_centre: str = "transition",
+    ) -> None:
+        from lhotse import load_manifest_lazy
+
+        if window_centre not in WINDOW_CENTRES:
+            raise ValueError(f"unknown window centre rule {window_centre!r}; choose one of {WINDOW_CENTRES}")
+        self.window_centre = window_centre
+        source = str(cuts) if isinstance(cuts, (str, Path)) else "cuts"
+        if isinstance(cuts, (str, Path)):
+            cuts = load_manifest_lazy(cuts)  # streamed: only the word frames and labels are kept
+        self.classes = tuple(classes)
+        self.case_classes = tuple(case_classes) if case_classes is not None else None
+        self.acoustic = MatrixReader(acoustic_scp)
+        self.text = MatrixReader(text_scp)
+        self.cache_utterances = cache_utterances
+        self._cache: "collections.OrderedDict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]]" = collections.OrderedDict()
+        self.utterances: List[UtteranceIndex] = []
+        self.skipped: Dict[str, int] = collections.Counter()
+        for cut in cuts:
+            words, punct, items = _cut_words(cut, source)
+            case = _cut_case(cut, source) if self.case_classes is not None else punct
+            if cut.id not in self.acoustic:
+                self._skip("no acoustic matrix", cut.id)
+                continue
+            if cut.id not in self.text:
+                self._skip("no BERT vectors", cut.id)
+                continue
+            if not words:
+                self._skip("no words", cut.id)
+                continue
+            if len(punct) != len(words) or len(items) != len(words) or len(case) != len(words):
+                self._skip("words/punct/case/alignment lengths differ", cut.id)
+                continue
+            starts, ends = word_frame_spans(
+                [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
+            )
+            if np.any(np.diff(starts) < 0):
+                self._skip("alignment not in word order", cut.id)
+                continue
+            try:
+                labels = np.asarray(encode_labels(punct, self.classes), dtype=np.int64)
+                case_labels = (
+                    np.asarray(encode_labels(case, self.case_classes), dtype=np.int64) if self.case_classes is not None else None
+                )
+            except (KeyError, ValueError) as e:
+                raise ValueError(f"{source}: cut {cut.id}: unknown label ({e})") from None
+            self.utterances.append(UtteranceIndex(cut.id, starts, ends, labels, case_labels))
+        for reason, count in sorted(self.skipped.items()):
+            logging.warning("%s: skipped %d cut(s): %s", source, count, reason)
+        if not self.utterances:
+            raise ValueError(f"{source}: no usable cut (skipped: {dict(self.skipped)})")
+        lengths = np.array([len(u.labels) for u in self.utterances])
+        self.example_utt = np.repeat(np.arange(len(self.utterances)), lengths)
+        self.example_word = np.concatenate([np.arange(n) for n in lengths])
+        self.labels = np.concatenate([u.labels for u in self.utterances])
+        self.case_labels = (
+            np.concatenate([u.case_labels for u in self.utterances]) if self.case_classes is not None else None
+        )
+        first = self.utterances[0].key
+        self.text_dim = int(self.text[first].shape[1])
+        self.acoustic_dim = int(self.acoustic[first].shape[1])
+
+    def _skip(self, reason: str, key: str) -> None:
+        if self.skipped[reason] == 0:
+            logging.warning("skipping cut %s: %s (further cuts with this reason are only counted)", key, reason)
+        self.skipped[reason] += 1
+
+    @property
+    def input_dim(self) -> int:
+        return self.text_dim + self.acoustic_dim
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def class_counts(self) -> np.ndarray:
+        return np.bincount(self.labels, minlength=len(self.classes))
+
+    def case_counts(self) -> np.ndarray:
+        if self.case_classes is None:
+            raise ValueError("FusionCorpus has no case labels (case_classes=None)")
+        return np.bincount(self.case_labels, minlength=len(self.case_classes))
+
+    def example_labels(self, example: int):
+        """The punctuation label, or with case labels the (2,) [punctuation, case] pair."""
+        if self.case_classes is None:
+            return int(self.labels[example])
+        return torch.tensor([self.labels[example], self.case_labels[example]], dtype=torch.long)
+
+    def utterance_labels(self, utt: int) -> np.ndarray:
+        """(W,) punctuation labels, or with case labels (W, 2) [punctuation, case] pairs."""
+        info = self.utterances[utt]
+        if self.case_classes is None:
+            return info.labels
+        return np.stack([info.labels, info.case_labels], axis=1)
+
+    def matrices(self, utt: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``."""
+        if utt in self._cache:
+            self._cache.move_to_end(utt)
+            return self._cache[utt]
+        info = self.utterances[utt]
+        acoustic = np.asarray(self.acoustic[info.key], dtype=np.float32)
+        vectors = np.asarray(self.text[info.key], dtype=np.float32)
+        if vectors.shape[0] != len(info.labels):
+            raise ValueError(
+                f"{info.key}: {vectors.shape[0]} BERT vectors for {len(info.labels)} words (exp/emb_bert out of date?)"
+            )
+        if acoustic.shape[1] != self.acoustic_dim or vectors.shape[1] != self.text_dim:
+            raise ValueError(
+                f"{info.key}: matrix widths {acoustic.shape[1]}/{vectors.shape[1]} differ from the split's "
+                f"{self.acoustic_dim}/{self.text_dim}"
+            )
+        entry = (acoustic, text_table(vectors), frame_word_index(info.word_starts, acoustic.shape[0]))
+        if self.cache_utterances > 0:
+            self._cache[utt] = entry
+            if len(self._cache) > self.cache_utterances:
+                self._cache.popitem(last=False)
+        return entry
+
+    def utterance_frames(self, utt: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Fused frames (T, Dt + Da) of a whole utterance and its words' centre frames (W,)."""
+        acoustic, table, word_index = self.matrices(utt)
+        fused = np.concatenate([table[word_index], acoustic], axis=1)
+        return fused, self.centres(utt, acoustic.shape[0])
+
+    def centres(self, utt: int, num_frames: int) -> np.ndarray:
+        """(W,) centre frame of each word's window in utterance ``utt`` of ``num_frames`` frames."""
+        info = self.utterances[utt]
+        return window_centres(info.word_starts, info.word_ends, num_frames, self.window_centre)
+
+    def window(self, example: int, context: int) -> np.ndarray:
+        utt, word = int(self.example_utt[example]), int(self.example_word[example])
+        acoustic, table, word_index = self.matrices(utt)
+        centre = int(self.centres(utt, acoustic.shape[0])[word])
+        return cut_window(acoustic, table, word_index, centre, context)
+
+
+class FusedWindowDataset(Dataset):
+    """torch Dataset of (window (2*context+1, D) float32, label) over a FusionCorpus's words."""
+
+    def __init__(self, corpus: FusionCorpus, context: int = 150) -> None:
+        self.corpus = corpus
+        self.context = context
+
+    def __len__(self) -> int:
+        return len(self.corpus)
+
+    def __getitem__(self, example: int):
+        return torch.from_numpy(self.corpus.window(example, self.context)), self.corpus.example_labels(example)
+
+
+MUSTC_CUTS_PATTERN = "mustc_cuts_{split}_ali.jsonl.gz"
+
+
+def split_paths(
+    cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str, cuts_pattern: str = MUSTC_CUTS_PATTERN
+) -> Dict[str, Path]:
+    """The contract's file names of one split (e.g. data/fbank, exp/emb_am, exp/emb_bert, "dev");
+    ``cuts_pattern`` names the cuts (ParCzech segments: "parczech_cuts_{split}.jsonl.gz")."""
+    return {
+        "cuts": Path(cuts_dir) / cuts_pattern.format(split=split),
+        "acoustic_scp": Path(am_dir) / split / "emb.scp",
+        "text_scp": Path(bert_dir) / split / "vec.scp",
+        "bert_post_scp": Path(bert_dir) / split / "post.scp",
+    }
+
+
+def open_split(
+    cuts: Pathlike,
+    acoustic_scp: Pathlike,
+    text_scp: Pathlike,
+    cache_utterances: int = 256,
+    classes: Sequence[str] = MUSTC_CLASSES,
+    case_classes: Optional[Sequence[str]] = None,
+    window_centre: str = "transition",
+) -> FusionCorpus:
+    """Checks the three inputs exist (naming the missing one) and indexes the split."""
+    for path in (cuts, acoustic_scp, text_scp):
+        if not Path(path).exists():
+            raise FileNotFoundError(f"no such file: {path}")
+    return FusionCorpus(
+        cuts, acoustic_scp, text_scp, classes=classes, cache_utterances=cache_utterances, case_classes=case_classes,
+        window_centre=window_centre,
+    )
+
+
+class UtteranceDataset(Dataset):
+    """torch Dataset of whole utterances: (fused frames (T, D), centres (W,), labels (W,) or (W, 2) with case).
+
+    For the fully convolutional training mode (``example_unit: utterance``): the conv stack runs once
+    per utterance and every word reads its 243-frame slice, instead of one 301-frame window per word.
+    """
+
+    def __init__(self, corpus: FusionCorpus) -> None:
+        self.corpus = corpus
+
+    def __len__(self) -> int:
+        return len(self.corpus.utterances)
+
+    def __getitem__(self, utt: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        frames, centres = self.corpus.utterance_frames(utt)
+        labels = self.corpus.utterance_labels(utt)
+        return torch.from_numpy(frames), torch.from_numpy(centres.astype(np.int64)), torch.from_numpy(labels)
+
+
+def collate_utterances(
+    items: Sequence[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]], context: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pads utterances to (B, context + max T + context, D) with zeros; returns
+    (padded frames, batch row of each word, centre of each word, label of each word)."""
+    longest = max(frames.shape[0] for frames, _, _ in items)
+    dim = items[0][0].shape[1]
+    padded = torch.zeros((len(items), longest + 2 * context, dim), dtype=torch.float32)
+    rows, centres, labels = [], [], []
+    for b, (frames, word_centres, word_labels) in enumerate(items):
+        padded[b, context : context + frames.shape[0]] = frames
+        rows.append(torch.full((len(word_centres),), b, dtype=torch.long))
+        centres.append(word_centres)
+        labels.append(word_labels)
+    return padded, torch.cat(rows), torch.cat(centres), torch.cat(labels)

@@ -1,0 +1,110 @@
+"""EfficientPunct on ParCzech segments: the two-head ensemble and the scoring-format predictions.
+
+Both sides give per-word posteriors with the same column blocks: the punctuation softmax in
+``PUNCT_CLASSES`` order, then the case softmax in ``CASE_CLASSES`` order (the TDNN with a case head,
+``punct.bin.decode_tdnn``; the text-only model, ``punct.bin.dump_itn_text``).  Per head,
+``p = alpha * p_tdnn + (1 - alpha) * p_text``, with each head's alpha chosen on dev: punctuation by
+macro F1 over the 8 marks, case by [cap] F1 (ties: the smallest alpha, i.e. the most text-weighted).
+Predictions are written as ``decode/<split>.jsonl`` lines read by :mod:`punct.scoring`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+from lhotse.utils import Pathlike
+
+from punct.ensemble import Metric, SweepPoint, alpha_sweep, choose_alpha, class_f1, ensemble, macro_f1
+from punct.io.shards import MatrixReader
+from punct.token_labels import CAP, CASE_CLASSES, PUNCT_CLASSES
+from punct.models.cross_attention.data import ItnSegment
+from punct.utils.atomic import atomic_write_text
+
+# head -> (classes, first column, dev selection metric)
+HEADS: Dict[str, Tuple[Tuple[str, ...], int, Metric]] = {
+    "punct": (tuple(PUNCT_CLASSES), 0, macro_f1),
+    "case": (tuple(CASE_CLASSES), len(PUNCT_CLASSES), class_f1(CAP)),
+}
+NUM_COLUMNS = len(PUNCT_CLASSES) + len(CASE_CLASSES)
+
+
+@dataclass
+class SplitPosteriors:
+    """Segments that have both posteriors, with their stacked references and posteriors."""
+
+    segments: List[ItnSegment]
+    p_tdnn: np.ndarray  # (N words, 11)
+    p_text: np.ndarray  # (N words, 11)
+    skipped: List[str]
+
+    def reference(self, head: str) -> np.ndarray:
+        return np.concatenate([np.asarray(getattr(s, head), dtype=np.int64) for s in self.segments])
+
+    def block(self, posteriors: np.ndarray, head: str) -> np.ndarray:
+        classes, first, _ = HEADS[head]
+        return posteriors[:, first : first + len(classes)]
+
+
+def paired_split(segments: Sequence[ItnSegment], tdnn_scp: Pathlike, text_scp: Pathlike) -> SplitPosteriors:
+    """Both posteriors of every segment; a segment missing from either scp is skipped (counted by the
+    caller); a row count or width that does not match the segment is an error naming the scp."""
+    tdnn, text = MatrixReader(tdnn_scp), MatrixReader(text_scp)
+    kept, pt, pb, skipped = [], [], [], []
+    for seg in segments:
+        if seg.id not in tdnn or seg.id not in text:
+            skipped.append(seg.id)
+            continue
+        a, b = np.asarray(tdnn[seg.id]), np.asarray(text[seg.id])
+        for m, where in ((a, tdnn_scp), (b, text_scp)):
+            if m.shape != (len(seg.words), NUM_COLUMNS):
+                raise ValueError(f"{where}: {seg.id}: posteriors {m.shape}, expected ({len(seg.words)}, {NUM_COLUMNS})")
+        kept.append(seg)
+        pt.append(a)
+        pb.append(b)
+    if not kept:
+        raise ValueError(f"no segment in common between {tdnn_scp} and {text_scp}")
+    return SplitPosteriors(kept, np.concatenate(pt), np.concatenate(pb), skipped)
+
+
+def head_sweeps(data: SplitPosteriors, alphas: Sequence[float]) -> Dict[str, List[SweepPoint]]:
+    """Alpha sweep of each head on one split."""
+    return {
+        head: alpha_sweep(data.reference(head), data.block(data.p_tdnn, head), data.block(data.p_text, head), classes, alphas)
+        for head, (classes, _, _) in HEADS.items()
+    }
+
+
+def choose_head_alphas(sweeps: Dict[str, List[SweepPoint]]) -> Dict[str, float]:
+    """Each head's alpha by its own metric (punct: macro F1; case: [cap] F1)."""
+    return {head: choose_alpha(sweeps[head], HEADS[head][2]) for head in HEADS}
+
+
+def head_predictions(data: SplitPosteriors, alphas: Dict[str, float]) -> Dict[str, np.ndarray]:
+    """Argmax of each head's ensemble (alpha 1: the TDNN alone)."""
+    return {
+        head: ensemble(data.block(data.p_tdnn, head), data.block(data.p_text, head), alphas[head]).argmax(axis=1)
+        for head in HEADS
+    }
+
+
+def write_predictions(path: Pathlike, data: SplitPosteriors, hyps: Dict[str, np.ndarray]) -> None:
+    """``decode/<split>.jsonl`` in the format of :func:`punct.scoring.read_predictions`."""
+    lines, pos = [], 0
+    for seg in data.segments:
+        n = len(seg.words)
+        line = {"id": seg.id, "words": list(seg.words)}
+        for head, (classes, _, _) in HEADS.items():
+            line[f"{head}_ref"] = [classes[i] for i in getattr(seg, head)]
+            line[f"{head}_hyp"] = [classes[int(i)] for i in hyps[head][pos : pos + n]]
+        lines.append(json.dumps(line, ensure_ascii=False))
+        pos += n
+    if pos != len(hyps["punct"]):
+        raise ValueError(f"{path}: {len(hyps['punct'])} predictions for {pos} words")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(Path(path), "".join(x + "\n" for x in lines))
+    logging.info("wrote %s (%d segments, %d words)", path, len(lines), pos)

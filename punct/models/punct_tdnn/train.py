@@ -1,0 +1,354 @@
+"""Training the punctuation TDNN: config, one epoch, checkpoints, dev selection, DDP.
+
+One process trains on its own; under ``torchrun`` (WORLD_SIZE > 1) every rank trains on its
+shard of each epoch's order (``EpochSampler``) inside DistributedDataParallel (gloo on CPU, NCCL
+on GPU), and rank 0 evaluates dev and writes checkpoints:
+``exp/tdnn/epoch-N.pt`` (model, optimizer, state) and ``best-valid-f1.pt`` (best dev ``dev_metric`` of the
+punctuation head).  With a case head (``model.case_classes`` > 0) the loss is
+``(1 - case_weight) * L_punct + case_weight * L_case``.
+
+Mixed precision (``amp``: bf16 or fp16, :class:`punct.training.loop.Amp`): the TDNN's training forward
+pass runs under autocast and the loss on float32 logits; dev scoring and checkpoints are float32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Mapping, Optional, Tuple, Union
+
+import numpy as np
+import torch
+from lhotse.utils import Pathlike
+from torch import nn
+from torch.utils.data import DataLoader
+
+from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
+from punct.models.punct_tdnn.infer import corpus_predictions
+from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler
+from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
+from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.metrics import score
+from punct.labels import MUSTC_CLASSES
+from punct.utils.atomic import atomic_path
+from punct.training.loop import Amp, DistInfo, TrainState, seed_everything
+
+# label_set -> (punctuation classes, case classes); MuST-C has no case labels
+LABEL_SETS: Dict[str, Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {
+    "mustc": (tuple(MUSTC_CLASSES), None),
+    "itn": (tuple(PUNCT_CLASSES), tuple(CASE_CLASSES)),  # ParCzech segments (punct.token_labels)
+}
+
+
+@dataclass(frozen=True)
+class TrainTdnnConfig:
+    """conf/tdnn.yaml (paper values) and conf/tdnn_mini.yaml."""
+
+    model: TdnnConfig = field(default_factory=TdnnConfig)  # input_dim is replaced by the shards' widths
+    # window: one 301-frame window per word, cut at load time (EfficientPunct); utterance: the conv stack
+    # runs once per utterance and each word reads its slice (same network, ~window/words-per-window less
+    # compute; BatchNorm statistics then come from whole utterances, and balance becomes class weights).
+    example_unit: str = "window"
+    utterances_per_batch: int = 8  # example_unit=utterance: utterances per batch (per rank)
+    balance: str = "oversample"  # oversample (EfficientPunct), weighted or none; see punct.models.punct_tdnn.sampling
+    optimizer: str = "sgd"  # sgd or adam
+    lr: float = 1e-5
+    lr_decay: float = 1.0  # learning rate factor per epoch after the first (1: constant, as the authors' code)
+    momentum: float = 0.9  # sgd only
+    weight_decay: float = 0.0
+    batch_size: int = 128  # per rank
+    epochs: int = 25
+    loss_reduction: str = "sum"  # sum over the batch (the authors' code) or mean
+    epoch_limit: int = 0  # >0: at most this many examples per epoch (after balancing), for quick runs
+    group_utterances: int = 0  # >0: shuffle in blocks of this many utterances (cache locality at scale)
+    cache_utterances: int = 256  # LRU cache of utterance matrices per data-loader worker
+    num_workers: int = 2  # DataLoader workers cutting windows
+    prefetch_factor: int = 4  # batches prefetched per worker
+    log_interval: int = 50  # batches between loss log lines
+    max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (ParCzech's rare marks would weigh ~700)
+    # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
+    # effect, 0.5 a softer balance that keeps the rare marks' precision
+    class_weight_power: float = 1.0
+    label_set: str = "mustc"  # class names: mustc (4 classes) or itn (ParCzech: 9 punctuation + 2 case, punct.token_labels)
+    case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
+    dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
+
+    def __post_init__(self) -> None:
+        if self.balance not in BALANCE_MODES:
+            raise ValueError(f"balance must be one of {BALANCE_MODES}, got {self.balance!r}")
+        if self.example_unit not in ("window", "utterance"):
+            raise ValueError(f"example_unit must be window or utterance, got {self.example_unit!r}")
+        if self.optimizer not in ("sgd", "adam"):
+            raise ValueError(f"optimizer must be sgd or adam, got {self.optimizer!r}")
+        if self.label_set not in LABEL_SETS:
+            raise ValueError(f"label_set must be one of {sorted(LABEL_SETS)}, got {self.label_set!r}")
+        classes, case_classes = LABEL_SETS[self.label_set]
+        if self.model.num_classes != len(classes):
+            raise ValueError(f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}")
+        if self.model.case_classes and (case_classes is None or self.model.case_classes != len(case_classes)):
+            raise ValueError(f"label_set {self.label_set} has no {self.model.case_classes}-class case labels")
+        if self.dev_metric not in ("overall_f1", "macro_f1"):
+            raise ValueError(f"dev_metric must be overall_f1 or macro_f1, got {self.dev_metric!r}")
+        if not 0.0 <= self.case_weight <= 1.0:
+            raise ValueError(f"case_weight must be in [0, 1], got {self.case_weight}")
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
+        if self.class_weight_power < 0:
+            raise ValueError(f"class_weight_power must be >= 0, got {self.class_weight_power}")
+        if self.loss_reduction not in ("sum", "mean"):
+            raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
+
+
+def corpus_classes(cfg: TrainTdnnConfig) -> Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]:
+    """(punctuation classes, case classes or None) that FusionCorpus reads for this config."""
+    classes, case_classes = LABEL_SETS[cfg.label_set]
+    return classes, (case_classes if cfg.model.case_classes else None)
+
+
+# Checkpoints written before ``TdnnConfig.window_centre`` existed were trained on windows centred on
+# the word's last frame.
+LEGACY_WINDOW_CENTRE = "word_end"
+
+
+def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
+    """The training config stored in a TDNN checkpoint (older checkpoints: defaults for new fields)."""
+    from punct.utils.config import config_from_dict
+
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    train_config = dict(ckpt["train_config"])
+    train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
+    return config_from_dict(TrainTdnnConfig, train_config, str(path))
+
+
+def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
+    return PunctTdnn(dataclasses.replace(cfg.model, input_dim=input_dim))
+
+
+def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimizer:
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+    return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+
+def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig) -> None:
+    with atomic_path(path, suffix=".pt") as tmp:
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "model_config": dataclasses.asdict(model.config),
+                "optimizer": optimizer.state_dict() if optimizer is not None else None,
+                "state": dataclasses.asdict(state),
+                "train_config": dataclasses.asdict(cfg),
+            },
+            tmp,
+        )
+
+
+def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> PunctTdnn:
+    """A trained TDNN from a checkpoint, in eval mode."""
+    ckpt = torch.load(path, map_location=device, weights_only=True)
+    model_cfg = {"window_centre": LEGACY_WINDOW_CENTRE, **ckpt["model_config"]}
+    for key in ("channels", "kernels", "dilations"):
+        model_cfg[key] = tuple(model_cfg[key])
+    model = PunctTdnn(TdnnConfig(**model_cfg))
+    model.load_state_dict(ckpt["model"])
+    return model.to(device).eval()
+
+
+def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Dict:
+    """Dev scores of the punctuation head (overall and macro F1, per class), and the case head's."""
+    ref, post = corpus_predictions(model, corpus, device)
+    sizes = model.config.head_sizes
+    scores = score(ref, post[:, : sizes["punct"]].argmax(axis=1), corpus.classes)
+    record = {
+        "overall_f1": scores.overall["f1"],
+        "macro_f1": scores.macro_f1,
+        "per_class_f1": {c: scores.per_class[c]["f1"] for c in corpus.classes[1:]},
+    }
+    if "case" in sizes and corpus.case_classes is not None:
+        case = score(corpus.case_labels, post[:, sizes["punct"] :].argmax(axis=1), corpus.case_classes)
+        record["case_per_class_f1"] = {c: case.per_class[c]["f1"] for c in corpus.case_classes[1:]}
+    return record
+
+
+def build_criteria(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device) -> Dict[str, nn.Module]:
+    """Cross-entropy per head.  The utterance mode weights the classes of every head (``class_weights``,
+    capped by ``max_class_weight``); the window mode balances punctuation by oversampling and leaves the
+    case head unweighted (an example has one sampling weight)."""
+    counts = {"punct": corpus.class_counts()}
+    if cfg.model.case_classes:
+        if corpus.case_classes is None:
+            raise ValueError("the TDNN has a case head but the corpus has no case labels (FusionCorpus case_classes)")
+        if len(corpus.case_classes) != cfg.model.case_classes:
+            raise ValueError(f"case head of {cfg.model.case_classes} classes, corpus case classes {corpus.case_classes}")
+        counts["case"] = corpus.case_counts()
+    if len(corpus.classes) != cfg.model.num_classes:
+        raise ValueError(f"punctuation head of {cfg.model.num_classes} classes, corpus classes {corpus.classes}")
+    criteria = {}
+    for head, head_counts in counts.items():
+        weight = class_weights(cfg, head_counts).to(device) if cfg.example_unit == "utterance" else None
+        criteria[head] = nn.CrossEntropyLoss(weight=weight, reduction=cfg.loss_reduction)
+    return criteria
+
+
+def tdnn_loss(
+    logits: torch.Tensor, labels: torch.Tensor, criteria: Mapping[str, nn.Module], cfg: TrainTdnnConfig
+) -> torch.Tensor:
+    """Loss of (N, num_outputs) logits against (N,) punctuation labels or (N, 2) [punctuation, case] labels."""
+    if not cfg.model.case_classes:
+        return criteria["punct"](logits, labels)
+    heads = split_heads(logits, cfg.model)
+    return (1.0 - cfg.case_weight) * criteria["punct"](heads["punct"], labels[:, 0]) + cfg.case_weight * criteria["case"](
+        heads["case"], labels[:, 1]
+    )
+
+
+def train_tdnn(
+    cfg: TrainTdnnConfig,
+    train_corpus: FusionCorpus,
+    dev_corpus: Optional[FusionCorpus],
+    exp_dir: Pathlike,
+    device: torch.device,
+    seed: int = 42,
+    resume: Optional[Pathlike] = None,
+    dist: DistInfo = DistInfo(),
+    progress: bool = True,
+    amp: str = "none",
+) -> PunctTdnn:
+    """Trains for ``cfg.epochs`` epochs; returns the (unwrapped) model as trained by the last epoch.
+
+    Args:
+      resume: a checkpoint to continue from (model, optimizer and state), or None.
+      dist: this process's rank (rank 0 evaluates and writes checkpoints).
+      amp: mixed precision of the training forward passes: none, bf16 or fp16 (CUDA only).
+    """
+    exp_dir = Path(exp_dir)
+    precision = Amp(amp, device.type)
+    for corpus in (train_corpus, dev_corpus):
+        if corpus is not None and corpus.window_centre != cfg.model.window_centre:
+            raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
+                             f"{cfg.model.window_centre!r}: open the splits with the config's window_centre")
+    seed_everything(seed)
+    model = build_model(cfg, train_corpus.input_dim).to(device)
+    optimizer = make_optimizer(cfg, model)
+    state = TrainState()
+    if resume is not None:
+        ckpt = torch.load(resume, map_location=device, weights_only=True)
+        model.load_state_dict(ckpt["model"])
+        if ckpt.get("optimizer"):
+            optimizer.load_state_dict(ckpt["optimizer"])
+        state = TrainState(**ckpt["state"])
+        logging.info("resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)", resume, state.epoch, state.best_f1, state.best_epoch)
+    if dist.is_main:
+        logging.info(
+            "TDNN: %d parameters, input %d = text %d + acoustic %d, window %d -> %d frames",
+            count_parameters(model), train_corpus.input_dim, train_corpus.text_dim, train_corpus.acoustic_dim,
+            cfg.model.window, model.config.output_frames,
+        )
+        logging.info("train words per class %s: %s", list(train_corpus.classes), train_corpus.class_counts().tolist())
+    net: nn.Module = model
+    if dist.world_size > 1:
+        net = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
+    if cfg.num_workers > 0:
+        loader_args.update(persistent_workers=True, prefetch_factor=cfg.prefetch_factor)
+    if cfg.example_unit == "window":
+        sampler = EpochSampler(
+            train_corpus.labels, cfg.balance, seed=seed, rank=dist.rank, world_size=dist.world_size,
+            groups=train_corpus.example_utt, group_size=cfg.group_utterances, limit=cfg.epoch_limit,
+        )
+        dataset = FusedWindowDataset(train_corpus, context=cfg.model.context)
+        loader = DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args)
+    else:
+        num_utts = len(train_corpus.utterances)
+        sampler = EpochSampler(
+            np.zeros(num_utts, dtype=np.int64), "none", seed=seed, rank=dist.rank, world_size=dist.world_size,
+            limit=cfg.epoch_limit,
+        )
+        loader = DataLoader(
+            UtteranceDataset(train_corpus), batch_size=cfg.utterances_per_batch, sampler=sampler,
+            collate_fn=functools.partial(collate_utterances, context=cfg.model.context), **loader_args,
+        )
+
+    criteria = build_criteria(cfg, train_corpus, device)
+    for epoch in range(state.epoch + 1, cfg.epochs + 1):
+        sampler.set_epoch(epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
+        net.train()
+        start, total_loss, seen = time.time(), 0.0, 0
+        batches = loader
+        if progress and dist.is_main:
+            from tqdm import tqdm
+
+            batches = tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False)
+        for i, batch in enumerate(batches, 1):
+            batch = [t.to(device, non_blocking=True) for t in batch]
+            labels = batch[-1]
+            optimizer.zero_grad(set_to_none=True)
+            with precision.autocast():
+                if cfg.example_unit == "window":
+                    logits = net(batch[0])
+                else:
+                    logits = net(batch[0], utterance=batch[1], centres=batch[2])
+            loss = tdnn_loss(logits.float(), labels, criteria, cfg)
+            precision.step(loss, optimizer)
+            state.step += 1
+            batch_loss = loss.item() / (len(labels) if cfg.loss_reduction == "sum" else 1)
+            total_loss += batch_loss * len(labels)
+            seen += len(labels)
+            if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
+                logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), batch_loss)
+        state.epoch = epoch
+        record = {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
+        if dist.is_main:
+            if dev_corpus is not None:
+                record.update(dev_overall_f1(model, dev_corpus, device))
+            state.history.append(record)
+            logging.info("epoch %d: %s", epoch, record)
+            exp_dir.mkdir(parents=True, exist_ok=True)
+            save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
+            f1 = record.get(cfg.dev_metric, -record["train_loss"])
+            if f1 > state.best_f1:
+                state.best_f1, state.best_epoch = f1, epoch
+                save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
+                with atomic_path(exp_dir / "best-valid-f1.pt", suffix=".pt") as tmp:
+                    shutil.copyfile(exp_dir / f"epoch-{epoch}.pt", tmp)
+                logging.info("epoch %d is the best so far (dev %s %.4f)", epoch, cfg.dev_metric, f1)
+        if dist.world_size > 1:
+            check_ranks_agree(model)
+            torch.distributed.barrier()
+    return model
+
+
+def class_weights(cfg: TrainTdnnConfig, counts: Union[FusionCorpus, np.ndarray]) -> torch.Tensor:
+    """Loss weights of the utterance mode: (majority count / class count) ** ``class_weight_power``
+    (power 1: the expected effect of oversampling to the majority count), capped at ``max_class_weight``;
+    all ones for ``balance: none``; absent classes weigh 0.
+    ``counts``: per-class counts, or a corpus (its punctuation counts)."""
+    if isinstance(counts, FusionCorpus):
+        counts = counts.class_counts()
+    counts = np.asarray(counts, dtype=np.float64)
+    if cfg.balance == "none":
+        return torch.ones(len(counts), dtype=torch.float32)
+    weights = np.where(counts > 0, (counts.max() / np.maximum(counts, 1)) ** cfg.class_weight_power, 0.0)
+    if cfg.max_class_weight > 0:
+        weights = np.minimum(weights, cfg.max_class_weight)
+    return torch.tensor(weights, dtype=torch.float32)
+
+
+def check_ranks_agree(model: nn.Module, atol: float = 1e-6) -> None:
+    """Raises if the ranks' parameters have drifted apart (DDP keeps them equal after every step)."""
+    flat = torch.cat([p.detach().reshape(-1).float() for p in model.parameters()])
+    high, low = flat.clone(), flat.clone()
+    torch.distributed.all_reduce(high, op=torch.distributed.ReduceOp.MAX)
+    torch.distributed.all_reduce(low, op=torch.distributed.ReduceOp.MIN)
+    spread = float((high - low).abs().max())
+    if spread > atol:
+        raise RuntimeError(f"ranks disagree: parameters differ by up to {spread:.3g} across ranks")
+    logging.info("parameters agree across %d ranks (max difference %.3g)", torch.distributed.get_world_size(), spread)

