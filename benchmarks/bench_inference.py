@@ -334,7 +334,7 @@ def recipe_f1(args) -> Dict:
 
 def score_results(results, labelled: Dict) -> Dict:
     from punct.metrics import score
-    from punct.labels import MUSTC_CLASSES
+    from punct.labels import PUNCT4
 
     ref, bert, tdnn, ens, skipped = [], [], [], [], 0
     for o in results:
@@ -342,10 +342,10 @@ def score_results(results, labelled: Dict) -> Dict:
         if list(custom["words"]) != o.words:
             skipped += 1  # the pipeline's normalisation gave other words than stage 0's
             continue
-        ref += [MUSTC_CLASSES.index(x) for x in custom["punct"]]
+        ref += [PUNCT4.classes.index(x) for x in custom["punct"]]
         for posts, rows in ((o.p_bert, bert), (o.p_tdnn, tdnn), (o.p_ensemble, ens)):
             rows += posts.argmax(1).tolist()
-    f1 = lambda hyp: score(np.array(ref), np.array(hyp), MUSTC_CLASSES).overall["f1"]  # noqa: E731
+    f1 = lambda hyp: score(np.array(ref), np.array(hyp), PUNCT4.classes).overall["f1"]  # noqa: E731
     return {"words": len(ref), "utterances_skipped": skipped, "bert_f1": f1(bert), "tdnn_f1": f1(tdnn),
             "ensemble_f1": f1(ens), "labels": ens}
 

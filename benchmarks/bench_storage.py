@@ -109,7 +109,7 @@ def f1_by_compression(recipe: Path) -> Dict:
     from punct.models.punct_tdnn.train import load_model as load_tdnn
     from punct.inference.pipeline import read_chosen_alpha
     from punct.metrics import score
-    from punct.labels import MUSTC_CLASSES
+    from punct.labels import PUNCT4
 
     cwd = os.getcwd()
     os.chdir(recipe)  # feature storage paths in the cuts are relative to the recipe directory
@@ -128,8 +128,8 @@ def f1_by_compression(recipe: Path) -> Dict:
                                       "exp/emb_bert/dev/vec.scp", cache_utterances=0)
                 ref, p_tdnn = corpus_predictions(tdnn, corpus, torch.device("cpu"))
                 p_bert = np.concatenate([bert_post[u.key] for u in corpus.utterances])
-                tdnn_f1 = score(ref, p_tdnn.argmax(1), MUSTC_CLASSES).overall["f1"]
-                ens_f1 = score(ref, ensemble(p_tdnn, p_bert, alpha).argmax(1), MUSTC_CLASSES).overall["f1"]
+                tdnn_f1 = score(ref, p_tdnn.argmax(1), PUNCT4.classes).overall["f1"]
+                ens_f1 = score(ref, ensemble(p_tdnn, p_bert, alpha).argmax(1), PUNCT4.classes).overall["f1"]
                 out["by_compression"][comp] = {"tdnn_f1": tdnn_f1, "ensemble_f1": ens_f1, "words": int(len(ref))}
                 if comp == "none":
                     base_post, base_ens = p_tdnn, ensemble(p_tdnn, p_bert, alpha).argmax(1)

@@ -37,7 +37,7 @@ import common  # noqa: E402
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
 from punct.models.punct_tdnn.train import TrainTdnnConfig, build_model, make_optimizer
 from punct.io.shards import write_shard
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 from punct.utils.config import load_config
 
 DIMS = {"paper": (768, 1024), "mini": (384, 256)}  # (BERT dim, AM layer-12 dim)
@@ -67,7 +67,7 @@ def write_synthetic(root: Path, num_utts: int, text_dim: int, am_dim: int, seed:
         while frame < 950:
             length = int(rng.integers(15, 35))
             items.append(AlignmentItem(f"w{len(items)}", frame / 100, length / 100))
-            labels.append(str(rng.choice(MUSTC_CLASSES, p=(0.8, 0.1, 0.08, 0.02))))
+            labels.append(str(rng.choice(PUNCT4.classes, p=(0.8, 0.1, 0.08, 0.02))))
             frame += length + int(rng.integers(0, 15))
         num_frames = frame + 10
         duration = num_frames / 100 + 0.015

@@ -1,25 +1,91 @@
-"""Punctuation label sets.
+"""Label sets and the words/labels record every stage reads from a supervision.
 
-EfficientPunct (MuST-C) predicts, for every word, the mark that follows it: no punctuation,
-comma, full stop or question mark.  The class index order below is used everywhere
-(models, shards of posteriors, metrics); labels are stored by name on the supervisions.
+Label sets
+  Every model predicts, for every word, the mark that follows it (and, with a case head, whether the
+  word starts with a capital).  A :class:`LabelSet` is the class names in index order (models, shards of
+  posteriors, metrics all use this order); class :data:`NO_MARK` (index 0) is always "no mark".  Code
+  refers to it as ``label_set.none`` and never spells it: the spelling is each set's on-disk name, kept
+  as the manifests, decode files and ``results.json`` already hold it ("NP" in ``punct4``, "blank" in
+  ``punct9`` and ``case``).
+
+  * ``punct4``: no mark , . ?   (EfficientPunct, Liu & Beigi 2023)
+  * ``punct9``: no mark , . ! ? : - " ;   (speech-informed ITN, Stankov 2024, thesis Table 3.5)
+  * ``case``:   no mark, cap   (first character upper case)
+
+  A *scheme* (:data:`LABEL_SCHEMES`) is what a model is trained on: a punctuation set and an optional
+  case set (``punct4`` alone; ``itn`` = ``punct9`` + ``case``).
+
+The data contract
+  Data preparation stores the words and their labels on each supervision's ``custom``:
+  ``custom["words"]`` (model input words), ``custom["punct"]`` (one class name per word) and, with case
+  labels, ``custom["case"]``.  :class:`WordLabels` is that record: :meth:`WordLabels.from_supervision`
+  reads and validates it (the one place that does), :meth:`WordLabels.to_custom` writes it.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-NO_PUNCT = "NP"
+NO_MARK = 0  # index of "no mark" in every label set
 
-# Index order of the four EfficientPunct classes.
-MUSTC_CLASSES: Tuple[str, ...] = (NO_PUNCT, ",", ".", "?")
+
+@dataclass(frozen=True)
+class LabelSet:
+    """Named class names in index order; ``classes[NO_MARK]`` is "no mark" in this set's on-disk spelling."""
+
+    name: str
+    classes: Tuple[str, ...]
+
+    @property
+    def none(self) -> str:
+        """The set's name of "no mark" (as written in manifests and outputs)."""
+        return self.classes[NO_MARK]
+
+    @property
+    def marks(self) -> Tuple[str, ...]:
+        """Every class but "no mark"."""
+        return self.classes[NO_MARK + 1:]
+
+    def __len__(self) -> int:
+        return len(self.classes)
+
+    def index(self) -> Dict[str, int]:
+        return class_index(self.classes)
+
+    def encode(self, labels: Sequence[str]) -> List[int]:
+        return encode_labels(labels, self.classes)
+
+
+PUNCT4 = LabelSet("punct4", ("NP", ",", ".", "?"))
+PUNCT9 = LabelSet("punct9", ("blank", ",", ".", "!", "?", ":", "-", '"', ";"))
+CASE = LabelSet("case", ("blank", "cap"))
+CAP = CASE.classes[1]
+QUOTE = '"'
+LABEL_SETS: Dict[str, LabelSet] = {s.name: s for s in (PUNCT4, PUNCT9, CASE)}
+
+# scheme -> (punctuation set, case set or None)
+LABEL_SCHEMES: Dict[str, Tuple[LabelSet, Optional[LabelSet]]] = {
+    "punct4": (PUNCT4, None),
+    "itn": (PUNCT9, CASE),
+}
+# Scheme names written by older configs and checkpoints (read, never written).
+_SCHEME_ALIASES = {"mustc": "punct4"}
+
+
+def label_scheme(name: str) -> Tuple[LabelSet, Optional[LabelSet]]:
+    """``(punctuation set, case set or None)`` of a scheme name; an unknown name is an error listing them."""
+    name = _SCHEME_ALIASES.get(name, name)
+    if name not in LABEL_SCHEMES:
+        raise ValueError(f"label_set must be one of {sorted(LABEL_SCHEMES)}, got {name!r}")
+    return LABEL_SCHEMES[name]
 
 
 def class_index(classes: Sequence[str]) -> Dict[str, int]:
     return {name: i for i, name in enumerate(classes)}
 
 
-def encode_labels(labels: Sequence[str], classes: Sequence[str] = MUSTC_CLASSES) -> List[int]:
+def encode_labels(labels: Sequence[str], classes: Sequence[str] = PUNCT4.classes) -> List[int]:
     """Label names -> class indices; an unknown name is an error that names it."""
     index = class_index(classes)
     try:
@@ -28,18 +94,79 @@ def encode_labels(labels: Sequence[str], classes: Sequence[str] = MUSTC_CLASSES)
         raise ValueError(f"unknown punctuation label {e.args[0]!r}; classes are {list(classes)}") from None
 
 
-def supervision_words(sup) -> Tuple[List[str], List[str]]:
-    """``(words, punct)`` stored on a supervision by data preparation (never re-derived from the text).
+def _unknown(labels: Sequence[str], classes: Optional[Sequence[str]]) -> List[str]:
+    """The labels not among ``classes``, sorted (none when ``classes`` is None: not checked)."""
+    return [] if classes is None else sorted(set(labels) - set(classes))
 
-    Raises ValueError naming the supervision when the fields are missing or inconsistent.
+
+@dataclass(frozen=True)
+class WordLabels:
+    """The words of one supervision and their per-word labels (the ``custom`` data contract).
+
+    ``punct`` and ``case`` hold class names, one per word; ``case`` is None when the supervision has
+    no case labels (or they were not asked for).
     """
-    custom = getattr(sup, "custom", None) or {}
-    if "words" not in custom or "punct" not in custom:
-        raise ValueError(f"supervision {sup.id}: no custom['words']/custom['punct']; prepare it with stage 0")
-    words, punct = list(custom["words"]), list(custom["punct"])
-    if len(words) != len(punct):
-        raise ValueError(f"supervision {sup.id}: {len(words)} words but {len(punct)} labels")
-    unknown = sorted(set(punct) - set(MUSTC_CLASSES))
-    if unknown:
-        raise ValueError(f"supervision {sup.id}: unknown labels {unknown}; classes are {list(MUSTC_CLASSES)}")
-    return words, punct
+
+    id: str
+    words: Tuple[str, ...]
+    punct: Tuple[str, ...]
+    case: Optional[Tuple[str, ...]] = None
+
+    @classmethod
+    def from_supervision(
+        cls,
+        sup: Any,
+        punct_set: Union[LabelSet, Sequence[str], None] = PUNCT4,
+        case_set: Union[LabelSet, Sequence[str], None] = None,
+        *,
+        where: str = "",
+    ) -> "WordLabels":
+        """Reads and validates ``custom["words"/"punct"]`` (and ``"case"`` when ``case_set`` is given).
+
+        Args:
+          sup: a lhotse ``SupervisionSegment`` or its JSON dict (``{"id": ..., "custom": {...}}``).
+          punct_set: the classes ``punct`` must come from (None: not checked).
+          case_set: read ``custom["case"]`` too, and check it against these classes.
+          where: prefix of error messages (e.g. ``"file.jsonl.gz:3"``); default ``"supervision"``.
+        Raises:
+          ValueError naming the supervision: a field missing, lengths that differ, an unknown label.
+        """
+        sid, custom = (sup.get("id"), sup.get("custom")) if isinstance(sup, Mapping) else (sup.id, sup.custom)
+        prefix = f"{where}: {sid}" if where else f"supervision {sid}"
+        custom = custom or {}
+        need = ("words", "punct", "case") if case_set is not None else ("words", "punct")
+        missing = [k for k in need if k not in custom]
+        if sid is None or missing:
+            raise ValueError(f"{prefix}: no custom {missing} (data contract: custom {list(need)} and an id); "
+                             "prepare it with the data stage")
+        words, punct = tuple(custom["words"]), tuple(custom["punct"])
+        case = tuple(custom["case"]) if case_set is not None else None
+        if len(words) != len(punct):
+            raise ValueError(f"{prefix}: {len(words)} words but {len(punct)} labels")
+        if case is not None and len(case) != len(words):
+            raise ValueError(f"{prefix}: {len(words)} words but {len(case)} case labels")
+        for labels, label_set in ((punct, punct_set), (case, case_set)):
+            classes = label_set.classes if isinstance(label_set, LabelSet) else label_set
+            unknown = _unknown(labels or (), classes)
+            if unknown:
+                raise ValueError(f"{prefix}: unknown labels {unknown}; classes are {list(classes)}")
+        return cls(sid, words, punct, case)
+
+    @staticmethod
+    def words_of(sup: Any) -> List[str]:
+        """``custom["words"]`` alone (an acoustic model's transcript needs no labels)."""
+        sid, custom = (sup.get("id"), sup.get("custom")) if isinstance(sup, Mapping) else (sup.id, sup.custom)
+        words = (custom or {}).get("words")
+        if words is None:
+            raise ValueError(f"supervision {sid} has no custom['words'] (prepare it with the data stage)")
+        return list(words)
+
+    def to_custom(self) -> Dict[str, List[str]]:
+        """The ``custom`` fields of the data contract (lists, as lhotse writes them)."""
+        custom = {"words": list(self.words), "punct": list(self.punct)}
+        if self.case is not None:
+            custom["case"] = list(self.case)
+        return custom
+
+    def __len__(self) -> int:
+        return len(self.words)

@@ -35,10 +35,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Tuple
 
-from punct.labels import MUSTC_CLASSES, NO_PUNCT
+from punct.labels import PUNCT4
 
 # Strength of a label when several marks follow one word.
-_PRIORITY = {NO_PUNCT: 0, ",": 1, ".": 2, "?": 3}
+_PRIORITY = {PUNCT4.none: 0, ",": 1, ".": 2, "?": 3}
 
 
 @dataclass(frozen=True)
@@ -49,17 +49,17 @@ class NormalizeConfig:
     semicolon: str = "."  # ";"
     colon: str = ","  # ":"
     ellipsis: str = "."  # "..." and "…"
-    dash: str = NO_PUNCT  # free-standing "-", "--", "—", "–"
-    quote: str = NO_PUNCT  # '"', '“', '”', '«', '»', and quoting apostrophes
-    bracket: str = NO_PUNCT  # "(", ")", "[", "]" around ordinary text
+    dash: str = PUNCT4.none  # free-standing "-", "--", "—", "–"
+    quote: str = PUNCT4.none  # '"', '“', '”', '«', '»', and quoting apostrophes
+    bracket: str = PUNCT4.none  # "(", ")", "[", "]" around ordinary text
     events: str = "drop"  # "(Laughter)"-like events: "drop" or "keep" (read as words)
     abbreviations: Tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
 
     def __post_init__(self) -> None:
         for name in ("exclamation", "semicolon", "colon", "ellipsis", "dash", "quote", "bracket"):
             value = getattr(self, name)
-            if value not in MUSTC_CLASSES:
-                raise ValueError(f"normalize config: {name} maps to {value!r}, not one of {list(MUSTC_CLASSES)}")
+            if value not in PUNCT4.classes:
+                raise ValueError(f"normalize config: {name} maps to {value!r}, not one of {list(PUNCT4.classes)}")
         if self.events not in ("drop", "keep"):
             raise ValueError(f"normalize config: events must be 'drop' or 'keep', got {self.events!r}")
 
@@ -116,7 +116,7 @@ _TOKEN_RE = re.compile(
 
 class Normalized(NamedTuple):
     words: List[str]  # lowercase, punctuation stripped
-    labels: List[str]  # one of MUSTC_CLASSES per word
+    labels: List[str]  # one of PUNCT4.classes per word
     spans: List[Tuple[int, int]]  # character span of each word in the NFKC text
 
 
@@ -157,7 +157,7 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
                 spans[-1] = (spans[-1][0], end)
                 continue
             words.append(word)
-            labels.append(NO_PUNCT)
+            labels.append(PUNCT4.none)
             spans.append((start, end))
         elif kind == "apostrophe":
             if _is_alnum(before) and _is_alnum(after):
@@ -170,7 +170,7 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
             if tok == "." and words and before.isalnum() and words[-1] in config.abbreviations:
                 continue  # Mr. keeps its dot
             canon = _CANONICAL["-"] if tok.startswith("--") else _CANONICAL.get(tok, tok)
-            _attach(labels, table.get(canon, NO_PUNCT))
+            _attach(labels, table.get(canon, PUNCT4.none))
         # space and other symbols: nothing
     return Normalized(words, labels, spans)
 

@@ -221,42 +221,21 @@ def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[s
     return md
 
 
-BUFFER_SUFFIXES = ("running_mean", "running_var", "num_batches_tracked")
+def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
+    """The acoustic model checkpoint ``punct.asr.train`` selects (``best-valid-loss.pt``), else its newest ``epoch-N.pt``."""
+    from punct.asr.train import BEST_CHECKPOINT
+    from punct.training.loop import latest_checkpoint
 
-
-def _state_dict_of(checkpoint) -> Dict:
-    if isinstance(checkpoint, dict):
-        for key in ("model", "model_state_dict", "state_dict"):
-            if isinstance(checkpoint.get(key), dict):
-                return checkpoint[key]
-    return checkpoint
+    best = am_dir / BEST_CHECKPOINT
+    return best if best.exists() else latest_checkpoint(am_dir)
 
 
 def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
-    """Parameters of the acoustic model up to layer ``layer`` (input splice, tdnn1, tdnnf2..tdnnf<layer>),
-    counted from a checkpoint's state dict (BatchNorm running statistics excluded)."""
-    import torch
+    """Parameters of the acoustic model up to layer ``layer``, counted by the model itself."""
+    from punct.asr.train import load_model
 
-    state = _state_dict_of(torch.load(checkpoint_path, map_location="cpu", weights_only=True))
-    prefixes = ("splice.", "tdnn1.") + tuple(f"tdnnf.{i}." for i in range(layer - 1))  # tdnnf.0 = tdnnf2
-    total = sum(
-        int(v.numel()) for k, v in state.items()
-        if hasattr(v, "numel") and k.startswith(prefixes) and not k.endswith(BUFFER_SUFFIXES)
-    )
-    if total == 0:
-        raise ValueError(f"{checkpoint_path}: no parameter named {prefixes[:3]}...; not an acoustic model checkpoint?")
-    return total
-
-
-def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
-    """The acoustic model's final or best checkpoint in ``am_dir`` (else its newest epoch-N.pt)."""
-    for name in ("final.pt", "best-valid-loss.pt", "best.pt", "model.pt"):
-        if (am_dir / name).exists():
-            return am_dir / name
-    epochs = sorted(
-        (int(p.stem.split("-")[1]), p) for p in am_dir.glob("epoch-*.pt") if p.stem.split("-")[1].isdigit()
-    )
-    return epochs[-1][1] if epochs else None
+    model, _ = load_model(checkpoint_path)
+    return model.parameters_to_layer(layer)
 
 
 def parameter_breakdown(am_dir: Optional[Path], bert_dir: Optional[Path], tdnn_checkpoint: Optional[Path]) -> Dict:

@@ -6,7 +6,7 @@ format)::
 
     {"id": "...", "words": [...], "punct_ref": [...], "punct_hyp": [...], "case_ref": [...], "case_hyp": [...]}
 
-with class names of :data:`punct.token_labels.PUNCT_CLASSES` / ``CASE_CLASSES``, one per word.
+with class names of :data:`punct.token_labels.PUNCT9.classes` / ``CASE.classes``, one per word.
 
 Metrics (word level; per-class precision/recall/F1 as in :func:`punct.metrics.score`):
 
@@ -37,7 +37,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 from lhotse.utils import Pathlike
 
-from punct.token_labels import CAP, CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CAP, CASE, PUNCT9
 from punct.metrics import confusion_matrix, score
 
 # Table 5.1's row order: the marks by frequency in the thesis' training set.
@@ -62,8 +62,8 @@ def read_predictions(path: Pathlike) -> List[SegmentResult]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such predictions file")
-    p_index = {c: i for i, c in enumerate(PUNCT_CLASSES)}
-    c_index = {c: i for i, c in enumerate(CASE_CLASSES)}
+    p_index = {c: i for i, c in enumerate(PUNCT9.classes)}
+    c_index = {c: i for i, c in enumerate(CASE.classes)}
     out = []
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -92,7 +92,7 @@ def read_predictions(path: Pathlike) -> List[SegmentResult]:
 
 def segment_confusions(segments: Sequence[SegmentResult], task: str) -> np.ndarray:
     """(S, C, C) confusion matrix of each segment for ``task`` "punct" or "case"."""
-    classes = PUNCT_CLASSES if task == "punct" else CASE_CLASSES
+    classes = PUNCT9.classes if task == "punct" else CASE.classes
     if task not in ("punct", "case"):
         raise ValueError(f"task must be punct or case, got {task!r}")
     return np.stack([confusion_matrix(getattr(s, f"{task}_ref"), getattr(s, f"{task}_hyp"), len(classes))
@@ -212,11 +212,11 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
         raise ValueError("no segments to score")
     pc = segment_confusions(segments, "punct")
     cc = segment_confusions(segments, "case")
-    cap = CASE_CLASSES.index(CAP)
+    cap = CASE.classes.index(CAP)
     f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
     macro = bootstrap(pc, macro_f1, num_resamples, seed)
     cap_point, cap_low, cap_high = bootstrap(cc, class_f1, num_resamples, seed)
-    punct_f1 = {c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT_CLASSES) if i}
+    punct_f1 = {c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i}
 
     short, long = short_long(segments)
     det = {}
@@ -239,8 +239,8 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
                           "segments": int(len(idx)), "words": int(lengths[idx].sum()),
                           "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
 
-    all_p = score(np.concatenate([s.punct_ref for s in segments]), np.concatenate([s.punct_hyp for s in segments]), PUNCT_CLASSES)
-    all_c = score(np.concatenate([s.case_ref for s in segments]), np.concatenate([s.case_hyp for s in segments]), CASE_CLASSES)
+    all_p = score(np.concatenate([s.punct_ref for s in segments]), np.concatenate([s.punct_hyp for s in segments]), PUNCT9.classes)
+    all_c = score(np.concatenate([s.case_ref for s in segments]), np.concatenate([s.case_hyp for s in segments]), CASE.classes)
     return ItnScores(
         num_segments=len(segments), num_words=int(lengths.sum()), punct_f1=punct_f1,
         cap_f1=Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
@@ -253,7 +253,7 @@ def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:
     """Marks sorted by training frequency (Table 5.1); the thesis' order without counts."""
     if not train_counts:
         return list(THESIS_CLASS_ORDER)
-    return sorted(PUNCT_CLASSES[1:], key=lambda c: (-train_counts.get(c, 0), PUNCT_CLASSES.index(c)))
+    return sorted(PUNCT9.classes[1:], key=lambda c: (-train_counts.get(c, 0), PUNCT9.classes.index(c)))
 
 
 EFFICIENTPUNCT_ROW = "EfficientPunct"

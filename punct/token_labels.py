@@ -1,4 +1,4 @@
-"""ParCzech punctuation and case labels (Stankov 2024, thesis section 3.3.1).
+"""Tokenised official transcripts -> words with punct9 and case labels (Stankov 2024, thesis section 3.3.1).
 
 The official transcripts are tokenised by UDPipe: every word, number and punctuation mark
 is a token of its own, and a punctuation mark belongs to the word before it.  A word's
@@ -29,13 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-BLANK = "blank"
-CAP = "cap"
-QUOTE = '"'
+from punct.labels import CAP, CASE, PUNCT9, QUOTE
 
-# Index order of the nine punctuation classes (thesis Table 3.5) and of the two case classes.
-PUNCT_CLASSES: Tuple[str, ...] = (BLANK, ",", ".", "!", "?", ":", "-", QUOTE, ";")
-CASE_CLASSES: Tuple[str, ...] = (BLANK, CAP)
 
 # Raw mark -> class; a value of None removes the token (replaced by white space).
 PUNCT_MAP: Dict[str, Optional[str]] = {
@@ -81,21 +76,21 @@ def normalise_word(word: str) -> str:
 
 
 def case_label(word: str) -> str:
-    return CAP if word[:1].isupper() else BLANK
+    return CAP if word[:1].isupper() else CASE.none
 
 
 def reduce_marks(marks: Sequence[str]) -> str:
     """The class of a run of (already mapped, non-removed) marks after one word; rule 2 above."""
     if not marks:
-        return BLANK
+        return PUNCT9.none
     non_quotes = [m for m in marks if m != QUOTE]
     return non_quotes[0] if non_quotes else QUOTE
 
 
 class LabeledWord(NamedTuple):
     word: str  # the token as written in the transcript (cased)
-    punct: str  # one of PUNCT_CLASSES
-    case: str  # one of CASE_CLASSES
+    punct: str  # one of PUNCT9.classes
+    case: str  # one of CASE.classes
     token_index: int  # position of the word among the input tokens
 
 
@@ -150,7 +145,7 @@ def extract_labels(
                 pending.append(mapped)
             continue
         flush()
-        words.append(LabeledWord(token, BLANK, case_label(token), i))
+        words.append(LabeledWord(token, PUNCT9.none, case_label(token), i))
         stats.words += 1
     flush()
     return words
@@ -158,8 +153,8 @@ def extract_labels(
 
 def label_counts(words: Iterable[LabeledWord]) -> Tuple[Dict[str, int], Dict[str, int]]:
     """Counts of each punctuation and case class (all classes present, zeros included)."""
-    punct = {c: 0 for c in PUNCT_CLASSES}
-    case = {c: 0 for c in CASE_CLASSES}
+    punct = {c: 0 for c in PUNCT9.classes}
+    case = {c: 0 for c in CASE.classes}
     for w in words:
         punct[w.punct] += 1
         case[w.case] += 1

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from punct.metrics import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 
 
 # ref:  NP  ,  .  NP  ?  ,  .  NP  .  NP
@@ -29,7 +29,7 @@ def test_confusion_matrix():
 
 
 def test_hand_counted_scores():
-    s = score(REF, HYP, MUSTC_CLASSES)
+    s = score(REF, HYP, PUNCT4.classes)
     # ",": TP 1, predicted 2, reference 2
     assert s.per_class[","]["precision"] == pytest.approx(1 / 2)
     assert s.per_class[","]["recall"] == pytest.approx(1 / 2)
@@ -60,13 +60,13 @@ def test_generic_classes_and_empty_class():
 
 def test_bad_input():
     with pytest.raises(ValueError):
-        score([0, 1], [0], MUSTC_CLASSES)
+        score([0, 1], [0], PUNCT4.classes)
     with pytest.raises(ValueError):
-        score([0, 4], [0, 1], MUSTC_CLASSES)
+        score([0, 4], [0, 1], PUNCT4.classes)
 
 
 def test_write_scores(tmp_path):
-    s = score(REF, HYP, MUSTC_CLASSES)
+    s = score(REF, HYP, PUNCT4.classes)
     write_scores(s, tmp_path / "results-dev", "dev")
     data = json.loads((tmp_path / "results-dev.json").read_text())
     assert data["overall"]["f1"] == pytest.approx(s.overall["f1"])
@@ -99,7 +99,7 @@ def test_coverage_refuses_ids_the_manifest_lacks():
 
 
 def test_write_scores_says_what_was_scored(tmp_path):
-    s = score(REF, HYP, MUSTC_CLASSES)
+    s = score(REF, HYP, PUNCT4.classes)
     cov = coverage("sups.jsonl.gz", {"u1": 6, "u2": 4, "u3": 5}, {"u1": 6, "u2": 4}, default_reason="no posteriors")
     write_scores(s, tmp_path / "results-test", "test", cov)
     data = json.loads((tmp_path / "results-test.json").read_text())

@@ -21,7 +21,8 @@ from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
 
 from punct.asr.chunks import TimedWord
-from punct.token_labels import BLANK, normalise_word
+from punct.labels import CASE, PUNCT9, WordLabels
+from punct.token_labels import normalise_word
 from punct.align.nw import AlignConfig
 from punct.align.segments import AlignedWord, Segment, SegmentConfig, SegmentCounts, align_recording, build_segments
 from punct.corpora.parczech_vertical import VerticalWord
@@ -80,16 +81,17 @@ def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
 
 def official_words(sup: SupervisionSegment) -> List[VerticalWord]:
     """The official words stored by stage 0 (``punct.corpora.parczech``) in a supervision's custom."""
-    c = sup.custom or {}
-    keys = ("words", "punct", "case", "word_ids", "speakers", "sentence_idx")
+    labelled = WordLabels.from_supervision(sup, PUNCT9, CASE)
+    c = sup.custom
+    keys = ("word_ids", "speakers", "sentence_idx")
     missing = [k for k in keys if k not in c]
     if missing:
         raise ValueError(f"supervision {sup.id}: custom lacks {missing}; re-run stage 0")
-    n = len(c["words"])
+    n = len(labelled)
     if any(len(c[k]) != n for k in keys):
         raise ValueError(f"supervision {sup.id}: custom lists differ in length")
     return [
-        VerticalWord(c["words"][i], c["punct"][i], c["case"][i], c["word_ids"][i], c["speakers"][i],
+        VerticalWord(labelled.words[i], labelled.punct[i], labelled.case[i], c["word_ids"][i], c["speakers"][i],
                      c["sentence_idx"][i], i)
         for i in range(n)
     ]
@@ -131,7 +133,7 @@ def alignment_table(rows: Sequence[AlignedWord], segments: Sequence[Segment]) ->
 
 def segment_text(words: Sequence[str], punct: Sequence[str]) -> str:
     """Cased words with their marks (a quote class is written as a closing quote)."""
-    return " ".join(w + ("" if p == BLANK else p) for w, p in zip(words, punct))
+    return " ".join(w + ("" if p == PUNCT9.none else p) for w, p in zip(words, punct))
 
 
 def segment_to_supervision(seg: Segment) -> SupervisionSegment:

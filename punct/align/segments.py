@@ -40,7 +40,8 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tu
 import numpy as np
 
 from punct.asr.chunks import TimedWord
-from punct.token_labels import BLANK, CAP, CASE_CLASSES, PUNCT_CLASSES, normalise_word
+from punct.labels import CAP, CASE, PUNCT9
+from punct.token_labels import normalise_word
 from punct.align.nw import AlignConfig, align_words
 from punct.corpora.parczech_vertical import VerticalWord
 
@@ -72,7 +73,7 @@ def align_recording(
     for p in pairs:
         r = rec_words[p.rec] if p.rec is not None else None
         if p.off is None:
-            rows.append(AlignedWord(-1, last_sentence, r.word, None, None, r.start, r.end, BLANK, BLANK, p.distance))
+            rows.append(AlignedWord(-1, last_sentence, r.word, None, None, r.start, r.end, PUNCT9.none, CASE.none, p.distance))
             continue
         o = off_words[p.off]
         last_sentence = o.sentence_idx
@@ -228,7 +229,7 @@ def split_long(words: List[AlignedWord], config: SegmentConfig, rng: np.random.G
 
 
 def has_punct_or_cap(words: Sequence[AlignedWord]) -> bool:
-    return any(w.punct != BLANK for w in words) or any(w.case == CAP for w in words[1:])
+    return any(w.punct != PUNCT9.none for w in words) or any(w.case == CAP for w in words[1:])
 
 
 def build_segments(
@@ -302,14 +303,14 @@ def format_statistics(stats: Dict[str, dict]) -> str:
         s = stats[k]
         out.append(f"| {k} | {s['segments']} | {s['words']} | {s['seconds'] / 3600:.3f} | {len(s['speakers'])} |")
     out.append("")
-    head = [f"[{c}]" for c in PUNCT_CLASSES] + [f"[{c}]" for c in CASE_CLASSES]
+    head = [f"[{c}]" for c in PUNCT9.classes] + [f"[{c}]" for c in CASE.classes]
     out.append("| Set | " + " | ".join(head) + " |")
     out.append("|---|" + "---:|" * len(head))
     for k in keys:
         s = stats[k]
         n = max(s["words"], 1)
-        cells = [f"{100 * s['punct'][c] / n:.2f}" for c in PUNCT_CLASSES] + [
-            f"{100 * s['case'][c] / n:.2f}" for c in CASE_CLASSES
+        cells = [f"{100 * s['punct'][c] / n:.2f}" for c in PUNCT9.classes] + [
+            f"{100 * s['case'][c] / n:.2f}" for c in CASE.classes
         ]
         out.append(f"| {k} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"

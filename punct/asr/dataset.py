@@ -18,16 +18,13 @@ from lhotse.utils import Pathlike
 
 from punct.asr.tokens import TokenTable, UnknownCharacterError
 from punct.features.cmvn import SpeakerCmvn
+from punct.labels import WordLabels
 from punct.features.compute import cuts_path, feature_frames, load_cut_features
 
 
 def cut_words(cut) -> List[str]:
     """The supervision's ``custom["words"]`` (data contract)."""
-    sup = cut.supervisions[0]
-    words = (sup.custom or {}).get("words")
-    if words is None:
-        raise ValueError(f"supervision {sup.id} has no custom['words'] (stage 0 output?)")
-    return list(words)
+    return WordLabels.words_of(cut.supervisions[0])
 
 
 def load_split(fbank_dir: Pathlike, split: str, prefix: str = "mustc", suffix: str = "") -> Tuple[CutSet, SpeakerCmvn]:

@@ -194,6 +194,12 @@ class TdnnAcousticModel(nn.Module):
                     return tapped, None
         return tapped, self.output(x.transpose(1, 2))
 
+    def parameters_to_layer(self, layer: int = 12) -> int:
+        """Parameters of layers 0..``layer`` (input splice, tdnn1, tdnnf2..tdnnf<layer>): the embedding
+        network when layer ``layer`` is tapped (EfficientPunct Table 5).  Buffers are not parameters."""
+        modules = [self.splice, self.tdnn1, *self.tdnnf[: max(layer - 1, 0)]]
+        return sum(p.numel() for m in modules for p in m.parameters())
+
     @staticmethod
     def _crop(x: torch.Tensor, start: int, t: int) -> torch.Tensor:
         """(N, C, T') -> (N, t, C): the frames aligned with the input frames."""

@@ -68,6 +68,9 @@ class AmConfig:
     num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
 
 
+BEST_CHECKPOINT = "best-valid-loss.pt"  # the model selected on the dev loss (read by every later stage)
+
+
 @dataclass
 class TrainState:
     epoch: int = 0  # last finished epoch
@@ -277,7 +280,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
             save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state,
                             config=config, tokens=tokens)
             if improved:
-                save_checkpoint(exp_dir / "best-valid-loss.pt", model=model, optimizer=None, state=state,
+                save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state,
                                 config=config, tokens=tokens)
     if dist_info.world_size > 1:
         dist.barrier()

@@ -4,7 +4,7 @@
 The conv stack runs once over each (zero-padded) utterance and each word reads its 243-frame slice
 (punct.models.punct_tdnn.tdnn, exactly the windowed result).  Writes <out-dir>/post.JOB.{ark,scp}: one
 (words x classes) matrix per cut id, columns in the class order of the model's label set (MuST-C: 4,
-MUSTC_CLASSES; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
+PUNCT4.classes; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
 softmax); a finished shard is skipped unless
 --overwrite.  Merge with ``cat post.*.scp > post.scp`` (steps/score.sh does).
 """

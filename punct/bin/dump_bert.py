@@ -6,7 +6,7 @@
 
 Writes ``<out-dir>/vec.JOB.{ark,scp}`` (words x hidden: the final hidden state at each word's
 last sub-token) and ``<out-dir>/post.JOB.{ark,scp}`` (words x classes softmax of the
-``--head`` head, columns in the head's class order, MUSTC_CLASSES for MuST-C); key = supervision
+``--head`` head, columns in the head's class order, PUNCT4.classes for MuST-C); key = supervision
 id.  A job whose two shards are done is skipped unless ``--overwrite``.
 """
 

@@ -25,7 +25,7 @@ from punct.ensemble import PAPER_ALPHA, alpha_sweep, choose_alpha, default_alpha
 from punct.io.shards import MatrixReader
 from punct.metrics import Coverage, coverage, score
 from punct.report import parameter_breakdown, write_results
-from punct.labels import MUSTC_CLASSES, encode_labels
+from punct.labels import PUNCT4, WordLabels
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -158,7 +158,7 @@ def references(cuts_path: Path) -> Dict[str, np.ndarray]:
         raise FileNotFoundError(f"no such file: {cuts_path}")
     refs = {}
     for cut in CutSet.from_file(cuts_path):
-        refs[cut.id] = np.asarray(encode_labels(cut.supervisions[0].custom["punct"], MUSTC_CLASSES))
+        refs[cut.id] = np.asarray(PUNCT4.encode(WordLabels.from_supervision(cut.supervisions[0], PUNCT4).punct))
     return refs
 
 
@@ -166,7 +166,7 @@ def main() -> None:
     args = get_parser().parse_args()
     setup_logging(args.out_dir / "log" / "score.log")
     log_config(vars(args), "arguments")
-    classes = list(MUSTC_CLASSES)
+    classes = list(PUNCT4.classes)
     alphas = default_alphas(args.alpha_step)
     if not any(abs(a - args.paper_alpha) < 1e-9 for a in alphas):
         alphas = sorted(alphas + [args.paper_alpha])

@@ -26,7 +26,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from punct import scoring
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CASE, PUNCT9
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
 
@@ -54,7 +54,7 @@ def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
     counts: Dict[str, int] = {}
     for seg in read_segments(path):
         for p in seg.punct:
-            counts[PUNCT_CLASSES[p]] = counts.get(PUNCT_CLASSES[p], 0) + 1
+            counts[PUNCT9.classes[p]] = counts.get(PUNCT9.classes[p], 0) + 1
     return counts
 
 
@@ -96,9 +96,9 @@ def main(argv: Optional[List[str]] = None) -> None:
                          s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"], s.detection["all"]["pdr"])
             cm_p = np.asarray(s.punct_scores["confusion"])
             cm_c = np.asarray(s.case_scores["confusion"])
-            scoring.plot_confusion(cm_p, PUNCT_CLASSES, f"{name} {split}: punctuation (row %)",
+            scoring.plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
                                    out / "plots" / f"confusion_punct_{safe(name)}_{split}.png")
-            scoring.plot_confusion(cm_c, CASE_CLASSES, f"{name} {split}: case (row %)",
+            scoring.plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)",
                                    out / "plots" / f"confusion_case_{safe(name)}_{split}.png")
             attn_file = path / "decode" / f"{split}.attention.json"
             if attn_file.is_file():

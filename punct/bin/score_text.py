@@ -20,7 +20,7 @@ from typing import List, Optional
 from punct.io.shards import MatrixReader
 from punct.metrics import coverage, score, write_scores
 from punct.models.text.data import read_utterances
-from punct.labels import MUSTC_CLASSES, class_index
+from punct.labels import PUNCT4, class_index
 from punct.utils.cli import HelpFormatter
 from punct.utils.logging import log_config, setup_logging
 
@@ -38,7 +38,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging()
     log_config(vars(args), "arguments")
-    classes = MUSTC_CLASSES
+    classes = PUNCT4.classes
     index = class_index(classes)
     reader = MatrixReader(args.posteriors)
     ref, hyp = [], []

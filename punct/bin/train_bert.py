@@ -36,7 +36,7 @@ from punct.metrics import score
 from punct.models.text.config import BertTrainConfig
 from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
 from punct.models.text.infer import predict_words
-from punct.labels import MUSTC_CLASSES, class_index
+from punct.labels import PUNCT4, class_index
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
@@ -60,7 +60,7 @@ from punct.training.loop import (
     wrap_ddp,
 )
 
-HEAD = "punct"  # MuST-C: one head over MUSTC_CLASSES
+HEAD = "punct"  # MuST-C: one head over PUNCT4.classes
 # Config values that may change when a run is resumed (they do not change what was learned).
 RESUMABLE_CHANGES = {"num_epochs", "log_interval", "num_threads", "eval_batch_size", "keep_last_epochs"}
 
@@ -155,14 +155,14 @@ def train_one_epoch(
 
 def evaluate(model: PunctBert, utterances: Sequence[Utterance], cfg: BertTrainConfig, device: torch.device):
     """Dev scores of the punctuation head (every word predicted once)."""
-    index = class_index(MUSTC_CLASSES)
+    index = class_index(PUNCT4.classes)
     ref, hyp = [], []
     max_length = cfg.infer_max_length or cfg.max_length
     for utt, out in zip(utterances, predict_words(model, utterances, max_length, cfg.context, cfg.eval_batch_size,
                                                   device)):
         ref.extend(index[label] for label in utt.labels)
         hyp.extend(out.posteriors[HEAD].argmax(axis=1).tolist())
-    return score(ref, hyp, MUSTC_CLASSES)
+    return score(ref, hyp, PUNCT4.classes)
 
 
 def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
@@ -212,9 +212,9 @@ def finish_epoch(model: PunctBert, optimizer: torch.optim.Optimizer, dev: Sequen
     scores = evaluate(model, dev, cfg, device)
     f1 = scores.overall["f1"]
     state.history.append({"epoch": state.epoch, "train_loss": train_loss, "dev_f1": f1,
-                          **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in MUSTC_CLASSES[1:]}})
+                          **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in PUNCT4.classes[1:]}})
     logging.info("epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s", state.epoch, train_loss, f1,
-                 ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in MUSTC_CLASSES[1:]), time.time() - t0)
+                 ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in PUNCT4.classes[1:]), time.time() - t0)
     if f1 > state.best_f1:
         state.best_f1, state.best_epoch = f1, state.epoch
         save_best(model, exp_dir, state, scores)
@@ -238,7 +238,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     if dist.is_main:
         save_config(cfg, exp_dir / "config.yaml")
 
-    heads = [HeadSpec(HEAD, MUSTC_CLASSES, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
+    heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
     model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
     logging.info("model: %s with %.1f M parameters (heads %.2f M)", type(model.encoder).__name__,

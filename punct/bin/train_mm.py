@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from punct.token_labels import PUNCT_CLASSES
+from punct.labels import PUNCT9
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import load_split
 from punct.models.cross_attention.model import MODEL_KINDS, build_model
@@ -142,11 +142,11 @@ def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, los
     f1 = p_scores.macro_f1
     record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
               "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
-              **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT_CLASSES[1:]}}
+              **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]}}
     state.history.append(record)
     logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
                  losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
-                 ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT_CLASSES[1:]), seconds)
+                 ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT9.classes[1:]), seconds)
     if f1 > state.best_f1:
         state.best_f1, state.best_epoch = f1, state.epoch
         return {"dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}

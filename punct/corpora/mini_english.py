@@ -62,7 +62,7 @@ import numpy as np
 import soundfile as sf
 
 from punct.corpora.tts import Espeak, Voice, resample, word_starts_for_spans
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 from punct.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_write_text
 
@@ -456,13 +456,13 @@ def format_label_table(rows: Dict[str, Counter], extra: Optional[Dict[str, Dict[
     extra = extra or {}
     extra_cols = sorted({k for v in extra.values() for k in v})
     head = f"{'split':<11}" + "".join(f"{c:>14}" for c in extra_cols) + f"{'words':>9}"
-    head += "".join(f"{c:>16}" for c in MUSTC_CLASSES)
+    head += "".join(f"{c:>16}" for c in PUNCT4.classes)
     lines = [head]
     for split, counts in rows.items():
         total = sum(counts.values())
         line = f"{split:<11}" + "".join(f"{extra.get(split, {}).get(c, ''):>14}" for c in extra_cols)
         line += f"{total:>9}"
-        for c in MUSTC_CLASSES:
+        for c in PUNCT4.classes:
             share = counts[c] / total if total else 0.0
             line += f"{counts[c]:>9} {share:6.1%}"
         lines.append(line)

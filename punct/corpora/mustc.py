@@ -45,7 +45,7 @@ from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 from lhotse.qa import validate_recordings_and_supervisions
 from lhotse.utils import Pathlike
 
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4, WordLabels
 from punct.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_path
 
@@ -202,7 +202,7 @@ def make_supervision(
     result = normalize(text, norm)
     if not result.words:
         return None
-    custom: Dict[str, object] = {"words": result.words, "punct": result.labels}
+    custom: Dict[str, object] = WordLabels(seg_id, tuple(result.words), tuple(result.labels)).to_custom()
     if extra:
         custom.update(extra)
     return SupervisionSegment(
@@ -472,13 +472,13 @@ def prepare_unipunc(
 
 def format_summary(stats: Dict[str, SplitStats]) -> str:
     """Per split: segments, hours, words, label counts and shares, skips."""
-    head = f"{'split':<6}{'segments':>9}{'hours':>8}{'words':>9}" + "".join(f"{c:>16}" for c in MUSTC_CLASSES)
+    head = f"{'split':<6}{'segments':>9}{'hours':>8}{'words':>9}" + "".join(f"{c:>16}" for c in PUNCT4.classes)
     head += "  skipped"
     lines = [head]
     for split, st in stats.items():
         words = sum(st.labels.values())
         line = f"{split:<6}{st.segments:>9}{st.seconds / 3600:>8.3f}{words:>9}"
-        for c in MUSTC_CLASSES:
+        for c in PUNCT4.classes:
             line += f"{st.labels[c]:>9} {(st.labels[c] / words if words else 0):6.1%}"
         skipped = ", ".join(f"{k} {st.skipped[k]}" for k in SKIP_REASONS if st.skipped[k]) or "none"
         if st.clipped:

@@ -30,6 +30,7 @@ from typing import Dict, Optional, Tuple
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 from lhotse.utils import Pathlike
 
+from punct.labels import WordLabels
 from punct.token_labels import ExtractionStats
 from punct.corpora.parczech_vertical import find_recordings, read_speakers, read_vertical, write_speakers
 from punct.utils.atomic import atomic_path
@@ -54,9 +55,8 @@ def official_supervision(recording: Recording, vert_path: Path, stats: Extractio
         language="Czech",
         speaker=speaker,
         custom={
-            "words": [w.word for w in words],
-            "punct": [w.punct for w in words],
-            "case": [w.case for w in words],
+            **WordLabels(recording.id, tuple(w.word for w in words), tuple(w.punct for w in words),
+                         tuple(w.case for w in words)).to_custom(),
             "speakers": [w.speaker for w in words],
             "sentence_idx": [w.sentence_idx for w in words],
             "word_ids": [w.word_id for w in words],

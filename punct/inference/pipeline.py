@@ -47,7 +47,7 @@ from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_uttera
 from punct.inference.inputs import Request, UtteranceError
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, predict_words
-from punct.labels import MUSTC_CLASSES, NO_PUNCT
+from punct.labels import PUNCT4
 from punct.models.text.model import PunctBert
 from punct.normalize import NormalizeConfig, normalize
 
@@ -83,7 +83,7 @@ class Result:
     id: str
     text: str  # punctuated text: the transcript's words as given (case kept) followed by the marks
     words: List[str]  # normalised words (lowercase) that were aligned and classified
-    labels: List[str]  # predicted mark per word (MUSTC_CLASSES)
+    labels: List[str]  # predicted mark per word (PUNCT4.classes)
     spans: List[Tuple[int, int]]  # [start, end) frames of each word (100 frames/s, relative to the utterance)
     p_tdnn: np.ndarray  # (W, 4)
     p_bert: np.ndarray  # (W, 4)
@@ -92,7 +92,7 @@ class Result:
     transcript_from: str  # "given" or "am"
     duration: float  # seconds of audio
 
-    def to_json(self, classes: Sequence[str] = MUSTC_CLASSES) -> Dict:
+    def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> Dict:
         def rows(p: np.ndarray) -> List[List[float]]:
             return [[round(float(v), 6) for v in row] for row in p]
 
@@ -138,7 +138,7 @@ def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequen
     n = len(char_spans)
     for i, ((start, end), label) in enumerate(zip(char_spans, labels)):
         piece = text[start:end]
-        mark = "" if label == NO_PUNCT else label
+        mark = "" if label == PUNCT4.none else label
         if mark and piece.endswith(mark):
             mark = ""  # "U.S." + "." -> "U.S."
         out.append(piece + mark)
@@ -240,9 +240,9 @@ class Punctuator:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         classes = tuple(bert.head_spec(head).classes)
-        if classes != MUSTC_CLASSES or tdnn.config.num_classes != len(classes):
+        if classes != PUNCT4.classes or tdnn.config.num_classes != len(classes):
             raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
-                             f"expected {MUSTC_CLASSES}")
+                             f"expected {PUNCT4.classes}")
         am_dim = am.config.dim
         if bert.hidden_size + am_dim != tdnn.config.input_dim:
             raise ValueError(f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
@@ -456,7 +456,7 @@ class Punctuator:
 
     def bert_outputs(self, prepared: Sequence[_Prepared]) -> List[WordOutputs]:
         """Per-word BERT vectors and posteriors of each prepared utterance."""
-        utts = [Utterance(p.request.id, p.words, [NO_PUNCT] * len(p.words)) for p in prepared]
+        utts = [Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
             return list(predict_words(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device))
 

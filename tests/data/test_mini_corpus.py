@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from punct.labels import supervision_words
+from punct.labels import WordLabels
 from punct.corpora.mini_english import (
     MiniCorpusConfig, SplitSize, build_mini_corpus, config_for_size, load_austen, paragraphs_from_lines,
     split_long, split_sentences, split_sources,
@@ -21,6 +21,12 @@ from punct.corpora.mini_english import (
 from punct.corpora.mustc import prepare_mustc
 from punct.corpora.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
 from punct.normalize import normalize
+
+
+def supervision_words(sup):
+    """``(words, punct)`` lists of a supervision, validated by :class:`WordLabels`."""
+    labelled = WordLabels.from_supervision(sup)
+    return list(labelled.words), list(labelled.punct)
 
 SUBJECTS = ["The old man", "My sister", "Our neighbour", "The young doctor", "Her father", "The captain"]
 VERBS = ["walked to the village", "wrote a long letter", "waited by the window", "spoke of the weather",

@@ -12,9 +12,15 @@ import pytest
 import soundfile as sf
 from lhotse import load_manifest
 
-from punct.labels import supervision_words
+from punct.labels import WordLabels
 from punct.corpora.mustc import format_summary, prepare_mustc, prepare_split, prepare_unipunc, read_unipunc_items
 from punct.normalize import NormalizeConfig
+
+
+def supervision_words(sup):
+    """``(words, punct)`` lists of a supervision, validated by :class:`WordLabels`."""
+    labelled = WordLabels.from_supervision(sup)
+    return list(labelled.words), list(labelled.punct)
 
 SR = 16000
 # (offset, duration, text) per talk; written to the yaml in the order given (not sorted).

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from lhotse import load_manifest
 
-from punct.labels import supervision_words
+from punct.labels import WordLabels
+
+
+def supervision_words(sup):
+    """``(words, punct)`` lists of a supervision, validated by :class:`WordLabels`."""
+    labelled = WordLabels.from_supervision(sup)
+    return list(labelled.words), list(labelled.punct)
 
 
 def test_run_sh_stage0_tiny(repo_root: Path, tmp_path: Path):

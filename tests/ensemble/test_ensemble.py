@@ -7,7 +7,7 @@ import pytest
 
 from punct.ensemble import alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
 from punct.io.shards import write_shard
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 
 
 def one_hot(labels, n=4, sharp=0.7):
@@ -37,7 +37,7 @@ def test_alpha_is_chosen_on_dev():
     ref = np.array([1, 3, 0])
     bert = np.array([[0.1, 0.8, 0.05, 0.05], [0.6, 0.1, 0.1, 0.2], [0.9, 0.05, 0.05, 0.0]])
     tdnn = np.array([[0.6, 0.2, 0.1, 0.1], [0.1, 0.1, 0.05, 0.75], [0.3, 0.6, 0.1, 0.0]])
-    sweep = alpha_sweep(ref, tdnn, bert, MUSTC_CLASSES, default_alphas())
+    sweep = alpha_sweep(ref, tdnn, bert, PUNCT4.classes, default_alphas())
     f1 = {round(p.alpha, 1): p.scores.overall["f1"] for p in sweep}
     assert [a for a, v in f1.items() if v == 1.0] == [0.4, 0.5, 0.6]
     assert f1[0.3] < 1.0 and f1[0.7] < 1.0
@@ -45,7 +45,7 @@ def test_alpha_is_chosen_on_dev():
     # the choice follows the split it is made on: where the TDNN is right everywhere, alpha = 1 wins alone
     tdnn_right = np.array([[0.1, 0.7, 0.1, 0.1], [0.1, 0.1, 0.05, 0.75], [0.7, 0.1, 0.1, 0.1]])
     bert_wrong = np.array([[0.5, 0.4, 0.05, 0.05], [0.6, 0.1, 0.1, 0.2], [0.1, 0.8, 0.05, 0.05]])
-    sweep = alpha_sweep(ref, tdnn_right, bert_wrong, MUSTC_CLASSES, default_alphas())
+    sweep = alpha_sweep(ref, tdnn_right, bert_wrong, PUNCT4.classes, default_alphas())
     assert choose_alpha(sweep) == min(p.alpha for p in sweep if p.scores.overall["f1"] == 1.0) > 0.5
 
 

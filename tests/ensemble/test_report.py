@@ -12,7 +12,7 @@ from lhotse import CutSet, SupervisionSet
 
 from punct.io.shards import write_shard
 from punct.report import parse_markdown_table
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 from tests.fusion.synthetic import make_split
 
 
@@ -29,7 +29,7 @@ def results_dir(tmp_path_factory):
         # TDNN posteriors: right on 80% of the words
         items = []
         for cut in cuts:
-            ref = np.array([MUSTC_CLASSES.index(p) for p in cut.supervisions[0].custom["punct"]])
+            ref = np.array([PUNCT4.classes.index(p) for p in cut.supervisions[0].custom["punct"]])
             guess = np.where(rng.random(len(ref)) < 0.8, ref, rng.integers(0, 4, len(ref)))
             post = np.full((len(ref), 4), 0.1, dtype=np.float32)
             post[np.arange(len(ref)), guess] = 0.7
@@ -133,14 +133,17 @@ def test_parameter_table_says_what_is_missing(results_dir):
 
 
 def test_acoustic_model_counted_up_to_layer_12(tmp_path):
-    import torch
 
-    from punct.asr.model import TdnnAcousticModel, TdnnConfig
+    from punct.asr.model import TdnnConfig
+    from punct.asr.tokens import TokenTable
+    from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
     from punct.report import parameter_breakdown
 
-    am = TdnnAcousticModel(TdnnConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6, num_tokens=7))
+    tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])
+    config = AmConfig(model=TdnnConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6))
+    am = build_model(config, len(tokens))
     (tmp_path / "am").mkdir()
-    torch.save({"model": am.state_dict()}, tmp_path / "am" / "epoch-3.pt")
+    save_checkpoint(tmp_path / "am" / "epoch-3.pt", model=am, optimizer=None, state=TrainState(), config=config, tokens=tokens)
     expected = sum(p.numel() for m in [am.splice, am.tdnn1, *am.tdnnf[:11]] for p in m.parameters())
     assert expected < sum(p.numel() for p in am.parameters())  # tdnnf13, prefinal and output are left out
     params = parameter_breakdown(tmp_path / "am", None, None)

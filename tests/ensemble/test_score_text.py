@@ -10,7 +10,7 @@ import pytest
 
 from punct.bin.score_text import main
 from punct.io.shards import write_shard
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 
 UTTERANCES = {  # id -> (reference labels, predicted labels)
     "u1": ([",", "NP", ".", "NP", "?"], [",", "NP", ",", "NP", "?"]),
@@ -20,8 +20,8 @@ UTTERANCES = {  # id -> (reference labels, predicted labels)
 
 
 def one_hot(labels):
-    post = np.full((len(labels), len(MUSTC_CLASSES)), 0.1, dtype=np.float32)
-    post[np.arange(len(labels)), [MUSTC_CLASSES.index(x) for x in labels]] = 0.7
+    post = np.full((len(labels), len(PUNCT4.classes)), 0.1, dtype=np.float32)
+    post[np.arange(len(labels)), [PUNCT4.classes.index(x) for x in labels]] = 0.7
     return post
 
 

@@ -16,7 +16,7 @@ import torch
 
 from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.io.shards import write_shard
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 
 PAUSES = {"NP": (0, 3), ",": (8, 13), ".": (16, 23), "?": (16, 23)}
 LABEL_P = (0.6, 0.2, 0.15, 0.05)
@@ -39,7 +39,7 @@ def make_split(
         key = f"ted_{split}{u}_0"
         offset = round(float(rng.uniform(1, 5)), 2)  # cut start inside its recording
         frame = int(rng.integers(0, 20))  # leading silence
-        labels = [str(rng.choice(MUSTC_CLASSES, p=LABEL_P)) for _ in range(int(rng.integers(4, 10)))]
+        labels = [str(rng.choice(PUNCT4.classes, p=LABEL_P)) for _ in range(int(rng.integers(4, 10)))]
         items, spans = [], []
         for i, label in enumerate(labels):
             length = int(rng.integers(5, 21))
@@ -53,7 +53,7 @@ def make_split(
             acoustic[s:e, 0] = 0.0  # ... except inside words
             if label == "?":
                 acoustic[max(e - 4, s) : e, 1] += 2.0
-        index = np.array([MUSTC_CLASSES.index(x) for x in labels])
+        index = np.array([PUNCT4.classes.index(x) for x in labels])
         vectors = rng.normal(0, 1, (len(labels), text_dim)).astype(np.float32)
         vectors[np.arange(len(labels)), index % text_dim] += text_signal
         logits = rng.normal(0, 1, (len(labels), 4))

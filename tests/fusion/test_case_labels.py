@@ -14,7 +14,7 @@ from punct.models.punct_tdnn.dataset import FusedWindowDataset, UtteranceDataset
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, load_model, train_tdnn
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CASE, PUNCT9
 from tests.fusion.synthetic import make_split
 
 ITN_NAMES = {"NP": "blank", ",": ",", ".": ".", "?": "?"}
@@ -52,7 +52,7 @@ def splits(tmp_path_factory):
 
 
 def open_itn(p, case=True):
-    return open_split(p["cuts"], p["acoustic_scp"], p["text_scp"], 0, PUNCT_CLASSES, CASE_CLASSES if case else None)
+    return open_split(p["cuts"], p["acoustic_scp"], p["text_scp"], 0, PUNCT9.classes, CASE.classes if case else None)
 
 
 def test_corpus_reads_case_labels(splits):
@@ -60,8 +60,8 @@ def test_corpus_reads_case_labels(splits):
 
     corpus = open_itn(splits["train"])
     cuts = load_manifest(splits["train"]["cuts"])
-    expected_case = [CASE_CLASSES.index(c) for cut in cuts for c in cut.supervisions[0].custom["case"]]
-    expected_punct = [PUNCT_CLASSES.index(p) for cut in cuts for p in cut.supervisions[0].custom["punct"]]
+    expected_case = [CASE.classes.index(c) for cut in cuts for c in cut.supervisions[0].custom["case"]]
+    expected_punct = [PUNCT9.classes.index(p) for cut in cuts for p in cut.supervisions[0].custom["punct"]]
     assert corpus.case_labels.tolist() == expected_case and corpus.labels.tolist() == expected_punct
     assert 0 < corpus.case_counts()[1] < len(corpus)  # both case classes occur
     window, label = FusedWindowDataset(corpus, context=150)[3]
@@ -100,7 +100,7 @@ def test_two_head_training_and_decoding(splits, tmp_path, unit, one_thread):
     cfg = TrainTdnnConfig(model=model, label_set="itn", example_unit=unit, utterances_per_batch=3, optimizer="adam",
                           lr=0.01, epochs=2, loss_reduction="mean", num_workers=0, log_interval=0, dev_metric="macro_f1",
                           max_class_weight=10.0, batch_size=16, epoch_limit=32)
-    assert corpus_classes(cfg) == (tuple(PUNCT_CLASSES), tuple(CASE_CLASSES))
+    assert corpus_classes(cfg) == (tuple(PUNCT9.classes), tuple(CASE.classes))
     train, dev = open_itn(splits["train"]), open_itn(splits["dev"])
     train_tdnn(cfg, train, dev, tmp_path, torch.device("cpu"), seed=3, progress=False)
     state = torch.load(tmp_path / "epoch-2.pt", weights_only=True)["state"]

@@ -13,7 +13,7 @@ from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, op
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig
 from punct.io.shards import MatrixReader, write_shard
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 from tests.fusion.synthetic import make_split
 
 
@@ -26,7 +26,7 @@ def split(tmp_path_factory):
 def test_corpus_indexes_every_word_with_its_label(split):
     corpus = open_split(split["cuts"], split["acoustic_scp"], split["text_scp"])
     cuts = list(CutSet.from_file(split["cuts"]))
-    expected = [MUSTC_CLASSES.index(p) for c in cuts for p in c.supervisions[0].custom["punct"]]
+    expected = [PUNCT4.classes.index(p) for c in cuts for p in c.supervisions[0].custom["punct"]]
     assert corpus.labels.tolist() == expected and len(corpus) == len(expected)
     assert (corpus.text_dim, corpus.acoustic_dim, corpus.input_dim) == (4, 3, 7)
     assert corpus.class_counts().sum() == len(expected)
@@ -47,7 +47,7 @@ def test_window_is_centred_on_the_word_end_or_the_transition(split, rule):
             assert last >= round((item.start + item.duration - cut.start) * 100) - 1
         window, label = dataset[w]
         assert window.shape == (301, 7)
-        assert label == MUSTC_CLASSES.index(cut.supervisions[0].custom["punct"][w])
+        assert label == PUNCT4.classes.index(cut.supervisions[0].custom["punct"][w])
         assert np.allclose(window[150, 4:].numpy(), acoustic[last], atol=1e-6)  # acoustic part
         assert np.allclose(window[150, :4].numpy(), vectors[w], atol=1e-6)  # the word's own BERT vector
         # left edge: frames before the cut start are zero in both parts

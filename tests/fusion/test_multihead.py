@@ -10,7 +10,8 @@ import torch
 from torch.nn import functional as F
 
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, head_softmax, split_heads
-from punct.models.punct_tdnn.train import LABEL_SETS, TrainTdnnConfig, load_model, save_checkpoint, tdnn_loss
+from punct.labels import LABEL_SCHEMES
+from punct.models.punct_tdnn.train import TrainTdnnConfig, load_model, save_checkpoint, tdnn_loss
 from punct.training.loop import TrainState
 from tests.fusion.synthetic import randomise_batch_norms
 
@@ -122,7 +123,7 @@ def test_checkpoints_round_trip_and_old_ones_still_load(tmp_path):
     assert again.config.num_outputs == 4
     with torch.no_grad():
         assert torch.allclose(again(x), old(x))
-    assert set(LABEL_SETS) == {"mustc", "itn"}
+    assert set(LABEL_SCHEMES) == {"punct4", "itn"}
 
 
 def test_per_channel_head_norm_trains_like_the_shared_one_and_keeps_statistics_per_channel():

@@ -15,7 +15,7 @@ from punct.bin import dump_itn_text, ensemble_itn, score_itn
 from punct.models.punct_tdnn.segment_ensemble import NUM_COLUMNS, paired_split
 from punct.io.shards import MatrixReader, write_shard
 from punct import scoring
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CASE, PUNCT9
 from punct.models.cross_attention.data import load_split, read_segments
 from punct.models.cross_attention.dump import load_text_model
 from punct.models.cross_attention.model import build_model
@@ -71,7 +71,7 @@ def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
         assert np.array_equal(e.punct_hyp, e.punct_ref) and np.array_equal(e.case_hyp, e.case_ref)  # the ensemble is right
         assert np.array_equal(t.punct_hyp, t.punct_ref) and not t.case_hyp.any()  # the TDNN alone never says cap
     line = json.loads((tmp_path / "ens" / "decode" / "dev.jsonl").read_text().splitlines()[0])
-    assert line["words"] == segments[0].words and set(line["punct_hyp"]) <= set(PUNCT_CLASSES)
+    assert line["words"] == segments[0].words and set(line["punct_hyp"]) <= set(PUNCT9.classes)
     # stage "score": rows named EfficientPunct ... replace the placeholder row
     out = tmp_path / "results"
     score_itn.main(["--out-dir", str(out), "--num-resamples", "20", f"{tmp_path / 'tdnn'}:EfficientPunct TDNN",
@@ -121,8 +121,8 @@ def test_text_model_dump_matches_its_predictions(tmp_path):
     for i, seg_id in enumerate(preds.ids):
         p = post[seg_id]
         assert p.shape == (len(preds.words[i]), 11) and vec[seg_id].shape == (len(preds.words[i]), 16)
-        assert [PUNCT_CLASSES[k] for k in p[:, :9].argmax(1)] == preds.punct_hyp[i]
-        assert [CASE_CLASSES[k] for k in p[:, 9:].argmax(1)] == preds.case_hyp[i]
+        assert [PUNCT9.classes[k] for k in p[:, :9].argmax(1)] == preds.punct_hyp[i]
+        assert [CASE.classes[k] for k in p[:, 9:].argmax(1)] == preds.case_hyp[i]
         hyps.update(preds.punct_hyp[i])
     assert len(hyps) > 1  # the comparison is not all-blank against all-blank
     torch.save({"kind": "mm", "config": asdict(cfg), "model": {}}, tmp_path / "mm.pt")

@@ -1,13 +1,7 @@
-from punct.token_labels import (
-    BLANK,
-    CAP,
-    CASE_CLASSES,
-    PUNCT_CLASSES,
-    ExtractionStats,
-    extract_labels,
-    label_counts,
-    normalise_word,
-)
+from punct.labels import CAP, CASE, PUNCT9
+
+BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
+from punct.token_labels import ExtractionStats, extract_labels, label_counts, normalise_word
 
 
 def labels(text):
@@ -15,8 +9,8 @@ def labels(text):
 
 
 def test_classes_follow_thesis_table_3_5():
-    assert PUNCT_CLASSES == (BLANK, ",", ".", "!", "?", ":", "-", '"', ";")
-    assert CASE_CLASSES == (BLANK, CAP)
+    assert PUNCT9.classes == (BLANK, ",", ".", "!", "?", ":", "-", '"', ";")
+    assert CASE.classes == (BLANK, CAP)
 
 
 def test_thesis_example_quotes_dropped_in_runs():

@@ -2,7 +2,9 @@ import numpy as np
 import pytest
 
 from punct.asr.chunks import TimedWord
-from punct.token_labels import BLANK, CAP
+from punct.labels import CAP, PUNCT9
+
+BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 from punct.align.segments import (
     AlignedWord,
     SegmentConfig,

@@ -1,6 +1,8 @@
 import pytest
 
-from punct.token_labels import BLANK, CAP
+from punct.labels import CAP, PUNCT9
+
+BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 from punct.corpora.parczech_vertical import (
     SpeakerInfo,
     VerticalToken,

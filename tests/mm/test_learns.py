@@ -44,7 +44,7 @@ import numpy as np
 import pytest
 
 from punct.bin import train_mm
-from punct.token_labels import PUNCT_CLASSES
+from punct.labels import PUNCT9
 from punct.metrics import score
 from punct.models.cross_attention.model import SoundGeometry
 from tests.mm.helpers import make_encoder, make_tokenizer, tiny_config
@@ -122,11 +122,11 @@ def write_split(root, split: str, num_segments: int, seed: int):
 def comma_f1(exp_dir, min_words: int = 1) -> float:
     """Comma F1 of the decoded test split (segments with at least ``min_words`` words)."""
     lines = [json.loads(x) for x in (exp_dir / "decode" / "test.jsonl").read_text().splitlines()]
-    index = {c: i for i, c in enumerate(PUNCT_CLASSES)}
+    index = {c: i for i, c in enumerate(PUNCT9.classes)}
     lines = [d for d in lines if len(d["words"]) >= min_words]
     ref = [index[c] for d in lines for c in d["punct_ref"]]
     hyp = [index[c] for d in lines for c in d["punct_hyp"]]
-    return score(ref, hyp, PUNCT_CLASSES).per_class[","]["f1"]
+    return score(ref, hyp, PUNCT9.classes).per_class[","]["f1"]
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from punct import scoring
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CASE, PUNCT9
 from punct.metrics import score
 
-P = {c: i for i, c in enumerate(PUNCT_CLASSES)}
+P = {c: i for i, c in enumerate(PUNCT9.classes)}
 
 
 def seg(sid, ref, hyp, case_ref=None, case_hyp=None):
@@ -26,8 +26,8 @@ def random_segments(n, seed=0, acc=0.8):
     out = []
     for i in range(n):
         length = int(rng.integers(5, 30))
-        ref = rng.choice(len(PUNCT_CLASSES), size=length, p=[0.75, 0.12, 0.08, 0.01, 0.01, 0.01, 0.01, 0.005, 0.005])
-        hyp = np.where(rng.random(length) < acc, ref, rng.integers(0, len(PUNCT_CLASSES), size=length))
+        ref = rng.choice(len(PUNCT9.classes), size=length, p=[0.75, 0.12, 0.08, 0.01, 0.01, 0.01, 0.01, 0.005, 0.005])
+        hyp = np.where(rng.random(length) < acc, ref, rng.integers(0, len(PUNCT9.classes), size=length))
         cref = rng.integers(0, 2, size=length)
         chyp = np.where(rng.random(length) < acc, cref, 1 - cref)
         out.append(scoring.SegmentResult(f"s{i:04d}", ref, hyp, cref, chyp))
@@ -63,8 +63,8 @@ def test_class_f1_matches_metrics_score():
     ref = np.concatenate([s.punct_ref for s in segs])
     hyp = np.concatenate([s.punct_hyp for s in segs])
     ours = scoring.class_f1(cm)
-    theirs = score(ref, hyp, PUNCT_CLASSES)
-    assert ours == pytest.approx([theirs.per_class[c]["f1"] for c in PUNCT_CLASSES])
+    theirs = score(ref, hyp, PUNCT9.classes)
+    assert ours == pytest.approx([theirs.per_class[c]["f1"] for c in PUNCT9.classes])
     assert scoring.macro_f1(cm) == pytest.approx(theirs.macro_f1)
 
 
@@ -83,7 +83,7 @@ def test_bootstrap_contains_point_narrows_and_is_seeded():
     assert (other[1], other[2]) != (low, high)
     # vector statistics: every class's interval holds its point estimate
     pt, lo, hi = scoring.bootstrap(conf_large, scoring.class_f1, 300, seed=0)
-    assert pt.shape == lo.shape == (len(PUNCT_CLASSES),) and np.all(lo <= pt + 1e-12) and np.all(pt <= hi + 1e-12)
+    assert pt.shape == lo.shape == (len(PUNCT9.classes),) and np.all(lo <= pt + 1e-12) and np.all(pt <= hi + 1e-12)
 
 
 def test_score_itn_report_and_length_bins():
@@ -94,7 +94,7 @@ def test_score_itn_report_and_length_bins():
     assert sum(b["segments"] for b in s.by_length) == 80
     ref = np.concatenate([x.case_ref for x in segs])
     hyp = np.concatenate([x.case_hyp for x in segs])
-    assert s.cap_f1.value == pytest.approx(score(ref, hyp, CASE_CLASSES).per_class["cap"]["f1"])
+    assert s.cap_f1.value == pytest.approx(score(ref, hyp, CASE.classes).per_class["cap"]["f1"])
     table = scoring.results_table({"text-only": s, "multimodal": s}, scoring.class_order(), ["EfficientPunct"])
     rows = table.strip().splitlines()
     assert rows[0].startswith("| Model | [,] | [.] | [-] | [?]") and rows[-1].startswith("| EfficientPunct | —")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 from punct.normalize import NormalizeConfig, format_mark_table, mark_table, normalize, words_and_labels
 
 
@@ -119,7 +119,7 @@ def test_spans_point_at_the_words():
 def test_invariants(text):
     words, labels = words_and_labels(text)
     assert len(words) == len(labels)
-    assert all(label in MUSTC_CLASSES for label in labels)
+    assert all(label in PUNCT4.classes for label in labels)
     assert all(re.fullmatch(r"[^\W_]+(?:'[^\W_]+)*", w) for w in words), words
     assert all(w == w.lower() for w in words)
 

@@ -29,12 +29,11 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CASE, PUNCT9, WordLabels, class_index
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
 from punct.models.cross_attention.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
 from punct.models.text.chunking import IGNORE_INDEX, special_ids, word_pieces
-from punct.labels import class_index
 
 
 class ItnSegment(NamedTuple):
@@ -43,8 +42,8 @@ class ItnSegment(NamedTuple):
     start: float  # seconds in the recording
     duration: float
     words: List[str]
-    punct: List[int]  # PUNCT_CLASSES ids
-    case: List[int]  # CASE_CLASSES ids
+    punct: List[int]  # PUNCT9.classes ids
+    case: List[int]  # CASE.classes ids
     word_starts: List[float]  # seconds from the segment start
     word_ends: List[float]
 
@@ -58,7 +57,7 @@ def read_segments(path: Pathlike) -> List[ItnSegment]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such supervision manifest")
-    p_index, c_index = class_index(PUNCT_CLASSES), class_index(CASE_CLASSES)
+    p_index, c_index = class_index(PUNCT9.classes), class_index(CASE.classes)
     out = []
     with _open(path) as f:
         for n, line in enumerate(f, 1):
@@ -69,20 +68,13 @@ def read_segments(path: Pathlike) -> List[ItnSegment]:
                 d = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{where}: not valid JSON: {e}") from None
-            custom = d.get("custom") or {}
+            labelled = WordLabels.from_supervision(d, PUNCT9, CASE, where=where)
             items = ((d.get("alignment") or {}).get("word")) or []
-            missing = [k for k in ("words", "punct", "case") if k not in custom]
-            if missing or "id" not in d:
-                raise ValueError(f"{where}: supervision needs id and custom words/punct/case (missing {missing}); re-run stage 3")
-            words = list(custom["words"])
-            if not (len(words) == len(custom["punct"]) == len(custom["case"]) == len(items)):
-                raise ValueError(f"{where}: {d['id']}: {len(words)} words, {len(custom['punct'])} punct, "
-                                 f"{len(custom['case'])} case labels and {len(items)} word alignments")
-            try:
-                punct = [p_index[x] for x in custom["punct"]]
-                case = [c_index[x] for x in custom["case"]]
-            except KeyError as e:
-                raise ValueError(f"{where}: {d['id']}: unknown label {e.args[0]!r}") from None
+            words = list(labelled.words)
+            if len(items) != len(words):
+                raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(items)} word alignments")
+            punct = [p_index[x] for x in labelled.punct]
+            case = [c_index[x] for x in labelled.case]
             start = float(d["start"])
             # lhotse stores AlignmentItem as [symbol, start, duration, score] or a dict
             starts, ends = [], []

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import label_scheme
 from punct.models.cross_attention.config import MmConfig
 from punct.models.text.model import HeadSpec, PunctBert
 
@@ -40,9 +40,10 @@ NO_WORD = -1  # word index of special tokens, padding and frames that overlap no
 
 
 def head_specs(cfg: MmConfig) -> List[HeadSpec]:
-    """The two heads of every ParCzech model (thesis 5.1: dropout 0.2, Linear 768 + tanh, Linear)."""
-    return [HeadSpec(name, classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)
-            for name, classes in ((PUNCT_HEAD, PUNCT_CLASSES), (CASE_HEAD, CASE_CLASSES))]
+    """The two heads of every model of the ``itn`` label scheme (thesis 5.1: dropout 0.2, Linear 768 + tanh, Linear)."""
+    punct_set, case_set = label_scheme("itn")
+    return [HeadSpec(name, label_set.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)
+            for name, label_set in ((PUNCT_HEAD, punct_set), (CASE_HEAD, case_set))]
 
 
 # ---- geometry: mel frames -> latent frames -> times ----------------------------------------

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CASE, PUNCT9
 from punct.metrics import score
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate
@@ -98,14 +98,14 @@ class Predictions:
     losses: List[float] = field(default_factory=list)
 
     def flat_ids(self, which: str) -> np.ndarray:
-        classes = PUNCT_CLASSES if which.startswith("punct") else CASE_CLASSES
+        classes = PUNCT9.classes if which.startswith("punct") else CASE.classes
         index = {c: i for i, c in enumerate(classes)}
         return np.array([index[x] for seg in getattr(self, which) for x in seg], dtype=np.int64)
 
     def scores(self):
         """(punctuation scores, case scores) of :func:`punct.metrics.score`."""
-        return (score(self.flat_ids("punct_ref"), self.flat_ids("punct_hyp"), PUNCT_CLASSES),
-                score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE_CLASSES))
+        return (score(self.flat_ids("punct_ref"), self.flat_ids("punct_hyp"), PUNCT9.classes),
+                score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE.classes))
 
     def write(self, path: Path) -> None:
         """One JSON line per segment (the format :mod:`punct.scoring` reads)."""
@@ -137,10 +137,10 @@ def predict(model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: 
         hp, hc, loss = rows[i]
         out.ids.append(seg.id)
         out.words.append(list(seg.words))
-        out.punct_ref.append([PUNCT_CLASSES[x] for x in seg.punct])
-        out.punct_hyp.append([PUNCT_CLASSES[x] for x in hp])
-        out.case_ref.append([CASE_CLASSES[x] for x in seg.case])
-        out.case_hyp.append([CASE_CLASSES[x] for x in hc])
+        out.punct_ref.append([PUNCT9.classes[x] for x in seg.punct])
+        out.punct_hyp.append([PUNCT9.classes[x] for x in hp])
+        out.case_ref.append([CASE.classes[x] for x in seg.case])
+        out.case_hyp.append([CASE.classes[x] for x in hc])
         out.losses.append(loss)
     return out
 
@@ -174,7 +174,7 @@ def attention_examples(model: torch.nn.Module, dataset: ItnDataset, indices: Lis
         starts, _ = dataset.geometry.frame_windows(num_frames)
         out.append({
             "id": seg.id, "tokens": tokenizer.convert_ids_to_tokens(ids), "token_words": token_words,
-            "words": seg.words, "punct": [PUNCT_CLASSES[x] for x in seg.punct], "case": [CASE_CLASSES[x] for x in seg.case],
+            "words": seg.words, "punct": [PUNCT9.classes[x] for x in seg.punct], "case": [CASE.classes[x] for x in seg.case],
             "word_starts": seg.word_starts, "frame_starts": starts.tolist(),
             "frame_words": example["frame_words"].tolist(), "attention": attn[:, :num_frames].cpu().numpy().tolist(),
         })

@@ -43,7 +43,7 @@ from punct.models.punct_tdnn.frames import (
     word_frame_spans,
 )
 from punct.io.shards import MatrixReader
-from punct.labels import MUSTC_CLASSES, encode_labels
+from punct.labels import PUNCT4, WordLabels, encode_labels
 
 
 @dataclass(frozen=True)
@@ -57,24 +57,16 @@ class UtteranceIndex:
     case_labels: Optional[np.ndarray] = None  # (W,) case class indices, with a case head
 
 
-def _cut_case(cut, source: str) -> List[str]:
-    case = (cut.supervisions[0].custom or {}).get("case")
-    if case is None:
-        raise ValueError(f"{source}: cut {cut.id}: supervision custom has no 'case' (a case head needs custom['case'])")
-    return list(case)
-
-
-def _cut_words(cut, source: str) -> Tuple[List[str], List[str], list]:
+def _cut_words(cut, source: str, classes, case_classes) -> Tuple[WordLabels, list]:
+    """The cut's words and labels (validated) and its word alignment items."""
     if not cut.supervisions:
         raise ValueError(f"{source}: cut {cut.id} has no supervision")
     sup = cut.supervisions[0]
-    custom = sup.custom or {}
-    if "words" not in custom or "punct" not in custom:
-        raise ValueError(f"{source}: cut {cut.id}: supervision custom has no 'words'/'punct'")
+    labelled = WordLabels.from_supervision(sup, classes, case_classes, where=f"{source}: cut {cut.id}")
     items = (sup.alignment or {}).get("word")
     if items is None:
         raise ValueError(f"{source}: cut {cut.id}: supervision has no alignment['word'] (run stage 3)")
-    return list(custom["words"]), list(custom["punct"]), list(items)
+    return labelled, list(items)
 
 
 class FusionCorpus:
@@ -95,7 +87,7 @@ class FusionCorpus:
         cuts,
         acoustic_scp: Pathlike,
         text_scp: Pathlike,
-        classes: Sequence[str] = MUSTC_CLASSES,
+        classes: Sequence[str] = PUNCT4.classes,
         cache_utterances: int = 256,
         frame_rate: int = FRAME_RATE,
         case_classes: Optional[Sequence[str]] = None,
@@ -118,8 +110,8 @@ class FusionCorpus:
         self.utterances: List[UtteranceIndex] = []
         self.skipped: Dict[str, int] = collections.Counter()
         for cut in cuts:
-            words, punct, items = _cut_words(cut, source)
-            case = _cut_case(cut, source) if self.case_classes is not None else punct
+            labelled, items = _cut_words(cut, source, self.classes, self.case_classes)
+            words = labelled.words
             if cut.id not in self.acoustic:
                 self._skip("no acoustic matrix", cut.id)
                 continue
@@ -129,8 +121,8 @@ class FusionCorpus:
             if not words:
                 self._skip("no words", cut.id)
                 continue
-            if len(punct) != len(words) or len(items) != len(words) or len(case) != len(words):
-                self._skip("words/punct/case/alignment lengths differ", cut.id)
+            if len(items) != len(words):
+                self._skip("words/alignment lengths differ", cut.id)
                 continue
             starts, ends = word_frame_spans(
                 [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
@@ -138,13 +130,11 @@ class FusionCorpus:
             if np.any(np.diff(starts) < 0):
                 self._skip("alignment not in word order", cut.id)
                 continue
-            try:
-                labels = np.asarray(encode_labels(punct, self.classes), dtype=np.int64)
-                case_labels = (
-                    np.asarray(encode_labels(case, self.case_classes), dtype=np.int64) if self.case_classes is not None else None
-                )
-            except (KeyError, ValueError) as e:
-                raise ValueError(f"{source}: cut {cut.id}: unknown label ({e})") from None
+            labels = np.asarray(encode_labels(labelled.punct, self.classes), dtype=np.int64)
+            case_labels = (
+                np.asarray(encode_labels(labelled.case, self.case_classes), dtype=np.int64)
+                if self.case_classes is not None else None
+            )
             self.utterances.append(UtteranceIndex(cut.id, starts, ends, labels, case_labels))
         for reason, count in sorted(self.skipped.items()):
             logging.warning("%s: skipped %d cut(s): %s", source, count, reason)
@@ -271,7 +261,7 @@ def open_split(
     acoustic_scp: Pathlike,
     text_scp: Pathlike,
     cache_utterances: int = 256,
-    classes: Sequence[str] = MUSTC_CLASSES,
+    classes: Sequence[str] = PUNCT4.classes,
     case_classes: Optional[Sequence[str]] = None,
     window_centre: str = "transition",
 ) -> FusionCorpus:

@@ -1,7 +1,7 @@
 """EfficientPunct on ParCzech segments: the two-head ensemble and the scoring-format predictions.
 
 Both sides give per-word posteriors with the same column blocks: the punctuation softmax in
-``PUNCT_CLASSES`` order, then the case softmax in ``CASE_CLASSES`` order (the TDNN with a case head,
+``PUNCT9.classes`` order, then the case softmax in ``CASE.classes`` order (the TDNN with a case head,
 ``punct.bin.decode_tdnn``; the text-only model, ``punct.bin.dump_itn_text``).  Per head,
 ``p = alpha * p_tdnn + (1 - alpha) * p_text``, with each head's alpha chosen on dev: punctuation by
 macro F1 over the 8 marks, case by [cap] F1 (ties: the smallest alpha, i.e. the most text-weighted).
@@ -21,16 +21,16 @@ from lhotse.utils import Pathlike
 
 from punct.ensemble import Metric, SweepPoint, alpha_sweep, choose_alpha, class_f1, ensemble, macro_f1
 from punct.io.shards import MatrixReader
-from punct.token_labels import CAP, CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import CAP, CASE, PUNCT9
 from punct.models.cross_attention.data import ItnSegment
 from punct.utils.atomic import atomic_write_text
 
 # head -> (classes, first column, dev selection metric)
 HEADS: Dict[str, Tuple[Tuple[str, ...], int, Metric]] = {
-    "punct": (tuple(PUNCT_CLASSES), 0, macro_f1),
-    "case": (tuple(CASE_CLASSES), len(PUNCT_CLASSES), class_f1(CAP)),
+    "punct": (tuple(PUNCT9.classes), 0, macro_f1),
+    "case": (tuple(CASE.classes), len(PUNCT9.classes), class_f1(CAP)),
 }
-NUM_COLUMNS = len(PUNCT_CLASSES) + len(CASE_CLASSES)
+NUM_COLUMNS = len(PUNCT9.classes) + len(CASE.classes)
 
 
 @dataclass

@@ -32,18 +32,10 @@ from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, Ut
 from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
-from punct.token_labels import CASE_CLASSES, PUNCT_CLASSES
+from punct.labels import label_scheme
 from punct.metrics import score
-from punct.labels import MUSTC_CLASSES
 from punct.utils.atomic import atomic_path
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything
-
-# label_set -> (punctuation classes, case classes); MuST-C has no case labels
-LABEL_SETS: Dict[str, Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {
-    "mustc": (tuple(MUSTC_CLASSES), None),
-    "itn": (tuple(PUNCT_CLASSES), tuple(CASE_CLASSES)),  # ParCzech segments (punct.token_labels)
-}
-
 
 @dataclass(frozen=True)
 class TrainTdnnConfig:
@@ -74,7 +66,7 @@ class TrainTdnnConfig:
     # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
     # effect, 0.5 a softer balance that keeps the rare marks' precision
     class_weight_power: float = 1.0
-    label_set: str = "mustc"  # class names: mustc (4 classes) or itn (ParCzech: 9 punctuation + 2 case, punct.token_labels)
+    label_set: str = "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
     case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
     dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
 
@@ -85,9 +77,9 @@ class TrainTdnnConfig:
             raise ValueError(f"example_unit must be window or utterance, got {self.example_unit!r}")
         if self.optimizer not in ("sgd", "adam"):
             raise ValueError(f"optimizer must be sgd or adam, got {self.optimizer!r}")
-        if self.label_set not in LABEL_SETS:
-            raise ValueError(f"label_set must be one of {sorted(LABEL_SETS)}, got {self.label_set!r}")
-        classes, case_classes = LABEL_SETS[self.label_set]
+        punct_set, case_set = label_scheme(self.label_set)
+        classes = punct_set.classes
+        case_classes = case_set.classes if case_set is not None else None
         if self.model.num_classes != len(classes):
             raise ValueError(f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}")
         if self.model.case_classes and (case_classes is None or self.model.case_classes != len(case_classes)):
@@ -106,8 +98,8 @@ class TrainTdnnConfig:
 
 def corpus_classes(cfg: TrainTdnnConfig) -> Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]:
     """(punctuation classes, case classes or None) that FusionCorpus reads for this config."""
-    classes, case_classes = LABEL_SETS[cfg.label_set]
-    return classes, (case_classes if cfg.model.case_classes else None)
+    punct_set, case_set = label_scheme(cfg.label_set)
+    return punct_set.classes, (case_set.classes if case_set is not None and cfg.model.case_classes else None)
 
 
 # Checkpoints written before ``TdnnConfig.window_centre`` existed were trained on windows centred on

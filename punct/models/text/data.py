@@ -18,7 +18,7 @@ from typing import Iterator, List, NamedTuple, Sequence
 from lhotse.utils import Pathlike
 
 from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
-from punct.labels import MUSTC_CLASSES, class_index
+from punct.labels import PUNCT4, WordLabels, class_index
 
 
 class Utterance(NamedTuple):
@@ -31,7 +31,7 @@ def _open(path: Path):
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
-def read_utterances(path: Pathlike, classes: Sequence[str] = MUSTC_CLASSES) -> List[Utterance]:
+def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> List[Utterance]:
     """Supervisions of a lhotse ``*.jsonl(.gz)`` manifest -> utterances.
 
     A record without ``custom.words``/``custom.punct``, with lists of different lengths or an
@@ -40,7 +40,6 @@ def read_utterances(path: Pathlike, classes: Sequence[str] = MUSTC_CLASSES) -> L
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such supervision manifest")
-    known = set(classes)
     utterances = []
     with _open(path) as f:
         for line_number, line in enumerate(f, 1):
@@ -51,16 +50,8 @@ def read_utterances(path: Pathlike, classes: Sequence[str] = MUSTC_CLASSES) -> L
                 record = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{where}: not valid JSON: {e}") from None
-            custom = record.get("custom") or {}
-            if "id" not in record or "words" not in custom or "punct" not in custom:
-                raise ValueError(f"{where}: supervision needs 'id' and custom 'words' and 'punct' (data contract)")
-            words, labels = list(custom["words"]), list(custom["punct"])
-            if len(words) != len(labels):
-                raise ValueError(f"{where}: {record['id']}: {len(words)} words but {len(labels)} labels")
-            unknown = sorted(set(labels) - known)
-            if unknown:
-                raise ValueError(f"{where}: {record['id']}: unknown label(s) {unknown}; classes are {list(classes)}")
-            utterances.append(Utterance(record["id"], words, labels))
+            labelled = WordLabels.from_supervision(record, classes, where=where)
+            utterances.append(Utterance(labelled.id, list(labelled.words), list(labelled.punct)))
     return utterances
 
 
@@ -115,7 +106,7 @@ class Example(NamedTuple):
 
 
 def make_examples(
-    utterances: Sequence[Utterance], tokenizer, max_length: int, context: int, classes: Sequence[str] = MUSTC_CLASSES,
+    utterances: Sequence[Utterance], tokenizer, max_length: int, context: int, classes: Sequence[str] = PUNCT4.classes,
     where: str = "data",
 ) -> List[Example]:
     """Tokenizes and chunks every utterance; utterances without words are counted and skipped."""

@@ -4,7 +4,7 @@ Every word is represented by the encoder's final hidden state at the word's **la
 sub-token; each head is the EfficientPunct MLP ``Linear(hidden, 1024) -> activation ->
 Linear(1024, num_classes)`` applied to that vector.  Several heads may share the encoder
 (ParCzech: 9 punctuation classes + 2 case classes); MuST-C uses one head, ``punct``,
-over ``MUSTC_CLASSES``.
+over ``PUNCT4.classes``.
 
 A saved model is a folder (:meth:`PunctBert.save_pretrained`; :meth:`PunctBert.from_pretrained`
 reloads it), readable without this package:
@@ -62,7 +62,7 @@ import torch
 from lhotse.utils import Pathlike
 from torch import nn
 
-from punct.labels import MUSTC_CLASSES
+from punct.labels import PUNCT4
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 MODEL_JSON = "punct_model.json"
@@ -79,7 +79,7 @@ class HeadSpec:
     """One classification head: its name, class names (index order) and MLP shape."""
 
     name: str = "punct"
-    classes: Tuple[str, ...] = MUSTC_CLASSES
+    classes: Tuple[str, ...] = PUNCT4.classes
     hidden: int = 1024
     activation: str = "relu"
     dropout: float = 0.1
@@ -87,7 +87,7 @@ class HeadSpec:
     @staticmethod
     def from_dict(d: Dict) -> "HeadSpec":
         d = dict(d)
-        d["classes"] = tuple(d.get("classes", MUSTC_CLASSES))
+        d["classes"] = tuple(d.get("classes", PUNCT4.classes))
         return HeadSpec(**d)
 
 
