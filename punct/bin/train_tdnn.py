@@ -22,12 +22,11 @@ from pathlib import Path
 
 import torch
 
-from punct.models.punct_tdnn.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
+from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
-from punct.training.loop import Amp, add_amp_argument, dist_from_env, init_distributed, latest_checkpoint
+from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import add_config_arguments, config_from_args, save_config
-from punct.utils.device import resolve_device
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -35,7 +34,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--config", type=Path, default=None, help="YAML config (conf/tdnn.yaml or conf/tdnn_mini.yaml)")
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
-    parser.add_argument("--cuts-pattern", default=MUSTC_CUTS_PATTERN, help="cut manifest name in --cuts-dir ({split} = split)")
+    parser.add_argument("--cuts-pattern", default="mustc_cuts_{split}_ali.jsonl.gz", help="cut manifest name in --cuts-dir ({split} = split)")
     parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
     parser.add_argument("--train-split", default="train", help="training split name")
@@ -61,11 +60,7 @@ def main() -> None:
         log_config(cfg)
     if args.num_threads > 0:
         torch.set_num_threads(args.num_threads)
-    device = resolve_device(args.device)
-    if device.type == "cuda" and dist.world_size > 1:
-        device = torch.device("cuda", dist.local_rank)
-        torch.cuda.set_device(device)
-    init_distributed(dist, device)
+    dist, device = setup_distributed(args.device)
     Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
 
     classes, case_classes = corpus_classes(cfg)

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from punct.bin import train_mm
+from punct.models.cross_attention import train as mm_train
 from tests.mm.helpers import make_encoder, make_tokenizer, write_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,14 +60,14 @@ def setup(tmp_path_factory):
 def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch):
     root, common = setup
     seen = []
-    build = train_mm.build_model
+    build = mm_train.build_model
 
     def recorded_build(kind, cfg):
         model = build(kind, cfg)
         model.register_forward_hook(lambda module, inputs, out: seen.append((module.training, out["punct"].dtype)))
         return model
 
-    monkeypatch.setattr(train_mm, "build_model", recorded_build)
+    monkeypatch.setattr(mm_train, "build_model", recorded_build)
     exp = root / "exp_bf16"
     train_mm.main(common + ["--exp-dir", str(exp), "--amp", "bf16", "--batch-size", "2", "--num-epochs", "1"])
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # bf16 training, float32 dev scoring

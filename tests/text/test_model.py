@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from punct.bin.train_bert import compute_loss
+from punct.models.text.train import compute_loss
 from punct.models.text.data import Utterance, make_examples
 from punct.models.text.losses import LossConfig, build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks

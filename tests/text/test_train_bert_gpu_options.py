@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from punct.bin import train_bert
+from punct.models.text import train as text_train
 from punct.models.text.data import Example, batches
 from punct.models.text.model import PunctBert
 from punct.training.loop import DistInfo
@@ -72,7 +73,7 @@ def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch):
             seen.append((self.training, out[1]["punct"].dtype))  # head logits (LayerNorm outputs are float32)
             return out
 
-    monkeypatch.setattr(train_bert, "PunctBert", Recorded)
+    monkeypatch.setattr(text_train, "PunctBert", Recorded)
     exp = data / "exp_bf16"
     train_bert.main(args(data, exp, "--amp", "bf16", "--batch-size", "8", "--num-epochs", "1"))
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # bf16 training, float32 dev scoring
@@ -92,7 +93,7 @@ def test_fp16_on_cpu_is_refused(data):
 
 def test_one_process_takes_the_batches_of_the_plain_shuffle():
     examples = [Example(i, None, []) for i in range(11)]
-    ours = train_bert.epoch_batches(examples, 3, seed=9, dist=DistInfo())
+    ours = text_train.epoch_batches(examples, 3, seed=9, dist=DistInfo())
     assert ours == list(batches(examples, 3, shuffle=True, seed=9))
 
 

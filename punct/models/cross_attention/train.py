@@ -1,4 +1,5 @@
-"""Training and inference helpers of the ParCzech models (used by ``punct/bin/train_mm.py``).
+"""Training, selection and decoding of the punctuation + case models (``punct.bin.train_mm``):
+the text-only baseline and the cross-attention model.
 
 * loss: ``punct_weight * Lp + case_weight * Lc`` (thesis: 0.5 / 0.5), each a cross-entropy
   averaged over the labelled words of the batch;
@@ -6,29 +7,39 @@
   then linear decay to zero (thesis 5.1);
 * :func:`predict`: per-segment predictions and losses of a split, and the cross-attention of
   the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
-* :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`).
+* :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`);
+* :func:`run_training`: the whole stage (train, keep the best dev macro F1, decode).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
+import logging
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from tqdm import tqdm
 
 from punct.labels import CASE, PUNCT9
 from punct.metrics import score
 from punct.models.cross_attention.config import MmConfig
-from punct.models.cross_attention.data import ItnDataset, collate
-from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, new_parameters
+from punct.models.cross_attention.data import ItnDataset, collate, load_split
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
 from punct.models.text.chunking import IGNORE_INDEX
-from punct.utils.atomic import atomic_path
-from punct.training.loop import DistInfo, RankBatchSampler
+from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.training.loop import (NO_AMP, Amp, DistInfo, RankBatchSampler, TrainState, latest_checkpoint,
+                                 prune_checkpoints, seed_everything, setup_distributed, wrap_ddp)
+from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.utils.config import save_config
+
+# (supervisions, recordings) manifest paths of a split
+SplitPaths = Tuple[Path, Path]
 
 
 def two_head_loss(logits: Dict[str, torch.Tensor], batch: Dict[str, torch.Tensor], punct_weight: float = 0.5,
@@ -180,3 +191,187 @@ def attention_examples(model: torch.nn.Module, dataset: ItnDataset, indices: Lis
         })
     return out
 
+
+def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
+    return exp_dir / f"epoch-{epoch}.pt"
+
+
+def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **extra) -> None:
+    with atomic_path(path) as tmp:
+        torch.save({"kind": kind, "config": asdict(cfg), "model": model.state_dict(), **extra}, tmp)
+
+
+def sync(dist: DistInfo) -> None:
+    """Waits for all ranks (no-op in one process)."""
+    if dist.world_size > 1:
+        torch.distributed.barrier()
+
+
+def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainState, total_steps: int,
+                    device: torch.device, amp: Amp = NO_AMP, progress: bool = True) -> Dict[str, float]:
+    """One pass over (this rank's share of) the training set; returns the mean losses.  The model runs
+    under ``amp``'s autocast, the losses on float32 logits."""
+    model.train()
+    sums = {"loss": 0.0, "punct": 0.0, "case": 0.0}
+    count = 0
+    epoch = state.epoch + 1
+    for i, batch in enumerate(tqdm(train_loader, desc=f"epoch {epoch}", mininterval=10, disable=not progress)):
+        batch = to_device(batch, device)
+        factor = lr_factor(state.step, total_steps, cfg.warmup_fraction)
+        for group in optimizer.param_groups:
+            group["lr"] = group["peak_lr"] * factor
+        with amp.autocast():
+            logits = model(batch)
+        logits = {name: x.float() for name, x in logits.items()}
+        loss, parts = two_head_loss(logits, batch, cfg.punct_weight, cfg.case_weight)
+        optimizer.zero_grad(set_to_none=True)
+        amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
+        state.step += 1
+        count += 1
+        sums["loss"] += float(loss.detach())
+        for k, v in parts.items():
+            sums[k] += v
+        if (i + 1) % cfg.log_interval == 0:
+            logging.info("epoch %d batch %d: loss %.4f (punct %.4f, case %.4f), lr factor %.3f", epoch, i + 1,
+                         float(loss.detach()), parts["punct"], parts["case"], factor)
+    return {k: v / max(count, 1) for k, v in sums.items()}
+
+
+def resume(exp_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
+    """Model, optimizer, training state and random state from the newest epoch-N.pt (a new state if none)."""
+    ckpt = latest_checkpoint(exp_dir)
+    if ckpt is None:
+        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+        return TrainState()
+    saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    state = TrainState(**saved["state"])
+    set_rng_state(saved["rng"])
+    logging.info("resumed from %s (epoch %d, best dev macro F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1,
+                 state.best_epoch)
+    return state
+
+
+def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, losses: Dict[str, float],
+              device: torch.device, pad_id: int, seconds: float) -> Optional[Dict]:
+    """Dev scores of the epoch just trained into ``state.history``; when its macro F1 is the best so far,
+    the epoch becomes ``state.best_epoch`` and its punctuation and case scores are returned."""
+    preds = predict(model, dev, cfg, device, pad_id)
+    p_scores, c_scores = preds.scores()
+    f1 = p_scores.macro_f1
+    record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
+              "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
+              **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]}}
+    state.history.append(record)
+    logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
+                 losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
+                 ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT9.classes[1:]), seconds)
+    if f1 > state.best_f1:
+        state.best_f1, state.best_epoch = f1, state.epoch
+        return {"dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}
+    return None
+
+
+def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState,
+              scores: Dict) -> None:
+    save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=state.epoch)
+    atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps({"epoch": state.epoch, **scores}, indent=2) + "\n")
+    logging.info("new best dev macro F1 %.4f: saved %s", state.best_f1, exp_dir / "best-valid-f1.pt")
+
+
+def decode(model: torch.nn.Module, data, split: str, out_dir: Path, cfg: MmConfig, device: torch.device, pad_id: int,
+           best_epoch: int) -> None:
+    """Predictions of ``split`` to out_dir/<split>.jsonl, and cross-attention maps of hard segments."""
+    preds = predict(model, data, cfg, device, pad_id)
+    preds.write(out_dir / f"{split}.jsonl")
+    p_scores, c_scores = preds.scores()
+    logging.info("%s (best epoch %d): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, best_epoch,
+                 p_scores.macro_f1, p_scores.overall["f1"], c_scores.per_class["cap"]["f1"])
+    tokenizer = model.text.tokenizer
+    examples = attention_examples(model, data, quartile_worst(data, preds.losses), device, pad_id, tokenizer)
+    if examples:
+        atomic_write_text(out_dir / f"{split}.attention.json", json.dumps(examples, ensure_ascii=False) + "\n")
+
+
+def _log_model(model: torch.nn.Module, kind: str) -> None:
+    num_params = sum(p.numel() for p in model.parameters())
+    text_params = sum(p.numel() for p in model.text.encoder.parameters())
+    logging.info("model %s: %.2f M parameters (text encoder %.2f M, the rest %.2f M)", kind, num_params / 1e6,
+                 text_params / 1e6, (num_params - text_params) / 1e6)
+
+
+def save_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer,
+               state: TrainState) -> None:
+    """``epoch-N.pt``: what a resumed run needs (model, optimiser, state and RNG states)."""
+    with atomic_path(checkpoint_path(exp_dir, state.epoch)) as tmp:
+        torch.save({"kind": kind, "config": asdict(cfg), "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(), "state": asdict(state), "rng": rng_state()}, tmp)
+    prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+
+
+def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
+                 decode_paths: Dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
+                 device_name: str = "auto", amp: str = "none") -> None:
+    """The whole stage: trains model ``kind`` (text or mm), keeps the best dev macro F1 (rank 0), then
+    decodes the splits of ``decode_paths`` with it (the dev split's data is reused when it is among them)."""
+    if cfg.num_threads > 0:
+        torch.set_num_threads(cfg.num_threads)
+    dist, device = setup_distributed(device_name)
+    precision = Amp(amp, device.type)
+    pin = device.type == "cuda"
+    seed_everything(cfg.seed)
+    if dist.is_main:
+        save_config(cfg, exp_dir / "config.yaml")
+
+    model = build_model(kind, cfg)
+    tokenizer = model.text.tokenizer
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    _log_model(model, kind)
+    model.to(device)
+    with_audio = model.uses_audio
+
+    train = load_split(*train_paths, tokenizer, cfg, with_audio, cfg.max_train_segments)
+    dev = load_split(*dev_paths, tokenizer, cfg, with_audio) if dist.is_main else None
+    if not len(train):
+        raise ValueError(f"{train_paths[0]}: no training segments")
+    total_steps = cfg.num_epochs * len(loader(train, cfg.batch_size, True, cfg.seed, pad_id, cfg.num_workers, dist=dist,
+                                              pin_memory=pin))
+    optimizer = build_optimizer(model, cfg)
+    state = resume(exp_dir, model, optimizer, device) if resume_run else TrainState()
+
+    # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
+    net = wrap_ddp(model, device, dist, find_unused_parameters=True)
+    while state.epoch < cfg.num_epochs:
+        t0 = time.time()
+        # a new, seeded order each epoch (also after --resume)
+        train_loader = loader(train, cfg.batch_size, True, cfg.seed + state.epoch, pad_id, cfg.num_workers, dist=dist,
+                              pin_memory=pin)
+        losses = train_one_epoch(net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main)
+        state.epoch += 1
+        if not dist.is_main:
+            sync(dist)  # while rank 0 scores dev and writes the checkpoints
+            continue
+        new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, time.time() - t0)
+        if new_best is not None:
+            save_best(exp_dir, model, kind, cfg, state, new_best)
+        save_epoch(exp_dir, model, kind, cfg, optimizer, state)
+        sync(dist)
+    if dist.world_size > 1:
+        torch.distributed.destroy_process_group()
+    if dist.is_main:
+        decode_best(model, exp_dir, decode_paths, {dev_paths: dev}, cfg, state, device, pad_id)
+
+
+def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: Dict[str, SplitPaths], loaded: Dict, cfg: MmConfig,
+                state: TrainState, device: torch.device, pad_id: int) -> None:
+    """Rank 0 after training: ``history.json``, the best model's decodes of ``decode_paths``, ``.done``.
+    ``loaded``: split paths -> data already loaded (the dev split)."""
+    atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
+    best = torch.load(exp_dir / "best-valid-f1.pt", map_location=device, weights_only=True)
+    model.load_state_dict(best["model"])
+    for split, paths in decode_paths.items():
+        data = loaded[paths] if paths in loaded else load_split(*paths, model.text.tokenizer, cfg, model.uses_audio)
+        decode(model, data, split, exp_dir / "decode", cfg, device, pad_id, state.best_epoch)
+    logging.info("done: best dev macro F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1.pt")
+    mark_done(exp_dir)

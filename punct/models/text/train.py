@@ -1,0 +1,274 @@
+"""Fine-tuning a BERT-like encoder + EfficientPunct head for per-word punctuation (stage 5; ``punct.bin.train_bert``).
+
+Under torchrun every rank trains on its share of each epoch's shuffled chunks: ``batch_size`` is per
+rank, and the ranks' batches of one step together are the batch one process with ``batch_size`` x
+ranks would train on.  Rank 0 scores dev and writes every file below; the other ranks log to stderr.
+
+Writes ``<exp-dir>/config.yaml``, ``epoch-N.pt`` (model, optimiser and state, to resume),
+``best-valid-f1/`` (the model folder with the best overall dev F1, loadable by
+``PunctBert.from_pretrained``), ``best-valid-f1.json`` (its epoch and dev scores),
+``log/log-train-<time>`` and finally ``<exp-dir>/.done``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import torch
+from tqdm import tqdm
+
+from punct.metrics import score
+from punct.models.text.config import BertTrainConfig
+from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
+from punct.models.text.infer import predict_words
+from punct.labels import PUNCT4, class_index
+from punct.models.text.losses import build_loss
+from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.utils.config import save_config
+from punct.training.loop import (
+    NO_AMP,
+    Amp,
+    DistInfo,
+    TrainState,
+    latest_checkpoint,
+    prune_checkpoints,
+    rank_batches,
+    seed_everything,
+    setup_distributed,
+    unwrap,
+    wrap_ddp,
+)
+
+HEAD = "punct"  # one head over PUNCT4.classes
+# Config values that may change when a run is resumed (they do not change what was learned).
+RESUMABLE_CHANGES = {"num_epochs", "log_interval", "num_threads", "eval_batch_size", "keep_last_epochs"}
+
+
+def build_optimizer(model: torch.nn.Module, cfg: BertTrainConfig) -> torch.optim.Optimizer:
+    """AdamW; no weight decay on biases and LayerNorm weights."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.ndim < 2 or "LayerNorm" in name or "layer_norm" in name else decay).append(p)
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr)
+
+
+def warmup_factor(step: int, warmup_steps: int) -> float:
+    return min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+
+
+def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], device: torch.device, amp: Amp = NO_AMP):
+    """Mean over heads of the loss on the labelled words; returns (loss, number of words).  The encoder
+    and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32."""
+    with amp.autocast():
+        vectors, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device),
+                                batch["word_positions"].to(device))
+    vectors, logits = vectors.float(), {name: x.float() for name, x in logits.items()}
+    total, num_words = vectors.sum() * 0.0, 0  # stays attached to the graph if no head has labels
+    for name, head_logits in logits.items():
+        labels = batch[f"labels_{name}"].to(device)
+        mask = labels != -100
+        if not mask.any():  # no labelled word for this head in the batch
+            continue
+        total = total + loss_fn(head_logits[mask], labels[mask], vectors[mask])
+        num_words = max(num_words, int(mask.sum()))
+    return total / len(logits), num_words
+
+
+def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist: DistInfo) -> List[List[Example]]:
+    """This rank's batches of one epoch: the shuffled order of ``batches(examples, batch_size, True, seed)``
+    (the same on every rank) split by :func:`rank_batches`; one process gets exactly ``batches``'."""
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
+
+
+def train_one_epoch(
+    model: torch.nn.Module, loss_fn, optimizer: torch.optim.Optimizer, examples: Sequence[Example],
+    cfg: BertTrainConfig, state: TrainState, device: torch.device, dist: DistInfo = DistInfo(), amp: Amp = NO_AMP,
+) -> float:
+    """One pass over this rank's share of the shuffled training examples; returns its mean loss.
+    ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
+    model.train()
+    tokenizer = unwrap(model).tokenizer
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
+    epoch = state.epoch + 1
+    rank_share = epoch_batches(examples, cfg.batch_size, cfg.seed + epoch, dist)
+    num_batches = len(rank_share)
+    for i, batch_examples in enumerate(tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10,
+                                            disable=not dist.is_main)):
+        batch = collate_chunks(
+            [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id,
+            labels=[{HEAD: e.labels} for e in batch_examples],
+        )
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)
+        loss, n = compute_loss(model, loss_fn, batch, device, amp)
+        optimizer.zero_grad(set_to_none=True)
+        amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
+        state.step += 1
+        loss_sum += loss.item()
+        loss_count += 1
+        words += n
+        if (i + 1) % cfg.log_interval == 0:
+            logging.info("epoch %d batch %d/%d loss %.4f (running %.4f) %.0f words/s", epoch, i + 1, num_batches,
+                         loss.item(), loss_sum / loss_count, words / max(time.time() - t0, 1e-9))
+    return loss_sum / max(loss_count, 1)
+
+
+def evaluate(model: PunctBert, utterances: Sequence[Utterance], cfg: BertTrainConfig, device: torch.device):
+    """Dev scores of the punctuation head (every word predicted once)."""
+    index = class_index(PUNCT4.classes)
+    ref, hyp = [], []
+    max_length = cfg.infer_max_length or cfg.max_length
+    for utt, out in zip(utterances, predict_words(model, utterances, max_length, cfg.context, cfg.eval_batch_size,
+                                                  device)):
+        ref.extend(index[label] for label in utt.labels)
+        hyp.extend(out.posteriors[HEAD].argmax(axis=1).tolist())
+    return score(ref, hyp, PUNCT4.classes)
+
+
+def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
+    return exp_dir / f"epoch-{epoch}.pt"
+
+
+def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig) -> None:
+    with atomic_path(path) as tmp:
+        torch.save({
+            "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
+            "config": asdict(cfg), "head_specs": [asdict(h) for h in model.head_specs],
+            "rng": rng_state(),
+        }, tmp)
+
+
+def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> None:
+    """Replaces ``best-valid-f1/`` by the current model (written beside it, then renamed)."""
+    final = exp_dir / "best-valid-f1"
+    tmp = exp_dir / ".best-valid-f1.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    old = exp_dir / ".best-valid-f1.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    atomic_write_text(exp_dir / "best-valid-f1.json",
+                      json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n")
+
+
+def load_training_utterances(train: Path, cfg: BertTrainConfig) -> List[Utterance]:
+    """The training utterances (at most ``max_train_utts``, drawn with ``cfg.seed``) and the optional extra text."""
+    utterances = read_utterances(train)
+    if cfg.max_train_utts and len(utterances) > cfg.max_train_utts:
+        utterances = random.Random(cfg.seed).sample(utterances, cfg.max_train_utts)
+    logging.info("%s: %d training utterances, %d words", train, len(utterances), sum(len(u.words) for u in utterances))
+    if cfg.extra_text:
+        extra = read_extra_text(cfg.extra_text, cfg.extra_text_words, cfg.extra_text_max_words)
+        logging.info("%s: %d extra pseudo-utterances, %d words", cfg.extra_text, len(extra), sum(len(u.words) for u in extra))
+        utterances = utterances + extra
+    return utterances
+
+
+def finish_epoch(model: PunctBert, optimizer: torch.optim.Optimizer, dev: Sequence[Utterance], cfg: BertTrainConfig,
+                 state: TrainState, exp_dir: Path, device: torch.device, train_loss: float, t0: float) -> None:
+    """Rank 0 after each epoch: dev scores, history, ``best-valid-f1/`` when improved, ``epoch-N.pt``."""
+    scores = evaluate(model, dev, cfg, device)
+    f1 = scores.overall["f1"]
+    state.history.append({"epoch": state.epoch, "train_loss": train_loss, "dev_f1": f1,
+                          **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in PUNCT4.classes[1:]}})
+    logging.info("epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s", state.epoch, train_loss, f1,
+                 ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in PUNCT4.classes[1:]), time.time() - t0)
+    if f1 > state.best_f1:
+        state.best_f1, state.best_epoch = f1, state.epoch
+        save_best(model, exp_dir, state, scores)
+        logging.info("new best dev F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1")
+    save_checkpoint(checkpoint_path(exp_dir, state.epoch), model, optimizer, state, cfg)
+    prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+
+
+def build_model(cfg: BertTrainConfig) -> PunctBert:
+    """The encoder (``cfg.bert_model``) with one ``punct4`` head, chunking values stored on the model."""
+    heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
+    model = PunctBert.from_encoder(cfg.bert_model or None, heads)
+    model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
+    logging.info("model: %s with %.1f M parameters (heads %.2f M)", type(model.encoder).__name__,
+                 sum(p.numel() for p in model.parameters()) / 1e6, sum(p.numel() for p in model.heads.parameters()) / 1e6)
+    return model
+
+
+def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig,
+                device: torch.device) -> TrainState:
+    """Loads model, optimiser and RNG states of ``ckpt``; a config that changed what is learnt is an error."""
+    saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
+    changed = sorted(k for k, v in asdict(cfg).items()
+                     if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)
+    if changed:
+        raise ValueError(f"{ckpt} was trained with other values of {changed}; "
+                         "start afresh (steps/train_bert.sh --overwrite true) or use another --exp-dir")
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    state = TrainState(**saved["state"])
+    set_rng_state(saved["rng"])
+    logging.info("resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch)
+    return state
+
+
+def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path, resume: bool = False,
+                 device_name: str = "auto", amp: str = "none") -> None:
+    """The whole stage: trains on ``train`` (supervisions), selects on ``dev``, writes ``exp_dir``."""
+    build_loss(cfg.loss_config())  # unknown loss names fail before any work
+    if cfg.num_threads > 0:
+        torch.set_num_threads(cfg.num_threads)
+    dist, device = setup_distributed(device_name)
+    precision = Amp(amp, device.type)
+    seed_everything(cfg.seed)
+    if dist.is_main:
+        save_config(cfg, exp_dir / "config.yaml")
+    model = build_model(cfg)
+    loss_fn = build_loss(cfg.loss_config())
+    model.to(device)
+    optimizer = build_optimizer(model, cfg)
+    state = TrainState()
+    if resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
+        state = resume_from(ckpt, model, optimizer, cfg, device)
+    elif resume:
+        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+
+    train_examples = make_examples(load_training_utterances(train, cfg), model.tokenizer, cfg.max_length, cfg.context,
+                                   where=str(train))
+    dev_utterances = read_utterances(dev)
+    logging.info("%d training chunks; %d dev utterances", len(train_examples), len(dev_utterances))
+    if not train_examples:
+        raise ValueError(f"{train}: no training words")
+
+    # the encoder's pooler is outside the loss: DDP must not wait for its gradients
+    net = wrap_ddp(model, device, dist, find_unused_parameters=True)
+    while state.epoch < cfg.num_epochs:
+        t0 = time.time()
+        train_loss = train_one_epoch(net, loss_fn, optimizer, train_examples, cfg, state, device, dist, precision)
+        state.epoch += 1
+        if dist.is_main:
+            finish_epoch(model, optimizer, dev_utterances, cfg, state, exp_dir, device, train_loss, t0)
+        if dist.world_size > 1:
+            torch.distributed.barrier()
+
+    if dist.is_main:
+        atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
+        logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch,
+                     exp_dir / "best-valid-f1")
+        mark_done(exp_dir)
+    if dist.world_size > 1:
+        torch.distributed.destroy_process_group()
