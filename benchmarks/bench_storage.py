@@ -117,7 +117,7 @@ def f1_by_compression(recipe: Path) -> Dict:
         am, _ = load_am(Path("exp/am/best-valid-loss.pt"))
         tdnn = load_tdnn("exp/tdnn/best-valid-f1.pt")
         alpha = read_chosen_alpha(Path("exp/results/results.json"))
-        cuts, cmvn = load_split(Path("data/fbank"), "dev")
+        cuts, cmvn = load_split(Path("data/fbank"), "dev", "mustc")
         bert_post = MatrixReader("exp/emb_bert/dev/post.scp")
         out: Dict = {"measured": True, "alpha": alpha, "by_compression": {}}
         with tempfile.TemporaryDirectory(prefix="bench_storage_f1_") as tmp:

@@ -3,7 +3,7 @@
 alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on the test set
 (0.4); here alpha is chosen on dev (highest overall F1; ties go to the smallest alpha, i.e.
 the most text-weighted) and test is reported at the chosen alpha and at 0.4.  ``choose_alpha`` takes
-another selection metric too (ParCzech: macro F1 of the punctuation head, [cap] F1 of the case head,
+another selection metric too (punct9 + case: macro F1 of the punctuation head, [cap] F1 of the case head,
 each head's alpha chosen separately; see ``punct.models.punct_tdnn.segment_ensemble``).
 """
 

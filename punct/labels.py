@@ -69,7 +69,8 @@ LABEL_SCHEMES: Dict[str, Tuple[LabelSet, Optional[LabelSet]]] = {
     "punct4": (PUNCT4, None),
     "itn": (PUNCT9, CASE),
 }
-# Scheme names written by older configs and checkpoints (read, never written).
+# Scheme names written by older configs and checkpoints (read, never written); the one place outside
+# punct.corpora that spells a corpus name, so that those files still load.
 _SCHEME_ALIASES = {"mustc": "punct4"}
 
 

@@ -2,7 +2,7 @@
 
 Conventions (EfficientPunct, Huang et al. 2021, Stankov 2024):
 * every word has one reference and one predicted class; class 0 (``blank``, "NP" for
-  MuST-C) is "no punctuation" and is not a mark;
+  punct4) is "no punctuation" and is not a mark;
 * per class c: TP = ref c & hyp c, precision = TP / #hyp c, recall = TP / #ref c,
   F1 = 2PR / (P + R) (0 when undefined);
 * ``overall`` = micro-average over the mark classes (blank excluded): TP summed over marks,

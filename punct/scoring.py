@@ -1,4 +1,4 @@
-"""Scores of the ParCzech models (Stankov 2024, sections 5.2 and 5.9).
+"""Scores of the punctuation + case models (Stankov 2024, sections 5.2 and 5.9).
 
 Input: per-segment predictions, one JSON line per segment (written by
 ``punct.bin.train_mm``; any other model, e.g. EfficientPunct, can be scored by writing the same

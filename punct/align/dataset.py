@@ -1,4 +1,4 @@
-"""Stage 3 of egs/parczech: recognised words + official transcripts -> segment dataset.
+"""Recognised words + official transcripts -> segment dataset (stage 3 of the speech-informed ITN recipe).
 
 Per recording (``process_recording``): align the recognised words with the official words
 (``punct.align.segments.align_recording``), keep exactly matching words, build segments
@@ -6,7 +6,7 @@ Per recording (``process_recording``): align the recognised words with the offic
 table the thesis publishes, and segments as lhotse supervisions.
 
 Recognised words (``<dir>/<recording id>.words.tsv``): one word per line, ``word<TAB>start<TAB>end``
-in seconds from the start of the recording (stage 2 writes them; the Czech mini corpus
+in seconds from the start of the recording (stage 2 writes them; a synthesized corpus
 writes the synthesizer's own transcript in the same format under ``synth/``).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import List, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 from lhotse import SupervisionSegment
 from lhotse.supervision import AlignmentItem
@@ -24,8 +24,8 @@ from punct.asr.chunks import TimedWord
 from punct.labels import CASE, PUNCT9, WordLabels
 from punct.token_labels import normalise_word
 from punct.align.nw import AlignConfig
-from punct.align.segments import AlignedWord, Segment, SegmentConfig, SegmentCounts, align_recording, build_segments
-from punct.corpora.parczech_vertical import VerticalWord
+from punct.align.segments import (AlignedWord, OfficialWord, Segment, SegmentConfig, SegmentCounts, align_recording,
+                                   build_segments)
 from punct.utils.atomic import atomic_write_text
 
 
@@ -79,8 +79,8 @@ def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
     atomic_write_text(path, "".join(f"{w.word}\t{w.start:.3f}\t{w.end:.3f}\n" for w in words))
 
 
-def official_words(sup: SupervisionSegment) -> List[VerticalWord]:
-    """The official words stored by stage 0 (``punct.corpora.parczech``) in a supervision's custom."""
+def official_words(sup: SupervisionSegment) -> List[OfficialWord]:
+    """The official words stored by data preparation (``punct.corpora``) in a supervision's custom."""
     labelled = WordLabels.from_supervision(sup, PUNCT9, CASE)
     c = sup.custom
     keys = ("word_ids", "speakers", "sentence_idx")
@@ -91,7 +91,7 @@ def official_words(sup: SupervisionSegment) -> List[VerticalWord]:
     if any(len(c[k]) != n for k in keys):
         raise ValueError(f"supervision {sup.id}: custom lists differ in length")
     return [
-        VerticalWord(labelled.words[i], labelled.punct[i], labelled.case[i], c["word_ids"][i], c["speakers"][i],
+        OfficialWord(labelled.words[i], labelled.punct[i], labelled.case[i], c["word_ids"][i], c["speakers"][i],
                      c["sentence_idx"][i], i)
         for i in range(n)
     ]
@@ -100,7 +100,7 @@ def official_words(sup: SupervisionSegment) -> List[VerticalWord]:
 def process_recording(
     recording_id: str,
     rec_words: Sequence[TimedWord],
-    off_words: Sequence[VerticalWord],
+    off_words: Sequence[OfficialWord],
     dev_speakers: Set[str],
     test_speakers: Set[str],
     config: ItnDatasetConfig,
@@ -136,8 +136,8 @@ def segment_text(words: Sequence[str], punct: Sequence[str]) -> str:
     return " ".join(w + ("" if p == PUNCT9.none else p) for w, p in zip(words, punct))
 
 
-def segment_to_supervision(seg: Segment) -> SupervisionSegment:
-    """A segment as a lhotse supervision; custom words follow the data contract of egs/mustc
+def segment_to_supervision(seg: Segment, language: Optional[str] = None) -> SupervisionSegment:
+    """A segment as a lhotse supervision; custom words follow the data contract (:class:`punct.labels.WordLabels`)
     (lower-case words, one label per word) plus the case labels and the cased words."""
     words = [w.word for w in seg.words]
     punct = [w.punct for w in seg.words]
@@ -148,7 +148,7 @@ def segment_to_supervision(seg: Segment) -> SupervisionSegment:
         duration=round(seg.duration, 4),
         channel=0,
         text=segment_text(words, punct),
-        language="Czech",
+        language=language,
         speaker="+".join(seg.speakers),
         custom={
             "words": [normalise_word(w) or w.lower() for w in words],

@@ -124,7 +124,6 @@ def align_words(
         ]
         k = max(n, m)
         return pairs, (config.gap_open + (k - 1) * config.gap_extend) if k else 0.0
-    o, e = config.gap_open, config.gap_extend
     urec, rec_idx = np.unique(np.array(rec, dtype=object), return_inverse=True)
     uoff, off_idx = np.unique(np.array(off, dtype=object), return_inverse=True)
     dist = pairwise_edit_distance(list(urec), list(uoff))
@@ -132,7 +131,17 @@ def align_words(
     ulen_o = np.array([len(w) for w in uoff])
     norm = np.maximum(np.maximum(ulen_r[:, None], ulen_o[None, :]), 1)
     sub_u = config.sub_weight * dist / norm
+    ptr, final = _fill(sub_u, rec_idx, off_idx, config.gap_open, config.gap_extend)
+    state = int(np.argmin(final))
+    return _traceback(ptr, state, dist, rec_idx, off_idx, rec, off), float(final[state])
 
+
+def _fill(sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float, e: float
+          ) -> Tuple[np.ndarray, np.ndarray]:
+    """Gotoh's three matrices (M: pair, X: gap in ``off``, Y: gap in ``rec``) row by row, vectorised
+    over columns.  Returns the back pointers ``(n + 1, m + 1)`` (M | X << 2 | Y << 4) and the final
+    ``[M, X, Y]`` costs."""
+    n, m = len(rec_idx), len(off_idx)
     inf = np.inf
     jj = np.arange(m + 1, dtype=np.float64)
     ptr = np.zeros((n + 1, m + 1), dtype=np.uint8)  # M | X << 2 | Y << 4
@@ -165,12 +174,14 @@ def align_words(
         m_from[1:] = arg_prev[:-1]
         ptr[i] = m_from | (x_from << 2) | (y_from << 4)
         M, X, Y = nM, nX, nY
-    final = np.array([M[m], X[m], Y[m]])
-    state = int(np.argmin(final))
-    cost = float(final[state])
+    return ptr, np.array([M[m], X[m], Y[m]])
 
+
+def _traceback(ptr: np.ndarray, state: int, dist: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray,
+               rec: Sequence[str], off: Sequence[str]) -> List[AlignedPair]:
+    """The pairs of the best path, from the end cell in ``state`` back to the start, in order."""
     pairs: List[AlignedPair] = []
-    i, j = n, m
+    i, j = len(rec), len(off)
     while i > 0 or j > 0:
         p = ptr[i, j]
         if state == _M:
@@ -186,7 +197,7 @@ def align_words(
             state = (p >> 4) & 3
             j -= 1
     pairs.reverse()
-    return pairs, cost
+    return pairs
 
 
 def alignment_cost(pairs: Sequence[AlignedPair], rec: Sequence[str], off: Sequence[str], config: AlignConfig) -> float:

@@ -43,9 +43,20 @@ from punct.asr.chunks import TimedWord
 from punct.labels import CAP, CASE, PUNCT9
 from punct.token_labels import normalise_word
 from punct.align.nw import AlignConfig, align_words
-from punct.corpora.parczech_vertical import VerticalWord
 
 SPLITS = ("train", "dev", "test")
+
+
+class OfficialWord(NamedTuple):
+    """One word of an official transcript with its labels (punctuation marks folded in)."""
+
+    word: str
+    punct: str
+    case: str
+    word_id: str
+    speaker: str
+    sentence_idx: int  # 0-based index of the sentence within the file
+    word_idx: int  # 0-based index of the word within the file
 
 
 class AlignedWord(NamedTuple):
@@ -62,7 +73,7 @@ class AlignedWord(NamedTuple):
 
 
 def align_recording(
-    rec_words: Sequence[TimedWord], off_words: Sequence[VerticalWord], config: AlignConfig = AlignConfig()
+    rec_words: Sequence[TimedWord], off_words: Sequence[OfficialWord], config: AlignConfig = AlignConfig()
 ) -> List[AlignedWord]:
     """Aligns a recording's recognised and official words; one row per alignment pair."""
     pairs, _ = align_words(

@@ -27,7 +27,7 @@ def cut_words(cut) -> List[str]:
     return WordLabels.words_of(cut.supervisions[0])
 
 
-def load_split(fbank_dir: Pathlike, split: str, prefix: str = "mustc", suffix: str = "") -> Tuple[CutSet, SpeakerCmvn]:
+def load_split(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -> Tuple[CutSet, SpeakerCmvn]:
     """A split's cuts (with features) and its CMVN stats."""
     path = cuts_path(fbank_dir, split, prefix, suffix)
     cmvn_path = Path(fbank_dir) / f"cmvn_{split}.json"
@@ -42,7 +42,7 @@ def ctc_frames_needed(ids: List[int]) -> int:
     return len(ids) + sum(1 for a, b in zip(ids, ids[1:]) if a == b)
 
 
-def load_train_splits(fbank_dirs: Sequence[Pathlike], split: str, prefix: str = "mustc") -> Tuple[CutSet, SpeakerCmvn]:
+def load_train_splits(fbank_dirs: Sequence[Pathlike], split: str, prefix: str) -> Tuple[CutSet, SpeakerCmvn]:
     """One split from several stage-1 folders (a corpus and its AM-only extra talks), as one CutSet with
     one CMVN table.  A speaker (or cut id) in two folders is an error: its statistics would be ambiguous."""
     cut_sets, cmvns = zip(*(load_split(d, split, prefix) for d in fbank_dirs))

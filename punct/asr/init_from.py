@@ -1,10 +1,10 @@
-"""Initialising the ParCzech acoustic model from another trained AM (e.g. the egs/mustc one).
+"""Initialising an acoustic model from another trained AM (e.g. one trained on another language's espeak-ng speech).
 
-Trained from scratch, the small CTC TDNN spends ~18 epochs on the blank plateau (egs/mustc mini),
-more CPU time than the Czech mini recipe can afford.  Starting from a model trained on other
+Trained from scratch, the small CTC TDNN spends ~18 epochs on the blank plateau (English mini corpus),
+more CPU time than a mini recipe can afford.  Starting from a model trained on other
 espeak-ng speech skips it: every parameter whose name and shape match is copied, and the output
 rows of the characters both token tables share (a-z, the separator, the blank) are copied too; the
-remaining output rows (Czech letters with diacritics) keep their random initialisation.
+remaining output rows (e.g. letters with diacritics) keep their random initialisation.
 
 The result is written as ``<exp-dir>/epoch-0.pt`` in the checkpoint format of ``punct.asr.train``
 with a fresh optimizer and training state, so that ``steps/train_am.sh --resume true`` starts

@@ -1,6 +1,6 @@
-"""Utterance-level acoustic-model training data cut from long recordings (egs/parczech stage 1).
+"""Utterance-level acoustic-model training data cut from long recordings (stage 1 of the speech-informed ITN recipe).
 
-ParCzech's original data has no utterance-level transcripts, so the mini corpus' AM is trained
+Long recordings with official transcripts have no utterance-level transcripts, so the AM is trained
 on utterances cut from its long recordings with the words really spoken and their times
 (``<words-dir>/<recording id>.words.tsv``, the synthesizer's transcript):
 
@@ -16,10 +16,10 @@ on utterances cut from its long recordings with the words really spoken and thei
   ``speaker`` is the *recording id*: stage-1 CMVN stats (per "speaker") become per-recording.
 * ``dev_recordings`` recordings (chosen with ``seed``) are held out for the AM's dev WER.  The
   long-recording recognition then runs over all recordings, most of which the AM was trained on
-  (the thesis' ASR model was also trained on ParCzech speech); its WER on the held-out recording is
+  (the thesis' ASR model was also trained on speech of its corpus); its WER on the held-out recording is
   the honest one.
 
-Output: ``parczech_{recordings,supervisions}_{train,dev}.jsonl.gz`` (lhotse), one supervision per
+Output: ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz`` (lhotse), one supervision per
 utterance with id ``<recording id>_<4-digit index>``, ``custom["words"]`` = the lowercase words
 (the form ``punct.align.segments`` compares with the official words).
 """
@@ -42,7 +42,6 @@ from punct.align.nw import align_words
 from punct.utils.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
-PREFIX = "parczech"
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ def split_utterances(words: Sequence[TimedWord], speakers: Sequence[str],
 
 
 def recording_supervisions(recording: Recording, words: Sequence[TimedWord], speakers: Sequence[str],
-                           config: AmDataConfig = AmDataConfig()) -> List[SupervisionSegment]:
+                           config: AmDataConfig = AmDataConfig(), language: Optional[str] = None) -> List[SupervisionSegment]:
     """The utterance supervisions of one recording (speaker = recording id, see the module doc)."""
     utterances = split_utterances(words, speakers, config)
     sups = []
@@ -125,7 +124,7 @@ def recording_supervisions(recording: Recording, words: Sequence[TimedWord], spe
         sups.append(SupervisionSegment(
             id=f"{recording.id}_{i:04d}", recording_id=recording.id, start=round(start, 3),
             duration=round(end - start, 3), channel=0, text=" ".join(w.word.lower() for w in utt),
-            language="Czech", speaker=recording.id,
+            language=language, speaker=recording.id,
             custom={"words": [w.word.lower() for w in utt], "speaker": speaker},
         ))
     return sups
@@ -139,11 +138,13 @@ def choose_dev_recordings(recording_ids: Sequence[str], num: int, seed: int) -> 
 
 
 def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Optional[Pathlike] = None,
-                    config: AmDataConfig = AmDataConfig(), seed: int = 42) -> Dict[str, Dict[str, object]]:
-    """Stage-0 manifests + spoken words -> {split: {"recordings", "supervisions"}}; written when output_dir."""
+                    config: AmDataConfig = AmDataConfig(), seed: int = 42, *, prefix: str) -> Dict[str, Dict[str, object]]:
+    """Stage-0 manifests ``<prefix>_{recordings,supervisions}_all`` + spoken words -> {split: {"recordings",
+    "supervisions"}}; written as ``<prefix>_<kind>_<split>.jsonl.gz`` when output_dir.  The utterances keep
+    the language of their recording's official supervision."""
     manifest_dir, words_dir = Path(manifest_dir), Path(words_dir)
-    recordings = load_manifest(manifest_dir / f"{PREFIX}_recordings_all.jsonl.gz")
-    official = {s.recording_id: s for s in load_manifest(manifest_dir / f"{PREFIX}_supervisions_all.jsonl.gz")}
+    recordings = load_manifest(manifest_dir / f"{prefix}_recordings_all.jsonl.gz")
+    official = {s.recording_id: s for s in load_manifest(manifest_dir / f"{prefix}_supervisions_all.jsonl.gz")}
     sups: Dict[str, List[SupervisionSegment]] = {}
     missing = 0
     for rec in recordings:
@@ -158,7 +159,7 @@ def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Opt
             speakers = word_speakers(words, [w.word for w in off], [w.speaker for w in off])
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
-        sups[rec.id] = recording_supervisions(rec, words, speakers, config)
+        sups[rec.id] = recording_supervisions(rec, words, speakers, config, official[rec.id].language)
     if not sups:
         raise ValueError(f"{words_dir}: no <recording id>.words.tsv for any recording of {manifest_dir}")
     dev = set(choose_dev_recordings(list(sups), config.dev_recordings, seed))
@@ -177,6 +178,6 @@ def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Opt
         output_dir.mkdir(parents=True, exist_ok=True)
         for split, manifests in out.items():
             for kind in ("recordings", "supervisions"):
-                with atomic_path(output_dir / f"{PREFIX}_{kind}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
+                with atomic_path(output_dir / f"{prefix}_{kind}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
                     manifests[kind].to_file(tmp)
     return out

@@ -1,4 +1,4 @@
-"""Long-recording recognition with the recipe's own CTC acoustic model (egs/parczech stage 2).
+"""Long-recording recognition with the recipe's own CTC acoustic model (stage 2 of the speech-informed ITN recipe).
 
 An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
 ``best-valid-loss.pt`` (model, config and token table) and ``mfcc.yaml`` (the feature config the

@@ -53,7 +53,7 @@ class AmConfig:
     weight_decay: float = 1e-6
     grad_clip: float = 5.0
     # The CTC loss reads every k-th output frame (Kaldi's chain models: frame-subsampling-factor 3).
-    # At 100 frames/s (k = 1) the model sits on the CTC blank plateau for many epochs (the Czech mini
+    # At 100 frames/s (k = 1) the model sits on the CTC blank plateau for many epochs (the mini
     # AM for all 32); k = 3 leaves it within 2-3 epochs.  The network is convolutional, so every frame
     # still gets the trained function: decoding, alignment and layer-12 keep all 100 frames/s.
     ctc_subsample: int = 1
@@ -214,7 +214,24 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
     return train_sampler, train_loader, dev_loader
 
 
-def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str = "mustc", device_name: str = "auto",
+def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable,
+                  device: torch.device) -> TrainState:
+    """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be ``tokens``."""
+    checkpoint = latest_checkpoint(exp_dir)
+    if checkpoint is None:
+        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+        return TrainState()
+    data = torch.load(checkpoint, map_location=device, weights_only=True)
+    if data["tokens"] != tokens.symbols:
+        raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
+    model.load_state_dict(data["model"])
+    optimizer.load_state_dict(data["optimizer"])
+    state = TrainState(**data["state"])
+    logging.info("resumed from %s (epoch %d, step %d)", checkpoint, state.epoch, state.step)
+    return state
+
+
+def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str, device_name: str = "auto",
                  seed: int = 42, resume: bool = False, train_split: str = "train",
                  dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
                  amp: str = "none") -> Tuple[TrainState, TdnnAcousticModel]:
@@ -246,19 +263,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
                  model.context())
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    state = TrainState()
-    if resume:
-        checkpoint = latest_checkpoint(exp_dir)
-        if checkpoint is None:
-            logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
-        else:
-            data = torch.load(checkpoint, map_location=device, weights_only=True)
-            if data["tokens"] != tokens.symbols:
-                raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
-            model.load_state_dict(data["model"])
-            optimizer.load_state_dict(data["optimizer"])
-            state = TrainState(**data["state"])
-            logging.info("resumed from %s (epoch %d, step %d)", checkpoint, state.epoch, state.step)
+    state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else TrainState()
     if dist_info.world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     train_sampler, train_loader, dev_loader = make_loaders(

@@ -22,7 +22,7 @@ import logging
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
-from lhotse import RecordingSet, SupervisionSet, load_manifest
+from lhotse import RecordingSet, SupervisionSet, load_manifest, load_manifest_lazy
 from tqdm import tqdm
 
 from punct.align.dataset import (
@@ -177,12 +177,14 @@ def merge(args) -> None:
             if isinstance(v, (int, float)):
                 filters[k] = filters.get(k, 0) + v
     recordings = load_manifest(args.manifest_dir / "parczech_recordings_all.jsonl.gz")
+    languages = {s.recording_id: s.language
+                 for s in load_manifest_lazy(args.manifest_dir / "parczech_supervisions_all.jsonl.gz")}
     stats_segments = []
     for split in SPLITS:
         ds = [d for d in dicts if d["split"] == split]
         segs = [_segment_from_dict(d) for d in ds]
         stats_segments += segs
-        sups = SupervisionSet.from_segments(segment_to_supervision(s) for s in segs)
+        sups = SupervisionSet.from_segments(segment_to_supervision(s, languages.get(s.recording_id)) for s in segs)
         rec_ids = sorted({s.recording_id for s in segs})
         recs = RecordingSet.from_recordings(recordings[r] for r in rec_ids)
         for name, manifest in (("recordings", recs), ("supervisions", sups)):

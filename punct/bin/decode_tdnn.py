@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from punct.models.punct_tdnn.dataset import MUSTC_CUTS_PATTERN, open_split, split_paths
+from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.train import checkpoint_train_config, corpus_classes, load_model
 from punct.io.shards import ShardWriter, is_shard_done
@@ -31,7 +31,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, required=True, help="TDNN checkpoint (exp/tdnn/best-valid-f1.pt)")
     parser.add_argument("--split", required=True, help="split name (dev, test)")
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
-    parser.add_argument("--cuts-pattern", default=MUSTC_CUTS_PATTERN, help="cut manifest name in --cuts-dir ({split} = split)")
+    parser.add_argument("--cuts-pattern", default="mustc_cuts_{split}_ali.jsonl.gz", help="cut manifest name in --cuts-dir ({split} = split)")
     parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")

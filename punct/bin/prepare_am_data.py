@@ -25,6 +25,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/am_manifests)")
     parser.add_argument("--config", type=Path, default=None, help="YAML with AmDataConfig values")
     parser.add_argument("--seed", type=int, default=42, help="seed of the held-out dev recordings")
+    parser.add_argument("--prefix", default="parczech", help="manifest name prefix (input and output)")
     add_config_arguments(parser, AmDataConfig)
     return parser
 
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
     setup_logging()
     config = config_from_args(AmDataConfig, args, args.config)
     log_config(config)
-    prepare_am_data(args.manifest_dir, args.words_dir, args.out_dir, config, seed=args.seed)
+    prepare_am_data(args.manifest_dir, args.words_dir, args.out_dir, config, seed=args.seed, prefix=args.prefix)
     return 0
 
 

@@ -257,16 +257,21 @@ def _number_phrase(rng: np.random.Generator) -> List[str]:
     return ["podle", "tisku", str(int(rng.integers(100, 999)))]
 
 
-def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str],
-                   counts: Dict[str, int]) -> Utterance:
-    """Record tokens and spoken words of one fortune, with the record/speech differences."""
-    tokens = tokenize(text)
-    # number phrase before a sentence-final mark
+def _with_number_phrase(tokens: List[str], rng: np.random.Generator, cfg: CzechMiniConfig,
+                        counts: Dict[str, int]) -> List[str]:
+    """``tokens``, sometimes (``cfg.number_rate`` per sentence end) with a number phrase before a final mark."""
     finals = [i for i, t in enumerate(tokens) if t in {".", "!", "?"} and i > 0 and not is_mark(tokens[i - 1])]
     if finals and rng.random() < cfg.number_rate * len(finals):
         i = finals[int(rng.integers(len(finals)))]
         tokens[i:i] = _number_phrase(rng)
         counts["number_phrases"] += 1
+    return tokens
+
+
+def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str],
+                   counts: Dict[str, int]) -> Utterance:
+    """Record tokens and spoken words of one fortune, with the record/speech differences."""
+    tokens = _with_number_phrase(tokenize(text), rng, cfg, counts)
     record: List[str] = []
     sentence: List[int] = []
     spoken: List[str] = []
@@ -391,9 +396,67 @@ def draw_speakers(rng: np.random.Generator, n: int):
     return speakers
 
 
+# what the build summary counts
+COUNTERS = ("number_phrases", "fillers", "unsaid_record_words", "edited_words", "repeated_words", "digits_or_symbols",
+            "fortunes", "interpolated_word_starts")
+
+
+def _speak(engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: List[str],
+           counts: Dict[str, int]):
+    """One fortune as an utterance (edits drawn from ``rng``) read by a jittered ``voice``:
+    ``(utterance, voice used, 16 kHz audio, word starts, word ends)``."""
+    from punct.corpora.tts import Voice, resample
+
+    utt = make_utterance(text, rng, cfg, vocab, counts)
+    jitter = Voice(voice.name, voice.variant, int(np.clip(voice.pitch + rng.integers(-4, 5), 0, 99)),
+                   int(voice.rate * rng.uniform(0.95, 1.05)))
+    synth = engine.synthesize(utt.synth_text, jitter)
+    audio = resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
+    if not utt.spoken:
+        return utt, jitter, audio, [], []
+    starts, interpolated = word_starts(synth.words, utt.spans, len(audio) / SAMPLE_RATE)
+    counts["interpolated_word_starts"] += interpolated
+    return utt, jitter, audio, starts, _word_ends(audio, starts, SAMPLE_RATE)
+
+
+def _vertical_tokens(utt, paragraph_id: str, speaker_id: str) -> List[VerticalToken]:
+    """The utterance's record tokens with TEI word ids ``<paragraph>.s<N>.w<N>``."""
+    tokens = []
+    w_in_sentence: Dict[int, int] = {}
+    for tok, sent in zip(utt.tokens, utt.sentence):
+        w_in_sentence[sent] = w_in_sentence.get(sent, 0) + 1
+        wid = f"{paragraph_id}.s{sent + 1}.w{w_in_sentence[sent]}"
+        tokens.append(VerticalToken(tok, wid, speaker_id, wid.rsplit(".", 1)[0], 0))
+    return tokens
+
+
+def _write_sitting(out_dir: Path, cfg: CzechMiniConfig, s: int, rng: np.random.Generator, begin, planned: float,
+                   pieces: List[np.ndarray], tokens: List[VerticalToken], said: List[Tuple[str, float, float]]) -> dict:
+    """Sitting ``s``: its wav (with a little noise), vertical and spoken words; returns its summary record
+    (and its length in seconds under ``_seconds``)."""
+    wav = np.concatenate(pieces)
+    noise = np.random.default_rng([cfg.seed, s])  # own generator: len(wav) must not shift the plan's draws
+    wav += noise.normal(0.0, 10 ** (rng.uniform(-70, -55) / 20.0), size=len(wav)).astype(np.float32)
+    wav = np.clip(wav, -1.0, 1.0)
+    end = begin + datetime.timedelta(seconds=planned)
+    rec_id = begin.strftime("%Y%m%d%H%M") + end.strftime("%H%M")
+    folder = out_dir / "2013ps" / "audio" / begin.strftime("%Y/%m/%d")
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_path(folder / f"{rec_id}.wav", suffix=".wav") as tmp:
+        sf.write(tmp, wav, SAMPLE_RATE, subtype="PCM_16")
+    write_vertical(folder / f"{rec_id}.vert", tokens)
+    atomic_write_text(
+        out_dir / "synth" / f"{rec_id}.words.tsv", "".join(f"{w}\t{a:.3f}\t{b:.3f}\n" for w, a, b in said)
+    )
+    logger.info("sitting %s: %.1f s, %d record tokens, %d spoken words", rec_id, len(wav) / SAMPLE_RATE,
+                len(tokens), len(said))
+    return {"id": rec_id, "seconds": round(len(wav) / SAMPLE_RATE, 2),
+            "record_tokens": len(tokens), "spoken_words": len(said), "_seconds": len(wav) / SAMPLE_RATE}
+
+
 def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path, overwrite: bool = False) -> dict:
     """Builds the corpus (see the module docstring); returns the build summary."""
-    from punct.corpora.tts import Espeak, Voice, resample
+    from punct.corpora.tts import Espeak
 
     out_dir = Path(out_dir)
     if is_done(out_dir) and not overwrite:
@@ -408,8 +471,7 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
     vocab = sorted({t.lower() for f in fortunes[:2000] for t in tokenize(f) if t.isalpha() and len(t) > 2})
     speakers = draw_speakers(rng, cfg.num_speakers)
     engine = Espeak.get()
-    counts: Dict[str, int] = {k: 0 for k in ("number_phrases", "fillers", "unsaid_record_words", "edited_words",
-                                             "repeated_words", "digits_or_symbols", "fortunes", "interpolated_word_starts")}
+    counts: Dict[str, int] = {k: 0 for k in COUNTERS}
     next_fortune = 0
     speaker_queue: List[int] = []
     recordings = []
@@ -435,24 +497,10 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
                 text = fortunes[order[next_fortune % len(order)]]
                 next_fortune += 1
                 counts["fortunes"] += 1
-                utt = make_utterance(text, rng, cfg, vocab, counts)
-                jitter = Voice(voice.name, voice.variant, int(np.clip(voice.pitch + rng.integers(-4, 5), 0, 99)),
-                               int(voice.rate * rng.uniform(0.95, 1.05)))
-                synth = engine.synthesize(utt.synth_text, jitter)
-                audio = resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
-                if not utt.spoken:
-                    starts, ends = [], []
-                else:
-                    starts, interpolated = word_starts(synth.words, utt.spans, len(audio) / SAMPLE_RATE)
-                    counts["interpolated_word_starts"] += interpolated
-                    ends = _word_ends(audio, starts, SAMPLE_RATE)
+                utt, jitter, audio, starts, ends = _speak(engine, text, voice, rng, cfg, vocab, counts)
                 offset = position / SAMPLE_RATE
                 said += [(w, offset + a, offset + b) for w, a, b in zip(utt.spoken, starts, ends)]
-                w_in_sentence: Dict[int, int] = {}
-                for tok, sent in zip(utt.tokens, utt.sentence):
-                    w_in_sentence[sent] = w_in_sentence.get(sent, 0) + 1
-                    wid = f"{doc}.u{u}.p{p + 1}.s{sent + 1}.w{w_in_sentence[sent]}"
-                    tokens.append(VerticalToken(tok, wid, info.id, wid.rsplit(".", 1)[0], 0))
+                tokens += _vertical_tokens(utt, f"{doc}.u{u}.p{p + 1}", info.id)
                 gap = rng.uniform(0.3, 0.8)
                 pieces += [audio, np.zeros(int(gap * SAMPLE_RATE), np.float32)]
                 position += len(audio) + int(gap * SAMPLE_RATE)
@@ -461,28 +509,14 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
             pieces.append(np.zeros(int(gap * SAMPLE_RATE), np.float32))
             position += int(gap * SAMPLE_RATE)
             planned += gap
-        wav = np.concatenate(pieces)
-        noise = np.random.default_rng([cfg.seed, s])  # own generator: len(wav) must not shift the plan's draws
-        wav += noise.normal(0.0, 10 ** (rng.uniform(-70, -55) / 20.0), size=len(wav)).astype(np.float32)
-        wav = np.clip(wav, -1.0, 1.0)
-        end = begin + datetime.timedelta(seconds=planned)
-        rec_id = begin.strftime("%Y%m%d%H%M") + end.strftime("%H%M")
-        folder = out_dir / "2013ps" / "audio" / begin.strftime("%Y/%m/%d")
-        folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(folder / f"{rec_id}.wav", suffix=".wav") as tmp:
-            sf.write(tmp, wav, SAMPLE_RATE, subtype="PCM_16")
-        write_vertical(folder / f"{rec_id}.vert", tokens)
-        atomic_write_text(
-            out_dir / "synth" / f"{rec_id}.words.tsv", "".join(f"{w}\t{a:.3f}\t{b:.3f}\n" for w, a, b in said)
-        )
-        total_seconds += len(wav) / SAMPLE_RATE
-        recordings.append({"id": rec_id, "seconds": round(len(wav) / SAMPLE_RATE, 2),
-                           "record_tokens": len(tokens), "spoken_words": len(said)})
-        logger.info("sitting %s: %.1f s, %d record tokens, %d spoken words", rec_id, len(wav) / SAMPLE_RATE,
-                    len(tokens), len(said))
+        recordings.append(_write_sitting(out_dir, cfg, s, rng, begin, planned, pieces, tokens, said))
+        total_seconds += recordings[-1].pop("_seconds")
     write_speakers(out_dir / "speakers.tsv", [info for info, _ in speakers])
-    summary = {"config": asdict(cfg), "hours": round(total_seconds / 3600, 4), "recordings": recordings,
-               "counts": counts}
+    return _write_build_summary(out_dir, {"config": asdict(cfg), "hours": round(total_seconds / 3600, 4),
+                                          "recordings": recordings, "counts": counts})
+
+
+def _write_build_summary(out_dir: Path, summary: dict) -> dict:
     atomic_write_text(out_dir / "build.json", json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
     mark_done(out_dir)
     return summary

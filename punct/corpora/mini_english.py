@@ -481,6 +481,96 @@ def _synthesize_job(job) -> Tuple[Talk, int]:
     return talk, unmapped
 
 
+def _new_build_dir(out_dir: Path, overwrite: bool) -> Path:
+    """A temporary folder beside ``out_dir`` (renamed to it when the build is complete)."""
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"{out_dir} exists; rebuilding it needs --overwrite")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the corpus is not
+    return tmp
+
+
+def _replace_dir(tmp: Path, out_dir: Path) -> None:
+    """``tmp`` becomes ``out_dir`` (an existing ``out_dir`` is moved aside first, then removed)."""
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(out_dir, old)
+        os.replace(tmp, out_dir)
+        shutil.rmtree(old)
+    else:
+        os.replace(tmp, out_dir)
+
+
+def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, books: Dict[str, List[str]], norm: NormalizeConfig):
+    """The talks of every split and one synthesis job per talk (the split folders are created)."""
+    sources = split_sources(books)
+    plans: Dict[str, List[Talk]] = {}
+    jobs = []
+    for s_index, split in enumerate(SPLITS):
+        if split not in cfg.splits:
+            continue
+        plans[split] = plan_talks(sources[split], split, cfg.talk_id_base * (s_index + 1) + 1, cfg.splits[split],
+                                  cfg, split_rng(cfg, s_index))
+        if split != "train" and not any("?" in seg.text for t in plans[split] for seg in t.segments):
+            raise RuntimeError(f"{split}: no question in its talks; try another --seed")
+        (tmp / "data" / split / "wav").mkdir(parents=True)
+        (tmp / "data" / split / "txt").mkdir(parents=True)
+        for t_index, talk in enumerate(plans[split]):
+            wav_path = tmp / "data" / split / "wav" / f"ted_{talk.talk_id}.wav"
+            jobs.append((talk, (cfg.seed, s_index, t_index), cfg, norm, str(wav_path)))
+    return plans, jobs
+
+
+def _write_split_text(txt_dir: Path, split: str, results: List, norm: NormalizeConfig) -> Dict[str, object]:
+    """MuST-C text files of one split from its synthesized talks; returns the split's summary."""
+    yaml_lines, en_lines, time_lines = [], [], []
+    unmapped = 0
+    seconds = 0.0
+    for talk, bad in results:
+        unmapped += bad
+        for i, seg in enumerate(talk.segments):
+            yaml_lines.append(_yaml_line(seg, talk.talk_id))
+            en_lines.append(seg.text)
+            seconds += seg.duration
+            if seg.starts is not None:
+                time_lines.append(json.dumps({
+                    "id": f"ted_{talk.talk_id}_{i}", "words": seg.words,
+                    "starts": [round(x, 4) for x in seg.starts],
+                }))
+    talks = [t for t, _ in results]
+    (txt_dir / f"{split}.yaml").write_text("\n".join(yaml_lines) + "\n", encoding="utf-8")
+    (txt_dir / f"{split}.en").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
+    (txt_dir / f"{split}.de").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
+    (txt_dir / f"{split}.word_times.jsonl").write_text(
+        "".join(line + "\n" for line in time_lines), encoding="utf-8")
+    counts = label_counts(en_lines, norm)
+    logger.info("%s: %d talks, %d segments, %.1f min of speech, word times omitted for %d segments",
+                split, len(talks), len(en_lines), seconds / 60.0, unmapped)
+    return {
+        "talks": len(talks), "segments": len(en_lines), "hours": seconds / 3600.0,
+        "labels": dict(counts), "word_times_omitted": unmapped,
+        "voices": [asdict(t.voice) for t in talks],
+    }
+
+
+def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summary: Dict[str, Dict[str, object]]) -> None:
+    table = format_label_table(
+        {s: Counter(v["labels"]) for s, v in summary.items()},
+        {s: {"segments": str(v["segments"]), "minutes": f"{v['hours'] * 60:.1f}",
+             "times_omitted": str(v["word_times_omitted"])} for s, v in summary.items()},
+    )
+    (tmp / "labels.txt").write_text(table + "\n", encoding="utf-8")
+    (tmp / "build.json").write_text(json.dumps(
+        {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary}, indent=1, default=str) + "\n",
+        encoding="utf-8")
+
+
 def build_mini_corpus(
     out_dir: Path, cfg: MiniCorpusConfig, books: Dict[str, List[str]], overwrite: bool = False,
     norm: NormalizeConfig = NormalizeConfig(), num_jobs: int = 1,
@@ -490,31 +580,10 @@ def build_mini_corpus(
     Returns per split: segments, hours, label counts, word-time omissions.
     """
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out_dir} exists; rebuilding it needs --overwrite")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the corpus is not
-    sources = split_sources(books)
+    tmp = _new_build_dir(out_dir, overwrite)
     summary: Dict[str, Dict[str, object]] = {}
     try:
-        plans: Dict[str, List[Talk]] = {}
-        jobs = []
-        for s_index, split in enumerate(SPLITS):
-            if split not in cfg.splits:
-                continue
-            plans[split] = plan_talks(sources[split], split, cfg.talk_id_base * (s_index + 1) + 1, cfg.splits[split],
-                                      cfg, split_rng(cfg, s_index))
-            if split != "train" and not any("?" in seg.text for t in plans[split] for seg in t.segments):
-                raise RuntimeError(f"{split}: no question in its talks; try another --seed")
-            (tmp / "data" / split / "wav").mkdir(parents=True)
-            (tmp / "data" / split / "txt").mkdir(parents=True)
-            for t_index, talk in enumerate(plans[split]):
-                wav_path = tmp / "data" / split / "wav" / f"ted_{talk.talk_id}.wav"
-                jobs.append((talk, (cfg.seed, s_index, t_index), cfg, norm, str(wav_path)))
+        plans, jobs = _plan_splits(tmp, cfg, books, norm)
         # espeak-ng keeps hidden synthesis state (the same text comes out a few samples longer or
         # shorter after other texts, even after re-initialising), so every talk is spoken by a
         # fresh process forked from this one, which does not synthesize: the corpus is then
@@ -526,55 +595,11 @@ def build_mini_corpus(
             done = pool.map(_synthesize_job, jobs, chunksize=1)
         results = iter(done)
         for split in plans:
-            talks = [next(results) for _ in plans[split]]
-            txt_dir = tmp / "data" / split / "txt"
-            yaml_lines, en_lines, time_lines = [], [], []
-            unmapped = 0
-            seconds = 0.0
-            for talk, bad in talks:
-                unmapped += bad
-                for i, seg in enumerate(talk.segments):
-                    yaml_lines.append(_yaml_line(seg, talk.talk_id))
-                    en_lines.append(seg.text)
-                    seconds += seg.duration
-                    if seg.starts is not None:
-                        time_lines.append(json.dumps({
-                            "id": f"ted_{talk.talk_id}_{i}", "words": seg.words,
-                            "starts": [round(x, 4) for x in seg.starts],
-                        }))
-            talks = [t for t, _ in talks]
-            (txt_dir / f"{split}.yaml").write_text("\n".join(yaml_lines) + "\n", encoding="utf-8")
-            (txt_dir / f"{split}.en").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
-            (txt_dir / f"{split}.de").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
-            (txt_dir / f"{split}.word_times.jsonl").write_text(
-                "".join(line + "\n" for line in time_lines), encoding="utf-8")
-            counts = label_counts(en_lines, norm)
-            summary[split] = {
-                "talks": len(talks), "segments": len(en_lines), "hours": seconds / 3600.0,
-                "labels": dict(counts), "word_times_omitted": unmapped,
-                "voices": [asdict(t.voice) for t in talks],
-            }
-            logger.info("%s: %d talks, %d segments, %.1f min of speech, word times omitted for %d segments",
-                        split, len(talks), len(en_lines), seconds / 60.0, unmapped)
-        table = format_label_table(
-            {s: Counter(v["labels"]) for s, v in summary.items()},
-            {s: {"segments": str(v["segments"]), "minutes": f"{v['hours'] * 60:.1f}",
-                 "times_omitted": str(v["word_times_omitted"])} for s, v in summary.items()},
-        )
-        (tmp / "labels.txt").write_text(table + "\n", encoding="utf-8")
-        (tmp / "build.json").write_text(json.dumps(
-            {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary}, indent=1, default=str) + "\n",
-            encoding="utf-8")
+            summary[split] = _write_split_text(tmp / "data" / split / "txt", split,
+                                               [next(results) for _ in plans[split]], norm)
+        _write_summary(tmp, cfg, norm, summary)
         atomic_write_text(tmp / ".done", "")
-        if out_dir.exists():
-            old = out_dir.with_name(f".{out_dir.name}.old")
-            if old.exists():
-                shutil.rmtree(old)
-            os.replace(out_dir, old)
-            os.replace(tmp, out_dir)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, out_dir)
+        _replace_dir(tmp, out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

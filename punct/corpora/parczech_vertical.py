@@ -37,6 +37,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from lhotse.utils import Pathlike
 
+from punct.align.segments import OfficialWord
 from punct.token_labels import ExtractionStats, LabeledWord, extract_labels, is_mark
 from punct.utils.atomic import atomic_write_text
 
@@ -51,18 +52,6 @@ class VerticalToken(NamedTuple):
     line: int  # 1-based line number in the file
 
 
-class VerticalWord(NamedTuple):
-    """One word of an official transcript with its labels (punctuation marks folded in)."""
-
-    word: str
-    punct: str
-    case: str
-    word_id: str
-    speaker: str
-    sentence_idx: int  # 0-based index of the sentence within the file
-    word_idx: int  # 0-based index of the word within the file
-
-
 @dataclass
 class Vertical:
     path: Path
@@ -73,7 +62,7 @@ class Vertical:
     def recording_id(self) -> str:
         return vertical_stem(self.path)
 
-    def words(self, stats: Optional[ExtractionStats] = None) -> List[VerticalWord]:
+    def words(self, stats: Optional[ExtractionStats] = None) -> List[OfficialWord]:
         """Labeled words: see ``punct.token_labels.extract_labels`` for the rules."""
         labeled: List[LabeledWord] = extract_labels((t.token for t in self.tokens), stats)
         sentence_index: Dict[str, int] = {}
@@ -81,7 +70,7 @@ class Vertical:
         for i, w in enumerate(labeled):
             tok = self.tokens[w.token_index]
             s = sentence_index.setdefault(tok.sentence, len(sentence_index))
-            out.append(VerticalWord(w.word, w.punct, w.case, tok.word_id, tok.speaker, s, i))
+            out.append(OfficialWord(w.word, w.punct, w.case, tok.word_id, tok.speaker, s, i))
         return out
 
     @property

@@ -1,7 +1,7 @@
 """Per-speaker cepstral mean (and optionally variance) normalisation.
 
 Stage 1 accumulates, per split, the count, sum and sum of squares of every speaker's
-feature frames (``speaker`` = the supervision's speaker, the talk for MuST-C) into
+feature frames (``speaker`` = the supervision's speaker, e.g. the talk) into
 ``data/fbank/cmvn_<split>.json``.  Every consumer (AM training, decoding, alignment, the
 embedding dump) applies the same stats through :func:`apply_cmvn`, so training and inference
 see identical inputs.  As in Kaldi's default (``apply-cmvn --norm-vars=false``) only the mean

@@ -1,6 +1,6 @@
 """Stage 1 helpers: manifests -> one cut per supervision -> features in per-job lilcom archives.
 
-Layout under ``data/fbank`` (``<p>`` = corpus prefix, ``mustc``):
+Layout under ``data/fbank`` (``<p>`` = the corpus' manifest prefix):
   ``split/<p>_cuts_<split>.<job>.jsonl.gz``   per-job cut manifests (+ ``.done``)
   ``feats_<split>/feats.<job>.lca``            per-job lilcom chunky archive
   ``<p>_cuts_<split>.jsonl.gz``               merged cuts (manifest order), cut id = supervision id
@@ -43,13 +43,13 @@ from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
 
 
-def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str = "mustc") -> Tuple[Path, Path]:
+def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str) -> Tuple[Path, Path]:
     manifest_dir = Path(manifest_dir)
     return (manifest_dir / f"{prefix}_recordings_{split}.jsonl.gz",
             manifest_dir / f"{prefix}_supervisions_{split}.jsonl.gz")
 
 
-def cuts_path(fbank_dir: Pathlike, split: str, prefix: str = "mustc", suffix: str = "") -> Path:
+def cuts_path(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -> Path:
     """``data/fbank/<prefix>_cuts_<split><suffix>.jsonl.gz`` (suffix ``_ali`` after stage 3)."""
     return Path(fbank_dir) / f"{prefix}_cuts_{split}{suffix}.jsonl.gz"
 
@@ -71,7 +71,7 @@ def supervision_cuts(recordings: RecordingSet, supervisions: SupervisionSet) -> 
     return CutSet.from_cuts(out)
 
 
-def load_split_cuts(manifest_dir: Pathlike, split: str, prefix: str = "mustc") -> CutSet:
+def load_split_cuts(manifest_dir: Pathlike, split: str, prefix: str) -> CutSet:
     rec_path, sup_path = manifest_paths(manifest_dir, split, prefix)
     for path in (rec_path, sup_path):
         if not path.is_file():

@@ -284,7 +284,7 @@ class Punctuator:
                     tdnn_checkpoint: Optional[Pathlike] = None, results_json: Optional[Pathlike] = None,
                     normalize_config: Optional[Pathlike] = None, alpha: Optional[float] = None,
                     device: torch.device = torch.device("cpu"), **kwargs) -> "Punctuator":
-        """Loads the models of a trained recipe (egs/mustc after stages 1-8); any path may be overridden."""
+        """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be overridden."""
         from punct.asr.train import load_model as load_am
         from punct.models.punct_tdnn.train import load_model as load_tdnn
         from punct.utils.config import load_config

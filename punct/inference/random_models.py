@@ -29,7 +29,7 @@ from punct.models.text.model import HeadSpec, PunctBert
 # The characters of the mini corpus' words: lowercase letters, digits, apostrophe.
 DEFAULT_CHARACTERS = tuple(string.ascii_lowercase + string.digits + "'")
 
-# Kaldi TED-LIUM hires MFCC (egs/mustc/conf/mfcc.yaml).
+# Kaldi TED-LIUM hires MFCC (the EfficientPunct recipe's conf/mfcc.yaml).
 MFCC_YAML = {
     "kind": "mfcc", "norm_vars": True,
     "options": {"sampling_rate": 16000, "frame_length_ms": 25.0, "frame_shift_ms": 10.0, "num_ceps": 40,

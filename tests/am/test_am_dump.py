@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 def am_dir(tmp_path_factory):
     """A randomly initialised tiny AM saved as a trained one would be."""
     fbank = cached_corpus() / "fbank"
-    cuts, _ = load_split(fbank, "train")
+    cuts, _ = load_split(fbank, "train", "mustc")
     tokens = TokenTable.from_words(cut_words(c) for c in cuts)
     config = AmConfig(model=dataclasses.replace(AmConfig().model, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
                                                 prefinal_big_dim=32))
@@ -51,7 +51,7 @@ def am_dir(tmp_path_factory):
 def test_shard_round_trip_frames_match_features(am_dir, tmp_path):
     fbank = cached_corpus() / "fbank"
     model, _ = load_model(am_dir / "best-valid-loss.pt")
-    cuts, cmvn = load_split(fbank, "dev")
+    cuts, cmvn = load_split(fbank, "dev", "mustc")
     dump_shard(model, list(cuts), cmvn, tmp_path / "none" / "emb.1", EMBEDDING_LAYER, "none")
     dump_shard(model, list(cuts), cmvn, tmp_path / "two" / "emb.1", EMBEDDING_LAYER, "two_byte")
     exact = MatrixReader(shard_paths(tmp_path / "none" / "emb.1")[1])

@@ -46,7 +46,7 @@ def test_bf16_step_runs_the_network_in_bf16_and_ctc_in_float32():
 
 def test_fp16_on_cpu_is_refused_before_reading_data(tmp_path):
     with pytest.raises(ValueError, match="fp16 needs a CUDA device"):
-        run_training(config=am_train.AmConfig(), fbank_dir=tmp_path / "missing", exp_dir=tmp_path / "exp",
+        run_training(prefix="mustc", config=am_train.AmConfig(), fbank_dir=tmp_path / "missing", exp_dir=tmp_path / "exp",
                      device_name="cpu", amp="fp16")
 
 

@@ -32,14 +32,14 @@ def _free_port() -> int:
 def test_checkpoints_and_resume_reproduce_an_uninterrupted_run(tmp_path):
     torch.set_num_threads(1)
     fbank = cached_corpus() / "fbank"
-    state3, straight = run_training(config=dataclasses.replace(TINY, num_epochs=3), fbank_dir=fbank,
+    state3, straight = run_training(prefix="mustc", config=dataclasses.replace(TINY, num_epochs=3), fbank_dir=fbank,
                                     exp_dir=tmp_path / "straight", device_name="cpu", seed=3)
-    state2, _ = run_training(config=TINY, fbank_dir=fbank, exp_dir=tmp_path / "resumed", device_name="cpu", seed=3)
+    state2, _ = run_training(prefix="mustc", config=TINY, fbank_dir=fbank, exp_dir=tmp_path / "resumed", device_name="cpu", seed=3)
     exp = tmp_path / "resumed"
     assert {p.name for p in exp.glob("*.pt")} >= {"epoch-1.pt", "epoch-2.pt", "best-valid-loss.pt"}
     assert (exp / "tokens.txt").read_text().startswith("<blk> 0\n| 1\n")
     assert latest_checkpoint(exp).name == "epoch-2.pt" and state2.epoch == 2
-    state, resumed = run_training(config=dataclasses.replace(TINY, num_epochs=3), fbank_dir=fbank, exp_dir=exp,
+    state, resumed = run_training(prefix="mustc", config=dataclasses.replace(TINY, num_epochs=3), fbank_dir=fbank, exp_dir=exp,
                                   device_name="cpu", seed=3, resume=True)
     assert state.epoch == 3 and state.step == state3.step > state2.step
     for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
@@ -54,7 +54,7 @@ def _ddp_worker(rank: int, port: int, fbank: str, out: str) -> None:
     torch.set_num_threads(1)
     import torch.distributed as dist
 
-    state, model = run_training(config=dataclasses.replace(TINY, num_epochs=1, max_duration=5.0), fbank_dir=fbank,
+    state, model = run_training(prefix="mustc", config=dataclasses.replace(TINY, num_epochs=1, max_duration=5.0), fbank_dir=fbank,
                                 exp_dir=f"{out}/exp", device_name="cpu", seed=5)
     torch.save({"params": model.state_dict(), "steps": state.step, "backend": dist.get_backend()},
                f"{out}/rank{rank}.pt")
@@ -131,8 +131,8 @@ def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
     from punct.asr.dataset import load_split, load_train_splits
 
     fbank = cached_corpus() / "fbank"
-    cuts, cmvn = load_split(fbank, "train")
+    cuts, cmvn = load_split(fbank, "train", "mustc")
     with pytest.raises(ValueError, match="speakers .* also in another training folder"):
-        load_train_splits([fbank, fbank], "train")
-    both, merged = load_train_splits([fbank], "train")
+        load_train_splits([fbank, fbank], "train", "mustc")
+    both, merged = load_train_splits([fbank], "train", "mustc")
     assert [c.id for c in both] == [c.id for c in cuts] and set(merged.stats) == set(cmvn.stats)

@@ -62,7 +62,7 @@ def test_stage1_cuts_match_supervisions_and_frame_convention(which, request):
     fbank = root / "fbank" if which == "cached" else request.getfixturevalue("fresh_fbank")
     for split in SPLITS:
         sups = load_manifest(root / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")
-        cuts = load_manifest(cuts_path(fbank, split))
+        cuts = load_manifest(cuts_path(fbank, split, "mustc"))
         assert [c.id for c in cuts] == [s.id for s in sups]
         cmvn = SpeakerCmvn.load(fbank / f"cmvn_{split}.json")
         for cut, sup in zip(cuts, sups):
@@ -106,7 +106,7 @@ def test_stage1_manifests_pass_lhotse_validation_and_collation(fresh_fbank):
     from lhotse.dataset.collation import collate_features
 
     for split in SPLITS:
-        cuts = load_manifest(cuts_path(fresh_fbank, split))
+        cuts = load_manifest(cuts_path(fresh_fbank, split, "mustc"))
         validate_cut_set(cuts, read_data=True)
         assert len({c.num_frames for c in cuts}) > 1  # the batch below pads (MixedCut + PaddingCut)
         batch, lens = collate_features(cuts)
@@ -129,7 +129,7 @@ def test_project_loaders_see_snip_edges_frames(fresh_fbank):
     from punct.asr.dataset import CtcDataset, usable_cuts
     from punct.asr.tokens import TokenTable
 
-    cuts = load_manifest(cuts_path(fresh_fbank, "train"))
+    cuts = load_manifest(cuts_path(fresh_fbank, "train", "mustc"))
     snip = [expected_num_frames(c.num_samples) for c in cuts]
     cmvn = SpeakerCmvn.load(fresh_fbank / "cmvn_train.json")
     for speaker, stats in cmvn.stats.items():
@@ -152,7 +152,7 @@ def test_project_loaders_see_snip_edges_frames(fresh_fbank):
 def test_manifests_of_the_earlier_layout_still_load(fresh_fbank, tmp_path):
     """Cuts written the way stage 1 wrote them before the lhotse padding (num_frames = S, S rows stored)
     give the same matrices and frame counts to the project's loaders."""
-    cuts = load_manifest(cuts_path(fresh_fbank, "dev"))
+    cuts = load_manifest(cuts_path(fresh_fbank, "dev", "mustc"))
     old_cuts = []
     with LilcomChunkyWriter(tmp_path / "old.lca") as writer:
         for cut in cuts:

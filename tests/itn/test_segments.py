@@ -18,7 +18,7 @@ from punct.align.segments import (
     split_long,
     zero_distance_runs,
 )
-from punct.corpora.parczech_vertical import VerticalWord
+from punct.align.segments import OfficialWord
 
 
 def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", dist=0, rec=True):
@@ -28,7 +28,7 @@ def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", 
 
 def test_align_recording_rows_and_runs():
     off_tokens = [("Usnesení", BLANK, CAP), ("bylo", BLANK, BLANK), ("doručeno", ",", BLANK), ("6", ".", BLANK), ("Nyní", BLANK, CAP)]
-    off = [VerticalWord(w, p, c, f"d.u1.p1.s1.w{k}", "A", 0, k) for k, (w, p, c) in enumerate(off_tokens)]
+    off = [OfficialWord(w, p, c, f"d.u1.p1.s1.w{k}", "A", 0, k) for k, (w, p, c) in enumerate(off_tokens)]
     rec = [TimedWord(w, k * 0.5, k * 0.5 + 0.4) for k, w in enumerate("usnesení bylo ehm doručeno šestého nyní".split())]
     rows = align_recording(rec, off)
     assert [(r.rec_word, r.word, r.distance) for r in rows] == [

@@ -1,1 +1,1 @@
-"""ParCzech multimodal models: cross-attention audio-text model and the text-only baseline (thesis ch. 5)."""
+"""Punctuation + case models: cross-attention audio-text model and the text-only baseline (thesis ch. 5)."""

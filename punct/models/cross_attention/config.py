@@ -1,4 +1,4 @@
-"""Configuration of the ParCzech models (``egs/parczech/conf/mm*.yaml``), one frozen dataclass.
+"""Configuration of the punctuation + case models (the ITN recipe's ``conf/mm*.yaml``), one frozen dataclass.
 
 Defaults are the thesis' values (Stankov 2024, sections 5.1, 5.4, 5.6, 5.7); the mini
 config shrinks the dimensions so that a model trains in minutes on 2 CPU cores.

@@ -1,10 +1,10 @@
-"""Segments of the ParCzech dataset (egs/parczech stage 3) as model inputs.
+"""Segments of the speech-informed ITN dataset (stage 3) as model inputs.
 
-A segment is a supervision of ``data/segments/parczech_supervisions_<split>.jsonl.gz``:
+A segment is a supervision of ``data/segments/<prefix>_supervisions_<split>.jsonl.gz``:
 ``custom["words"]`` (lower-case words: the model input), ``custom["punct"]`` (9 classes),
 ``custom["case"]`` (blank/cap) and ``alignment["word"]`` (one item per word, times relative to
 the recording); its audio is ``[start, start + duration)`` of the recording of
-``parczech_recordings_<split>.jsonl.gz``.
+``<prefix>_recordings_<split>.jsonl.gz``.
 
 Text: the words are tokenised with :func:`punct.models.text.chunking.word_pieces` and read at their
 last sub-token (``[CLS] pieces [SEP]``); a segment whose sub-tokens exceed ``max_length`` is

@@ -1,6 +1,6 @@
-"""Per-word vectors and posteriors of a trained ParCzech text-only model (``exp/text``).
+"""Per-word vectors and posteriors of a trained text-only (punct9 + case) model (``exp/text``).
 
-The EfficientPunct TDNN on ParCzech segments (egs/parczech stage 5) takes its text half from the
+The EfficientPunct TDNN on segments (stage 5 of the speech-informed ITN recipe) takes its text half from the
 text-only model of stage 4 (:class:`punct.models.cross_attention.model.TextOnlyModel`, a PunctBert with the punctuation
 and case heads): for every word the final hidden state at its last sub-token (the vector fused into
 the TDNN's frames) and the softmax of both heads (the text side of the ensemble).  The segments are

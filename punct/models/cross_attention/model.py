@@ -1,4 +1,4 @@
-"""The ParCzech models: text-only baseline and the cross-attention multimodal model (thesis 5.3-5.8).
+"""The punctuation + case models: text-only baseline and the cross-attention multimodal model (thesis 5.3-5.8).
 
 Text-only (thesis 5.3): a BERT-like encoder with two heads (punctuation, 9 classes; case,
 2 classes) read at every word's last sub-token: :class:`punct.models.text.model.PunctBert`, used

@@ -1,5 +1,5 @@
-"""Fusion of BERT word vectors and layer-12 acoustic frames: the EfficientPunct punctuation TDNN (stage 7;
-ParCzech stage 5 with a case head).
+"""Fusion of BERT word vectors and layer-12 acoustic frames: the EfficientPunct punctuation TDNN (stage 7 of the
+EfficientPunct recipe; stage 5 of the speech-informed ITN recipe, with a case head).
 
 * ``frames``   word alignments -> frame spans; text vector per frame (previous word in gaps, zeros before the first)
 * ``dataset``  windows cut at load time from per-utterance shards (and whole utterances for fully conv training)
@@ -7,5 +7,5 @@ ParCzech stage 5 with a case head).
 * ``tdnn``     the network (authors' exact topology) with windowed and fully convolutional evaluation
 * ``train``    training loop, checkpoints, dev selection, DDP
 * ``infer``    per-word posteriors of a split
-* ``itn``      ParCzech segments: the two-head (punctuation + case) ensemble with the text-only model, decode jsonl
+* ``segment_ensemble``  segments with punct9 + case labels: the two-head ensemble with the text-only model, decode jsonl
 """

@@ -1,7 +1,7 @@
 """Fused 301-frame windows cut at load time from per-utterance matrices.
 
-Inputs of one split (stages 3, 4 and 6 of egs/mustc):
-  * aligned cuts ``data/fbank/mustc_cuts_<split>_ali.jsonl.gz``: each cut's (first) supervision holds
+Inputs of one split (stages 3, 4 and 6 of the EfficientPunct recipe):
+  * aligned cuts ``data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz``: each cut's (first) supervision holds
     ``custom["words"]``, ``custom["punct"]`` and ``alignment["word"]`` (one item per word, times in
     seconds on the recording's axis, so the cut start is subtracted);
   * layer-12 acoustic matrices (T x Da) by cut id: ``exp/emb_am/<split>/emb.scp``;
@@ -13,7 +13,7 @@ each frame ``[BERT vector of the frame's word ; acoustic vector]`` (see ``punct.
 frames before the first word and between words), labelled with the punctuation after the word.
 Nothing is stored per window; an LRU cache keeps recently used utterances in memory.
 
-With ``case_classes`` (ParCzech segments: ``punct.token_labels``), the case label of every word is read
+With ``case_classes`` (the ``itn`` scheme: :data:`punct.labels.CASE`), the case label of every word is read
 from ``custom["case"]`` too, and each example's label is the pair (punctuation, case).
 
 A cut is skipped (counted, logged with the reason) when a matrix is missing, when the number of
@@ -110,32 +110,9 @@ class FusionCorpus:
         self.utterances: List[UtteranceIndex] = []
         self.skipped: Dict[str, int] = collections.Counter()
         for cut in cuts:
-            labelled, items = _cut_words(cut, source, self.classes, self.case_classes)
-            words = labelled.words
-            if cut.id not in self.acoustic:
-                self._skip("no acoustic matrix", cut.id)
-                continue
-            if cut.id not in self.text:
-                self._skip("no BERT vectors", cut.id)
-                continue
-            if not words:
-                self._skip("no words", cut.id)
-                continue
-            if len(items) != len(words):
-                self._skip("words/alignment lengths differ", cut.id)
-                continue
-            starts, ends = word_frame_spans(
-                [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
-            )
-            if np.any(np.diff(starts) < 0):
-                self._skip("alignment not in word order", cut.id)
-                continue
-            labels = np.asarray(encode_labels(labelled.punct, self.classes), dtype=np.int64)
-            case_labels = (
-                np.asarray(encode_labels(labelled.case, self.case_classes), dtype=np.int64)
-                if self.case_classes is not None else None
-            )
-            self.utterances.append(UtteranceIndex(cut.id, starts, ends, labels, case_labels))
+            utterance = self._index_cut(cut, source, frame_rate)
+            if utterance is not None:
+                self.utterances.append(utterance)
         for reason, count in sorted(self.skipped.items()):
             logging.warning("%s: skipped %d cut(s): %s", source, count, reason)
         if not self.utterances:
@@ -150,6 +127,28 @@ class FusionCorpus:
         first = self.utterances[0].key
         self.text_dim = int(self.text[first].shape[1])
         self.acoustic_dim = int(self.acoustic[first].shape[1])
+
+    def _index_cut(self, cut, source: str, frame_rate: float) -> Optional[UtteranceIndex]:
+        """The cut's word frame spans and label ids, or None (counted in ``skipped``) when it cannot be used."""
+        labelled, items = _cut_words(cut, source, self.classes, self.case_classes)
+        words = labelled.words
+        for reason, missing in (("no acoustic matrix", cut.id not in self.acoustic), ("no BERT vectors", cut.id not in self.text),
+                                ("no words", not words), ("words/alignment lengths differ", len(items) != len(words))):
+            if missing:
+                self._skip(reason, cut.id)
+                return None
+        starts, ends = word_frame_spans(
+            [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
+        )
+        if np.any(np.diff(starts) < 0):
+            self._skip("alignment not in word order", cut.id)
+            return None
+        labels = np.asarray(encode_labels(labelled.punct, self.classes), dtype=np.int64)
+        case_labels = (
+            np.asarray(encode_labels(labelled.case, self.case_classes), dtype=np.int64)
+            if self.case_classes is not None else None
+        )
+        return UtteranceIndex(cut.id, starts, ends, labels, case_labels)
 
     def _skip(self, reason: str, key: str) -> None:
         if self.skipped[reason] == 0:
@@ -240,14 +239,13 @@ class FusedWindowDataset(Dataset):
         return torch.from_numpy(self.corpus.window(example, self.context)), self.corpus.example_labels(example)
 
 
-MUSTC_CUTS_PATTERN = "mustc_cuts_{split}_ali.jsonl.gz"
 
 
 def split_paths(
-    cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str, cuts_pattern: str = MUSTC_CUTS_PATTERN
+    cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str, cuts_pattern: str
 ) -> Dict[str, Path]:
     """The contract's file names of one split (e.g. data/fbank, exp/emb_am, exp/emb_bert, "dev");
-    ``cuts_pattern`` names the cuts (ParCzech segments: "parczech_cuts_{split}.jsonl.gz")."""
+    ``cuts_pattern`` names the cuts (e.g. "<prefix>_cuts_{split}.jsonl.gz" for segments)."""
     return {
         "cuts": Path(cuts_dir) / cuts_pattern.format(split=split),
         "acoustic_scp": Path(am_dir) / split / "emb.scp",

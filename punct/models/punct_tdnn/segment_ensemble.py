@@ -1,4 +1,4 @@
-"""EfficientPunct on ParCzech segments: the two-head ensemble and the scoring-format predictions.
+"""EfficientPunct on segments with punct9 + case labels: the two-head ensemble and the scoring-format predictions.
 
 Both sides give per-word posteriors with the same column blocks: the punctuation softmax in
 ``PUNCT9.classes`` order, then the case softmax in ``CASE.classes`` order (the TDNN with a case head,

@@ -19,7 +19,7 @@ the BatchNorm's affine parameters) per channel instead, so that eval normalises 
 training did.  This matters with a case head: the case channels' statistics differ from the
 punctuation channels', and with the shared statistics the mini model said cap on most words.
 
-Several heads (ParCzech: punctuation 9 + case 2, ``case_classes: 2``): the last conv layer has one
+Several heads (``itn``: punctuation 9 + case 2, ``case_classes: 2``): the last conv layer has one
 channel per class of every head (9 + 2 = 11), the shared per-channel head gives 11 logits, and
 ``split_heads`` cuts them into one block per head (``HEAD_NAMES`` order).  ``case_classes: 0`` (the
 default) is the original single punctuation head.

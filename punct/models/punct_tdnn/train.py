@@ -62,7 +62,7 @@ class TrainTdnnConfig:
     num_workers: int = 2  # DataLoader workers cutting windows
     prefetch_factor: int = 4  # batches prefetched per worker
     log_interval: int = 50  # batches between loss log lines
-    max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (ParCzech's rare marks would weigh ~700)
+    max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (punct9's rare marks would weigh ~700)
     # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
     # effect, 0.5 a softer balance that keeps the rare marks' precision
     class_weight_power: float = 1.0
@@ -200,6 +200,108 @@ def tdnn_loss(
     )
 
 
+def _check_window_centre(cfg: TrainTdnnConfig, *corpora: Optional[FusionCorpus]) -> None:
+    for corpus in corpora:
+        if corpus is not None and corpus.window_centre != cfg.model.window_centre:
+            raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
+                             f"{cfg.model.window_centre!r}: open the splits with the config's window_centre")
+
+
+def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
+    """Loads model, optimizer and state of a checkpoint; returns the state."""
+    ckpt = torch.load(resume, map_location=device, weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    if ckpt.get("optimizer"):
+        optimizer.load_state_dict(ckpt["optimizer"])
+    state = TrainState(**ckpt["state"])
+    logging.info("resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)", resume, state.epoch, state.best_f1, state.best_epoch)
+    return state
+
+
+def _log_model(cfg: TrainTdnnConfig, model: PunctTdnn, corpus: FusionCorpus) -> None:
+    logging.info(
+        "TDNN: %d parameters, input %d = text %d + acoustic %d, window %d -> %d frames",
+        count_parameters(model), corpus.input_dim, corpus.text_dim, corpus.acoustic_dim,
+        cfg.model.window, model.config.output_frames,
+    )
+    logging.info("train words per class %s: %s", list(corpus.classes), corpus.class_counts().tolist())
+
+
+def make_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device, seed: int,
+                dist: DistInfo) -> Tuple[DataLoader, EpochSampler]:
+    """This rank's training batches (windows or whole utterances, per ``cfg.example_unit``) and their sampler."""
+    loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
+    if cfg.num_workers > 0:
+        loader_args.update(persistent_workers=True, prefetch_factor=cfg.prefetch_factor)
+    if cfg.example_unit == "window":
+        sampler = EpochSampler(
+            corpus.labels, cfg.balance, seed=seed, rank=dist.rank, world_size=dist.world_size,
+            groups=corpus.example_utt, group_size=cfg.group_utterances, limit=cfg.epoch_limit,
+        )
+        dataset = FusedWindowDataset(corpus, context=cfg.model.context)
+        return DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args), sampler
+    num_utts = len(corpus.utterances)
+    sampler = EpochSampler(
+        np.zeros(num_utts, dtype=np.int64), "none", seed=seed, rank=dist.rank, world_size=dist.world_size,
+        limit=cfg.epoch_limit,
+    )
+    loader = DataLoader(
+        UtteranceDataset(corpus), batch_size=cfg.utterances_per_batch, sampler=sampler,
+        collate_fn=functools.partial(collate_utterances, context=cfg.model.context), **loader_args,
+    )
+    return loader, sampler
+
+
+def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.Optimizer, criteria, cfg: TrainTdnnConfig,
+                    state: TrainState, epoch: int, device: torch.device, dist: DistInfo, precision: Amp,
+                    progress: bool) -> Dict:
+    """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds)."""
+    net.train()
+    start, total_loss, seen = time.time(), 0.0, 0
+    batches = loader
+    if progress and dist.is_main:
+        from tqdm import tqdm
+
+        batches = tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False)
+    for i, batch in enumerate(batches, 1):
+        batch = [t.to(device, non_blocking=True) for t in batch]
+        labels = batch[-1]
+        optimizer.zero_grad(set_to_none=True)
+        with precision.autocast():
+            if cfg.example_unit == "window":
+                logits = net(batch[0])
+            else:
+                logits = net(batch[0], utterance=batch[1], centres=batch[2])
+        loss = tdnn_loss(logits.float(), labels, criteria, cfg)
+        precision.step(loss, optimizer)
+        state.step += 1
+        batch_loss = loss.item() / (len(labels) if cfg.loss_reduction == "sum" else 1)
+        total_loss += batch_loss * len(labels)
+        seen += len(labels)
+        if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
+            logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), batch_loss)
+    return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
+
+
+def finish_epoch(record: Dict, model: PunctTdnn, optimizer: torch.optim.Optimizer, state: TrainState,
+                 cfg: TrainTdnnConfig, dev_corpus: Optional[FusionCorpus], exp_dir: Path, device: torch.device) -> None:
+    """Rank 0 after each epoch: dev scores, history, ``epoch-N.pt``, and ``best-valid-f1.pt`` when improved."""
+    epoch = record["epoch"]
+    if dev_corpus is not None:
+        record.update(dev_overall_f1(model, dev_corpus, device))
+    state.history.append(record)
+    logging.info("epoch %d: %s", epoch, record)
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
+    f1 = record.get(cfg.dev_metric, -record["train_loss"])
+    if f1 > state.best_f1:
+        state.best_f1, state.best_epoch = f1, epoch
+        save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
+        with atomic_path(exp_dir / "best-valid-f1.pt", suffix=".pt") as tmp:
+            shutil.copyfile(exp_dir / f"epoch-{epoch}.pt", tmp)
+        logging.info("epoch %d is the best so far (dev %s %.4f)", epoch, cfg.dev_metric, f1)
+
+
 def train_tdnn(
     cfg: TrainTdnnConfig,
     train_corpus: FusionCorpus,
@@ -221,97 +323,26 @@ def train_tdnn(
     """
     exp_dir = Path(exp_dir)
     precision = Amp(amp, device.type)
-    for corpus in (train_corpus, dev_corpus):
-        if corpus is not None and corpus.window_centre != cfg.model.window_centre:
-            raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
-                             f"{cfg.model.window_centre!r}: open the splits with the config's window_centre")
+    _check_window_centre(cfg, train_corpus, dev_corpus)
     seed_everything(seed)
     model = build_model(cfg, train_corpus.input_dim).to(device)
     optimizer = make_optimizer(cfg, model)
-    state = TrainState()
-    if resume is not None:
-        ckpt = torch.load(resume, map_location=device, weights_only=True)
-        model.load_state_dict(ckpt["model"])
-        if ckpt.get("optimizer"):
-            optimizer.load_state_dict(ckpt["optimizer"])
-        state = TrainState(**ckpt["state"])
-        logging.info("resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)", resume, state.epoch, state.best_f1, state.best_epoch)
+    state = _resume(resume, model, optimizer, device) if resume is not None else TrainState()
     if dist.is_main:
-        logging.info(
-            "TDNN: %d parameters, input %d = text %d + acoustic %d, window %d -> %d frames",
-            count_parameters(model), train_corpus.input_dim, train_corpus.text_dim, train_corpus.acoustic_dim,
-            cfg.model.window, model.config.output_frames,
-        )
-        logging.info("train words per class %s: %s", list(train_corpus.classes), train_corpus.class_counts().tolist())
+        _log_model(cfg, model, train_corpus)
     net: nn.Module = model
     if dist.world_size > 1:
         net = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-    loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
-    if cfg.num_workers > 0:
-        loader_args.update(persistent_workers=True, prefetch_factor=cfg.prefetch_factor)
-    if cfg.example_unit == "window":
-        sampler = EpochSampler(
-            train_corpus.labels, cfg.balance, seed=seed, rank=dist.rank, world_size=dist.world_size,
-            groups=train_corpus.example_utt, group_size=cfg.group_utterances, limit=cfg.epoch_limit,
-        )
-        dataset = FusedWindowDataset(train_corpus, context=cfg.model.context)
-        loader = DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args)
-    else:
-        num_utts = len(train_corpus.utterances)
-        sampler = EpochSampler(
-            np.zeros(num_utts, dtype=np.int64), "none", seed=seed, rank=dist.rank, world_size=dist.world_size,
-            limit=cfg.epoch_limit,
-        )
-        loader = DataLoader(
-            UtteranceDataset(train_corpus), batch_size=cfg.utterances_per_batch, sampler=sampler,
-            collate_fn=functools.partial(collate_utterances, context=cfg.model.context), **loader_args,
-        )
-
+    loader, sampler = make_loader(cfg, train_corpus, device, seed, dist)
     criteria = build_criteria(cfg, train_corpus, device)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
-        net.train()
-        start, total_loss, seen = time.time(), 0.0, 0
-        batches = loader
-        if progress and dist.is_main:
-            from tqdm import tqdm
-
-            batches = tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False)
-        for i, batch in enumerate(batches, 1):
-            batch = [t.to(device, non_blocking=True) for t in batch]
-            labels = batch[-1]
-            optimizer.zero_grad(set_to_none=True)
-            with precision.autocast():
-                if cfg.example_unit == "window":
-                    logits = net(batch[0])
-                else:
-                    logits = net(batch[0], utterance=batch[1], centres=batch[2])
-            loss = tdnn_loss(logits.float(), labels, criteria, cfg)
-            precision.step(loss, optimizer)
-            state.step += 1
-            batch_loss = loss.item() / (len(labels) if cfg.loss_reduction == "sum" else 1)
-            total_loss += batch_loss * len(labels)
-            seen += len(labels)
-            if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
-                logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), batch_loss)
+        record = train_one_epoch(net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress)
         state.epoch = epoch
-        record = {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
         if dist.is_main:
-            if dev_corpus is not None:
-                record.update(dev_overall_f1(model, dev_corpus, device))
-            state.history.append(record)
-            logging.info("epoch %d: %s", epoch, record)
-            exp_dir.mkdir(parents=True, exist_ok=True)
-            save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
-            f1 = record.get(cfg.dev_metric, -record["train_loss"])
-            if f1 > state.best_f1:
-                state.best_f1, state.best_epoch = f1, epoch
-                save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
-                with atomic_path(exp_dir / "best-valid-f1.pt", suffix=".pt") as tmp:
-                    shutil.copyfile(exp_dir / f"epoch-{epoch}.pt", tmp)
-                logging.info("epoch %d is the best so far (dev %s %.4f)", epoch, cfg.dev_metric, f1)
+            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device)
         if dist.world_size > 1:
             check_ranks_agree(model)
             torch.distributed.barrier()

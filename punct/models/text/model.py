@@ -3,7 +3,7 @@
 Every word is represented by the encoder's final hidden state at the word's **last**
 sub-token; each head is the EfficientPunct MLP ``Linear(hidden, 1024) -> activation ->
 Linear(1024, num_classes)`` applied to that vector.  Several heads may share the encoder
-(ParCzech: 9 punctuation classes + 2 case classes); MuST-C uses one head, ``punct``,
+(``itn``: 9 punctuation classes + 2 case classes); ``punct4`` uses one head, ``punct``,
 over ``PUNCT4.classes``.
 
 A saved model is a folder (:meth:`PunctBert.save_pretrained`; :meth:`PunctBert.from_pretrained`
