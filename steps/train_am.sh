@@ -15,7 +15,7 @@ torchrun_opts=                # extra torchrun options (multi-node)
 num_threads=0                 # torch CPU threads per process (0: torch default)
 resume=false                  # continue from the latest epoch-N.pt
 decode_splits="dev test"      # splits for the WER check
-prefix=mustc                  # cut manifest name prefix
+prefix=                       # required: cut manifest name prefix (e.g. mustc, parczech)
 train_opts=                   # extra flags for punct.bin.train_am (e.g. "--num-epochs 2")
 extra_train_dirs=             # more stage-1 folders whose train split is added (AM-only training talks)
 # End configuration section.
@@ -27,12 +27,13 @@ echo "$0 $@"
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
-  echo "e.g.:  $0 --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
-  echo "main options: --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16 --resume true"
+  echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
+  echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16 --resume true"
   echo "              --decode-splits \"dev test\""
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
 fi
+[ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
 fbank_dir=$1
 dir=$2
 

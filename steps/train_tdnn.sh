@@ -8,7 +8,7 @@ set -euo pipefail
 cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
 model_config=conf/tdnn.yaml  # model and training values (conf/tdnn_mini.yaml for the mini corpus)
 train_split=train
-cuts_pattern="mustc_cuts_{split}_ali.jsonl.gz"  # cut manifest in <cuts-dir> ({split} = split name; ParCzech: parczech_cuts_{split}.jsonl.gz)
+cuts_pattern=          # required: cut manifest in <cuts-dir>, {split} = split name (e.g. "mustc_cuts_{split}_ali.jsonl.gz")
 dev_split=dev          # checkpoint selection by dev overall F1
 nproc=1                # processes (ranks) under torchrun; 1 = plain python
 torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
@@ -26,11 +26,12 @@ echo "$0 $*"
 
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
-  echo "e.g.: $0 --model-config conf/tdnn_mini.yaml data/fbank exp/emb_am exp/emb_bert exp/tdnn"
+  echo "e.g.: $0 --model-config conf/tdnn_mini.yaml --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\" data/fbank exp/emb_am exp/emb_bert exp/tdnn"
   echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --amp none|bf16|fp16, --cmd CMD, --overwrite true,"
-  echo "              --cuts-pattern \"parczech_cuts_{split}.jsonl.gz\""
+  echo "              --cuts-pattern PATTERN (required)"
   exit 1
 fi
+[ -n "$cuts_pattern" ] || { echo "$0: --cuts-pattern is required (e.g. --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\")" >&2; exit 1; }
 cuts_dir=$1
 am_dir=$2
 bert_dir=$3

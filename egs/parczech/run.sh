@@ -125,7 +125,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
       ref_opt=
       [ -d "$corpus_dir/synth" ] && ref_opt="--ref-dir $corpus_dir/synth"
-      steps/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
+      local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
         data/manifests $am exp/asr/am_words
       ln -sfn am_words exp/asr/words
       ;;
@@ -162,7 +162,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   pids=()
   for m in $mm_models; do
     IFS=: read -r name kind positional random_audio _ <<< "$m"
-    steps/train_mm.sh --cmd "$train_net_cmd" --model $kind --model-config $mm_conf --positional $positional \
+    local/parczech/train_mm.sh --cmd "$train_net_cmd" --model $kind --model-config $mm_conf --positional $positional \
       --random-audio $random_audio $train_opts data/segments exp/$name &
     pids+=($!)
     if [ ${#pids[@]} -ge $nj ]; then  # at most $nj trainings at a time
@@ -186,14 +186,14 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
     data/segments data/fbank_segments
   steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --nj $nj --device $device --prefix parczech \
     data/fbank_segments $am exp/emb_am_segments
-  steps/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
+  local/parczech/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
   steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" \
     --num-threads 1 $train_opts data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
   # with the text-only model, each head's alpha chosen on dev (exp/efficientpunct/alpha.json).
-  steps/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
+  local/parczech/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
@@ -206,6 +206,6 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   if [ -f exp/efficientpunct/decode/test.jsonl ]; then  # stage 5's rows replace the EfficientPunct placeholder
     models+=("exp/efficientpunct_tdnn:EfficientPunct TDNN" "exp/efficientpunct:EfficientPunct ensemble")
   fi
-  steps/score_itn.sh --seed $seed exp/results "${models[@]}"
+  local/parczech/score_itn.sh --seed $seed exp/results "${models[@]}"
 fi
 log "$0: success"
