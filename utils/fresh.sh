@@ -60,6 +60,12 @@ is_done_and_fresh() {
     echo "$0: $output is done; skipping (options and inputs unchanged; --overwrite true to retrain)"
     return 0
   fi
+  if [ ! -s "$marker" ]; then
+    # written by the entry point, but the step did not stamp it: interrupted just before, or made
+    # before utils/fresh.sh (--resume true then continues from its last epoch-N.pt instead)
+    echo "$0: $output has no stamp of its options and inputs; training again"
+    return 1
+  fi
   echo "$0: $output was made with other options or inputs; training again. Changed since (< then, > now):"
   diff <(cat "$marker") <(echo "$stamp") | grep '^[<>]' | sed 's/^/  /' || true
   return 1

@@ -197,3 +197,15 @@ def test_helper_reports_what_changed(tmp_path):
     assert "out is done; skipping" in out.stdout
     assert "  < options: --seed 1" in out.stdout and "  > options: --seed 2" in out.stdout
     assert "missing.txt missing" in (tmp_path / "out/.done").read_text()
+
+
+def test_an_unstamped_marker_is_not_fresh(work):
+    """The entry point wrote its empty marker but the step was stopped before stamping it (or the run is
+    older than utils/fresh.sh): trained again, continuing the interrupted run."""
+    command, _, marker = _setup(work, "train_bert")
+    assert _run(work, command)[1] == ["train_bert"]
+    marker.write_text("")
+    (marker.parent / ".started").write_text("options: another run\n")
+    out, trained = _run(work, command)
+    assert trained == ["train_bert"] and "has no stamp" in out.stdout
+    assert _run(work, command)[1] == []
