@@ -201,7 +201,7 @@ def test_helper_reports_what_changed(tmp_path):
 
 def test_an_unstamped_marker_is_not_fresh(work):
     """The entry point wrote its empty marker but the step was stopped before stamping it (or the run is
-    older than utils/fresh.sh): trained again, continuing the interrupted run."""
+    older than utils/fresh.sh): trained again, and stamped this time."""
     command, _, marker = _setup(work, "train_bert")
     assert _run(work, command)[1] == ["train_bert"]
     marker.write_text("")
