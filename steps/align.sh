@@ -8,7 +8,7 @@ set -euo pipefail
 nj=4                     # parallel jobs
 cmd=utils/run.pl         # job runner ($decode_cmd)
 splits="train dev test"  # splits to align
-prefix=mustc             # cut manifest name prefix
+prefix=                  # required: cut manifest name prefix (e.g. mustc, parczech)
 max_fail=0.05            # fail when a larger share of a split cannot be aligned
 word_times_dir=          # corpus data folder with <split>/txt/<split>.word_times.jsonl (mini corpus)
 device=auto              # auto, cpu or cuda
@@ -21,10 +21,11 @@ echo "$0 $@"
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <am-dir>"
-  echo "e.g.:  $0 --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini/data data/fbank exp/am"
-  echo "main options: --nj N --cmd CMD --splits \"train dev test\" --max-fail 0.05 --word-times-dir DIR"
+  echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini/data data/fbank exp/am"
+  echo "main options: --prefix NAME (required) --nj N --cmd CMD --splits \"train dev test\" --max-fail 0.05 --word-times-dir DIR"
   exit 1
 fi
+[ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
 fbank_dir=$1
 dir=$2
 

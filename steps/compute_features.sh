@@ -9,7 +9,7 @@ nj=4                        # parallel jobs
 cmd=utils/run.pl            # job runner ($train_cmd)
 feat_config=conf/mfcc.yaml  # extractor options and CMVN mode
 splits="train dev test"     # splits to process
-prefix=mustc                # manifest name prefix
+prefix=                     # required: manifest name prefix (e.g. mustc, parczech)
 overwrite=false             # recompute finished splits
 # End configuration section.
 
@@ -19,10 +19,11 @@ echo "$0 $@"
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <manifest-dir> <fbank-dir>"
-  echo "e.g.:  $0 --nj 4 --cmd \"\$train_cmd\" data/manifests data/fbank"
-  echo "main options: --nj N --cmd CMD --feat-config FILE --splits \"train dev test\" --overwrite true"
+  echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$train_cmd\" data/manifests data/fbank"
+  echo "main options: --prefix NAME (required) --nj N --cmd CMD --feat-config FILE --splits \"train dev test\" --overwrite true"
   exit 1
 fi
+[ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
 manifest_dir=$1
 fbank_dir=$2
 

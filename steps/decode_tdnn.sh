@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Per-word posteriors of a trained punctuation TDNN for some splits, fully convolutionally (JOB=1:nj),
-# merged into <tdnn-dir>/post/<split>/post.scp.  (egs/mustc's steps/score.sh calls it, then scores;
-# egs/parczech stage 5 scores with steps/ensemble_itn.sh.)  Posteriors older than the model are redone.
+# merged into <tdnn-dir>/post/<split>/post.scp.  (local/mustc/score.sh calls it, then scores;
+# egs/parczech stage 5 scores with local/parczech/ensemble_itn.sh.)  Posteriors older than the model are redone.
 set -euo pipefail
 
 # Begin configuration section.
 cmd=utils/run.pl       # job runner
 nj=2                   # posterior jobs per split
 splits="dev test"      # splits to decode
-cuts_pattern="mustc_cuts_{split}_ali.jsonl.gz"  # cut manifest in <cuts-dir> ({split} = split name)
+cuts_pattern=          # required: cut manifest in <cuts-dir>, {split} = split name (e.g. "mustc_cuts_{split}_ali.jsonl.gz")
 device=cpu             # device of the posterior jobs
 # End configuration section.
 
@@ -19,9 +19,10 @@ echo "$0 $*"
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <text-emb-dir> <tdnn-dir>"
   echo "e.g.: $0 --cuts-pattern \"parczech_cuts_{split}.jsonl.gz\" data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn"
-  echo "Main options: --nj N, --cmd CMD, --splits \"dev test\", --cuts-pattern PATTERN, --device cpu|cuda"
+  echo "Main options: --nj N, --cmd CMD, --splits \"dev test\", --cuts-pattern PATTERN (required), --device cpu|cuda"
   exit 1
 fi
+[ -n "$cuts_pattern" ] || { echo "$0: --cuts-pattern is required (e.g. --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\")" >&2; exit 1; }
 cuts_dir=$1
 am_dir=$2
 text_dir=$3

@@ -8,7 +8,7 @@ set -euo pipefail
 nj=4                     # parallel jobs (one shard per split and job)
 cmd=utils/run.pl         # job runner ($decode_cmd)
 splits="train dev test"  # splits to dump
-prefix=mustc             # cut manifest name prefix
+prefix=                  # required: cut manifest name prefix (e.g. mustc, parczech)
 layer=12                 # layer to tap (12 = tdnnf12)
 compression=two_byte     # none, two_byte (kaldiio method 3), speech_feature
 device=auto              # auto, cpu or cuda
@@ -22,10 +22,11 @@ echo "$0 $@"
 
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <fbank-dir> <am-dir> <out-dir>"
-  echo "e.g.:  $0 --nj 4 --cmd \"\$decode_cmd\" data/fbank exp/am exp/emb_am"
-  echo "main options: --nj N --cmd CMD --splits \"train dev test\" --layer 12 --compression two_byte"
+  echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" data/fbank exp/am exp/emb_am"
+  echo "main options: --prefix NAME (required) --nj N --cmd CMD --splits \"train dev test\" --layer 12 --compression two_byte"
   exit 1
 fi
+[ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
 fbank_dir=$1
 am_dir=$2
 dir=$3

@@ -2,6 +2,8 @@
 # Stage 2: trains the TDNN acoustic model (CTC over characters) and reports the greedy-decoding WER.
 # Single process by default; --nproc N runs N DDP processes under torchrun (gloo on CPU, NCCL on GPU);
 # --torchrun-opts passes e.g. "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400" for several nodes.
+# A finished training whose options and inputs are unchanged is skipped (utils/fresh.sh; a changed one
+# is retrained, or continued with --resume true); the WER of a split is redone when older than the model.
 set -euo pipefail
 
 # Begin configuration section.
@@ -13,9 +15,10 @@ nproc=1                       # processes (GPUs) per node; > 1 uses torchrun
 amp=none                      # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 torchrun_opts=                # extra torchrun options (multi-node)
 num_threads=0                 # torch CPU threads per process (0: torch default)
-resume=false                  # continue from the latest epoch-N.pt
+resume=false                  # continue from the latest epoch-N.pt (an interrupted run of the same options always does)
+overwrite=false               # retrain from scratch even if finished
 decode_splits="dev test"      # splits for the WER check
-prefix=mustc                  # cut manifest name prefix
+prefix=                       # required: cut manifest name prefix (e.g. mustc, parczech)
 train_opts=                   # extra flags for punct.bin.train_am (e.g. "--num-epochs 2")
 extra_train_dirs=             # more stage-1 folders whose train split is added (AM-only training talks)
 # End configuration section.
@@ -24,15 +27,17 @@ echo "$0 $@"
 . ./path.sh
 . utils/parse_options.sh
 . utils/device.sh
+. utils/fresh.sh
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
-  echo "e.g.:  $0 --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
-  echo "main options: --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16 --resume true"
+  echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
+  echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16 --resume true --overwrite true"
   echo "              --decode-splits \"dev test\""
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
 fi
+[ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
 fbank_dir=$1
 dir=$2
 
@@ -48,16 +53,27 @@ done
 mkdir -p $dir/log
 
 opts="--config $am_config --fbank-dir $fbank_dir --exp-dir $dir --prefix $prefix --device $device --seed $seed --num-threads $num_threads $train_opts"
-$resume && opts="$opts --resume"
 [ "$amp" != none ] && opts="$opts --amp $amp"
 [ -n "$extra_train_dirs" ] && opts="$opts --extra-train-dirs $extra_train_dirs"
-$cmd $dir/log/train.log $(launcher $nproc $torchrun_opts) -m punct.bin.train_am $opts
-[ -f $dir/best-valid-loss.pt ] || { echo "$0: training wrote no $dir/best-valid-loss.pt (see $dir/log/train.log)"; exit 1; }
-
-if [ -n "$decode_splits" ]; then
-  $cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
-    --splits $decode_splits --prefix $prefix --device $device
-  for split in $decode_splits; do
-    echo "$0: $split: $(cat $dir/wer_${split}.txt)"
-  done
+inputs="$am_config $fbank_dir/${prefix}_cuts_train.jsonl.gz $fbank_dir/${prefix}_cuts_dev.jsonl.gz $fbank_dir/cmvn_train.json $fbank_dir/cmvn_dev.json"
+for d in $extra_train_dirs; do inputs="$inputs $d/${prefix}_cuts_train.jsonl.gz $d/cmvn_train.json"; done
+marker=$dir/best-valid-loss.pt.done
+stamp=$(make_stamp "nproc=$nproc $opts" $inputs)
+if $overwrite || ! is_done_and_fresh $marker "$stamp"; then
+  begin_stamped $marker "$stamp" $resume $overwrite $dir/epoch-*.pt $dir/best-valid-loss.pt $dir/wer_*.txt
+  $cmd $dir/log/train.log $(launcher $nproc $torchrun_opts) -m punct.bin.train_am $opts --resume
+  [ -f $dir/best-valid-loss.pt ] || { echo "$0: training wrote no $dir/best-valid-loss.pt (see $dir/log/train.log)"; exit 1; }
+  finish_stamped $marker "$stamp"
 fi
+
+todo=
+for split in $decode_splits; do
+  [ -f $dir/wer_${split}.txt ] && [ ! $marker -nt $dir/wer_${split}.txt ] || todo="$todo $split"
+done
+if [ -n "$todo" ]; then
+  $cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
+    --splits $todo --prefix $prefix --device $device
+fi
+for split in $decode_splits; do
+  echo "$0: $split: $(cat $dir/wer_${split}.txt)"
+done

@@ -2,7 +2,8 @@
 # Fine-tunes a BERT-like encoder + EfficientPunct MLP head for per-word punctuation (stage 5),
 # with cross-entropy, CE + token-level supervised contrastive loss, or focal loss.
 # The best dev overall-F1 model goes to <exp-dir>/best-valid-f1/ (encoder, tokenizer, heads).
-# An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.
+# A finished run whose options and inputs are unchanged is skipped; an interrupted one continues from its
+# newest epoch-N.pt; a changed one retrains (or continues with --resume true): utils/fresh.sh.
 set -euo pipefail
 
 # Begin configuration section.
@@ -17,6 +18,7 @@ torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --no
 amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value / torch's default)
 seed=42
+resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
 overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
@@ -24,13 +26,14 @@ echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
 . utils/device.sh
+. utils/fresh.sh
 
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <train-supervisions> <dev-supervisions> <exp-dir>"
   echo "e.g.: $0 --model-config conf/bert_mini.yaml --loss scl data/manifests/mustc_supervisions_train.jsonl.gz \\"
   echo "        data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert"
   echo "Main options: --model-config FILE, --bert-model DIR|NAME, --loss ce|scl|focal, --extra-text FILE,"
-  echo "              --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --overwrite true"
+  echo "              --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
   exit 1
 fi
 train=$1
@@ -41,24 +44,23 @@ for f in $model_config $train $dev ${extra_text:+$extra_text}; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-if [ -f $dir/.done ] && ! $overwrite; then
-  echo "$0: $dir is done; skipping (--overwrite true to retrain)"
-  exit 0
-fi
-if $overwrite; then
-  rm -rf $dir/epoch-*.pt $dir/best-valid-f1 $dir/best-valid-f1.json $dir/.done
-fi
-mkdir -p $dir/log
-
 opts=()
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ -n "$loss" ] && opts+=(--loss "$loss")
 [ -n "$extra_text" ] && opts+=(--extra-text "$extra_text")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
 [ "$amp" != none ] && opts+=(--amp "$amp")
+opts=(--config $model_config --train $train --dev $dev --exp-dir $dir --device $device --seed $seed "${opts[@]}")
+
+stamp=$(make_stamp "nproc=$nproc ${opts[*]}" $model_config $train $dev ${extra_text:+$extra_text})
+if ! $overwrite && is_done_and_fresh $dir/.done "$stamp"; then
+  exit 0
+fi
+begin_stamped $dir/.done "$stamp" $resume $overwrite $dir/epoch-*.pt $dir/best-valid-f1 $dir/best-valid-f1.json
+mkdir -p $dir/log
 
 $cmd $dir/log/train_bert.log \
-  $(launcher $nproc $torchrun_opts) -m punct.bin.train_bert --config $model_config --train $train --dev $dev --exp-dir $dir --resume \
-    --device $device --seed $seed "${opts[@]}"
+  $(launcher $nproc $torchrun_opts) -m punct.bin.train_bert "${opts[@]}" --resume
+finish_stamped $dir/.done "$stamp"
 
 echo "$0: trained $dir/best-valid-f1"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Trains the EfficientPunct punctuation TDNN (stage 7) on fused [BERT ; layer-12] windows cut at
 # load time.  One process, or --nproc N processes under torchrun (DDP: gloo on CPU, NCCL on GPU).
-# An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.
+# A finished run whose options and inputs are unchanged is skipped; an interrupted one continues from its
+# newest epoch-N.pt; a changed one retrains (or continues with --resume true): utils/fresh.sh.
 set -euo pipefail
 
 # Begin configuration section.
 cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
 model_config=conf/tdnn.yaml  # model and training values (conf/tdnn_mini.yaml for the mini corpus)
 train_split=train
-cuts_pattern="mustc_cuts_{split}_ali.jsonl.gz"  # cut manifest in <cuts-dir> ({split} = split name; ParCzech: parczech_cuts_{split}.jsonl.gz)
+cuts_pattern=          # required: cut manifest in <cuts-dir>, {split} = split name (e.g. "mustc_cuts_{split}_ali.jsonl.gz")
 dev_split=dev          # checkpoint selection by dev overall F1
 nproc=1                # processes (ranks) under torchrun; 1 = plain python
 torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
@@ -16,6 +17,7 @@ amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 device=auto            # auto, cpu or cuda
 num_threads=0          # torch threads per process (0: torch's default)
 seed=42
+resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
 overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
@@ -23,14 +25,16 @@ echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
 . utils/device.sh
+. utils/fresh.sh
 
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
-  echo "e.g.: $0 --model-config conf/tdnn_mini.yaml data/fbank exp/emb_am exp/emb_bert exp/tdnn"
-  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --amp none|bf16|fp16, --cmd CMD, --overwrite true,"
-  echo "              --cuts-pattern \"parczech_cuts_{split}.jsonl.gz\""
+  echo "e.g.: $0 --model-config conf/tdnn_mini.yaml --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\" data/fbank exp/emb_am exp/emb_bert exp/tdnn"
+  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true,"
+  echo "              --cuts-pattern PATTERN (required)"
   exit 1
 fi
+[ -n "$cuts_pattern" ] || { echo "$0: --cuts-pattern is required (e.g. --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\")" >&2; exit 1; }
 cuts_dir=$1
 am_dir=$2
 bert_dir=$3
@@ -43,31 +47,24 @@ for f in $model_config $train_cuts $am_dir/$train_split/emb.scp $bert_dir/$train
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-# A finished model is kept unless its config or its training inputs changed since.
-if [ -f $dir/best-valid-f1.pt.done ] && ! $overwrite; then
-  stale=
-  # (the shards' .done markers: a shard redone in place leaves its merged scp unchanged)
-  for f in $model_config $train_cuts $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp \
-           $am_dir/$train_split/*.scp.done $bert_dir/$train_split/*.scp.done; do
-    [ $f -nt $dir/best-valid-f1.pt.done ] && stale="$stale $f"
-  done
-  if [ -z "$stale" ]; then
-    echo "$0: $dir/best-valid-f1.pt is done; skipping (--overwrite true to retrain)"
-    exit 0
-  fi
-  echo "$0: newer than the trained model:$stale; training again"
-  overwrite=true
-fi
-if $overwrite; then
-  rm -f $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.pt.done
-fi
-mkdir -p $dir/log
-
 amp_opts=
 [ "$amp" != none ] && amp_opts="--amp $amp"
+opts="$amp_opts --config $model_config --cuts-dir $cuts_dir --cuts-pattern $cuts_pattern --am-emb-dir $am_dir --bert-emb-dir $bert_dir
+  --train-split $train_split --dev-split $dev_split --exp-dir $dir --device $device --seed $seed --num-threads $num_threads"
+
+# Inputs: also the shards' .done markers (a shard redone in place leaves its merged scp unchanged).
+marker=$dir/best-valid-f1.pt.done
+stamp=$(make_stamp "nproc=$nproc $(echo $opts)" $model_config $train_cuts $dev_cuts \
+  $am_dir/$train_split/emb.scp $bert_dir/$train_split/vec.scp $am_dir/$dev_split/emb.scp $bert_dir/$dev_split/vec.scp \
+  $am_dir/$train_split/*.scp.done $bert_dir/$train_split/*.scp.done $am_dir/$dev_split/*.scp.done $bert_dir/$dev_split/*.scp.done)
+if ! $overwrite && is_done_and_fresh $marker "$stamp"; then
+  exit 0
+fi
+begin_stamped $marker "$stamp" $resume $overwrite $dir/epoch-*.pt $dir/best-valid-f1.pt
+mkdir -p $dir/log
+
 $cmd --num-threads $nproc $dir/log/train_tdnn.log \
-  $(launcher $nproc $torchrun_opts) -m punct.bin.train_tdnn $amp_opts --config $model_config --cuts-dir $cuts_dir --cuts-pattern "$cuts_pattern" --am-emb-dir $am_dir --bert-emb-dir $bert_dir \
-    --train-split $train_split --dev-split $dev_split --exp-dir $dir --resume latest \
-    --device $device --seed $seed --num-threads $num_threads --no-progress
+  $(launcher $nproc $torchrun_opts) -m punct.bin.train_tdnn $opts --resume latest --no-progress
+finish_stamped $marker "$stamp"
 
 echo "$0: trained $dir/best-valid-f1.pt"

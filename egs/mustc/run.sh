@@ -114,9 +114,9 @@ fi
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   log "Stage 1: MFCC features: data/manifests -> data/fbank"
   # 40-dim hires MFCC (kaldi-native-fbank), one cut per supervision, per-speaker CMVN stats.
-  steps/compute_features.sh --nj $nj --cmd "$train_cmd" --feat-config conf/mfcc.yaml data/manifests data/fbank
+  steps/compute_features.sh --nj $nj --cmd "$train_cmd" --prefix mustc --feat-config conf/mfcc.yaml data/manifests data/fbank
   if [ "$am_extra_size" != none ]; then
-    steps/compute_features.sh --nj $nj --cmd "$train_cmd" --feat-config conf/mfcc.yaml --splits train \
+    steps/compute_features.sh --nj $nj --cmd "$train_cmd" --prefix mustc --feat-config conf/mfcc.yaml --splits train \
       data/manifests_am data/fbank_am
   fi
 fi
@@ -124,7 +124,7 @@ fi
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
-  steps/train_am.sh --cmd "$train_net_cmd" --am-config conf/am${conf_suffix}.yaml $train_opts \
+  steps/train_am.sh --cmd "$train_net_cmd" --prefix mustc --am-config conf/am${conf_suffix}.yaml $train_opts \
     $am_extra_opts data/fbank exp/am
 fi
 
@@ -136,14 +136,14 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   ali_opts=
   [ -z "$mustc_root" ] && ali_opts="--word-times-dir $corpus_dir/data"
   [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
-  steps/align.sh --nj $nj --cmd "$decode_net_cmd" --device $device $ali_opts data/fbank exp/am
+  steps/align.sh --nj $nj --cmd "$decode_net_cmd" --prefix mustc --device $device $ali_opts data/fbank exp/am
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: layer-12 embeddings: exp/am -> exp/emb_am"
   # One (frames x dim) matrix per cut id at 100 frames/s, kaldiio two-byte compression; the log also
   # gives the dump throughput at this model's size and at paper size (conf/am.yaml).
-  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_net_cmd" --device $device --layer 12 \
+  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_net_cmd" --prefix mustc --device $device --layer 12 \
     --benchmark-config conf/am.yaml data/fbank exp/am exp/emb_am
 fi
 
@@ -170,13 +170,13 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: train the punctuation TDNN: exp/emb_am + exp/emb_bert -> exp/tdnn"
   # Windows of 301 fused [BERT ; layer-12] frames are cut at load time from the per-utterance shards.
   steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config conf/tdnn${conf_suffix}.yaml $train_opts \
-    data/fbank exp/emb_am exp/emb_bert exp/tdnn
+    --cuts-pattern "mustc_cuts_{split}_ali.jsonl.gz" data/fbank exp/emb_am exp/emb_bert exp/tdnn
 fi
 
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
   # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
-  steps/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
+  local/mustc/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
     --supervisions-dir data/manifests --seed $seed \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md

@@ -21,7 +21,8 @@ am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.
                      # recognition and EfficientPunct; empty: stage 1 trains one (mini corpus only)
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
-conf_suffix=         # config variant: conf/segments${conf_suffix}.yaml; empty: _mini for the mini corpus
+conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; empty: _<corpus-size> for the
+                     # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
 amp=none             # mixed precision of training: none, bf16 or fp16 (fp16: CUDA only)
@@ -48,7 +49,7 @@ Options (defaults in brackets):
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
-  --conf-suffix SFX    use conf/{am,segments,mm,tdnn}\${conf_suffix}.yaml [${conf_suffix}]
+  --conf-suffix SFX    use conf/{am,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
   --amp MODE           mixed precision of training: none, bf16, fp16 [${amp}]
@@ -72,20 +73,29 @@ fi
 network_commands $device $ngpu || exit 2
 train_opts="--device $device --seed $seed --nproc $ngpu --amp $amp"
 
+conf_suffix_note="(--conf-suffix)"
 if [ -z "$parczech_root" ]; then
   corpus_dir=data/corpus_${corpus_size}
-  conf_suffix=${conf_suffix:-_mini}
+  if [ -z "$conf_suffix" ]; then
+    conf_suffix=_${corpus_size}
+    conf_suffix_note="(from --corpus-size $corpus_size)"
+  fi
 else
   corpus_dir=$parczech_root
 fi
 if [ "$words_from" = auto ]; then
   if [ -z "$parczech_root" ]; then words_from=synth; else words_from=am; fi
 fi
-model_suffix=$conf_suffix   # conf/{am,mm,tdnn}<suffix>.yaml: toy models for the tiny corpus
-if [ -z "$parczech_root" ] && [ "$corpus_size" = tiny ]; then model_suffix=_tiny; fi
 am=${am_dir:-exp/am}
+# The stage-4 models: conf/models/<name>.conf holds the options of local/parczech/train_mm.sh for exp/<name>
+# (thesis 5.3, 5.6-5.8) and its row name in RESULTS.md; their hyper-parameters are conf/mm<suffix>.yaml.
+mm_models="text mm mm_pe mm_pe_random"
 
 log "$command_line"
+log "config variant: conf/{am,segments,mm,tdnn}${conf_suffix}.yaml $conf_suffix_note"
+for f in conf/segments${conf_suffix}.yaml conf/mm${conf_suffix}.yaml conf/tdnn${conf_suffix}.yaml; do
+  [ -f $f ] || { echo "$0: no such file $f (--conf-suffix '$conf_suffix')" >&2; exit 1; }
+done
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests of long recordings and official words: ${corpus_dir} -> data/manifests"
@@ -103,7 +113,7 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
     echo "$0: give a trained one with --am-dir DIR (best-valid-loss.pt, tokens.txt, mfcc.yaml: the format of exp/am)" >&2
     exit 1
   fi
-  am_conf=conf/am${model_suffix}.yaml
+  am_conf=conf/am${conf_suffix}.yaml
   if [ -n "$am_init" ]; then am_conf=${am_conf%.yaml}_init.yaml; fi
   log "Stage 1: acoustic model (${am_conf}): ${corpus_dir}/synth -> data/am_manifests -> data/am_fbank -> exp/am"
   # Utterances: the synthesizer's words split at pauses (<= 15 s), one recording held out for the
@@ -125,7 +135,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
       ref_opt=
       [ -d "$corpus_dir/synth" ] && ref_opt="--ref-dir $corpus_dir/synth"
-      steps/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
+      local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
         data/manifests $am exp/asr/am_words
       ln -sfn am_words exp/asr/words
       ;;
@@ -149,28 +159,20 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
     data/manifests exp/asr/words data/segments
 fi
 
-# The four models of stage 4 (thesis 5.3, 5.6-5.8) and the row names of RESULTS.md:
-# <exp dir>:<model>:<positional>:<random audio>:<row name>
-mm_models="text:text:false:false:text-only mm:mm:false:false:multimodal mm_pe:mm:true:false:multimodal+PE
-           mm_pe_random:mm:true:true:random-audio"
-
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_tiny.yaml: the
   # tiny corpus (one quick epoch, the end-to-end test).
-  mm_conf=conf/mm${model_suffix}.yaml
-  log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{text,mm,mm_pe,mm_pe_random}"
-  pids=()
-  for m in $mm_models; do
-    IFS=: read -r name kind positional random_audio _ <<< "$m"
-    steps/train_mm.sh --cmd "$train_net_cmd" --model $kind --model-config $mm_conf --positional $positional \
-      --random-audio $random_audio $train_opts data/segments exp/$name &
-    pids+=($!)
-    if [ ${#pids[@]} -ge $nj ]; then  # at most $nj trainings at a time
-      wait ${pids[0]} || { echo "$0: a training failed; see exp/*/log/train_mm.log" >&2; exit 1; }
-      pids=("${pids[@]:1}")
-    fi
-  done
-  for pid in "${pids[@]}"; do wait $pid || { echo "$0: a training failed; see exp/*/log/train_mm.log" >&2; exit 1; }; done
+  mm_conf=conf/mm${conf_suffix}.yaml
+  log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
+  # One job per model, at most $nj at a time: job n trains the n-th name of $mm_models with the options
+  # in conf/models/<name>.conf.  The jobs run here (utils/run.pl); each training asks $train_net_cmd for
+  # its own CPUs or GPUs (or SLURM job), and writes its log to exp/<name>/log/train_mm.log.
+  set -- $mm_models
+  utils/run.pl --max-jobs-run $nj JOB=1:$# exp/log/train_mm.JOB.log \
+    bash -c 'name=$(echo $1 | cut -d" " -f$0); shift
+             local/parczech/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
+    JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf $train_opts
+  grep -h "^local/parczech/train_mm.sh: " exp/log/train_mm.*.log || true
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
@@ -179,33 +181,32 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   # layer-12 embeddings of the acoustic model, word times straight from the segments' alignment["word"]
   # (CTC segmentation: no forced alignment), word vectors and punct/case posteriors of the text-only
   # model of stage 4.  conf/tdnn.yaml: paper values; tdnn_mini.yaml: the mini corpus; tdnn_tiny.yaml: CI.
-  tdnn_conf=conf/tdnn${model_suffix}.yaml
+  tdnn_conf=conf/tdnn${conf_suffix}.yaml
   cuts_pattern="parczech_cuts_{split}.jsonl.gz"
   log "Stage 5: EfficientPunct with a case head (${tdnn_conf}): data/segments + ${am} + exp/text -> exp/efficientpunct{,_tdnn}"
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --feat-config $am/mfcc.yaml \
     data/segments data/fbank_segments
   steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --nj $nj --device $device --prefix parczech \
     data/fbank_segments $am exp/emb_am_segments
-  steps/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
+  local/parczech/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
   steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" \
     --num-threads 1 $train_opts data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
   # with the text-only model, each head's alpha chosen on dev (exp/efficientpunct/alpha.json).
-  steps/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
+  local/parczech/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: score dev and test with bootstrap confidence intervals: exp/*/decode -> exp/results"
   models=()
-  for m in $mm_models; do
-    IFS=: read -r name _ _ _ row <<< "$m"
-    models+=("exp/$name:$row")
+  for name in $mm_models; do
+    models+=("exp/$name:$(. conf/models/$name.conf; echo "$results_row")")
   done
   if [ -f exp/efficientpunct/decode/test.jsonl ]; then  # stage 5's rows replace the EfficientPunct placeholder
     models+=("exp/efficientpunct_tdnn:EfficientPunct TDNN" "exp/efficientpunct:EfficientPunct ensemble")
   fi
-  steps/score_itn.sh --seed $seed exp/results "${models[@]}"
+  local/parczech/score_itn.sh --seed $seed exp/results "${models[@]}"
 fi
 log "$0: success"

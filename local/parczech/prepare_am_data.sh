@@ -34,6 +34,6 @@ if [ -f $dir/.done ] && ! $overwrite; then
   exit 0
 fi
 mkdir -p $dir/log
-python -m punct.bin.prepare_am_data --manifest-dir $manifests --words-dir $words --out-dir $dir \
+python -m punct.bin.prepare_am_data --prefix parczech --manifest-dir $manifests --words-dir $words --out-dir $dir \
   --seed $seed --dev-recordings $dev_recordings 2>&1 | tee $dir/log/prepare_am_data.log
 touch $dir/.done

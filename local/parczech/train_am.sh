@@ -4,7 +4,7 @@
 # from another trained AM with the same layer dims (--init, e.g. ../mustc/exp/am/best-valid-loss.pt:
 # the from-scratch model spends many epochs on the CTC blank plateau).  Training resumes from the
 # latest <exp-dir>/epoch-N.pt, so a finished training is not redone.  The feature config is copied to
-# <exp-dir>/mfcc.yaml: with best-valid-loss.pt it makes the folder usable by steps/recognise_long.sh.
+# <exp-dir>/mfcc.yaml: with best-valid-loss.pt it makes the folder usable by local/parczech/recognise_long.sh.
 set -euo pipefail
 
 # Begin configuration section.

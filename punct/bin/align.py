@@ -35,7 +35,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
     parser.add_argument("--ali-dir", type=Path, default=None, help="output folder [<am-dir>/ali]")
     parser.add_argument("--splits", nargs="+", required=True, help="splits to align")
-    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     parser.add_argument("--merge", action="store_true", help="merge the jobs' outputs and measure quality")
     parser.add_argument("--max-fail", type=float, default=0.05, help="fail when more than this share cannot be aligned")
     parser.add_argument("--word-times-dir", type=Path, default=None,

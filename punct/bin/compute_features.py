@@ -27,7 +27,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--manifest-dir", type=Path, required=True, help="lhotse manifests of stage 0")
     parser.add_argument("--fbank-dir", type=Path, required=True, help="output folder for features and cuts")
     parser.add_argument("--splits", nargs="+", required=True, help="splits to process (train dev test)")
-    parser.add_argument("--prefix", default="mustc", help="manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. mustc)")
     parser.add_argument("--merge", action="store_true", help="merge the job manifests and compute CMVN stats")
     parser.add_argument("--overwrite", action="store_true", help="recompute a finished job")
     add_job_arguments(parser)

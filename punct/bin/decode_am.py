@@ -36,7 +36,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exp-dir", type=Path, required=True, help="AM folder (checkpoint, outputs)")
     parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --exp-dir")
     parser.add_argument("--splits", nargs="+", required=True, help="splits to decode")
-    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--frame-subsample", type=int, default=0,

@@ -6,7 +6,7 @@ The conv stack runs once over each (zero-padded) utterance and each word reads i
 (words x classes) matrix per cut id, columns in the class order of the model's label set (MuST-C: 4,
 PUNCT4.classes; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
 softmax); a finished shard is skipped unless
---overwrite.  Merge with ``cat post.*.scp > post.scp`` (steps/score.sh does).
+--overwrite.  Merge with ``cat post.*.scp > post.scp`` (local/mustc/score.sh does).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--model", type=Path, required=True, help="TDNN checkpoint (exp/tdnn/best-valid-f1.pt)")
     parser.add_argument("--split", required=True, help="split name (dev, test)")
-    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
-    parser.add_argument("--cuts-pattern", default="mustc_cuts_{split}_ali.jsonl.gz", help="cut manifest name in --cuts-dir ({split} = split)")
+    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of the aligned cut manifests")
+    parser.add_argument("--cuts-pattern", required=True,
+                        help="cut manifest name in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)")
     parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")

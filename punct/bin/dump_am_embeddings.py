@@ -33,7 +33,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="shard folder; shards go to <out-dir>/<split>/")
     parser.add_argument("--splits", nargs="+", required=True, help="splits to dump")
-    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     parser.add_argument("--layer", type=int, default=EMBEDDING_LAYER, help="layer to tap (12 = tdnnf12)")
     parser.add_argument("--compression", default="two_byte", choices=sorted(COMPRESSION), help="kaldiio compression")
     parser.add_argument("--merge", action="store_true", help="merge emb.*.scp into emb.scp and check ids")

@@ -3,9 +3,9 @@
 
 Per head, p = alpha * p_tdnn + (1 - alpha) * p_text for alpha = 0.0, 0.1, ..., 1.0; each head's alpha is
 chosen on the dev split (punctuation: macro F1 over the 8 marks; case: [cap] F1).  References and words
-come from the segments (data/segments/parczech_supervisions_<split>.jsonl.gz).  Writes, for every split,
+come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).  Writes, for every split,
 <tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and <out-dir>/decode/<split>.jsonl (the ensemble),
-scored by steps/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
+scored by local/parczech/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--segments-dir", type=Path, default=Path("data/segments"), help="parczech_supervisions_<split>.jsonl.gz")
+    parser.add_argument("--segments-dir", type=Path, default=Path("data/segments"), help="<prefix>_supervisions_<split>.jsonl.gz")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     parser.add_argument("--text-post-dir", type=Path, default=Path("exp/emb_text"), help="text-only posteriors: <dir>/<split>/post.scp")
     parser.add_argument("--tdnn-dir", type=Path, default=Path("exp/efficientpunct_tdnn"), help="TDNN folder: post/<split>/post.scp in, decode/ out")
     parser.add_argument("--out-dir", type=Path, default=Path("exp/efficientpunct"), help="ensemble folder: decode/<split>.jsonl, alpha.json")
@@ -44,7 +45,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         splits.insert(0, args.dev_split)
     data = {}
     for split in splits:
-        segments = read_segments(args.segments_dir / f"parczech_supervisions_{split}.jsonl.gz")
+        segments = read_segments(args.segments_dir / f"{args.prefix}_supervisions_{split}.jsonl.gz")
         data[split] = paired_split(segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp")
         if data[split].skipped:
             logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,

@@ -24,7 +24,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, required=True, help="AM config YAML of the model to train")
     parser.add_argument("--source", type=Path, required=True, help="checkpoint of the trained source AM")
     parser.add_argument("--fbank-dir", type=Path, required=True, help="training cuts (for the token table)")
-    parser.add_argument("--prefix", default="parczech", help="cut manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. parczech)")
     parser.add_argument("--exp-dir", type=Path, required=True, help="AM folder; gets epoch-0.pt")
     parser.add_argument("--seed", type=int, default=42, help="seed of the layers that are not copied")
     return parser

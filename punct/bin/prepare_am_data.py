@@ -25,7 +25,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/am_manifests)")
     parser.add_argument("--config", type=Path, default=None, help="YAML with AmDataConfig values")
     parser.add_argument("--seed", type=int, default=42, help="seed of the held-out dev recordings")
-    parser.add_argument("--prefix", default="parczech", help="manifest name prefix (input and output)")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix (input and output) (e.g. parczech)")
     add_config_arguments(parser, AmDataConfig)
     return parser
 

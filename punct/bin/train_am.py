@@ -26,7 +26,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, default=None, help="AM config YAML (conf/am.yaml, conf/am_mini.yaml)")
     parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output (cuts, features, CMVN)")
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder (checkpoints, tokens.txt)")
-    parser.add_argument("--prefix", default="mustc", help="cut manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     parser.add_argument("--train-split", default="train", help="split to train on")
     parser.add_argument("--extra-train-dirs", type=Path, nargs="*", default=[],
                         help="more stage-1 folders whose train split is added to the training data (AM only)")

@@ -43,7 +43,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--model", choices=MODEL_KINDS, required=True, help="text: text-only baseline; mm: cross-attention")
     parser.add_argument("--config", type=Path, default=None, help="YAML with MmConfig values (flags override)")
-    parser.add_argument("--data-dir", type=Path, required=True, help="stage-2 output with parczech_*_<split>.jsonl.gz")
+    parser.add_argument("--data-dir", type=Path, required=True, help="segments: <prefix>_{supervisions,recordings}_<split>.jsonl.gz")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     parser.add_argument("--train-split", default="train", help="training split name")
     parser.add_argument("--dev-split", default="dev", help="split for model selection")
     parser.add_argument("--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model")
@@ -55,8 +56,8 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def manifests(data_dir: Path, split: str):
-    return data_dir / f"parczech_supervisions_{split}.jsonl.gz", data_dir / f"parczech_recordings_{split}.jsonl.gz"
+def manifests(data_dir: Path, prefix: str, split: str):
+    return data_dir / f"{prefix}_supervisions_{split}.jsonl.gz", data_dir / f"{prefix}_recordings_{split}.jsonl.gz"
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -65,9 +66,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     cfg = config_from_args(MmConfig, args, args.config)
     log_config({"model": args.model, **asdict(cfg)})
     run_training(
-        args.model, cfg, train_paths=manifests(args.data_dir, args.train_split),
-        dev_paths=manifests(args.data_dir, args.dev_split),
-        decode_paths={s: manifests(args.data_dir, s) for s in args.decode_splits.split(",") if s},
+        args.model, cfg, train_paths=manifests(args.data_dir, args.prefix, args.train_split),
+        dev_paths=manifests(args.data_dir, args.prefix, args.dev_split),
+        decode_paths={s: manifests(args.data_dir, args.prefix, s) for s in args.decode_splits.split(",") if s},
         exp_dir=args.exp_dir, resume_run=args.resume, device_name=args.device, amp=args.amp,
     )
 

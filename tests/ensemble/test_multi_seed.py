@@ -16,7 +16,7 @@ import pytest
 # on the seed, and records its arguments.
 STUB_RUN = r"""#!/usr/bin/env bash
 set -euo pipefail
-[ -f steps/score.sh ] && [ -f utils/parse_options.sh ] && [ -f path.sh ] || { echo "links do not resolve" >&2; exit 1; }
+[ -f steps/train_tdnn.sh ] && [ -f utils/parse_options.sh ] && [ -f path.sh ] || { echo "links do not resolve" >&2; exit 1; }
 [ ! -e exp/from_source ] && [ ! -e data ] || { echo "not a fresh copy" >&2; exit 1; }
 seed=
 args=()
@@ -108,7 +108,7 @@ def test_finished_copies_are_kept_and_other_work_dirs_get_working_links(runs, re
     out = multi_seed(repo_root, "--seeds", "3", "--work-dir", str(elsewhere), str(recipe), str(runs / "summary3"))
     assert out.returncode == 0, out.stdout + out.stderr
     copy = elsewhere / "stub_seed3"
-    assert Path(os.readlink(copy / "steps")).is_absolute() and (copy / "steps" / "score.sh").is_file()
+    assert Path(os.readlink(copy / "steps")).is_absolute() and (copy / "steps" / "train_tdnn.sh").is_file()
     assert json.loads((runs / "summary3" / "seed3" / "run.json").read_text())["seed"] == 3
 
 

@@ -61,3 +61,21 @@ def test_tiny_corpus_end_to_end(tmp_path):
     assert (work / "exp" / "asr" / "words").resolve() == (work / "exp" / "asr" / "am_words").resolve()
     recordings = sorted((work / "data" / "corpus_tiny" / "synth").glob("*.words.tsv"))
     assert recordings and all((work / "exp" / "asr" / "am_words" / r.name).is_file() for r in recordings)
+
+
+def test_stage4_models_are_conf_files_of_train_mm_options():
+    """conf/models/<name>.conf per stage-4 model: options of local/parczech/train_mm.sh and its RESULTS.md row."""
+    run_sh = (RECIPE / "run.sh").read_text()
+    names = run_sh.split('mm_models="')[1].split('"')[0].split()
+    assert names == ["text", "mm", "mm_pe", "mm_pe_random"]
+    step = (REPO / "local" / "parczech" / "train_mm.sh").read_text()
+    section = step.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+    step_options = {line.split("=")[0] for line in section.splitlines() if "=" in line and not line.startswith("#")}
+    rows = set()
+    for name in names:
+        values = dict(line.split("#")[0].strip().split("=", 1) for line in (RECIPE / "conf" / "models" / f"{name}.conf")
+                      .read_text().splitlines() if line.strip() and not line.startswith("#"))
+        assert set(values) - {"results_row"} <= step_options, name
+        assert values["model"] in ("text", "mm") and values["results_row"]
+        rows.add(values["results_row"])
+    assert rows == {"text-only", "multimodal", "multimodal+PE", "random-audio"}

@@ -1,4 +1,4 @@
-"""The recipes' run.sh: --help lists every stage and every option of the configuration section."""
+"""The recipes' run.sh: --help lists every stage and every option of the configuration section; steps/ has no corpus defaults."""
 
 from __future__ import annotations
 
@@ -32,3 +32,28 @@ def test_recipe_links_point_to_the_top_level(repo_root, recipe):
 def test_unknown_option_fails(repo_root):
     out = subprocess.run(["./run.sh", "--no-such-option", "1"], capture_output=True, text=True, cwd=repo_root / "egs/mustc")
     assert out.returncode != 0 and "unknown option --no-such-option" in out.stderr
+
+
+def _configuration_section(script):
+    text = script.read_text()
+    return text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+
+
+def test_steps_have_no_corpus_defaults(repo_root):
+    """steps/ is corpus-independent: no default of a configuration variable names a corpus."""
+    for script in sorted((repo_root / "steps").glob("*.sh")):
+        for line in _configuration_section(script).splitlines():
+            value = line.split("#")[0]
+            assert "mustc" not in value and "parczech" not in value, f"{script.name}: {line}"
+
+
+@pytest.mark.parametrize("script,option", [
+    ("align.sh", "--prefix"), ("compute_features.sh", "--prefix"), ("dump_am_embeddings.sh", "--prefix"),
+    ("train_am.sh", "--prefix"), ("train_tdnn.sh", "--cuts-pattern"), ("decode_tdnn.sh", "--cuts-pattern")])
+def test_a_missing_manifest_name_option_is_an_error_naming_it(repo_root, script, option, tmp_path):
+    for name in ("steps", "utils", "path.sh"):
+        (tmp_path / name).symlink_to(repo_root / name)
+    nargs = int(re.search(r"if \[ \$# -ne (\d) \]", (repo_root / "steps" / script).read_text()).group(1))
+    out = subprocess.run(["bash", f"steps/{script}", *[f"d{i}" for i in range(nargs)]], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and f"{option} is required" in out.stderr, out.stdout + out.stderr

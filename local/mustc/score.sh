@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stage 8: per-word TDNN posteriors of the dev and test splits (steps/decode_tdnn.sh: fully
+# egs/mustc stage 8 (MuST-C-bound: punct.bin.score_ensemble reads <cuts-dir>/mustc_cuts_<split>[_ali].jsonl.gz):
+# per-word TDNN posteriors of the dev and test splits (steps/decode_tdnn.sh: fully
 # convolutional, JOB=1:nj), then BERT-only / TDNN / ensemble scores with alpha chosen on dev, RESULTS.md, JSON and plots.
 # results.json and RESULTS.md say what was scored per split: the utterances and words of the stage-0
 # supervisions (--supervisions-dir) that reached scoring, and why the others did not.

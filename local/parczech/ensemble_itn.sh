@@ -30,6 +30,6 @@ for split in $dev_split $splits; do
   done
 done
 mkdir -p $dir/log
-python -m punct.bin.ensemble_itn --segments-dir $segments_dir --text-post-dir $text_dir --tdnn-dir $tdnn_dir --out-dir $dir \
+python -m punct.bin.ensemble_itn --prefix parczech --segments-dir $segments_dir --text-post-dir $text_dir --tdnn-dir $tdnn_dir --out-dir $dir \
   --dev-split $dev_split --splits "${splits// /,}" --alpha-step $alpha_step
 echo "$0: wrote $tdnn_dir/decode and $dir/decode (alphas: $(python -c "import json,sys; print(json.load(open(sys.argv[1]))['chosen_alpha'])" $dir/alpha.json))"

@@ -2,7 +2,9 @@
 # Trains one ParCzech punctuation + case model (egs/parczech stage 4): the text-only baseline
 # (--model text) or the cross-attention multimodal model (--model mm, with --positional and
 # --random-audio variants), then decodes the dev and test segments with the best dev model.
-# An interrupted run continues from its newest epoch-N.pt; a finished one is skipped.
+# A finished run whose options and inputs are unchanged is skipped; an interrupted one continues from its
+# newest epoch-N.pt; a changed one retrains (or continues with --resume true): utils/fresh.sh.
+# (In local/parczech: the segments are parczech_{supervisions,recordings}_<split>.jsonl.gz.)
 set -euo pipefail
 
 # Begin configuration section.
@@ -18,6 +20,7 @@ torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --no
 amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value)
 seed=42
+resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
 overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
@@ -25,12 +28,13 @@ echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
 . utils/device.sh
+. utils/fresh.sh
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <segments-dir> <exp-dir>"
   echo "e.g.: $0 --model mm --positional true --model-config conf/mm_mini.yaml data/segments exp/mm_pe"
   echo "Main options: --model text|mm, --model-config FILE, --positional true|false, --random-audio true|false,"
-  echo "              --bert-model DIR|NAME, --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --overwrite true"
+  echo "              --bert-model DIR|NAME, --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
   exit 1
 fi
 data=$1
@@ -41,22 +45,26 @@ for f in $model_config $data/parczech_supervisions_train.jsonl.gz $data/parczech
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-if [ -f $dir/.done ] && ! $overwrite; then
-  echo "$0: $dir is done; skipping (--overwrite true to retrain)"
-  exit 0
-fi
-if $overwrite; then
-  rm -rf $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.json $dir/decode $dir/.done
-fi
-mkdir -p $dir/log
-
 opts=()
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
 [ "$amp" != none ] && opts+=(--amp "$amp")
+opts=(--model $model --prefix parczech --config $model_config --positional $positional --random-audio $random_audio --data-dir $data
+      --exp-dir $dir --device $device --seed $seed "${opts[@]}")
+
+inputs="$model_config"
+for split in train dev test; do
+  inputs="$inputs $data/parczech_supervisions_${split}.jsonl.gz $data/parczech_recordings_${split}.jsonl.gz"
+done
+stamp=$(make_stamp "nproc=$nproc ${opts[*]}" $inputs)
+if ! $overwrite && is_done_and_fresh $dir/.done "$stamp"; then
+  exit 0
+fi
+begin_stamped $dir/.done "$stamp" $resume $overwrite $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.json $dir/decode
+mkdir -p $dir/log
 
 $cmd --num-threads $( [ "$num_threads" -gt 0 ] && echo $num_threads || echo 1 ) $dir/log/train_mm.log \
-  $(launcher $nproc $torchrun_opts) -m punct.bin.train_mm --model $model --config $model_config --positional $positional \
-    --random-audio $random_audio --data-dir $data --exp-dir $dir --resume --device $device --seed $seed "${opts[@]}"
+  $(launcher $nproc $torchrun_opts) -m punct.bin.train_mm "${opts[@]}" --resume
+finish_stamped $dir/.done "$stamp"
 
 echo "$0: trained $dir/best-valid-f1.pt; predictions in $dir/decode"
