@@ -12,7 +12,7 @@ am_config=conf/am.yaml        # model and training options
 device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
 nproc=1                       # processes (GPUs) per node; > 1 uses torchrun
-amp=none                      # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
+amp=                          # mixed precision: none, bf16, fp16 (CUDA only) or auto; empty: the config's amp
 torchrun_opts=                # extra torchrun options (multi-node)
 num_threads=0                 # torch CPU threads per process (0: torch default)
 resume=false                  # continue from the latest epoch-N.pt (an interrupted run of the same options always does)
@@ -32,7 +32,7 @@ echo "$0 $@"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
-  echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16 --resume true --overwrite true"
+  echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16|auto --resume true --overwrite true"
   echo "              --decode-splits \"dev test\""
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
@@ -53,7 +53,7 @@ done
 mkdir -p $dir/log
 
 opts="--config $am_config --fbank-dir $fbank_dir --exp-dir $dir --prefix $prefix --device $device --seed $seed --num-threads $num_threads $train_opts"
-[ "$amp" != none ] && opts="$opts --amp $amp"
+[ -n "$amp" ] && opts="$opts --amp $amp"
 [ -n "$extra_train_dirs" ] && opts="$opts --extra-train-dirs $extra_train_dirs"
 inputs="$am_config $fbank_dir/${prefix}_cuts_train.jsonl.gz $fbank_dir/${prefix}_cuts_dev.jsonl.gz $fbank_dir/cmvn_train.json $fbank_dir/cmvn_dev.json"
 for d in $extra_train_dirs; do inputs="$inputs $d/${prefix}_cuts_train.jsonl.gz $d/cmvn_train.json"; done

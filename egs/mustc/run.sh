@@ -22,7 +22,8 @@ conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") f
 bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=none             # mixed precision of training: none, bf16 or fp16 (fp16: CUDA only)
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's
+                     # (float32, except conf/am_mini.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
 # End configuration section.
@@ -51,7 +52,7 @@ Options (defaults in brackets):
   --bert-model NAME    BERT folder or hub name [${bert_model}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
-  --amp MODE           mixed precision of training: none, bf16, fp16 [${amp}]
+  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
 Jobs run through \$train_cmd/\$decode_cmd from cmd.sh (PUNCT_BACKEND=local or slurm); on cuda the network
@@ -79,14 +80,14 @@ else
   am_extra_size=none
 fi
 # --am-extra-size mini_am: the acoustic model also trains on talks of the corpus' training text spoken
-# by other voices (data/fbank_am).  At the same training compute it did not lower the dev WER (README).
+# by other voices (data/fbank_am): a lower AM dev WER, but not a better punctuation TDNN (README).
 am_extra_opts=
 [ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
 
 # One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
 # as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
 network_commands $device $ngpu || exit 2
-train_opts="--device $device --seed $seed --nproc $ngpu --amp $amp"
+train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
 
 log "$command_line"
 

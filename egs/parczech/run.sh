@@ -25,7 +25,7 @@ conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; 
                      # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=none             # mixed precision of training: none, bf16 or fp16 (fp16: CUDA only)
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's (float32)
 seed=42              # seed for every random choice
 # End configuration section.
 
@@ -52,7 +52,7 @@ Options (defaults in brackets):
   --conf-suffix SFX    use conf/{am,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
-  --amp MODE           mixed precision of training: none, bf16, fp16 [${amp}]
+  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
   --seed N             random seed [${seed}]
 HELP
 )
@@ -71,7 +71,7 @@ fi
 # One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
 # as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
 network_commands $device $ngpu || exit 2
-train_opts="--device $device --seed $seed --nproc $ngpu --amp $amp"
+train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
 
 conf_suffix_note="(--conf-suffix)"
 if [ -z "$parczech_root" ]; then

@@ -66,6 +66,7 @@ class AmConfig:
     max_freq_mask: int = 6  # feature bins
     log_interval: int = 50  # batches between log lines
     num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
+    amp: str = "none"  # mixed precision (none, bf16, fp16, auto); --amp overrides it
 
 
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the model selected on the dev loss (read by every later stage)
@@ -90,7 +91,7 @@ def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc:
     log-softmax and CTC run in float32 (CTC sums products of many small probabilities)."""
     feats = batch["feats"].to(device, non_blocking=True)
     with amp.autocast():
-        logits = model(feats)[:, ::subsample]  # (N, ceil(T / subsample), V)
+        logits = model(feats, subsample=subsample)  # (N, ceil(T / subsample), V): forward(feats)[:, ::subsample]
     log_probs = logits.float().log_softmax(dim=-1).transpose(0, 1)  # (T', N, V)
     feat_lens = batch["feat_lens"].to(device)
     output_lens = torch.div(feat_lens + subsample - 1, subsample, rounding_mode="floor")

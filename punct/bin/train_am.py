@@ -3,8 +3,8 @@
   python -m punct.bin.train_am --config conf/am_mini.yaml --fbank-dir data/fbank --exp-dir exp/am
   torchrun --nproc-per-node 2 -m punct.bin.train_am --config conf/am.yaml ...   # DDP (gloo on CPU, NCCL on GPU)
 
-GPU options: --amp bf16|fp16 (mixed precision), --num-workers N (feature-loading processes; batches
-are pinned when the device is CUDA).
+GPU options: --amp none|bf16|fp16|auto (mixed precision; the config's ``amp`` unless given), --num-workers N
+(feature-loading processes; batches are pinned when the device is CUDA).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import torch
 from punct.asr.train import AmConfig, run_training
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging
-from punct.training.loop import add_amp_argument
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -35,7 +34,6 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=42, help="random seed (model init, sampler, SpecAugment)")
     parser.add_argument("--resume", action="store_true", help="continue from the latest epoch-N.pt in --exp-dir")
     parser.add_argument("--num-threads", type=int, default=0, help="torch CPU threads per process (0: torch's default)")
-    add_amp_argument(parser)
     add_config_arguments(parser, AmConfig)
     return parser
 
@@ -50,7 +48,7 @@ def main(argv=None) -> int:
     state, _ = run_training(config=config, fbank_dir=args.fbank_dir, exp_dir=args.exp_dir, prefix=args.prefix,
                          device_name=args.device, seed=args.seed, resume=args.resume,
                          train_split=args.train_split, dev_split=args.dev_split,
-                         extra_train_dirs=args.extra_train_dirs, amp=args.amp)
+                         extra_train_dirs=args.extra_train_dirs, amp=config.amp)
     print(f"best epoch {state.best_epoch}, dev loss/frame {state.best_valid_loss:.4f}", file=sys.stderr)
     return 0
 

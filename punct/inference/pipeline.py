@@ -50,6 +50,7 @@ from punct.models.text.infer import WordOutputs, predict_words
 from punct.labels import PUNCT4
 from punct.models.text.model import PunctBert
 from punct.normalize import NormalizeConfig, normalize
+from punct.utils.device import has_native_bf16
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
 
@@ -194,12 +195,12 @@ def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> Tuple[torch.
 
 def check_bf16(device: torch.device) -> None:
     """bfloat16 is fast only where the hardware has it: refuse it elsewhere rather than run slowly."""
+    if has_native_bf16(device):
+        return
     if device.type == "cuda":
-        if not torch.cuda.is_bf16_supported():
-            raise ValueError(f"{device} does not support bfloat16")
-    elif not torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        raise ValueError("this CPU has no bfloat16 instructions (AVX-512 BF16 / AMX): bf16 would be emulated "
-                         "and slower than float32")
+        raise ValueError(f"{device} does not support bfloat16")
+    raise ValueError("this CPU has no bfloat16 instructions (AVX-512 BF16 / AMX): bf16 would be emulated "
+                     "and slower than float32")
 
 
 def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from typing import Any, ContextManager, Dict, Iterable, Iterator, List, Optional
 import numpy as np
 import torch
 
+from punct.utils.device import has_native_bf16
 from punct.utils.logging import setup_logging
 
 EPOCH_CHECKPOINT = re.compile(r"epoch-(\d+)\.pt")
@@ -182,11 +183,22 @@ def loader_options(num_workers: int, device: torch.device) -> Dict[str, Any]:
 
 
 AMP_MODES = ("none", "bf16", "fp16")
+AMP_CHOICES = AMP_MODES + ("auto",)  # auto: bf16 where the device computes in it natively, else none
+
+
+def resolve_amp(mode: str, device: torch.device) -> str:
+    """``--amp auto`` -> ``bf16`` on devices with native bfloat16 (:func:`has_native_bf16`), else ``none``
+    (emulated bfloat16 is slower than float32); other modes are returned as they are."""
+    if mode != "auto":
+        return mode
+    resolved = "bf16" if has_native_bf16(device) else "none"
+    logging.info("--amp auto: %s on %s", resolved, device)
+    return resolved
 
 
 @dataclass(frozen=True)
 class Amp:
-    """Mixed precision of a training loop (``--amp none|bf16|fp16``).
+    """Mixed precision of a training loop (``--amp none|bf16|fp16|auto``; auto is resolved on construction).
 
     :meth:`autocast` wraps the forward passes of training; the losses are computed on the outputs cast
     to float32.  :meth:`step` is backward, optional gradient clipping and the optimizer step through a
@@ -203,8 +215,9 @@ class Amp:
     scaler: torch.amp.GradScaler = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.mode not in AMP_MODES:
-            raise ValueError(f"--amp must be one of {AMP_MODES}, got {self.mode!r}")
+        if self.mode not in AMP_CHOICES:
+            raise ValueError(f"--amp must be one of {AMP_CHOICES}, got {self.mode!r}")
+        object.__setattr__(self, "mode", resolve_amp(self.mode, torch.device(self.device_type)))
         if self.mode == "fp16" and self.device_type != "cuda":
             raise ValueError(f"--amp fp16 needs a CUDA device (the device is {self.device_type}); "
                              "use --amp bf16 (or none) on the CPU")
@@ -241,6 +254,7 @@ NO_AMP = Amp()  # float32 throughout (its GradScaler is disabled, hence stateles
 
 
 def add_amp_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--amp", choices=AMP_MODES, default="none",
+    parser.add_argument("--amp", choices=AMP_CHOICES, default="none",
                         help="mixed precision of the training forward passes: bf16 (CPU or GPU), fp16 (CUDA only, "
-                             "with loss scaling) or none; losses, dev scoring and checkpoints stay float32")
+                             "with loss scaling), auto (bf16 where the hardware computes in it natively, else none) "
+                             "or none; losses, dev scoring and checkpoints stay float32")

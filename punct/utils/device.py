@@ -13,3 +13,11 @@ def resolve_device(name: str = "auto") -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"--device {name} was asked for, but torch sees no CUDA device")
     return device
+
+
+def has_native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes in bfloat16 natively (CUDA GPUs from Ampere on; CPUs with AVX-512 BF16
+    or AMX).  Elsewhere torch emulates bfloat16, which is slower than float32."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())

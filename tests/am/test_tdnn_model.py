@@ -130,3 +130,28 @@ def test_folded_batch_norms_give_the_same_outputs():
         model.tdnnf[3].norm.weight[0] = -0.7
         with pytest.raises(ValueError, match="tdnnf5"):
             FoldedAcousticModel(model)
+
+
+@pytest.mark.parametrize("strides, splice, k", [
+    ((1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3), (-1, 0, 1), 3),   # the recipes' strides, ctc_subsample 3
+    ((1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3), (0,), 3),
+    ((0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2), (0,), 2),          # every layer strided: all on every 2nd frame
+    ((3, 1, 3, 0, 3, 3, 3, 3, 3, 3, 3, 3), (-2, -1, 0, 1, 2), 3),  # a stride-1 layer between strided ones
+    ((1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), (-1, 0, 1), 4),    # nothing at the subsampled rate
+])
+@pytest.mark.parametrize("num_frames", [1, 5, 64, 101])
+def test_subsampled_forward_equals_every_kth_frame_of_the_full_one(strides, splice, k, num_frames):
+    """Training's CTC on every k-th frame runs the strided layers at 1/k of the frames; the logits must be
+    exactly those of the full forward (in train mode too: BatchNorm sees other frames, so use eval)."""
+    model = _model(dataclasses.replace(TINY, time_strides=strides, splice=splice), seed=num_frames)
+    x = torch.randn(3, num_frames, 8)
+    with torch.no_grad():
+        full = model(x)[:, ::k]
+        sub = model(x, subsample=k)
+    assert sub.shape == full.shape
+    torch.testing.assert_close(sub, full, atol=1e-5, rtol=1e-5)
+
+
+def test_subsampled_forward_gives_logits_only():
+    with pytest.raises(ValueError, match="logits only"):
+        _model()(torch.randn(1, 10, 8), layer=3, subsample=3)

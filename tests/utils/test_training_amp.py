@@ -8,8 +8,10 @@ import contextlib
 import pytest
 import torch
 
+from punct.training import loop as training
 from punct.training.loop import (AMP_MODES, NO_AMP, Amp, DistInfo, RankBatchSampler, add_amp_argument, loader_options,
-                                  rank_batches)
+                                  rank_batches, resolve_amp)
+from punct.utils.device import has_native_bf16
 
 
 def test_fp16_on_cpu_and_unknown_modes_are_refused():
@@ -105,3 +107,16 @@ def test_rank_batch_sampler_keeps_the_shuffled_dataloader_order(seed):
 def test_loader_options_pin_memory_for_gpus_only():
     assert loader_options(3, torch.device("cpu")) == {"num_workers": 3, "pin_memory": False}
     assert loader_options(0, torch.device("cuda", 0)) == {"num_workers": 0, "pin_memory": True}
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_is_bf16_only_where_the_hardware_has_it(native, monkeypatch):
+    monkeypatch.setattr(training, "has_native_bf16", lambda device: native)
+    amp = Amp("auto", "cpu")
+    assert amp.mode == ("bf16" if native else "none")
+    assert amp.dtype == (torch.bfloat16 if native else torch.float32)
+    assert resolve_amp("none", torch.device("cpu")) == "none" and resolve_amp("bf16", torch.device("cpu")) == "bf16"
+
+
+def test_native_bf16_matches_what_torch_reports_for_this_cpu():
+    assert has_native_bf16(torch.device("cpu")) == bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
