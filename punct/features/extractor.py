@@ -23,8 +23,19 @@ from lhotse.features.base import FeatureExtractor, register_extractor
 INT16_SCALE = 32768.0
 
 
+class _DictConfig:
+    """The ``to_dict``/``from_dict`` pair lhotse calls on an extractor's config to store and rebuild it."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> Any:
+        return cls(**data)
+
+
 @dataclass(frozen=True)
-class KnfMfccConfig:
+class KnfMfccConfig(_DictConfig):
     """MFCC options (Kaldi ``compute-mfcc-feats`` names in snake case)."""
 
     sampling_rate: int = 16000
@@ -43,16 +54,9 @@ class KnfMfccConfig:
     cepstral_lifter: float = 22.0
     scale_to_int16: bool = True
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    @staticmethod
-    def from_dict(data: Dict[str, Any]) -> "KnfMfccConfig":
-        return KnfMfccConfig(**data)
-
 
 @dataclass(frozen=True)
-class KnfFbankConfig:
+class KnfFbankConfig(_DictConfig):
     """Log mel filterbank options (Kaldi ``compute-fbank-feats``)."""
 
     sampling_rate: int = 16000
@@ -68,13 +72,6 @@ class KnfFbankConfig:
     snip_edges: bool = True
     use_energy: bool = False
     scale_to_int16: bool = True
-
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    @staticmethod
-    def from_dict(data: Dict[str, Any]) -> "KnfFbankConfig":
-        return KnfFbankConfig(**data)
 
 
 def _frame_options(config, opts) -> None:
@@ -118,51 +115,51 @@ def check_rate(config, sampling_rate: int) -> None:
         )
 
 
+class _KnfExtractor(FeatureExtractor):
+    """What both kaldi-native-fbank extractors share; a subclass builds its online computer."""
+
+    def _online_computer(self) -> Any:
+        raise NotImplementedError
+
+    def extract(self, samples: np.ndarray, sampling_rate: int) -> np.ndarray:
+        check_rate(self.config, sampling_rate)
+        return _run(self._online_computer(), samples, self.config, self.feature_dim(sampling_rate))
+
+    @property
+    def frame_shift(self) -> float:
+        return self.config.frame_shift_ms / 1000.0
+
+
+# lhotse registration: FeatureExtractor.from_dict finds each class by its ``name``.
 @register_extractor
-class KnfMfcc(FeatureExtractor):
+class KnfMfcc(_KnfExtractor):
     """40-dim hires MFCC by kaldi-native-fbank; (T, num_ceps) float32."""
 
     name = "kaldi-native-mfcc"
     config_type = KnfMfccConfig
 
-    def _options(self) -> "knf.MfccOptions":
+    def _online_computer(self) -> "knf.OnlineMfcc":
         opts = knf.MfccOptions()
         _frame_options(self.config, opts)
         opts.num_ceps = self.config.num_ceps
         opts.cepstral_lifter = self.config.cepstral_lifter
-        return opts
-
-    def extract(self, samples: np.ndarray, sampling_rate: int) -> np.ndarray:
-        check_rate(self.config, sampling_rate)
-        return _run(knf.OnlineMfcc(self._options()), samples, self.config, self.config.num_ceps)
-
-    @property
-    def frame_shift(self) -> float:
-        return self.config.frame_shift_ms / 1000.0
+        return knf.OnlineMfcc(opts)
 
     def feature_dim(self, sampling_rate: int) -> int:
         return self.config.num_ceps
 
 
 @register_extractor
-class KnfFbank(FeatureExtractor):
+class KnfFbank(_KnfExtractor):
     """Log mel filterbank by kaldi-native-fbank; (T, num_mel_bins) float32."""
 
     name = "kaldi-native-fbank"
     config_type = KnfFbankConfig
 
-    def _options(self) -> "knf.FbankOptions":
+    def _online_computer(self) -> "knf.OnlineFbank":
         opts = knf.FbankOptions()
         _frame_options(self.config, opts)
-        return opts
-
-    def extract(self, samples: np.ndarray, sampling_rate: int) -> np.ndarray:
-        check_rate(self.config, sampling_rate)
-        return _run(knf.OnlineFbank(self._options()), samples, self.config, self.config.num_mel_bins)
-
-    @property
-    def frame_shift(self) -> float:
-        return self.config.frame_shift_ms / 1000.0
+        return knf.OnlineFbank(opts)
 
     def feature_dim(self, sampling_rate: int) -> int:
         return self.config.num_mel_bins
