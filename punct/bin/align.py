@@ -23,9 +23,9 @@ from punct.asr.dataset import load_split
 from punct.asr.train import load_model
 from punct.features.compute import cuts_path
 from punct.utils.atomic import atomic_write_text, is_done, mark_done
+from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
-from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -41,8 +41,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--word-times-dir", type=Path, default=None,
                         help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished job")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    add_device_arguments(parser)
     add_job_arguments(parser)
     return parser
 
@@ -79,9 +78,7 @@ def merge_split(args, split: str, ali_dir: Path) -> bool:
 
 
 def main(argv=None) -> int:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "args")
+    args = parse_and_log(get_parser(), argv, "args")
     torch.set_num_threads(args.num_threads)
     check_job(args.job, args.nj)
     ali_dir = args.ali_dir or args.am_dir / "ali"

@@ -26,8 +26,8 @@ from punct.asr.infer import run_model
 from punct.asr.train import load_model, training_config
 from punct.features.compute import load_cut_features
 from punct.utils.atomic import atomic_write_text
+from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
-from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -37,8 +37,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --exp-dir")
     parser.add_argument("--splits", nargs="+", required=True, help="splits to decode")
     parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    add_device_arguments(parser)
     parser.add_argument("--frame-subsample", type=int, default=0,
                         help="decode every k-th output frame; 0: the checkpoint's ctc_subsample")
     return parser
@@ -64,9 +63,7 @@ def decode_split(model, tokens, args, split: str, device, frame_subsample: int =
 
 
 def main(argv=None) -> int:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "args")
+    args = parse_and_log(get_parser(), argv, "args")
     torch.set_num_threads(args.num_threads)
     device = resolve_device(args.device)
     checkpoint = args.exp_dir / args.checkpoint

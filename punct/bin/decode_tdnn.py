@@ -21,9 +21,9 @@ from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.train import checkpoint_train_config, corpus_classes, load_model
 from punct.io.shards import ShardWriter, is_shard_done
+from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share
-from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -36,17 +36,14 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch intra-op threads")
+    add_device_arguments(parser, threads_help="torch intra-op threads")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")
     add_job_arguments(parser)
     return parser
 
 
 def main() -> None:
-    args = get_parser().parse_args()
-    setup_logging()
-    log_config(vars(args), "arguments")
+    args = parse_and_log(get_parser())
     prefix = args.out_dir / f"post.{args.job}"
     if is_shard_done(prefix) and not args.overwrite:
         logging.info("%s.scp is done; skipping (use --overwrite to redo)", prefix)

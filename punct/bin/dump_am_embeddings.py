@@ -21,9 +21,9 @@ from punct.asr.dump import benchmark_throughput, dump_shard
 from punct.asr.model import EMBEDDING_LAYER
 from punct.asr.train import load_model
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
+from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
-from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -38,8 +38,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--compression", default="two_byte", choices=sorted(COMPRESSION), help="kaldiio compression")
     parser.add_argument("--merge", action="store_true", help="merge emb.*.scp into emb.scp and check ids")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    add_device_arguments(parser)
     parser.add_argument("--benchmark-config", type=Path, default=None,
                         help="with --merge: also measure the dump throughput of a model of this config's size")
     parser.add_argument("--throttle", type=float, default=0.0, help=argparse.SUPPRESS)  # tests: sleep per cut
@@ -67,9 +66,7 @@ def merge_split(args, split: str) -> bool:
 
 
 def main(argv=None) -> int:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "args")
+    args = parse_and_log(get_parser(), argv, "args")
     torch.set_num_threads(args.num_threads)
     check_job(args.job, args.nj)
     if args.merge:

@@ -20,14 +20,11 @@ from typing import List, Optional
 import torch
 from tqdm import tqdm
 
-from punct.io.shards import ShardWriter, is_shard_done
 from punct.models.text.data import read_utterances
 from punct.models.text.infer import predict_words
 from punct.models.text.model import PunctBert
-from punct.utils.cli import HelpFormatter
-from punct.utils.device import resolve_device
-from punct.utils.jobs import add_job_arguments, job_share
-from punct.utils.logging import log_config, setup_logging
+from punct.utils.cli import HelpFormatter, WordItems, add_word_dump_arguments, parse_and_log, run_word_dump
+from punct.utils.jobs import job_share
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -41,26 +38,11 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=-1,
                         help="sub-tokens of context around predicted words in long texts; -1: the training value")
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
-    parser.add_argument("--compression", default="none", help="kaldiio compression of the vectors: none, two_byte, ...")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads per job")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--overwrite", action="store_true", help="rewrite shards that are already done")
-    add_job_arguments(parser)
+    add_word_dump_arguments(parser)
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "arguments")
-    vec_prefix = args.out_dir / f"vec.{args.job}"
-    post_prefix = args.out_dir / f"post.{args.job}"
-    if not args.overwrite and is_shard_done(vec_prefix) and is_shard_done(post_prefix):
-        logging.info("%s and %s are done; skipping (use --overwrite to redo)", vec_prefix, post_prefix)
-        return
-    if args.num_threads > 0:
-        torch.set_num_threads(args.num_threads)
-    device = resolve_device(args.device)
+def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     model = PunctBert.from_pretrained(args.model_dir).to(device)
     model.head_spec(args.head)  # fails early with the known head names
     utterances = job_share(read_utterances(args.supervisions, model.head_spec(args.head).classes), args.job, args.nj)
@@ -68,11 +50,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     max_length, context = model.inference_chunking(args.max_length, args.context)
     logging.info("chunks of at most %d tokens with %d sub-tokens of context", max_length, context)
     outputs = predict_words(model, utterances, max_length, context, args.batch_size, device)
-    with ShardWriter(vec_prefix, args.compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
-        for out in tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10):
-            vec_writer.write(out.id, out.vectors)
-            post_writer.write(out.id, out.posteriors[args.head])
-    logging.info("wrote %s.scp and %s.scp", vec_prefix, post_prefix)
+    progress = tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10)
+    return ((out.id, out.vectors, out.posteriors[args.head]) for out in progress)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_and_log(get_parser(), argv)
+    run_word_dump(args, lambda device: bert_items(args, device))
 
 
 if __name__ == "__main__":

@@ -19,13 +19,11 @@ from typing import List, Optional
 
 import torch
 
-from punct.io.shards import ShardWriter, is_shard_done
+
 from punct.models.cross_attention.data import ItnDataset, read_segments
 from punct.models.cross_attention.dump import load_text_model, word_outputs
-from punct.utils.cli import HelpFormatter
-from punct.utils.device import resolve_device
-from punct.utils.jobs import add_job_arguments, job_share
-from punct.utils.logging import log_config, setup_logging
+from punct.utils.cli import HelpFormatter, WordItems, add_word_dump_arguments, parse_and_log, run_word_dump
+from punct.utils.jobs import job_share
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -34,35 +32,22 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--supervisions", type=Path, required=True, help="segments of the split (parczech_supervisions_<split>.jsonl.gz)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_text/dev")
     parser.add_argument("--batch-size", type=int, default=32, help="segments per forward pass")
-    parser.add_argument("--compression", default="none", help="kaldiio compression of the vectors: none, two_byte, ...")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads per job")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--overwrite", action="store_true", help="rewrite shards that are already done")
-    add_job_arguments(parser)
+    add_word_dump_arguments(parser)
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "arguments")
-    vec_prefix, post_prefix = args.out_dir / f"vec.{args.job}", args.out_dir / f"post.{args.job}"
-    if not args.overwrite and is_shard_done(vec_prefix) and is_shard_done(post_prefix):
-        logging.info("%s and %s are done; skipping (use --overwrite to redo)", vec_prefix, post_prefix)
-        return
-    if args.num_threads > 0:
-        torch.set_num_threads(args.num_threads)
-    device = resolve_device(args.device)
+def text_model_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     model, cfg = load_text_model(args.checkpoint, device)
     segments = job_share(read_segments(args.supervisions), args.job, args.nj)
     dataset = ItnDataset(segments, None, model.text.tokenizer, cfg, with_audio=False, where=str(args.supervisions))
     logging.info("job %d/%d: %d segments (%d dumpable), %d words", args.job, args.nj, len(segments), len(dataset),
                  sum(len(s.words) for s in dataset.segments))
-    with ShardWriter(vec_prefix, args.compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
-        for out in word_outputs(model, dataset, args.batch_size, device):
-            vec_writer.write(out.id, out.vectors)
-            post_writer.write(out.id, out.posteriors)
-    logging.info("wrote %s.scp and %s.scp", vec_prefix, post_prefix)
+    return ((out.id, out.vectors, out.posteriors) for out in word_outputs(model, dataset, args.batch_size, device))
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_and_log(get_parser(), argv)
+    run_word_dump(args, lambda device: text_model_items(args, device))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,7 @@ import torch
 from punct.inference.inputs import from_cuts, from_kaldi
 from punct.inference.onnx_runtime import DEFAULT_PERCENTILE, PRECISIONS
 from punct.inference.pipeline import Punctuator, recipe_paths
-from punct.utils.cli import HelpFormatter
-from punct.utils.logging import log_config, setup_logging
+from punct.utils.cli import HelpFormatter, parse_and_log
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -57,9 +56,7 @@ def get_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     from punct.inference.export import export_recipe
 
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "arguments")
+    args = parse_and_log(get_parser(), argv)
     torch.set_num_threads(1)
     calibration = []
     if "int8" in args.precisions:

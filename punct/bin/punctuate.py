@@ -35,10 +35,9 @@ import torch
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
 from punct.utils.atomic import atomic_write_text
-from punct.utils.cli import HelpFormatter
+from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
-from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -126,9 +125,7 @@ def speaker_share(requests: list, job: int, nj: int) -> list:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "arguments")
+    args = parse_and_log(get_parser(), argv)
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.num_threads)

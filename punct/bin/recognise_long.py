@@ -31,6 +31,7 @@ from punct.asr.recogniser import load_am, recognise_recording, total_wer, word_e
 from punct.asr.chunks import ChunkConfig
 from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
+from punct.utils.cli import add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
@@ -51,8 +52,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--summary", type=Path, default=None,
                         help="instead of recognising: sum the stats of every recording into this file")
     parser.add_argument("--overwrite", action="store_true", help="recognise finished recordings again")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--num-threads", type=int, default=1, help="torch CPU threads")
+    add_device_arguments(parser)
     add_config_arguments(parser, ChunkConfig)
     add_job_arguments(parser)
     return parser

@@ -21,8 +21,7 @@ from punct.io.shards import MatrixReader
 from punct.metrics import coverage, score, write_scores
 from punct.models.text.data import read_utterances
 from punct.labels import PUNCT4, class_index
-from punct.utils.cli import HelpFormatter
-from punct.utils.logging import log_config, setup_logging
+from punct.utils.cli import HelpFormatter, parse_and_log
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -35,9 +34,7 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    args = get_parser().parse_args(argv)
-    setup_logging()
-    log_config(vars(args), "arguments")
+    args = parse_and_log(get_parser(), argv)
     classes = PUNCT4.classes
     index = class_index(classes)
     reader = MatrixReader(args.posteriors)

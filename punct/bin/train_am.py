@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from punct.asr.train import AmConfig, run_training
+from punct.utils.cli import add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging
 
@@ -30,10 +31,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extra-train-dirs", type=Path, nargs="*", default=[],
                         help="more stage-1 folders whose train split is added to the training data (AM only)")
     parser.add_argument("--dev-split", default="dev", help="split for the validation loss")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--seed", type=int, default=42, help="random seed (model init, sampler, SpecAugment)")
     parser.add_argument("--resume", action="store_true", help="continue from the latest epoch-N.pt in --exp-dir")
-    parser.add_argument("--num-threads", type=int, default=0, help="torch CPU threads per process (0: torch's default)")
+    add_device_arguments(parser, num_threads=0, threads_help="torch CPU threads per process (0: torch's default)")
     add_config_arguments(parser, AmConfig)
     return parser
 

@@ -25,7 +25,7 @@ from typing import List, Optional
 
 from punct.models.text.config import BertTrainConfig
 from punct.models.text.train import run_training
-from punct.training.loop import add_amp_argument, start_rank_logging
+from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
 from punct.utils.cli import HelpFormatter
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config
@@ -37,9 +37,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--train", type=Path, required=True, help="training supervisions (lhotse jsonl.gz)")
     parser.add_argument("--dev", type=Path, required=True, help="dev supervisions for model selection")
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/bert")
-    parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
-    add_amp_argument(parser)
+    add_resume_device_amp_arguments(parser)
     add_config_arguments(parser, BertTrainConfig)
     return parser
 

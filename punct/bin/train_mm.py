@@ -34,7 +34,7 @@ from typing import List, Optional
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.model import MODEL_KINDS
 from punct.models.cross_attention.train import run_training
-from punct.training.loop import add_amp_argument, start_rank_logging
+from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config
 
@@ -49,9 +49,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-split", default="dev", help="split for model selection")
     parser.add_argument("--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model")
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/mm_pe")
-    parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
-    add_amp_argument(parser)
+    add_resume_device_amp_arguments(parser)
     add_config_arguments(parser, MmConfig)
     return parser
 

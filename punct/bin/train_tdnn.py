@@ -26,6 +26,7 @@ from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.utils.atomic import atomic_write_text, mark_done
+from punct.utils.cli import TORCHRUN_DEVICE_HELP, add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args, save_config
 from punct.utils.logging import log_config, setup_logging
 
@@ -41,9 +42,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-split", default="dev", help="dev split (checkpoint selection); empty: none")
     parser.add_argument("--exp-dir", type=Path, default=Path("exp/tdnn"), help="output folder")
     parser.add_argument("--resume", default="", help="checkpoint to continue from, or 'latest' for the newest epoch-N.pt in --exp-dir")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
     parser.add_argument("--seed", type=int, default=42, help="seed of initialisation and example order")
-    parser.add_argument("--num-threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    add_device_arguments(parser, num_threads=0, threads_help="torch intra-op threads (0: torch's default)",
+                         device_help=TORCHRUN_DEVICE_HELP)
     parser.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     add_amp_argument(parser)
     add_config_arguments(parser, TrainTdnnConfig)

@@ -8,9 +8,10 @@ leaves no shard that looks finished, and ``is_shard_done`` tells a re-run what t
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import kaldiio
 import numpy as np
@@ -88,6 +89,29 @@ def write_shard(prefix: Pathlike, items: Iterable[Tuple[str, np.ndarray]], compr
             writer.write(key, matrix)
             count += 1
     return count
+
+
+def word_shard_prefixes(out_dir: Path, job: int) -> Tuple[Path, Path]:
+    """``<out_dir>/vec.JOB`` and ``<out_dir>/post.JOB``: one dump job's word vectors and word posteriors."""
+    return out_dir / f"vec.{job}", out_dir / f"post.{job}"
+
+
+def shards_to_skip(prefixes: Sequence[Path], overwrite: bool) -> bool:
+    """True (and logged) when every shard is finished and ``overwrite`` is off, so the job has nothing to do."""
+    if overwrite or not all(is_shard_done(prefix) for prefix in prefixes):
+        return False
+    logging.info("%s are done; skipping (use --overwrite to redo)", " and ".join(map(str, prefixes)))
+    return True
+
+
+def write_word_shards(vec_prefix: Path, post_prefix: Path, items: Iterable[Tuple[str, np.ndarray, np.ndarray]],
+                      compression: str = "none") -> None:
+    """Writes (key, word vectors, word posteriors) to a vector shard (compressed) and a posterior shard (not)."""
+    with ShardWriter(vec_prefix, compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
+        for key, vectors, posteriors in items:
+            vec_writer.write(key, vectors)
+            post_writer.write(key, posteriors)
+    logging.info("wrote %s.scp and %s.scp", vec_prefix, post_prefix)
 
 
 def merge_scps(parts: Iterable[Pathlike], output: Pathlike) -> int:

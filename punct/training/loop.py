@@ -258,3 +258,10 @@ def add_amp_argument(parser: argparse.ArgumentParser) -> None:
                         help="mixed precision of the training forward passes: bf16 (CPU or GPU), fp16 (CUDA only, "
                              "with loss scaling), auto (bf16 where the hardware computes in it natively, else none) "
                              "or none; losses, dev scoring and checkpoints stay float32")
+
+
+def add_resume_device_amp_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--resume``, ``--device`` and ``--amp`` of the training entry points that checkpoint every epoch."""
+    parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
+    add_amp_argument(parser)

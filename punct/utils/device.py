@@ -15,6 +15,13 @@ def resolve_device(name: str = "auto") -> torch.device:
     return device
 
 
+def threaded_device(name: str = "auto", num_threads: int = 0) -> torch.device:
+    """``resolve_device(name)``, after limiting torch to ``num_threads`` CPU threads (0: torch's default)."""
+    if num_threads > 0:
+        torch.set_num_threads(num_threads)
+    return resolve_device(name)
+
+
 def has_native_bf16(device: torch.device) -> bool:
     """Whether ``device`` computes in bfloat16 natively (CUDA GPUs from Ampere on; CPUs with AVX-512 BF16
     or AMX).  Elsewhere torch emulates bfloat16, which is slower than float32."""
