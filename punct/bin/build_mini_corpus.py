@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import time
 from pathlib import Path
 
+from punct.corpora.debian import default_cache_dir
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
 from punct.normalize import NormalizeConfig, format_mark_table
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("PUNCT_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "punct"))
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -8,17 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import List, Optional
 
+from punct.corpora.debian import default_cache_dir
 from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
 from punct.utils.logging import log_config, setup_logging
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("PUNCT_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "punct"))
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -52,11 +52,8 @@ import datetime
 import functools
 import json
 import logging
-import os
 import re
 import shutil
-import subprocess
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -64,6 +61,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import soundfile as sf
 
+from punct.corpora.debian import download_deb, unpack_deb
 from punct.token_labels import PUNCT_MAP, is_mark
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
@@ -128,29 +126,10 @@ def fetch_fortunes(cache_dir: Path) -> Path:
     folder = target / "usr/share/games/fortunes/cs"
     if folder.is_dir():
         return folder
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    debs = sorted(cache_dir.glob(f"{FORTUNES_PACKAGE}_*.deb"))
-    if not debs:
-        logger.info("fetching %s: (cd %s && apt-get download %s)", FORTUNES_PACKAGE, cache_dir, FORTUNES_PACKAGE)
-        proc = subprocess.run(["apt-get", "download", FORTUNES_PACKAGE], cwd=cache_dir, capture_output=True, text=True)
-        debs = sorted(cache_dir.glob(f"{FORTUNES_PACKAGE}_*.deb"))
-        if proc.returncode != 0 or not debs:
-            raise RuntimeError(
-                f"could not download the Debian package {FORTUNES_PACKAGE} ({proc.stderr.strip()[-300:]}).\n"
-                f"Run as root: apt-get update; then (cd {cache_dir} && apt-get download {FORTUNES_PACKAGE}),\n"
-                f"or install it: apt-get install {FORTUNES_PACKAGE}"
-            )
-    unpack = Path(tempfile.mkdtemp(prefix=f".{FORTUNES_PACKAGE}.", dir=cache_dir))
-    try:
-        subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(unpack)], check=True, capture_output=True)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(unpack, target)
-    finally:
-        if unpack.exists():
-            shutil.rmtree(unpack)
+    deb = download_deb(FORTUNES_PACKAGE, cache_dir, f"or install it: apt-get install {FORTUNES_PACKAGE}")
+    unpack_deb(deb, target)
     if not folder.is_dir():
-        raise RuntimeError(f"{debs[-1]}: no usr/share/games/fortunes/cs inside")
+        raise RuntimeError(f"{deb}: no usr/share/games/fortunes/cs inside")
     return folder
 
 

@@ -48,7 +48,6 @@ import multiprocessing
 import os
 import shutil
 import struct
-import subprocess
 import tempfile
 import unicodedata
 import warnings
@@ -61,6 +60,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import soundfile as sf
 
+from punct.corpora.debian import download_deb, unpack_deb
 from punct.corpora.tts import Espeak, Voice, resample, word_starts_for_spans
 from punct.labels import PUNCT4
 from punct.normalize import NormalizeConfig, normalize
@@ -128,47 +128,15 @@ def split_rng(cfg: MiniCorpusConfig, split_index: int) -> np.random.Generator:
 
 
 def fetch_janeaustenr(cache_dir: Path) -> Path:
-    """The unpacked package's ``data`` folder, downloading the .deb into ``cache_dir`` if needed.
-
-    ``apt-get download`` needs no root (only a current package list: ``apt-get update`` as root);
-    ``dpkg-deb -x`` unpacks without installing, so R is not pulled in.
-    """
+    """The unpacked package's ``data`` folder, downloading the .deb into ``cache_dir`` if needed (R is not installed)."""
     cache_dir = Path(cache_dir)
     data_dir = cache_dir / "janeaustenr" / _RDATA_DIR
     if (data_dir / "Rdata.rdx").exists():
         return data_dir
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    debs = sorted(cache_dir.glob(f"{JANEAUSTENR_PACKAGE}_*.deb"))
-    if not debs:
-        logger.info("fetching %s: (cd %s && apt-get download %s)", JANEAUSTENR_PACKAGE, cache_dir, JANEAUSTENR_PACKAGE)
-        try:
-            proc = subprocess.run(
-                ["apt-get", "download", JANEAUSTENR_PACKAGE], cwd=cache_dir, capture_output=True, text=True
-            )
-        except FileNotFoundError:  # not a Debian system
-            proc = subprocess.CompletedProcess([], 127, "", "apt-get: command not found")
-        debs = sorted(cache_dir.glob(f"{JANEAUSTENR_PACKAGE}_*.deb"))
-        if proc.returncode != 0 or not debs:
-            raise RuntimeError(
-                f"could not download the Debian package {JANEAUSTENR_PACKAGE} ({proc.stderr.strip()[-300:]}).\n"
-                f"Run as root: apt-get update; then: (cd {cache_dir} && apt-get download {JANEAUSTENR_PACKAGE}),\n"
-                f"or copy {JANEAUSTENR_PACKAGE}_*.deb into {cache_dir}."
-            )
-    unpack = Path(tempfile.mkdtemp(prefix=".janeaustenr.", dir=cache_dir))
-    try:
-        try:
-            subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(unpack)], check=True, capture_output=True)
-        except (OSError, subprocess.CalledProcessError) as e:
-            raise RuntimeError(f"could not unpack {debs[-1]} with dpkg-deb -x: {e}") from None
-        target = cache_dir / "janeaustenr"
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(unpack, target)
-    finally:
-        if unpack.exists():
-            shutil.rmtree(unpack)
+    deb = download_deb(JANEAUSTENR_PACKAGE, cache_dir, f"or copy {JANEAUSTENR_PACKAGE}_*.deb into {cache_dir}.")
+    unpack_deb(deb, cache_dir / "janeaustenr")
     if not (data_dir / "Rdata.rdx").exists():
-        raise RuntimeError(f"{debs[-1]}: no {_RDATA_DIR}/Rdata.rdx inside")
+        raise RuntimeError(f"{deb}: no {_RDATA_DIR}/Rdata.rdx inside")
     return data_dir
 
 

@@ -18,8 +18,6 @@ corruption is the same in every epoch and run.
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import zlib
 from pathlib import Path
@@ -29,6 +27,7 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
+from punct.io.jsonl import read_jsonl
 from punct.labels import CASE, PUNCT9, WordLabels, class_index
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
@@ -48,42 +47,28 @@ class ItnSegment(NamedTuple):
     word_ends: List[float]
 
 
-def _open(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+def _segment(d: dict, where: str, p_index: Dict[str, int], c_index: Dict[str, int]) -> ItnSegment:
+    labelled = WordLabels.from_supervision(d, PUNCT9, CASE, where=where)
+    items = ((d.get("alignment") or {}).get("word")) or []
+    words = list(labelled.words)
+    if len(items) != len(words):
+        raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(items)} word alignments")
+    punct = [p_index[x] for x in labelled.punct]
+    case = [c_index[x] for x in labelled.case]
+    start = float(d["start"])
+    # lhotse stores AlignmentItem as [symbol, start, duration, score] or a dict
+    starts, ends = [], []
+    for it in items:
+        s, dur = (it["start"], it["duration"]) if isinstance(it, dict) else (it[1], it[2])
+        starts.append(float(s) - start)
+        ends.append(float(s) + float(dur) - start)
+    return ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends)
 
 
 def read_segments(path: Pathlike) -> List[ItnSegment]:
     """Stage-2 supervisions -> segments; a malformed record is an error naming file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such supervision manifest")
     p_index, c_index = class_index(PUNCT9.classes), class_index(CASE.classes)
-    out = []
-    with _open(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{where}: not valid JSON: {e}") from None
-            labelled = WordLabels.from_supervision(d, PUNCT9, CASE, where=where)
-            items = ((d.get("alignment") or {}).get("word")) or []
-            words = list(labelled.words)
-            if len(items) != len(words):
-                raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(items)} word alignments")
-            punct = [p_index[x] for x in labelled.punct]
-            case = [c_index[x] for x in labelled.case]
-            start = float(d["start"])
-            # lhotse stores AlignmentItem as [symbol, start, duration, score] or a dict
-            starts, ends = [], []
-            for it in items:
-                s, dur = (it["start"], it["duration"]) if isinstance(it, dict) else (it[1], it[2])
-                starts.append(float(s) - start)
-                ends.append(float(s) + float(dur) - start)
-            out.append(ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends))
-    return out
+    return [_segment(d, where, p_index, c_index) for where, d in read_jsonl(path, "supervision manifest")]
 
 
 def encode_text(tokenizer, words: Sequence[str], max_length: int):

@@ -8,8 +8,6 @@ with its file and line.  Optional extra training text (punctuated prose) goes th
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import random
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Iterator, List, NamedTuple, Sequence
 
 from lhotse.utils import Pathlike
 
+from punct.io.jsonl import open_text, read_jsonl
 from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.labels import PUNCT4, WordLabels, class_index
 
@@ -27,31 +26,16 @@ class Utterance(NamedTuple):
     labels: List[str]
 
 
-def _open(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
-
-
 def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> List[Utterance]:
     """Supervisions of a lhotse ``*.jsonl(.gz)`` manifest -> utterances.
 
     A record without ``custom.words``/``custom.punct``, with lists of different lengths or an
     unknown label is an error naming the file and line.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such supervision manifest")
     utterances = []
-    with _open(path) as f:
-        for line_number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{where}: not valid JSON: {e}") from None
-            labelled = WordLabels.from_supervision(record, classes, where=where)
-            utterances.append(Utterance(labelled.id, list(labelled.words), list(labelled.punct)))
+    for where, record in read_jsonl(path, "supervision manifest"):
+        labelled = WordLabels.from_supervision(record, classes, where=where)
+        utterances.append(Utterance(labelled.id, list(labelled.words), list(labelled.punct)))
     return utterances
 
 
@@ -79,7 +63,7 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
             labels.extend(l)
             paragraph.clear()
 
-    with _open(path) as f:
+    with open_text(path) as f:
         for line in f:
             if line.strip():
                 paragraph.append(line.strip())

@@ -1,0 +1,32 @@
+"""JSON-lines files (lhotse manifests, prediction files), read record by record with ``file:line`` in errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any, Iterator, TextIO, Tuple
+
+from lhotse.utils import Pathlike
+
+
+def open_text(path: Path) -> TextIO:
+    """``path`` opened for reading UTF-8 text, through gzip when its name ends in ``.gz``."""
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def read_jsonl(path: Pathlike, what: str) -> Iterator[Tuple[str, Any]]:
+    """(``file:line``, record) of every non-blank line; ``what`` names the file in the missing-file error."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such {what}")
+    with open_text(path) as f:
+        for line_number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where}: not valid JSON: {e}") from None
+            yield where, record
