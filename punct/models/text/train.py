@@ -1,13 +1,7 @@
-"""Fine-tuning a BERT-like encoder + EfficientPunct head for per-word punctuation (stage 5; ``punct.bin.train_bert``).
+"""Fine-tuning a BERT-like encoder + EfficientPunct head for per-word punctuation (stage 5).
 
-Under torchrun every rank trains on its share of each epoch's shuffled chunks: ``batch_size`` is per
-rank, and the ranks' batches of one step together are the batch one process with ``batch_size`` x
-ranks would train on.  Rank 0 scores dev and writes every file below; the other ranks log to stderr.
-
-Writes ``<exp-dir>/config.yaml``, ``epoch-N.pt`` (model, optimiser and state, to resume),
-``best-valid-f1/`` (the model folder with the best overall dev F1, loadable by
-``PunctBert.from_pretrained``), ``best-valid-f1.json`` (its epoch and dev scores),
-``log/log-train-<time>`` and finally ``<exp-dir>/.done``.
+How ranks share the work under torchrun and which files land in ``<exp-dir>`` is told once, in the
+``--help`` of the entry point that calls :func:`run_training`: :mod:`punct.bin.train_bert`.
 """
 
 from __future__ import annotations
