@@ -113,7 +113,7 @@ def compute_fbank(manifest_dir: Path, fbank_dir: Path, nj: int = 2) -> None:
     from punct.bin.compute_features import main
 
     for job in range(1, nj + 1):
-        main(["--manifest-dir", str(manifest_dir), "--fbank-dir", str(fbank_dir), "--splits", "train", "dev", "test",
+        main(["--manifest-dir", str(manifest_dir), "--fbank-dir", str(fbank_dir), "--prefix", "mustc", "--splits", "train", "dev", "test",
               "--job", str(job), "--nj", str(nj)])
-    main(["--manifest-dir", str(manifest_dir), "--fbank-dir", str(fbank_dir), "--splits", "train", "dev", "test",
+    main(["--manifest-dir", str(manifest_dir), "--fbank-dir", str(fbank_dir), "--prefix", "mustc", "--splits", "train", "dev", "test",
           "--nj", str(nj), "--merge"])

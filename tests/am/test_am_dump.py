@@ -69,7 +69,7 @@ def test_shard_round_trip_frames_match_features(am_dir, tmp_path):
 
 def _dump_cmd(am_dir, out_dir, *extra):
     fbank = cached_corpus() / "fbank"
-    return [sys.executable, "-m", "punct.bin.dump_am_embeddings", "--fbank-dir", str(fbank), "--am-dir", str(am_dir),
+    return [sys.executable, "-m", "punct.bin.dump_am_embeddings", "--fbank-dir", str(fbank), "--prefix", "mustc", "--am-dir", str(am_dir),
             "--out-dir", str(out_dir), "--splits", "train", "--compression", "none", "--device", "cpu", *extra]
 
 

@@ -90,7 +90,7 @@ def test_cli_bf16_with_loader_workers(tmp_path, monkeypatch):
                                       "num_buckets": 2, "spec_augment": True, "log_interval": 1}))
     exp = tmp_path / "exp"
     assert train_am.main(["--config", str(config), "--fbank-dir", str(cached_corpus() / "fbank"), "--exp-dir", str(exp),
-                          "--device", "cpu", "--num-threads", "1", "--amp", "bf16", "--num-workers", "1"]) == 0
+                          "--prefix", "mustc", "--device", "cpu", "--num-threads", "1", "--amp", "bf16", "--num-workers", "1"]) == 0
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # trained in bf16, validated in float32
     saved = torch.load(exp / "epoch-1.pt", weights_only=True)
     assert saved["state"]["step"] > 0 and math.isfinite(saved["state"]["best_valid_loss"])

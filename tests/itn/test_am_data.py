@@ -64,7 +64,7 @@ def corpus(tmp_path):
 def test_utterances_split_at_pauses_and_speakers(corpus):
     tmp_path, spoken = corpus
     out = tmp_path / "am"
-    prepare_am_data.main(["--manifest-dir", str(tmp_path / "manifests"), "--words-dir", str(tmp_path / "synth"),
+    prepare_am_data.main(["--prefix", "parczech", "--manifest-dir", str(tmp_path / "manifests"), "--words-dir", str(tmp_path / "synth"),
                           "--out-dir", str(out), "--seed", "3"])
     sups = {}
     for split in ("train", "dev"):
@@ -124,5 +124,5 @@ def test_missing_words_folder_is_an_error(corpus):
     tmp_path, _ = corpus
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no <recording id>.words.tsv"):
-        prepare_am_data.main(["--manifest-dir", str(tmp_path / "manifests"), "--words-dir", str(tmp_path / "empty"),
+        prepare_am_data.main(["--prefix", "parczech", "--manifest-dir", str(tmp_path / "manifests"), "--words-dir", str(tmp_path / "empty"),
                               "--out-dir", str(tmp_path / "am")])

@@ -58,7 +58,7 @@ def ensemble_inputs(tmp_path):
 
 def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
     data = ensemble_inputs
-    ensemble_itn.main(["--segments-dir", str(data), "--text-post-dir", str(tmp_path / "text"),
+    ensemble_itn.main(["--prefix", "parczech", "--segments-dir", str(data), "--text-post-dir", str(tmp_path / "text"),
                        "--tdnn-dir", str(tmp_path / "tdnn"), "--out-dir", str(tmp_path / "ens")])
     summary = json.loads((tmp_path / "ens" / "alpha.json").read_text())
     assert summary["chosen_alpha"] == {"punct": 0.7, "case": 0.2}

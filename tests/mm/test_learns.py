@@ -154,7 +154,7 @@ def corpus(tmp_path_factory):
 def _train(corpus, exp_dir, *options):
     """Trains with train_mm; returns the experiment folder and the dev comma F1 of every epoch."""
     data, bert, _ = corpus
-    train_mm.main(["--data-dir", str(data), "--bert-model", str(bert), "--exp-dir", str(exp_dir), "--seed", str(SEED),
+    train_mm.main(["--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(bert), "--exp-dir", str(exp_dir), "--seed", str(SEED),
                    *MODEL, *TRAIN, *options])
     assert (exp_dir / ".done").is_file()
     history = json.loads((exp_dir / "history.json").read_text())

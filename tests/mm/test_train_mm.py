@@ -27,7 +27,7 @@ def test_train_resume_decode_and_score(tmp_path):
     data = write_corpus(tmp_path)
     bert = str(_bert_folder(tmp_path))
     mm = tmp_path / "exp" / "mm_pe"
-    common = ["--data-dir", str(data), "--bert-model", bert] + TINY
+    common = ["--data-dir", str(data), "--prefix", "parczech", "--bert-model", bert] + TINY
     train_mm.main(["--model", "mm", "--positional", "true", "--exp-dir", str(mm), "--num-epochs", "1"] + common)
     first = json.loads((mm / "history.json").read_text())
     assert len(first) == 1 and (mm / "epoch-1.pt").is_file() and (mm / ".done").is_file()

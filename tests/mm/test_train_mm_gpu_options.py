@@ -54,7 +54,7 @@ def setup(tmp_path_factory):
     encoder.config.hidden_dropout_prob = encoder.config.attention_probs_dropout_prob = 0.0
     encoder.save_pretrained(root / "bert")
     make_tokenizer(root).save_pretrained(root / "bert")
-    return root, ["--model", "mm", "--data-dir", str(data), "--bert-model", str(root / "bert")] + TINY
+    return root, ["--model", "mm", "--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(root / "bert")] + TINY
 
 
 def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch):
