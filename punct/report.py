@@ -175,28 +175,29 @@ def plot_f1_vs_alpha(sweep: Dict[str, List[Dict]], chosen: float, paper_alpha: f
 
 
 def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], title: str, path: Path) -> None:
+    """Row-normalised confusion matrix in percent (rows = reference, each labelled with its word count)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     cm = np.asarray(confusion, dtype=np.float64)
-    rates = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
-    fig, ax = plt.subplots(figsize=(4.5, 4))
-    ax.imshow(rates, cmap="Blues", vmin=0, vmax=1)
+    rows = cm.sum(axis=1, keepdims=True)
+    pct = np.divide(100 * cm, rows, out=np.zeros_like(cm), where=rows > 0)
+    fig, ax = plt.subplots(figsize=(1 + 0.6 * len(classes), 1 + 0.55 * len(classes)))
+    ax.imshow(pct, cmap="Blues", vmin=0, vmax=100)
+    ax.set_xticks(range(len(classes)), labels=classes)
+    ax.set_yticks(range(len(classes)), labels=[f"{c} ({int(n)})" for c, n in zip(classes, rows[:, 0])])
     for i in range(len(classes)):
         for j in range(len(classes)):
-            ax.text(j, i, f"{int(cm[i, j])}", ha="center", va="center", color="white" if rates[i, j] > 0.5 else "black")
-    ax.set_xticks(range(len(classes)), classes)
-    ax.set_yticks(range(len(classes)), classes)
+            ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=7, color="white" if pct[i, j] > 50 else "black")
     ax.set_xlabel("prediction")
-    ax.set_ylabel("reference")
-    ax.set_title(title)
+    ax.set_ylabel("reference (words)")
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     with atomic_path(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=120)
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
-
 
 def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[str] = None, plot: bool = True) -> Path:
     """Writes RESULTS.md, results.json and the plots into ``out_dir``; returns the markdown path."""

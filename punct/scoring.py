@@ -312,27 +312,6 @@ def _pyplot():
     return plt
 
 
-def plot_confusion(cm: np.ndarray, classes: Sequence[str], title: str, path: Pathlike) -> None:
-    """Row-normalised confusion matrix in percent (rows = reference), as in Figure 5.6."""
-    plt = _pyplot()
-    cm = np.asarray(cm, dtype=np.float64)
-    rows = cm.sum(axis=1, keepdims=True)
-    pct = np.divide(100 * cm, rows, out=np.zeros_like(cm), where=rows > 0)
-    fig, ax = plt.subplots(figsize=(1 + 0.6 * len(classes), 1 + 0.55 * len(classes)))
-    ax.imshow(pct, cmap="Blues", vmin=0, vmax=100)
-    ax.set_xticks(range(len(classes)), labels=classes)
-    ax.set_yticks(range(len(classes)), labels=[f"{c} ({int(n)})" for c, n in zip(classes, rows[:, 0])])
-    for i in range(len(classes)):
-        for j in range(len(classes)):
-            ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=7, color="white" if pct[i, j] > 50 else "black")
-    ax.set_xlabel("prediction")
-    ax.set_ylabel("reference (words)")
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
     """Cross-attention (text tokens x audio frames) of one segment (Figure 5.13): rows labelled
     with each word (with its reference mark and case) at its last sub-token, columns with the

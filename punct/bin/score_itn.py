@@ -27,6 +27,7 @@ import numpy as np
 
 from punct import scoring
 from punct.labels import CASE, PUNCT9
+from punct.report import plot_confusion
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
 
@@ -96,15 +97,15 @@ def main(argv: Optional[List[str]] = None) -> None:
                          s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"], s.detection["all"]["pdr"])
             cm_p = np.asarray(s.punct_scores["confusion"])
             cm_c = np.asarray(s.case_scores["confusion"])
-            scoring.plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
-                                   out / "plots" / f"confusion_punct_{safe(name)}_{split}.png")
-            scoring.plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)",
-                                   out / "plots" / f"confusion_case_{safe(name)}_{split}.png")
+            plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
+                           out / "plots" / f"confusion_punct_{safe(name)}_{split}.png")
+            plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)",
+                           out / "plots" / f"confusion_case_{safe(name)}_{split}.png")
             attn_file = path / "decode" / f"{split}.attention.json"
             if attn_file.is_file():
                 for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[: args.max_attention_plots]):
                     scoring.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
-                                           out / "plots" / f"attention_{safe(name)}_{split}_{k + 1}.png")
+                                   out / "plots" / f"attention_{safe(name)}_{split}_{k + 1}.png")
         scoring.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
                                   out / "plots" / f"f1_by_length_{split}.png")
         any_s = next(iter(scores.values()))
