@@ -35,8 +35,9 @@ from punct.asr.dataset import CtcDataset, cut_words, load_split, load_train_spli
 from punct.asr.model import TdnnAcousticModel, TdnnConfig
 from punct.asr.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
-from punct.utils.atomic import atomic_path
 from punct.utils.config import save_config
+from punct.training import checkpoint
+from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
                                   setup_distributed)
 
@@ -154,22 +155,15 @@ def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.C
 
 
 def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: AmConfig, tokens: TokenTable) -> None:
-    module = model.module if hasattr(model, "module") else model
-    with atomic_path(path) as tmp:
-        torch.save({
-            "model": module.state_dict(),
-            "optimizer": optimizer.state_dict() if optimizer is not None else None,
-            "state": dataclasses.asdict(state),
-            "config": dataclasses.asdict(config),
-            "tokens": tokens.symbols,
-        }, tmp)
+    """``epoch-N.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token table."""
+    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols)
 
 
 def training_config(checkpoint: Path) -> AmConfig:
     """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
     from punct.utils.config import config_from_dict
 
-    data = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    data = load_checkpoint(checkpoint)
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
@@ -177,7 +171,7 @@ def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> 
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
     from punct.utils.config import config_from_dict
 
-    data = torch.load(checkpoint, map_location=device, weights_only=True)
+    data = load_checkpoint(checkpoint, device)
     config = config_from_dict(AmConfig, data["config"], str(checkpoint))
     tokens = TokenTable(data["tokens"])
     model = build_model(config, len(tokens))
@@ -222,7 +216,7 @@ def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.opti
     if checkpoint is None:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
         return TrainState()
-    data = torch.load(checkpoint, map_location=device, weights_only=True)
+    data = load_checkpoint(checkpoint, device)
     if data["tokens"] != tokens.symbols:
         raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
     model.load_state_dict(data["model"])

@@ -24,6 +24,7 @@ import torch
 
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
+from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.cli import TORCHRUN_DEVICE_HELP, add_device_arguments
@@ -92,7 +93,7 @@ def main() -> None:
         progress=not args.no_progress, amp=args.amp,
     )
     if dist.is_main:
-        ckpt = torch.load(args.exp_dir / f"epoch-{cfg.epochs}.pt", map_location="cpu", weights_only=True)
+        ckpt = load_checkpoint(args.exp_dir / f"epoch-{cfg.epochs}.pt")
         atomic_write_text(args.exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
         mark_done(args.exp_dir / "best-valid-f1.pt")
         logging.info("best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])

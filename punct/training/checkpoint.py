@@ -1,4 +1,11 @@
-"""Loading the project's checkpoints with ``torch.load(weights_only=True)``, and RNG states they can hold.
+"""The project's one checkpoint format: written by :func:`save_checkpoint`, read by :func:`load_checkpoint`
+(``torch.load(weights_only=True)``), with the RNG states a resume restores.
+
+Every training loop (acoustic model, BERT, punctuation TDNN, cross-attention) writes ``epoch-N.pt`` and its
+model-only best checkpoint as one dict: ``model`` (state dict), ``optimizer`` and ``state`` (``TrainState``;
+both None in a model-only file), ``config`` (the training config), ``rng`` (:func:`rng_state`) and the
+model's own extras (the AM's ``tokens``, the TDNN's ``model_config``, BERT's ``head_specs``, the
+cross-attention ``kind``).  TDNN checkpoints written before this format name the config ``train_config``.
 
 Checkpoints hold only tensors and plain containers (dict, list, tuple, str, int, float, bool, None):
 configs as ``dataclasses.asdict`` dicts, and the NumPy RNG state as a list (:func:`rng_state`).  Resume
@@ -9,12 +16,15 @@ restricted unpickler, never ``weights_only=False``).
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
+
+from punct.utils.atomic import atomic_path
 
 MapLocation = Union[str, torch.device, None]
 
@@ -31,6 +41,23 @@ def _legacy_numpy_rng_globals() -> List[Any]:
         np.dtype,
         type(np.dtype(np.uint32)),
     ]
+
+
+def save_checkpoint(path: Pathlike, *, model: torch.nn.Module, config: Any,
+                    optimizer: Optional[torch.optim.Optimizer] = None, state: Any = None, **extra: Any) -> None:
+    """Writes ``path`` atomically in the format above; ``model`` may be DDP-wrapped, ``config`` and ``state``
+    are dataclasses (``state`` and ``optimizer`` None for a model-only file)."""
+    module = model.module if hasattr(model, "module") else model
+    payload = {
+        "model": module.state_dict(),
+        "optimizer": None if optimizer is None else optimizer.state_dict(),
+        "state": None if state is None else dataclasses.asdict(state),
+        "config": dataclasses.asdict(config),
+        "rng": rng_state(),
+        **extra,
+    }
+    with atomic_path(path, suffix=".pt") as tmp:
+        torch.save(payload, tmp)
 
 
 def load_checkpoint(path: Pathlike, map_location: MapLocation = "cpu", *, legacy_numpy_rng: bool = False) -> Any:

@@ -11,7 +11,7 @@ from torch.nn import functional as F
 
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, head_softmax, split_heads
 from punct.labels import LABEL_SCHEMES
-from punct.models.punct_tdnn.train import TrainTdnnConfig, load_model, save_checkpoint, tdnn_loss
+from punct.models.punct_tdnn.train import TrainTdnnConfig, checkpoint_train_config, load_model, save_checkpoint, tdnn_loss
 from punct.training.loop import TrainState
 from tests.fusion.synthetic import randomise_batch_norms
 
@@ -118,9 +118,11 @@ def test_checkpoints_round_trip_and_old_ones_still_load(tmp_path):
     save_checkpoint(tmp_path / "old.pt", old, None, TrainState(), TrainTdnnConfig())
     ckpt = torch.load(tmp_path / "old.pt", weights_only=True)
     del ckpt["model_config"]["case_classes"]
+    ckpt["train_config"] = ckpt.pop("config")  # and before the shared checkpoint format
     torch.save(ckpt, tmp_path / "old.pt")
     again = load_model(tmp_path / "old.pt")
     assert again.config.num_outputs == 4
+    assert checkpoint_train_config(tmp_path / "old.pt").label_set == TrainTdnnConfig().label_set
     with torch.no_grad():
         assert torch.allclose(again(x), old(x))
     assert set(LABEL_SCHEMES) == {"punct4", "itn"}

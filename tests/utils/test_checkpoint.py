@@ -1,4 +1,5 @@
-"""punct.training.checkpoint: weights-only loading, RNG states in checkpoints, old resume checkpoints."""
+"""punct.training.checkpoint: the one checkpoint format, weights-only loading, RNG states in checkpoints,
+old resume checkpoints."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
+import dataclasses
+
+from punct.training.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from punct.training.loop import TrainState
 
 
 def draws() -> tuple:
@@ -44,3 +48,39 @@ def test_legacy_mode_still_refuses_other_objects(tmp_path):
     torch.save({"array": np.arange(3, dtype=np.float64), "obj": np.array([object()], dtype=object)}, tmp_path / "x.pt")
     with pytest.raises(pickle.UnpicklingError):
         load_checkpoint(tmp_path / "x.pt", legacy_numpy_rng=True)
+
+
+@dataclasses.dataclass
+class _Config:
+    dim: int = 3
+    name: str = "toy"
+
+
+class _Wrapped(torch.nn.Module):
+    """Stands in for DistributedDataParallel: the model under ``.module``."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_one_format_for_every_loop(tmp_path, wrapped):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(4, 3)).sum().backward()
+    optimizer.step()
+    save_checkpoint(tmp_path / "epoch-1.pt", model=_Wrapped(model) if wrapped else model, config=_Config(),
+                    optimizer=optimizer, state=TrainState(epoch=1, step=5), tokens=["<blk>", "a"])
+    saved = load_checkpoint(tmp_path / "epoch-1.pt")
+    assert set(saved) == {"model", "optimizer", "state", "config", "rng", "tokens"}
+    assert set(saved["model"]) == {"weight", "bias"}  # no "module." prefix
+    assert torch.equal(saved["model"]["weight"], model.weight)
+    assert saved["state"]["epoch"] == 1 and saved["state"]["step"] == 5 and saved["config"] == {"dim": 3, "name": "toy"}
+    assert saved["optimizer"]["state"][0]["step"] == 1 and saved["tokens"] == ["<blk>", "a"]
+    # a model-only file: same keys, no optimizer and no state
+    save_checkpoint(tmp_path / "best.pt", model=model, config=_Config())
+    best = load_checkpoint(tmp_path / "best.pt")
+    assert best["optimizer"] is None and best["state"] is None and set(best) == {"model", "optimizer", "state", "config", "rng"}
+    assert not list(tmp_path.glob(".*tmp*"))  # written atomically

@@ -17,7 +17,7 @@ import functools
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -32,7 +32,8 @@ from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, load_split
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
 from punct.models.text.chunking import IGNORE_INDEX
-from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.training import checkpoint
+from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.training.loop import (NO_AMP, Amp, DistInfo, RankBatchSampler, TrainState, latest_checkpoint,
                                  prune_checkpoints, seed_everything, setup_distributed, wrap_ddp)
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
@@ -197,8 +198,8 @@ def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
 
 
 def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **extra) -> None:
-    with atomic_path(path) as tmp:
-        torch.save({"kind": kind, "config": asdict(cfg), "model": model.state_dict(), **extra}, tmp)
+    """A model-only file in the shared checkpoint format (no optimizer, no state) with its ``kind``."""
+    checkpoint.save_checkpoint(path, model=model, config=cfg, kind=kind, **extra)
 
 
 def sync(dist: DistInfo) -> None:
@@ -304,9 +305,8 @@ def _log_model(model: torch.nn.Module, kind: str) -> None:
 def save_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer,
                state: TrainState) -> None:
     """``epoch-N.pt``: what a resumed run needs (model, optimiser, state and RNG states)."""
-    with atomic_path(checkpoint_path(exp_dir, state.epoch)) as tmp:
-        torch.save({"kind": kind, "config": asdict(cfg), "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(), "state": asdict(state), "rng": rng_state()}, tmp)
+    checkpoint.save_checkpoint(checkpoint_path(exp_dir, state.epoch), model=model, optimizer=optimizer, state=state,
+                               config=cfg, kind=kind)
     prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
 
 
@@ -368,7 +368,7 @@ def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: Dict[str, S
     """Rank 0 after training: ``history.json``, the best model's decodes of ``decode_paths``, ``.done``.
     ``loaded``: split paths -> data already loaded (the dev split)."""
     atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
-    best = torch.load(exp_dir / "best-valid-f1.pt", map_location=device, weights_only=True)
+    best = load_checkpoint(exp_dir / "best-valid-f1.pt", device)
     model.load_state_dict(best["model"])
     for split, paths in decode_paths.items():
         data = loaded[paths] if paths in loaded else load_split(*paths, model.text.tokenizer, cfg, model.uses_audio)

@@ -35,7 +35,9 @@ from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters
 from punct.labels import label_scheme
 from punct.metrics import score
 from punct.utils.atomic import atomic_path
-from punct.training.loop import Amp, DistInfo, TrainState, seed_everything
+from punct.training import checkpoint
+from punct.training.checkpoint import load_checkpoint
+from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
 
 @dataclass(frozen=True)
 class TrainTdnnConfig:
@@ -111,8 +113,8 @@ def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
     """The training config stored in a TDNN checkpoint (older checkpoints: defaults for new fields)."""
     from punct.utils.config import config_from_dict
 
-    ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    train_config = dict(ckpt["train_config"])
+    ckpt = load_checkpoint(path)
+    train_config = dict(ckpt["config"] if "config" in ckpt else ckpt["train_config"])  # train_config: before the shared format
     train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
     return config_from_dict(TrainTdnnConfig, train_config, str(path))
 
@@ -128,22 +130,14 @@ def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimi
 
 
 def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig) -> None:
-    with atomic_path(path, suffix=".pt") as tmp:
-        torch.save(
-            {
-                "model": model.state_dict(),
-                "model_config": dataclasses.asdict(model.config),
-                "optimizer": optimizer.state_dict() if optimizer is not None else None,
-                "state": dataclasses.asdict(state),
-                "train_config": dataclasses.asdict(cfg),
-            },
-            tmp,
-        )
+    """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config``."""
+    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=cfg,
+                               model_config=dataclasses.asdict(unwrap(model).config))
 
 
 def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> PunctTdnn:
     """A trained TDNN from a checkpoint, in eval mode."""
-    ckpt = torch.load(path, map_location=device, weights_only=True)
+    ckpt = load_checkpoint(path, device)
     model_cfg = {"window_centre": LEGACY_WINDOW_CENTRE, **ckpt["model_config"]}
     for key in ("channels", "kernels", "dilations"):
         model_cfg[key] = tuple(model_cfg[key])
@@ -209,7 +203,7 @@ def _check_window_centre(cfg: TrainTdnnConfig, *corpora: Optional[FusionCorpus])
 
 def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
     """Loads model, optimizer and state of a checkpoint; returns the state."""
-    ckpt = torch.load(resume, map_location=device, weights_only=True)
+    ckpt = load_checkpoint(resume, device)
     model.load_state_dict(ckpt["model"])
     if ckpt.get("optimizer"):
         optimizer.load_state_dict(ckpt["optimizer"])

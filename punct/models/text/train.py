@@ -25,8 +25,9 @@ from punct.models.text.infer import predict_words
 from punct.labels import PUNCT4, class_index
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
-from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
-from punct.training.checkpoint import load_checkpoint, rng_state, set_rng_state
+from punct.utils.atomic import atomic_write_text, mark_done
+from punct.training import checkpoint
+from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.utils.config import save_config
 from punct.training.loop import (
     NO_AMP,
@@ -139,12 +140,9 @@ def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
 
 
 def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig) -> None:
-    with atomic_path(path) as tmp:
-        torch.save({
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
-            "config": asdict(cfg), "head_specs": [asdict(h) for h in model.head_specs],
-            "rng": rng_state(),
-        }, tmp)
+    """``epoch-N.pt``: the shared checkpoint format plus the heads' specs."""
+    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=cfg,
+                               head_specs=[asdict(h) for h in unwrap(model).head_specs])
 
 
 def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> None:
