@@ -69,14 +69,10 @@ LABEL_SCHEMES: Dict[str, Tuple[LabelSet, Optional[LabelSet]]] = {
     "punct4": (PUNCT4, None),
     "itn": (PUNCT9, CASE),
 }
-# Scheme names written by older configs and checkpoints (read, never written); the one place outside
-# punct.corpora that spells a corpus name, so that those files still load.
-_SCHEME_ALIASES = {"mustc": "punct4"}
 
 
 def label_scheme(name: str) -> Tuple[LabelSet, Optional[LabelSet]]:
     """``(punctuation set, case set or None)`` of a scheme name; an unknown name is an error listing them."""
-    name = _SCHEME_ALIASES.get(name, name)
     if name not in LABEL_SCHEMES:
         raise ValueError(f"label_set must be one of {sorted(LABEL_SCHEMES)}, got {name!r}")
     return LABEL_SCHEMES[name]

@@ -27,16 +27,14 @@ with the resample's multiplicities, so 1000 resamples cost a matrix product.
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from lhotse.utils import Pathlike
 
+from punct.io.jsonl import read_jsonl
 from punct.labels import CAP, CASE, PUNCT9
 from punct.metrics import confusion_matrix, score
 
@@ -59,32 +57,24 @@ class SegmentResult(NamedTuple):
 
 def read_predictions(path: Pathlike) -> List[SegmentResult]:
     """Prediction lines -> segments; a malformed line is an error naming the file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such predictions file")
+    return [_segment_result(d, where) for where, d in read_jsonl(path, "predictions file")]
+
+
+def _segment_result(d: dict, where: str) -> SegmentResult:
     p_index = {c: i for i, c in enumerate(PUNCT9.classes)}
     c_index = {c: i for i, c in enumerate(CASE.classes)}
-    out = []
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                d = json.loads(line)
-                lists = [d[k] for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")]
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise ValueError(f"{where}: expected JSON with punct_ref/punct_hyp/case_ref/case_hyp ({e})") from None
-            if len({len(x) for x in lists}) != 1:
-                raise ValueError(f"{where}: {d.get('id')}: label lists differ in length {[len(x) for x in lists]}")
-            try:
-                pr, ph = (np.array([p_index[x] for x in lst], dtype=np.int64) for lst in lists[:2])
-                cr, ch = (np.array([c_index[x] for x in lst], dtype=np.int64) for lst in lists[2:])
-            except KeyError as e:
-                raise ValueError(f"{where}: {d.get('id')}: unknown class {e.args[0]!r}") from None
-            out.append(SegmentResult(str(d.get("id", n)), pr, ph, cr, ch))
-    return out
+    try:
+        lists = [d[k] for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")]
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{where}: expected JSON with punct_ref/punct_hyp/case_ref/case_hyp ({e})") from None
+    if len({len(x) for x in lists}) != 1:
+        raise ValueError(f"{where}: {d.get('id')}: label lists differ in length {[len(x) for x in lists]}")
+    try:
+        pr, ph = (np.array([p_index[x] for x in lst], dtype=np.int64) for lst in lists[:2])
+        cr, ch = (np.array([c_index[x] for x in lst], dtype=np.int64) for lst in lists[2:])
+    except KeyError as e:
+        raise ValueError(f"{where}: {d.get('id')}: unknown class {e.args[0]!r}") from None
+    return SegmentResult(str(d.get("id", where.rsplit(":", 1)[-1])), pr, ph, cr, ch)
 
 
 # ---- statistics from (batches of) confusion matrices ----------------------------------------

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# egs/mustc stage 8 (MuST-C-bound: punct.bin.score_ensemble reads <cuts-dir>/mustc_cuts_<split>[_ali].jsonl.gz):
+# egs/mustc stage 8 (punct.bin.score_ensemble reads <cuts-dir>/<prefix>_cuts_<split>[_ali].jsonl.gz):
 # per-word TDNN posteriors of the dev and test splits (steps/decode_tdnn.sh: fully
 # convolutional, JOB=1:nj), then BERT-only / TDNN / ensemble scores with alpha chosen on dev, RESULTS.md, JSON and plots.
 # results.json and RESULTS.md say what was scored per split: the utterances and words of the stage-0
@@ -10,6 +10,7 @@ set -euo pipefail
 cmd=utils/run.pl       # job runner for the posterior jobs
 nj=2                   # posterior jobs per split
 splits="dev test"      # first = where alpha is chosen, second = reported
+prefix=mustc           # manifest name prefix
 device=cpu             # device of the posterior jobs
 am_model_dir=exp/am    # for the parameter counts only
 bert_model_dir=exp/bert
@@ -49,9 +50,9 @@ for split in $splits; do
 done
 
 steps/decode_tdnn.sh --cmd "$cmd" --nj $nj --splits "$splits" --device $device \
-  --cuts-pattern "mustc_cuts_{split}_ali.jsonl.gz" $cuts_dir $am_dir $bert_dir $tdnn_dir
+  --cuts-pattern "${prefix}_cuts_{split}_ali.jsonl.gz" $cuts_dir $am_dir $bert_dir $tdnn_dir
 
-python -m punct.bin.score_ensemble --cuts-dir $cuts_dir --bert-emb-dir $bert_dir --tdnn-post-dir $tdnn_dir/post \
+python -m punct.bin.score_ensemble --prefix $prefix --cuts-dir $cuts_dir --bert-emb-dir $bert_dir --tdnn-post-dir $tdnn_dir/post \
   --dev-split $dev_split --test-split $test_split --alpha-step $alpha_step --paper-alpha $paper_alpha \
   --am-dir $am_model_dir --am-emb-dir $am_dir --bert-dir $bert_model_dir --tdnn-model $model --out-dir $dir \
   ${supervisions_dir:+--supervisions-dir $supervisions_dir} ${seed:+--seed $seed}

@@ -23,19 +23,15 @@ from punct.asr.dataset import load_split
 from punct.asr.train import load_model
 from punct.features.compute import cuts_path
 from punct.utils.atomic import atomic_write_text, is_done, mark_done
-from punct.utils.cli import add_device_arguments, parse_and_log
+from punct.utils.cli import add_am_input_arguments, add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output; aligned cuts go here too")
-    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
-    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
-    parser.add_argument("--ali-dir", type=Path, default=None, help="output folder [<am-dir>/ali]")
-    parser.add_argument("--splits", nargs="+", required=True, help="splits to align")
-    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
+    add_am_input_arguments(parser, "align")
+    parser.add_argument("--ali-dir", type=Path, default=None, help="output folder [<am-dir>/ali]; aligned cuts go to --fbank-dir")
     parser.add_argument("--merge", action="store_true", help="merge the jobs' outputs and measure quality")
     parser.add_argument("--max-fail", type=float, default=0.05, help="fail when more than this share cannot be aligned")
     parser.add_argument("--word-times-dir", type=Path, default=None,

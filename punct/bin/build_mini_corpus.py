@@ -10,29 +10,21 @@ import logging
 import time
 from pathlib import Path
 
-from punct.corpora.debian import default_cache_dir
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
 from punct.normalize import NormalizeConfig, format_mark_table
-from punct.utils.config import add_config_arguments, config_from_args
+from punct.utils.cli import add_mini_corpus_arguments, add_normalize_arguments
+from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("out_dir", type=Path, help="corpus folder to create (holds data/{train,dev,tst-COMMON})")
-    parser.add_argument("--size", choices=sorted(SIZES), default="mini",
-                        help="tiny: a few minutes of audio (tests, CI); mini: about an hour (the recipe default)")
-    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                        help="where the r-cran-janeaustenr .deb is downloaded and unpacked ($PUNCT_CACHE)")
+    add_mini_corpus_arguments(parser, SIZES, "tiny: a few minutes of audio (tests, CI); mini: about an hour "
+                              "(the recipe default)", "r-cran-janeaustenr", "MuST-C layout: data/{train,dev,tst-COMMON}")
     parser.add_argument("--text-file", type=Path, default=None,
                         help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen")
     parser.add_argument("--nj", type=int, default=1, help="talks synthesized in parallel")
-    parser.add_argument("--overwrite", action="store_true", help="rebuild an existing corpus")
-    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
-    parser.add_argument("--normalize-config", type=Path, default=None,
-                        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)")
-    add_config_arguments(parser, NormalizeConfig, prefix="norm-")
+    add_normalize_arguments(parser)
     return parser
 
 

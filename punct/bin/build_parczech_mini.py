@@ -9,24 +9,18 @@ import argparse
 import json
 import logging
 import time
-from pathlib import Path
 from typing import List, Optional
 
-from punct.corpora.debian import default_cache_dir
 from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
+from punct.utils.cli import add_mini_corpus_arguments
 from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("out_dir", type=Path, help="corpus folder to create")
-    parser.add_argument("--size", choices=sorted(SIZES), default="mini",
-                        help="tiny: ~5 min of audio (tests); mini: about an hour (the recipe default)")
-    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                        help="where the fortunes-cs .deb is downloaded and unpacked ($PUNCT_CACHE)")
-    parser.add_argument("--overwrite", action="store_true", help="rebuild an existing corpus")
-    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
+    add_mini_corpus_arguments(parser, SIZES, "tiny: ~5 min of audio (tests); mini: about an hour (the recipe default)",
+                              "fortunes-cs",
+                              "ParCzech layout: audio, verticals, speakers")
     return parser
 
 

@@ -21,19 +21,15 @@ from punct.asr.dump import benchmark_throughput, dump_shard
 from punct.asr.model import EMBEDDING_LAYER
 from punct.asr.train import load_model
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
-from punct.utils.cli import add_device_arguments, parse_and_log
+from punct.utils.cli import add_am_input_arguments, add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output (cuts, CMVN)")
-    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
-    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
+    add_am_input_arguments(parser, "dump")
     parser.add_argument("--out-dir", type=Path, required=True, help="shard folder; shards go to <out-dir>/<split>/")
-    parser.add_argument("--splits", nargs="+", required=True, help="splits to dump")
-    parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     parser.add_argument("--layer", type=int, default=EMBEDDING_LAYER, help="layer to tap (12 = tdnnf12)")
     parser.add_argument("--compression", default="two_byte", choices=sorted(COMPRESSION), help="kaldiio compression")
     parser.add_argument("--merge", action="store_true", help="merge emb.*.scp into emb.scp and check ids")

@@ -16,7 +16,8 @@ from pathlib import Path
 from punct.corpora.mustc import format_summary, prepare_mustc, prepare_unipunc
 from punct.normalize import NormalizeConfig, format_mark_table
 from punct.utils.atomic import atomic_write_text
-from punct.utils.config import add_config_arguments, config_from_args
+from punct.utils.cli import add_normalize_arguments, add_rerun_arguments
+from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -33,11 +34,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--splits", nargs="+", default=["train", "dev", "test"],
                         help="splits to prepare (test = tst-COMMON); UniPunc always gives train, dev and test")
     parser.add_argument("--dev-fraction", type=float, default=0.1, help="share of UniPunc train that becomes dev")
-    parser.add_argument("--overwrite", action="store_true", help="rewrite manifests that are already complete")
-    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
-    parser.add_argument("--normalize-config", type=Path, default=None,
-                        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)")
-    add_config_arguments(parser, NormalizeConfig, prefix="norm-")
+    add_rerun_arguments(parser, "rewrite manifests that are already complete")
+    add_normalize_arguments(parser)
     return parser
 
 

@@ -31,7 +31,8 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz (references)")
+    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of <prefix>_cuts_<split>_ali.jsonl.gz (references)")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix: <prefix>_cuts_<split>[_ali].jsonl.gz")
     parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT posteriors: <dir>/<split>/post.scp")
     parser.add_argument("--tdnn-post-dir", type=Path, default=Path("exp/tdnn/post"), help="TDNN posteriors: <dir>/<split>/post.scp")
     parser.add_argument("--dev-split", default="dev", help="split on which alpha is chosen")
@@ -44,7 +45,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out-dir", type=Path, default=Path("exp/results"), help="output folder")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNGs")
     parser.add_argument("--supervisions-dir", type=Path, default=None,
-                        help="stage-0 manifests (mustc_supervisions_<split>.jsonl.gz): count what was dropped before scoring")
+                        help="stage-0 manifests (<prefix>_supervisions_<split>.jsonl.gz): count what was dropped before scoring")
     parser.add_argument("--am-emb-dir", type=Path, default=None,
                         help="layer-12 shards (<dir>/<split>/emb.scp): names stage 4 when a cut lacks TDNN posteriors")
     parser.add_argument("--seed", type=int, default=None, help="the run's seed, recorded in results.json")
@@ -106,8 +107,8 @@ class StageOutputs:
     """The ids that each stage produced for a split, to tell why an utterance never reached scoring
     (None: that stage's output was not given, so it is not asked)."""
 
-    feature_cuts: Optional[Set[str]]  # stage 1: mustc_cuts_<split>.jsonl.gz
-    aligned_cuts: Set[str]  # stage 3: mustc_cuts_<split>_ali.jsonl.gz
+    feature_cuts: Optional[Set[str]]  # stage 1: <prefix>_cuts_<split>.jsonl.gz
+    aligned_cuts: Set[str]  # stage 3: <prefix>_cuts_<split>_ali.jsonl.gz
     am_embeddings: Optional[MatrixReader]  # stage 4: emb.scp
     bert_vectors: Optional[MatrixReader]  # stage 6: vec.scp
     bert_posteriors: MatrixReader  # stage 6: post.scp
@@ -130,16 +131,16 @@ class StageOutputs:
 def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndarray], skipped: List[str]) -> Coverage:
     """What of the split was scored: against the stage-0 supervisions with --supervisions-dir (else the
     aligned cuts), with the reason each other utterance was dropped and stage 3's failure detail."""
-    aligned = args.cuts_dir / f"mustc_cuts_{split}_ali.jsonl.gz"
+    aligned = args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz"
     if args.supervisions_dir is not None:
-        manifest = args.supervisions_dir / f"mustc_supervisions_{split}.jsonl.gz"
+        manifest = args.supervisions_dir / f"{args.prefix}_supervisions_{split}.jsonl.gz"
         words = manifest_words(manifest)
     else:
         manifest, words = aligned, {key: len(labels) for key, labels in refs.items()}
     am_scp = args.am_emb_dir / split / "emb.scp" if args.am_emb_dir is not None else None
     vec_scp = args.bert_emb_dir / split / "vec.scp"
     stages = StageOutputs(
-        feature_cuts=cut_ids(args.cuts_dir / f"mustc_cuts_{split}.jsonl.gz"),
+        feature_cuts=cut_ids(args.cuts_dir / f"{args.prefix}_cuts_{split}.jsonl.gz"),
         aligned_cuts=set(refs),
         am_embeddings=MatrixReader(am_scp) if am_scp is not None and am_scp.is_file() else None,
         bert_vectors=MatrixReader(vec_scp) if vec_scp.is_file() else None,
@@ -172,7 +173,7 @@ def main() -> None:
         alphas = sorted(alphas + [args.paper_alpha])
     data, splits = {}, {}
     for split in (args.dev_split, args.test_split):
-        refs = references(args.cuts_dir / f"mustc_cuts_{split}_ali.jsonl.gz")
+        refs = references(args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz")
         tdnn_scp = args.tdnn_post_dir / split / "post.scp"
         bert_scp = args.bert_emb_dir / split / "post.scp"
         for path in (tdnn_scp, bert_scp):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Tuple
 
 import numpy as np
 import torch
 
+from punct.corpora.debian import default_cache_dir
+from punct.normalize import NormalizeConfig
+from punct.utils.config import add_config_arguments
 from punct.io.shards import shards_to_skip, word_shard_prefixes, write_word_shards
 from punct.utils.device import threaded_device
 from punct.utils.jobs import add_job_arguments
@@ -28,6 +32,39 @@ def add_device_arguments(parser: argparse.ArgumentParser, num_threads: int = 1,
     """``--device`` and ``--num-threads``, taken by every entry point that runs a model."""
     parser.add_argument("--device", default="auto", help=device_help)
     parser.add_argument("--num-threads", type=int, default=num_threads, help=threads_help)
+
+
+def add_mini_corpus_arguments(parser: argparse.ArgumentParser, sizes: Iterable[str], size_help: str,
+                              text_package: str, layout: str) -> None:
+    """The options of an embedded mini-corpus builder: output folder, size, seed, text cache, overwrite, log file."""
+    parser.add_argument("out_dir", type=Path, help=f"corpus folder to create ({layout})")
+    parser.add_argument("--size", choices=sorted(sizes), default="mini", help=size_help)
+    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help=f"where the {text_package} .deb is downloaded and unpacked ($PUNCT_CACHE)")
+    add_rerun_arguments(parser, "rebuild an existing corpus")
+
+
+def add_rerun_arguments(parser: argparse.ArgumentParser, overwrite_help: str) -> None:
+    """``--overwrite`` and ``--log-file`` of an entry point that writes its outputs once."""
+    parser.add_argument("--overwrite", action="store_true", help=overwrite_help)
+    parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
+
+
+def add_normalize_arguments(parser: argparse.ArgumentParser) -> None:
+    """The punctuation mark -> label mapping of an English corpus preparation (a YAML file and ``--norm-*`` flags)."""
+    parser.add_argument("--normalize-config", type=Path, default=None,
+                        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)")
+    add_config_arguments(parser, NormalizeConfig, prefix="norm-")
+
+
+def add_am_input_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """The stage-1 features, the trained AM and the splits of an entry point that runs the AM over cuts."""
+    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output (cuts, features, CMVN)")
+    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
+    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
+    parser.add_argument("--splits", nargs="+", required=True, help=f"splits to {what}")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix: <prefix>_cuts_<split>.jsonl.gz")
 
 
 def add_word_dump_arguments(parser: argparse.ArgumentParser) -> None:

@@ -47,7 +47,7 @@ def results_dir(tmp_path_factory):
         (root / "exp" / "am" / "ali" / f"{split}.failed").write_text(f"{lost.id} unknown character: '4' in '47'\n")
     out = root / "exp" / "results"
     argv = sys.argv
-    sys.argv = ["score_ensemble", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
+    sys.argv = ["score_ensemble", "--prefix", "mustc", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
                 "--tdnn-post-dir", str(root / "exp/tdnn/post"), "--am-dir", str(root / "exp/am"),
                 "--am-emb-dir", str(root / "exp/emb_am"),
                 "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out),
