@@ -16,9 +16,13 @@ nj=2                 # parallel jobs
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
 corpus_size=mini     # tiny or mini, for the mini corpus
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
-                     # synthesizer transcript), a folder of <id>.words.tsv; auto: synth for the mini corpus, else am
+                     # synthesizer transcript), a folder of <id>.words.tsv; auto: am with --asr-model,
+                     # else synth for the mini corpus and am for ParCzech
+asr_model=           # a pretrained CTC ASR model for stage 2: a local transformers folder (processor + model,
+                     # e.g. a Czech wav2vec2; greedy decoding); empty: stage 2 recognises with the recipe's AM
 am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.pt, tokens.txt, mfcc.yaml) for
-                     # recognition and EfficientPunct; empty: stage 1 trains one (mini corpus only)
+                     # recognition (unless --asr-model) and EfficientPunct (stage 5: layer-12 embeddings);
+                     # empty: stage 1 trains one (mini corpus only)
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
 conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; empty: _<corpus-size> for the
@@ -34,7 +38,8 @@ Usage: $0 [options]
 Speech-informed ITN recipe (egs/parczech).  Stages:
   0  corpus -> lhotse manifests of long recordings and official transcripts   data/manifests
   1  acoustic model on utterances cut from the recordings (unless --am-dir)    exp/am
-  2  recognised words with times (chunked CTC recognition, or --words-from)    exp/asr/words
+  2  recognised words with times (chunked CTC recognition with the AM or
+     --asr-model, or --words-from)                                              exp/asr/words
   3  align recognised and official words (Needleman-Wunsch), build segments     data/segments
   4  text-only, cross-attention (+PE, random audio) models; decode dev/test    exp/{text,mm,mm_pe,mm_pe_random}
   5  EfficientPunct: layer-12 + text-model word vectors, TDNN with a case head,
@@ -47,6 +52,7 @@ Options (defaults in brackets):
   --parczech-root DIR  ParCzech 3.0 original data [${parczech_root}]
   --corpus-size SIZE   tiny or mini [${corpus_size}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
+  --asr-model DIR      transformers CTC folder (e.g. wav2vec2) for stage-2 recognition instead of the AM [${asr_model}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
   --conf-suffix SFX    use conf/{am,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
@@ -84,7 +90,11 @@ else
   corpus_dir=$parczech_root
 fi
 if [ "$words_from" = auto ]; then
-  if [ -z "$parczech_root" ]; then words_from=synth; else words_from=am; fi
+  if [ -z "$parczech_root" ] && [ -z "$asr_model" ]; then words_from=synth; else words_from=am; fi
+fi
+if [ -n "$asr_model" ] && [ "$words_from" != am ]; then
+  echo "$0: --asr-model recognises the recordings in stage 2, but --words-from is $words_from (use am or auto)" >&2
+  exit 2
 fi
 am=${am_dir:-exp/am}
 # The stage-4 models: conf/models/<name>.conf holds the options of local/parczech/train_mm.sh for exp/<name>
@@ -107,15 +117,21 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   local/parczech/prepare.sh $corpus_dir data/manifests
 fi
 
-if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ] && [ -n "$parczech_root" ] && [ -n "$asr_model" ]; then
+  log "Stage 1: skipped: stage 2 recognises with --asr-model $asr_model; stage 5 (EfficientPunct) needs the" \
+    "recipe's AM for its layer-12 embeddings: give one with --am-dir, or stop at stage 4"
+elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
   if [ -n "$parczech_root" ]; then
     echo "$0: ParCzech's original data has no utterance-level transcripts to train an acoustic model on;" >&2
-    echo "$0: give a trained one with --am-dir DIR (best-valid-loss.pt, tokens.txt, mfcc.yaml: the format of exp/am)" >&2
+    echo "$0: give a trained one with --am-dir DIR (best-valid-loss.pt, tokens.txt, mfcc.yaml: the format of exp/am)," >&2
+    echo "$0: or recognise with a pretrained transformers CTC model (--asr-model DIR) and stop at stage 4" >&2
     exit 1
   fi
   am_conf=conf/am${conf_suffix}.yaml
   if [ -n "$am_init" ]; then am_conf=${am_conf%.yaml}_init.yaml; fi
-  log "Stage 1: acoustic model (${am_conf}): ${corpus_dir}/synth -> data/am_manifests -> data/am_fbank -> exp/am"
+  am_use="recognition and EfficientPunct"
+  [ -n "$asr_model" ] && am_use="EfficientPunct (stage 5) only: stage 2 recognises with --asr-model"
+  log "Stage 1: acoustic model for ${am_use} (${am_conf}): ${corpus_dir}/synth -> data/am_manifests -> data/am_fbank -> exp/am"
   # Utterances: the synthesizer's words split at pauses (<= 15 s), one recording held out for the
   # dev WER.  Recognition (stage 2) then runs over recordings the AM was trained on (the thesis' ASR
   # also saw ParCzech speech).  CMVN per recording (supervision speaker = recording id), as in recognition.
@@ -127,17 +143,29 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
-  log "Stage 2: recognised words with times (${words_from}): ${corpus_dir} -> exp/asr/words"
+  recogniser=
+  if [ "$words_from" = am ]; then
+    recogniser=": the recipe's AM $am"
+    [ -n "$asr_model" ] && recogniser=": transformers CTC model $asr_model"
+  fi
+  log "Stage 2: recognised words with times (${words_from}${recogniser}): ${corpus_dir} -> exp/asr/words"
   mkdir -p exp/asr
   case "$words_from" in
     am)
       # 30 s chunks with 5 s overlap, greedy CTC decoding, CTC segmentation for word times, merge
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
+      # The two recognisers write to their own folders; exp/asr/words points to the one used.
       ref_opt=
       [ -d "$corpus_dir/synth" ] && ref_opt="--ref-dir $corpus_dir/synth"
-      local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
-        data/manifests $am exp/asr/am_words
-      ln -sfn am_words exp/asr/words
+      if [ -n "$asr_model" ]; then
+        local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
+          --asr-model "$asr_model" data/manifests exp/asr/asr_model_words
+        ln -sfn asr_model_words exp/asr/words
+      else
+        local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
+          data/manifests $am exp/asr/am_words
+        ln -sfn am_words exp/asr/words
+      fi
       ;;
     synth)
       if [ ! -d "$corpus_dir/synth" ]; then
@@ -183,6 +211,11 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   # model of stage 4.  conf/tdnn.yaml: paper values; tdnn_mini.yaml: the mini corpus; tdnn_tiny.yaml: CI.
   tdnn_conf=conf/tdnn${conf_suffix}.yaml
   cuts_pattern="parczech_cuts_{split}.jsonl.gz"
+  if [ ! -f $am/best-valid-loss.pt ]; then
+    echo "$0: stage 5 needs the recipe's acoustic model for its layer-12 embeddings: no such file $am/best-valid-loss.pt;" >&2
+    echo "$0: give one with --am-dir DIR (--asr-model serves stage-2 recognition only)" >&2
+    exit 1
+  fi
   log "Stage 5: EfficientPunct with a case head (${tdnn_conf}): data/segments + ${am} + exp/text -> exp/efficientpunct{,_tdnn}"
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --feat-config $am/mfcc.yaml \
     data/segments data/fbank_segments

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Recognition of long recordings with a CTC acoustic model: ~30 s chunks with 5 s overlap, greedy
 # decoding, word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
-# (punct.asr.recognise).  Recordings are shared between nj jobs; each recording's
+# (punct.asr.recognise).  The model is the recipe's AM (<am-dir>: best-valid-loss.pt, mfcc.yaml) or,
+# with --asr-model DIR, a local transformers CTC folder (processor + model, e.g. a Czech wav2vec2;
+# punct.asr.transformers_ctc).  Recordings are shared between nj jobs; each recording's
 # <out-dir>/<id>.words.tsv is written atomically and finished recordings are skipped on a re-run.
 # Merge counts (and with --ref-dir the WER against reference words) in <out-dir>/../summary.txt.
 set -euo pipefail
@@ -10,6 +12,7 @@ set -euo pipefail
 cmd=utils/run.pl             # job runner ($decode_cmd)
 nj=2                         # parallel jobs (recordings are shared between them)
 checkpoint=best-valid-loss.pt  # checkpoint inside <am-dir>
+asr_model=                   # a transformers CTC folder (processor + model) instead of <am-dir>
 ref_dir=                     # optional folder of reference <id>.words.tsv (e.g. data/corpus_mini/synth)
 chunk_config=                # optional YAML with chunk_seconds, overlap_seconds, tolerance (default 30, 5, 0.5)
 device=auto                  # auto, cpu or cuda
@@ -21,21 +24,31 @@ echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
 
-if [ $# -ne 3 ]; then
+if [ -n "$asr_model" ] && [ $# -eq 2 ]; then
+  manifests=$1
+  dir=$2
+  model_opts=(--asr-model "$asr_model")
+  inputs=("$asr_model/config.json")
+elif [ -z "$asr_model" ] && [ $# -eq 3 ]; then
+  manifests=$1
+  am_dir=$2
+  dir=$3
+  model_opts=(--am-dir $am_dir --checkpoint $checkpoint)
+  inputs=($am_dir/$checkpoint $am_dir/mfcc.yaml)
+else
   echo "Usage: $0 [options] <manifest-dir> <am-dir> <out-dir>"
+  echo "   or: $0 [options] --asr-model <transformers-ctc-dir> <manifest-dir> <out-dir>"
   echo "e.g.: $0 --nj 2 --ref-dir data/corpus_mini/synth data/manifests exp/am exp/asr/words"
-  echo "Options: --cmd CMD, --nj N, --ref-dir DIR, --chunk-config YAML, --device DEV, --overwrite true"
+  echo "e.g.: $0 --nj 2 --asr-model /models/wav2vec2-cs data/manifests exp/asr/words"
+  echo "Options: --cmd CMD, --nj N, --asr-model DIR, --ref-dir DIR, --chunk-config YAML, --device DEV, --overwrite true"
   exit 1
 fi
-manifests=$1
-am_dir=$2
-dir=$3
 
-for f in $manifests/parczech_recordings_all.jsonl.gz $am_dir/$checkpoint $am_dir/mfcc.yaml $chunk_config; do
+for f in $manifests/parczech_recordings_all.jsonl.gz "${inputs[@]}" $chunk_config; do
   if [ ! -f "$f" ]; then echo "$0: no such file: $f" >&2; exit 1; fi
 done
 
-opts=(--manifest-dir $manifests --am-dir $am_dir --checkpoint $checkpoint --out-dir $dir)
+opts=(--manifest-dir $manifests "${model_opts[@]}" --out-dir $dir)
 [ -n "$chunk_config" ] && opts+=(--config "$chunk_config")
 log_dir=$(dirname $dir)/log
 mkdir -p $dir $log_dir

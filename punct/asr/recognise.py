@@ -2,11 +2,11 @@
 Timestamp Extraction" and "Merging Partial Transcripts with Timestamps").
 
 The recording is cut into ~30 s chunks with 5 s overlap (``punct.asr.chunks.plan_chunks``);
-each chunk goes through the acoustic model (any callable returning frame log-posteriors,
-e.g. the CTC TDNN of ``punct.asr``), is decoded greedily (the thesis uses beam search with a
-KenLM; we have no LM), gets word times by CTC segmentation of its own greedy transcript
-(``ctc_word_times``), and the chunk transcripts are merged at the overlap midpoints
-(``merge_chunk_words``).
+each chunk goes through the acoustic model (any callable returning frame log-posteriors:
+the recipe's CTC TDNN or a transformers CTC model, ``punct.asr.recogniser``), is decoded
+greedily (the thesis uses beam search with a KenLM; we have no LM), gets word times by CTC
+segmentation of its own greedy transcript (``ctc_word_times``), and the chunk transcripts are
+merged at the overlap midpoints (``merge_chunk_words``).
 """
 
 from __future__ import annotations

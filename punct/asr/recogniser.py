@@ -1,4 +1,10 @@
-"""Long-recording recognition with the recipe's own CTC acoustic model (stage 2 of the speech-informed ITN recipe).
+"""Long-recording recognition (stage 2 of the speech-informed ITN recipe): the recogniser interface and
+the recipe's own CTC acoustic model behind it.
+
+``recognise_recording`` is the one chunked recognition of a recording (``punct.asr.recognise.recognise_long``:
+~30 s chunks, greedy CTC, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
+``TdnnRecogniser`` here, or ``punct.asr.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
+CTC folder, e.g. a Czech wav2vec2).
 
 An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
 ``best-valid-loss.pt`` (model, config and token table) and ``mfcc.yaml`` (the feature config the
@@ -11,15 +17,14 @@ recording id, so stage-1 CMVN stats are per recording (over the utterances' fram
 
 Each ~30 s chunk gets its own MFCC (frame t at ``t * 10 ms`` from the chunk start, the frame
 convention of ``punct.features``) normalised with the recording's stats, and goes through the
-network alone (``punct.asr.infer.run_model``), then ``punct.asr.recognise.recognise_long`` decodes,
-times and merges the chunks.
+network alone (``punct.asr.infer.run_model``).
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -38,6 +43,27 @@ from punct.asr.recognise import recognise_long
 from punct.utils.config import load_config
 
 FEATURE_CONFIG_NAME = "mfcc.yaml"
+
+# chunk samples -> (T, V) log-posteriors over ``ChunkRecogniser.symbols``
+PosteriorFn = Callable[[np.ndarray], np.ndarray]
+
+
+class ChunkRecogniser(Protocol):
+    """What chunked long-recording recognition needs of a CTC acoustic model.
+
+    ``symbols[0]`` is the CTC blank and ``SPACE`` ("|") the word separator; the other symbols are single
+    lowercase characters, so that recognised words are lowercase, as the official words are compared.
+    Output frame t of a chunk is at ``t * frame_shift`` seconds from the chunk start.
+    """
+
+    name: str  # for the logs: which recogniser ran
+    symbols: Sequence[str]
+    sample_rate: int  # the rate the audio is loaded (resampled) at
+    frame_shift: float  # seconds per output frame
+
+    def posteriors_for(self, recording_id: str, audio: np.ndarray) -> PosteriorFn:
+        """The chunk -> log-posteriors function for one recording (it may use the whole recording, e.g. its CMVN)."""
+        ...
 
 
 def load_am(am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
@@ -77,31 +103,54 @@ def recording_cmvn(feats: np.ndarray, key: str, norm_vars: bool) -> SpeakerCmvn:
     return SpeakerCmvn.accumulate([(key, feats)], norm_vars=norm_vars)
 
 
+class TdnnRecogniser:
+    """The recipe's own TDNN CTC acoustic model (an ``exp/am`` folder) as a ``ChunkRecogniser``."""
+
+    def __init__(self, model: TdnnAcousticModel, tokens: TokenTable, feat_config: FeatureConfig,
+                 device: torch.device = torch.device("cpu"), name: str = "TDNN CTC acoustic model") -> None:
+        self.model = model
+        self.feat_config = feat_config
+        self.device = device
+        self.name = name
+        self.symbols = tokens.symbols
+        self.sample_rate = int(feat_config.options.get("sampling_rate", 16000))
+        self.frame_shift = feat_config.extractor().frame_shift
+
+    @classmethod
+    def from_dir(cls, am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
+                 device: torch.device = torch.device("cpu")) -> "TdnnRecogniser":
+        model, tokens, feat_config = load_am(am_dir, checkpoint, device)
+        return cls(model, tokens, feat_config, device, name=f"TDNN CTC acoustic model {Path(am_dir) / checkpoint}")
+
+    def posteriors_for(self, recording_id: str, audio: np.ndarray) -> PosteriorFn:
+        posteriors = ChunkPosteriors(self.model, self.feat_config, SpeakerCmvn({}), recording_id, self.device)
+        feats = posteriors.extractor.extract(audio, self.sample_rate)
+        if feats.shape[0] == 0:
+            raise ValueError(f"recording {recording_id}: {len(audio)} samples, too short for one feature frame")
+        posteriors.cmvn = recording_cmvn(feats, recording_id, self.feat_config.norm_vars)
+        return posteriors
+
+
 def load_audio(recording: Recording, sample_rate: int) -> np.ndarray:
-    """Mono samples at the extractor's rate (first channel of a multi-channel recording)."""
+    """Mono samples at the recogniser's rate (resampled by lhotse; first channel of a multi-channel recording)."""
     if recording.sampling_rate != sample_rate:
         recording = recording.resample(sample_rate)
     audio = recording.load_audio()
     return np.asarray(audio[0] if audio.ndim == 2 else audio, dtype=np.float32)
 
 
-def recognise_recording(recording: Recording, model: TdnnAcousticModel, tokens: TokenTable,
-                        feat_config: FeatureConfig, chunk_config: ChunkConfig = ChunkConfig(),
-                        device: torch.device = torch.device("cpu")) -> Tuple[List[TimedWord], Dict[str, float]]:
+def recognise_recording(recording: Recording, recogniser: ChunkRecogniser,
+                        chunk_config: ChunkConfig = ChunkConfig()) -> Tuple[List[TimedWord], Dict[str, float]]:
     """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds)."""
     start = time.process_time()
-    posteriors = ChunkPosteriors(model, feat_config, SpeakerCmvn({}), recording.id, device)
-    audio = load_audio(recording, posteriors.sample_rate)
-    feats = posteriors.extractor.extract(audio, posteriors.sample_rate)
-    if feats.shape[0] == 0:
-        raise ValueError(f"recording {recording.id}: {len(audio)} samples, too short for one feature frame")
-    posteriors.cmvn = recording_cmvn(feats, recording.id, feat_config.norm_vars)
+    audio = load_audio(recording, recogniser.sample_rate)
+    posterior_fn = recogniser.posteriors_for(recording.id, audio)
     counts: Dict[str, float] = {"matched": 0, "discarded": 0, "concatenated": 0}
-    words = recognise_long(audio, posteriors.sample_rate, posteriors, tokens.symbols,
-                           frame_shift=posteriors.extractor.frame_shift, config=chunk_config, counts=counts)
-    counts["chunks"] = len(plan_chunks(len(audio), posteriors.sample_rate, chunk_config))
+    words = recognise_long(audio, recogniser.sample_rate, posterior_fn, recogniser.symbols,
+                           frame_shift=recogniser.frame_shift, config=chunk_config, space=SPACE, counts=counts)
+    counts["chunks"] = len(plan_chunks(len(audio), recogniser.sample_rate, chunk_config))
     counts["words"] = len(words)
-    counts["duration"] = round(len(audio) / posteriors.sample_rate, 3)
+    counts["duration"] = round(len(audio) / recogniser.sample_rate, 3)
     counts["cpu_seconds"] = round(time.process_time() - start, 2)
     return words, counts
 

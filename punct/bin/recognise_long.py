@@ -1,8 +1,11 @@
 """egs/parczech stage 2: recognised words with times of the long recordings (chunked CTC recognition).
 
-  # per job (JOB=1..nj): a share of the recordings
+  # per job (JOB=1..nj): a share of the recordings, with the recipe's AM (exp/am) ...
   python -m punct.bin.recognise_long --manifest-dir data/manifests --am-dir exp/am \\
       --out-dir exp/asr/words --job 1 --nj 2 [--ref-dir data/corpus_mini/synth]
+  # ... or with a local transformers CTC folder (processor + model, e.g. a Czech wav2vec2)
+  python -m punct.bin.recognise_long --manifest-dir data/manifests --asr-model /models/wav2vec2-cs \\
+      --out-dir exp/asr/words --job 1 --nj 2
   # then once: merge counts and WER over all recordings
   python -m punct.bin.recognise_long --manifest-dir data/manifests --am-dir exp/am \\
       --out-dir exp/asr/words --summary exp/asr/summary.txt
@@ -10,8 +13,10 @@
 Per recording: ``<out-dir>/<recording id>.words.tsv`` (``word<TAB>start<TAB>end``, the format of the
 mini corpus' synth folder) and ``<out-dir>/<recording id>.stats.json`` (chunks, merge cases, CPU
 time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.words.tsv``).  Both
-are written atomically, the words file last: a recording whose words file is newer than the model's
-checkpoint is done and skipped on a re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` for the features and CMVN.
+are written atomically, the words file last: a recording whose words file is newer than the model (the AM
+checkpoint, or the newest file of the --asr-model folder) and whose stats name that model is done and skipped on a
+re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` (the AM's features and CMVN) and
+``punct.asr.transformers_ctc`` (frame rate, vocabulary, greedy decoding of a transformers model).
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ import torch
 from lhotse import RecordingSet, load_manifest
 from tqdm import tqdm
 
-from punct.asr.recogniser import load_am, recognise_recording, total_wer, word_errors
+from punct.asr.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
+from punct.asr.transformers_ctc import load_transformers_ctc
 from punct.asr.chunks import ChunkConfig
 from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
@@ -43,7 +49,10 @@ RECORDINGS = "parczech_recordings_all.jsonl.gz"
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--manifest-dir", type=Path, required=True, help=f"stage 0 output ({RECORDINGS})")
-    parser.add_argument("--am-dir", type=Path, required=True, help="AM folder: best-valid-loss.pt and mfcc.yaml")
+    model = parser.add_mutually_exclusive_group(required=True)
+    model.add_argument("--am-dir", type=Path, help="the recipe's AM folder: best-valid-loss.pt and mfcc.yaml")
+    model.add_argument("--asr-model", type=Path,
+                       help="instead of --am-dir: a local transformers CTC folder (processor + model, e.g. wav2vec2)")
     parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder of <recording id>.words.tsv")
     parser.add_argument("--ref-dir", type=Path, default=None,
@@ -66,25 +75,53 @@ def stats_path(out_dir: Path, recording_id: str) -> Path:
     return out_dir / f"{recording_id}.stats.json"
 
 
-def is_recognised(out_dir: Path, recording_id: str, checkpoint: Path) -> bool:
-    """A words file made with this checkpoint (written after it last changed)."""
+def model_file(args) -> Path:
+    """The file whose change makes earlier outputs stale: the AM checkpoint, or the newest file of --asr-model."""
+    if args.am_dir is not None:
+        return args.am_dir / args.checkpoint
+    files = [p for p in args.asr_model.glob("*") if p.is_file()] if args.asr_model.is_dir() else []
+    if not files:
+        raise FileNotFoundError(f"{args.asr_model}: no such folder, or it is empty; --asr-model needs a "
+                                "transformers CTC folder (processor + model)")
+    return max(files, key=lambda p: p.stat().st_mtime_ns)
+
+
+def model_name(args) -> str:
+    return str((args.am_dir / args.checkpoint if args.am_dir is not None else args.asr_model).resolve())
+
+
+def is_recognised(out_dir: Path, recording_id: str, model: Path, name: str) -> bool:
+    """A words file made with this model: written after the model file last changed, and its stats name that
+    model (the outputs of another recogniser in the same folder are not done)."""
     path = words_path(out_dir, recording_id)
-    return path.is_file() and checkpoint.is_file() and path.stat().st_mtime_ns >= checkpoint.stat().st_mtime_ns
+    if not (path.is_file() and model.is_file() and path.stat().st_mtime_ns >= model.stat().st_mtime_ns):
+        return False
+    try:
+        return json.loads(stats_path(out_dir, recording_id).read_text(encoding="utf-8")).get("model") == name
+    except (OSError, ValueError):
+        return False
+
+
+def load_recogniser(args, device: torch.device) -> ChunkRecogniser:
+    if args.am_dir is not None:
+        return TdnnRecogniser.from_dir(args.am_dir, args.checkpoint, device)
+    return load_transformers_ctc(args.asr_model, device)
 
 
 def recognise_job(args, recordings: RecordingSet, config: ChunkConfig) -> Dict[str, int]:
     device = resolve_device(args.device)
     share = job_share([r for r in recordings], args.job, args.nj)
-    checkpoint = args.am_dir / args.checkpoint
-    todo = [r for r in share if args.overwrite or not is_recognised(args.out_dir, r.id, checkpoint)]
+    model, name = model_file(args), model_name(args)
+    todo = [r for r in share if args.overwrite or not is_recognised(args.out_dir, r.id, model, name)]
     logging.info("job %d/%d: %d recordings, %d done already", args.job, args.nj, len(share), len(share) - len(todo))
     if not todo:
         return {"recognised": 0, "skipped_done": len(share)}
-    model, tokens, feat_config = load_am(args.am_dir, args.checkpoint, device)
+    recogniser = load_recogniser(args, device)
+    logging.info("recogniser: %s", recogniser.name)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for rec in tqdm(todo, desc=f"recognise job {args.job}", mininterval=10):
-        words, counts = recognise_recording(rec, model, tokens, feat_config, config, device)
-        stats: Dict[str, object] = {"recording": rec.id, **counts}
+        words, counts = recognise_recording(rec, recogniser, config)
+        stats: Dict[str, object] = {"recording": rec.id, "model": name, **counts}
         if args.ref_dir is not None:
             ref_path = words_path(args.ref_dir, rec.id)
             if ref_path.is_file():
@@ -104,6 +141,7 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
         raise FileNotFoundError(f"{out_dir}: {len(missing)} recordings not recognised yet, e.g. {missing[0]}")
     totals: Dict[str, float] = {}
     errors: List[Dict[str, int]] = []
+    models = set()
     for rec in recordings:
         path = stats_path(out_dir, rec.id)
         try:
@@ -114,9 +152,11 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
             totals[key] = totals.get(key, 0) + stats.get(key, 0)
         if "errors" in stats:
             errors.append(stats["errors"])
+        models.add(stats.get("model", "unknown (stats of an older version)"))
     lines = [f"recordings {len(recordings)}, {totals['duration'] / 3600:.2f} h, {int(totals['chunks'])} chunks, "
              f"{int(totals['words'])} words, {totals['cpu_seconds']:.0f} CPU s",
-             "chunk joins: " + ", ".join(f"{k} {int(totals[k])}" for k in ("matched", "discarded", "concatenated"))]
+             "chunk joins: " + ", ".join(f"{k} {int(totals[k])}" for k in ("matched", "discarded", "concatenated")),
+             "recognised with " + ", ".join(sorted(models))]
     wer = total_wer(errors)
     if wer is not None:
         lines.append(f"long-recording {wer.summary().split(' %SER')[0]} ({len(errors)} recordings with a reference)")

@@ -1,10 +1,20 @@
-"""egs/parczech/run.sh: every option of the configuration section is documented in --help."""
+"""egs/parczech/run.sh: every option of the configuration section is documented in --help; stages 2-3 with a
+transformers CTC model (``--asr-model``) on the tiny corpus (marked slow)."""
 
+import gzip
+import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
-RUN = Path(__file__).resolve().parents[2] / "egs" / "parczech" / "run.sh"
+import pytest
+
+from tests.e2e.recipe_copy import copy_recipe
+from tests.tiny_wav2vec2 import save_wav2vec2_ctc
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = REPO / "egs" / "parczech" / "run.sh"
 
 
 def test_help_lists_every_option():
@@ -17,3 +27,44 @@ def test_help_lists_every_option():
     for name in names:
         assert f"--{name.replace('_', '-')}" in help_text, name
     assert "segments" in help_text
+
+
+@pytest.mark.slow
+def test_stages_2_3_with_a_transformers_ctc_model(tmp_path):
+    """Stage 0 builds the tiny corpus; stages 2-3 recognise it with ``--asr-model`` (a random wav2vec2 folder).
+    Its words are garbage, so stage 3 finds (almost) no exact words: it must still write the segment manifests
+    and count what its filters removed."""
+    work = copy_recipe(REPO, "parczech", tmp_path / "parczech")
+    model = save_wav2vec2_ctc(tmp_path / "wav2vec2")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    base = ["bash", "./run.sh", "--corpus-size", "tiny", "--nj", "2"]
+    built = subprocess.run(base + ["--stop-stage", "0"], cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    proc = subprocess.run(base + ["--stage", "2", "--stop-stage", "3", "--asr-model", str(model)], cwd=work,
+                          capture_output=True, text=True, env=env, timeout=900)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-3000:]
+    assert f"Stage 2: recognised words with times (am: transformers CTC model {model})" in output
+    assert f"recognise_long.sh: recognised with {model.resolve()}" in output
+    assert "long-recording %WER" in output  # against the synthesizer's words of the mini corpus
+    words_dir = work / "exp" / "asr" / "words"
+    assert words_dir.resolve() == (work / "exp" / "asr" / "asr_model_words").resolve()
+    recordings = [json.loads(line)["id"] for line in
+                  gzip.open(work / "data" / "manifests" / "parczech_recordings_all.jsonl.gz", "rt")]
+    assert len(recordings) == 3
+    recognised = 0
+    for rec_id in recordings:
+        stats = json.loads((words_dir / f"{rec_id}.stats.json").read_text())
+        assert stats["model"] == str(model.resolve()) and stats["chunks"] >= 3  # the tiny sittings last > 55 s
+        recognised += len((words_dir / f"{rec_id}.words.tsv").read_text(encoding="utf-8").splitlines())
+    assert "TDNN" not in (work / "exp" / "asr" / "log" / "recognise.1.log").read_text()
+    segments = work / "data" / "segments"
+    stats = json.loads((segments / "stats.json").read_text())
+    assert stats["totals"]["recordings"] == 3 and stats["totals"]["recognised_words"] == recognised > 0
+    assert stats["totals"]["official_words"] > stats["totals"]["exact_words"]
+    kept = 0
+    for split in ("train", "dev", "test"):
+        with gzip.open(segments / f"parczech_supervisions_{split}.jsonl.gz", "rt") as f:
+            kept += sum(1 for line in f if line.strip())
+    assert kept == stats["filters"]["kept"]
+    assert "| kept |" in (segments / "stats.md").read_text()
