@@ -37,7 +37,7 @@ opts=(--config "$segments_config")
 [ -n "$test_speakers" ] && opts+=(--test-speakers "$test_speakers")
 mkdir -p $dir/log
 $cmd JOB=1:$nj $dir/log/segments.JOB.log \
-  python -m punct.bin.build_itn_segments "${opts[@]}" --manifest-dir $manifests --recognised-dir $words \
+  python -m punct.bin.build_itn_segments "${opts[@]}" --prefix parczech --manifest-dir $manifests --recognised-dir $words \
     --out-dir $dir --job JOB --nj $nj
-python -m punct.bin.build_itn_segments "${opts[@]}" --merge --manifest-dir $manifests --out-dir $dir --nj $nj \
+python -m punct.bin.build_itn_segments "${opts[@]}" --prefix parczech --merge --manifest-dir $manifests --out-dir $dir --nj $nj \
   --log-file $dir/log/merge.log

@@ -48,7 +48,7 @@ for f in $manifests/parczech_recordings_all.jsonl.gz "${inputs[@]}" $chunk_confi
   if [ ! -f "$f" ]; then echo "$0: no such file: $f" >&2; exit 1; fi
 done
 
-opts=(--manifest-dir $manifests "${model_opts[@]}" --out-dir $dir)
+opts=(--prefix parczech --manifest-dir $manifests "${model_opts[@]}" --out-dir $dir)
 [ -n "$chunk_config" ] && opts+=(--config "$chunk_config")
 log_dir=$(dirname $dir)/log
 mkdir -p $dir $log_dir

@@ -6,10 +6,10 @@
   # then once: lhotse manifests per split and the statistics tables
   python -m punct.bin.build_itn_segments --merge --manifest-dir data/manifests --out-dir data/segments --nj 2
 
-Inputs: ``parczech_{recordings,supervisions}_all.jsonl.gz`` of stage 0 and
+Inputs: ``<prefix>_{recordings,supervisions}_all.jsonl.gz`` of stage 0 and
 ``<recognised-dir>/<recording id>.words.tsv`` (word, start, end).  Outputs in ``--out-dir``:
 ``align/<recording id>.tsv`` (the thesis' per-word alignment table), ``parts/segments.JOB.jsonl``,
-``{dev,test}_speakers.txt``, and after ``--merge``: ``parczech_{recordings,supervisions}_{train,dev,test}.jsonl.gz``,
+``{dev,test}_speakers.txt``, and after ``--merge``: ``<prefix>_{recordings,supervisions}_{train,dev,test}.jsonl.gz``,
 ``stats.md`` and ``stats.json``.
 """
 
@@ -51,7 +51,8 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (parczech_*_all.jsonl.gz)")
+    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_*_all.jsonl.gz)")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix, input and output (e.g. parczech)")
     parser.add_argument("--recognised-dir", type=Path, default=None,
                         help="folder of <recording id>.words.tsv (needed unless --merge)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/segments)")
@@ -111,7 +112,7 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
     part = args.out_dir / "parts" / f"segments.{args.job}.jsonl"
     if args.recognised_dir is None:
         raise ValueError("--recognised-dir is required unless --merge")
-    supervisions = load_manifest(args.manifest_dir / "parczech_supervisions_all.jsonl.gz")
+    supervisions = load_manifest(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")
     dev, test = heldout_speakers(args, cfg, supervisions)
     sups = job_share(sorted(supervisions, key=lambda s: s.recording_id), args.job, args.nj)
     inputs = job_inputs(args, cfg, sups, dev, test)
@@ -176,9 +177,9 @@ def merge(args) -> None:
         for k, v in c["filters"].items():
             if isinstance(v, (int, float)):
                 filters[k] = filters.get(k, 0) + v
-    recordings = load_manifest(args.manifest_dir / "parczech_recordings_all.jsonl.gz")
+    recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
     languages = {s.recording_id: s.language
-                 for s in load_manifest_lazy(args.manifest_dir / "parczech_supervisions_all.jsonl.gz")}
+                 for s in load_manifest_lazy(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")}
     stats_segments = []
     for split in SPLITS:
         ds = [d for d in dicts if d["split"] == split]
@@ -188,7 +189,7 @@ def merge(args) -> None:
         rec_ids = sorted({s.recording_id for s in segs})
         recs = RecordingSet.from_recordings(recordings[r] for r in rec_ids)
         for name, manifest in (("recordings", recs), ("supervisions", sups)):
-            with atomic_path(args.out_dir / f"parczech_{name}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
+            with atomic_path(args.out_dir / f"{args.prefix}_{name}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
                 manifest.to_file(tmp)
         logging.info("%s: %d segments from %d recordings", split, len(segs), len(rec_ids))
     stats = dataset_statistics(stats_segments)

@@ -3,7 +3,7 @@
   python -m punct.bin.prepare_am_data --manifest-dir data/manifests --words-dir data/corpus_mini/synth \\
       --out-dir data/am_manifests --seed 42
 
-Writes ``parczech_{recordings,supervisions}_{train,dev}.jsonl.gz`` (see ``punct.asr.long_audio_data``).
+Writes ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz`` (see ``punct.asr.long_audio_data``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (parczech_*_all.jsonl.gz)")
+    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_*_all.jsonl.gz)")
     parser.add_argument("--words-dir", type=Path, required=True,
                         help="folder of <recording id>.words.tsv with the words really spoken (the synth folder)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/am_manifests)")

@@ -43,12 +43,10 @@ from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 from punct.utils.logging import log_config, setup_logging
 
-RECORDINGS = "parczech_recordings_all.jsonl.gz"
-
-
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help=f"stage 0 output ({RECORDINGS})")
+    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_recordings_all.jsonl.gz)")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--am-dir", type=Path, help="the recipe's AM folder: best-valid-loss.pt and mfcc.yaml")
     model.add_argument("--asr-model", type=Path,
@@ -169,7 +167,7 @@ def main(argv=None) -> int:
     config = config_from_args(ChunkConfig, args, args.config)
     log_config({**vars(args), "chunks": config}, "args")
     torch.set_num_threads(args.num_threads)
-    recordings = load_manifest(args.manifest_dir / RECORDINGS)
+    recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
     if args.summary is not None:
         text = summarise(args.out_dir, recordings)
         atomic_write_text(args.summary, text)

@@ -64,7 +64,7 @@ def test_prepare_and_build_segments(tmp_path):
     out = tmp_path / "segments"
     test_list = tmp_path / "test.txt"
     test_list.write_text("EvaMala.1980\n")
-    common = ["--manifest-dir", str(man), "--out-dir", str(out), "--test-speakers", str(test_list), "--nj", "2"]
+    common = ["--prefix", "parczech", "--manifest-dir", str(man), "--out-dir", str(out), "--test-speakers", str(test_list), "--nj", "2"]
     for job in ("1", "2"):
         build_itn_segments.main(common + ["--recognised-dir", str(rec_dir), "--job", job])
     build_itn_segments.main(common + ["--merge"])

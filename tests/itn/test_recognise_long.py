@@ -64,7 +64,7 @@ def corpus(tmp_path):
 
 
 def args(tmp_path, *extra):
-    return ["--manifest-dir", str(tmp_path / "manifests"), "--am-dir", str(tmp_path / "am"),
+    return ["--prefix", "parczech", "--manifest-dir", str(tmp_path / "manifests"), "--am-dir", str(tmp_path / "am"),
             "--out-dir", str(tmp_path / "words"), "--chunk-seconds", "3", "--overlap-seconds", "1", *extra]
 
 

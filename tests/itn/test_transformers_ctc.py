@@ -72,7 +72,7 @@ def corpus(tmp_path_factory):
 
 
 def args(corpus, model, out, *extra):
-    return ["--manifest-dir", str(corpus / "manifests"), "--asr-model", str(model), "--out-dir", str(out), *extra]
+    return ["--prefix", "parczech", "--manifest-dir", str(corpus / "manifests"), "--asr-model", str(model), "--out-dir", str(out), *extra]
 
 
 def model_greedy(model_dir, audio: np.ndarray):
