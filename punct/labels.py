@@ -20,14 +20,31 @@ The data contract
   ``custom["words"]`` (model input words), ``custom["punct"]`` (one class name per word) and, with case
   labels, ``custom["case"]``.  :class:`WordLabels` is that record: :meth:`WordLabels.from_supervision`
   reads and validates it (the one place that does), :meth:`WordLabels.to_custom` writes it.
+
+The first word of a segment (``first_word``: ``include`` or ``exclude``)
+  ParCzech segments (Stankov 2024) start anywhere in a sentence, so nothing in the segment says whether
+  its first word opens a sentence.  The thesis neither trains nor scores the first word's labels, i.e.
+  both labels of that word: its punctuation (the mark that follows it) and its case; its predictions show
+  them "copied from the data" (section 5.9, the paragraph before Figure 5.34: "the models were not
+  trained to predict punctuation or casing after the first word; hence, the true punctuation is simply
+  copied from the data", and the caption of Figure 5.34: "The first punctuation marks or capitalization
+  were not used in training and is copied from the data").  Section 3.3.3 likewise ignores a capital "in
+  the initial position" when it filters segments (:mod:`punct.align.segments`, filter d).
+  ``exclude`` does the same here, in one place for every model and scorer: :func:`mask_first_word` gives
+  the training targets (the first word's labels ignored by the loss), :func:`copy_first_word` the written
+  predictions (the first word's reference labels), :func:`scored_mask` the words that are scored.
+  ``include`` (the default: EfficientPunct on MuST-C) trains and scores every word.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+
+import numpy as np
 
 NO_MARK = 0  # index of "no mark" in every label set
+IGNORE_INDEX = -100  # a training target the loss skips (torch's cross-entropy default)
 
 
 @dataclass(frozen=True)
@@ -167,3 +184,46 @@ class WordLabels:
 
     def __len__(self) -> int:
         return len(self.words)
+
+
+# ---- the first word of a segment (see the module docstring) ----------------------------------------
+
+FIRST_WORD_RULES: Tuple[str, ...] = ("include", "exclude")
+T = TypeVar("T")
+
+
+def check_first_word(rule: str) -> str:
+    """``rule`` if it is one of :data:`FIRST_WORD_RULES`; a ValueError naming them otherwise."""
+    if rule not in FIRST_WORD_RULES:
+        raise ValueError(f"first_word must be one of {list(FIRST_WORD_RULES)}, got {rule!r}")
+    return rule
+
+
+def first_scored(rule: str) -> int:
+    """Index of the first word of a segment whose labels are trained and scored (0: include, 1: exclude)."""
+    return 1 if check_first_word(rule) == "exclude" else 0
+
+
+def mask_first_word(labels: Sequence[Any], rule: str, ignore: int = IGNORE_INDEX) -> np.ndarray:
+    """A segment's training targets: class ids (W,) or (W, heads) as int64, the first word's row set to
+    ``ignore`` when ``rule`` is exclude (a copy; ``labels`` is not changed)."""
+    out = np.array(labels, dtype=np.int64)
+    out[: first_scored(rule)] = ignore
+    return out
+
+
+def copy_first_word(hyp: Sequence[T], ref: Sequence[T], rule: str) -> List[T]:
+    """A segment's written predictions: ``hyp`` with the first word's label taken from ``ref`` when
+    ``rule`` is exclude (the thesis' output), so the output stays complete."""
+    if len(hyp) != len(ref):
+        raise ValueError(f"{len(hyp)} predictions for {len(ref)} reference labels")
+    start = first_scored(rule)
+    return list(ref[:start]) + list(hyp[start:])
+
+
+def scored_mask(lengths: Sequence[int], rule: str) -> np.ndarray:
+    """(sum(lengths),) bool over the words of consecutive segments of ``lengths`` words: True where a
+    word's labels are trained and scored (every word but each segment's first with exclude)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    position = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return position >= first_scored(rule)

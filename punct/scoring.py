@@ -4,9 +4,15 @@ Input: per-segment predictions, one JSON line per segment (written by
 ``punct.bin.train_mm``; any other model, e.g. EfficientPunct, can be scored by writing the same
 format)::
 
-    {"id": "...", "words": [...], "punct_ref": [...], "punct_hyp": [...], "case_ref": [...], "case_hyp": [...]}
+    {"id": "...", "words": [...], "punct_ref": [...], "punct_hyp": [...], "case_ref": [...], "case_hyp": [...],
+     "first_word": "exclude"}
 
 with class names of :data:`punct.token_labels.PUNCT9.classes` / ``CASE.classes``, one per word.
+``first_word`` (optional, default ``include``) is the rule the predictions were made under
+(:mod:`punct.labels`): ``exclude`` means the first word's predictions are copies of its reference labels
+(the thesis, 5.9), so it is never scored.  The scores leave the first word of every segment out under
+``exclude`` and score every word under ``include`` (:func:`scoring_rule` picks the rule of a set of files);
+input lengths (short/long quartiles, length bins) always count every word of the segment.
 
 Metrics (word level; per-class precision/recall/F1 as in :func:`punct.metrics.score`):
 
@@ -35,7 +41,7 @@ import numpy as np
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
-from punct.labels import CAP, CASE, PUNCT9
+from punct.labels import CAP, CASE, PUNCT9, check_first_word, first_scored
 from punct.metrics import confusion_matrix, score
 
 # Table 5.1's row order: the marks by frequency in the thesis' training set.
@@ -49,9 +55,11 @@ class SegmentResult(NamedTuple):
     punct_hyp: np.ndarray
     case_ref: np.ndarray
     case_hyp: np.ndarray
+    first_word: str = "include"  # the rule the predictions were written under (exclude: first word copied)
 
     @property
     def num_words(self) -> int:
+        """Words of the segment (the model's input length), scored or not."""
         return len(self.punct_ref)
 
 
@@ -74,18 +82,49 @@ def _segment_result(d: dict, where: str) -> SegmentResult:
         cr, ch = (np.array([c_index[x] for x in lst], dtype=np.int64) for lst in lists[2:])
     except KeyError as e:
         raise ValueError(f"{where}: {d.get('id')}: unknown class {e.args[0]!r}") from None
-    return SegmentResult(str(d.get("id", where.rsplit(":", 1)[-1])), pr, ph, cr, ch)
+    try:
+        rule = check_first_word(d.get("first_word", "include"))
+    except ValueError as e:
+        raise ValueError(f"{where}: {d.get('id')}: {e}") from None
+    return SegmentResult(str(d.get("id", where.rsplit(":", 1)[-1])), pr, ph, cr, ch, rule)
+
+
+def scoring_rule(segments: Sequence[SegmentResult], first_word: Optional[str] = None) -> str:
+    """The first-word rule to score ``segments`` by: ``first_word``, or (None) the one rule they were written
+    under.  Errors: segments written under both rules (the table would mix two protocols; exclude scores
+    both alike), or include asked for predictions whose first word was copied from the reference."""
+    written = sorted({s.first_word for s in segments})
+    if first_word is None:
+        if len(written) > 1:
+            raise ValueError("predictions written under both first-word rules (include and exclude); score them "
+                             "all with first_word exclude, or retrain under one rule")
+        return written[0] if written else "include"
+    if check_first_word(first_word) == "include" and "exclude" in written:
+        raise ValueError("first_word include asked for, but some predictions were written under exclude: their "
+                         "first word's labels are copies of the reference and cannot be scored")
+    return first_word
+
+
+FIRST_WORD_NOTES: Dict[str, str] = {
+    "exclude": "First word of each segment: excluded (`first_word: exclude`, as the thesis, section 5.9 and "
+               "Figure 5.34): its punctuation (the mark after it) and case are neither trained nor scored, and the "
+               "written predictions copy them from the reference.",
+    "include": "First word of each segment: included (`first_word: include`): every word is trained and scored "
+               "(the thesis excludes the first word's labels, section 5.9, so [cap] F1 is not comparable with its "
+               "Table 5.1).",
+}
 
 
 # ---- statistics from (batches of) confusion matrices ----------------------------------------
 
 
-def segment_confusions(segments: Sequence[SegmentResult], task: str) -> np.ndarray:
-    """(S, C, C) confusion matrix of each segment for ``task`` "punct" or "case"."""
+def segment_confusions(segments: Sequence[SegmentResult], task: str, first_word: str = "include") -> np.ndarray:
+    """(S, C, C) confusion matrix of each segment's scored words for ``task`` "punct" or "case"."""
     classes = PUNCT9.classes if task == "punct" else CASE.classes
     if task not in ("punct", "case"):
         raise ValueError(f"task must be punct or case, got {task!r}")
-    return np.stack([confusion_matrix(getattr(s, f"{task}_ref"), getattr(s, f"{task}_hyp"), len(classes))
+    start = first_scored(first_word)
+    return np.stack([confusion_matrix(getattr(s, f"{task}_ref")[start:], getattr(s, f"{task}_hyp")[start:], len(classes))
                      for s in segments]) if segments else np.zeros((0, len(classes), len(classes)), dtype=np.int64)
 
 
@@ -174,10 +213,13 @@ class ItnScores:
     by_length: List[Dict] = field(default_factory=list)  # per length bin
     punct_scores: Dict = field(default_factory=dict)  # punct.metrics.score(...).to_dict()
     case_scores: Dict = field(default_factory=dict)
+    first_word: str = "include"  # the rule scored by (punct.labels)
+    scored_words: int = 0  # words whose labels are scored (num_words less the first words under exclude)
 
     def to_dict(self) -> Dict:
         iv = lambda x: {"value": x.value, "low": x.low, "high": x.high}  # noqa: E731
-        return {"num_segments": self.num_segments, "num_words": self.num_words,
+        return {"num_segments": self.num_segments, "num_words": self.num_words, "first_word": self.first_word,
+                "scored_words": self.scored_words,
                 "punct_f1": {k: iv(v) for k, v in self.punct_f1.items()}, "cap_f1": iv(self.cap_f1),
                 "macro_f1": iv(self.macro_f1), "detection": self.detection, "by_length": self.by_length,
                 "punct": self.punct_scores, "case": self.case_scores}
@@ -197,11 +239,15 @@ def length_bins(edges: Sequence[int]) -> List[Tuple[int, float]]:
 
 
 def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed: int = 42,
-              length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES) -> ItnScores:
+              length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES, first_word: Optional[str] = None) -> ItnScores:
+    """Every statistic of the module docstring, on the words scored under ``first_word`` (None: the rule the
+    segments were written under, :func:`scoring_rule`)."""
     if not segments:
         raise ValueError("no segments to score")
-    pc = segment_confusions(segments, "punct")
-    cc = segment_confusions(segments, "case")
+    rule = scoring_rule(segments, first_word)
+    start = first_scored(rule)
+    pc = segment_confusions(segments, "punct", rule)
+    cc = segment_confusions(segments, "case", rule)
     cap = CASE.classes.index(CAP)
     f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
     macro = bootstrap(pc, macro_f1, num_resamples, seed)
@@ -229,13 +275,14 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
                           "segments": int(len(idx)), "words": int(lengths[idx].sum()),
                           "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
 
-    all_p = score(np.concatenate([s.punct_ref for s in segments]), np.concatenate([s.punct_hyp for s in segments]), PUNCT9.classes)
-    all_c = score(np.concatenate([s.case_ref for s in segments]), np.concatenate([s.case_hyp for s in segments]), CASE.classes)
+    flat = {k: np.concatenate([getattr(s, k)[start:] for s in segments]) for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")}
+    all_p = score(flat["punct_ref"], flat["punct_hyp"], PUNCT9.classes)
+    all_c = score(flat["case_ref"], flat["case_hyp"], CASE.classes)
     return ItnScores(
         num_segments=len(segments), num_words=int(lengths.sum()), punct_f1=punct_f1,
         cap_f1=Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
         macro_f1=Interval(float(macro[0]), float(macro[1]), float(macro[2])), detection=det, by_length=by_length,
-        punct_scores=all_p.to_dict(), case_scores=all_c.to_dict(),
+        punct_scores=all_p.to_dict(), case_scores=all_c.to_dict(), first_word=rule, scored_words=len(flat["punct_ref"]),
     )
 
 

@@ -7,6 +7,8 @@ set -euo pipefail
 dev_split=dev          # where each head's alpha is chosen
 splits="dev test"      # splits written
 alpha_step=0.1         # alpha grid over [0, 1]
+first_word=auto        # each segment's first word: exclude (not scored, copied from the reference: the thesis),
+                       # include, or auto (the TDNN's training config, first_word of conf/tdnn*.yaml)
 # End configuration section.
 
 echo "$0 $*"
@@ -16,7 +18,7 @@ echo "$0 $*"
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <segments-dir> <text-emb-dir> <tdnn-dir> <out-dir>"
   echo "e.g.: $0 data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct"
-  echo "Main options: --splits \"dev test\", --dev-split dev, --alpha-step 0.1"
+  echo "Main options: --splits \"dev test\", --dev-split dev, --alpha-step 0.1, --first-word auto|include|exclude"
   exit 1
 fi
 segments_dir=$1
@@ -31,5 +33,5 @@ for split in $dev_split $splits; do
 done
 mkdir -p $dir/log
 python -m punct.bin.ensemble_itn --prefix parczech --segments-dir $segments_dir --text-post-dir $text_dir --tdnn-dir $tdnn_dir --out-dir $dir \
-  --dev-split $dev_split --splits "${splits// /,}" --alpha-step $alpha_step
+  --dev-split $dev_split --splits "${splits// /,}" --alpha-step $alpha_step --first-word $first_word
 echo "$0: wrote $tdnn_dir/decode and $dir/decode (alphas: $(python -c "import json,sys; print(json.load(open(sys.argv[1]))['chosen_alpha'])" $dir/alpha.json))"

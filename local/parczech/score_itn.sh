@@ -10,6 +10,8 @@ splits=dev,test        # splits to score
 segments=data/segments # stage-2 folder (training frequencies order the table's classes)
 num_resamples=1000     # bootstrap resamples of the segments
 seed=42                # bootstrap seed
+first_word=auto        # each segment's first word: exclude (not scored), include, or auto (the rule the
+                       # predictions were written under: first_word of conf/mm*.yaml, conf/tdnn*.yaml)
 # End configuration section.
 
 echo "$0 $*"
@@ -19,7 +21,7 @@ echo "$0 $*"
 if [ $# -lt 2 ]; then
   echo "Usage: $0 [options] <out-dir> <model-dir>:<row name> [<model-dir>:<row name> ...]"
   echo "e.g.: $0 exp/results exp/text:text-only exp/mm:multimodal exp/mm_pe:multimodal+PE exp/mm_pe_random:random-audio"
-  echo "Main options: --splits dev,test, --segments DIR, --num-resamples N, --seed N, --cmd CMD"
+  echo "Main options: --splits dev,test, --segments DIR, --num-resamples N, --seed N, --first-word auto|include|exclude, --cmd CMD"
   exit 1
 fi
 dir=$1
@@ -36,5 +38,6 @@ opts=()
 
 mkdir -p $dir/log
 $cmd $dir/log/score_itn.log \
-  python -m punct.bin.score_itn --out-dir $dir --splits $splits --num-resamples $num_resamples --seed $seed "${opts[@]}" "$@"
+  python -m punct.bin.score_itn --out-dir $dir --splits $splits --num-resamples $num_resamples --seed $seed \
+    --first-word $first_word "${opts[@]}" "$@"
 echo "$0: wrote $dir/RESULTS.md"

@@ -6,6 +6,10 @@ chosen on the dev split (punctuation: macro F1 over the 8 marks; case: [cap] F1)
 come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).  Writes, for every split,
 <tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and <out-dir>/decode/<split>.jsonl (the ensemble),
 scored by local/parczech/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
+
+--first-word (punct.labels): exclude chooses the alphas on every word but each segment's first and writes the
+first word's reference labels as its predictions (the thesis); include uses every word; auto (default) takes
+the rule the TDNN was trained with (``first_word`` of <tdnn-dir>/best-valid-f1.pt's config, conf/tdnn*.yaml).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.ensemble import default_alphas
+from punct.labels import FIRST_WORD_RULES
 from punct.models.punct_tdnn.segment_ensemble import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
 from punct.models.cross_attention.data import read_segments
 from punct.utils.atomic import atomic_write_text
@@ -33,7 +38,23 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-split", default="dev", help="split on which the alphas are chosen")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to write")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
+    parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
+                        help="each segment's first word: scored and written as predicted (include) or not scored and "
+                             "copied from the reference (exclude); auto: the TDNN's training config")
     return parser
+
+
+def first_word_rule(choice: str, tdnn_dir: Path) -> str:
+    """``choice``, or for auto the ``first_word`` of the TDNN's training config (its best-valid-f1.pt)."""
+    if choice != "auto":
+        return choice
+    from punct.models.punct_tdnn.train import checkpoint_train_config
+
+    ckpt = tdnn_dir / "best-valid-f1.pt"
+    if not ckpt.is_file():
+        raise FileNotFoundError(f"--first-word auto reads the TDNN's config from {ckpt}: no such file "
+                                f"(pass --first-word {'|'.join(FIRST_WORD_RULES)})")
+    return checkpoint_train_config(ckpt).first_word
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -43,10 +64,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     splits = [s for s in args.splits.split(",") if s]
     if args.dev_split not in splits:
         splits.insert(0, args.dev_split)
+    first_word = first_word_rule(args.first_word, args.tdnn_dir)
+    logging.info("first word of each segment: %s", first_word)
     data = {}
     for split in splits:
         segments = read_segments(args.segments_dir / f"{args.prefix}_supervisions_{split}.jsonl.gz")
-        data[split] = paired_split(segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp")
+        data[split] = paired_split(segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp",
+                                   first_word)
         if data[split].skipped:
             logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,
                             len(data[split].skipped), len(segments), data[split].skipped[0])
@@ -59,6 +83,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         write_predictions(args.out_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], chosen))
     summary = {
         "dev_split": args.dev_split,
+        "first_word": first_word,
         "chosen_alpha": chosen,
         "selection_metric": {"punct": "macro F1 (8 marks)", "case": "[cap] F1"},
         "dev_sweep": {

@@ -11,6 +11,10 @@ Each positional argument is ``<model dir>:<row name>``; the model dir holds
 ``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
 <row>.<split>.json`` and ``<out-dir>/plots/*.png``.  Without a model whose row name starts with
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
+
+The first word of each segment is scored or not by one rule per split (``--first-word``; auto: the rule the
+predictions were written under, which the models' configs set: ``first_word`` in conf/mm*.yaml and
+conf/tdnn*.yaml), and RESULTS.md says which (punct.labels, punct.scoring).
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
 from punct import scoring
-from punct.labels import CASE, PUNCT9
+from punct.labels import CASE, FIRST_WORD_RULES, PUNCT9
 from punct.report import plot_confusion
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
@@ -44,6 +48,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--length-edges", default=",".join(map(str, scoring.DEFAULT_LENGTH_EDGES)),
                         help="word-count bin edges for F1 by input length")
     parser.add_argument("--max-attention-plots", type=int, default=4, help="cross-attention plots per model and split")
+    parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
+                        help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
+                             "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)")
     return parser
 
 
@@ -61,6 +68,44 @@ def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
 
 def safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
+
+
+def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Namespace, edges: List[int],
+                out: Path) -> Tuple[Dict[str, scoring.ItnScores], str]:
+    """Scores every model on ``split`` under one first-word rule (``--first-word``, or auto: the rule the
+    predictions were written under); writes the scores and plots; returns the scores and the rule."""
+    predictions = {name: scoring.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
+    chosen = None if args.first_word == "auto" else args.first_word
+    try:
+        rule = scoring.scoring_rule([s for segs in predictions.values() for s in segs], chosen)
+    except ValueError as e:
+        rules = {name: sorted({s.first_word for s in segs}) for name, segs in predictions.items()}
+        raise ValueError(f"{split}: {e} (rules written per model: {rules})") from None
+    scores: Dict[str, scoring.ItnScores] = {}
+    for path, name in models:
+        s = scoring.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
+        scores[name] = s
+        atomic_write_text(out / "scores" / f"{safe(name)}.{split}.json", json.dumps(s.to_dict(), indent=1) + "\n")
+        logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f", name, split,
+                     s.num_segments, rule, s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"],
+                     s.detection["all"]["pdr"])
+        plot_model(path, name, split, s, args.max_attention_plots, out / "plots")
+    scoring.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
+                              out / "plots" / f"f1_by_length_{split}.png")
+    return scores, rule
+
+
+def plot_model(path: Path, name: str, split: str, s: scoring.ItnScores, max_attention: int, plots: Path) -> None:
+    """Confusion matrices of both heads and the cross-attention of up to ``max_attention`` segments."""
+    cm_p = np.asarray(s.punct_scores["confusion"])
+    cm_c = np.asarray(s.case_scores["confusion"])
+    plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)", plots / f"confusion_punct_{safe(name)}_{split}.png")
+    plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{safe(name)}_{split}.png")
+    attn_file = path / "decode" / f"{split}.attention.json"
+    if attn_file.is_file():
+        for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):
+            scoring.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
+                                   plots / f"attention_{safe(name)}_{split}_{k + 1}.png")
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -87,29 +132,10 @@ def main(argv: Optional[List[str]] = None) -> None:
           "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
           f"(rows whose names start with `{scoring.EFFICIENTPUNCT_ROW}` replace it).", ""]
     for split in [s for s in args.splits.split(",") if s]:
-        scores: Dict[str, scoring.ItnScores] = {}
-        for path, name in models:
-            segments = scoring.read_predictions(path / "decode" / f"{split}.jsonl")
-            s = scoring.score_itn(segments, args.num_resamples, args.seed, edges)
-            scores[name] = s
-            atomic_write_text(out / "scores" / f"{safe(name)}.{split}.json", json.dumps(s.to_dict(), indent=1) + "\n")
-            logging.info("%s %s: %d segments, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f", name, split, s.num_segments,
-                         s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"], s.detection["all"]["pdr"])
-            cm_p = np.asarray(s.punct_scores["confusion"])
-            cm_c = np.asarray(s.case_scores["confusion"])
-            plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
-                           out / "plots" / f"confusion_punct_{safe(name)}_{split}.png")
-            plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)",
-                           out / "plots" / f"confusion_case_{safe(name)}_{split}.png")
-            attn_file = path / "decode" / f"{split}.attention.json"
-            if attn_file.is_file():
-                for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[: args.max_attention_plots]):
-                    scoring.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
-                                   out / "plots" / f"attention_{safe(name)}_{split}_{k + 1}.png")
-        scoring.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
-                                  out / "plots" / f"f1_by_length_{split}.png")
+        scores, rule = score_split(models, split, args, edges, out)
         any_s = next(iter(scores.values()))
-        md += [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words)", "",
+        md += [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
+               scoring.FIRST_WORD_NOTES[rule], "",
                "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
                "### Punctuation detection", "", scoring.detection_table(scores),
                "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),

@@ -69,14 +69,14 @@ def main() -> None:
     train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split, args.cuts_pattern)
     train_corpus = open_split(
         train_paths["cuts"], train_paths["acoustic_scp"], train_paths["text_scp"], cfg.cache_utterances, classes, case_classes,
-        cfg.model.window_centre,
+        cfg.model.window_centre, cfg.first_word,
     )
     dev_corpus = None
     if args.dev_split and dist.is_main:
         dev_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.dev_split, args.cuts_pattern)
         dev_corpus = open_split(
             dev_paths["cuts"], dev_paths["acoustic_scp"], dev_paths["text_scp"], 0, classes, case_classes,
-            cfg.model.window_centre,
+            cfg.model.window_centre, cfg.first_word,
         )
     resume = None
     if args.resume == "latest":

@@ -13,8 +13,11 @@ import torch
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, UtteranceDataset, collate_utterances, open_split
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.tdnn import TdnnConfig
-from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, load_model, train_tdnn
-from punct.labels import CASE, PUNCT9
+from punct.models.punct_tdnn.train import (TrainTdnnConfig, build_criteria, build_model, corpus_classes, dev_overall_f1,
+                                           load_model, make_loader, tdnn_loss, train_tdnn)
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9
+from punct.metrics import score
+from punct.training.loop import DistInfo
 from tests.fusion.synthetic import make_split
 
 ITN_NAMES = {"NP": "blank", ",": ",", ".": ".", "?": "?"}
@@ -51,8 +54,9 @@ def splits(tmp_path_factory):
     return out
 
 
-def open_itn(p, case=True):
-    return open_split(p["cuts"], p["acoustic_scp"], p["text_scp"], 0, PUNCT9.classes, CASE.classes if case else None)
+def open_itn(p, case=True, first_word="include"):
+    return open_split(p["cuts"], p["acoustic_scp"], p["text_scp"], 0, PUNCT9.classes, CASE.classes if case else None,
+                      first_word=first_word)
 
 
 def test_corpus_reads_case_labels(splits):
@@ -94,14 +98,19 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("unit", ["utterance", "window"])
-def test_two_head_training_and_decoding(splits, tmp_path, unit, one_thread):
+def tiny_cfg(unit: str, first_word: str = "include") -> TrainTdnnConfig:
     model = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5, num_classes=9, case_classes=2)
-    cfg = TrainTdnnConfig(model=model, label_set="itn", example_unit=unit, utterances_per_batch=3, optimizer="adam",
-                          lr=0.01, epochs=2, loss_reduction="mean", num_workers=0, log_interval=0, dev_metric="macro_f1",
-                          max_class_weight=10.0, batch_size=16, epoch_limit=32)
+    return TrainTdnnConfig(model=model, label_set="itn", example_unit=unit, utterances_per_batch=3, optimizer="adam",
+                           lr=0.01, epochs=2, loss_reduction="mean", num_workers=0, log_interval=0, dev_metric="macro_f1",
+                           max_class_weight=10.0, batch_size=16, epoch_limit=32, first_word=first_word)
+
+
+@pytest.mark.parametrize("unit,first_word", [("utterance", "include"), ("window", "include"), ("utterance", "exclude"),
+                                             ("window", "exclude")])
+def test_two_head_training_and_decoding(splits, tmp_path, unit, first_word, one_thread):
+    cfg = tiny_cfg(unit, first_word)
     assert corpus_classes(cfg) == (tuple(PUNCT9.classes), tuple(CASE.classes))
-    train, dev = open_itn(splits["train"]), open_itn(splits["dev"])
+    train, dev = open_itn(splits["train"], first_word=first_word), open_itn(splits["dev"], first_word=first_word)
     train_tdnn(cfg, train, dev, tmp_path, torch.device("cpu"), seed=3, progress=False)
     state = torch.load(tmp_path / "epoch-2.pt", weights_only=True)["state"]
     assert all("macro_f1" in h and "cap" in h["case_per_class_f1"] for h in state["history"])
@@ -115,4 +124,54 @@ def test_two_head_training_and_decoding(splits, tmp_path, unit, one_thread):
         assert np.allclose(p[:, :9].sum(1), 1, atol=1e-5) and np.allclose(p[:, 9:].sum(1), 1, atol=1e-5)
     # a case-head config on a corpus without case labels is refused
     with pytest.raises(ValueError, match="no case labels"):
-        train_tdnn(cfg, open_itn(splits["train"], case=False), None, tmp_path / "x", torch.device("cpu"), progress=False)
+        train_tdnn(cfg, open_itn(splits["train"], case=False, first_word=first_word), None, tmp_path / "x", torch.device("cpu"),
+                   progress=False)
+
+
+def test_first_word_is_left_out_of_the_targets_counts_and_windows(splits):
+    every, exc = open_itn(splits["train"]), open_itn(splits["train"], first_word="exclude")
+    lengths = [len(u.labels) for u in exc.utterances]
+    first = np.cumsum([0] + lengths[:-1])
+    assert np.flatnonzero(~exc.scored).tolist() == first.tolist() and every.scored.all()
+    assert exc.trained_examples().tolist() == sorted(set(range(len(exc))) - set(first.tolist()))
+    assert exc.class_counts().tolist() == (every.class_counts() - np.bincount(every.labels[first], minlength=9)).tolist()
+    assert exc.case_counts().tolist() == (every.case_counts() - np.bincount(every.case_labels[first], minlength=2)).tolist()
+    assert exc.case_counts()[1] < every.case_counts()[1]  # every cut starts with a capital
+    for u in range(3):
+        labels, all_labels = exc.utterance_labels(u), every.utterance_labels(u)
+        assert labels[0].tolist() == [IGNORE_INDEX, IGNORE_INDEX] and np.array_equal(labels[1:], all_labels[1:])
+    # window mode: the sampler never draws a first word (include: it does)
+    for corpus, rule in ((exc, "exclude"), (every, "include")):
+        loader, sampler = make_loader(tiny_cfg("window", rule), corpus, torch.device("cpu"), 0, DistInfo())
+        sampler.set_epoch(1)
+        drawn = {int(loader.dataset.examples[i]) for i in sampler}
+        assert bool(drawn & set(first.tolist())) == (rule == "include")
+
+
+def test_loss_and_dev_scores_leave_the_first_word_out(splits, tmp_path, one_thread):
+    cfg = tiny_cfg("utterance", "exclude")
+    train = open_itn(splits["train"], first_word="exclude")
+    items = [UtteranceDataset(train)[u] for u in range(3)]
+    _, _, _, labels = collate_utterances(items, context=150)
+    right = torch.full((len(labels), 11), -15.0)
+    right[torch.arange(len(labels)), labels[:, 0].clamp(min=0)] = 15.0
+    right[torch.arange(len(labels)), 9 + labels[:, 1].clamp(min=0)] = 15.0
+    wrong = right.clone()
+    firsts = (labels[:, 0] == IGNORE_INDEX).nonzero().flatten()
+    assert len(firsts) == 3
+    wrong[firsts] = -right[firsts]  # confidently wrong on the first words only
+    criteria = build_criteria(cfg, train, torch.device("cpu"))
+    assert tdnn_loss(wrong, labels, criteria, cfg).item() == tdnn_loss(right, labels, criteria, cfg).item() < 1e-9
+    # dev scores of a model: on the words after each cut's first
+    dev = open_itn(splits["dev"], first_word="exclude")
+    torch.manual_seed(0)
+    model = build_model(cfg, dev.input_dim).eval()  # random weights: the scores only have to match
+    record = dev_overall_f1(model, dev, torch.device("cpu"))
+    posts = np.concatenate([p for _, p in utterance_posteriors(model, dev, torch.device("cpu"))])
+    keep = dev.scored
+    expected = score(dev.labels[keep], posts[keep, :9].argmax(1), PUNCT9.classes)
+    assert record["macro_f1"] == expected.macro_f1 and not keep.all()
+    every = score(dev.labels, posts[:, :9].argmax(1), PUNCT9.classes)
+    assert every.confusion.sum() - expected.confusion.sum() == len(dev.utterances)
+    with pytest.raises(ValueError, match="first_word"):
+        train_tdnn(cfg, open_itn(splits["train"]), None, tmp_path, torch.device("cpu"), progress=False)

@@ -4,6 +4,7 @@ punct.bin.dump_itn_text)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import asdict
 
@@ -20,6 +21,7 @@ from punct.models.cross_attention.data import load_split, read_segments
 from punct.models.cross_attention.dump import load_text_model
 from punct.models.cross_attention.model import build_model
 from punct.models.cross_attention.train import predict
+from punct.models.punct_tdnn.train import TrainTdnnConfig
 from tests.mm.helpers import make_encoder, make_tokenizer, tiny_config, write_corpus
 
 BLANK, COMMA = 0, 1
@@ -59,9 +61,9 @@ def ensemble_inputs(tmp_path):
 def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
     data = ensemble_inputs
     ensemble_itn.main(["--prefix", "parczech", "--segments-dir", str(data), "--text-post-dir", str(tmp_path / "text"),
-                       "--tdnn-dir", str(tmp_path / "tdnn"), "--out-dir", str(tmp_path / "ens")])
+                       "--tdnn-dir", str(tmp_path / "tdnn"), "--out-dir", str(tmp_path / "ens"), "--first-word", "include"])
     summary = json.loads((tmp_path / "ens" / "alpha.json").read_text())
-    assert summary["chosen_alpha"] == {"punct": 0.7, "case": 0.2}
+    assert summary["chosen_alpha"] == {"punct": 0.7, "case": 0.2} and summary["first_word"] == "include"
     segments = read_segments(data / "parczech_supervisions_test.jsonl.gz")
     ens = scoring.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
     tdnn = scoring.read_predictions(tmp_path / "tdnn" / "decode" / "test.jsonl")
@@ -128,3 +130,62 @@ def test_text_model_dump_matches_its_predictions(tmp_path):
     torch.save({"kind": "mm", "config": asdict(cfg), "model": {}}, tmp_path / "mm.pt")
     with pytest.raises(ValueError, match="text-only model"):
         load_text_model(tmp_path / "mm.pt")
+
+
+def _first_words_wrong(root, split):
+    """Gives every segment of ``split`` a capital on its third word too (write_corpus capitalises only the
+    first), and rewrites both posteriors so that both models are confidently wrong on every segment's first
+    word only: '?' instead of its mark (',' for a '?'), the other case class."""
+    data = root / "segments"
+    path = data / f"parczech_supervisions_{split}.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        sups = [json.loads(line) for line in f]
+    for d in sups:
+        d["custom"]["case"][2] = "cap"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("".join(json.dumps(d) + "\n" for d in sups))
+    pairs = []
+    for seg in read_segments(data / f"parczech_supervisions_{split}.jsonl.gz"):
+        tdnn, text = designed_posteriors(seg)
+        for m in (tdnn, text):
+            m[0] = 0.0
+            m[0, PUNCT9.classes.index("?") if seg.punct[0] != PUNCT9.classes.index("?") else COMMA] = 1.0
+            m[0, 9 + (1 - seg.case[0])] = 1.0
+        pairs.append((seg.id, tdnn, text))
+    write_shard(root / "tdnn" / "post" / split / "post", [(k, a) for k, a, _ in pairs])
+    write_shard(root / "text" / split / "post", [(k, b) for k, _, b in pairs])
+
+
+def _ensemble(root, out, *opts):
+    ensemble_itn.main(["--prefix", "parczech", "--segments-dir", str(root / "segments"), "--text-post-dir", str(root / "text"),
+                       "--tdnn-dir", str(root / "tdnn"), "--out-dir", str(out), *opts])
+    return json.loads((out / "alpha.json").read_text())
+
+
+def test_first_word_excluded_from_alpha_choice_and_copied_from_the_reference(ensemble_inputs, tmp_path):
+    for split in ("dev", "test"):
+        _first_words_wrong(tmp_path, split)
+    # auto: the rule of the TDNN's training config
+    cfg = TrainTdnnConfig(first_word="exclude")
+    torch.save({"config": asdict(cfg), "model": {}}, tmp_path / "tdnn" / "best-valid-f1.pt")
+    summary = _ensemble(tmp_path, tmp_path / "ens")
+    assert summary["first_word"] == "exclude" and summary["chosen_alpha"] == {"punct": 0.7, "case": 0.2}
+    # every word after the first is right at the chosen alphas, so the dev sweep's best scores are perfect
+    best = max(summary["dev_sweep"]["case"], key=lambda p: p["per_class_f1"]["cap"])
+    assert best["per_class_f1"]["cap"] == 1.0
+    ens = scoring.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
+    for e in ens:  # the first word's labels are the reference's, the rest predicted
+        assert e.first_word == "exclude" and e.punct_hyp[0] == e.punct_ref[0] and e.case_hyp[0] == e.case_ref[0]
+        assert np.array_equal(e.punct_hyp, e.punct_ref) and np.array_equal(e.case_hyp, e.case_ref)
+    s = scoring.score_itn(ens, num_resamples=20)
+    assert s.first_word == "exclude" and s.cap_f1.value == 1.0 and s.scored_words == s.num_words - len(ens)
+    # include: the same posteriors, every first word predicted (wrong) and scored
+    summary = _ensemble(tmp_path, tmp_path / "ens_all", "--first-word", "include")
+    assert summary["first_word"] == "include"
+    everything = scoring.read_predictions(tmp_path / "ens_all" / "decode" / "test.jsonl")
+    assert all(e.punct_hyp[0] != e.punct_ref[0] and e.case_hyp[0] != e.case_ref[0] for e in everything)
+    assert scoring.score_itn(everything, num_resamples=20).cap_f1.value < 0.9
+    # auto without a TDNN checkpoint is an error that says what to pass
+    (tmp_path / "tdnn" / "best-valid-f1.pt").unlink()
+    with pytest.raises(FileNotFoundError, match="--first-word include"):
+        _ensemble(tmp_path, tmp_path / "ens_none")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -47,6 +48,9 @@ def test_tiny_corpus_end_to_end(tmp_path):
                 "| EfficientPunct ensemble |"):
         assert row in results
     assert "| EfficientPunct | —" not in results  # the placeholder row is replaced
+    # conf/{mm,tdnn}_tiny.yaml exclude each segment's first word (the thesis): every model wrote and was scored so
+    assert results.count("First word of each segment: excluded (`first_word: exclude`") == 2  # dev and test
+    assert json.loads((work / "exp" / "efficientpunct" / "alpha.json").read_text())["first_word"] == "exclude"
     assert any((work / "exp" / "results" / "plots").glob("attention_multimodal+PE_dev_*.png"))
     # a second run of stages 4-6 skips the finished trainings and rewrites the results
     again = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "4"], cwd=work, capture_output=True,

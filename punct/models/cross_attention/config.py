@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Tuple
 
+from punct.labels import check_first_word
+
 
 @dataclass(frozen=True)
 class MmConfig:
@@ -54,6 +56,11 @@ class MmConfig:
     # ---- training (thesis 5.1) -------------------------------------------------------
     punct_weight: float = 0.5  # L = 0.5 Lp + 0.5 Lc
     case_weight: float = 0.5
+    # the first word of a segment: "exclude" (the thesis, 5.9) leaves its punctuation and case labels out of
+    # the loss and the dev/test scores and writes its reference labels as predictions; "include" trains and
+    # scores every word (the default here, so that older configs and checkpoints keep their meaning;
+    # conf/mm*.yaml set exclude).  See punct.labels (the first word of a segment).
+    first_word: str = "include"
     lr: float = 6.0e-5  # peak learning rate
     lr_new: float = 0.0  # peak rate of the randomly initialised parts (sound + multimodal encoders); 0: lr
     weight_decay: float = 0.01
@@ -68,3 +75,6 @@ class MmConfig:
     num_threads: int = 0  # torch.set_num_threads when > 0
     num_workers: int = 0  # DataLoader workers (audio loading and mel)
     seed: int = 42
+
+    def __post_init__(self) -> None:
+        check_first_word(self.first_word)

@@ -6,6 +6,9 @@ A segment is a supervision of ``data/segments/<prefix>_supervisions_<split>.json
 the recording); its audio is ``[start, start + duration)`` of the recording of
 ``<prefix>_recordings_<split>.jsonl.gz``.
 
+Labels: every word's punctuation and case class ids; with ``first_word: exclude`` (the thesis, see
+:mod:`punct.labels`) the first word's are :data:`punct.labels.IGNORE_INDEX` in the examples (not trained).
+
 Text: the words are tokenised with :func:`punct.models.text.chunking.word_pieces` and read at their
 last sub-token (``[CLS] pieces [SEP]``); a segment whose sub-tokens exceed ``max_length`` is
 skipped and counted (segments are at most 15 s, so this does not happen with BERT's 512).
@@ -28,11 +31,11 @@ import torch
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
-from punct.labels import CASE, PUNCT9, WordLabels, class_index
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, class_index, mask_first_word
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
 from punct.models.cross_attention.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
-from punct.models.text.chunking import IGNORE_INDEX, special_ids, word_pieces
+from punct.models.text.chunking import special_ids, word_pieces
 
 
 class ItnSegment(NamedTuple):
@@ -149,8 +152,10 @@ class ItnDataset(torch.utils.data.Dataset):
     def __getitem__(self, i: int) -> Dict:
         seg = self.segments[i]
         ids, positions, token_words = self.text[i]
+        # training targets: with first_word exclude the first word's labels are ignored (punct.labels)
         ex = {"index": i, "input_ids": ids, "word_positions": positions, "token_words": token_words,
-              "punct": seg.punct, "case": seg.case}
+              "punct": mask_first_word(seg.punct, self.cfg.first_word),
+              "case": mask_first_word(seg.case, self.cfg.first_word)}
         if self.with_audio:
             samples = self.load_samples(seg)
             min_samples = self.cfg.win_length + (self.geometry.min_mel_frames - 1) * self.cfg.hop_length

@@ -2,11 +2,13 @@
 the text-only baseline and the cross-attention model.
 
 * loss: ``punct_weight * Lp + case_weight * Lc`` (thesis: 0.5 / 0.5), each a cross-entropy
-  averaged over the labelled words of the batch;
+  averaged over the labelled words of the batch (``first_word: exclude``: every word but each
+  segment's first, whose labels the dataset marks ignored; see :mod:`punct.labels`);
 * learning rate: linear warm-up over the first ``warmup_fraction`` of the updates to the peak,
   then linear decay to zero (thesis 5.1);
-* :func:`predict`: per-segment predictions and losses of a split, and the cross-attention of
-  the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
+* :func:`predict`: per-segment predictions and losses of a split (with ``first_word: exclude`` the
+  first word's predictions are its reference labels, and dev scores leave it out), and the
+  cross-attention of the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
 * :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`);
 * :func:`run_training`: the whole stage (train, keep the best dev macro F1, decode).
 """
@@ -26,12 +28,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from punct.labels import CASE, PUNCT9
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, scored_mask
 from punct.metrics import score
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, load_split
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
-from punct.models.text.chunking import IGNORE_INDEX
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.training.loop import (NO_AMP, Amp, DistInfo, RankBatchSampler, TrainState, latest_checkpoint,
@@ -99,7 +100,8 @@ def loader(dataset: ItnDataset, batch_size: int, shuffle: bool, seed: int, pad_i
 
 @dataclass
 class Predictions:
-    """Per-segment references and predictions (class names) of one split."""
+    """Per-segment references and predictions (class names) of one split, written under the rule
+    ``first_word`` (exclude: the first word's predictions are copies of its references, not scored)."""
 
     ids: List[str] = field(default_factory=list)
     words: List[List[str]] = field(default_factory=list)
@@ -108,11 +110,14 @@ class Predictions:
     case_ref: List[List[str]] = field(default_factory=list)
     case_hyp: List[List[str]] = field(default_factory=list)
     losses: List[float] = field(default_factory=list)
+    first_word: str = "include"
 
     def flat_ids(self, which: str) -> np.ndarray:
+        """Class ids of the scored words of every segment (all words, or all but each first)."""
         classes = PUNCT9.classes if which.startswith("punct") else CASE.classes
         index = {c: i for i, c in enumerate(classes)}
-        return np.array([index[x] for seg in getattr(self, which) for x in seg], dtype=np.int64)
+        ids = np.array([index[x] for seg in getattr(self, which) for x in seg], dtype=np.int64)
+        return ids[scored_mask([len(w) for w in self.words], self.first_word)]
 
     def scores(self):
         """(punctuation scores, case scores) of :func:`punct.metrics.score`."""
@@ -120,9 +125,9 @@ class Predictions:
                 score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE.classes))
 
     def write(self, path: Path) -> None:
-        """One JSON line per segment (the format :mod:`punct.scoring` reads)."""
+        """One JSON line per segment (the format :mod:`punct.scoring` reads, with the first-word rule)."""
         lines = [json.dumps({"id": i, "words": w, "punct_ref": pr, "punct_hyp": ph, "case_ref": cr, "case_hyp": ch,
-                             "loss": round(l, 5)}, ensure_ascii=False)
+                             "loss": round(l, 5), "first_word": self.first_word}, ensure_ascii=False)
                  for i, w, pr, ph, cr, ch, l in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,
                                                     self.case_ref, self.case_hyp, self.losses)]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,17 +137,17 @@ class Predictions:
 
 @torch.no_grad()
 def predict(model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: torch.device, pad_id: int) -> Predictions:
-    """Argmax predictions and the per-segment loss of every segment, in dataset order."""
+    """Argmax predictions and the per-segment loss (over the trained words) of every segment, in dataset
+    order; under ``cfg.first_word`` exclude the first word's predictions are its reference labels."""
     model.eval()
-    out = Predictions()
+    out = Predictions(first_word=cfg.first_word)
     rows: Dict[int, tuple] = {}
     for batch in loader(dataset, cfg.eval_batch_size, False, 0, pad_id, cfg.num_workers):
         batch = to_device(batch, device)
         logits = model(batch)
         for r, i in enumerate(batch["index"].tolist()):
             n = len(dataset.segments[i].words)
-            lp = F.cross_entropy(logits[PUNCT_HEAD][r, :n], batch[f"labels_{PUNCT_HEAD}"][r, :n])
-            lc = F.cross_entropy(logits[CASE_HEAD][r, :n], batch[f"labels_{CASE_HEAD}"][r, :n])
+            lp, lc = (_segment_loss(logits[head][r, :n], batch[f"labels_{head}"][r, :n]) for head in (PUNCT_HEAD, CASE_HEAD))
             rows[i] = (logits[PUNCT_HEAD][r, :n].argmax(-1).tolist(), logits[CASE_HEAD][r, :n].argmax(-1).tolist(),
                        float(cfg.punct_weight * lp + cfg.case_weight * lc))
     for i, seg in enumerate(dataset.segments):
@@ -150,11 +155,18 @@ def predict(model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: 
         out.ids.append(seg.id)
         out.words.append(list(seg.words))
         out.punct_ref.append([PUNCT9.classes[x] for x in seg.punct])
-        out.punct_hyp.append([PUNCT9.classes[x] for x in hp])
+        out.punct_hyp.append([PUNCT9.classes[x] for x in copy_first_word(hp, seg.punct, cfg.first_word)])
         out.case_ref.append([CASE.classes[x] for x in seg.case])
-        out.case_hyp.append([CASE.classes[x] for x in hc])
+        out.case_hyp.append([CASE.classes[x] for x in copy_first_word(hc, seg.case, cfg.first_word)])
         out.losses.append(loss)
     return out
+
+
+def _segment_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over a segment's trained words (0 when none is: a one-word segment under exclude)."""
+    if not bool((labels != IGNORE_INDEX).any()):
+        return logits.new_zeros(())
+    return F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX)
 
 
 def quartile_worst(dataset: ItnDataset, losses: List[float]) -> List[int]:

@@ -16,6 +16,12 @@ Nothing is stored per window; an LRU cache keeps recently used utterances in mem
 With ``case_classes`` (the ``itn`` scheme: :data:`punct.labels.CASE`), the case label of every word is read
 from ``custom["case"]`` too, and each example's label is the pair (punctuation, case).
 
+``first_word`` (:mod:`punct.labels`): with ``exclude`` (ParCzech segments, as the thesis) the first word of
+every cut is indexed (its posteriors are still computed) but not trained on or scored: ``scored`` marks the
+other words, the window mode samples only them, the utterance mode's labels of the first word are
+:data:`punct.labels.IGNORE_INDEX`, and the class counts leave it out.  ``include`` (the default, MuST-C):
+every word.
+
 A cut is skipped (counted, logged with the reason) when a matrix is missing, when the number of
 BERT vectors or alignment items differs from the number of words, or when it has no words.
 """
@@ -43,7 +49,7 @@ from punct.models.punct_tdnn.frames import (
     word_frame_spans,
 )
 from punct.io.shards import MatrixReader
-from punct.labels import PUNCT4, WordLabels, encode_labels
+from punct.labels import PUNCT4, WordLabels, check_first_word, encode_labels, mask_first_word, scored_mask
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class FusionCorpus:
       case_classes: case label names in index order (reads ``custom["case"]``), or None: no case labels.
       cache_utterances: how many utterances' matrices to keep (LRU); 0 disables the cache.
       window_centre: where each word's window is centred: ``transition`` or ``word_end``.
+      first_word: ``include`` (train and score every word) or ``exclude`` (not each cut's first word).
     """
 
     def __init__(
@@ -92,9 +99,11 @@ class FusionCorpus:
         frame_rate: int = FRAME_RATE,
         case_classes: Optional[Sequence[str]] = None,
         window_centre: str = "transition",
+        first_word: str = "include",
     ) -> None:
         from lhotse import load_manifest_lazy
 
+        self.first_word = check_first_word(first_word)
         if window_centre not in WINDOW_CENTRES:
             raise ValueError(f"unknown window centre rule {window_centre!r}; choose one of {WINDOW_CENTRES}")
         self.window_centre = window_centre
@@ -124,6 +133,7 @@ class FusionCorpus:
         self.case_labels = (
             np.concatenate([u.case_labels for u in self.utterances]) if self.case_classes is not None else None
         )
+        self.scored = scored_mask(lengths, self.first_word)  # (N,) the examples trained on and scored
         first = self.utterances[0].key
         self.text_dim = int(self.text[first].shape[1])
         self.acoustic_dim = int(self.acoustic[first].shape[1])
@@ -163,12 +173,18 @@ class FusionCorpus:
         return len(self.labels)
 
     def class_counts(self) -> np.ndarray:
-        return np.bincount(self.labels, minlength=len(self.classes))
+        """Punctuation class counts of the trained words."""
+        return np.bincount(self.labels[self.scored], minlength=len(self.classes))
 
     def case_counts(self) -> np.ndarray:
+        """Case class counts of the trained words."""
         if self.case_classes is None:
             raise ValueError("FusionCorpus has no case labels (case_classes=None)")
-        return np.bincount(self.case_labels, minlength=len(self.case_classes))
+        return np.bincount(self.case_labels[self.scored], minlength=len(self.case_classes))
+
+    def trained_examples(self) -> np.ndarray:
+        """Indices of the examples (words) trained on: all, or all but each cut's first word."""
+        return np.flatnonzero(self.scored)
 
     def example_labels(self, example: int):
         """The punctuation label, or with case labels the (2,) [punctuation, case] pair."""
@@ -177,11 +193,11 @@ class FusionCorpus:
         return torch.tensor([self.labels[example], self.case_labels[example]], dtype=torch.long)
 
     def utterance_labels(self, utt: int) -> np.ndarray:
-        """(W,) punctuation labels, or with case labels (W, 2) [punctuation, case] pairs."""
+        """(W,) punctuation labels, or with case labels (W, 2) [punctuation, case] pairs: the training targets
+        (the first word's are IGNORE_INDEX under ``first_word: exclude``)."""
         info = self.utterances[utt]
-        if self.case_classes is None:
-            return info.labels
-        return np.stack([info.labels, info.case_labels], axis=1)
+        labels = info.labels if self.case_classes is None else np.stack([info.labels, info.case_labels], axis=1)
+        return mask_first_word(labels, self.first_word)
 
     def matrices(self, utt: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``."""
@@ -226,16 +242,19 @@ class FusionCorpus:
 
 
 class FusedWindowDataset(Dataset):
-    """torch Dataset of (window (2*context+1, D) float32, label) over a FusionCorpus's words."""
+    """torch Dataset of (window (2*context+1, D) float32, label) over a FusionCorpus's words (item i is the
+    corpus example ``examples[i]``; default: every word)."""
 
-    def __init__(self, corpus: FusionCorpus, context: int = 150) -> None:
+    def __init__(self, corpus: FusionCorpus, context: int = 150, examples: Optional[np.ndarray] = None) -> None:
         self.corpus = corpus
         self.context = context
+        self.examples = np.arange(len(corpus)) if examples is None else np.asarray(examples)
 
     def __len__(self) -> int:
-        return len(self.corpus)
+        return len(self.examples)
 
-    def __getitem__(self, example: int):
+    def __getitem__(self, item: int):
+        example = int(self.examples[item])
         return torch.from_numpy(self.corpus.window(example, self.context)), self.corpus.example_labels(example)
 
 
@@ -262,6 +281,7 @@ def open_split(
     classes: Sequence[str] = PUNCT4.classes,
     case_classes: Optional[Sequence[str]] = None,
     window_centre: str = "transition",
+    first_word: str = "include",
 ) -> FusionCorpus:
     """Checks the three inputs exist (naming the missing one) and indexes the split."""
     for path in (cuts, acoustic_scp, text_scp):
@@ -269,7 +289,7 @@ def open_split(
             raise FileNotFoundError(f"no such file: {path}")
     return FusionCorpus(
         cuts, acoustic_scp, text_scp, classes=classes, cache_utterances=cache_utterances, case_classes=case_classes,
-        window_centre=window_centre,
+        window_centre=window_centre, first_word=first_word,
     )
 
 

@@ -5,7 +5,9 @@ shard of each epoch's order (``EpochSampler``) inside DistributedDataParallel (g
 on GPU), and rank 0 evaluates dev and writes checkpoints:
 ``exp/tdnn/epoch-N.pt`` (model, optimizer, state) and ``best-valid-f1.pt`` (best dev ``dev_metric`` of the
 punctuation head).  With a case head (``model.case_classes`` > 0) the loss is
-``(1 - case_weight) * L_punct + case_weight * L_case``.
+``(1 - case_weight) * L_punct + case_weight * L_case``.  ``first_word: exclude`` (ParCzech segments, as the
+thesis; see :mod:`punct.labels`) leaves each cut's first word out of the loss, the class balance and the dev
+scores.
 
 Mixed precision (``amp``: bf16 or fp16, :class:`punct.training.loop.Amp`): the TDNN's training forward
 pass runs under autocast and the loss on float32 logits; dev scoring and checkpoints are float32.
@@ -32,7 +34,7 @@ from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, Ut
 from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
-from punct.labels import label_scheme
+from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
 from punct.metrics import score
 from punct.utils.atomic import atomic_path
 from punct.training import checkpoint
@@ -71,8 +73,12 @@ class TrainTdnnConfig:
     label_set: str = "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
     case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
     dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
+    # each cut's first word: include (train and score every word, EfficientPunct) or exclude (neither trained nor
+    # scored, the ParCzech thesis; conf/tdnn*.yaml of egs/parczech); see punct.labels
+    first_word: str = "include"
 
     def __post_init__(self) -> None:
+        check_first_word(self.first_word)
         if self.balance not in BALANCE_MODES:
             raise ValueError(f"balance must be one of {BALANCE_MODES}, got {self.balance!r}")
         if self.example_unit not in ("window", "utterance"):
@@ -149,6 +155,7 @@ def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> Pu
 def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Dict:
     """Dev scores of the punctuation head (overall and macro F1, per class), and the case head's."""
     ref, post = corpus_predictions(model, corpus, device)
+    ref, post = ref[corpus.scored], post[corpus.scored]  # the words scored under corpus.first_word
     sizes = model.config.head_sizes
     scores = score(ref, post[:, : sizes["punct"]].argmax(axis=1), corpus.classes)
     record = {
@@ -157,7 +164,7 @@ def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device)
         "per_class_f1": {c: scores.per_class[c]["f1"] for c in corpus.classes[1:]},
     }
     if "case" in sizes and corpus.case_classes is not None:
-        case = score(corpus.case_labels, post[:, sizes["punct"] :].argmax(axis=1), corpus.case_classes)
+        case = score(corpus.case_labels[corpus.scored], post[:, sizes["punct"] :].argmax(axis=1), corpus.case_classes)
         record["case_per_class_f1"] = {c: case.per_class[c]["f1"] for c in corpus.case_classes[1:]}
     return record
 
@@ -194,11 +201,15 @@ def tdnn_loss(
     )
 
 
-def _check_window_centre(cfg: TrainTdnnConfig, *corpora: Optional[FusionCorpus]) -> None:
+def _check_corpora(cfg: TrainTdnnConfig, *corpora: Optional[FusionCorpus]) -> None:
+    """The splits were opened with the config's window centre and first-word rule."""
     for corpus in corpora:
         if corpus is not None and corpus.window_centre != cfg.model.window_centre:
             raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
                              f"{cfg.model.window_centre!r}: open the splits with the config's window_centre")
+        if corpus is not None and corpus.first_word != cfg.first_word:
+            raise ValueError(f"the corpus was opened with first_word {corpus.first_word!r}, the config says "
+                             f"{cfg.first_word!r}: open the splits with the config's first_word")
 
 
 def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
@@ -228,11 +239,12 @@ def make_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device
     if cfg.num_workers > 0:
         loader_args.update(persistent_workers=True, prefetch_factor=cfg.prefetch_factor)
     if cfg.example_unit == "window":
+        trained = corpus.trained_examples()  # every word, or all but each cut's first (first_word: exclude)
         sampler = EpochSampler(
-            corpus.labels, cfg.balance, seed=seed, rank=dist.rank, world_size=dist.world_size,
-            groups=corpus.example_utt, group_size=cfg.group_utterances, limit=cfg.epoch_limit,
+            corpus.labels[trained], cfg.balance, seed=seed, rank=dist.rank, world_size=dist.world_size,
+            groups=corpus.example_utt[trained], group_size=cfg.group_utterances, limit=cfg.epoch_limit,
         )
-        dataset = FusedWindowDataset(corpus, context=cfg.model.context)
+        dataset = FusedWindowDataset(corpus, context=cfg.model.context, examples=trained)
         return DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args), sampler
     num_utts = len(corpus.utterances)
     sampler = EpochSampler(
@@ -269,9 +281,10 @@ def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.O
         loss = tdnn_loss(logits.float(), labels, criteria, cfg)
         precision.step(loss, optimizer)
         state.step += 1
-        batch_loss = loss.item() / (len(labels) if cfg.loss_reduction == "sum" else 1)
-        total_loss += batch_loss * len(labels)
-        seen += len(labels)
+        trained = int((labels.reshape(len(labels), -1)[:, 0] != IGNORE_INDEX).sum())  # first words: ignored
+        batch_loss = loss.item() / (max(trained, 1) if cfg.loss_reduction == "sum" else 1)
+        total_loss += batch_loss * trained
+        seen += trained
         if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
             logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), batch_loss)
     return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
@@ -317,7 +330,7 @@ def train_tdnn(
     """
     exp_dir = Path(exp_dir)
     precision = Amp(amp, device.type)
-    _check_window_centre(cfg, train_corpus, dev_corpus)
+    _check_corpora(cfg, train_corpus, dev_corpus)
     seed_everything(seed)
     model = build_model(cfg, train_corpus.input_dim).to(device)
     optimizer = make_optimizer(cfg, model)

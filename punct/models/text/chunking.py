@@ -25,8 +25,6 @@ import logging
 from dataclasses import dataclass
 from typing import List, NamedTuple, Sequence
 
-IGNORE_INDEX = -100
-
 
 class Chunk(NamedTuple):
     """Word ranges of one chunk: ``[start, end)`` is encoded, ``[pred_start, pred_end)`` predicted."""
