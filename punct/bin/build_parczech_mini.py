@@ -21,7 +21,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("out_dir", type=Path, help="corpus folder to create")
     parser.add_argument("--size", choices=sorted(SIZES), default="mini",
-                        help="tiny: ~5 min of audio (tests); mini: about an hour (the recipe default)")
+                        help="tiny: ~5 min of audio (tests); mini: about an hour (the recipe default); small: ~4 h, 40 speakers, rare marks preferred")
     parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
     parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
                         help="where the fortunes-cs .deb is downloaded and unpacked ($PUNCT_CACHE)")
