@@ -14,7 +14,7 @@ stage=0              # first stage to run
 stop_stage=100       # last stage to run
 nj=2                 # parallel jobs
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
-corpus_size=mini     # tiny or mini, for the mini corpus
+corpus_size=mini     # tiny, mini or small (~4 h, 40 speakers, test set of several hundred segments), for the mini corpus
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
                      # synthesizer transcript), a folder of <id>.words.tsv; auto: am with --asr-model,
                      # else synth for the mini corpus and am for ParCzech
@@ -50,7 +50,7 @@ Options (defaults in brackets):
   --stop-stage N       last stage [${stop_stage}]
   --nj N               parallel jobs [${nj}]
   --parczech-root DIR  ParCzech 3.0 original data [${parczech_root}]
-  --corpus-size SIZE   tiny or mini [${corpus_size}]
+  --corpus-size SIZE   tiny, mini or small [${corpus_size}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
   --asr-model DIR      transformers CTC folder (e.g. wav2vec2) for stage-2 recognition instead of the AM [${asr_model}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
@@ -188,8 +188,8 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
-  # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_tiny.yaml: the
-  # tiny corpus (one quick epoch, the end-to-end test).
+  # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_small.yaml: the 4 h corpus;
+  # conf/mm_tiny.yaml: the tiny corpus (one quick epoch, the end-to-end test).
   mm_conf=conf/mm${conf_suffix}.yaml
   log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
   # One job per model, at most $nj at a time: job n trains the n-th name of $mm_models with the options
@@ -208,7 +208,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   # conv layer, loss 0.5 Lp + 0.5 Lc): MFCC of the segment cuts with the AM's own feature config,
   # layer-12 embeddings of the acoustic model, word times straight from the segments' alignment["word"]
   # (CTC segmentation: no forced alignment), word vectors and punct/case posteriors of the text-only
-  # model of stage 4.  conf/tdnn.yaml: paper values; tdnn_mini.yaml: the mini corpus; tdnn_tiny.yaml: CI.
+  # model of stage 4.  conf/tdnn.yaml: paper values; tdnn_mini.yaml / tdnn_small.yaml: the mini / small corpus; tdnn_tiny.yaml: CI.
   tdnn_conf=conf/tdnn${conf_suffix}.yaml
   cuts_pattern="parczech_cuts_{split}.jsonl.gz"
   if [ ! -f $am/best-valid-loss.pt ]; then

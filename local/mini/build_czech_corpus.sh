@@ -7,7 +7,7 @@
 set -euo pipefail
 
 # Begin configuration section.
-size=mini          # tiny (about 5 min, tests) or mini (about an hour)
+size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~4 h, 40 speakers)
 seed=42            # seed of every random choice (text, speakers, record edits, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
 overwrite=false    # rebuild an existing corpus
@@ -20,7 +20,7 @@ echo "$0 $*"
 if [ $# -ne 1 ]; then
   echo "Usage: $0 [options] <corpus-dir>"
   echo "e.g.: $0 --size tiny data/corpus_tiny"
-  echo "Options: --size tiny|mini, --seed N, --cache-dir DIR, --overwrite true|false"
+  echo "Options: --size tiny|mini|small, --seed N, --cache-dir DIR, --overwrite true|false"
   exit 1
 fi
 dir=$1

@@ -16,7 +16,7 @@ device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
 num_threads=1                 # torch CPU threads
 nproc=1                       # processes (GPUs) under torchrun
-amp=none                      # mixed precision: none, bf16 or fp16
+amp=                          # mixed precision: none, bf16, fp16 or auto; empty: the am config's amp
 # End configuration section.
 
 echo "$0 $*"
@@ -41,5 +41,5 @@ if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
     --prefix parczech --exp-dir $dir --seed $seed
 fi
 steps/train_am.sh --cmd "$cmd" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
-  --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp $amp $fbank $dir
+  --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" $fbank $dir
 cp $feat_config $dir/mfcc.yaml

@@ -290,12 +290,14 @@ def build_segments(
 
 
 def dataset_statistics(segments: Iterable[Segment]) -> Dict[str, dict]:
-    """Per split (and "total"): segments, words, hours, speakers, label counts."""
+    """Per split (and "total"): segments, words, hours, speakers, label counts, and in ``segments_with``
+    the number of segments holding each label at least once (a rare mark's test count)."""
     stats: Dict[str, dict] = {}
     for seg in segments:
         for key in (seg.split, "total"):
             s = stats.setdefault(
-                key, {"segments": 0, "words": 0, "seconds": 0.0, "speakers": set(), "punct": Counter(), "case": Counter()}
+                key, {"segments": 0, "words": 0, "seconds": 0.0, "speakers": set(), "punct": Counter(), "case": Counter(),
+                      "segments_with": Counter()}
             )
             s["segments"] += 1
             s["words"] += len(seg.words)
@@ -303,6 +305,7 @@ def dataset_statistics(segments: Iterable[Segment]) -> Dict[str, dict]:
             s["speakers"].update(seg.speakers)
             s["punct"].update(w.punct for w in seg.words)
             s["case"].update(w.case for w in seg.words)
+            s["segments_with"].update({w.punct for w in seg.words} | {w.case for w in seg.words})
     return stats
 
 
@@ -324,4 +327,17 @@ def format_statistics(stats: Dict[str, dict]) -> str:
             f"{100 * s['case'][c] / n:.2f}" for c in CASE.classes
         ]
         out.append(f"| {k} | " + " | ".join(cells) + " |")
+    out.append("")
+    out += _segments_with_table(stats, keys)
     return "\n".join(out) + "\n"
+
+
+def _segments_with_table(stats: Dict[str, dict], keys: Sequence[str]) -> List[str]:
+    """Segments holding each mark (and a capital) at least once, per split: can a rare mark be learned and scored?"""
+    labels = [c for c in PUNCT9.classes if c != PUNCT9.none] + [CAP]
+    out = ["Segments containing each label at least once:", "",
+           "| Set | Segments | " + " | ".join(f"[{c}]" for c in labels) + " |", "|---|---:|" + "---:|" * len(labels)]
+    for k in keys:
+        with_label = stats[k].get("segments_with", Counter())
+        out.append(f"| {k} | {stats[k]['segments']} | " + " | ".join(str(with_label[c]) for c in labels) + " |")
+    return out

@@ -18,8 +18,8 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_mini_corpus_arguments(parser, SIZES, "tiny: ~5 min of audio (tests); mini: about an hour (the recipe default)",
-                              "fortunes-cs",
+    add_mini_corpus_arguments(parser, SIZES, "tiny: ~5 min of audio (tests); mini: about an hour (the recipe default); "
+                              "small: ~4 h, 40 speakers, rare marks preferred", "fortunes-cs",
                               "ParCzech layout: audio, verticals, speakers")
     return parser
 

@@ -7,9 +7,14 @@ import numpy as np
 import pytest
 
 from punct.corpora.mini_czech import (
+    SIZES,
     CzechMiniConfig,
     build_czech_mini_corpus,
     clean_fortune,
+    config_for_size,
+    draw_speakers,
+    fortune_order,
+    has_label,
     make_utterance,
     number_words,
     spoken_form,
@@ -64,6 +69,54 @@ def test_make_utterance_record_differs_from_speech():
                                                number_rate=0), ["x"], counts)
     assert clean.spoken == ["když", "jde", "všechno", "dobře", "nic", "se", "nestane"]
     assert clean.synth_text == "když jde všechno dobře, nic se nestane."
+
+
+def test_small_size_is_bigger_and_more_varied_than_mini():
+    small, mini = config_for_size("small"), config_for_size("mini")
+    assert "small" in SIZES and small.size == "small" and config_for_size("small", seed=7).seed == 7
+    assert small.num_sittings * small.sitting_seconds >= 3 * mini.num_sittings * mini.sitting_seconds
+    assert small.num_speakers > mini.num_speakers
+    assert set(mini.male_variants) < set(small.male_variants) and set(mini.female_variants) < set(small.female_variants)
+    assert small.rate[1] - small.rate[0] > mini.rate[1] - mini.rate[0] and small.intonation[0] < small.intonation[1]
+    assert small.rare_mark_weight > 1 and set(small.rare_marks) <= {"!", "?", ";", '"', ":", "-"}
+    with pytest.raises(ValueError, match="small"):
+        config_for_size("huge")
+
+
+def test_speakers_of_the_mini_corpus_unchanged_by_the_size_options():
+    """The voice options of the small size must not move the draws of the corpora built before them."""
+    rng = np.random.default_rng(42)
+    rng.permutation(5784)  # the fortune order is drawn first
+    speakers = draw_speakers(rng, 4, config_for_size("mini"))
+    assert [(info.id, v.variant, v.pitch, v.rate, v.pitch_range) for info, v in speakers] == [
+        ("JosefMarek.1979", "m5", 51, 162, 50), ("MartinKučera.1984", "m1", 63, 176, 50),
+        ("ZdeněkSvoboda.1985", "m5", 68, 146, 50), ("MarieKučeraová.1965", "f4", 68, 203, 50)]
+    wide = draw_speakers(np.random.default_rng(1), 40, config_for_size("small"))
+    assert len({v.variant for _, v in wide}) > 11 and len({v.pitch_range for _, v in wide}) > 1
+    assert all(130 <= v.rate <= 230 and 15 <= v.pitch <= 85 for _, v in wide)
+
+
+def test_has_label_reads_the_labels_a_model_sees():
+    assert has_label("Řekl „ano“ a odešel.", ['"'])  # a quote alone after a word is the ["] class
+    assert not has_label("Řekl: „Ano.“", ['"'])  # beside another mark the quote is dropped
+    assert has_label("Proč? Protože.", ["?"]) and not has_label("Proč, protože.", ["?", "!"])
+
+
+def test_fortune_order_prefers_fortunes_with_rare_marks():
+    fortunes = [f"Věta číslo {k} je tady{'!' if k % 10 == 0 else '.'}" for k in range(400)]  # 40 with "!"
+    uniform = CzechMiniConfig(rare_marks=("!",), rare_mark_weight=1.0)
+    # weight 1: exactly the permutation the mini corpus was built with
+    assert np.array_equal(fortune_order(fortunes, uniform, np.random.default_rng(3)),
+                          np.random.default_rng(3).permutation(400))
+    weighted = dataclasses.replace(uniform, rare_mark_weight=5.0)
+    order = fortune_order(fortunes, weighted, np.random.default_rng(3))
+    assert sorted(order.tolist()) == list(range(400))  # every fortune once
+    first = order[:100]
+    # uniform: ~10 of the first 100 have "!"; weight 5: ~27 (36 % of the first draws, fewer as they run out)
+    assert sum(k % 10 == 0 for k in first) >= 20
+    assert sum(k % 10 == 0 for k in np.random.default_rng(3).permutation(400)[:100]) <= 15
+    with pytest.raises(ValueError):
+        fortune_order(fortunes, dataclasses.replace(uniform, rare_mark_weight=-1.0), np.random.default_rng(0))
 
 
 class _E:

@@ -68,3 +68,42 @@ def test_stages_2_3_with_a_transformers_ctc_model(tmp_path):
             kept += sum(1 for line in f if line.strip())
     assert kept == stats["filters"]["kept"]
     assert "| kept |" in (segments / "stats.md").read_text()
+
+
+def test_every_corpus_size_is_in_help_and_has_its_configs():
+    """--corpus-size SIZE picks conf/{am,segments,mm,tdnn}_SIZE.yaml: each size of the builder needs all four."""
+    from punct.corpora.mini_czech import SIZES
+
+    proc = subprocess.run(["bash", str(RUN), "--help"], cwd=RUN.parent, capture_output=True, text=True)
+    line = next(ln for ln in (proc.stdout + proc.stderr).splitlines() if "--corpus-size" in ln)
+    assert "small" in SIZES
+    for size in SIZES:
+        assert size in line, size
+        for model in ("am", "segments", "mm", "tdnn"):
+            assert (RUN.parent / "conf" / f"{model}_{size}.yaml").is_file(), (model, size)
+
+
+def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
+    """local/parczech/train_am.sh passes --amp only when given: conf/am_small.yaml's ``amp: auto`` must reach
+    the trainer (a default of none overrode it)."""
+    repo = RUN.parents[2]
+    (tmp_path / "steps").mkdir()
+    (tmp_path / "steps" / "train_am.sh").write_text('#!/usr/bin/env bash\necho "ARGS: $*"\n')
+    (tmp_path / "steps" / "train_am.sh").chmod(0o755)
+    for name in ("utils", "path.sh", "local"):
+        (tmp_path / name).symlink_to(repo / name)
+    fbank = tmp_path / "fbank"
+    fbank.mkdir()
+    for f in ("parczech_cuts_train.jsonl.gz", "parczech_cuts_dev.jsonl.gz"):
+        (fbank / f).write_text("")
+    (tmp_path / "am.yaml").write_text("amp: auto\n")
+    (tmp_path / "mfcc.yaml").write_text("")
+
+    def run(*opts):
+        proc = subprocess.run(["bash", "local/parczech/train_am.sh", "--am-config", "am.yaml", "--feat-config", "mfcc.yaml",
+                               *opts, "fbank", "exp/am"], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return next(ln for ln in proc.stdout.splitlines() if ln.startswith("ARGS: "))
+
+    assert re.search(r"--amp\s+fbank exp/am$", run())  # empty: steps/train_am.sh uses the config's
+    assert "--amp bf16 fbank exp/am" in run("--amp", "bf16")

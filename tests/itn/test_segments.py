@@ -114,3 +114,19 @@ def test_build_segments_deterministic_and_statistics():
     assert stats["train"]["words"] == sum(len(s.words) for s in a) and "dev" not in stats
     table = format_statistics(stats)
     assert "| train |" in table and "[cap]" in table and "[;]" in table
+
+
+def test_statistics_count_segments_containing_each_label():
+    """``segments_with``: segments holding a label at least once (twice in one segment counts once)."""
+    marks = {3: "?", 4: "?", 40: "?", 41: ",", 90: ";"}
+    rows = [row(i, start=i * 0.5, punct=marks.get(i, "." if i % 7 == 6 else BLANK)) for i in range(120)]
+    segs = build_segments("r", rows, set(), set(), SegmentConfig(seed=3))
+    expected = {m: sum(any(w.punct == m for w in s.words) for s in segs) for m in ("?", ",", ";", "!")}
+    assert 1 <= expected["?"] < 3 and expected[","] == 1 and expected["!"] == 0  # 3 words with "?", in 1-2 segments
+    stats = dataset_statistics(segs)
+    assert {m: stats["train"]["segments_with"][m] for m in expected} == expected
+    # the last table: segments, then [,] [.] [!] [?] [:] [-] ["] [;] [cap]
+    last_row = [c.strip() for c in format_statistics(stats).rstrip("\n").splitlines()[-1].split("|")[1:-1]]
+    assert last_row[0] == "total" and last_row[1] == str(len(segs))
+    assert last_row[2] == "1" and last_row[4] == "0" and last_row[5] == str(expected["?"])
+    assert last_row[9] == str(expected[";"])
