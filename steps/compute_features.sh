@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stage 1: 40-dim hires MFCC by kaldi-native-fbank for every split, in nj jobs (each job a share
 # of every split), then merged cuts (one cut per supervision, cut id = supervision id) and
-# per-speaker CMVN stats.  Finished splits (<fbank-dir>/<prefix>_cuts_<split>.jsonl.gz.done) are skipped.
+# per-speaker CMVN stats.  Finished splits (<fbank-dir>/<prefix>_cuts_<split>.jsonl.gz.done) are skipped,
+# unless their manifests were written after (then the split is computed again).
 set -euo pipefail
 
 # Begin configuration section.
@@ -33,11 +34,18 @@ for split in $splits; do
   for f in $manifest_dir/${prefix}_recordings_${split}.jsonl.gz $manifest_dir/${prefix}_supervisions_${split}.jsonl.gz; do
     [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
   done
-  if [ -f $fbank_dir/${prefix}_cuts_${split}.jsonl.gz.done ] && ! $overwrite; then
-    echo "$0: split $split is done; skipping"
-  else
-    todo="$todo $split"
+  done_marker=$fbank_dir/${prefix}_cuts_${split}.jsonl.gz.done
+  if [ -f $done_marker ] && ! $overwrite; then
+    if [ ! $manifest_dir/${prefix}_recordings_${split}.jsonl.gz -nt $done_marker ] && \
+       [ ! $manifest_dir/${prefix}_supervisions_${split}.jsonl.gz -nt $done_marker ]; then
+      echo "$0: split $split is done; skipping"
+      continue
+    fi
+    # manifests rewritten since (e.g. other AM training data): the split and its job shards are redone
+    echo "$0: split $split: manifests changed since its features were computed; computing again"
+    rm -f $done_marker $fbank_dir/split/${prefix}_cuts_${split}.*.jsonl.gz.done
   fi
+  todo="$todo $split"
 done
 [ -z "$todo" ] && { echo "$0: nothing to do"; exit 0; }
 opt=

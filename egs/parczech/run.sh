@@ -22,7 +22,12 @@ asr_model=           # a pretrained CTC ASR model for stage 2: a local transform
                      # e.g. a Czech wav2vec2; greedy decoding); empty: stage 2 recognises with the recipe's AM
 am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.pt, tokens.txt, mfcc.yaml) for
                      # recognition (unless --asr-model) and EfficientPunct (stage 5: layer-12 embeddings);
-                     # empty: stage 1 trains one (mini corpus only)
+                     # empty: stage 1 trains one (on --am-data, or on the mini corpus' utterances)
+am_data=             # utterance-level AM training data for stage 1 (any corpus, e.g. the ParCzech ASR release
+                     # as a Kaldi data dir): a Kaldi data dir (wav.scp, text, optional segments, utt2spk), a
+                     # folder of lhotse manifests (*recordings* + *supervisions*, or *cuts*), or a cuts manifest;
+                     # text and dev-part rules in conf/am_data.yaml; empty: utterances cut from the mini corpus
+am_data_dev=         # the dev part of --am-data in the same forms; empty: a seeded share of --am-data's speakers
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
 conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; empty: _<corpus-size> for the
@@ -37,7 +42,8 @@ help_message=$(cat <<HELP
 Usage: $0 [options]
 Speech-informed ITN recipe (egs/parczech).  Stages:
   0  corpus -> lhotse manifests of long recordings and official transcripts   data/manifests
-  1  acoustic model on utterances cut from the recordings (unless --am-dir)    exp/am
+  1  acoustic model (unless --am-dir) on --am-data, or on utterances cut from
+     the mini corpus' recordings                                                exp/am
   2  recognised words with times (chunked CTC recognition with the AM or
      --asr-model, or --words-from)                                              exp/asr/words
   3  align recognised and official words (Needleman-Wunsch), build segments     data/segments
@@ -54,6 +60,8 @@ Options (defaults in brackets):
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
   --asr-model DIR      transformers CTC folder (e.g. wav2vec2) for stage-2 recognition instead of the AM [${asr_model}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
+  --am-data DIR        stage-1 AM training utterances: Kaldi data dir or lhotse manifests [${am_data}]
+  --am-data-dev DIR    their dev part; empty: a seeded share of --am-data's speakers [${am_data_dev}]
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
   --conf-suffix SFX    use conf/{am,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
@@ -92,6 +100,14 @@ fi
 if [ "$words_from" = auto ]; then
   if [ -z "$parczech_root" ] && [ -z "$asr_model" ]; then words_from=synth; else words_from=am; fi
 fi
+if [ -n "$am_dir" ] && [ -n "$am_data" ]; then
+  echo "$0: --am-dir gives a trained AM (stage 1 trains none) and --am-data training data for stage 1: give one" >&2
+  exit 2
+fi
+if [ -n "$am_data_dev" ] && [ -z "$am_data" ]; then
+  echo "$0: --am-data-dev is the dev part of --am-data: give --am-data too" >&2
+  exit 2
+fi
 if [ -n "$asr_model" ] && [ "$words_from" != am ]; then
   echo "$0: --asr-model recognises the recordings in stage 2, but --words-from is $words_from (use am or auto)" >&2
   exit 2
@@ -117,29 +133,48 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   local/parczech/prepare.sh $corpus_dir data/manifests
 fi
 
-if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ] && [ -n "$parczech_root" ] && [ -n "$asr_model" ]; then
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ] && [ -z "$am_data" ] && [ -n "$parczech_root" ] \
+    && [ -n "$asr_model" ]; then
   log "Stage 1: skipped: stage 2 recognises with --asr-model $asr_model; stage 5 (EfficientPunct) needs the" \
-    "recipe's AM for its layer-12 embeddings: give one with --am-dir, or stop at stage 4"
+    "recipe's AM for its layer-12 embeddings: give one with --am-dir (or training data with --am-data)," \
+    "or stop at stage 4"
 elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
-  if [ -n "$parczech_root" ]; then
+  if [ -n "$parczech_root" ] && [ -z "$am_data" ]; then
     echo "$0: ParCzech's original data has no utterance-level transcripts to train an acoustic model on;" >&2
-    echo "$0: give a trained one with --am-dir DIR (best-valid-loss.pt, tokens.txt, mfcc.yaml: the format of exp/am)," >&2
-    echo "$0: or recognise with a pretrained transformers CTC model (--asr-model DIR) and stop at stage 4" >&2
+    echo "$0: give utterance-level training data with --am-data DIR (a Kaldi data dir or lhotse manifests, e.g." >&2
+    echo "$0: the ParCzech ASR release as a Kaldi data dir), or a trained AM with --am-dir DIR (best-valid-loss.pt," >&2
+    echo "$0: tokens.txt, mfcc.yaml: the format of exp/am), or recognise with a pretrained transformers CTC model" >&2
+    echo "$0: (--asr-model DIR) and stop at stage 4" >&2
     exit 1
   fi
   am_conf=conf/am${conf_suffix}.yaml
   if [ -n "$am_init" ]; then am_conf=${am_conf%.yaml}_init.yaml; fi
   am_use="recognition and EfficientPunct"
   [ -n "$asr_model" ] && am_use="EfficientPunct (stage 5) only: stage 2 recognises with --asr-model"
-  log "Stage 1: acoustic model for ${am_use} (${am_conf}): ${corpus_dir}/synth -> data/am_manifests -> data/am_fbank -> exp/am"
-  # Utterances: the synthesizer's words split at pauses (<= 15 s), one recording held out for the
-  # dev WER.  Recognition (stage 2) then runs over recordings the AM was trained on (the thesis' ASR
-  # also saw ParCzech speech).  CMVN per recording (supervision speaker = recording id), as in recognition.
-  local/parczech/prepare_am_data.sh --seed $seed data/manifests $corpus_dir/synth data/am_manifests
+  if [ -n "$am_data" ]; then
+    # Utterances of any corpus (conf/am_data.yaml: the AM's alphabet, tags, CMVN grouping, dev part).
+    # cmvn_group: recording (supervision speaker = recording id) normalises as the long-recording recogniser
+    # of stage 2 does.  Own folders, so that the mini corpus' utterances and these never mix; changed data
+    # is imported again, and its features and exp/am are redone.
+    am_manifests=data/am_manifests_import
+    am_fbank=data/am_fbank_import
+    log "Stage 1: acoustic model for ${am_use} (${am_conf}): ${am_data}${am_data_dev:+ + $am_data_dev}" \
+      "-> ${am_manifests} -> ${am_fbank} -> exp/am"
+    steps/import_am_data.sh --prefix parczech --seed $seed --import-config conf/am_data.yaml --feat-config conf/mfcc.yaml \
+      ${am_data_dev:+--dev "$am_data_dev"} "$am_data" $am_manifests
+  else
+    am_manifests=data/am_manifests
+    am_fbank=data/am_fbank
+    log "Stage 1: acoustic model for ${am_use} (${am_conf}): ${corpus_dir}/synth -> ${am_manifests} -> ${am_fbank} -> exp/am"
+    # Utterances: the synthesizer's words split at pauses (<= 15 s), one recording held out for the
+    # dev WER.  Recognition (stage 2) then runs over recordings the AM was trained on (the thesis' ASR
+    # also saw ParCzech speech).  CMVN per recording (supervision speaker = recording id), as in recognition.
+    local/parczech/prepare_am_data.sh --seed $seed data/manifests $corpus_dir/synth $am_manifests
+  fi
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --splits "train dev" \
-    --feat-config conf/mfcc.yaml data/am_manifests data/am_fbank
+    --feat-config conf/mfcc.yaml $am_manifests $am_fbank
   local/parczech/train_am.sh --cmd "$train_net_cmd" --am-config $am_conf --init "$am_init" $train_opts \
-    data/am_fbank exp/am
+    $am_fbank exp/am
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Stage 1 of egs/parczech (mini corpus): trains the CTC acoustic model on the utterances of
-# local/parczech/prepare_am_data.sh (features by steps/compute_features.sh), optionally starting
+# Stage 1 of egs/parczech: trains the CTC acoustic model on the utterances of local/parczech/prepare_am_data.sh
+# (the mini corpus) or steps/import_am_data.sh (--am-data) (features by steps/compute_features.sh), optionally starting
 # from another trained AM with the same layer dims (--init, e.g. ../mustc/exp/am/best-valid-loss.pt:
 # the from-scratch model spends many epochs on the CTC blank plateau).  Training resumes from the
 # latest <exp-dir>/epoch-N.pt, so a finished training is not redone.  The feature config is copied to
@@ -22,6 +22,7 @@ amp=                          # mixed precision: none, bf16, fp16 or auto; empty
 echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
+. utils/fresh.sh
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
@@ -36,6 +37,18 @@ for f in $am_config $feat_config $fbank/parczech_cuts_train.jsonl.gz $fbank/parc
   if [ ! -f "$f" ]; then echo "$0: no such file: $f" >&2; exit 1; fi
 done
 mkdir -p $dir/log
+# Training continues from the newest checkpoint (--resume true below: the --init checkpoint is epoch-0.pt),
+# but only of a model of the same data, config and init: <exp-dir>/inputs.stamp records them, and a model of
+# other ones (e.g. the mini corpus' utterances, then --am-data) or of unrecorded ones is removed and trained
+# again from scratch.
+stamp=$(make_stamp "init=$init" $am_config $init $fbank/parczech_cuts_train.jsonl.gz $fbank/parczech_cuts_dev.jsonl.gz \
+  $fbank/cmvn_train.json $fbank/cmvn_dev.json)
+if ls $dir/epoch-*.pt $dir/best-valid-loss.pt > /dev/null 2>&1 && \
+    { [ ! -f $dir/inputs.stamp ] || [ "$(cat $dir/inputs.stamp)" != "$stamp" ]; }; then
+  echo "$0: $dir was trained on other data, config or init; training again from scratch"
+  rm -f $dir/epoch-*.pt $dir/best-valid-loss.pt $dir/best-valid-loss.pt.done
+fi
+printf '%s\n' "$stamp" > $dir/inputs.stamp.tmp && mv $dir/inputs.stamp.tmp $dir/inputs.stamp
 if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
   $cmd $dir/log/init.log python -m punct.bin.init_am --config $am_config --source $init --fbank-dir $fbank \
     --prefix parczech --exp-dir $dir --seed $seed

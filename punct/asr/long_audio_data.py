@@ -39,7 +39,7 @@ from punct.asr.chunks import TimedWord
 from punct.align.dataset import official_words, read_recognised_words
 from punct.token_labels import normalise_word
 from punct.align.nw import align_words
-from punct.utils.atomic import atomic_path
+from punct.asr.utterance_data import write_am_manifests
 
 logger = logging.getLogger(__name__)
 
@@ -174,10 +174,5 @@ def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Opt
                     len(durations), sum(durations) / 3600, min(durations), max(durations), float(np.mean(durations)))
     logger.info("skipped recordings: %d; dev recordings: %s", missing, sorted(dev))
     if output_dir is not None:
-        output_dir = Path(output_dir)
-        output_dir.mkdir(parents=True, exist_ok=True)
-        for split, manifests in out.items():
-            for kind in ("recordings", "supervisions"):
-                with atomic_path(output_dir / f"{prefix}_{kind}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
-                    manifests[kind].to_file(tmp)
+        write_am_manifests(out, output_dir, prefix)
     return out

@@ -1,5 +1,6 @@
-"""egs/parczech/run.sh: every option of the configuration section is documented in --help; stages 2-3 with a
-transformers CTC model (``--asr-model``) on the tiny corpus (marked slow)."""
+"""egs/parczech/run.sh: every option of the configuration section is documented in --help; stage 1 on a Kaldi data
+dir of espeak-ng speech (``--am-data``); stages 2-3 with a transformers CTC model (``--asr-model``) on the tiny
+corpus (marked slow)."""
 
 import gzip
 import json
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.recipe_copy import copy_recipe
+from tests.itn.am_data_dirs import kaldi_dir_per_utterance, kaldi_dir_with_segments, speak_utterances
 from tests.tiny_wav2vec2 import save_wav2vec2_ctc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,6 +29,63 @@ def test_help_lists_every_option():
     for name in names:
         assert f"--{name.replace('_', '-')}" in help_text, name
     assert "segments" in help_text
+
+
+def dev_wer_words(output: str) -> int:
+    """The number of reference words in steps/train_am.sh's dev WER line."""
+    match = re.search(r"train_am\.sh: dev: %WER [0-9.]+ \[ \d+ / (\d+),", output)
+    assert match, output[-3000:]
+    return int(match.group(1))
+
+
+def test_stage_1_trains_the_am_on_a_kaldi_data_dir(tmp_path):
+    """``--am-data``: a Kaldi data dir (segments into two long wavs) -> data/am_manifests_import -> features ->
+    the tiny AM in exp/am with its dev WER; a re-run skips the finished import, features and training; other
+    dev data (``--am-data-dev``) imports, computes features and trains again, from scratch."""
+    spoken = speak_utterances()
+    data = tmp_path / "kaldi"
+    times = kaldi_dir_with_segments(data, spoken)
+    kaldi_dir_per_utterance(tmp_path / "kaldi_dev", spoken[:4], prefix="dev-")
+    work = copy_recipe(REPO, "parczech", tmp_path / "parczech")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    cmd = ["bash", "./run.sh", "--corpus-size", "tiny", "--nj", "2", "--stage", "1", "--stop-stage", "1",
+           "--am-data", str(data)]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-3000:]
+    assert f"Stage 1: acoustic model for recognition and EfficientPunct (conf/am_tiny.yaml): {data} ->" in output
+    assert (work / "exp" / "am" / "best-valid-loss.pt").is_file() and (work / "exp" / "am" / "mfcc.yaml").is_file()
+    manifests = work / "data" / "am_manifests_import"
+    stats = json.loads((manifests / "import_stats.json").read_text())
+    assert stats["train"]["utterances"] + stats["dev"]["utterances"] == len(times) == 12
+    with gzip.open(manifests / "parczech_supervisions_dev.jsonl.gz", "rt") as f:
+        dev = [json.loads(line) for line in f]
+    assert all(s["speaker"] == s["recording_id"] for s in dev)  # per-recording CMVN groups
+    assert dev_wer_words(output) == sum(len(s["custom"]["words"]) for s in dev)  # the WER is over the dev split
+    assert not (work / "data" / "am_manifests").exists()  # the mini corpus' utterances are not made
+    again = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    output = again.stdout + again.stderr
+    assert again.returncode == 0, output[-3000:]
+    for skipped in ("import_am_data.sh: data/am_manifests_import is done; skipping", "split train is done; skipping",
+                    "exp/am/best-valid-loss.pt is done; skipping"):
+        assert skipped in output, skipped
+    other = subprocess.run(cmd + ["--am-data-dev", str(tmp_path / "kaldi_dev")], cwd=work, capture_output=True,
+                           text=True, env=env, timeout=600)
+    output = other.stdout + other.stderr
+    assert other.returncode == 0, output[-3000:]
+    for redone in ("split train: manifests changed since its features were computed; computing again",
+                   "exp/am was trained on other data, config or init; training again from scratch"):
+        assert redone in output, redone
+    assert "continuing from the newest checkpoint" in output and "resumed from" not in \
+        (work / "exp" / "am" / "log" / "train.log").read_text()
+    assert dev_wer_words(output) == 4 + 7 + 6 + 7  # the given dev data: spoken[:4]
+
+
+def test_am_data_option_errors():
+    for args, message in ((["--am-data-dev", "x"], "--am-data-dev is the dev part of --am-data"),
+                          (["--am-data", "x", "--am-dir", "y"], "--am-dir gives a trained AM")):
+        proc = subprocess.run(["bash", str(RUN), *args], cwd=RUN.parent, capture_output=True, text=True)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 
 @pytest.mark.slow

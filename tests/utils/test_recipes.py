@@ -49,7 +49,7 @@ def test_steps_have_no_corpus_defaults(repo_root):
 
 @pytest.mark.parametrize("script,option", [
     ("align.sh", "--prefix"), ("compute_features.sh", "--prefix"), ("dump_am_embeddings.sh", "--prefix"),
-    ("train_am.sh", "--prefix"), ("train_tdnn.sh", "--cuts-pattern"), ("decode_tdnn.sh", "--cuts-pattern")])
+    ("train_am.sh", "--prefix"), ("import_am_data.sh", "--prefix"), ("train_tdnn.sh", "--cuts-pattern"), ("decode_tdnn.sh", "--cuts-pattern")])
 def test_a_missing_manifest_name_option_is_an_error_naming_it(repo_root, script, option, tmp_path):
     for name in ("steps", "utils", "path.sh"):
         (tmp_path / name).symlink_to(repo_root / name)

@@ -1,0 +1,123 @@
+"""Kaldi data directories, read line by line with ``file:line`` in every error.
+
+A Kaldi data directory (https://kaldi-asr.org/doc/data_prep.html) is a folder of text tables, one
+``<key> <value>`` line each:
+
+  ``wav.scp``   ``<recording-id> <audio file>``                  required
+  ``text``      ``<utterance-id> <transcript>``                  required (a transcript may be empty)
+  ``segments``  ``<utterance-id> <recording-id> <start> <end>``  optional; seconds, ``end`` -1: to the end
+  ``utt2spk``   ``<utterance-id> <speaker-id>``                  optional
+
+Without ``segments`` every ``wav.scp`` entry is one utterance with the recording's id (Kaldi's convention).
+Relative audio paths are relative to the current directory, as in Kaldi.  Other files (``spk2utt``,
+``reco2dur``, ``feats.scp`` ...) are not read: durations come from the audio files themselves.
+
+What is a structural error here (ValueError naming ``file:line``): a line without a value where one is
+required, a key given twice, a segment that is not ``<utt> <rec> <start> <end>`` with ``0 <= start < end``
+(or ``end`` -1), a segment on a recording ``wav.scp`` lacks, an ``utt2spk`` value of more than one field.
+Whether an utterance has a transcript and audio is the caller's decision (see
+``punct.asr.utterance_data``): every entry keeps the location of its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, Optional, Tuple
+
+from lhotse.utils import Pathlike
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The value of one table line and where it is (``path:line``)."""
+
+    value: str
+    where: str
+
+
+@dataclass(frozen=True)
+class KaldiSegment:
+    """One utterance's span of a recording; ``end`` None: to the end of the recording."""
+
+    utterance_id: str
+    recording_id: str
+    start: float
+    end: Optional[float]
+    where: str
+
+
+@dataclass(frozen=True)
+class KaldiDataDir:
+    path: Path
+    wav: Dict[str, Entry]
+    text: Dict[str, Entry]
+    segments: Dict[str, KaldiSegment]  # from ``segments``, or one whole-recording segment per wav.scp entry
+    utt2spk: Optional[Dict[str, Entry]]
+    has_segments: bool
+
+
+def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    """(line number, text) of the non-blank lines of a UTF-8 file."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
+            if line.strip():
+                yield number, line
+
+
+def read_table(path: Pathlike, allow_empty: bool = False) -> Dict[str, Entry]:
+    """``<key> <value>`` lines -> {key: Entry}; a repeated key or (unless ``allow_empty``) a missing value
+    is an error naming the line."""
+    path = Path(path)
+    entries: Dict[str, Entry] = {}
+    for number, line in _lines(path):
+        fields = line.strip().split(maxsplit=1)
+        key, value = fields[0], fields[1].strip() if len(fields) > 1 else ""
+        where = f"{path}:{number}"
+        if key in entries:
+            raise ValueError(f"{where}: {key!r} again (first at {entries[key].where}): ids must be unique")
+        if not value and not allow_empty:
+            raise ValueError(f"{where}: {key!r} has no value")
+        entries[key] = Entry(value, where)
+    return entries
+
+
+def _parse_segment(key: str, entry: Entry, recordings: Dict[str, Entry]) -> KaldiSegment:
+    fields = entry.value.split()
+    if len(fields) != 3:
+        raise ValueError(f"{entry.where}: expected '<utterance-id> <recording-id> <start> <end>', got "
+                         f"{key} {entry.value!r}")
+    rec_id = fields[0]
+    try:
+        start, end = float(fields[1]), float(fields[2])
+    except ValueError:
+        raise ValueError(f"{entry.where}: start and end must be seconds, got {fields[1]!r} {fields[2]!r}") from None
+    if start < 0 or (end != -1 and end <= start):
+        raise ValueError(f"{entry.where}: segment {key} from {start} to {end} s: need 0 <= start < end (or end -1)")
+    if rec_id not in recordings:
+        raise ValueError(f"{entry.where}: segment {key} is on recording {rec_id!r}, which wav.scp does not list")
+    return KaldiSegment(key, rec_id, start, None if end == -1 else end, entry.where)
+
+
+def read_kaldi_data_dir(path: Pathlike) -> KaldiDataDir:
+    """The tables of a Kaldi data directory, checked for structure (see the module doc)."""
+    path = Path(path)
+    for name in ("wav.scp", "text"):
+        if not (path / name).is_file():
+            raise FileNotFoundError(f"{path / name}: no such file; a Kaldi data directory needs wav.scp and text")
+    wav = read_table(path / "wav.scp")
+    text = read_table(path / "text", allow_empty=True)
+    has_segments = (path / "segments").is_file()
+    if has_segments:
+        segments = {k: _parse_segment(k, e, wav) for k, e in read_table(path / "segments").items()}
+    else:
+        segments = {k: KaldiSegment(k, k, 0.0, None, e.where) for k, e in wav.items()}
+    utt2spk = read_table(path / "utt2spk") if (path / "utt2spk").is_file() else None
+    for entry in (utt2spk or {}).values():
+        if len(entry.value.split()) != 1:
+            raise ValueError(f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker")
+    return KaldiDataDir(path, wav, text, segments, utt2spk, has_segments)
