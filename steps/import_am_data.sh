@@ -23,7 +23,7 @@ echo "$0 $*"
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <data> <out-dir>"
-  echo "e.g.: $0 --prefix parczech --import-config conf/am_data.yaml --dev data/asr_dev data/asr_train data/am_manifests_import"
+  echo "e.g.: $0 --prefix parczech --import-config conf/utterances.yaml --dev data/asr_dev data/asr_train data/am_manifests_import"
   echo "main options: --prefix NAME (required) --dev DIR --import-config YAML --feat-config YAML --seed N --overwrite true"
   echo "<data>: a Kaldi data dir (wav.scp, text, [segments], [utt2spk]), a folder of lhotse manifests or a cuts manifest"
   exit 1

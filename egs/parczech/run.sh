@@ -26,7 +26,7 @@ am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.
 am_data=             # utterance-level AM training data for stage 1 (any corpus, e.g. the ParCzech ASR release
                      # as a Kaldi data dir): a Kaldi data dir (wav.scp, text, optional segments, utt2spk), a
                      # folder of lhotse manifests (*recordings* + *supervisions*, or *cuts*), or a cuts manifest;
-                     # text and dev-part rules in conf/am_data.yaml; empty: utterances cut from the mini corpus
+                     # text and dev-part rules in conf/utterances.yaml; empty: utterances cut from the mini corpus
 am_data_dev=         # the dev part of --am-data in the same forms; empty: a seeded share of --am-data's speakers
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
@@ -152,7 +152,7 @@ elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
   am_use="recognition and EfficientPunct"
   [ -n "$asr_model" ] && am_use="EfficientPunct (stage 5) only: stage 2 recognises with --asr-model"
   if [ -n "$am_data" ]; then
-    # Utterances of any corpus (conf/am_data.yaml: the AM's alphabet, tags, CMVN grouping, dev part).
+    # Utterances of any corpus (conf/utterances.yaml: the AM's alphabet, tags, CMVN grouping, dev part).
     # cmvn_group: recording (supervision speaker = recording id) normalises as the long-recording recogniser
     # of stage 2 does.  Own folders, so that the mini corpus' utterances and these never mix; changed data
     # is imported again, and its features and exp/am are redone.
@@ -160,7 +160,7 @@ elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
     am_fbank=data/am_fbank_import
     log "Stage 1: acoustic model for ${am_use} (${am_conf}): ${am_data}${am_data_dev:+ + $am_data_dev}" \
       "-> ${am_manifests} -> ${am_fbank} -> exp/am"
-    steps/import_am_data.sh --prefix parczech --seed $seed --import-config conf/am_data.yaml --feat-config conf/mfcc.yaml \
+    steps/import_am_data.sh --prefix parczech --seed $seed --import-config conf/utterances.yaml --feat-config conf/mfcc.yaml \
       ${am_data_dev:+--dev "$am_data_dev"} "$am_data" $am_manifests
   else
     am_manifests=data/am_manifests

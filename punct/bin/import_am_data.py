@@ -1,6 +1,6 @@
 """Stage 1 with utterance-level training data: a Kaldi data directory or lhotse manifests -> AM manifests.
 
-  python -m punct.bin.import_am_data --prefix parczech --config conf/am_data.yaml --data data/parczech_asr_train \\
+  python -m punct.bin.import_am_data --prefix parczech --config conf/utterances.yaml --data data/parczech_asr_train \\
       [--dev data/parczech_asr_dev] --out-dir data/am_manifests_import --seed 42
 
 Writes ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz`` and ``import_stats.json`` (see

@@ -205,7 +205,7 @@ def test_score_itn_states_the_rule_in_results(tmp_path):
     assert scoring.FIRST_WORD_NOTES["include"] in results and "16 words, 16 scored" in results
 
 
-@pytest.mark.parametrize("suffix", ["", "_mini", "_tiny"])
+@pytest.mark.parametrize("suffix", ["", "_mini", "_small", "_tiny"])
 def test_parczech_configs_exclude_the_first_word(suffix):
     conf = REPO / "egs" / "parczech" / "conf"
     assert load_config(MmConfig, conf / f"mm{suffix}.yaml").first_word == "exclude"

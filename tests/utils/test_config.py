@@ -129,10 +129,12 @@ def recipe_config_classes() -> Dict[str, Type]:
     from punct.models.cross_attention.config import MmConfig
     from punct.models.text.config import BertTrainConfig
     from punct.normalize import NormalizeConfig
+    from punct.asr.utterance_data import UtteranceImportConfig
 
     return {
         "am": AmConfig, "bert": BertTrainConfig, "tdnn": TrainTdnnConfig, "mfcc": FeatureConfig,
         "normalize": NormalizeConfig, "mm": MmConfig, "segments": ItnDatasetConfig,
+        "utterances": UtteranceImportConfig,
     }
 
 
