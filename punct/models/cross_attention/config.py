@@ -15,12 +15,16 @@ from punct.labels import check_first_word
 @dataclass(frozen=True)
 class MmConfig:
     # ---- text encoder and heads (thesis 5.1, 5.3) --------------------------------------
-    bert_model: str = ""  # local folder or hub name; empty: the offline MiniLM package
+    bert_model: str = ""  # text encoder: a local folder (or hub name) that AutoTokenizer/AutoModel read, any BERT-like
+    # type (BERT, RoBERTa such as RobeCzech, ...); empty: the offline MiniLM package (uncased, English WordPiece)
+    text_letters: str = ""  # letters the text tokenizer must keep: those a WordPiece vocabulary lacks take its
+    # [unusedN] slots, their embeddings start from the base letters' and train even with freeze_text_embeddings
+    # (punct.models.text.letters); empty: the tokenizer as it is
     head_hidden: int = 768  # Linear(hidden, head_hidden) + tanh, then Linear to the classes
     head_activation: str = "tanh"
     head_dropout: float = 0.2
     text_layers: int = 0  # > 0: keep only the first N layers of the text encoder (CPU budgets); 0: all
-    freeze_text_embeddings: bool = False  # keep the text encoder's embedding tables fixed
+    freeze_text_embeddings: bool = False  # keep the text encoder's embedding tables fixed (all but added letters' rows)
     max_length: int = 512  # sub-tokens per segment incl. [CLS]/[SEP]; longer segments are skipped (counted)
     # ---- mel front end (thesis 5.6; torchaudio's MelSpectrogram, computed here with torch.stft) ----
     sample_rate: int = 16000

@@ -11,7 +11,8 @@ Labels: every word's punctuation and case class ids; with ``first_word: exclude`
 
 Text: the words are tokenised with :func:`punct.models.text.chunking.word_pieces` and read at their
 last sub-token (``[CLS] pieces [SEP]``); a segment whose sub-tokens exceed ``max_length`` is
-skipped and counted (segments are at most 15 s, so this does not happen with BERT's 512).
+skipped and counted (segments are at most 15 s, so this does not happen with BERT's 512); the words
+that hold the tokenizer's unknown token are counted in the log.
 Audio (multimodal models only): the mel of :mod:`punct.models.cross_attention.features`, and each latent frame's
 word (:meth:`punct.models.cross_attention.model.SoundGeometry.frame_words`) from the word times relative to the
 segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
@@ -117,7 +118,7 @@ class ItnDataset(torch.utils.data.Dataset):
         self.cfg, self.with_audio, self.recordings = cfg, with_audio, recordings
         self.segments: List[ItnSegment] = []
         self.text: List[tuple] = []
-        skipped = 0
+        skipped = unknown = 0
         for seg in segments:
             enc = encode_text(tokenizer, seg.words, cfg.max_length)
             if enc is None or not seg.words:
@@ -125,8 +126,12 @@ class ItnDataset(torch.utils.data.Dataset):
                 continue
             self.segments.append(seg)
             self.text.append(enc)
+            unknown += len({w for t, w in zip(enc[0], enc[2]) if t == tokenizer.unk_token_id})
         if skipped:
             logging.warning("%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length)
+        num_words = sum(len(s.words) for s in self.segments)
+        logging.log(logging.WARNING if unknown else logging.INFO, "%s: %d of %d words hold the text tokenizer's "
+                    "unknown token", where, unknown, num_words)
         if with_audio:
             missing = sorted({s.recording_id for s in self.segments if s.recording_id not in recordings})
             if missing:

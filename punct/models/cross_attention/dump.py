@@ -20,8 +20,9 @@ from lhotse.utils import Pathlike
 
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset
-from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel, build_model
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel, build_model, head_specs
 from punct.models.cross_attention.train import loader, to_device
+from punct.models.text.model import PunctBert
 from punct.training.checkpoint import load_checkpoint
 
 HEADS: Tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
@@ -50,7 +51,9 @@ def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("c
     if saved.get("kind") != "text":
         raise ValueError(f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model")
     cfg = _config_from_dict(saved["config"])
-    model = build_model("text", cfg)
+    # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
+    text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
+    model = build_model("text", cfg, text)
     model.load_state_dict(saved["model"])
     return model.to(device).eval(), cfg
 

@@ -32,6 +32,7 @@ from torch import nn
 
 from punct.labels import label_scheme
 from punct.models.cross_attention.config import MmConfig
+from punct.models.text.letters import LetterRowsEmbedding
 from punct.models.text.model import HeadSpec, PunctBert
 
 PUNCT_HEAD = "punct"
@@ -289,20 +290,29 @@ def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None) -> n
     if kind not in MODEL_KINDS:
         raise ValueError(f"unknown model kind {kind!r}; choose one of {MODEL_KINDS}")
     if text is None:
-        text = PunctBert.from_encoder(cfg.bert_model or None, head_specs(cfg))
+        text = PunctBert.from_encoder(cfg.bert_model or None, head_specs(cfg), letters=cfg.text_letters)
     if cfg.text_layers > 0:
         truncate_encoder(text.encoder, cfg.text_layers)
     if cfg.freeze_text_embeddings:
-        embeddings = getattr(text.encoder, "embeddings", None)
-        if embeddings is None:
-            raise ValueError(f"freeze_text_embeddings: {type(text.encoder).__name__} has no .embeddings")
-        for p in embeddings.parameters():
-            p.requires_grad_(False)
+        freeze_embeddings(text.encoder, text.added_letters.ids)
     if kind == "text":
         if cfg.positional or cfg.random_audio:
             logging.warning("text-only model: positional=%s and random_audio=%s have no effect", cfg.positional, cfg.random_audio)
         return TextOnlyModel(text)
     return CrossAttentionModel(text, cfg)
+
+
+def freeze_embeddings(encoder: nn.Module, trainable_rows: Sequence[int] = ()) -> None:
+    """Fixes the encoder's embedding tables except the word-embedding rows ``trainable_rows`` (the letters
+    added by :mod:`punct.models.text.letters`, which start as copies of their base letters' rows): those
+    train through a :class:`punct.models.text.letters.LetterRowsEmbedding` (same state dict)."""
+    embeddings = getattr(encoder, "embeddings", None)
+    if embeddings is None:
+        raise ValueError(f"freeze_text_embeddings: {type(encoder).__name__} has no .embeddings")
+    for p in embeddings.parameters():
+        p.requires_grad_(False)
+    if trainable_rows:
+        encoder.set_input_embeddings(LetterRowsEmbedding(encoder.get_input_embeddings(), trainable_rows))
 
 
 def truncate_encoder(encoder: nn.Module, num_layers: int) -> None:
@@ -316,6 +326,11 @@ def truncate_encoder(encoder: nn.Module, num_layers: int) -> None:
 
 
 def new_parameters(model: nn.Module) -> List[nn.Parameter]:
-    """Parameters that start from random values (everything but the pretrained text encoder)."""
+    """Parameters that are new to the pretrained text encoder: everything outside it, and the trained rows of
+    added letters (:class:`punct.models.text.letters.LetterRowsEmbedding`: copies of their base letters'
+    rows that have to learn what the copies lack); they train at ``lr_new``."""
+    embeddings = model.text.encoder.get_input_embeddings()
     pretrained = {id(p) for p in model.text.encoder.parameters()}
+    if isinstance(embeddings, LetterRowsEmbedding):
+        pretrained.discard(id(embeddings.rows))
     return [p for p in model.parameters() if id(p) not in pretrained]

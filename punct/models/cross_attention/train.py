@@ -33,6 +33,7 @@ from punct.metrics import score
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, load_split
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
+from punct.models.text.model import encoder_spec
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.training.loop import (NO_AMP, Amp, DistInfo, RankBatchSampler, TrainState, latest_checkpoint,
@@ -210,8 +211,11 @@ def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
 
 
 def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **extra) -> None:
-    """A model-only file in the shared checkpoint format (no optimizer, no state) with its ``kind``."""
-    checkpoint.save_checkpoint(path, model=model, config=cfg, kind=kind, **extra)
+    """A model-only file in the shared checkpoint format (no optimizer, no state) with its ``kind`` and
+    ``text_encoder`` (:func:`punct.models.text.model.encoder_spec`: the text encoder's config and tokenizer
+    files, so that a decoder rebuilds the model without the encoder folder and with the training tokenizer)."""
+    module = model.module if hasattr(model, "module") else model
+    checkpoint.save_checkpoint(path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra)
 
 
 def sync(dist: DistInfo) -> None:
@@ -316,9 +320,10 @@ def _log_model(model: torch.nn.Module, kind: str) -> None:
 
 def save_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer,
                state: TrainState) -> None:
-    """``epoch-N.pt``: what a resumed run needs (model, optimiser, state and RNG states)."""
+    """``epoch-N.pt``: what a resumed run needs (model, optimiser, state and RNG states), and the
+    ``text_encoder`` of :func:`save_model`."""
     checkpoint.save_checkpoint(checkpoint_path(exp_dir, state.epoch), model=model, optimizer=optimizer, state=state,
-                               config=cfg, kind=kind)
+                               config=cfg, kind=kind, text_encoder=encoder_spec(model.text))
     prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
 
 

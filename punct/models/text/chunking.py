@@ -14,16 +14,21 @@ An utterance (a list of words) longer than that is split into chunks by this rul
 * a chunk predicts at least one word, so the plan always terminates.
 
 A word's prediction is read at its **last** sub-token; the other sub-tokens carry no label.
-A word that the tokenizer turns into no sub-token at all gets the unknown token, and a word
-longer than the whole content budget keeps its last ``max_content`` sub-tokens (counted and
-logged by the callers that see real data).
+Words are tokenised in Unicode NFC (a vocabulary holds composed letters such as "č"); a word that
+comes out with the unknown token is tried again without its diacritics (an accent-keeping vocabulary
+without "ü" reads "müller" as "muller", as an accent-stripping one would).  A word that the tokenizer
+turns into no sub-token at all gets the unknown token, and a word longer than the whole content
+budget keeps its last ``max_content`` sub-tokens (counted and logged by the callers that see real data).
 """
 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass
 from typing import List, NamedTuple, Sequence
+
+from punct.models.text.letters import strip_diacritics
 
 
 class Chunk(NamedTuple):
@@ -102,20 +107,35 @@ class WordPieces:
     num_truncated: int = 0
 
 
-def word_pieces(tokenizer, words: Sequence[str], max_content: int) -> WordPieces:
-    """Sub-token ids per word, from a fast tokenizer (``is_split_into_words`` keeps word ids).
-
-    A word with no sub-token gets the unknown token; one longer than ``max_content`` keeps
-    its last ``max_content`` sub-tokens (its last sub-token is the one that is predicted).
-    """
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer; word ids are needed")
+def _split_by_word(tokenizer, words: Sequence[str]) -> List[List[int]]:
+    """Sub-token ids of each word, grouped by the tokenizer's word ids (never by ``##`` or ``Ġ`` marks)."""
     pieces: List[List[int]] = [[] for _ in words]
     if words:
         encoding = tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
         for token_id, word_id in zip(encoding["input_ids"], encoding.word_ids()):
             if word_id is not None:
                 pieces[word_id].append(token_id)
+    return pieces
+
+
+def word_pieces(tokenizer, words: Sequence[str], max_content: int) -> WordPieces:
+    """Sub-token ids per word, from a fast tokenizer (``is_split_into_words`` keeps word ids).
+
+    Words are tokenised in NFC; a word with the unknown token among its sub-tokens is tokenised
+    again without its diacritics, and keeps that if it has no unknown token.  A word with no
+    sub-token gets the unknown token; one longer than ``max_content`` keeps its last
+    ``max_content`` sub-tokens (its last sub-token is the one that is predicted).
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer; word ids are needed")
+    words = [unicodedata.normalize("NFC", w) for w in words]
+    pieces = _split_by_word(tokenizer, words)
+    unk = tokenizer.unk_token_id
+    for i, p in enumerate(pieces):
+        if unk is not None and unk in p and strip_diacritics(words[i]) != words[i]:
+            plain = _split_by_word(tokenizer, [strip_diacritics(words[i])])[0]
+            if plain and unk not in plain:
+                pieces[i] = plain
     num_empty = num_truncated = 0
     for i, p in enumerate(pieces):
         if not p:

