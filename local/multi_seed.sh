@@ -5,6 +5,7 @@
 #
 #   local/multi_seed.sh --seeds "1 2 3" egs/mustc egs/mustc/exp/multi_seed
 #   cd egs/mustc && local/multi_seed.sh --seeds "1 2 3" . exp/multi_seed --stop-stage 8 --nj 2
+#   cd egs/parczech && local/multi_seed.sh --seeds "1 2 3" . exp/multi_seed   # results.json of stage 6
 #
 # Arguments after <recipe-dir> <out-dir> go to every run.sh (--seed is set here, per run).
 # Copy of seed N: <work-dir>/<recipe name>_seed<N> (default <work-dir>: the recipe's parent, so
@@ -21,7 +22,7 @@ seeds="1 2 3"      # one run per seed
 work_dir=          # where the copies go; empty: the recipe's parent folder
 overwrite=false    # true: rerun seeds whose copy already finished
 readme=            # also rewrite the results:<name> region of this file
-name=mustc         # marker name in the README
+name=              # marker name in the README; empty: by the results' kind (mustc or parczech)
 # End configuration section.
 
 help_message=$(cat <<HELP
@@ -33,7 +34,7 @@ Options (defaults in brackets):
   --work-dir DIR       where the copies <recipe>_seed<N> go; empty: beside the recipe [${work_dir}]
   --overwrite BOOL     rerun seeds whose copy already finished [${overwrite}]
   --readme FILE        also rewrite the <!-- results:NAME:begin/end --> region of FILE [${readme}]
-  --name NAME          marker name [${name}]
+  --name NAME          marker name; empty: mustc or parczech by the results' kind [${name}]
 HELP
 )
 
@@ -106,7 +107,8 @@ for seed in $seeds; do
       echo "$0: seed $seed failed; see $copy/run.log" >&2; exit 1; }
     wall=$(( $(date +%s) - start ))
     [ -f "$copy/exp/results/results.json" ] || {
-      echo "$0: seed $seed: run.sh wrote no exp/results/results.json (did it reach stage 8?)" >&2; exit 1; }
+      echo "$0: seed $seed: run.sh wrote no exp/results/results.json (did it reach its scoring stage: 8 of" \
+        "egs/mustc, 6 of egs/parczech?)" >&2; exit 1; }
     python3 -c 'import json, sys; print(json.dumps(dict(zip(("seed", "wall_seconds", "command", "started", "commit"),
         (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:])))))' \
       "$seed" "$wall" "${command% }" "$started" "$commit" > "$copy/exp/results/run.json.tmp"
@@ -120,7 +122,8 @@ done
 
 log "summary of ${#results[@]} run(s) -> $out/summary.{json,md}"
 opts=(--out-dir "$out" --command "$invocation")
-[ -n "$readme" ] && opts+=(--readme "$readme" --name "$name")
+[ -n "$readme" ] && opts+=(--readme "$readme")
+[ -n "$name" ] && opts+=(--name "$name")
 python -m punct.bin.results_table "${opts[@]}" "${results[@]}"
 cat "$out/summary.md"
 log "$0: done; summary in $out/summary.md"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -220,6 +221,23 @@ def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[s
     atomic_write_text(md, render_markdown(results))
     logging.info("wrote %s", md)
     return md
+
+
+def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str, float]]:
+    """The AM's greedy WER (``wer_<split>.txt``) and forced-alignment word-start error against the
+    synthesizer (``ali/<split>.ali_error.json``, mini corpus only) where stages 2-3 wrote them."""
+    health: Dict[str, Dict[str, float]] = {}
+    for split in splits:
+        wer_file, ali_file = am_dir / f"wer_{split}.txt", am_dir / "ali" / f"{split}.ali_error.json"
+        if wer_file.exists():
+            match = re.search(r"%WER ([0-9.]+)", wer_file.read_text(encoding="utf-8"))
+            if match:
+                health.setdefault("wer", {})[split] = float(match.group(1))
+        if ali_file.exists():
+            ali = json.loads(ali_file.read_text(encoding="utf-8"))
+            if "median_abs_ms" in ali:
+                health.setdefault("alignment_median_ms", {})[split] = ali["median_abs_ms"]
+    return health
 
 
 def find_am_checkpoint(am_dir: Path) -> Optional[Path]:

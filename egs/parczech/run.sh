@@ -54,7 +54,8 @@ Speech-informed ITN recipe (egs/parczech).  Stages:
   4  text-only, cross-attention (+PE, random audio) models; decode dev/test    exp/{text,mm,mm_pe,mm_pe_random}
   5  EfficientPunct: layer-12 + text-model word vectors, TDNN with a case head,
      ensemble with the text-only model                                          exp/efficientpunct{,_tdnn}
-  6  score with bootstrap confidence intervals, RESULTS.md, plots               exp/results
+  6  score with bootstrap confidence intervals: RESULTS.md, results.json
+     (the README table's input), plots                                          exp/results
 Options (defaults in brackets):
   --stage N            first stage [${stage}]
   --stop-stage N       last stage [${stop_stage}]
@@ -292,6 +293,9 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   if [ -f exp/efficientpunct/decode/test.jsonl ]; then  # stage 5's rows replace the EfficientPunct placeholder
     models+=("exp/efficientpunct_tdnn:EfficientPunct TDNN" "exp/efficientpunct:EfficientPunct ensemble")
   fi
-  local/parczech/score_itn.sh --seed $seed exp/results "${models[@]}"
+  # results.json also records the run's seed, the AM's dev WER (stage 1) and the recognition WER (stage 2 with
+  # --words-from am on the mini corpus), for python -m punct.bin.results_table (the README table).
+  local/parczech/score_itn.sh --seed $seed --run-seed $seed --am-dir $am --words-dir exp/asr/words \
+    exp/results "${models[@]}"
 fi
 log "$0: success"

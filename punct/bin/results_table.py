@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
-"""README result tables generated from stage-8 results (``exp/results/results.json``), never typed.
+"""README result tables generated from results files (``exp/results/results.json``), never typed.
 
-From one or more results.json (one per run, e.g. one per seed) it renders two markdown tables of a
-split (default test):
+It reads one or more results.json (one per run, e.g. one per seed) of one kind, told by the file itself:
 
-* F1 in percent, one row per model and F1 (BERT only, TDNN, the ensemble at the alpha chosen on dev;
-  overall = micro over the marks, macro = mean of the marks' F1), one column per run, then mean ± sd;
-* per run: the alpha chosen on dev, the acoustic model's dev WER and alignment error, the utterances
-  and words scored out of the manifest's, and the wall time when a ``run.json`` (local/multi_seed.sh) lies
-  beside the results.json.
+* egs/mustc stage 8 (punct.bin.score_ensemble): two markdown tables of a split (default test):
 
-sd is the sample standard deviation (n - 1); with one run there is no mean ± sd column.
+  - F1 in percent, one row per model and F1 (BERT only, TDNN, the ensemble at the alpha chosen on dev;
+    overall = micro over the marks, macro = mean of the marks' F1), one column per run, then mean ± sd;
+  - per run: the alpha chosen on dev, the acoustic model's dev WER and alignment error, the utterances
+    and words scored out of the manifest's, and the wall time when a ``run.json`` (local/multi_seed.sh) lies
+    beside the results.json;
+
+* egs/parczech stage 6 (punct.bin.score_itn, ``"kind": "itn"``; punct.itn_results): one row per model (the
+  rows the results hold) with [,], [.], [cap] and macro F1 and the marks (of 8) with F1 > 0; for one run each
+  F1 with its bootstrap 95 % interval, for several runs mean ± sd and a second table of each run's values; then
+  per run the segments and words, the first-word rule, and where recorded the AM's dev WER, the recognition WER,
+  the ensemble alphas and the wall time (a row no run recorded is left out).
+
+sd is the sample standard deviation (n - 1); with one run there is no mean ± sd.
 
   python -m punct.bin.results_table exp/results/results.json                       # print
   python -m punct.bin.results_table --readme README.md --name mustc runs/seed*/results.json
+  python -m punct.bin.results_table --readme ../../README.md exp/results/results.json   # egs/parczech: name parczech
   python -m punct.bin.results_table --out-dir exp/multi_seed runs/seed*/results.json   # summary.json/.md
 
 With ``--readme`` the text between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
-is replaced by the tables; a README without both markers is an error and is left unchanged.
+is replaced by the tables (NAME: --name, by default the recipe of the results' kind: mustc or parczech); a
+README without both markers is an error and is left unchanged.
 """
 
 from __future__ import annotations
@@ -25,14 +34,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-
+from punct import itn_results
+from punct.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, replace_region, run_name, spread
+from punct.tables import mean_sd  # noqa: F401  (re-exported: callers and tests import it from here)
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import setup_logging
 
@@ -59,7 +68,7 @@ class RunResult:
 
     @property
     def name(self) -> str:
-        return f"seed {self.seed}" if self.seed is not None else self.path.parent.name
+        return run_name(self.seed, self.path)
 
 
 def system_key(systems: Dict, model: str) -> str:
@@ -90,8 +99,7 @@ def read_run(path: Path, split: str = "test") -> RunResult:
     f1 = {model: model_f1(systems[system_key(systems, model)], marks) for model in MODELS}
     scored = results.get("splits", {}).get(split, {})
     am = results.get("acoustic_model", {})
-    run_file = path.parent / "run.json"
-    run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
+    run = read_run_json(path)
     return RunResult(
         path=path, seed=results.get("seed", run.get("seed")), f1=f1, alpha=results["chosen_alpha"],
         scored_utterances=scored.get("utterances"), manifest_utterances=scored.get("manifest_utterances"),
@@ -99,20 +107,6 @@ def read_run(path: Path, split: str = "test") -> RunResult:
         dev_wer=am.get("wer", {}).get("dev"), dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
         wall_seconds=run.get("wall_seconds"),
     )
-
-
-def mean_sd(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float]]:
-    """Mean and sample standard deviation (0 for one value); None if a value is missing."""
-    if not values or any(v is None for v in values):
-        return None
-    array = np.asarray(values, dtype=np.float64)
-    return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0
-
-
-def spread(values: Sequence[Optional[float]]) -> Dict:
-    """{"values": [...], "mean": m, "sd": s} (mean and sd None when a run lacks the value)."""
-    stats = mean_sd(values)
-    return {"values": list(values), "mean": stats[0] if stats else None, "sd": stats[1] if stats else None}
 
 
 def run_quantities(runs: Sequence[RunResult]) -> Dict[str, List[Optional[float]]]:
@@ -145,35 +139,14 @@ def summary(runs: Sequence[RunResult], split: str = "test") -> Dict:
     }
 
 
-def _number(value: Optional[float], digits: int = 1) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _duration(seconds: Optional[float]) -> str:
-    if seconds is None:
-        return "n/a"
-    minutes, rest = divmod(int(round(seconds)), 60)
-    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
-
-
-def _mean_sd_cell(values: Sequence[Optional[float]], fmt=_number) -> str:
-    stats = mean_sd(values)
-    return "n/a" if stats is None else f"{fmt(stats[0])} ± {fmt(stats[1])}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int) -> List[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * text_columns + "---:|" * (len(header) - text_columns)]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
-
-
 def f1_rows(runs: Sequence[RunResult]) -> List[List[str]]:
     """One row per model and F1 kind: the runs' F1 in percent, then mean ± sd when several runs."""
     rows = []
     for model in MODELS:
         for kind in F1_KINDS:
             values = [100 * r.f1[model][kind] for r in runs]
-            row = [MODEL_LABELS[model], kind] + [_number(v) for v in values]
-            rows.append(row + ([_mean_sd_cell(values)] if len(runs) > 1 else []))
+            row = [MODEL_LABELS[model], kind] + [number(v) for v in values]
+            rows.append(row + ([mean_sd_cell(values)] if len(runs) > 1 else []))
     return rows
 
 
@@ -193,18 +166,18 @@ def run_rows(runs: Sequence[RunResult], split: str) -> List[List[str]]:
     for label, values, digits in (("alpha chosen on dev", [r.alpha for r in runs], 1),
                                   ("AM dev WER (%, greedy CTC)", [r.dev_wer for r in runs], 1),
                                   ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
-        row = [label] + [_number(v, digits) for v in values]
-        rows.append(row + ([_mean_sd_cell(values, lambda x: _number(x, digits))] if several else []))
+        row = [label] + [number(v, digits) for v in values]
+        rows.append(row + ([mean_sd_cell(values, lambda x: number(x, digits))] if several else []))
     rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
     walls = [r.wall_seconds for r in runs]
-    rows.append(["wall time"] + [_duration(w) for w in walls] + ([_mean_sd_cell(walls, _duration)] if several else []))
+    rows.append(["wall time"] + [duration(w) for w in walls] + ([mean_sd_cell(walls, duration)] if several else []))
     return rows
 
 
 def render_tables(runs: Sequence[RunResult], split: str = "test") -> str:
     names = [r.name for r in runs] + (["mean ± sd"] if len(runs) > 1 else [])
-    lines = _table(["Model", "F1"] + names, f1_rows(runs), text_columns=2)
-    lines += [""] + _table(["Run"] + names, run_rows(runs, split), text_columns=1)
+    lines = markdown_table(["Model", "F1"] + names, f1_rows(runs), text_columns=2)
+    lines += [""] + markdown_table(["Run"] + names, run_rows(runs, split), text_columns=1)
     return "\n".join(lines) + "\n"
 
 
@@ -216,21 +189,47 @@ def caption(split: str, num_runs: int, command: str = "") -> str:
     return text + (f" of `{command}`.\n" if command else ".\n")
 
 
-def replace_region(text: str, name: str, content: str, where: str = "README") -> str:
-    """``text`` with the part between the ``results:<name>`` markers replaced by ``content``."""
-    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.DOTALL)
-    if not pattern.search(text):
-        raise ValueError(f"{where}: no region between {begin} and {end}; add both marker lines where the table goes")
-    return pattern.sub(lambda _: f"{begin}\n{content}{end}", text, count=1)
+ENSEMBLE = "ensemble"
+RECIPES = {ENSEMBLE: "mustc", itn_results.KIND: "parczech"}  # kind -> recipe, the default marker name
+
+
+def results_kind(path: Path) -> str:
+    """The kind of a results.json, from its content: itn (egs/parczech stage 6) or ensemble (egs/mustc stage 8)."""
+    results = json.loads(path.read_text(encoding="utf-8"))
+    if results.get("kind") == itn_results.KIND:
+        return itn_results.KIND
+    if "systems" in results:
+        return ENSEMBLE
+    raise ValueError(f"{path}: neither egs/mustc stage-8 results (with systems) nor egs/parczech stage-6 results "
+                     f"(kind {itn_results.KIND!r})")
+
+
+def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> Tuple[str, str, Dict]:
+    """(kind, the markdown tables with their caption, the summary) of runs of one kind."""
+    kinds = sorted({results_kind(path) for path in paths})
+    if len(kinds) > 1:
+        raise ValueError(f"results of several kinds ({', '.join(kinds)}): one table per recipe")
+    if kinds[0] == itn_results.KIND:
+        runs = [itn_results.read_itn_run(path, split) for path in paths]
+        tables = itn_results.render_itn_tables(runs) + "\n" + itn_results.itn_caption(runs, command)
+        data = itn_results.itn_summary(runs)
+    else:
+        runs = [read_run(path, split) for path in paths]
+        tables = render_tables(runs, split) + "\n" + caption(split, len(runs), command)
+        data = summary(runs, split)
+    seeds = [r.seed for r in runs if r.seed is not None]
+    if len(set(seeds)) < len(seeds):
+        logging.warning("several runs share a seed: %s", seeds)
+    return kinds[0], tables, data
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", type=Path, nargs="+", help="results.json files (one per run)")
+    parser.add_argument("results", type=Path, nargs="+", help="results.json files (one per run, all of one kind)")
     parser.add_argument("--split", default="test", help="split whose scores the tables show")
     parser.add_argument("--readme", type=Path, default=None, help="rewrite the marked region of this file")
-    parser.add_argument("--name", default="mustc", help="marker name: <!-- results:NAME:begin/end -->")
+    parser.add_argument("--name", default=None,
+                        help="marker name: <!-- results:NAME:begin/end -->; default: mustc or parczech, by the results' kind")
     parser.add_argument("--out-dir", type=Path, default=None, help="also write summary.json and summary.md here")
     parser.add_argument("--command", default="", help="the command that produced the runs (shown under the tables)")
     return parser
@@ -242,20 +241,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     for path in args.results:
         if not path.is_file():
             raise FileNotFoundError(f"no such file: {path}")
-    runs = [read_run(path, args.split) for path in args.results]
-    seeds = [r.seed for r in runs if r.seed is not None]
-    if len(set(seeds)) < len(seeds):
-        logging.warning("several runs share a seed: %s", seeds)
-    tables = render_tables(runs, args.split) + "\n" + caption(args.split, len(runs), args.command)
+    kind, tables, data = tables_and_summary(args.results, args.split, args.command)
     if args.out_dir is not None:
         args.out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out_dir / "summary.json", json.dumps(summary(runs, args.split), indent=2) + "\n")
+        atomic_write_text(args.out_dir / "summary.json", json.dumps(data, indent=2) + "\n")
         atomic_write_text(args.out_dir / "summary.md", tables)
         logging.info("wrote %s/summary.json and summary.md", args.out_dir)
     if args.readme is not None:
+        name = args.name or RECIPES[kind]
         text = args.readme.read_text(encoding="utf-8")
-        atomic_write_text(args.readme, replace_region(text, args.name, tables, str(args.readme)))
-        logging.info("%s: rewrote the results:%s region from %d run(s)", args.readme, args.name, len(runs))
+        atomic_write_text(args.readme, replace_region(text, name, tables, str(args.readme)))
+        logging.info("%s: rewrote the results:%s region from %d run(s)", args.readme, name, len(args.results))
     else:
         sys.stdout.write(tables)
     return 0

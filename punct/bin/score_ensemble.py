@@ -24,7 +24,7 @@ import numpy as np
 from punct.ensemble import PAPER_ALPHA, alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
 from punct.io.shards import MatrixReader
 from punct.metrics import Coverage, coverage, score
-from punct.report import parameter_breakdown, write_results
+from punct.report import acoustic_model_health, parameter_breakdown, write_results
 from punct.labels import PUNCT4, WordLabels
 from punct.utils.logging import log_config, setup_logging
 
@@ -59,26 +59,6 @@ def manifest_words(path: Path) -> Dict[str, int]:
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     return {sup.id: len((sup.custom or {}).get("words", [])) for sup in load_manifest_lazy(path)}
-
-
-def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str, float]]:
-    """The AM's greedy WER (``wer_<split>.txt``) and forced-alignment word-start error against the
-    synthesizer (``ali/<split>.ali_error.json``, mini corpus only) where stages 2-3 wrote them."""
-    import json
-    import re
-
-    health: Dict[str, Dict[str, float]] = {}
-    for split in splits:
-        wer_file, ali_file = am_dir / f"wer_{split}.txt", am_dir / "ali" / f"{split}.ali_error.json"
-        if wer_file.exists():
-            match = re.search(r"%WER ([0-9.]+)", wer_file.read_text(encoding="utf-8"))
-            if match:
-                health.setdefault("wer", {})[split] = float(match.group(1))
-        if ali_file.exists():
-            ali = json.loads(ali_file.read_text(encoding="utf-8"))
-            if "median_abs_ms" in ali:
-                health.setdefault("alignment_median_ms", {})[split] = ali["median_abs_ms"]
-    return health
 
 
 def stage3_failures(path: Path) -> Dict[str, str]:

@@ -9,7 +9,10 @@ F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
 Each positional argument is ``<model dir>:<row name>``; the model dir holds
 ``decode/<split>.jsonl`` (see :mod:`punct.scoring` for the format) and optionally
 ``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
-<row>.<split>.json`` and ``<out-dir>/plots/*.png``.  Without a model whose row name starts with
+<row>.<split>.json``, ``<out-dir>/plots/*.png`` and ``<out-dir>/results.json``: the run in one file (the rows in
+order with their scores on every split, the first-word rule and counts per split, ``--run-seed``, and where the
+recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--words-dir``); punct.itn_results),
+from which ``punct.bin.results_table`` makes the README table.  Without a model whose row name starts with
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 
 The first word of each segment is scored or not by one rule per split (``--first-word``; auto: the rule the
@@ -22,14 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from punct import scoring
+from punct import itn_results, scoring
+from punct.itn_results import safe
 from punct.labels import CASE, FIRST_WORD_RULES, PUNCT9
 from punct.report import plot_confusion
 from punct.utils.atomic import atomic_write_text, mark_done
@@ -51,6 +54,11 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
                         help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
                              "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)")
+    parser.add_argument("--run-seed", type=int, default=None, help="the run's seed, recorded in results.json")
+    parser.add_argument("--am-dir", type=Path, default=None,
+                        help="the acoustic model's folder: its dev WER (wer_dev.txt, stage 1) goes into results.json")
+    parser.add_argument("--words-dir", type=Path, default=None,
+                        help="stage 2's recognised words: the WER in their <recording>.stats.json goes into results.json")
     return parser
 
 
@@ -64,10 +72,6 @@ def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
         for p in seg.punct:
             counts[PUNCT9.classes[p]] = counts.get(PUNCT9.classes[p], 0) + 1
     return counts
-
-
-def safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
 
 
 def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Namespace, edges: List[int],
@@ -85,7 +89,7 @@ def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Names
     for path, name in models:
         s = scoring.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
         scores[name] = s
-        atomic_write_text(out / "scores" / f"{safe(name)}.{split}.json", json.dumps(s.to_dict(), indent=1) + "\n")
+        atomic_write_text(out / itn_results.score_file(name, split), json.dumps(s.to_dict(), indent=1) + "\n")
         logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f", name, split,
                      s.num_segments, rule, s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"],
                      s.detection["all"]["pdr"])
@@ -108,6 +112,40 @@ def plot_model(path: Path, name: str, split: str, s: scoring.ItnScores, max_atte
                                    plots / f"attention_{safe(name)}_{split}_{k + 1}.png")
 
 
+def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
+    """``<model dir>:<row name>`` arguments -> (dir, row name)."""
+    models = []
+    for spec in specs:
+        if ":" not in spec:
+            raise ValueError(f"model {spec!r}: expected <model dir>:<row name>")
+        path, name = spec.split(":", 1)
+        models.append((Path(path), name))
+    return models
+
+
+def header_lines(args: argparse.Namespace) -> List[str]:
+    return ["# ParCzech: punctuation and capitalisation (egs/parczech stage 6)", "",
+            f"F1 in % with bootstrap 95 % confidence intervals ({args.num_resamples} resamples of the segments, seed "
+            f"{args.seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
+            "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
+            "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
+            f"(rows whose names start with `{scoring.EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
+            "`results.json` (`python -m punct.bin.results_table` makes the README table from it).", ""]
+
+
+def split_lines(split: str, scores: Dict[str, scoring.ItnScores], rule: str, order: List[str],
+                placeholders: List[str]) -> List[str]:
+    """RESULTS.md's section of one split."""
+    any_s = next(iter(scores.values()))
+    return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
+            scoring.FIRST_WORD_NOTES[rule], "",
+            "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
+            "### Punctuation detection", "", scoring.detection_table(scores),
+            "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),
+            f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
+            f"`plots/f1_by_length_{split}.png`.", ""]
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     out: Path = args.out_dir
@@ -115,32 +153,20 @@ def main(argv: Optional[List[str]] = None) -> None:
     (out / "scores").mkdir(parents=True, exist_ok=True)
     setup_logging(out / "log" / f"score-{time.strftime('%Y-%m-%d-%H-%M-%S')}")
     log_config(vars(args))
-    models = []
-    for spec in args.models:
-        if ":" not in spec:
-            raise ValueError(f"model {spec!r}: expected <model dir>:<row name>")
-        path, name = spec.split(":", 1)
-        models.append((Path(path), name))
+    models = parse_models(args.models)
     edges = [int(x) for x in args.length_edges.split(",") if x]
     order = scoring.class_order(train_counts(args.train_supervisions))
     placeholders = [] if any(n.startswith(scoring.EFFICIENTPUNCT_ROW) for _, n in models) else [scoring.EFFICIENTPUNCT_ROW]
 
-    md = ["# ParCzech: punctuation and capitalisation (egs/parczech stage 6)", "",
-          f"F1 in % with bootstrap 95 % confidence intervals ({args.num_resamples} resamples of the segments, seed {args.seed}); "
-          "macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
-          "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
-          "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
-          f"(rows whose names start with `{scoring.EFFICIENTPUNCT_ROW}` replace it).", ""]
+    md = header_lines(args)
+    all_scores: Dict[str, Dict[str, scoring.ItnScores]] = {}
     for split in [s for s in args.splits.split(",") if s]:
-        scores, rule = score_split(models, split, args, edges, out)
-        any_s = next(iter(scores.values()))
-        md += [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
-               scoring.FIRST_WORD_NOTES[rule], "",
-               "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
-               "### Punctuation detection", "", scoring.detection_table(scores),
-               "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),
-               f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
-               f"`plots/f1_by_length_{split}.png`.", ""]
+        all_scores[split], rule = score_split(models, split, args, edges, out)
+        md += split_lines(split, all_scores[split], rule, order, placeholders)
+    bootstrap = {"num_resamples": args.num_resamples, "seed": args.seed, "level": 0.95}
+    results = itn_results.build_results(models, all_scores, order, bootstrap, args.run_seed,
+                                        itn_results.run_facts(args.am_dir, args.words_dir))
+    atomic_write_text(out / "results.json", json.dumps(results, indent=1) + "\n")
     atomic_write_text(out / "RESULTS.md", "\n".join(md))
     print("\n".join(md))
     mark_done(out)

@@ -1,0 +1,282 @@
+"""The results.json of egs/parczech stage 6 (written by :mod:`punct.bin.score_itn`) and the README tables made
+from one or more of them (:mod:`punct.bin.results_table`, which tells this kind by ``"kind": "itn"``).
+
+results.json (F1 and rates as fractions, WER in percent)::
+
+    {"kind": "itn", "seed": 42 | null,                  # the run's seed (score_itn --run-seed)
+     "bootstrap": {"num_resamples": 1000, "seed": 42, "level": 0.95},
+     "classes": [",", ".", ...],                        # the 8 marks in RESULTS.md's order
+     "splits": {"test": {"first_word": "exclude", "segments": 36, "words": 610, "scored_words": 574,
+                         "other_counts": {"<row>": {"segments": ..., "words": ...}}}, ...},
+     "models": [{"name": "text-only", "dir": "exp/text", "scores": {"dev": {...}, "test": {...}},
+                 "score_files": {"dev": "scores/text-only.dev.json", ...},
+                 "chosen_alpha": {"punct": 0.9, "case": 0.9}}, ...],       # alpha: from <dir>/alpha.json
+     "acoustic_model": {"dir": "exp/am", "wer": {"dev": 52.6}},             # if <am-dir>/wer_dev.txt
+     "recognition": {"dir": ..., "wer": 36.1, "words": ..., "errors": ..., "recordings": 10, "models": [...]}}
+
+``models`` is in the table's row order and each ``scores`` entry is :meth:`punct.scoring.ItnScores.to_dict`, the
+content of the ``scores/<row>.<split>.json`` file it names (so a copied results.json stands alone).  The segment
+counts of a split are those of the first row; ``other_counts`` names rows scored on other segments (e.g. an
+ensemble that left out segments without posteriors).  ``acoustic_model`` and ``recognition`` are there only when
+the recipe wrote the files they come from: ``<am-dir>/wer_dev.txt`` (stage 1's greedy decoding of the AM's dev
+part) and the ``<recording>.stats.json`` files of stage 2's recognition, whose ``errors`` count the recognised
+words against the mini corpus' synthesizer words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from punct.report import acoustic_model_health
+from punct.scoring import Interval, ItnScores
+from punct.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
+
+KIND = "itn"
+# The table's F1 columns: key in ItnRun.f1 -> header.
+F1_COLUMNS: Tuple[Tuple[str, str], ...] = ((",", "[,] F1"), (".", "[.] F1"), ("cap", "[cap] F1"), ("macro", "macro F1"))
+MARKS_ABOVE_ZERO = "marks with F1 > 0"
+
+
+# ---- writing (punct.bin.score_itn) -------------------------------------------------------------
+
+
+def safe(name: str) -> str:
+    """A row name as a file-name part ("EfficientPunct TDNN" -> "EfficientPunct_TDNN")."""
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
+
+
+def score_file(name: str, split: str) -> str:
+    """The scores file of a row and split, relative to the output folder."""
+    return f"scores/{safe(name)}.{split}.json"
+
+
+def split_counts(scores: Dict[str, ItnScores]) -> Dict:
+    """A split's rule and counts (those of the first row) and the rows scored on other segments."""
+    first = next(iter(scores.values()))
+    other = {name: {"segments": s.num_segments, "words": s.num_words} for name, s in scores.items()
+             if (s.num_segments, s.num_words) != (first.num_segments, first.num_words)}
+    return {"first_word": first.first_word, "segments": first.num_segments, "words": first.num_words,
+            "scored_words": first.scored_words, "other_counts": other}
+
+
+def chosen_alpha(model_dir: Path) -> Optional[Dict[str, float]]:
+    """The per-head alphas an ensemble chose on dev (``<model dir>/alpha.json``, punct.bin.ensemble_itn)."""
+    path = Path(model_dir) / "alpha.json"
+    return json.loads(path.read_text(encoding="utf-8")).get("chosen_alpha") if path.is_file() else None
+
+
+def recognition_facts(words_dir: Path) -> Dict:
+    """Stage 2's recognition WER, summed over the ``<recording>.stats.json`` of ``words_dir`` that hold word
+    errors against a reference; {} when none does (e.g. words from the synthesizer, or no reference)."""
+    errors, models = [], set()
+    for path in sorted(Path(words_dir).glob("*.stats.json")):
+        stats = json.loads(path.read_text(encoding="utf-8"))
+        if "errors" in stats:
+            errors.append(stats["errors"])
+            models.add(stats.get("model", "unknown"))
+    if not errors:
+        return {}
+    words = sum(e["words"] for e in errors)
+    wrong = sum(e["sub"] + e["dele"] + e["ins"] for e in errors)
+    return {"dir": str(Path(words_dir).resolve()), "wer": 100.0 * wrong / max(1, words), "words": words,
+            "errors": wrong, "recordings": len(errors), "models": sorted(models)}
+
+
+def run_facts(am_dir: Optional[Path] = None, words_dir: Optional[Path] = None) -> Dict:
+    """What the recipe's files say about the run: the AM's dev WER and the recognition WER, where written."""
+    facts: Dict[str, Dict] = {}
+    if am_dir is not None:
+        health = acoustic_model_health(Path(am_dir), ["dev"])
+        if health.get("wer"):
+            facts["acoustic_model"] = {"dir": str(am_dir), "wer": health["wer"]}
+    if words_dir is not None and Path(words_dir).is_dir():
+        recognition = recognition_facts(Path(words_dir))
+        if recognition:
+            facts["recognition"] = recognition
+    return facts
+
+
+def build_results(models: Sequence[Tuple[Path, str]], scores: Dict[str, Dict[str, ItnScores]], classes: Sequence[str],
+                  bootstrap: Dict, seed: Optional[int] = None, facts: Optional[Dict] = None) -> Dict:
+    """The results.json of a run (module docstring) from the scores of every split (split -> row -> scores)."""
+    rows = []
+    for path, name in models:
+        row = {"name": name, "dir": str(path), "scores": {split: s[name].to_dict() for split, s in scores.items()},
+               "score_files": {split: score_file(name, split) for split in scores}}
+        alpha = chosen_alpha(path)
+        if alpha is not None:
+            row["chosen_alpha"] = alpha
+        rows.append(row)
+    return {"kind": KIND, "seed": seed, "bootstrap": bootstrap, "classes": list(classes),
+            "splits": {split: split_counts(s) for split, s in scores.items()}, "models": rows, **(facts or {})}
+
+
+# ---- reading and tables (punct.bin.results_table) ----------------------------------------------
+
+
+@dataclass
+class ItnRun:
+    """One run's split as the tables show it (F1 as fractions; None: not recorded)."""
+
+    path: Path
+    seed: Optional[int]
+    split: str
+    f1: Dict[str, Dict[str, Interval]]  # row -> "," | "." | "cap" | "macro" -> F1 with its 95 % interval
+    marks_above_zero: Dict[str, int]  # row -> marks whose F1 is above 0
+    num_marks: int
+    counts: Dict  # the split's entry of results.json (first_word, segments, words, scored_words, other_counts)
+    alphas: Dict[str, Dict[str, float]]  # row -> head -> alpha chosen on dev
+    bootstrap: Dict
+    am_dev_wer: Optional[float]  # percent
+    recognition_wer: Optional[float]
+    wall_seconds: Optional[float]
+
+    @property
+    def name(self) -> str:
+        return run_name(self.seed, self.path)
+
+
+def _interval(d: Dict) -> Interval:
+    return Interval(d["value"], d["low"], d["high"])
+
+
+def read_itn_run(path: Path, split: str = "test") -> ItnRun:
+    """One run from its results.json (and the run.json that local/multi_seed.sh writes beside it)."""
+    results = json.loads(Path(path).read_text(encoding="utf-8"))
+    if split not in results["splits"]:
+        raise KeyError(f"{path}: no split {split!r} (has {sorted(results['splits'])})")
+    f1, above, num_marks = {}, {}, 0
+    for model in results["models"]:
+        s = model["scores"][split]
+        f1[model["name"]] = {",": _interval(s["punct_f1"][","]), ".": _interval(s["punct_f1"]["."]),
+                             "cap": _interval(s["cap_f1"]), "macro": _interval(s["macro_f1"])}
+        above[model["name"]] = sum(1 for v in s["punct_f1"].values() if v["value"] > 0)
+        num_marks = len(s["punct_f1"])
+    run = read_run_json(path)
+    return ItnRun(
+        path=Path(path), seed=results.get("seed", run.get("seed")), split=split, f1=f1, marks_above_zero=above,
+        num_marks=num_marks, counts=results["splits"][split], bootstrap=results.get("bootstrap", {}),
+        alphas={m["name"]: m["chosen_alpha"] for m in results["models"] if m.get("chosen_alpha")},
+        am_dev_wer=results.get("acoustic_model", {}).get("wer", {}).get("dev"),
+        recognition_wer=results.get("recognition", {}).get("wer"), wall_seconds=run.get("wall_seconds"),
+    )
+
+
+def row_names(runs: Sequence[ItnRun]) -> List[str]:
+    """The rows of every run, in the order they first appear."""
+    return list(dict.fromkeys(name for r in runs for name in r.f1))
+
+
+def percent(run: ItnRun, row: str, key: str) -> Optional[float]:
+    """F1 of a row in percent, or the count of marks above 0 (key MARKS_ABOVE_ZERO); None if the run lacks the row."""
+    if row not in run.f1:
+        return None
+    return float(run.marks_above_zero[row]) if key == MARKS_ABOVE_ZERO else 100 * run.f1[row][key].value
+
+
+def interval_cell(iv: Interval) -> str:
+    """"52.0 (41.5-60.9)": F1 and its 95 % interval in percent."""
+    return f"{100 * iv.value:.1f} ({100 * iv.low:.1f}-{100 * iv.high:.1f})"
+
+
+def f1_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
+    """One row per model: each F1 with its interval (one run) or mean ± sd over the runs, and the marks above 0."""
+    rows = []
+    for row in row_names(runs):
+        if len(runs) == 1:
+            run = runs[0]
+            cells = [interval_cell(run.f1[row][key]) for key, _ in F1_COLUMNS]
+            cells.append(f"{run.marks_above_zero[row]} of {run.num_marks}")
+        else:
+            cells = [mean_sd_cell([percent(r, row, key) for r in runs]) for key, _ in F1_COLUMNS]
+            cells.append(mean_sd_cell([percent(r, row, MARKS_ABOVE_ZERO) for r in runs]))
+        rows.append([row] + cells)
+    return rows
+
+
+def per_run_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
+    """One row per model and column of the first table, one column per run (F1 in percent)."""
+    rows = []
+    for row in row_names(runs):
+        for key, header in F1_COLUMNS + ((MARKS_ABOVE_ZERO, MARKS_ABOVE_ZERO),):
+            digits = 0 if key == MARKS_ABOVE_ZERO else 1
+            rows.append([row, header] + [number(percent(r, row, key), digits) for r in runs])
+    return rows
+
+
+def counts_cell(run: ItnRun) -> str:
+    """"36 (610 words, 574 scored)": the split's segments and words."""
+    c = run.counts
+    return f"{c['segments']} ({c['words']} words, {c['scored_words']} scored)"
+
+
+def fact_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
+    """Per-run facts: segments and words, first-word rule, the WERs and ensemble alphas where recorded, wall time."""
+    several = len(runs) > 1
+    split = runs[0].split
+    rows = [[f"{split} segments (words, scored words)"] + [counts_cell(r) for r in runs] + ([""] if several else []),
+            ["first word of each segment"] + [r.counts["first_word"] for r in runs] + ([""] if several else [])]
+    numeric = [("AM dev WER (%, greedy CTC)", [r.am_dev_wer for r in runs], number),
+               ("recognition WER (%, long recordings)", [r.recognition_wer for r in runs], number)]
+    for row in list(dict.fromkeys(name for r in runs for name in r.alphas)):
+        for head in ("punct", "case"):
+            numeric.append((f"{row}: {head} alpha chosen on dev", [r.alphas.get(row, {}).get(head) for r in runs],
+                            number))
+    numeric.append(("wall time", [r.wall_seconds for r in runs], duration))
+    for label, values, fmt in numeric:
+        if any(v is not None for v in values):  # a fact no run recorded is left out
+            rows.append([label] + [fmt(v) for v in values] + ([mean_sd_cell(values, fmt)] if several else []))
+    return rows
+
+
+def render_itn_tables(runs: Sequence[ItnRun]) -> str:
+    """F1 per model (with intervals, or mean ± sd), then per-run F1 when several runs, then the runs' facts."""
+    header = ["Model"] + [h for _, h in F1_COLUMNS] + [f"marks (of {runs[0].num_marks}) with F1 > 0"]
+    lines = markdown_table(header, f1_rows(runs), text_columns=1)
+    names = [r.name for r in runs]
+    if len(runs) > 1:
+        lines += [""] + markdown_table(["Model", "F1"] + names, per_run_rows(runs), text_columns=2)
+        names.append("mean ± sd")
+    lines += [""] + markdown_table(["Run"] + names, fact_rows(runs), text_columns=1)
+    return "\n".join(lines) + "\n"
+
+
+def itn_caption(runs: Sequence[ItnRun], command: str = "") -> str:
+    """The line under the tables: what they show and where they come from."""
+    split, boot = runs[0].split, runs[0].bootstrap
+    text = f"{split.capitalize()} set, F1 in percent"
+    if len(runs) == 1:
+        text += (f" with bootstrap 95 % intervals ({boot.get('num_resamples', '?')} resamples of the segments, "
+                 f"seed {boot.get('seed', '?')})")
+    else:
+        text += "; mean ± sd over the runs (sd = sample standard deviation), each run's values in the second table"
+    text += (f"; macro F1 = mean F1 of the {runs[0].num_marks} marks; first word of each segment "
+             f"{'not scored' if runs[0].counts['first_word'] == 'exclude' else 'scored'}.")
+    other = sorted({f"{name} ({c['segments']} segments)" for r in runs for name, c in r.counts.get("other_counts", {}).items()})
+    if other:
+        text += f" Rows scored on other segments than the first: {', '.join(other)}."
+    text += f" Generated by `punct.bin.results_table` from {len(runs)} results.json (egs/parczech stage 6)"
+    return text + (f" of `{command}`.\n" if command else ".\n")
+
+
+def itn_summary(runs: Sequence[ItnRun]) -> Dict:
+    """Machine-readable summary: per model the runs' F1 ("," "." "cap" "macro"; fractions) and marks above 0,
+    each with mean and sample sd, and the same for the per-run facts."""
+    models = {}
+    for row in row_names(runs):
+        models[row] = {"f1": {key: spread([r.f1[row][key].value if row in r.f1 else None for r in runs])
+                              for key, _ in F1_COLUMNS},
+                       "marks_above_zero": spread([r.marks_above_zero.get(row) for r in runs])}
+    return {
+        "kind": KIND, "split": runs[0].split, "sd": "sample standard deviation (n - 1)",
+        "runs": [{"name": r.name, "seed": r.seed, "results": str(r.path), **{k: r.counts.get(k) for k in
+                  ("first_word", "segments", "words", "scored_words")}} for r in runs],
+        "models": models,
+        "per_run": {"am_dev_wer_percent": spread([r.am_dev_wer for r in runs]),
+                    "recognition_wer_percent": spread([r.recognition_wer for r in runs]),
+                    "wall_seconds": spread([r.wall_seconds for r in runs])},
+    }

@@ -1,0 +1,75 @@
+"""Markdown result tables shared by every kind of results.json (punct.bin.results_table): numbers,
+mean ± sample sd over runs, durations, the README region between ``results:<name>`` markers, and the
+``run.json`` that local/multi_seed.sh writes beside each run's results.json.
+
+>>> mean_sd([60.0, 70.0, 80.0])
+(70.0, 10.0)
+>>> number(None), duration(615.0)
+('n/a', '10 min 15 s')
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+
+def mean_sd(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float]]:
+    """Mean and sample standard deviation (0 for one value); None if a value is missing."""
+    if not values or any(v is None for v in values):
+        return None
+    array = np.asarray(values, dtype=np.float64)
+    return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0
+
+
+def spread(values: Sequence[Optional[float]]) -> Dict:
+    """{"values": [...], "mean": m, "sd": s} (mean and sd None when a run lacks the value)."""
+    stats = mean_sd(values)
+    return {"values": list(values), "mean": stats[0] if stats else None, "sd": stats[1] if stats else None}
+
+
+def number(value: Optional[float], digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def duration(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "n/a"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+
+
+def mean_sd_cell(values: Sequence[Optional[float]], fmt: Callable[[Optional[float]], str] = number) -> str:
+    """"69.0 ± 2.6"; n/a when a run lacks the value."""
+    stats = mean_sd(values)
+    return "n/a" if stats is None else f"{fmt(stats[0])} ± {fmt(stats[1])}"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int) -> List[str]:
+    """The lines of a markdown table: the first ``text_columns`` columns left-aligned, the rest right."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * text_columns + "---:|" * (len(header) - text_columns)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def replace_region(text: str, name: str, content: str, where: str = "README") -> str:
+    """``text`` with the part between the ``results:<name>`` markers replaced by ``content``."""
+    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f"{where}: no region between {begin} and {end}; add both marker lines where the table goes")
+    return pattern.sub(lambda _: f"{begin}\n{content}{end}", text, count=1)
+
+
+def read_run_json(results: Path) -> Dict:
+    """The ``run.json`` beside a results.json (local/multi_seed.sh: seed, wall_seconds, command ...); {} if absent."""
+    run_file = Path(results).parent / "run.json"
+    return json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
+
+
+def run_name(seed: Optional[int], results: Path) -> str:
+    """A run's column title: "seed N", else the folder of its results.json."""
+    return f"seed {seed}" if seed is not None else Path(results).parent.name
