@@ -22,7 +22,7 @@ seeds="1 2 3"      # one run per seed
 work_dir=          # where the copies go; empty: the recipe's parent folder
 overwrite=false    # true: rerun seeds whose copy already finished
 readme=            # also rewrite the results:<name> region of this file
-name=              # marker name in the README; empty: by the results' kind (mustc or parczech)
+name=              # marker name in the README; empty: the recipe folder's name (egs/mustc: mustc)
 # End configuration section.
 
 help_message=$(cat <<HELP
@@ -34,7 +34,7 @@ Options (defaults in brackets):
   --work-dir DIR       where the copies <recipe>_seed<N> go; empty: beside the recipe [${work_dir}]
   --overwrite BOOL     rerun seeds whose copy already finished [${overwrite}]
   --readme FILE        also rewrite the <!-- results:NAME:begin/end --> region of FILE [${readme}]
-  --name NAME          marker name; empty: mustc or parczech by the results' kind [${name}]
+  --name NAME          marker name; empty: the recipe folder's name [${name}]
 HELP
 )
 
@@ -123,7 +123,7 @@ done
 log "summary of ${#results[@]} run(s) -> $out/summary.{json,md}"
 opts=(--out-dir "$out" --command "$invocation")
 [ -n "$readme" ] && opts+=(--readme "$readme")
-[ -n "$name" ] && opts+=(--name "$name")
+[ -n "$readme" ] && opts+=(--name "${name:-$(basename "$recipe")}")
 python -m punct.bin.results_table "${opts[@]}" "${results[@]}"
 cat "$out/summary.md"
 log "$0: done; summary in $out/summary.md"

@@ -201,7 +201,7 @@ def merge(args) -> None:
     )
     filter_lines = "".join(f"| {k} | {int(v)} |\n" for k, v in filters.items())
     report = (
-        "# ParCzech segment dataset\n\n## Alignment (thesis Table 3.3)\n\n" + before_after
+        "# Segment dataset (long recordings aligned to official transcripts)\n\n## Alignment (thesis Table 3.3)\n\n" + before_after
         + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n" + filter_lines
         + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n" + format_statistics(stats)
     )

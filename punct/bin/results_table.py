@@ -21,12 +21,12 @@ sd is the sample standard deviation (n - 1); with one run there is no mean ± sd
 
   python -m punct.bin.results_table exp/results/results.json                       # print
   python -m punct.bin.results_table --readme README.md --name mustc runs/seed*/results.json
-  python -m punct.bin.results_table --readme ../../README.md exp/results/results.json   # egs/parczech: name parczech
+  python -m punct.bin.results_table --readme ../../README.md --name parczech exp/results/results.json
   python -m punct.bin.results_table --out-dir exp/multi_seed runs/seed*/results.json   # summary.json/.md
 
 With ``--readme`` the text between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
-is replaced by the tables (NAME: --name, by default the recipe of the results' kind: mustc or parczech); a
-README without both markers is an error and is left unchanged.
+is replaced by the tables (NAME: --name, which --readme needs); a README without both markers is an error
+and is left unchanged.
 """
 
 from __future__ import annotations
@@ -190,7 +190,6 @@ def caption(split: str, num_runs: int, command: str = "") -> str:
 
 
 ENSEMBLE = "ensemble"
-RECIPES = {ENSEMBLE: "mustc", itn_results.KIND: "parczech"}  # kind -> recipe, the default marker name
 
 
 def results_kind(path: Path) -> str:
@@ -229,14 +228,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", default="test", help="split whose scores the tables show")
     parser.add_argument("--readme", type=Path, default=None, help="rewrite the marked region of this file")
     parser.add_argument("--name", default=None,
-                        help="marker name: <!-- results:NAME:begin/end -->; default: mustc or parczech, by the results' kind")
+                        help="marker name: <!-- results:NAME:begin/end -->, e.g. the recipe's folder name (needed with --readme)")
     parser.add_argument("--out-dir", type=Path, default=None, help="also write summary.json and summary.md here")
     parser.add_argument("--command", default="", help="the command that produced the runs (shown under the tables)")
     return parser
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = get_parser().parse_args(argv)
+    parser = get_parser()
+    args = parser.parse_args(argv)
+    if args.readme is not None and not args.name:
+        parser.error("--readme needs --name (the marker name, e.g. mustc)")
     setup_logging()
     for path in args.results:
         if not path.is_file():
@@ -248,7 +250,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         atomic_write_text(args.out_dir / "summary.md", tables)
         logging.info("wrote %s/summary.json and summary.md", args.out_dir)
     if args.readme is not None:
-        name = args.name or RECIPES[kind]
+        name = args.name
         text = args.readme.read_text(encoding="utf-8")
         atomic_write_text(args.readme, replace_region(text, name, tables, str(args.readme)))
         logging.info("%s: rewrote the results:%s region from %d run(s)", args.readme, name, len(args.results))

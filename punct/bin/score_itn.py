@@ -124,7 +124,7 @@ def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
 
 
 def header_lines(args: argparse.Namespace) -> List[str]:
-    return ["# ParCzech: punctuation and capitalisation (egs/parczech stage 6)", "",
+    return ["# Punctuation and capitalisation (speech-informed ITN, stage 6)", "",
             f"F1 in % with bootstrap 95 % confidence intervals ({args.num_resamples} resamples of the segments, seed "
             f"{args.seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
             "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "

@@ -217,15 +217,17 @@ def test_readme_regions_of_both_recipes(one_run, tmp_path):
     text = ("# r\n<!-- results:mustc:begin -->\nold mustc\n<!-- results:mustc:end -->\nmiddle\n"
             "<!-- results:parczech:begin -->\nold parczech\n<!-- results:parczech:end -->\nend\n")
     readme.write_text(text)
-    results_table.main(["--readme", str(readme), str(one_run[0])])  # the marker name follows the results' kind
+    results_table.main(["--readme", str(readme), "--name", "parczech", str(one_run[0])])
     written = readme.read_text()
     table = results_table.tables_and_summary([one_run[0]], "test")[1]
     assert written == text.replace("old parczech\n", table)
-    results_table.main(["--readme", str(readme), str(mustc)])
+    results_table.main(["--readme", str(readme), "--name", "mustc", str(mustc)])
     assert readme.read_text() == written.replace("old mustc\n", results_table.tables_and_summary([mustc], "test")[1])
     assert "| TDNN | overall | 70.0 |" in readme.read_text()
     readme.write_text("<!-- results:mustc:begin -->\nx\n<!-- results:mustc:end -->\n")
     with pytest.raises(ValueError, match="results:parczech:begin"):
+        results_table.main(["--readme", str(readme), "--name", "parczech", str(one_run[0])])
+    with pytest.raises(SystemExit):  # --readme without --name
         results_table.main(["--readme", str(readme), str(one_run[0])])
     assert readme.read_text() == "<!-- results:mustc:begin -->\nx\n<!-- results:mustc:end -->\n"
 
