@@ -9,6 +9,7 @@
 #   ./run.sh --mustc-root /data/MUSTC_v1.0/en-de --unipunc-dir /data/unipunc   # the real corpus
 set -euo pipefail
 command_line="$0 $*"
+run_args=("$@")
 
 # Begin configuration section.
 stage=0              # first stage to run
@@ -26,6 +27,8 @@ amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only)
                      # (float32, except conf/am_mini.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
+overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 2-4 (acoustic model)
+branch_threads=      # torch threads of stages 2 and 5; empty: 1 when the branches overlap, else torch's default
 # End configuration section.
 
 help_message=$(cat <<HELP
@@ -55,6 +58,9 @@ Options (defaults in brackets):
   --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
+  --overlap-branches B true: stages 5-6 run in the background beside stages 2-4 (log in
+                       exp/log/text_branch.log) [${overlap_branches}]
+  --branch-threads N   torch threads of stages 2 and 5; empty: 1 when overlapping [${branch_threads}]
 Jobs run through \$train_cmd/\$decode_cmd from cmd.sh (PUNCT_BACKEND=local or slurm); on cuda the network
 stages (2-8) ask \$cuda_cmd --gpu N instead: training N = --ngpu, inference jobs 1 each.
 HELP
@@ -88,6 +94,13 @@ am_extra_opts=
 # as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
 network_commands $device $ngpu || exit 2
 train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
+# Stages 5-6 need only the manifests: with --overlap-branches they run as a second run.sh in the background
+# while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
+text_branch=
+if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
+  branch_threads=${branch_threads:-1}
+fi
+[ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
 
 log "$command_line"
 
@@ -122,11 +135,21 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   fi
 fi
 
+if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
+  log "Stages 5-6 start in the background beside stages 2-4: exp/log/text_branch.log"
+  mkdir -p exp/log
+  # its own process group, so that a failing acoustic branch can stop it (the trap below)
+  setsid "$0" "${run_args[@]}" --stage 5 --stop-stage 6 --overlap-branches false --branch-threads $branch_threads \
+    > exp/log/text_branch.log 2>&1 &
+  text_branch=$!
+  trap '[ -n "$text_branch" ] && kill -- -$text_branch 2>/dev/null || true' EXIT
+fi
+
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
   steps/train_am.sh --cmd "$train_net_cmd" --prefix mustc --am-config conf/am${conf_suffix}.yaml $train_opts \
-    $am_extra_opts data/fbank exp/am
+    $branch_threads_opt $am_extra_opts data/fbank exp/am
 fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
@@ -148,10 +171,21 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
     --benchmark-config conf/am.yaml data/fbank exp/am exp/emb_am
 fi
 
+if [ -n "$text_branch" ]; then
+  log "Stages 5-6: waiting for the background run (exp/log/text_branch.log)"
+  if ! wait $text_branch; then
+    tail -n 20 exp/log/text_branch.log >&2
+    echo "$0: stages 5-6 failed in the background: see exp/log/text_branch.log" >&2
+    exit 1
+  fi
+  text_branch=
+  stage=$(( stage > 7 ? stage : 7 ))   # stages 5-6 are done
+fi
+
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: fine-tune BERT: data/manifests -> exp/bert"
   steps/train_bert.sh --cmd "$train_net_cmd" --model-config conf/bert${conf_suffix}.yaml \
-    --bert-model "$bert_model" $train_opts \
+    --bert-model "$bert_model" $train_opts $branch_threads_opt \
     data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert
 fi
 

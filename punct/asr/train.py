@@ -68,6 +68,9 @@ class AmConfig:
     log_interval: int = 50  # batches between log lines
     num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
     amp: str = "none"  # mixed precision (none, bf16, fp16, auto); --amp overrides it
+    # After the last epoch the weights of the last N epochs are averaged (icefall's --avg); the average is
+    # the selected model when its dev loss is below every single epoch's.  1: no averaging.
+    average_epochs: int = 1
 
 
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the model selected on the dev loss (read by every later stage)
@@ -79,6 +82,7 @@ class TrainState:
     step: int = 0
     best_valid_loss: float = math.inf
     best_epoch: int = 0
+    best_averaged: int = 1  # the selected model averages epochs best_epoch - best_averaged + 1 .. best_epoch
 
 
 def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
@@ -282,6 +286,29 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
             if improved:
                 save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state,
                                 config=config, tokens=tokens)
+    if dist_info.is_main and config.average_epochs > 1:
+        select_average(exp_dir, state, config, tokens, dev_loader, device, ctc)
     if dist_info.world_size > 1:
         dist.barrier()
     return state, (model.module if hasattr(model, "module") else model)
+
+
+def select_average(exp_dir: Path, state: TrainState, config: AmConfig, tokens: TokenTable, dev_loader,
+                   device: torch.device, ctc: torch.nn.CTCLoss) -> None:
+    """Averages the last ``config.average_epochs`` epochs' weights; the average becomes ``best-valid-loss.pt``
+    if its dev loss is lower than the best epoch's (``state`` then records it)."""
+    first = max(1, state.epoch - config.average_epochs + 1)
+    paths = [exp_dir / f"epoch-{epoch}.pt" for epoch in range(first, state.epoch + 1)]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"average_epochs {config.average_epochs}: missing {', '.join(missing)}")
+    model = build_model(config, len(tokens)).to(device)
+    model.load_state_dict(checkpoint.average_state_dicts([load_checkpoint(path, device)["model"] for path in paths]))
+    valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
+    better = valid_loss < state.best_valid_loss
+    logging.info("average of epochs %d-%d: dev loss/frame %.4f (best epoch %d: %.4f)%s", first, state.epoch,
+                 valid_loss, state.best_epoch, state.best_valid_loss, " -> selected" if better else "")
+    if better:
+        state.best_valid_loss, state.best_epoch, state.best_averaged = valid_loss, state.epoch, len(paths)
+        save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config,
+                        tokens=tokens)

@@ -49,7 +49,9 @@ def main(argv=None) -> int:
                          device_name=args.device, seed=args.seed, resume=args.resume,
                          train_split=args.train_split, dev_split=args.dev_split,
                          extra_train_dirs=args.extra_train_dirs, amp=config.amp)
-    print(f"best epoch {state.best_epoch}, dev loss/frame {state.best_valid_loss:.4f}", file=sys.stderr)
+    selected = (f"average of epochs {state.best_epoch - state.best_averaged + 1}-{state.best_epoch}"
+                if state.best_averaged > 1 else f"best epoch {state.best_epoch}")
+    print(f"{selected}, dev loss/frame {state.best_valid_loss:.4f}", file=sys.stderr)
     return 0
 
 

@@ -86,3 +86,21 @@ def set_rng_state(state: Dict[str, Any]) -> None:
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss), float(cached_gaussian)))
     torch.set_rng_state(state["torch"].cpu())  # resumed with map_location=cuda it would be on the GPU
 
+
+
+def average_state_dicts(state_dicts: List[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
+    """The element-wise mean of models' floating-point weights and buffers (icefall's ``--avg``); integer
+    buffers (BatchNorm's ``num_batches_tracked``) are the last model's."""
+    if not state_dicts:
+        raise ValueError("average_state_dicts: no models to average")
+    last = state_dicts[-1]
+    averaged = {}
+    for name, value in last.items():
+        if not value.is_floating_point():
+            averaged[name] = value.clone()
+            continue
+        total = torch.zeros_like(value, dtype=torch.float64)
+        for state_dict in state_dicts:
+            total += state_dict[name].to(torch.float64)
+        averaged[name] = (total / len(state_dicts)).to(value.dtype)
+    return averaged

@@ -22,6 +22,8 @@ TINY = AmConfig(
     num_epochs=2, lr=2e-3, warmup_steps=1, max_duration=8.0, num_buckets=2, spec_augment=False, log_interval=1,
 )
 
+CTC = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -136,3 +138,64 @@ def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
         load_train_splits([fbank, fbank], "train", "mustc")
     both, merged = load_train_splits([fbank], "train", "mustc")
     assert [c.id for c in both] == [c.id for c in cuts] and set(merged.stats) == set(cmvn.stats)
+
+
+def _dev_loss(checkpoint, fbank, average_of=()) -> float:
+    """The dev loss of a checkpoint (with the weights of the mean of ``average_of`` if given), computed here."""
+    from punct.asr.train import compute_validation_loss, training_config
+
+    model, tokens = load_model(checkpoint)
+    if average_of:
+        states = [torch.load(path, weights_only=True)["model"] for path in average_of]
+        model.load_state_dict({name: sum(s[name].double() for s in states).div(len(states)).to(value.dtype)
+                               if value.is_floating_point() else value for name, value in states[-1].items()})
+    config = training_config(checkpoint)
+    return compute_validation_loss(model, _dev_loader(fbank, tokens, config), torch.device("cpu"), CTC,
+                                   config.ctc_subsample)
+
+
+def _dev_loader(fbank, tokens, config):
+    from lhotse.dataset import SimpleCutSampler
+
+    from punct.asr.dataset import CtcDataset, load_split, usable_cuts
+
+    cuts, cmvn = load_split(fbank, "dev", "mustc")
+    sampler = SimpleCutSampler(usable_cuts(cuts, tokens, config.ctc_subsample).to_eager(), max_duration=config.max_duration)
+    return torch.utils.data.DataLoader(CtcDataset(cmvn, tokens), sampler=sampler, batch_size=None)
+
+
+
+def test_the_average_of_the_last_epochs_is_selected_when_its_dev_loss_is_lowest(tmp_path):
+    from punct.asr.tokens import TokenTable
+    from punct.asr.train import TrainState, select_average
+    from punct.training.checkpoint import average_state_dicts, load_checkpoint
+
+    torch.set_num_threads(1)
+    fbank = cached_corpus() / "fbank"
+    exp = tmp_path / "am"
+    config = dataclasses.replace(TINY, num_epochs=3, average_epochs=2)
+    state, _ = run_training(prefix="mustc", config=config, fbank_dir=fbank, exp_dir=exp, device_name="cpu", seed=3)
+    epoch_losses = {epoch: _dev_loss(exp / f"epoch-{epoch}.pt", fbank) for epoch in (1, 2, 3)}
+    average_loss = _dev_loss(exp / "epoch-3.pt", fbank, average_of=[exp / "epoch-2.pt", exp / "epoch-3.pt"])
+    # the run selected the lowest of the three epochs and the average of epochs 2-3
+    assert state.best_valid_loss == pytest.approx(min(*epoch_losses.values(), average_loss), rel=1e-4)
+    assert _dev_loss(exp / "best-valid-loss.pt", fbank) == pytest.approx(state.best_valid_loss, rel=1e-4)
+    assert state.best_averaged == (2 if average_loss < min(epoch_losses.values()) else 1)
+
+    # an average better than the best epoch replaces best-valid-loss.pt; a worse one does not
+    averaged = average_state_dicts([load_checkpoint(exp / f"epoch-{e}.pt")["model"] for e in (2, 3)])
+    tokens = TokenTable.load(exp / "tokens.txt")
+    dev_loader, ctc = _dev_loader(fbank, tokens, config), CTC
+    worse = TrainState(epoch=3, best_valid_loss=average_loss + 1.0, best_epoch=1)
+    select_average(exp, worse, config, tokens, dev_loader, torch.device("cpu"), ctc)
+    assert (worse.best_epoch, worse.best_averaged) == (3, 2)
+    assert worse.best_valid_loss == pytest.approx(average_loss, rel=1e-4)
+    best = load_checkpoint(exp / "best-valid-loss.pt")
+    for name, value in averaged.items():
+        assert torch.equal(best["model"][name], value), name
+    better = TrainState(epoch=3, best_valid_loss=average_loss - 1e-3, best_epoch=1)
+    select_average(exp, better, config, tokens, dev_loader, torch.device("cpu"), ctc)
+    assert (better.best_epoch, better.best_averaged) == (1, 1)
+    (exp / "epoch-2.pt").unlink()
+    with pytest.raises(FileNotFoundError, match="epoch-2.pt"):
+        select_average(exp, TrainState(epoch=3), config, tokens, dev_loader, torch.device("cpu"), ctc)

@@ -12,7 +12,8 @@ import torch
 
 import dataclasses
 
-from punct.training.checkpoint import load_checkpoint, rng_state, save_checkpoint, set_rng_state
+from punct.training.checkpoint import (average_state_dicts, load_checkpoint, rng_state, save_checkpoint,
+                                      set_rng_state)
 from punct.training.loop import TrainState
 
 
@@ -84,3 +85,21 @@ def test_one_format_for_every_loop(tmp_path, wrapped):
     best = load_checkpoint(tmp_path / "best.pt")
     assert best["optimizer"] is None and best["state"] is None and set(best) == {"model", "optimizer", "state", "config", "rng"}
     assert not list(tmp_path.glob(".*tmp*"))  # written atomically
+
+
+def test_average_state_dicts_is_the_mean_of_the_weights_and_keeps_integer_buffers():
+    models = [torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)) for _ in range(3)]
+    for i, model in enumerate(models):
+        model[1].num_batches_tracked.fill_(10 * (i + 1))
+        model(torch.randn(4, 3))  # moves the BatchNorm running statistics
+    states = [model.state_dict() for model in models]
+    averaged = average_state_dicts(states)
+    assert set(averaged) == set(states[0])
+    for name in ("0.weight", "0.bias", "1.running_mean", "1.running_var"):
+        expected = (states[0][name] + states[1][name] + states[2][name]) / 3
+        assert torch.allclose(averaged[name], expected, atol=1e-6), name
+        assert not torch.allclose(averaged[name], states[2][name]), name
+    assert int(averaged["1.num_batches_tracked"]) == 31  # the last model's (30 + its one forward)
+    models[0].load_state_dict(averaged)
+    with pytest.raises(ValueError):
+        average_state_dicts([])
