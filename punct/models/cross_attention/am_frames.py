@@ -10,7 +10,9 @@ dump of stage 5) -> groups of ``am_frame_stride`` frames averaged
 
 The AM never trains: it is not part of the model's parameters, its BatchNorm layers stay in eval mode,
 and the dataset computes each segment's frames once and keeps them (float16) for the following
-epochs, so an epoch costs about what the conv encoder's does after the first.
+epochs, so an epoch costs about what the conv encoder's does after the first.  The cache lives in the
+process that reads the dataset: with ``num_workers`` > 0 each epoch's new workers start without it and run
+the AM again (the recipe's configs read in the main process, ``num_workers: 0``).
 """
 
 from __future__ import annotations

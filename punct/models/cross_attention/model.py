@@ -13,6 +13,11 @@ Multimodal (thesis 5.4, 5.6, 5.7; :class:`CrossAttentionModel`)::
         2 multimodal blocks (self-attention over text, cross-attention text -> audio, FFN)
         -> word vectors at the last sub-tokens -> PunctBert heads (punct, case)
 
+With ``sound_encoder: am`` the audio side is :class:`AmSoundEncoder` instead: the frames of the recipe's
+trained acoustic model (frozen, run by the dataset: :mod:`punct.models.cross_attention.am_frames`) ->
+LayerNorm -> Linear to D [+ e(word of frame)] -> the transformer encoder blocks (thesis 5.5, wav2vec2 there);
+their times are :class:`AmFrameGeometry`'s (10 ms AM frames, averaged in groups).
+
 The positional embedding ``e`` is one table shared by both modalities: word ``i``'s audio
 frames (by the word timestamps, see :class:`SoundGeometry`) and word ``i``'s sub-tokens get
 ``e(i)``; special tokens and frames that overlap no word get nothing.  On the audio side it is
