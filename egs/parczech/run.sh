@@ -21,7 +21,8 @@ words_from=auto      # recognised words: am (chunked CTC recognition), synth (th
 asr_model=           # a pretrained CTC ASR model for stage 2: a local transformers folder (processor + model,
                      # e.g. a Czech wav2vec2; greedy decoding); empty: stage 2 recognises with the recipe's AM
 am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.pt, tokens.txt, mfcc.yaml) for
-                     # recognition (unless --asr-model) and EfficientPunct (stage 5: layer-12 embeddings);
+                     # recognition (unless --asr-model), EfficientPunct (stage 5: layer-12 embeddings) and the
+                     # cross-attention models' audio encoder when conf/mm<suffix>.yaml has sound_encoder: am;
                      # empty: stage 1 trains one (on --am-data, or on the mini corpus' utterances)
 am_data=             # utterance-level AM training data for stage 1 (any corpus, e.g. the ParCzech ASR release
                      # as a Kaldi data dir): a Kaldi data dir (wav.scp, text, optional segments, utt2spk), a
@@ -51,7 +52,8 @@ Speech-informed ITN recipe (egs/parczech).  Stages:
   2  recognised words with times (chunked CTC recognition with the AM or
      --asr-model, or --words-from)                                              exp/asr/words
   3  align recognised and official words (Needleman-Wunsch), build segments     data/segments
-  4  text-only, cross-attention (+PE, random audio) models; decode dev/test    exp/{text,mm,mm_pe,mm_pe_random}
+  4  text-only, cross-attention (+PE, random audio) models; decode dev/test
+     (sound encoder: conv, or the stage-1 AM with sound_encoder: am)            exp/{text,mm,mm_pe,mm_pe_random}
   5  EfficientPunct: layer-12 + text-model word vectors, TDNN with a case head,
      ensemble with the text-only model                                          exp/efficientpunct{,_tdnn}
   6  score with bootstrap confidence intervals: RESULTS.md, results.json
@@ -240,7 +242,8 @@ fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_small.yaml: the 4 h corpus;
-  # conf/mm_tiny.yaml: the tiny corpus (one quick epoch, the end-to-end test).
+  # conf/mm_tiny.yaml: the tiny corpus (one quick epoch, the end-to-end test).  Their sound_encoder: conv (mel +
+  # conv blocks) or am (the acoustic model $am of stage 1 or --am-dir, frozen: thesis 5.5).
   mm_conf=conf/mm${conf_suffix}.yaml
   log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
   log "text encoder: ${text_model:-bert_model and text_letters of ${mm_conf}}"
@@ -251,7 +254,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   utils/run.pl --max-jobs-run $nj JOB=1:$# exp/log/train_mm.JOB.log \
     bash -c 'name=$(echo $1 | cut -d" " -f$0); shift
              local/parczech/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
-    JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf $train_opts "${mm_opts[@]}"
+    JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf --am-dir $am $train_opts "${mm_opts[@]}"
   grep -h "^local/parczech/train_mm.sh: " exp/log/train_mm.*.log || true
 fi
 

@@ -2,6 +2,7 @@
 # Trains one ParCzech punctuation + case model (egs/parczech stage 4): the text-only baseline
 # (--model text) or the cross-attention multimodal model (--model mm, with --positional and
 # --random-audio variants), then decodes the dev and test segments with the best dev model.
+# A config with sound_encoder: am uses the trained acoustic model --am-dir (frozen) as the audio encoder.
 # A finished run whose options and inputs are unchanged is skipped; an interrupted one continues from its
 # newest epoch-N.pt; a changed one retrains (or continues with --resume true): utils/fresh.sh.
 # (In local/parczech: the segments are parczech_{supervisions,recordings}_<split>.jsonl.gz.)
@@ -14,6 +15,7 @@ model_config=conf/mm.yaml  # MmConfig values (conf/mm_mini.yaml for the mini cor
 positional=false       # shared word-position embeddings on audio frames and text tokens
 random_audio=false     # permute the audio samples (the thesis' random-audio control)
 bert_model=            # text encoder folder or hub name; empty: the config's value
+am_dir=                # the acoustic model of a config with sound_encoder: am (exp/am format); ignored otherwise
 device=auto            # auto, cpu or cuda
 nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
 torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
@@ -34,7 +36,7 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <segments-dir> <exp-dir>"
   echo "e.g.: $0 --model mm --positional true --model-config conf/mm_mini.yaml data/segments exp/mm_pe"
   echo "Main options: --model text|mm, --model-config FILE, --positional true|false, --random-audio true|false,"
-  echo "              --bert-model DIR|NAME, --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
+  echo "              --bert-model DIR|NAME, --am-dir DIR (sound_encoder: am), --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
   exit 1
 fi
 data=$1
@@ -46,13 +48,24 @@ for f in $model_config $data/parczech_supervisions_train.jsonl.gz $data/parczech
 done
 
 opts=()
+inputs="$model_config"
+sound_encoder=$(python3 -c 'import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get("sound_encoder", "conv"))' \
+  $model_config)
+if [ "$model" = mm ] && [ "$sound_encoder" = am ]; then
+  # The frozen AM's frames are the audio (thesis 5.5): its absolute path goes into the model's config (and
+  # so into every checkpoint), and its files into the stamp, so that a retrained AM retrains this model.
+  for f in $am_dir/best-valid-loss.pt $am_dir/mfcc.yaml; do
+    [ -f $f ] || { echo "$0: $model_config has sound_encoder am, but there is no $f (--am-dir; run.sh: stage 1)" >&2; exit 1; }
+  done
+  opts+=(--am-dir "$(readlink -f $am_dir)")
+  inputs="$inputs $am_dir/best-valid-loss.pt $am_dir/mfcc.yaml"
+fi
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
 [ "$amp" != none ] && opts+=(--amp "$amp")
 opts=(--model $model --prefix parczech --config $model_config --positional $positional --random-audio $random_audio --data-dir $data
       --exp-dir $dir --device $device --seed $seed "${opts[@]}")
 
-inputs="$model_config"
 for split in train dev test; do
   inputs="$inputs $data/parczech_supervisions_${split}.jsonl.gz $data/parczech_recordings_${split}.jsonl.gz"
 done

@@ -18,6 +18,10 @@ word (:meth:`punct.models.cross_attention.model.SoundGeometry.frame_words`) from
 segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
 ``random_audio_unit``) with a seed derived from the config seed and the segment id, so the
 corruption is the same in every epoch and run.
+With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frames instead of the mel
+(:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
+by :class:`punct.models.cross_attention.model.AmFrameGeometry`; random audio then puts the permuted samples
+through the AM (``samples``) or permutes the AM frames (``frames``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import logging
 import zlib
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -33,6 +37,7 @@ from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, class_index, mask_first_word
+from punct.models.cross_attention.am_frames import AmFrames, am_frames_of
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
 from punct.models.cross_attention.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
@@ -140,6 +145,13 @@ class ItnDataset(torch.utils.data.Dataset):
             raise ValueError(f"random_audio_unit must be samples or frames, got {cfg.random_audio_unit!r}")
         self.mel = MelSpectrogram(cfg.sample_rate, cfg.win_length, cfg.hop_length, cfg.num_mel_bins, cfg.log_mel)
         self.geometry = SoundGeometry.from_config(cfg)
+        self.am_frames: Optional[AmFrames] = None
+        self.am_cache: Dict[int, np.ndarray] = {}  # segment index -> its (frames, dim) float16 AM frames
+        if with_audio and cfg.sound_encoder == "am":
+            self.am_frames = am_frames_of(cfg)
+            self.geometry = self.am_frames.geometry
+            if self.am_frames.sample_rate != cfg.sample_rate:
+                raise ValueError(f"{cfg.am_dir}: the AM reads {self.am_frames.sample_rate} Hz, sample_rate is {cfg.sample_rate}")
 
     def __len__(self) -> int:
         return len(self.segments)
@@ -154,6 +166,20 @@ class ItnDataset(torch.utils.data.Dataset):
             samples = permute_audio(samples, permutation_seed(self.cfg.seed, seg.id))
         return samples
 
+    def segment_am_frames(self, i: int) -> torch.Tensor:
+        """Segment ``i``'s (frames, dim) frozen-AM frames, computed once (random audio: of the permuted
+        samples, or the frames permuted, by ``random_audio_unit``)."""
+        if i not in self.am_cache:
+            seg = self.segments[i]
+            samples = self.load_samples(seg)
+            if len(samples) < self.geometry.min_samples:  # zero-pad a very short segment to one frame
+                samples = np.pad(samples, (0, self.geometry.min_samples - len(samples)))
+            frames = self.am_frames(samples)
+            if self.cfg.random_audio and self.cfg.random_audio_unit == "frames":
+                frames = permute_audio(frames, permutation_seed(self.cfg.seed, seg.id))
+            self.am_cache[i] = frames.astype(np.float16)
+        return torch.from_numpy(self.am_cache[i].astype(np.float32))
+
     def __getitem__(self, i: int) -> Dict:
         seg = self.segments[i]
         ids, positions, token_words = self.text[i]
@@ -161,7 +187,11 @@ class ItnDataset(torch.utils.data.Dataset):
         ex = {"index": i, "input_ids": ids, "word_positions": positions, "token_words": token_words,
               "punct": mask_first_word(seg.punct, self.cfg.first_word),
               "case": mask_first_word(seg.case, self.cfg.first_word)}
-        if self.with_audio:
+        if self.with_audio and self.am_frames is not None:
+            frames = self.segment_am_frames(i)
+            ex["am_frames"] = frames
+            ex["frame_words"] = self.geometry.frame_words(seg.word_starts, seg.word_ends, frames.size(0))
+        elif self.with_audio:
             samples = self.load_samples(seg)
             min_samples = self.cfg.win_length + (self.geometry.min_mel_frames - 1) * self.cfg.hop_length
             if len(samples) < min_samples:  # zero-pad a very short segment to one latent frame
@@ -197,6 +227,9 @@ def collate(examples: Sequence[Dict], pad_id: int) -> Dict[str, torch.Tensor]:
         batch["word_positions"][i, :w] = torch.tensor(e["word_positions"])
         batch[f"labels_{PUNCT_HEAD}"][i, :w] = torch.tensor(e["punct"])
         batch[f"labels_{CASE_HEAD}"][i, :w] = torch.tensor(e["case"])
+    if "am_frames" in examples[0]:
+        batch["am_frames"], batch["am_lengths"] = pad_frames([e["am_frames"] for e in examples])
+        batch["frame_words"] = pad_frame_words([e["frame_words"] for e in examples])
     if "mel" in examples[0]:
         max_m = max(e["mel"].size(0) for e in examples)
         max_f = max(len(e["frame_words"]) for e in examples)
@@ -208,6 +241,22 @@ def collate(examples: Sequence[Dict], pad_id: int) -> Dict[str, torch.Tensor]:
             batch["mel"][i, : e["mel"].size(0)] = e["mel"]
             batch["frame_words"][i, : len(e["frame_words"])] = torch.from_numpy(e["frame_words"])
     return batch
+
+
+def pad_frames(frames: Sequence[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(F_i, C) tensors -> (N, max F_i, C) zero-padded and the (N,) lengths."""
+    lengths = torch.tensor([x.size(0) for x in frames], dtype=torch.long)
+    out = torch.zeros((len(frames), int(lengths.max()), frames[0].size(1)))
+    for i, x in enumerate(frames):
+        out[i, : x.size(0)] = x
+    return out, lengths
+
+
+def pad_frame_words(frame_words: Sequence[np.ndarray]) -> torch.Tensor:
+    out = torch.full((len(frame_words), max(len(w) for w in frame_words)), NO_WORD, dtype=torch.long)
+    for i, w in enumerate(frame_words):
+        out[i, : len(w)] = torch.from_numpy(w)
+    return out
 
 
 def load_split(supervisions: Pathlike, recordings: Optional[Pathlike], tokenizer, cfg: MmConfig, with_audio: bool,

@@ -13,6 +13,11 @@ Multimodal (thesis 5.4, 5.6, 5.7; :class:`CrossAttentionModel`)::
         2 multimodal blocks (self-attention over text, cross-attention text -> audio, FFN)
         -> word vectors at the last sub-tokens -> PunctBert heads (punct, case)
 
+With ``sound_encoder: am`` the audio side is :class:`AmSoundEncoder` instead: the frames of the recipe's
+trained acoustic model (frozen, run by the dataset: :mod:`punct.models.cross_attention.am_frames`) ->
+LayerNorm -> Linear to D [+ e(word of frame)] -> the transformer encoder blocks (thesis 5.5, wav2vec2 there);
+their times are :class:`AmFrameGeometry`'s (10 ms AM frames, averaged in groups).
+
 The positional embedding ``e`` is one table shared by both modalities: word ``i``'s audio
 frames (by the word timestamps, see :class:`SoundGeometry`) and word ``i``'s sub-tokens get
 ``e(i)``; special tokens and frames that overlap no word get nothing.  On the audio side it is
@@ -108,13 +113,67 @@ class SoundGeometry:
     def frame_words(self, starts: Sequence[float], ends: Sequence[float], num_frames: int) -> np.ndarray:
         """Word index of each latent frame: the word with the largest overlap with the frame's
         time window, ``NO_WORD`` when it overlaps none (silence)."""
-        fs, fe = self.frame_windows(num_frames)
-        if not len(starts) or not num_frames:
-            return np.full(num_frames, NO_WORD, dtype=np.int64)
-        ws, we = np.asarray(starts, dtype=np.float64), np.asarray(ends, dtype=np.float64)
-        overlap = np.clip(np.minimum(fe[:, None], we[None, :]) - np.maximum(fs[:, None], ws[None, :]), 0.0, None)
-        best = overlap.argmax(axis=1)
-        return np.where(overlap.max(axis=1) > 0, best, NO_WORD).astype(np.int64)
+        return words_by_overlap(*self.frame_windows(num_frames), starts, ends)
+
+
+@dataclass(frozen=True)
+class AmFrameGeometry:
+    """Frame counts and times of the acoustic-model frames (``sound_encoder: am``).
+
+    The AM's feature frame ``t`` covers ``[t shift, t shift + length)`` seconds of the segment
+    (Kaldi's snip_edges: ``1 + (samples - window) // hop`` frames), and its layer-k output frame ``t``
+    is the model's view of feature frame ``t`` (:mod:`punct.asr.model`).  Groups of ``stride``
+    consecutive frames are averaged into one audio frame; pooled frame ``j``'s time window is the
+    ``stride`` hops wide span around the centres of its feature frames.
+    """
+
+    frame_length: float  # seconds
+    frame_shift: float
+    sample_rate: int
+    stride: int = 1
+
+    @property
+    def window_samples(self) -> int:
+        return int(round(self.frame_length * self.sample_rate))
+
+    @property
+    def shift_samples(self) -> int:
+        return int(round(self.frame_shift * self.sample_rate))
+
+    @property
+    def min_samples(self) -> int:
+        """Samples needed for one pooled frame."""
+        return self.window_samples + (self.stride - 1) * self.shift_samples
+
+    def num_feature_frames(self, num_samples: int) -> int:
+        return 0 if num_samples < self.window_samples else 1 + (num_samples - self.window_samples) // self.shift_samples
+
+    def num_frames(self, num_samples: int) -> int:
+        """Pooled frames of a segment of ``num_samples`` (a last incomplete group is dropped)."""
+        return self.num_feature_frames(num_samples) // self.stride
+
+    def frame_windows(self, num_frames: int) -> Tuple[np.ndarray, np.ndarray]:
+        """(start, end) seconds of each pooled frame's time window."""
+        first_centre = np.arange(num_frames) * self.stride * self.frame_shift + self.frame_length / 2
+        start = first_centre - self.frame_shift / 2
+        return start, start + self.stride * self.frame_shift
+
+    def frame_words(self, starts: Sequence[float], ends: Sequence[float], num_frames: int) -> np.ndarray:
+        """Word index of each pooled frame (largest overlap, ``NO_WORD`` for none), as :class:`SoundGeometry`."""
+        return words_by_overlap(*self.frame_windows(num_frames), starts, ends)
+
+
+def words_by_overlap(frame_starts: np.ndarray, frame_ends: np.ndarray, starts: Sequence[float],
+                     ends: Sequence[float]) -> np.ndarray:
+    """Per frame window: the index of the word (``[starts[i], ends[i])``) it overlaps most, ``NO_WORD`` if none."""
+    num_frames = len(frame_starts)
+    if not len(starts) or not num_frames:
+        return np.full(num_frames, NO_WORD, dtype=np.int64)
+    ws, we = np.asarray(starts, dtype=np.float64), np.asarray(ends, dtype=np.float64)
+    overlap = np.clip(np.minimum(frame_ends[:, None], we[None, :]) - np.maximum(frame_starts[:, None], ws[None, :]),
+                      0.0, None)
+    best = overlap.argmax(axis=1)
+    return np.where(overlap.max(axis=1) > 0, best, NO_WORD).astype(np.int64)
 
 
 def add_word_positions(x: torch.Tensor, word_index: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
@@ -153,6 +212,8 @@ class SoundEncoder(nn.Module):
         channel count to it when they differ.
     """
 
+    inputs = ("mel", "mel_lengths")
+
     def __init__(self, cfg: MmConfig, d_model: int) -> None:
         super().__init__()
         self.geometry = SoundGeometry.from_config(cfg)
@@ -162,9 +223,7 @@ class SoundEncoder(nn.Module):
             c_in = c
         self.convs = nn.ModuleList(blocks)
         self.project = nn.Linear(c_in, d_model) if c_in != d_model else nn.Identity()
-        layer = nn.TransformerEncoderLayer(d_model, cfg.audio_heads, cfg.audio_ffn, cfg.audio_dropout, activation="gelu",
-                                           layer_norm_eps=cfg.audio_layer_norm_eps, batch_first=True)
-        self.transformer = nn.TransformerEncoder(layer, cfg.audio_layers, enable_nested_tensor=False)
+        self.transformer = audio_transformer(cfg, d_model)
 
     def latent_lengths(self, mel_lengths: torch.Tensor) -> torch.Tensor:
         return torch.tensor([self.geometry.num_latent(int(n)) for n in mel_lengths], dtype=torch.long, device=mel_lengths.device)
@@ -187,12 +246,52 @@ class SoundEncoder(nn.Module):
         lengths = self.latent_lengths(mel_lengths)
         if int(lengths.min()) < 1:
             raise ValueError(f"a segment is shorter than one latent frame ({self.geometry.min_mel_frames} mel frames)")
-        pad = torch.arange(x.size(1), device=x.device)[None, :] >= lengths[:, None]
-        if positions is not None:
-            if frame_words is None or frame_words.shape != pad.shape:
-                raise ValueError(f"frame_words must be (N, F) = {tuple(pad.shape)}")
-            x = add_word_positions(x, frame_words, positions)
-        return self.transformer(x, src_key_padding_mask=pad), pad
+        return encode_frames(self.transformer, x, lengths, frame_words, positions)
+
+
+def audio_transformer(cfg: MmConfig, d_model: int) -> nn.TransformerEncoder:
+    """The ``audio_layers`` transformer encoder blocks of both sound encoders."""
+    layer = nn.TransformerEncoderLayer(d_model, cfg.audio_heads, cfg.audio_ffn, cfg.audio_dropout, activation="gelu",
+                                       layer_norm_eps=cfg.audio_layer_norm_eps, batch_first=True)
+    return nn.TransformerEncoder(layer, cfg.audio_layers, enable_nested_tensor=False)
+
+
+def encode_frames(transformer: nn.TransformerEncoder, x: torch.Tensor, lengths: torch.Tensor,
+                  frame_words: Optional[torch.Tensor], positions: Optional[nn.Embedding]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(N, F, D) frames with ``lengths`` valid ones [+ e(word of frame)] -> the transformer's (N, F, D) and the
+    (N, F) padding mask (True = padding)."""
+    pad = torch.arange(x.size(1), device=x.device)[None, :] >= lengths[:, None]
+    if positions is not None:
+        if frame_words is None or frame_words.shape != pad.shape:
+            raise ValueError(f"frame_words must be (N, F) = {tuple(pad.shape)}")
+        x = add_word_positions(x, frame_words, positions)
+    return transformer(x, src_key_padding_mask=pad), pad
+
+
+class AmSoundEncoder(nn.Module):
+    """Frames of a frozen acoustic model -> audio frames (``sound_encoder: am``; thesis 5.5).
+
+    The AM runs in the data pipeline (:mod:`punct.models.cross_attention.am_frames`); here its pooled
+    layer-k frames go through a LayerNorm (the AM's layers have their own scales), a Linear to ``d_model``
+    and dropout, then [+ e(word of frame)] and the audio transformer blocks, as in :class:`SoundEncoder`.
+    """
+
+    inputs = ("am_frames", "am_lengths")
+
+    def __init__(self, cfg: MmConfig, in_dim: int, d_model: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(in_dim, eps=cfg.audio_layer_norm_eps)
+        self.project = nn.Linear(in_dim, d_model)
+        self.dropout = nn.Dropout(cfg.audio_dropout)
+        self.transformer = audio_transformer(cfg, d_model)
+
+    def forward(self, frames: torch.Tensor, lengths: torch.Tensor, frame_words: Optional[torch.Tensor] = None,
+                positions: Optional[nn.Embedding] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """frames (N, F, in_dim) padded, lengths (N,) valid frames -> (N, F, D) and the (N, F) padding mask."""
+        if int(lengths.min()) < 1:
+            raise ValueError("a segment has no acoustic-model frame")
+        x = self.dropout(self.project(self.norm(frames)))
+        return encode_frames(self.transformer, x, lengths, frame_words, positions)
 
 
 # ---- multimodal encoder ------------------------------------------------------------------
@@ -251,11 +350,16 @@ class CrossAttentionModel(nn.Module):
 
     uses_audio = True
 
-    def __init__(self, text: PunctBert, cfg: MmConfig) -> None:
+    def __init__(self, text: PunctBert, cfg: MmConfig, am_dim: int = 0) -> None:
         super().__init__()
         self.text = text
         d = text.hidden_size
-        self.sound = SoundEncoder(cfg, d)
+        if cfg.sound_encoder == "am":
+            if am_dim < 1:
+                raise ValueError("sound_encoder am: the acoustic model's frame dimension (am_dim) is needed")
+            self.sound = AmSoundEncoder(cfg, am_dim, d)
+        else:
+            self.sound = SoundEncoder(cfg, d)
         self.positions = nn.Embedding(cfg.max_words, d) if cfg.positional else None
         if self.positions is not None:
             nn.init.normal_(self.positions.weight, std=0.02)
@@ -270,7 +374,8 @@ class CrossAttentionModel(nn.Module):
         hidden = self.text.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
         if self.positions is not None:
             hidden = add_word_positions(hidden, batch["token_words"], self.positions)
-        audio, audio_pad = self.sound(batch["mel"], batch["mel_lengths"], batch.get("frame_words"), self.positions)
+        frames, lengths = (batch[key] for key in self.sound.inputs)
+        audio, audio_pad = self.sound(frames, lengths, batch.get("frame_words"), self.positions)
         text_pad = batch["attention_mask"] == 0
         weights = None
         for i, block in enumerate(self.blocks):
@@ -285,8 +390,9 @@ class CrossAttentionModel(nn.Module):
 MODEL_KINDS = ("text", "mm")
 
 
-def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None) -> nn.Module:
-    """A fresh model; ``text`` (a PunctBert with :func:`head_specs`) defaults to the configured encoder."""
+def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None, am_dim: int = 0) -> nn.Module:
+    """A fresh model; ``text`` (a PunctBert with :func:`head_specs`) defaults to the configured encoder;
+    ``am_dim`` (``sound_encoder: am``): the AM frame size, by default read from ``cfg.am_dir``'s model."""
     if kind not in MODEL_KINDS:
         raise ValueError(f"unknown model kind {kind!r}; choose one of {MODEL_KINDS}")
     if text is None:
@@ -299,7 +405,11 @@ def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None) -> n
         if cfg.positional or cfg.random_audio:
             logging.warning("text-only model: positional=%s and random_audio=%s have no effect", cfg.positional, cfg.random_audio)
         return TextOnlyModel(text)
-    return CrossAttentionModel(text, cfg)
+    if cfg.sound_encoder == "am" and am_dim < 1:
+        from punct.models.cross_attention.am_frames import am_frames_of
+
+        am_dim = am_frames_of(cfg).dim
+    return CrossAttentionModel(text, cfg, am_dim)
 
 
 def freeze_embeddings(encoder: nn.Module, trainable_rows: Sequence[int] = ()) -> None:

@@ -15,6 +15,7 @@ the text-only baseline and the cross-attention model.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -327,6 +328,16 @@ def save_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, 
     prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
 
 
+def with_absolute_am_dir(cfg: MmConfig, kind: str) -> MmConfig:
+    """``cfg`` with the AM folder of ``sound_encoder: am`` as an absolute path: the config of every checkpoint
+    then names the AM whose frames the model was trained on, for decoding from any folder."""
+    if kind != "mm" or cfg.sound_encoder != "am":
+        return cfg
+    if not cfg.am_dir:
+        raise ValueError("sound_encoder am needs am_dir: the AM folder (the recipe's exp/am, or train_mm --am-dir)")
+    return dataclasses.replace(cfg, am_dir=str(Path(cfg.am_dir).resolve()))
+
+
 def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
                  decode_paths: Dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
                  device_name: str = "auto", amp: str = "none") -> None:
@@ -338,6 +349,7 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
     precision = Amp(amp, device.type)
     pin = device.type == "cuda"
     seed_everything(cfg.seed)
+    cfg = with_absolute_am_dir(cfg, kind)
     if dist.is_main:
         save_config(cfg, exp_dir / "config.yaml")
 
