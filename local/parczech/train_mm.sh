@@ -49,8 +49,12 @@ done
 
 opts=()
 inputs="$model_config"
-sound_encoder=$(python3 -c 'import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get("sound_encoder", "conv"))' \
-  $model_config)
+sound_encoder=$(python3 -c '
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1])) or {}
+if not isinstance(config, dict):
+    sys.exit(f"{sys.argv[1]}: not a YAML mapping of MmConfig values")
+print(config.get("sound_encoder", "conv"))' $model_config)
 if [ "$model" = mm ] && [ "$sound_encoder" = am ]; then
   # The frozen AM's frames are the audio (thesis 5.5): its absolute path goes into the model's config (and
   # so into every checkpoint), and its files into the stamp, so that a retrained AM retrains this model.

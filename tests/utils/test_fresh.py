@@ -79,7 +79,7 @@ def _setup(work: Path, step: str) -> tuple[list, Path, Path]:
         for split in ("train", "dev", "test"):
             _touch(work / f"data/segments/parczech_supervisions_{split}.jsonl.gz")
             _touch(work / f"data/segments/parczech_recordings_{split}.jsonl.gz")
-        conf = _touch(work / "conf/mm.yaml")
+        conf = _touch(work / "conf/mm.yaml", "num_epochs: 1\n")
         return (["local/parczech/train_mm.sh", "--model", "mm", "--model-config", "conf/mm.yaml", "data/segments", "exp/mm"],
                 conf, work / "exp/mm/.done")
     assert step == "train_tdnn"
