@@ -97,7 +97,9 @@ train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
 # Stages 5-6 need only the manifests: with --overlap-branches they run as a second run.sh in the background
 # while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
 text_branch=
+overlap=false
 if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
+  overlap=true
   branch_threads=${branch_threads:-1}
 fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
@@ -135,7 +137,7 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   fi
 fi
 
-if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
+if $overlap; then
   log "Stages 5-6 start in the background beside stages 2-4: exp/log/text_branch.log"
   mkdir -p exp/log
   # its own process group, so that a failing acoustic branch can stop it (the trap below)
@@ -179,7 +181,7 @@ if [ -n "$text_branch" ]; then
     exit 1
   fi
   text_branch=
-  stage=$(( stage > 7 ? stage : 7 ))   # stages 5-6 are done
+  stage=7   # stages 5-6 are done
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then

@@ -26,17 +26,6 @@ if [ $# -ne 1 ]; then
 fi
 dir=$1
 
-if [ -f "$dir/.done" ] && ! $overwrite; then
-  built=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; print(c['size'], c['seed'])" "$dir/build.json")
-  if [ "$built" != "$size $seed" ]; then
-    echo "$0: $dir was built with size/seed '$built', not '$size $seed'; use --overwrite true to rebuild it" >&2
-    exit 1
-  fi
-  echo "$0: $dir is already built (size $size, seed $seed); --overwrite true rebuilds it"
-  cat "$dir/labels.txt"
-  exit 0
-fi
-
 opts=(--size "$size" --seed "$seed" --nj "$nj")
 [ -n "$cache_dir" ] && opts+=(--cache-dir "$cache_dir")
 [ -n "$normalize_config" ] && opts+=(--normalize-config "$normalize_config")

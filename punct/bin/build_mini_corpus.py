@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
 from pathlib import Path
 
+from punct.corpora.build_record import reuse_built_corpus
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
 from punct.normalize import NormalizeConfig, format_mark_table
 from punct.utils.cli import add_mini_corpus_arguments, add_normalize_arguments
@@ -30,8 +32,16 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main() -> None:
     args = get_parser().parse_args()
-    setup_logging(args.log_file)
     cfg = config_for_size(args.size, args.seed)
+    try:
+        if reuse_built_corpus(args.out_dir, cfg, args.overwrite):
+            table = (args.out_dir / "labels.txt").read_text(encoding="utf-8")
+            print(f"{args.out_dir} is already built (size {args.size}, seed {args.seed}); --overwrite rebuilds it\n"
+                  f"{table}", end="")
+            return
+    except ValueError as err:
+        sys.exit(f"build_mini_corpus: {err}")
+    setup_logging(args.log_file)
     norm = config_from_args(NormalizeConfig, args, args.normalize_config, prefix="norm-")
     log_config({"args": vars(args), "corpus": cfg, "normalize": norm})
     logging.info("labels:\n%s", format_mark_table(norm))

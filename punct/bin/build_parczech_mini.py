@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 import time
 from typing import List, Optional
 
+from punct.corpora.build_record import reuse_built_corpus
 from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
 from punct.utils.cli import add_mini_corpus_arguments
 from punct.utils.logging import log_config, setup_logging
@@ -26,8 +28,14 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
-    setup_logging(args.log_file)
     cfg = config_for_size(args.size, args.seed)
+    try:
+        if reuse_built_corpus(args.out_dir, cfg, args.overwrite):
+            print(f"{args.out_dir} is already built (size {args.size}, seed {args.seed}); --overwrite rebuilds it")
+            return
+    except ValueError as err:
+        sys.exit(f"build_parczech_mini: {err}")
+    setup_logging(args.log_file)
     log_config({"args": vars(args), "corpus": cfg})
     begin = time.time()
     summary = build_czech_mini_corpus(args.out_dir, cfg, args.cache_dir, overwrite=args.overwrite)

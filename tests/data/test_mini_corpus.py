@@ -14,6 +14,7 @@ import pytest
 import soundfile as sf
 
 from punct.labels import WordLabels
+from punct.corpora.build_record import config_changes, reuse_built_corpus
 from punct.corpora.mini_english import (
     MiniCorpusConfig, SplitSize, build_mini_corpus, config_for_size, load_austen, paragraphs_from_lines,
     split_long, split_sentences, split_sources,
@@ -231,6 +232,25 @@ def test_build_is_deterministic_and_never_silently_overwritten(built, tmp_path):
     rel = Path("data") / "dev" / "txt" / "dev.yaml"
     assert (other / rel).read_text() != (corpus / rel).read_text()
     assert not list(tmp_path.glob(".again*"))  # no temporary folder left behind
+
+
+def test_a_built_corpus_is_reused_only_with_the_config_it_was_built_from(built, tmp_path):
+    corpus, _, _ = built
+    assert config_changes(corpus, small_config()) == []
+    assert reuse_built_corpus(corpus, small_config(), overwrite=False)
+    assert not reuse_built_corpus(corpus, small_config(), overwrite=True)
+    assert not reuse_built_corpus(tmp_path / "missing", small_config(), overwrite=False)
+    more_dev = MiniCorpusConfig(size="test", seed=7, splits={
+        "train": SplitSize(2, 12.0), "dev": SplitSize(3, 8.0), "tst-COMMON": SplitSize(1, 8.0)})
+    changes = config_changes(corpus, more_dev)
+    assert len(changes) == 1 and changes[0].startswith("splits:") and "'talks': 3" in changes[0]
+    with pytest.raises(ValueError, match=r"built with another config \(seed: built 7, asked 8\)"):
+        reuse_built_corpus(corpus, small_config(seed=8), overwrite=False)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / ".done").write_text("")
+    (tmp_path / "broken" / "build.json").write_text("{}")
+    with pytest.raises(ValueError, match="broken/build.json: no readable build config"):
+        reuse_built_corpus(tmp_path / "broken", small_config(), overwrite=False)
 
 
 def test_sizes():

@@ -1,0 +1,46 @@
+"""The record a mini-corpus build leaves (``build.json``'s ``config``) against the config asked for.
+
+A built corpus is kept between runs; it is reused only if it was built from the same config, so that a
+change of a size's splits (more dev talks, say) is not hidden behind a folder that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, List
+
+from punct.utils.atomic import is_done
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists, other objects strings)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def config_changes(corpus_dir: Path, cfg: Any) -> List[str]:
+    """The fields of dataclass ``cfg`` whose values differ from those recorded in ``corpus_dir/build.json``,
+    each as ``"name: built X, asked Y"``; an empty list when the corpus was built from ``cfg``."""
+    record = Path(corpus_dir) / "build.json"
+    try:
+        built = json.loads(record.read_text(encoding="utf-8"))["config"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{record}: no readable build config ({err}); --overwrite rebuilds the corpus") from err
+    asked = _as_json(asdict(cfg))
+    return [f"{name}: built {built.get(name)!r}, asked {value!r}"
+            for name, value in asked.items() if built.get(name) != value]
+
+
+def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
+    """Whether a complete corpus in ``corpus_dir`` is to be kept (built from ``cfg``, no ``overwrite``).
+
+    Raises ``ValueError`` naming the changed fields when it was built from another config.
+    """
+    if overwrite or not is_done(corpus_dir):
+        return False
+    changes = config_changes(corpus_dir, cfg)
+    if changes:
+        raise ValueError(f"{corpus_dir} was built with another config ({'; '.join(changes)}); "
+                         "--overwrite rebuilds it")
+    return True
