@@ -178,3 +178,55 @@ def test_zero_init_blocks_start_without_audio_influence():
         model = build_model("mm", cfg, PunctBert(make_encoder(), None, head_specs(cfg))).eval()
         same = torch.allclose(model(batch)["punct"], model(noisy)["punct"])
         assert same == zero_init
+
+
+def test_aligned_attention_mask_by_word_times():
+    from punct.models.cross_attention.model import aligned_attention_mask
+
+    # frames: leading silence, word 0, pause, word 1, word 2, pause, padding; word 3 has no frame
+    frame_words = torch.tensor([[NO_WORD, 0, 0, NO_WORD, 1, 2, NO_WORD, NO_WORD]])
+    audio_pad = torch.tensor([[False] * 7 + [True]])
+    token_words = torch.tensor([[NO_WORD, 0, 1, 1, 2, 3, NO_WORD, NO_WORD]])  # [CLS] w0 w1 w1 w2 w3 [SEP] pad
+    allowed = ~aligned_attention_mask(token_words, frame_words, audio_pad, context=0)[0]
+    every = [True] * 7 + [False]
+    assert allowed.tolist() == [
+        every,
+        [False, True, True, True, False, False, False, False],  # word 0: its frames and the pause after it
+        [False, False, False, False, True, False, False, False],
+        [False, False, False, False, True, False, False, False],
+        [False, False, False, False, False, True, True, False],  # word 2 and the trailing pause
+        every,  # word 3 owns no frame
+        every,
+        every,
+    ]
+    wider = ~aligned_attention_mask(token_words, frame_words, audio_pad, context=1)[0]
+    assert wider[2].tolist() == [False, True, True, True, True, True, True, False]  # words 0-2
+    assert wider[5].tolist() == [False, False, False, False, False, True, True, False]  # word 3 sees word 2's frames
+
+
+def test_aligned_attention_reaches_the_cross_attention():
+    """The last block's cross-attention weights: with aligned attention a word's token puts no weight on the
+    other word's frames (context 0), with full attention it weighs every frame."""
+    def attention(**options):
+        torch.manual_seed(0)
+        cfg = tiny_config(**options)
+        model = build_model("mm", cfg, PunctBert(make_encoder(), head_specs(cfg))).eval()
+        geometry = model.sound.geometry
+        mel_frames = geometry.receptive_field + 5 * geometry.stride
+        num_latent = geometry.num_latent(mel_frames)
+        batch = {
+            "input_ids": torch.tensor([[2, 5, 6, 3]]), "attention_mask": torch.ones(1, 4, dtype=torch.long),
+            "word_positions": torch.tensor([[1, 2]]), "token_words": torch.tensor([[NO_WORD, 0, 1, NO_WORD]]),
+            "mel": torch.randn(1, mel_frames, cfg.num_mel_bins), "mel_lengths": torch.tensor([mel_frames]),
+            "frame_words": torch.tensor([[0, 0] + [1] * (num_latent - 2)]),
+        }
+        with torch.no_grad():
+            return model(batch, need_attention=True)["attention"][0]  # (T, F)
+
+    aligned = attention(mm_attention="aligned", mm_attention_context=0)
+    assert aligned.shape[1] == 6
+    assert (aligned[1, 2:] == 0).all() and (aligned[2, :2] == 0).all()
+    assert torch.allclose(aligned[1, :2].sum(), torch.tensor(1.0)) and (aligned[0] > 0).all()  # [CLS]: every frame
+    assert (attention()[1:3] > 0).all()
+    with pytest.raises(ValueError, match="mm_attention must be one of"):
+        MmConfig(mm_attention="local")

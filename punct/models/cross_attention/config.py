@@ -12,6 +12,7 @@ from typing import Tuple
 from punct.labels import check_first_word
 
 SOUND_ENCODERS = ("conv", "am")
+MM_ATTENTIONS = ("full", "aligned")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,11 @@ class MmConfig:
     mm_ffn: int = 2048
     mm_dropout: float = 0.2
     mm_layer_norm_eps: float = 6.0e-5
+    mm_attention: str = "full"  # full: every text token attends every audio frame (thesis 5.4); aligned: a word's
+    # sub-tokens attend only the frames of words i - c .. i + c (c = mm_attention_context) by the word times, a word's
+    # frames running from its start to the next word's start (its sound and the pause after it); special tokens and
+    # words without frames attend every frame.  The alignment then need not be learnt (see README, egs/parczech)
+    mm_attention_context: int = 1
     mm_zero_init: bool = False  # zero the output projections of the multimodal blocks' attention/FFN branches:
     # the blocks start as (normalised) identities, so training starts from the text-only function
     # ---- variants (thesis 5.7, 5.8) --------------------------------------------------
@@ -96,5 +102,9 @@ class MmConfig:
         check_first_word(self.first_word)
         if self.sound_encoder not in SOUND_ENCODERS:
             raise ValueError(f"sound_encoder must be one of {SOUND_ENCODERS}, got {self.sound_encoder!r}")
+        if self.mm_attention not in MM_ATTENTIONS:
+            raise ValueError(f"mm_attention must be one of {MM_ATTENTIONS}, got {self.mm_attention!r}")
+        if self.mm_attention_context < 0:
+            raise ValueError(f"mm_attention_context must be >= 0, got {self.mm_attention_context}")
         if self.am_frame_stride < 1:
             raise ValueError(f"am_frame_stride must be >= 1, got {self.am_frame_stride}")

@@ -13,6 +13,9 @@ Multimodal (thesis 5.4, 5.6, 5.7; :class:`CrossAttentionModel`)::
         2 multimodal blocks (self-attention over text, cross-attention text -> audio, FFN)
         -> word vectors at the last sub-tokens -> PunctBert heads (punct, case)
 
+With ``mm_attention: aligned`` (not in the thesis) the cross-attention of a word's tokens is restricted by the
+word times to the frames of that word and its neighbours (:func:`aligned_attention_mask`).
+
 With ``sound_encoder: am`` the audio side is :class:`AmSoundEncoder` instead: the frames of the recipe's
 trained acoustic model (frozen, run by the dataset: :mod:`punct.models.cross_attention.am_frames`) ->
 LayerNorm -> Linear to D [+ e(word of frame)] -> the transformer encoder blocks (thesis 5.5, wav2vec2 there);
@@ -297,6 +300,24 @@ class AmSoundEncoder(nn.Module):
 # ---- multimodal encoder ------------------------------------------------------------------
 
 
+def aligned_attention_mask(token_words: torch.Tensor, frame_words: torch.Tensor, audio_pad: torch.Tensor,
+                           context: int) -> torch.Tensor:
+    """The cross-attention mask of ``mm_attention: aligned``: (N, T, F), True where text token ``t`` may not
+    attend audio frame ``f``.
+
+    A frame belongs to the last word that began at or before it (``frame_words`` forward-filled over the
+    frames of no word), so word ``i`` owns its sound and the pause after it; a token of word ``i`` attends the
+    frames of words ``i - context`` .. ``i + context``.  Tokens of no word (special tokens, padding) and words
+    that own no such frame attend every frame; padding frames are never attended.
+    """
+    frame_owner = torch.cummax(frame_words, dim=1).values  # (N, F); frames before the first word: NO_WORD
+    near = (frame_owner[:, None, :] - token_words[:, :, None]).abs() <= context
+    blocked = ~near | audio_pad[:, None, :]
+    unconstrained = (token_words < 0)[:, :, None] | blocked.all(dim=2, keepdim=True)
+    return torch.where(unconstrained, audio_pad[:, None, :].expand_as(blocked), blocked)
+
+
+
 class MultimodalBlock(nn.Module):
     """Self-attention over text, cross-attention (queries text, keys/values audio), FFN;
     post-norm add & norm with dropout on each branch (thesis 5.4, Figure 5.9)."""
@@ -314,11 +335,16 @@ class MultimodalBlock(nn.Module):
                 nn.init.zeros_(linear.bias)
 
     def forward(self, text: torch.Tensor, text_pad: torch.Tensor, audio: torch.Tensor, audio_pad: torch.Tensor,
-                need_weights: bool = False) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+                need_weights: bool = False, cross_mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """text (N, T, D), audio (N, F, D), pads True at padding -> (N, T, D) and optionally the
-        head-averaged cross-attention weights (N, T, F)."""
+        head-averaged cross-attention weights (N, T, F).  ``cross_mask`` (N, T, F), True = not attended
+        (:func:`aligned_attention_mask`, which includes the audio padding), replaces ``audio_pad`` there."""
         x = self.norm1(text + self.drop1(self.self_attn(text, text, text, key_padding_mask=text_pad, need_weights=False)[0]))
-        y, weights = self.cross_attn(x, audio, audio, key_padding_mask=audio_pad, need_weights=need_weights)
+        if cross_mask is None:
+            y, weights = self.cross_attn(x, audio, audio, key_padding_mask=audio_pad, need_weights=need_weights)
+        else:
+            per_head = cross_mask.repeat_interleave(self.cross_attn.num_heads, dim=0)  # (N * heads, T, F)
+            y, weights = self.cross_attn(x, audio, audio, attn_mask=per_head, need_weights=need_weights)
         x = self.norm2(x + self.drop2(y))
         x = self.norm3(x + self.drop3(self.ffn(x)))
         return x, weights
@@ -360,6 +386,7 @@ class CrossAttentionModel(nn.Module):
             self.sound = AmSoundEncoder(cfg, am_dim, d)
         else:
             self.sound = SoundEncoder(cfg, d)
+        self.attention, self.attention_context = cfg.mm_attention, cfg.mm_attention_context
         self.positions = nn.Embedding(cfg.max_words, d) if cfg.positional else None
         if self.positions is not None:
             nn.init.normal_(self.positions.weight, std=0.02)
@@ -377,9 +404,13 @@ class CrossAttentionModel(nn.Module):
         frames, lengths = (batch[key] for key in self.sound.inputs)
         audio, audio_pad = self.sound(frames, lengths, batch.get("frame_words"), self.positions)
         text_pad = batch["attention_mask"] == 0
+        cross_mask = None
+        if self.attention == "aligned":
+            cross_mask = aligned_attention_mask(batch["token_words"], batch["frame_words"], audio_pad, self.attention_context)
         weights = None
         for i, block in enumerate(self.blocks):
-            hidden, weights = block(hidden, text_pad, audio, audio_pad, need_weights=need_attention and i == len(self.blocks) - 1)
+            hidden, weights = block(hidden, text_pad, audio, audio_pad, need_weights=need_attention and i == len(self.blocks) - 1,
+                                    cross_mask=cross_mask)
         vectors = _gather_words(hidden, batch["word_positions"])
         out = {name: head(vectors) for name, head in self.text.heads.items()}
         if need_attention:
