@@ -63,6 +63,7 @@ class RunResult:
     scored_words: Optional[int]
     manifest_words: Optional[int]
     dev_wer: Optional[float]  # percent
+    test_wer: Optional[float]  # percent
     dev_alignment_ms: Optional[float]
     wall_seconds: Optional[float]
 
@@ -104,7 +105,7 @@ def read_run(path: Path, split: str = "test") -> RunResult:
         path=path, seed=results.get("seed", run.get("seed")), f1=f1, alpha=results["chosen_alpha"],
         scored_utterances=scored.get("utterances"), manifest_utterances=scored.get("manifest_utterances"),
         scored_words=scored.get("words"), manifest_words=scored.get("manifest_words"),
-        dev_wer=am.get("wer", {}).get("dev"), dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
+        dev_wer=am.get("wer", {}).get("dev"), test_wer=am.get("wer", {}).get("test"), dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
         wall_seconds=run.get("wall_seconds"),
     )
 
@@ -114,6 +115,7 @@ def run_quantities(runs: Sequence[RunResult]) -> Dict[str, List[Optional[float]]
     return {
         "alpha": [r.alpha for r in runs],
         "am_dev_wer_percent": [r.dev_wer for r in runs],
+        "am_test_wer_percent": [r.test_wer for r in runs],
         "alignment_error_dev_ms": [r.dev_alignment_ms for r in runs],
         "scored_utterances": [r.scored_utterances for r in runs],
         "scored_words": [r.scored_words for r in runs],
@@ -160,11 +162,12 @@ def scored_cell(run: RunResult) -> str:
 
 
 def run_rows(runs: Sequence[RunResult], split: str) -> List[List[str]]:
-    """Per-run numbers: alpha, AM dev WER, alignment error, utterances and words scored, wall time."""
+    """Per-run numbers: alpha, AM dev and test WER, alignment error, utterances and words scored, wall time."""
     several = len(runs) > 1
     rows = []
     for label, values, digits in (("alpha chosen on dev", [r.alpha for r in runs], 1),
                                   ("AM dev WER (%, greedy CTC)", [r.dev_wer for r in runs], 1),
+                                  ("AM test WER (%, greedy CTC)", [r.test_wer for r in runs], 1),
                                   ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
         row = [label] + [number(v, digits) for v in values]
         rows.append(row + ([mean_sd_cell(values, lambda x: number(x, digits))] if several else []))
