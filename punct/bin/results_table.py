@@ -105,7 +105,8 @@ def read_run(path: Path, split: str = "test") -> RunResult:
         path=path, seed=results.get("seed", run.get("seed")), f1=f1, alpha=results["chosen_alpha"],
         scored_utterances=scored.get("utterances"), manifest_utterances=scored.get("manifest_utterances"),
         scored_words=scored.get("words"), manifest_words=scored.get("manifest_words"),
-        dev_wer=am.get("wer", {}).get("dev"), test_wer=am.get("wer", {}).get("test"), dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
+        dev_wer=am.get("wer", {}).get("dev"), test_wer=am.get("wer", {}).get("test"),
+        dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
         wall_seconds=run.get("wall_seconds"),
     )
 

@@ -317,7 +317,6 @@ def aligned_attention_mask(token_words: torch.Tensor, frame_words: torch.Tensor,
     return torch.where(unconstrained, audio_pad[:, None, :].expand_as(blocked), blocked)
 
 
-
 class MultimodalBlock(nn.Module):
     """Self-attention over text, cross-attention (queries text, keys/values audio), FFN;
     post-norm add & norm with dropout on each branch (thesis 5.4, Figure 5.9)."""
