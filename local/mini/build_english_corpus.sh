@@ -6,7 +6,7 @@
 set -euo pipefail
 
 # Begin configuration section.
-size=mini          # tiny (a few minutes, tests/CI) or mini (about an hour)
+size=mini          # tiny (a few minutes, tests/CI) or mini (about 80 min)
 seed=42            # seed of every random choice (text, voices, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
 nj=1               # talks synthesized in parallel

@@ -21,7 +21,7 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_mini_corpus_arguments(parser, SIZES, "tiny: a few minutes of audio (tests, CI); mini: about an hour "
+    add_mini_corpus_arguments(parser, SIZES, "tiny: a few minutes of audio (tests, CI); mini: about 80 min "
                               "(the recipe default)", "r-cran-janeaustenr", "MuST-C layout: data/{train,dev,tst-COMMON}")
     parser.add_argument("--text-file", type=Path, default=None,
                         help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen")

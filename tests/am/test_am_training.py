@@ -164,7 +164,6 @@ def _dev_loader(fbank, tokens, config):
     return torch.utils.data.DataLoader(CtcDataset(cmvn, tokens), sampler=sampler, batch_size=None)
 
 
-
 def test_the_average_of_the_last_epochs_is_the_selected_model(tmp_path):
     from punct.training.checkpoint import average_state_dicts, load_checkpoint
 
