@@ -16,8 +16,8 @@ import soundfile as sf
 from punct.labels import WordLabels
 from punct.corpora.build_record import config_changes, reuse_built_corpus
 from punct.corpora.mini_english import (
-    MiniCorpusConfig, SplitSize, build_mini_corpus, config_for_size, load_austen, paragraphs_from_lines,
-    split_long, split_sentences, split_sources,
+    ENGLISH_VOICES, MiniCorpusConfig, SplitSize, balanced_voice_names, build_mini_corpus, config_for_size,
+    load_austen, paragraphs_from_lines, plan_talks, split_long, split_sentences, split_sources,
 )
 from punct.corpora.mustc import prepare_mustc
 from punct.corpora.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
@@ -195,6 +195,33 @@ def test_voices_differ_between_talks(built):
     _, _, summary = built
     voices = [tuple(v.values()) for s in summary.values() for v in s["voices"]]
     assert len(set(voices)) == len(voices) == 4
+
+
+@pytest.mark.parametrize("num_talks", [4, 6, 16, 32])
+def test_balanced_voice_names_share_the_voices_evenly(num_talks):
+    names = balanced_voice_names(num_talks, np.random.default_rng(num_talks))
+    counts = Counter(names)
+    assert len(names) == num_talks and set(counts) <= set(ENGLISH_VOICES)
+    assert len(counts) == min(num_talks, len(ENGLISH_VOICES))
+    assert max(counts.values()) - min(counts.values()) <= 1
+
+
+def test_training_talks_share_the_voices_and_keep_the_random_text():
+    sentences = split_sentences(make_text(400))
+    size = SplitSize(12, 20.0)
+
+    def plan(split: str, balanced: bool):
+        cfg = MiniCorpusConfig(size="test", balanced_train_voices=balanced)
+        return plan_talks(sentences, split, 1, size, cfg, np.random.default_rng(5))
+
+    balanced, drawn = plan("train", True), plan("train", False)
+    assert Counter(t.voice.name for t in balanced) == Counter({v: 2 for v in ENGLISH_VOICES})
+    # only the voice name changes: text, rate, pitch and noise are the random draw's
+    for a, b in zip(balanced, drawn):
+        assert [s.text for s in a.segments] == [s.text for s in b.segments]
+        assert (a.voice.variant, a.voice.rate, a.voice.pitch, a.noise_dbfs) == (
+            b.voice.variant, b.voice.rate, b.voice.pitch, b.noise_dbfs)
+    assert [t.voice for t in plan("dev", True)] == [t.voice for t in plan("dev", False)]
 
 
 def test_build_is_read_by_the_mustc_reader_and_word_times_match(built, tmp_path):
