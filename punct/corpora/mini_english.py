@@ -361,7 +361,7 @@ def plan_talks(
     names: List[Optional[str]] = [None] * size.talks
     if split == "train" and cfg.balanced_train_voices:
         # from a child stream: the talks' text, rate and pitch stay those of the random draw
-        names = list(balanced_voice_names(size.talks, rng.spawn(1)[0]))
+        names = balanced_voice_names(size.talks, rng.spawn(1)[0])
     for t in range(size.talks):
         voice = draw_voice(rng, names[t])
         # espeak reads Austen at about 1.2 x its nominal words per minute (measured on the tiny corpus).
