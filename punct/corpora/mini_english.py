@@ -358,7 +358,7 @@ def plan_talks(
     draws = cfg.question_draws_train if split == "train" else cfg.question_draws_eval
     used: List[Tuple[int, int]] = []
     talks: List[Talk] = []
-    names: List[Optional[str]] = [None] * size.talks
+    names: Sequence[Optional[str]] = [None] * size.talks
     if split == "train" and cfg.balanced_train_voices:
         # from a child stream: the talks' text, rate and pitch stay those of the random draw
         names = balanced_voice_names(size.talks, rng.spawn(1)[0])
