@@ -157,9 +157,42 @@ def detection(cm: np.ndarray) -> np.ndarray:
     return np.stack([p, r, f], axis=-1)
 
 
+def micro_f1(cm: np.ndarray) -> np.ndarray:
+    """F1 of the marks pooled (class 0 is blank; a mark predicted as another mark is wrong) -> (...);
+    :func:`punct.metrics.score`'s ``overall`` F1 of (..., C, C) confusion matrices."""
+    cm = np.asarray(cm, dtype=np.float64)
+    tp = np.diagonal(cm, axis1=-2, axis2=-1)[..., 1:].sum(axis=-1)
+    num_hyp, num_ref = cm[..., :, 1:].sum(axis=(-2, -1)), cm[..., 1:, :].sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(num_hyp + num_ref > 0, 2 * tp / (num_hyp + num_ref), 0.0)
+
+
+def bootstrap_values(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
+                     seed: int = 42) -> np.ndarray:
+    """The statistic on ``num_resamples`` resamples of the segments, drawn with replacement -> (B, ...).
+
+    The draws depend only on ``seed`` and the number of segments, so two calls with the same seed on
+    the same segments (e.g. two systems' confusions) resample the same segments: paired resamples.
+    """
+    confusions = np.asarray(confusions)
+    if confusions.ndim != 3 or confusions.shape[0] == 0:
+        raise ValueError(f"need (S, C, C) confusion matrices of at least one segment, got shape {confusions.shape}")
+    s, c, _ = confusions.shape
+    rng = np.random.default_rng(seed)
+    flat = confusions.reshape(s, c * c).astype(np.float64)
+    values = []
+    for start in range(0, num_resamples, 200):  # chunks keep the (B, S) weight matrix small
+        b = min(200, num_resamples - start)
+        draws = rng.integers(0, s, size=(b, s))
+        weights = np.zeros((b, s))
+        np.add.at(weights, (np.repeat(np.arange(b), s), draws.ravel()), 1.0)
+        values.append(statistic((weights @ flat).reshape(b, c, c)))
+    return np.concatenate(values, axis=0)
+
+
 def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
               seed: int = 42, level: float = 0.95) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bootstrap over segments.
+    """Bootstrap interval over segments.
 
     Args:
       confusions: (S, C, C) per-segment confusion matrices.
@@ -170,21 +203,8 @@ def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarr
     Returns:
       (point estimate on all segments, lower bounds, upper bounds), each of the statistic's shape.
     """
-    confusions = np.asarray(confusions)
-    if confusions.ndim != 3 or confusions.shape[0] == 0:
-        raise ValueError(f"need (S, C, C) confusion matrices of at least one segment, got shape {confusions.shape}")
-    s, c, _ = confusions.shape
-    point = statistic(confusions.sum(axis=0))
-    rng = np.random.default_rng(seed)
-    flat = confusions.reshape(s, c * c).astype(np.float64)
-    values = []
-    for start in range(0, num_resamples, 200):  # chunks keep the (B, S) weight matrix small
-        b = min(200, num_resamples - start)
-        draws = rng.integers(0, s, size=(b, s))
-        weights = np.zeros((b, s))
-        np.add.at(weights, (np.repeat(np.arange(b), s), draws.ravel()), 1.0)
-        values.append(statistic((weights @ flat).reshape(b, c, c)))
-    values = np.concatenate(values, axis=0)
+    values = bootstrap_values(confusions, statistic, num_resamples, seed)
+    point = statistic(np.asarray(confusions).sum(axis=0))
     alpha = (1.0 - level) / 2
     return point, np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
 

@@ -16,6 +16,7 @@ am_model_dir=exp/am    # for the parameter counts only
 bert_model_dir=exp/bert
 alpha_step=0.1
 paper_alpha=0.4
+alpha_rule=one-se       # one-se: a single model unless a mixture wins by > 1 bootstrap SE on dev; argmax: best dev F1
 supervisions_dir=      # stage-0 manifests: RESULTS.md then says what was dropped before scoring
 seed=                  # recorded in results.json
 # End configuration section.
@@ -53,7 +54,7 @@ steps/decode_tdnn.sh --cmd "$cmd" --nj $nj --splits "$splits" --device $device \
   --cuts-pattern "${prefix}_cuts_{split}_ali.jsonl.gz" $cuts_dir $am_dir $bert_dir $tdnn_dir
 
 python -m punct.bin.score_ensemble --prefix $prefix --cuts-dir $cuts_dir --bert-emb-dir $bert_dir --tdnn-post-dir $tdnn_dir/post \
-  --dev-split $dev_split --test-split $test_split --alpha-step $alpha_step --paper-alpha $paper_alpha \
+  --dev-split $dev_split --test-split $test_split --alpha-step $alpha_step --paper-alpha $paper_alpha --alpha-rule $alpha_rule \
   --am-dir $am_model_dir --am-emb-dir $am_dir --bert-dir $bert_model_dir --tdnn-model $model --out-dir $dir \
   ${supervisions_dir:+--supervisions-dir $supervisions_dir} ${seed:+--seed $seed}
 

@@ -2,7 +2,9 @@
 """Stage 8: score BERT-only, the punctuation TDNN and their ensemble; choose alpha on dev.
 
 p = alpha * p_tdnn + (1 - alpha) * p_bert for alpha = 0.0, 0.1, ..., 1.0 on dev and test; alpha is
-chosen on dev (highest overall F1) and test is reported at the chosen alpha and at the paper's 0.4.
+chosen on dev (--alpha-rule: one-se, the one-standard-error rule of punct.ensemble, which prefers a
+single model unless a mixture beats it by more than one bootstrap standard error; or argmax, the
+highest overall F1) and test is reported at the chosen alpha and at the paper's 0.4.
 References are the per-word labels (custom["punct"]) of the aligned cuts; every system is scored on
 the same words (utterances that have both posteriors).  Per split, results.json ("splits") and
 RESULTS.md say what was scored: the utterances and words of the stage-0 supervisions
@@ -17,11 +19,12 @@ import argparse
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
-from punct.ensemble import PAPER_ALPHA, alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
+from punct.ensemble import (PAPER_ALPHA, AlphaChoice, SweepPoint, alpha_sweep, choose_alpha, choose_alpha_one_se, default_alphas,
+                            ensemble, paired_posteriors)
 from punct.io.shards import MatrixReader
 from punct.metrics import Coverage, coverage, score
 from punct.report import acoustic_model_health, parameter_breakdown, write_results
@@ -39,6 +42,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--test-split", default="test", help="split reported")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
     parser.add_argument("--paper-alpha", type=float, default=PAPER_ALPHA, help="the paper's alpha, also reported")
+    parser.add_argument("--alpha-rule", choices=("one-se", "argmax"), default="one-se",
+                        help="how alpha is chosen on dev: one-standard-error rule (prefer a single model) or highest overall F1")
+    parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev utterances (one-se)")
+    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the bootstrap resamples (one-se)")
     parser.add_argument("--am-dir", type=Path, default=Path("exp/am"), help="acoustic model folder (parameter count)")
     parser.add_argument("--bert-dir", type=Path, default=Path("exp/bert"), help="fine-tuned BERT folder (parameter count)")
     parser.add_argument("--tdnn-model", type=Path, default=Path("exp/tdnn/best-valid-f1.pt"), help="TDNN checkpoint (parameter count)")
@@ -143,6 +150,15 @@ def references(cuts_path: Path) -> Dict[str, np.ndarray]:
     return refs
 
 
+def choose_dev_alpha(args: argparse.Namespace, sweep: List[SweepPoint], dev: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                     lengths: List[int], alphas: List[float]) -> AlphaChoice:
+    if args.alpha_rule == "one-se":
+        return choose_alpha_one_se(*dev, lengths, alphas, args.num_resamples, args.bootstrap_seed)
+    best = choose_alpha(sweep)
+    best_score = next(p.scores.overall["f1"] for p in sweep if p.alpha == best)
+    return AlphaChoice(best, "argmax", best, best_score, 0.0, 0)
+
+
 def main() -> None:
     args = get_parser().parse_args()
     setup_logging(args.out_dir / "log" / "score.log")
@@ -151,7 +167,7 @@ def main() -> None:
     alphas = default_alphas(args.alpha_step)
     if not any(abs(a - args.paper_alpha) < 1e-9 for a in alphas):
         alphas = sorted(alphas + [args.paper_alpha])
-    data, splits = {}, {}
+    data, lengths, splits = {}, {}, {}
     for split in (args.dev_split, args.test_split):
         refs = references(args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz")
         tdnn_scp = args.tdnn_post_dir / split / "post.scp"
@@ -163,14 +179,17 @@ def main() -> None:
         if skipped:
             logging.warning("%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)", split, len(skipped), len(refs), skipped[0])
         data[split] = (ref, pt, pb)
+        lost = set(skipped)
+        lengths[split] = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
         scored = split_coverage(args, split, refs, skipped)
         if scored.words != len(ref):
             raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
         splits[split] = scored.to_dict()
         logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
-    chosen = choose_alpha(sweeps[args.dev_split])
-    logging.info("alpha chosen on %s: %.1f", args.dev_split, chosen)
+    choice = choose_dev_alpha(args, sweeps[args.dev_split], data[args.dev_split], lengths[args.dev_split], alphas)
+    chosen = choice.alpha
+    logging.info("alpha chosen on %s: %.1f (%s)", args.dev_split, chosen, choice.describe())
     systems = {}
     for split, (ref, pt, pb) in data.items():
         systems[split] = {
@@ -186,6 +205,7 @@ def main() -> None:
         "classes": classes,
         "splits": splits,
         "chosen_alpha": chosen,
+        "alpha_choice": choice.to_dict(),
         "paper_alpha": args.paper_alpha,
         "systems": systems,
         "alpha_sweep": {

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from punct.ensemble import alpha_sweep, choose_alpha, default_alphas, ensemble, paired_posteriors
+from punct.ensemble import (alpha_sweep, choose_alpha, choose_alpha_one_se, default_alphas, ensemble, paired_posteriors,
+                            utterance_confusions)
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
 
@@ -47,6 +48,63 @@ def test_alpha_is_chosen_on_dev():
     bert_wrong = np.array([[0.5, 0.4, 0.05, 0.05], [0.6, 0.1, 0.1, 0.2], [0.1, 0.8, 0.05, 0.05]])
     sweep = alpha_sweep(ref, tdnn_right, bert_wrong, PUNCT4.classes, default_alphas())
     assert choose_alpha(sweep) == min(p.alpha for p in sweep if p.scores.overall["f1"] == 1.0) > 0.5
+
+
+# One utterance of three words where only a mixture is right everywhere (test_alpha_is_chosen_on_dev):
+# BERT alone gets words 0 and 2, the TDNN alone word 1, alpha 0.4-0.6 all three.
+MIX_REF = np.array([1, 3, 2])
+MIX_BERT = np.array([[0.1, 0.8, 0.05, 0.05], [0.6, 0.1, 0.1, 0.2], [0.05, 0.05, 0.9, 0.0]])
+MIX_TDNN = np.array([[0.6, 0.2, 0.1, 0.1], [0.1, 0.1, 0.05, 0.75], [0.3, 0.6, 0.1, 0.0]])
+
+
+def noisy_model(ref, accuracy, rng, sharp=0.7):
+    """Posteriors that are right on ``accuracy`` of the words and a random other class elsewhere."""
+    guess = np.where(rng.random(len(ref)) < accuracy, ref, (ref + rng.integers(1, 4, len(ref))) % 4)
+    return one_hot(guess, sharp=sharp)
+
+
+def stacked(utterances):
+    ref, pt, pb = (np.concatenate([u[i] for u in utterances]) for i in range(3))
+    return ref, pt, pb, [len(u[0]) for u in utterances]
+
+
+def test_utterance_confusions_split_the_stack():
+    ref, hyp = np.array([1, 0, 2, 3, 3]), np.array([1, 1, 2, 0, 3])
+    conf = utterance_confusions(ref, hyp, [2, 3], 4)
+    assert conf.shape == (2, 4, 4) and conf[0, 0, 1] == 1 and conf[0, 1, 1] == 1 and conf[1, 3, 0] == 1
+    assert conf.sum() == 5
+    with pytest.raises(ValueError, match="do not split"):
+        utterance_confusions(ref, hyp, [2, 2], 4)
+
+
+def test_one_se_rule_keeps_a_mixture_that_clearly_wins():
+    ref, pt, pb, lengths = stacked([(MIX_REF, MIX_TDNN, MIX_BERT)] * 100)
+    choice = choose_alpha_one_se(ref, pt, pb, lengths, default_alphas(), num_resamples=200)
+    assert choice.rule == "one-se" and choice.alpha == choice.best_alpha == 0.4 and choice.best_score == 1.0
+    assert choice.standard_error == 0.0  # every resample holds the same utterance
+
+
+def test_one_se_rule_prefers_the_better_single_model_within_noise():
+    rng = np.random.default_rng(0)
+    utterances = []
+    for _ in range(150):  # TDNN right on 80 % of the words, BERT on 50 %, both mistakes random
+        ref = rng.choice(4, size=8, p=[0.6, 0.2, 0.15, 0.05])
+        utterances.append((ref, noisy_model(ref, 0.8, rng, sharp=0.9), noisy_model(ref, 0.5, rng, sharp=0.4)))
+    utterances += [(MIX_REF, MIX_TDNN, MIX_BERT)] * 3  # a few words only a mixture gets right
+    ref, pt, pb, lengths = stacked(utterances)
+    alphas = default_alphas()
+    f1 = {p.alpha: p.scores.overall["f1"] for p in alpha_sweep(ref, pt, pb, PUNCT4.classes, alphas)}
+    choice = choose_alpha_one_se(ref, pt, pb, lengths, alphas)
+    assert choice.best_alpha == choose_alpha(alpha_sweep(ref, pt, pb, PUNCT4.classes, alphas)) < 1.0
+    assert choice.best_score == pytest.approx(max(f1.values()))
+    assert 0 < f1[choice.best_alpha] - f1[1.0] < choice.standard_error < 0.05
+    assert choice.alpha == 1.0 and "the TDNN alone" in choice.describe()
+    # the same data with the models' roles swapped: BERT alone (alpha 0)
+    swapped = choose_alpha_one_se(ref, pb, pt, lengths, alphas)
+    assert swapped.alpha == 0.0 and swapped.best_alpha > 0.0 and "BERT alone" in swapped.describe()
+    # with more such words the mixture's gain exceeds the noise and the mixture is kept
+    ref, pt, pb, lengths = stacked(utterances + [(MIX_REF, MIX_TDNN, MIX_BERT)] * 60)
+    assert choose_alpha_one_se(ref, pt, pb, lengths, alphas).alpha not in (0.0, 1.0)
 
 
 def test_paired_posteriors_align_by_key(tmp_path):

@@ -112,7 +112,10 @@ def test_alpha_table_marks_the_dev_choice(results_dir):
     chosen_rows = [r for r in rows if "(chosen)" in r[0]]
     assert len(chosen_rows) == 1 and float(chosen_rows[0][0].split()[0]) == results["chosen_alpha"]
     dev = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["dev"]}
-    assert dev[results["chosen_alpha"]] == max(dev.values())
+    choice = results["alpha_choice"]
+    assert choice["rule"] == "one-se" and dev[choice["best_alpha"]] == max(dev.values()) == pytest.approx(choice["best_score"])
+    assert dev[results["chosen_alpha"]] >= choice["best_score"] - choice["standard_error"]
+    assert results["chosen_alpha"] in (0.0, 1.0, choice["best_alpha"])
     # overall and macro beside each other for both splits; the macro cells are the sweep's macro F1
     assert table[0][1:] == [f"{split} {c}" for split in ("dev", "test") for c in (",", ".", "?", "overall", "macro")]
     macro = [round(100 * p["macro_f1"], 1) for p in results["alpha_sweep"]["test"]]

@@ -66,6 +66,23 @@ def test_class_f1_matches_metrics_score():
     theirs = score(ref, hyp, PUNCT9.classes)
     assert ours == pytest.approx([theirs.per_class[c]["f1"] for c in PUNCT9.classes])
     assert scoring.macro_f1(cm) == pytest.approx(theirs.macro_f1)
+    assert scoring.micro_f1(cm) == pytest.approx(theirs.overall["f1"])
+    assert scoring.micro_f1(np.zeros((3, 3))) == 0.0  # nothing to find, nothing predicted
+
+
+def test_bootstrap_standard_error_of_a_proportion():
+    # one word per segment, a comma predicted as comma (right) or full stop (wrong): micro F1 = accuracy,
+    # whose standard error over segment resamples is sqrt(p (1 - p) / n)
+    n, right = 400, 300
+    conf = np.zeros((n, 3, 3))
+    conf[:right, 1, 1] = 1
+    conf[right:, 1, 2] = 1
+    values = scoring.bootstrap_values(conf, scoring.micro_f1, 2000, seed=5)
+    assert values.shape == (2000,)
+    assert values.std(ddof=1) == pytest.approx(np.sqrt(0.75 * 0.25 / n), rel=0.08)
+    # same seed, same segments: the same resamples for another system's confusions (paired)
+    flipped = conf[:, :, [0, 2, 1]]  # the wrong ones right and the right ones wrong
+    assert scoring.bootstrap_values(flipped, scoring.micro_f1, 2000, seed=5) == pytest.approx(1 - values)
 
 
 def test_bootstrap_contains_point_narrows_and_is_seeded():
