@@ -18,11 +18,12 @@ def setup_logging(log_file: Optional[Path] = None, level: int = logging.INFO) ->
     handlers: list = [logging.StreamHandler(sys.stderr)]
     if log_file is not None:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_file))
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
     logging.basicConfig(level=level, format=LOG_FORMAT, datefmt=DATE_FORMAT, handlers=handlers, force=True)
 
 
 def log_config(config: Any, title: str = "config") -> None:
-    """Logs a config (dataclass or dict) as sorted JSON: the first line of every entry point."""
+    """Logs a config (dataclass or dict) as sorted JSON: the first line of every entry point.  Non-ASCII
+    text (Czech paths and names) is written as it is, not as \\u escapes."""
     data = asdict(config) if is_dataclass(config) else dict(config)
-    logging.info("%s: %s", title, json.dumps(data, sort_keys=True, default=str))
+    logging.info("%s: %s", title, json.dumps(data, sort_keys=True, default=str, ensure_ascii=False))
