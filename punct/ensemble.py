@@ -130,12 +130,14 @@ def choose_alpha_one_se(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray,
     """
     if not alphas:
         raise ValueError("no alphas")
+    if num_resamples < 2:
+        raise ValueError(f"a standard error needs at least 2 resamples, got {num_resamples}")
     num_classes = p_tdnn.shape[1]
     confusions = [utterance_confusions(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), lengths, num_classes) for a in alphas]
     scores = [float(micro_f1(c.sum(axis=0))) for c in confusions]
     best = max(range(len(alphas)), key=lambda i: (scores[i], -alphas[i]))
     resampled = bootstrap_values(confusions[best], micro_f1, num_resamples, seed)
-    standard_error = float(np.std(resampled, ddof=1)) if num_resamples > 1 else 0.0
+    standard_error = float(np.std(resampled, ddof=1))
     singles = [i for i, a in enumerate(alphas) if a in (0.0, 1.0) and scores[i] >= scores[best] - standard_error]
     chosen = max(singles, key=lambda i: (scores[i], -alphas[i])) if singles else best
     return AlphaChoice(alphas[chosen], "one-se", alphas[best], scores[best], standard_error, num_resamples)

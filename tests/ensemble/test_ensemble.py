@@ -82,6 +82,8 @@ def test_one_se_rule_keeps_a_mixture_that_clearly_wins():
     choice = choose_alpha_one_se(ref, pt, pb, lengths, default_alphas(), num_resamples=200)
     assert choice.rule == "one-se" and choice.alpha == choice.best_alpha == 0.4 and choice.best_score == 1.0
     assert choice.standard_error == 0.0  # every resample holds the same utterance
+    with pytest.raises(ValueError, match="at least 2 resamples"):
+        choose_alpha_one_se(ref, pt, pb, lengths, default_alphas(), num_resamples=1)
 
 
 def test_one_se_rule_prefers_the_better_single_model_within_noise():
