@@ -45,13 +45,17 @@ def results_dir(tmp_path_factory):
         CutSet.from_cuts(list(cuts) + [lost_cut]).to_file(root / "data" / "fbank" / f"mustc_cuts_{split}.jsonl.gz")
         (root / "exp" / "am" / "ali").mkdir(parents=True, exist_ok=True)
         (root / "exp" / "am" / "ali" / f"{split}.failed").write_text(f"{lost.id} unknown character: '4' in '47'\n")
-    out = root / "exp" / "results"
+    return score(root, root / "exp" / "results")
+
+
+def score(root, out, *options):
+    """Stage 8 (punct.bin.score_ensemble) on the fixture's folders."""
     argv = sys.argv
     sys.argv = ["score_ensemble", "--prefix", "mustc", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
                 "--tdnn-post-dir", str(root / "exp/tdnn/post"), "--am-dir", str(root / "exp/am"),
                 "--am-emb-dir", str(root / "exp/emb_am"),
                 "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out),
-                "--supervisions-dir", str(root / "data/manifests"), "--seed", "7"]
+                "--supervisions-dir", str(root / "data/manifests"), "--seed", "7", *options]
     try:
         from punct.bin.score_ensemble import main
 
@@ -151,3 +155,12 @@ def test_acoustic_model_counted_up_to_layer_12(tmp_path):
     assert expected < sum(p.numel() for p in am.parameters())  # tdnnf13, prefinal and output are left out
     params = parameter_breakdown(tmp_path / "am", None, None)
     assert params["embedding"]["acoustic model up to layer 12"] == expected
+
+
+def test_argmax_rule_takes_the_best_dev_alpha(results_dir):
+    out = score(results_dir.parents[1], results_dir.parent / "results_argmax", "--alpha-rule", "argmax", "--no-plots")
+    results = json.loads((out / "results.json").read_text())
+    dev = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["dev"]}
+    assert results["alpha_choice"]["rule"] == "argmax"
+    assert results["chosen_alpha"] == min(a for a, f1 in dev.items() if f1 == max(dev.values()))
+    assert "alpha chosen on dev (highest overall F1)" in (out / "RESULTS.md").read_text()
