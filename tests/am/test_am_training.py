@@ -173,6 +173,9 @@ def test_the_average_of_the_last_epochs_is_the_selected_model(tmp_path):
     config = dataclasses.replace(TINY, num_epochs=3, average_epochs=2)
     state, _ = run_training(prefix="mustc", config=config, fbank_dir=fbank, exp_dir=exp, device_name="cpu", seed=3)
     assert (state.best_epoch, state.best_averaged) == (3, 2)
+    # the dev loss of epoch 1, which is not averaged, is not computed; epoch 2's is
+    assert load_checkpoint(exp / "epoch-1.pt")["state"]["best_valid_loss"] == float("inf")
+    assert load_checkpoint(exp / "epoch-2.pt")["state"]["best_epoch"] == 2
     best = load_checkpoint(exp / "best-valid-loss.pt")
     averaged = average_state_dicts([load_checkpoint(exp / f"epoch-{e}.pt")["model"] for e in (2, 3)])
     for name, value in averaged.items():
