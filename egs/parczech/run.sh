@@ -39,7 +39,8 @@ conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; 
                      # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's (float32)
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's
+                     # (float32, except conf/am_small.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed for every random choice
 # End configuration section.
 
