@@ -1,21 +1,20 @@
 #!/usr/bin/env python3
 """Acoustic-model training throughput (egs/mustc stage 2) and the stage-2 time it predicts.
 
-Stage 2 dominates the mini recipe's wall time (about 14.5 of 18 minutes on an Intel Xeon, 10 of 14 on an
-AMD EPYC), and the same commit trains at different speeds on different CPUs.  This benchmark measures the
-machine: random features and character targets shaped like the mini corpus' batches (:func:`make_batches`,
-``--chars-per-second`` targets),
-through the recipe's own model, loss and precision (``punct.asr.train.compute_loss`` with the config's
-``ctc_subsample``, ``punct.training.loop.Amp``):
+Stage 2 dominates the mini recipe's wall time (in bf16 14.3 of 17.5 minutes on an Intel Xeon and about 10 of 14
+on an AMD EPYC; in float32 11 of 14 on the Xeon), and the same commit trains at different speeds on different
+CPUs.  This benchmark measures the machine: random features and character targets shaped like the mini corpus'
+batches (:func:`make_batches`, ``--chars-per-second`` targets), through the recipe's own model, loss and
+precision (``punct.asr.train.compute_loss`` with the config's ``ctc_subsample``, ``punct.training.loop.Amp``):
 
 * train: forward, backward and the Adam step, in seconds of speech (unpadded) per CPU second of this
   process and per wall second;
 * dev: the validation pass (forward only, float32 as in ``compute_validation_loss``).
 
 For each precision (float32, and bf16 where the CPU computes it natively: what ``amp: auto`` picks) and
-thread count, the predicted stage 2 is ``num_epochs x (train hours / train rate + dev hours / dev rate)``
-(wall rates; the defaults are the mini corpus' 0.88 h of training and 0.36 h of dev speech).  The
-recipe trains on one thread beside the text branch (``--overlap-branches``); two threads only pay where
+thread count, the predicted stage 2 is ``num_epochs x train hours / train rate + dev passes x dev hours /
+dev rate`` (wall rates; the dev passes are the epochs whose dev loss stage 2 computes, plus the average's;
+the defaults are the mini corpus' 0.88 h of training and 0.36 h of dev speech).  The recipe trains on one thread beside the text branch (``--overlap-branches``); two threads only pay where
 the machine has a free core.
 
   python benchmarks/bench_am.py [--config egs/mustc/conf/am_mini.yaml] [--threads 1 2] [--seconds 20]
@@ -35,7 +34,7 @@ from typing import Dict, List
 import torch
 
 import common  # noqa: E402  (puts the repository on sys.path)
-from punct.asr.train import AmConfig, build_model, compute_loss
+from punct.asr.train import AmConfig, build_model, compute_loss, first_averaged_epoch
 from punct.training.loop import NO_AMP, Amp
 from punct.utils.config import load_config
 from punct.utils.device import has_native_bf16
@@ -149,6 +148,8 @@ def main() -> None:
              f"{config.max_duration} s), seconds of speech per second")
     common.print_table(title, ["part", "precision", "threads", "per CPU second", "per wall second"],
                        [[r.part, r.precision, r.threads, r.per_cpu_second, r.per_wall_second] for r in rates])
+    # the epochs whose dev loss is computed, and the average's
+    dev_passes = config.num_epochs - first_averaged_epoch(config) + 1 + (config.average_epochs > 1)
     predictions = []
     for r in rates:
         if r.part != "train":
@@ -158,13 +159,14 @@ def main() -> None:
         dev_seconds = args.dev_hours * 3600 / dev.per_wall_second
         predictions.append({"precision": r.precision, "threads": r.threads, "epoch_train_seconds": train_seconds,
                             "epoch_dev_seconds": dev_seconds,
-                            "stage2_minutes": config.num_epochs * (train_seconds + dev_seconds) / 60})
-    common.print_table(f"Predicted stage 2: {config.num_epochs} epochs of {args.train_hours} h train + {args.dev_hours} h dev",
+                            "stage2_minutes": (config.num_epochs * train_seconds + dev_passes * dev_seconds) / 60})
+    common.print_table(f"Predicted stage 2: {config.num_epochs} epochs of {args.train_hours} h train, {dev_passes} passes "
+                       f"over {args.dev_hours} h dev",
                        ["precision", "threads", "epoch train s", "epoch dev s", "stage 2 min"],
                        [[p["precision"], p["threads"], p["epoch_train_seconds"], p["epoch_dev_seconds"], p["stage2_minutes"]]
                         for p in predictions])
     common.write_json("am", {
-        "machine": common.machine(), "config": str(args.config), "num_epochs": config.num_epochs,
+        "machine": common.machine(), "config": str(args.config), "num_epochs": config.num_epochs, "dev_passes": dev_passes,
         "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "rates": [{**r.__dict__, "per_cpu_second": r.per_cpu_second, "per_wall_second": r.per_wall_second} for r in rates],
         "predicted_stage2": predictions,
