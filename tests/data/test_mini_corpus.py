@@ -283,7 +283,7 @@ def test_a_built_corpus_is_reused_only_with_the_config_it_was_built_from(built, 
 def test_sizes():
     tiny, mini = config_for_size("tiny"), config_for_size("mini")
     seconds = lambda cfg: sum(s.talks * s.talk_seconds for s in cfg.splits.values())  # noqa: E731
-    assert 120 <= seconds(tiny) <= 600 and 3000 <= seconds(mini) <= 4500
+    assert 120 <= seconds(tiny) <= 600 and 4500 <= seconds(mini) <= 6000
     with pytest.raises(ValueError, match="unknown mini corpus size"):
         config_for_size("huge")
 
