@@ -78,6 +78,10 @@ class MmConfig:
     # ---- training (thesis 5.1) -------------------------------------------------------
     punct_weight: float = 0.5  # L = 0.5 Lp + 0.5 Lc
     case_weight: float = 0.5
+    # Lp weighs each punctuation class by (majority count / its count in the training words) ** this power,
+    # at most max_class_weight (> 0); 0: plain cross-entropy (the thesis).  The dev loss stays unweighted.
+    punct_class_weight_power: float = 0.0
+    max_class_weight: float = 0.0
     # the first word of a segment: "exclude" (the thesis, 5.9) leaves its punctuation and case labels out of
     # the loss and the dev/test scores and writes its reference labels as predictions; "include" trains and
     # scores every word (the default here, so that older configs and checkpoints keep their meaning;
@@ -108,3 +112,6 @@ class MmConfig:
             raise ValueError(f"mm_attention_context must be >= 0, got {self.mm_attention_context}")
         if self.am_frame_stride < 1:
             raise ValueError(f"am_frame_stride must be >= 1, got {self.am_frame_stride}")
+        if self.punct_class_weight_power < 0 or self.max_class_weight < 0:
+            raise ValueError(f"punct_class_weight_power and max_class_weight must be >= 0, got "
+                             f"{self.punct_class_weight_power} and {self.max_class_weight}")

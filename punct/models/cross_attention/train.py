@@ -3,7 +3,8 @@ the text-only baseline and the cross-attention model.
 
 * loss: ``punct_weight * Lp + case_weight * Lc`` (thesis: 0.5 / 0.5), each a cross-entropy
   averaged over the labelled words of the batch (``first_word: exclude``: every word but each
-  segment's first, whose labels the dataset marks ignored; see :mod:`punct.labels`);
+  segment's first, whose labels the dataset marks ignored; see :mod:`punct.labels`); with
+  ``punct_class_weight_power`` > 0, Lp is class-weighted (:func:`punct_class_weights`);
 * learning rate: linear warm-up over the first ``warmup_fraction`` of the updates to the peak,
   then linear decay to zero (thesis 5.1);
 * :func:`predict`: per-segment predictions and losses of a split (with ``first_word: exclude`` the
@@ -29,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, scored_mask
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, first_scored, scored_mask
 from punct.metrics import score
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, load_split
@@ -37,6 +38,7 @@ from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_mode
 from punct.models.text.model import encoder_spec
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
+from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import (NO_AMP, Amp, DistInfo, RankBatchSampler, TrainState, latest_checkpoint,
                                  prune_checkpoints, seed_everything, setup_distributed, wrap_ddp)
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
@@ -47,14 +49,17 @@ SplitPaths = Tuple[Path, Path]
 
 
 def two_head_loss(logits: Dict[str, torch.Tensor], batch: Dict[str, torch.Tensor], punct_weight: float = 0.5,
-                  case_weight: float = 0.5) -> Tuple[torch.Tensor, Dict[str, float]]:
+                  case_weight: float = 0.5, punct_class_weights: Optional[torch.Tensor] = None,
+                  ) -> Tuple[torch.Tensor, Dict[str, float]]:
     """``punct_weight * CE_punct + case_weight * CE_case`` over the labelled words; returns the
-    loss and its parts as floats."""
+    loss and its parts as floats.  ``punct_class_weights``: CE_punct is the class-weighted mean
+    (sum of w[label] * loss over sum of w[label])."""
     parts = {}
     for head in (PUNCT_HEAD, CASE_HEAD):
         labels = batch[f"labels_{head}"]
         mask = labels != IGNORE_INDEX
-        parts[head] = F.cross_entropy(logits[head][mask], labels[mask])
+        weight = punct_class_weights if head == PUNCT_HEAD else None
+        parts[head] = F.cross_entropy(logits[head][mask], labels[mask], weight=weight)
     loss = punct_weight * parts[PUNCT_HEAD] + case_weight * parts[CASE_HEAD]
     return loss, {k: float(v.detach()) for k, v in parts.items()}
 
@@ -225,10 +230,24 @@ def sync(dist: DistInfo) -> None:
         torch.distributed.barrier()
 
 
+def punct_class_weights(train: ItnDataset, cfg: MmConfig) -> Optional[torch.Tensor]:
+    """The punctuation loss' class weights from the training words' marks (each segment's first word left
+    out under ``first_word: exclude``), or None for ``punct_class_weight_power`` 0."""
+    if cfg.punct_class_weight_power == 0:
+        return None
+    first = first_scored(cfg.first_word)
+    counts = np.bincount([x for seg in train.segments for x in seg.punct[first:]], minlength=len(PUNCT9.classes))
+    weights = inverse_frequency_weights(counts, cfg.punct_class_weight_power, cfg.max_class_weight)
+    logging.info("punctuation class weights (power %g, cap %g): %s", cfg.punct_class_weight_power, cfg.max_class_weight,
+                 ", ".join(f"{c!r} {n} words -> {w:.2f}" for c, n, w in zip(PUNCT9.classes, counts, weights.tolist())))
+    return weights
+
+
 def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainState, total_steps: int,
-                    device: torch.device, amp: Amp = NO_AMP, progress: bool = True) -> Dict[str, float]:
+                    device: torch.device, amp: Amp = NO_AMP, progress: bool = True,
+                    punct_weights: Optional[torch.Tensor] = None) -> Dict[str, float]:
     """One pass over (this rank's share of) the training set; returns the mean losses.  The model runs
-    under ``amp``'s autocast, the losses on float32 logits."""
+    under ``amp``'s autocast, the losses on float32 logits (``punct_weights``: the punctuation classes')."""
     model.train()
     sums = {"loss": 0.0, "punct": 0.0, "case": 0.0}
     count = 0
@@ -241,7 +260,7 @@ def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainS
         with amp.autocast():
             logits = model(batch)
         logits = {name: x.float() for name, x in logits.items()}
-        loss, parts = two_head_loss(logits, batch, cfg.punct_weight, cfg.case_weight)
+        loss, parts = two_head_loss(logits, batch, cfg.punct_weight, cfg.case_weight, punct_weights)
         optimizer.zero_grad(set_to_none=True)
         amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
         state.step += 1
@@ -367,6 +386,9 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
     total_steps = cfg.num_epochs * len(loader(train, cfg.batch_size, True, cfg.seed, pad_id, cfg.num_workers, dist=dist,
                                               pin_memory=pin))
     optimizer = build_optimizer(model, cfg)
+    punct_weights = punct_class_weights(train, cfg)
+    if punct_weights is not None:
+        punct_weights = punct_weights.to(device)
     state = resume(exp_dir, model, optimizer, device) if resume_run else TrainState()
 
     # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
@@ -376,7 +398,8 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
         # a new, seeded order each epoch (also after --resume)
         train_loader = loader(train, cfg.batch_size, True, cfg.seed + state.epoch, pad_id, cfg.num_workers, dist=dist,
                               pin_memory=pin)
-        losses = train_one_epoch(net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main)
+        losses = train_one_epoch(net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main,
+                                 punct_weights)
         state.epoch += 1
         if not dist.is_main:
             sync(dist)  # while rank 0 scores dev and writes the checkpoints

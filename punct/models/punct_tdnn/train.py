@@ -39,6 +39,7 @@ from punct.metrics import score
 from punct.utils.atomic import atomic_path
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
+from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
 
 @dataclass(frozen=True)
@@ -363,13 +364,9 @@ def class_weights(cfg: TrainTdnnConfig, counts: Union[FusionCorpus, np.ndarray])
     ``counts``: per-class counts, or a corpus (its punctuation counts)."""
     if isinstance(counts, FusionCorpus):
         counts = counts.class_counts()
-    counts = np.asarray(counts, dtype=np.float64)
     if cfg.balance == "none":
         return torch.ones(len(counts), dtype=torch.float32)
-    weights = np.where(counts > 0, (counts.max() / np.maximum(counts, 1)) ** cfg.class_weight_power, 0.0)
-    if cfg.max_class_weight > 0:
-        weights = np.minimum(weights, cfg.max_class_weight)
-    return torch.tensor(weights, dtype=torch.float32)
+    return inverse_frequency_weights(counts, cfg.class_weight_power, cfg.max_class_weight)
 
 
 def check_ranks_agree(model: nn.Module, atol: float = 1e-6) -> None:
