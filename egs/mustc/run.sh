@@ -21,6 +21,8 @@ corpus_size=mini     # mini corpus size when no --mustc-root: tiny (tests) or mi
 am_extra_size=none   # AM-only extra talks beside the mini corpus: mini_am (~1.7 h of other voices) or none
 conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") for the mini corpus, "" for MuST-C
 bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
+bert_extra_text=auto # punctuated prose (no audio) added to stage 5's training text: a file, none, or auto = the
+                     # mini corpus' text/train_extra.txt (50k words of the training novels), none for MuST-C
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
 amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's
@@ -53,6 +55,7 @@ Options (defaults in brackets):
   --am-extra-size S    AM-only extra talks beside the mini corpus: mini_am or none [${am_extra_size}]
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
   --bert-model NAME    BERT folder or hub name [${bert_model}]
+  --bert-extra-text F  extra training text of stage 5 (file, none, auto: the mini corpus') [${bert_extra_text}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
   --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
@@ -85,6 +88,19 @@ else
   corpus_dir=$mustc_root
   am_extra_size=none
 fi
+case $bert_extra_text in
+  auto) extra_text=
+        if [ -z "$mustc_root" ]; then
+          extra_text=$corpus_dir/text/train_extra.txt
+          # a mini corpus built before the extra text existed (stage 0 skips a finished corpus)
+          if [ -f $corpus_dir/.done ] && [ ! -f $extra_text ]; then
+            log "WARNING: $extra_text missing (corpus built by an older version): stage 5 trains on the talks only"
+            extra_text=
+          fi
+        fi ;;
+  none) extra_text= ;;
+  *) extra_text=$bert_extra_text ;;
+esac
 # --am-extra-size mini_am: the acoustic model also trains on talks of the corpus' training text spoken
 # by other voices (data/fbank_am): a lower AM dev WER, but not a better punctuation TDNN (README).
 am_extra_opts=
@@ -185,9 +201,9 @@ if [ -n "$text_branch" ]; then
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
-  log "Stage 5: fine-tune BERT: data/manifests -> exp/bert"
+  log "Stage 5: fine-tune BERT: data/manifests${extra_text:+ + $extra_text} -> exp/bert"
   steps/train_bert.sh --cmd "$train_net_cmd" --model-config conf/bert${conf_suffix}.yaml \
-    --bert-model "$bert_model" $train_opts $branch_threads_opt \
+    --bert-model "$bert_model" --extra-text "$extra_text" $train_opts $branch_threads_opt \
     data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert
 fi
 

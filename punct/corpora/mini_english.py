@@ -13,6 +13,7 @@ Layout (identical to a MuST-C en-X release, so one reader serves both)::
     <out>/data/<split>/txt/<split>.yaml                       - {duration: .., offset: .., speaker_id: .., wav: ..}
     <out>/data/<split>/txt/<split>.en  (and .de, a copy)      the cased, punctuated text, one line per segment
     <out>/data/<split>/txt/<split>.word_times.jsonl           {"id", "words", "starts"} per segment (see below)
+    <out>/text/train_extra.txt     more training-novel text (no audio) for the text branch (stage 5), see below
     <out>/labels.txt, <out>/build.json, <out>/.done
 
 How it is built (every random choice from ``seed``)
@@ -31,6 +32,11 @@ How it is built (every random choice from ``seed``)
     ``question_draws`` random starting points by the number of "?" in the stretch it would read
     (8 for dev/test, 2 for train), which puts dialogue into every split; the build fails if dev or
     test ends up without a question.
+  * Extra text: ``extra_text_words`` words of the training novels (blocks of 20 sentences spread evenly
+    over the five books; some may be read in a training talk too, none is dev or test text) as
+    blank-line separated paragraphs, for fine-tuning BERT on more text than the talks hold (the
+    talks: ~9k words).  The recipe passes it to stage 5 (``--bert-extra-text``); the models that
+    read speech never see it.
   * Determinism: the same seed gives the same corpus, byte for byte.  espeak-ng keeps hidden state
     between syntheses, so each talk is spoken in a fresh process (``num_jobs`` in parallel).
   * Word times: espeak's word events mapped to the normalised words (punct.normalize); where
@@ -102,6 +108,7 @@ class MiniCorpusConfig:
     # Talk ids of split i are talk_id_base * (i + 1) + 1, ...; a corpus built beside the main one (the
     # acoustic model's extra training talks) takes another base, so that talks and speakers stay unique.
     talk_id_base: int = 1000
+    extra_text_words: int = 0  # words of training text without audio (text/train_extra.txt); 0: none
 
 
 SIZES: Dict[str, Dict[str, SplitSize]] = {
@@ -116,12 +123,17 @@ SIZES: Dict[str, Dict[str, SplitSize]] = {
 }
 # sizes built beside a main corpus: their own talk ids and random stream
 TALK_ID_BASES: Dict[str, int] = {"mini_am": 100000}
+# extra training text for the text branch (no audio), in words
+EXTRA_TEXT_WORDS: Dict[str, int] = {"tiny": 1500, "mini": 50000}
+EXTRA_TEXT_FILE = "text/train_extra.txt"
+EXTRA_TEXT_BLOCK_SENTENCES = 20
 
 
 def config_for_size(size: str, seed: int = 42) -> MiniCorpusConfig:
     if size not in SIZES:
         raise ValueError(f"unknown mini corpus size {size!r}; known: {sorted(SIZES)}")
-    return MiniCorpusConfig(size=size, seed=seed, splits=SIZES[size], talk_id_base=TALK_ID_BASES.get(size, 1000))
+    return MiniCorpusConfig(size=size, seed=seed, splits=SIZES[size], talk_id_base=TALK_ID_BASES.get(size, 1000),
+                            extra_text_words=EXTRA_TEXT_WORDS.get(size, 0))
 
 
 def split_rng(cfg: MiniCorpusConfig, split_index: int) -> np.random.Generator:
@@ -267,6 +279,39 @@ def split_sources(books: Dict[str, List[str]]) -> Dict[str, List[str]]:
         a, b = int(len(allp) * 0.8), int(len(allp) * 0.9)
         parts = {"train": allp[:a], "dev": allp[a:b], "tst-COMMON": allp[b:]}
     return {split: [s for p in ps for s in split_sentences(p)] for split, ps in parts.items()}
+
+
+def extra_text_paragraphs(sentences: Sequence[str], num_words: int,
+                          block_sentences: int = EXTRA_TEXT_BLOCK_SENTENCES) -> List[str]:
+    """About ``num_words`` words of ``sentences`` (at least that many, unless the text is shorter) as
+    paragraphs of ``block_sentences`` consecutive sentences, the blocks spread evenly over the text."""
+    if num_words <= 0 or not sentences:
+        return []
+    num_blocks = max(1, len(sentences) // block_sentences)
+    blocks = [sentences[i * block_sentences:(i + 1) * block_sentences] for i in range(num_blocks)]
+    words_per_block = sum(len(s.split()) for s in sentences[:num_blocks * block_sentences]) / num_blocks
+    wanted = min(num_blocks, math.ceil(num_words / max(words_per_block, 1.0)))
+    paragraphs: List[str] = []
+    taken = 0
+    for b in np.unique(np.linspace(0, num_blocks - 1, wanted).round().astype(int)):
+        paragraphs.append(" ".join(blocks[b]))
+        taken += len(paragraphs[-1].split())
+        if taken >= num_words:
+            break
+    return paragraphs
+
+
+def _write_extra_text(tmp: Path, cfg: MiniCorpusConfig, books: Dict[str, List[str]]) -> Dict[str, int]:
+    """``text/train_extra.txt`` (paragraphs separated by blank lines); returns its paragraph and word counts."""
+    paragraphs = extra_text_paragraphs(split_sources(books)["train"], cfg.extra_text_words)
+    if not paragraphs:
+        return {}
+    path = tmp / EXTRA_TEXT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    words = sum(len(p.split()) for p in paragraphs)
+    logger.info("%s: %d paragraphs, %d words of training text without audio", EXTRA_TEXT_FILE, len(paragraphs), words)
+    return {"paragraphs": len(paragraphs), "words": words}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -547,7 +592,8 @@ def _write_split_text(txt_dir: Path, split: str, results: List, norm: NormalizeC
     }
 
 
-def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summary: Dict[str, Dict[str, object]]) -> None:
+def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summary: Dict[str, Dict[str, object]],
+                   extra_text: Dict[str, int]) -> None:
     table = format_label_table(
         {s: Counter(v["labels"]) for s, v in summary.items()},
         {s: {"segments": str(v["segments"]), "minutes": f"{v['hours'] * 60:.1f}",
@@ -555,7 +601,8 @@ def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summ
     )
     (tmp / "labels.txt").write_text(table + "\n", encoding="utf-8")
     (tmp / "build.json").write_text(json.dumps(
-        {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary}, indent=1, default=str) + "\n",
+        {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary, "extra_text": extra_text}, indent=1,
+        default=str) + "\n",
         encoding="utf-8")
 
 
@@ -585,7 +632,8 @@ def build_mini_corpus(
         for split in plans:
             summary[split] = _write_split_text(tmp / "data" / split / "txt", split,
                                                [next(results) for _ in plans[split]], norm)
-        _write_summary(tmp, cfg, norm, summary)
+        extra_text = _write_extra_text(tmp, cfg, books)
+        _write_summary(tmp, cfg, norm, summary, extra_text)
         atomic_write_text(tmp / ".done", "")
         _replace_dir(tmp, out_dir)
     finally:

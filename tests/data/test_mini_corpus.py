@@ -16,8 +16,9 @@ import soundfile as sf
 from punct.labels import WordLabels
 from punct.corpora.build_record import config_changes, reuse_built_corpus
 from punct.corpora.mini_english import (
-    ENGLISH_VOICES, MiniCorpusConfig, SplitSize, balanced_voice_names, build_mini_corpus, config_for_size,
-    load_austen, paragraphs_from_lines, plan_talks, split_long, split_sentences, split_sources,
+    ENGLISH_VOICES, EXTRA_TEXT_BLOCK_SENTENCES, EXTRA_TEXT_FILE, MiniCorpusConfig, SplitSize, balanced_voice_names,
+    build_mini_corpus, config_for_size, extra_text_paragraphs, load_austen, paragraphs_from_lines, plan_talks,
+    split_long, split_sentences, split_sources,
 )
 from punct.corpora.mustc import prepare_mustc
 from punct.corpora.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
@@ -53,8 +54,8 @@ def make_text(n_paragraphs: int = 120, seed: int = 0) -> str:
     return "\n\n".join(paragraphs)
 
 
-def small_config(seed: int = 7) -> MiniCorpusConfig:
-    return MiniCorpusConfig(size="test", seed=seed, splits={
+def small_config(seed: int = 7, extra_text_words: int = 300) -> MiniCorpusConfig:
+    return MiniCorpusConfig(size="test", seed=seed, extra_text_words=extra_text_words, splits={
         "train": SplitSize(2, 12.0), "dev": SplitSize(1, 8.0), "tst-COMMON": SplitSize(1, 8.0)})
 
 
@@ -191,6 +192,37 @@ def test_build_layout_and_contents(built):
     assert summary["dev"]["labels"].get("?", 0) > 0 and summary["tst-COMMON"]["labels"].get("?", 0) > 0
 
 
+def test_extra_text_is_training_text_only(built):
+    corpus, books, _ = built
+    paragraphs = (corpus / EXTRA_TEXT_FILE).read_text(encoding="utf-8").strip().split("\n\n")
+    train = split_sources(books)["train"]
+    words = sum(len(p.split()) for p in paragraphs)
+    assert 300 <= words < 300 + 20 * 40 and len(paragraphs) >= 2
+    # every paragraph is a block of consecutive training sentences (no dev or test text), the first one first
+    size = EXTRA_TEXT_BLOCK_SENTENCES
+    blocks = [" ".join(train[i:i + size]) for i in range(0, len(train) - size + 1, size)]
+    assert paragraphs[0] == blocks[0] and all(p in blocks for p in paragraphs)
+    assert len(set(paragraphs)) == len(paragraphs)
+    assert json.loads((corpus / "build.json").read_text())["extra_text"] == {"paragraphs": len(paragraphs), "words": words}
+
+
+def test_extra_text_blocks_spread_over_the_text():
+    sentences = [f"w{i} x y z." for i in range(1000)]  # 4 words each, 80 per block of 20
+    paragraphs = extra_text_paragraphs(sentences, 400, block_sentences=20)
+    assert len(paragraphs) == 5 and sum(len(p.split()) for p in paragraphs) == 400
+    firsts = [int(p.split()[0][1:]) for p in paragraphs]
+    assert firsts == [0, 240, 480, 740, 980]  # blocks 0, 12, 24, 37, 49 of 50: the whole text, evenly
+    assert extra_text_paragraphs(sentences, 0) == [] and extra_text_paragraphs([], 100) == []
+    assert sum(len(p.split()) for p in extra_text_paragraphs(sentences, 10 ** 6)) == 4000  # all of it
+
+
+def test_no_extra_text_file_without_extra_words(tmp_path):
+    corpus = tmp_path / "corpus"
+    build_mini_corpus(corpus, small_config(extra_text_words=0), {"text": make_text().splitlines()})
+    assert not (corpus / EXTRA_TEXT_FILE).exists()
+    assert json.loads((corpus / "build.json").read_text())["extra_text"] == {}
+
+
 def test_voices_differ_between_talks(built):
     _, _, summary = built
     voices = [tuple(v.values()) for s in summary.values() for v in s["voices"]]
@@ -267,7 +299,7 @@ def test_a_built_corpus_is_reused_only_with_the_config_it_was_built_from(built, 
     assert reuse_built_corpus(corpus, small_config(), overwrite=False)
     assert not reuse_built_corpus(corpus, small_config(), overwrite=True)
     assert not reuse_built_corpus(tmp_path / "missing", small_config(), overwrite=False)
-    more_dev = MiniCorpusConfig(size="test", seed=7, splits={
+    more_dev = MiniCorpusConfig(size="test", seed=7, extra_text_words=300, splits={
         "train": SplitSize(2, 12.0), "dev": SplitSize(3, 8.0), "tst-COMMON": SplitSize(1, 8.0)})
     changes = config_changes(corpus, more_dev)
     assert len(changes) == 1 and changes[0].startswith("splits:") and "'talks': 3" in changes[0]

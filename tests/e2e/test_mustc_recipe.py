@@ -89,6 +89,11 @@ def test_stage5_text_only_scores(tiny_recipe):
     for split in ("dev", "test"):
         scores = json.loads((tiny_recipe / f"exp/bert/results-{split}.json").read_text())
         assert "overall" in json.dumps(scores)
+    # the mini corpus' extra training text (--bert-extra-text auto) went into BERT's training data
+    extra = tiny_recipe / "data/corpus_tiny/text/train_extra.txt"
+    log = (tiny_recipe / "exp/bert/log/train_bert.log").read_text()
+    match = re.search(r"train_extra\.txt: (\d+) extra pseudo-utterances, (\d+) words", log)
+    assert extra.is_file() and match and int(match.group(2)) >= 1500
 
 
 def test_stage8_results(tiny_recipe):
