@@ -88,19 +88,6 @@ else
   corpus_dir=$mustc_root
   am_extra_size=none
 fi
-case $bert_extra_text in
-  auto) extra_text=
-        if [ -z "$mustc_root" ]; then
-          extra_text=$corpus_dir/text/train_extra.txt
-          # a mini corpus built before the extra text existed (stage 0 skips a finished corpus)
-          if [ -f $corpus_dir/.done ] && [ ! -f $extra_text ]; then
-            log "WARNING: $extra_text missing (corpus built by an older version): stage 5 trains on the talks only"
-            extra_text=
-          fi
-        fi ;;
-  none) extra_text= ;;
-  *) extra_text=$bert_extra_text ;;
-esac
 # --am-extra-size mini_am: the acoustic model also trains on talks of the corpus' training text spoken
 # by other voices (data/fbank_am): a lower AM dev WER, but not a better punctuation TDNN (README).
 am_extra_opts=
@@ -201,6 +188,18 @@ if [ -n "$text_branch" ]; then
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
+  case $bert_extra_text in
+    none) extra_text= ;;
+    auto) extra_text=
+      if [ -z "$mustc_root" ]; then
+        extra_text=$corpus_dir/text/train_extra.txt
+        if [ ! -f $extra_text ]; then  # a mini corpus built before the file existed, or manifests made elsewhere
+          log "WARNING: no $extra_text: stage 5 trains on the talks only"
+          extra_text=
+        fi
+      fi ;;
+    *) extra_text=$bert_extra_text ;;
+  esac
   log "Stage 5: fine-tune BERT: data/manifests${extra_text:+ + $extra_text} -> exp/bert"
   steps/train_bert.sh --cmd "$train_net_cmd" --model-config conf/bert${conf_suffix}.yaml \
     --bert-model "$bert_model" --extra-text "$extra_text" $train_opts $branch_threads_opt \
