@@ -301,9 +301,9 @@ def extra_text_paragraphs(sentences: Sequence[str], num_words: int,
     return paragraphs
 
 
-def _write_extra_text(tmp: Path, cfg: MiniCorpusConfig, books: Dict[str, List[str]]) -> Dict[str, int]:
+def _write_extra_text(tmp: Path, cfg: MiniCorpusConfig, train_sentences: Sequence[str]) -> Dict[str, int]:
     """``text/train_extra.txt`` (paragraphs separated by blank lines); returns its paragraph and word counts."""
-    paragraphs = extra_text_paragraphs(split_sources(books)["train"], cfg.extra_text_words)
+    paragraphs = extra_text_paragraphs(train_sentences, cfg.extra_text_words)
     if not paragraphs:
         return {}
     path = tmp / EXTRA_TEXT_FILE
@@ -540,9 +540,9 @@ def _replace_dir(tmp: Path, out_dir: Path) -> None:
         os.replace(tmp, out_dir)
 
 
-def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, books: Dict[str, List[str]], norm: NormalizeConfig):
-    """The talks of every split and one synthesis job per talk (the split folders are created)."""
-    sources = split_sources(books)
+def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, sources: Dict[str, List[str]], norm: NormalizeConfig):
+    """The talks of every split (from its sentences, ``split_sources``) and one synthesis job per talk (the split
+    folders are created)."""
     plans: Dict[str, List[Talk]] = {}
     jobs = []
     for s_index, split in enumerate(SPLITS):
@@ -618,7 +618,8 @@ def build_mini_corpus(
     tmp = _new_build_dir(out_dir, overwrite)
     summary: Dict[str, Dict[str, object]] = {}
     try:
-        plans, jobs = _plan_splits(tmp, cfg, books, norm)
+        sources = split_sources(books)
+        plans, jobs = _plan_splits(tmp, cfg, sources, norm)
         # espeak-ng keeps hidden synthesis state (the same text comes out a few samples longer or
         # shorter after other texts, even after re-initialising), so every talk is spoken by a
         # fresh process forked from this one, which does not synthesize: the corpus is then
@@ -632,7 +633,7 @@ def build_mini_corpus(
         for split in plans:
             summary[split] = _write_split_text(tmp / "data" / split / "txt", split,
                                                [next(results) for _ in plans[split]], norm)
-        extra_text = _write_extra_text(tmp, cfg, books)
+        extra_text = _write_extra_text(tmp, cfg, sources["train"])
         _write_summary(tmp, cfg, norm, summary, extra_text)
         atomic_write_text(tmp / ".done", "")
         _replace_dir(tmp, out_dir)
