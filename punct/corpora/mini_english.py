@@ -116,8 +116,10 @@ SIZES: Dict[str, Dict[str, SplitSize]] = {
     "tiny": {"train": SplitSize(4, 45.0), "dev": SplitSize(2, 30.0), "tst-COMMON": SplitSize(2, 30.0)},
     # about an hour and a half: the recipe default.  Dev and test have 8 talks each (about 20 min, 4,000+
     # words): with 3 talks (6 min, 50-60 segments) the checkpoint and ensemble weight chosen on dev were noisy,
-    # and the test F1 of three seeds had an sd of ~5 points (issue 12).
-    "mini": {"train": SplitSize(16, 180.0), "dev": SplitSize(8, 150.0), "tst-COMMON": SplitSize(8, 150.0)},
+    # and the test F1 of three seeds had an sd of ~5 points (issue 12).  Training is 48 short talks (~52 min):
+    # as 16 talks of 180 s (the same minutes) the acoustic model had seen 16 voice/variant pairs, and its test
+    # WER was ~64 % against ~57 % on dev, decided by the few test voices it had not heard (issue 12).
+    "mini": {"train": SplitSize(48, 57.0), "dev": SplitSize(8, 150.0), "tst-COMMON": SplitSize(8, 150.0)},
     # extra training talks for the acoustic model only (train text, other voices): ~1.6 h
     "mini_am": {"train": SplitSize(32, 180.0)},
 }
