@@ -12,6 +12,7 @@ model_config=conf/bert.yaml  # training values (conf/bert_mini.yaml for the mini
 bert_model=            # encoder folder or hub name; empty: the config's value (empty there: offline MiniLM)
 loss=                  # ce, scl or focal; empty: the config's value
 extra_text=            # optional plain text file of punctuated prose added to the training data
+normalize_config=      # YAML mark -> label mapping of the extra text (the corpus preparation's); empty: defaults
 device=auto            # auto, cpu or cuda
 nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
 torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
@@ -33,6 +34,7 @@ if [ $# -ne 3 ]; then
   echo "e.g.: $0 --model-config conf/bert_mini.yaml --loss scl data/manifests/mustc_supervisions_train.jsonl.gz \\"
   echo "        data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert"
   echo "Main options: --model-config FILE, --bert-model DIR|NAME, --loss ce|scl|focal, --extra-text FILE,"
+  echo "              --normalize-config FILE (the extra text's mark -> label mapping),"
   echo "              --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
   exit 1
 fi
@@ -40,7 +42,7 @@ train=$1
 dev=$2
 dir=$3
 
-for f in $model_config $train $dev ${extra_text:+$extra_text}; do
+for f in $model_config $train $dev ${extra_text:+$extra_text} ${normalize_config:+$normalize_config}; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
@@ -48,11 +50,12 @@ opts=()
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ -n "$loss" ] && opts+=(--loss "$loss")
 [ -n "$extra_text" ] && opts+=(--extra-text "$extra_text")
+[ -n "$normalize_config" ] && opts+=(--normalize-config "$normalize_config")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
 [ "$amp" != none ] && opts+=(--amp "$amp")
 opts=(--config $model_config --train $train --dev $dev --exp-dir $dir --device $device --seed $seed "${opts[@]}")
 
-stamp=$(make_stamp "nproc=$nproc ${opts[*]}" $model_config $train $dev ${extra_text:+$extra_text})
+stamp=$(make_stamp "nproc=$nproc ${opts[*]}" $model_config $train $dev ${extra_text:+$extra_text} ${normalize_config:+$normalize_config})
 if ! $overwrite && is_done_and_fresh $dir/.done "$stamp"; then
   exit 0
 fi

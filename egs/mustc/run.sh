@@ -202,7 +202,8 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   esac
   log "Stage 5: fine-tune BERT: data/manifests${extra_text:+ + $extra_text} -> exp/bert"
   steps/train_bert.sh --cmd "$train_net_cmd" --model-config conf/bert${conf_suffix}.yaml \
-    --bert-model "$bert_model" --extra-text "$extra_text" $train_opts $branch_threads_opt \
+    --bert-model "$bert_model" --extra-text "$extra_text" --normalize-config conf/normalize.yaml \
+    $train_opts $branch_threads_opt \
     data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert
 fi
 

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.models.text.config import BertTrainConfig
+from punct.normalize import NormalizeConfig
 from punct.models.text.train import run_training
 from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
-from punct.utils.cli import HelpFormatter
+from punct.utils.cli import HelpFormatter, add_normalize_arguments
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config
 
@@ -39,6 +40,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/bert")
     add_resume_device_amp_arguments(parser)
     add_config_arguments(parser, BertTrainConfig)
+    add_normalize_arguments(parser)  # labels of --extra-text: the corpus preparation's mapping
     return parser
 
 
@@ -46,9 +48,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     start_rank_logging(args.exp_dir)
     cfg = config_from_args(BertTrainConfig, args, args.config)
+    norm = config_from_args(NormalizeConfig, args, args.normalize_config, prefix="norm-")
     log_config(cfg)
+    log_config(norm, "extra text labels (normalize)")
     run_training(cfg, train=args.train, dev=args.dev, exp_dir=args.exp_dir, resume=args.resume,
-                 device_name=args.device, amp=args.amp)
+                 device_name=args.device, amp=args.amp, norm=norm)
 
 
 if __name__ == "__main__":

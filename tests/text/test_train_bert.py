@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import importlib
 import random
 
@@ -165,6 +166,26 @@ def test_extra_text_pseudo_utterances(tmp_path):
     assert [len(u.words) for u in utts] == [5, 5, 5, 1]
     assert len({u.id for u in utts}) == 4
     assert [len(u.words) for u in read_extra_text(path, 5, max_words=7)] == [5, 2]
+
+
+def test_extra_text_takes_the_corpus_mark_mapping(setup):
+    """--normalize-config labels the extra text as the corpus preparation did (here "!" -> "?", ":" -> ".")."""
+    root = setup
+    prose = root / "prose_marks.txt"
+    prose.write_text("Stop it now! Listen: the cat sat. Why?\n\nGo away! Look: a dog.\n", encoding="utf-8")
+    mapping = root / "normalize_marks.yaml"
+    mapping.write_text("exclamation: '?'\ncolon: '.'\n", encoding="utf-8")
+    common = ["--config", root / "bert_tiny.yaml", "--bert-model", root / "tiny-bert", "--train", root / "sups_train.jsonl.gz",
+              "--dev", root / "sups_dev.jsonl.gz", "--device", "cpu", "--num-epochs", "1", "--extra-text", prose]
+
+    def extra_labels(exp):
+        log = "".join(p.read_text() for p in (exp / "log").glob("log-train-*"))
+        return re.search(r"prose_marks\.txt: \d+ extra pseudo-utterances, 13 words, labels (.*)", log).group(1)
+
+    run("punct.bin.train_bert", *common, "--exp-dir", root / "exp_marks_default")
+    run("punct.bin.train_bert", *common, "--exp-dir", root / "exp_marks_mapped", "--normalize-config", mapping)
+    assert extra_labels(root / "exp_marks_default") == "NP=6 ,=2 .=4 ?=1"
+    assert extra_labels(root / "exp_marks_mapped") == "NP=6 ,=0 .=4 ?=3"
 
 
 def test_resume_with_other_loss_is_refused(setup):

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import random
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Sequence
+from typing import Iterator, List, NamedTuple, Optional, Sequence
 
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import open_text, read_jsonl
 from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.labels import PUNCT4, WordLabels, class_index
+from punct.normalize import NormalizeConfig, words_and_labels
 
 
 class Utterance(NamedTuple):
@@ -39,13 +40,15 @@ def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> 
     return utterances
 
 
-def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0) -> List[Utterance]:
+def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0,
+                    norm: Optional[NormalizeConfig] = None) -> List[Utterance]:
     """Punctuated prose -> pseudo-utterances of ``words_per_utterance`` words.
 
-    Paragraphs (blank-line separated) are normalised with the data branch's rules and the
+    Paragraphs (blank-line separated) are normalised with ``norm`` (the mark -> label mapping the
+    corpus was prepared with, e.g. the recipe's conf/normalize.yaml; None: the defaults) and the
     words concatenated; ``max_words`` > 0 keeps only that many words.
     """
-    from punct.normalize import words_and_labels
+    norm = norm or NormalizeConfig()
 
     path = Path(path)
     if not path.is_file():
@@ -58,7 +61,7 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
 
     def flush() -> None:
         if paragraph:
-            w, l = words_and_labels(" ".join(paragraph))
+            w, l = words_and_labels(" ".join(paragraph), norm)
             words.extend(w)
             labels.extend(l)
             paragraph.clear()

@@ -11,9 +11,10 @@ import logging
 import random
 import shutil
 import time
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 from tqdm import tqdm
@@ -23,6 +24,7 @@ from punct.models.text.config import BertTrainConfig
 from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
 from punct.models.text.infer import predict_words
 from punct.labels import PUNCT4, class_index
+from punct.normalize import NormalizeConfig
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
 from punct.utils.atomic import atomic_write_text, mark_done
@@ -161,15 +163,18 @@ def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> Non
                       json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n")
 
 
-def load_training_utterances(train: Path, cfg: BertTrainConfig) -> List[Utterance]:
-    """The training utterances (at most ``max_train_utts``, drawn with ``cfg.seed``) and the optional extra text."""
+def load_training_utterances(train: Path, cfg: BertTrainConfig, norm: Optional[NormalizeConfig] = None) -> List[Utterance]:
+    """The training utterances (at most ``max_train_utts``, drawn with ``cfg.seed``) and the optional extra text,
+    normalised with ``norm`` (the corpus' mark -> label mapping; None: the defaults)."""
     utterances = read_utterances(train)
     if cfg.max_train_utts and len(utterances) > cfg.max_train_utts:
         utterances = random.Random(cfg.seed).sample(utterances, cfg.max_train_utts)
     logging.info("%s: %d training utterances, %d words", train, len(utterances), sum(len(u.words) for u in utterances))
     if cfg.extra_text:
-        extra = read_extra_text(cfg.extra_text, cfg.extra_text_words, cfg.extra_text_max_words)
-        logging.info("%s: %d extra pseudo-utterances, %d words", cfg.extra_text, len(extra), sum(len(u.words) for u in extra))
+        extra = read_extra_text(cfg.extra_text, cfg.extra_text_words, cfg.extra_text_max_words, norm)
+        counts = Counter(label for u in extra for label in u.labels)
+        logging.info("%s: %d extra pseudo-utterances, %d words, labels %s", cfg.extra_text, len(extra),
+                     sum(len(u.words) for u in extra), " ".join(f"{c}={counts[c]}" for c in PUNCT4.classes))
         utterances = utterances + extra
     return utterances
 
@@ -219,8 +224,10 @@ def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, 
 
 
 def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path, resume: bool = False,
-                 device_name: str = "auto", amp: str = "none") -> None:
-    """The whole stage: trains on ``train`` (supervisions), selects on ``dev``, writes ``exp_dir``."""
+                 device_name: str = "auto", amp: str = "none", norm: Optional[NormalizeConfig] = None) -> None:
+    """The whole stage: trains on ``train`` (supervisions), selects on ``dev``, writes ``exp_dir``.
+
+    ``norm`` labels the extra text (``cfg.extra_text``); the supervisions carry their labels already."""
     build_loss(cfg.loss_config())  # unknown loss names fail before any work
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
@@ -239,7 +246,7 @@ def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path,
     elif resume:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
 
-    train_examples = make_examples(load_training_utterances(train, cfg), model.tokenizer, cfg.max_length, cfg.context,
+    train_examples = make_examples(load_training_utterances(train, cfg, norm), model.tokenizer, cfg.max_length, cfg.context,
                                    where=str(train))
     dev_utterances = read_utterances(dev)
     logging.info("%d training chunks; %d dev utterances", len(train_examples), len(dev_utterances))
