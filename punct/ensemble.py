@@ -6,7 +6,8 @@ alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on t
 * ``choose_alpha``: the highest dev score (ties go to the smallest alpha, i.e. the most text-weighted);
   it takes another selection metric too (punct9 + case: macro F1 of the punctuation head, [cap] F1 of
   the case head, each head's alpha chosen separately; see ``punct.models.punct_tdnn.segment_ensemble``).
-* ``choose_alpha_one_se`` (stage 8 of egs/mustc): the one-standard-error rule.  A mixture of the two
+* ``choose_alpha_one_se`` (stage 8 of egs/mustc; each head of egs/parczech's stage 5 by its own
+  statistic): the one-standard-error rule.  A mixture of the two
   models is used only when it beats both single models (alpha 0 and 1) on dev by more than one
   standard error of the best alpha's dev score (bootstrap over the dev utterances); otherwise the
   better single model.  Near its top the dev sweep is flat: on the mini corpus' 8-talk dev (~600
@@ -93,16 +94,17 @@ class AlphaChoice:
     best_score: float
     standard_error: float  # bootstrap standard error of the best alpha's dev score (one-se)
     num_resamples: int
+    metric: str = "overall F1"  # the dev statistic the alphas were compared on
 
     def to_dict(self) -> Dict:
         return asdict(self)
 
-    def describe(self) -> str:
+    def describe(self, text_model: str = "BERT") -> str:
         if self.rule == "argmax":
-            return "highest overall F1"
-        best = (f"one-standard-error rule: best alpha {self.best_alpha:.1f} (overall F1 {100 * self.best_score:.1f}, standard "
+            return f"highest {self.metric}"
+        best = (f"one-standard-error rule: best alpha {self.best_alpha:.1f} ({self.metric} {100 * self.best_score:.1f}, standard "
                 f"error {100 * self.standard_error:.1f} over {self.num_resamples} resamples of the utterances)")
-        single = {0.0: "BERT alone", 1.0: "the TDNN alone"}.get(self.alpha)
+        single = {0.0: f"{text_model} alone", 1.0: "the TDNN alone"}.get(self.alpha)
         if single is None:
             return f"{best}; no single model within one standard error of it"
         if self.alpha == self.best_alpha:
@@ -120,11 +122,13 @@ def utterance_confusions(ref: np.ndarray, hyp: np.ndarray, lengths: Sequence[int
 
 
 def choose_alpha_one_se(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
-                        alphas: Sequence[float], num_resamples: int = 1000, seed: int = 42) -> AlphaChoice:
-    """The one-standard-error rule on overall (micro) F1; see the module docstring.
+                        alphas: Sequence[float], num_resamples: int = 1000, seed: int = 42,
+                        statistic: Callable[[np.ndarray], np.ndarray] = micro_f1, metric: str = "overall F1") -> AlphaChoice:
+    """The one-standard-error rule on ``statistic`` of the summed confusion matrix (default overall
+    (micro) F1; ``metric`` names it); see the module docstring.
 
     The best alpha is the argmax (ties: the smallest alpha).  Its standard error is the standard
-    deviation of its overall F1 over ``num_resamples`` resamples of the utterances.  Among the single
+    deviation of its statistic over ``num_resamples`` resamples of the utterances.  Among the single
     models (alpha 0.0, 1.0 of ``alphas``) within one standard error of the best, the higher scoring
     one is chosen (ties: the smaller alpha); with none, the best alpha.
     """
@@ -134,13 +138,13 @@ def choose_alpha_one_se(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray,
         raise ValueError(f"a standard error needs at least 2 resamples, got {num_resamples}")
     num_classes = p_tdnn.shape[1]
     confusions = [utterance_confusions(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), lengths, num_classes) for a in alphas]
-    scores = [float(micro_f1(c.sum(axis=0))) for c in confusions]
+    scores = [float(statistic(c.sum(axis=0))) for c in confusions]
     best = max(range(len(alphas)), key=lambda i: (scores[i], -alphas[i]))
-    resampled = bootstrap_values(confusions[best], micro_f1, num_resamples, seed)
+    resampled = bootstrap_values(confusions[best], statistic, num_resamples, seed)
     standard_error = float(np.std(resampled, ddof=1))
     singles = [i for i, a in enumerate(alphas) if a in (0.0, 1.0) and scores[i] >= scores[best] - standard_error]
     chosen = max(singles, key=lambda i: (scores[i], -alphas[i])) if singles else best
-    return AlphaChoice(alphas[chosen], "one-se", alphas[best], scores[best], standard_error, num_resamples)
+    return AlphaChoice(alphas[chosen], "one-se", alphas[best], scores[best], standard_error, num_resamples, metric)
 
 
 def paired_posteriors(

@@ -284,7 +284,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
-  # with the text-only model, each head's alpha chosen on dev (exp/efficientpunct/alpha.json).
+  # with the text-only model, each head's alpha chosen on dev by the one-standard-error rule (exp/efficientpunct/alpha.json).
   local/parczech/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
 fi
 

@@ -2,7 +2,8 @@
 """ParCzech stage 5 (last step): the EfficientPunct TDNN alone and its ensemble with the text-only model.
 
 Per head, p = alpha * p_tdnn + (1 - alpha) * p_text for alpha = 0.0, 0.1, ..., 1.0; each head's alpha is
-chosen on the dev split (punctuation: macro F1 over the 8 marks; case: [cap] F1).  References and words
+chosen on the dev split by the one-standard-error rule (a mixture only if it beats both single models by more
+than a bootstrap standard error over the dev segments; punctuation: macro F1 over the 8 marks; case: [cap] F1).  References and words
 come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).  Writes, for every split,
 <tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and <out-dir>/decode/<split>.jsonl (the ensemble),
 scored by local/parczech/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
@@ -38,6 +39,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-split", default="dev", help="split on which the alphas are chosen")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to write")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
+    parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (one-se rule)")
+    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the resamples")
     parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
                         help="each segment's first word: scored and written as predicted (include) or not scored and "
                              "copied from the reference (exclude); auto: the TDNN's training config")
@@ -76,8 +79,10 @@ def main(argv: Optional[List[str]] = None) -> None:
                             len(data[split].skipped), len(segments), data[split].skipped[0])
     alphas = default_alphas(args.alpha_step)
     sweeps = head_sweeps(data[args.dev_split], alphas)
-    chosen = choose_head_alphas(sweeps)
-    logging.info("alphas chosen on %s: %s", args.dev_split, chosen)
+    choices = choose_head_alphas(data[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed)
+    chosen = {head: choice.alpha for head, choice in choices.items()}
+    for head, choice in choices.items():
+        logging.info("%s alpha chosen on %s: %.1f (%s)", head, args.dev_split, choice.alpha, choice.describe("the text model"))
     for split in splits:
         write_predictions(args.tdnn_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], {h: 1.0 for h in HEADS}))
         write_predictions(args.out_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], chosen))
@@ -85,7 +90,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         "dev_split": args.dev_split,
         "first_word": first_word,
         "chosen_alpha": chosen,
-        "selection_metric": {"punct": "macro F1 (8 marks)", "case": "[cap] F1"},
+        "selection_metric": {head: choice.metric for head, choice in choices.items()},
+        "alpha_rule": {head: choice.to_dict() for head, choice in choices.items()},
         "dev_sweep": {
             head: [{"alpha": p.alpha, "macro_f1": p.scores.macro_f1, "overall_f1": p.scores.overall["f1"],
                     "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in p.scores.classes[1:]}} for p in points]

@@ -31,9 +31,11 @@ def designed_posteriors(seg):
     """(TDNN, text) posteriors with a known best alpha per head.
 
     Punctuation: the TDNN says the right mark at 0.7, the text model blank at 0.9, so a mark wins from
-    alpha 0.7 on.  Case: the text model is right on cap words (0.8) where the TDNN says blank (0.9):
+    alpha 0.7 on; the TDNN alone (1.0) is as good as the best alpha (0.7), so the one-standard-error
+    rule takes it.  Case: the text model is right on cap words (0.8) where the TDNN says blank (0.9):
     right up to alpha 0.4; on each segment's second word the text model says cap (0.55) wrongly and
-    the TDNN blank (0.9): right from alpha 0.2.  Both right: alpha 0.2 .. 0.4 -> 0.2 (ties: smallest).
+    the TDNN blank (0.9): right from alpha 0.2.  Both right: alpha 0.2 .. 0.4 -> 0.2 (ties: smallest),
+    far above either model alone, so the mixture is kept.
     """
     n = len(seg.words)
     tdnn, text = np.zeros((n, NUM_COLUMNS)), np.zeros((n, NUM_COLUMNS))
@@ -63,7 +65,13 @@ def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
     ensemble_itn.main(["--prefix", "parczech", "--segments-dir", str(data), "--text-post-dir", str(tmp_path / "text"),
                        "--tdnn-dir", str(tmp_path / "tdnn"), "--out-dir", str(tmp_path / "ens"), "--first-word", "include"])
     summary = json.loads((tmp_path / "ens" / "alpha.json").read_text())
-    assert summary["chosen_alpha"] == {"punct": 0.7, "case": 0.2} and summary["first_word"] == "include"
+    assert summary["chosen_alpha"] == {"punct": 1.0, "case": 0.2} and summary["first_word"] == "include"
+    rule = summary["alpha_rule"]
+    sweep_best = max(summary["dev_sweep"]["punct"], key=lambda p: p["macro_f1"])
+    assert rule["punct"]["best_alpha"] == sweep_best["alpha"] == 0.7
+    assert rule["punct"]["best_score"] == pytest.approx(sweep_best["macro_f1"])  # the same macro F1 from the confusions
+    assert rule["punct"]["metric"] == "macro F1 (8 marks)" and rule["case"]["metric"] == "[cap] F1"
+    assert rule["case"]["best_alpha"] == 0.2 and rule["case"]["best_score"] == 1.0
     segments = read_segments(data / "parczech_supervisions_test.jsonl.gz")
     ens = scoring.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
     tdnn = scoring.read_predictions(tmp_path / "tdnn" / "decode" / "test.jsonl")
@@ -169,7 +177,7 @@ def test_first_word_excluded_from_alpha_choice_and_copied_from_the_reference(ens
     cfg = TrainTdnnConfig(first_word="exclude")
     torch.save({"config": asdict(cfg), "model": {}}, tmp_path / "tdnn" / "best-valid-f1.pt")
     summary = _ensemble(tmp_path, tmp_path / "ens")
-    assert summary["first_word"] == "exclude" and summary["chosen_alpha"] == {"punct": 0.7, "case": 0.2}
+    assert summary["first_word"] == "exclude" and summary["chosen_alpha"] == {"punct": 1.0, "case": 0.2}
     # every word after the first is right at the chosen alphas, so the dev sweep's best scores are perfect
     best = max(summary["dev_sweep"]["case"], key=lambda p: p["per_class_f1"]["cap"])
     assert best["per_class_f1"]["cap"] == 1.0
