@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from punct.models.punct_tdnn.train import TrainTdnnConfig, class_weights, load_model, train_tdnn
+from punct.training.batch_norm import restart_epoch_averages
 from punct.training.loop import latest_checkpoint
 from tests.fusion.synthetic import SMALL_TDNN, train_dev_splits
 
@@ -60,7 +61,49 @@ def test_softer_class_weights():
         TrainTdnnConfig(class_weight_power=-1.0)
 
 
+def test_epoch_averaged_batch_norm_statistics():
+    """After the restart, the running statistics are the plain mean of the batches' statistics."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv1d(2, 3, 1), torch.nn.BatchNorm1d(3))
+    model.train()
+    for _ in range(3):  # history that the restart must forget
+        model(torch.randn(4, 2, 10) * 5 + 3)
+    assert restart_epoch_averages(model) == 1
+    batches = [torch.randn(n, 2, 7) * (i + 1) for i, n in enumerate((2, 5, 3, 4))]
+    outputs = []
+    with torch.no_grad():
+        for x in batches:
+            outputs.append(model[0](x).numpy())
+            model(x)
+    norm = model[1]
+    channels = [o.transpose(1, 0, 2).reshape(3, -1) for o in outputs]  # (C, N*T) per batch
+    assert np.allclose(norm.running_mean.numpy(), np.mean([c.mean(axis=1) for c in channels], axis=0), atol=1e-5)
+    assert np.allclose(norm.running_var.numpy(), np.mean([c.var(axis=1, ddof=1) for c in channels], axis=0), rtol=1e-4)
+    assert int(norm.num_batches_tracked) == len(batches)
+
+
+def test_batch_norm_statistics_of_each_epoch(corpora, tmp_path):
+    """ema: the running statistics have seen every batch since the start; epoch: only the last epoch's."""
+    tracked, steps = {}, {}
+    for stats in ("ema", "epoch"):
+        cfg = TrainTdnnConfig(model=SMALL, example_unit="utterance", optimizer="adam", lr=0.01, utterances_per_batch=3,
+                              epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0,
+                              batch_norm_stats=stats)
+        model = train_tdnn(cfg, corpora["train"], None, tmp_path / stats, torch.device("cpu"), seed=1, progress=False)
+        steps[stats] = torch.load(tmp_path / stats / "epoch-2.pt", weights_only=True)["state"]["step"]
+        tracked[stats] = {name: int(m.num_batches_tracked) for name, m in model.named_modules()
+                          if isinstance(m, torch.nn.BatchNorm1d)}
+        saved = load_model(tmp_path / stats / "epoch-2.pt")
+        for name, value in model.state_dict().items():
+            assert torch.equal(value, saved.state_dict()[name]), name
+    assert steps["ema"] == steps["epoch"] > 2 and len(tracked["ema"]) > 1
+    assert tracked["ema"]["norms.0"] == steps["ema"]  # one call per batch
+    assert tracked["epoch"] == {name: count // 2 for name, count in tracked["ema"].items()}
+
+
 def test_bad_config_values():
+    with pytest.raises(ValueError, match="batch_norm_stats"):
+        TrainTdnnConfig(batch_norm_stats="precise")
     with pytest.raises(ValueError, match="example_unit"):
         TrainTdnnConfig(example_unit="frame")
     with pytest.raises(ValueError, match="balance"):
