@@ -22,7 +22,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Tuple, Union
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -38,7 +38,7 @@ from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
 from punct.metrics import score
 from punct.utils.atomic import atomic_path
 from punct.training import checkpoint
-from punct.training.batch_norm import BATCH_NORM_STATS, restart_epoch_averages
+from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
@@ -79,16 +79,18 @@ class TrainTdnnConfig:
     # scored, the ParCzech thesis; conf/tdnn*.yaml of egs/parczech); see punct.labels
     first_word: str = "include"
     # BatchNorm statistics used at evaluation: ema (PyTorch's running average, momentum 0.1: about the last 10
-    # batches, as the authors' code) or epoch (the plain average over all of an epoch's training batches,
-    # reset when the epoch starts; the training itself is unchanged).  With ema and 8-utterance batches the
-    # statistics follow the last few talks read, and the mini corpus' dev F1 swung by up to 20 points between
-    # epochs of one run; see punct.training.batch_norm.
+    # batches, as the authors' code) or recompute (after each epoch, the plain average over batch_norm_batches
+    # training batches through the epoch's final weights; the training itself is unchanged).  With ema and
+    # 8-utterance batches the statistics follow the last few talks read; see punct.training.batch_norm.
     batch_norm_stats: str = "ema"
+    batch_norm_batches: int = 0  # recompute: at most this many of the epoch's batches (0: all)
 
     def __post_init__(self) -> None:
         check_first_word(self.first_word)
         if self.batch_norm_stats not in BATCH_NORM_STATS:
             raise ValueError(f"batch_norm_stats must be one of {BATCH_NORM_STATS}, got {self.batch_norm_stats!r}")
+        if self.batch_norm_batches < 0:
+            raise ValueError(f"batch_norm_batches must be >= 0, got {self.batch_norm_batches}")
         if self.balance not in BALANCE_MODES:
             raise ValueError(f"balance must be one of {BALANCE_MODES}, got {self.balance!r}")
         if self.example_unit not in ("window", "utterance"):
@@ -268,13 +270,27 @@ def make_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device
     return loader, sampler
 
 
+def forward_batch(net: nn.Module, batch: Sequence[torch.Tensor], cfg: TrainTdnnConfig) -> torch.Tensor:
+    """Logits of one training batch (windows, or whole utterances with their words' centre frames)."""
+    if cfg.example_unit == "window":
+        return net(batch[0])
+    return net(batch[0], utterance=batch[1], centres=batch[2])
+
+
+def recompute_statistics(model: PunctTdnn, loader: DataLoader, cfg: TrainTdnnConfig, device: torch.device) -> float:
+    """``batch_norm_stats: recompute``: the BatchNorms' statistics from ``cfg.batch_norm_batches`` of the
+    epoch's batches (the sampler's order of this epoch) through the final weights; returns the seconds taken."""
+    start = time.time()
+    batches = ([t.to(device, non_blocking=True) for t in batch] for batch in loader)
+    recompute_batch_norm_stats(model, batches, lambda m, batch: forward_batch(m, batch, cfg), cfg.batch_norm_batches)
+    return round(time.time() - start, 1)
+
+
 def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.Optimizer, criteria, cfg: TrainTdnnConfig,
                     state: TrainState, epoch: int, device: torch.device, dist: DistInfo, precision: Amp,
                     progress: bool) -> Dict:
     """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds)."""
     net.train()
-    if cfg.batch_norm_stats == "epoch":
-        restart_epoch_averages(net)
     start, total_loss, seen = time.time(), 0.0, 0
     batches = loader
     if progress and dist.is_main:
@@ -286,10 +302,7 @@ def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.O
         labels = batch[-1]
         optimizer.zero_grad(set_to_none=True)
         with precision.autocast():
-            if cfg.example_unit == "window":
-                logits = net(batch[0])
-            else:
-                logits = net(batch[0], utterance=batch[1], centres=batch[2])
+            logits = forward_batch(net, batch, cfg)
         loss = tdnn_loss(logits.float(), labels, criteria, cfg)
         precision.step(loss, optimizer)
         state.step += 1
@@ -359,6 +372,8 @@ def train_tdnn(
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
         record = train_one_epoch(net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress)
+        if cfg.batch_norm_stats == "recompute" and dist.is_main:  # rank 0 evaluates and saves the model
+            record["batch_norm_seconds"] = recompute_statistics(model, loader, cfg, device)
         state.epoch = epoch
         if dist.is_main:
             finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device)
