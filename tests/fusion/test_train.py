@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from punct.models.punct_tdnn.train import TrainTdnnConfig, class_weights, load_model, train_tdnn
-from punct.training.batch_norm import restart_epoch_averages
-from punct.training.loop import latest_checkpoint
+from punct.models.punct_tdnn.train import TrainTdnnConfig, class_weights, forward_batch, load_model, make_loader, train_tdnn
+from punct.training.batch_norm import recompute_batch_norm_stats
+from punct.training.loop import DistInfo, latest_checkpoint
 from tests.fusion.synthetic import SMALL_TDNN, train_dev_splits
 
 SMALL = SMALL_TDNN
@@ -61,49 +61,57 @@ def test_softer_class_weights():
         TrainTdnnConfig(class_weight_power=-1.0)
 
 
-def test_epoch_averaged_batch_norm_statistics():
-    """After the restart, the running statistics are the plain mean of the batches' statistics."""
+def test_recomputed_batch_norm_statistics():
+    """The running statistics become the plain mean of the given batches' statistics; mode and momentum stay."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv1d(2, 3, 1), torch.nn.BatchNorm1d(3))
     model.train()
-    for _ in range(3):  # history that the restart must forget
+    for _ in range(3):  # history that the recomputation must forget
         model(torch.randn(4, 2, 10) * 5 + 3)
-    assert restart_epoch_averages(model) == 1
+    model.eval()
     batches = [torch.randn(n, 2, 7) * (i + 1) for i, n in enumerate((2, 5, 3, 4))]
-    outputs = []
+    used = recompute_batch_norm_stats(model, iter(batches), lambda m, x: m(x), max_batches=3)
+    assert used == 3 and not model.training and model[1].momentum == 0.1
     with torch.no_grad():
-        for x in batches:
-            outputs.append(model[0](x).numpy())
-            model(x)
+        channels = [model[0](x).numpy().transpose(1, 0, 2).reshape(3, -1) for x in batches[:3]]  # (C, N*T) per batch
     norm = model[1]
-    channels = [o.transpose(1, 0, 2).reshape(3, -1) for o in outputs]  # (C, N*T) per batch
     assert np.allclose(norm.running_mean.numpy(), np.mean([c.mean(axis=1) for c in channels], axis=0), atol=1e-5)
     assert np.allclose(norm.running_var.numpy(), np.mean([c.var(axis=1, ddof=1) for c in channels], axis=0), rtol=1e-4)
-    assert int(norm.num_batches_tracked) == len(batches)
+    assert int(norm.num_batches_tracked) == 3
+    with pytest.raises(ValueError, match="no batches"):
+        recompute_batch_norm_stats(model, iter([]), lambda m, x: m(x))
 
 
-def test_batch_norm_statistics_of_each_epoch(corpora, tmp_path):
-    """ema: the running statistics have seen every batch since the start; epoch: only the last epoch's."""
-    tracked, steps = {}, {}
-    for stats in ("ema", "epoch"):
-        cfg = TrainTdnnConfig(model=SMALL, example_unit="utterance", optimizer="adam", lr=0.01, utterances_per_batch=3,
-                              epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0,
-                              batch_norm_stats=stats)
-        model = train_tdnn(cfg, corpora["train"], None, tmp_path / stats, torch.device("cpu"), seed=1, progress=False)
-        steps[stats] = torch.load(tmp_path / stats / "epoch-2.pt", weights_only=True)["state"]["step"]
-        tracked[stats] = {name: int(m.num_batches_tracked) for name, m in model.named_modules()
-                          if isinstance(m, torch.nn.BatchNorm1d)}
-        saved = load_model(tmp_path / stats / "epoch-2.pt")
-        for name, value in model.state_dict().items():
-            assert torch.equal(value, saved.state_dict()[name]), name
-    assert steps["ema"] == steps["epoch"] > 2 and len(tracked["ema"]) > 1
-    assert tracked["ema"]["norms.0"] == steps["ema"]  # one call per batch
-    assert tracked["epoch"] == {name: count // 2 for name, count in tracked["ema"].items()}
+def test_batch_norm_statistics_recomputed_after_each_epoch(corpora, tmp_path):
+    """recompute: every epoch's checkpoint holds statistics of its last batch_norm_batches batches through its
+    final weights (recomputing them from the saved weights gives the same); ema: of every batch since the start."""
+    common = dict(model=SMALL, example_unit="utterance", optimizer="adam", lr=0.01, utterances_per_batch=3, epochs=2,
+                  epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0)
+    ema = train_tdnn(TrainTdnnConfig(**common), corpora["train"], None, tmp_path / "ema", torch.device("cpu"), seed=1,
+                     progress=False)
+    steps = torch.load(tmp_path / "ema" / "epoch-2.pt", weights_only=True)["state"]["step"]
+    assert int(ema.norms[0].num_batches_tracked) == steps > 4
+    cfg = TrainTdnnConfig(**common, batch_norm_stats="recompute", batch_norm_batches=2)
+    model = train_tdnn(cfg, corpora["train"], None, tmp_path / "rc", torch.device("cpu"), seed=1, progress=False)
+    assert int(model.norms[0].num_batches_tracked) == 2  # of the steps // 2 > 2 batches of an epoch
+    for name, value in ema.named_parameters():  # the training itself is unchanged
+        assert torch.equal(value, dict(model.named_parameters())[name]), name
+    assert not torch.allclose(ema.norms[0].running_mean, model.norms[0].running_mean)
+    saved = load_model(tmp_path / "rc" / "epoch-2.pt")
+    loader, sampler = make_loader(cfg, corpora["train"], torch.device("cpu"), 1, DistInfo())
+    sampler.set_epoch(2)
+    recompute_batch_norm_stats(saved, list(loader)[-2:], lambda m, batch: forward_batch(m, batch, cfg))
+    for name, value in saved.state_dict().items():
+        assert torch.allclose(value.float(), model.state_dict()[name].float(), atol=1e-6), name
+    history = torch.load(tmp_path / "rc" / "epoch-2.pt", weights_only=True)["state"]["history"]
+    assert all(h["batch_norm_seconds"] >= 0 for h in history)
 
 
 def test_bad_config_values():
     with pytest.raises(ValueError, match="batch_norm_stats"):
-        TrainTdnnConfig(batch_norm_stats="precise")
+        TrainTdnnConfig(batch_norm_stats="epoch")
+    with pytest.raises(ValueError, match="batch_norm_batches"):
+        TrainTdnnConfig(batch_norm_batches=-1)
     with pytest.raises(ValueError, match="example_unit"):
         TrainTdnnConfig(example_unit="frame")
     with pytest.raises(ValueError, match="balance"):

@@ -20,9 +20,10 @@ import functools
 import logging
 import shutil
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Deque, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -83,7 +84,7 @@ class TrainTdnnConfig:
     # training batches through the epoch's final weights; the training itself is unchanged).  With ema and
     # 8-utterance batches the statistics follow the last few talks read; see punct.training.batch_norm.
     batch_norm_stats: str = "ema"
-    batch_norm_batches: int = 0  # recompute: at most this many of the epoch's batches (0: all)
+    batch_norm_batches: int = 0  # recompute: the epoch's last this many batches, kept in memory (0: all of them)
 
     def __post_init__(self) -> None:
         check_first_word(self.first_word)
@@ -277,19 +278,11 @@ def forward_batch(net: nn.Module, batch: Sequence[torch.Tensor], cfg: TrainTdnnC
     return net(batch[0], utterance=batch[1], centres=batch[2])
 
 
-def recompute_statistics(model: PunctTdnn, loader: DataLoader, cfg: TrainTdnnConfig, device: torch.device) -> float:
-    """``batch_norm_stats: recompute``: the BatchNorms' statistics from ``cfg.batch_norm_batches`` of the
-    epoch's batches (the sampler's order of this epoch) through the final weights; returns the seconds taken."""
-    start = time.time()
-    batches = ([t.to(device, non_blocking=True) for t in batch] for batch in loader)
-    recompute_batch_norm_stats(model, batches, lambda m, batch: forward_batch(m, batch, cfg), cfg.batch_norm_batches)
-    return round(time.time() - start, 1)
-
-
 def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.Optimizer, criteria, cfg: TrainTdnnConfig,
                     state: TrainState, epoch: int, device: torch.device, dist: DistInfo, precision: Amp,
-                    progress: bool) -> Dict:
-    """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds)."""
+                    progress: bool, kept: Optional[Deque] = None) -> Dict:
+    """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds).
+    ``kept`` (a bounded deque) receives the batches as they are trained on: the last ones remain."""
     net.train()
     start, total_loss, seen = time.time(), 0.0, 0
     batches = loader
@@ -299,6 +292,8 @@ def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.O
         batches = tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False)
     for i, batch in enumerate(batches, 1):
         batch = [t.to(device, non_blocking=True) for t in batch]
+        if kept is not None:
+            kept.append(batch)
         labels = batch[-1]
         optimizer.zero_grad(set_to_none=True)
         with precision.autocast():
@@ -371,9 +366,15 @@ def train_tdnn(
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
-        record = train_one_epoch(net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress)
-        if cfg.batch_norm_stats == "recompute" and dist.is_main:  # rank 0 evaluates and saves the model
-            record["batch_norm_seconds"] = recompute_statistics(model, loader, cfg, device)
+        # batch_norm_stats recompute: the epoch's last batches, kept as they were trained on (no second read)
+        recompute = cfg.batch_norm_stats == "recompute" and dist.is_main  # rank 0 evaluates and saves the model
+        kept: Optional[Deque] = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
+        record = train_one_epoch(net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept)
+        if kept is not None:
+            start = time.time()
+            recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))
+            record["batch_norm_seconds"] = round(time.time() - start, 1)
+            kept.clear()
         state.epoch = epoch
         if dist.is_main:
             finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device)
