@@ -80,8 +80,8 @@ class TrainTdnnConfig:
     # scored, the ParCzech thesis; conf/tdnn*.yaml of egs/parczech); see punct.labels
     first_word: str = "include"
     # BatchNorm statistics used at evaluation: ema (PyTorch's running average, momentum 0.1: about the last 10
-    # batches, as the authors' code) or recompute (after each epoch, the plain average over batch_norm_batches
-    # training batches through the epoch's final weights; the training itself is unchanged).  With ema and
+    # batches, as the authors' code) or recompute (after each epoch, the plain average over its last
+    # batch_norm_batches batches through its final weights; the training itself is unchanged).  With ema and
     # 8-utterance batches the statistics follow the last few talks read; see punct.training.batch_norm.
     batch_norm_stats: str = "ema"
     batch_norm_batches: int = 0  # recompute: the epoch's last this many batches, kept in memory (0: all of them)
