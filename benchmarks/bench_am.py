@@ -34,7 +34,7 @@ from typing import Dict, List
 import torch
 
 import common  # noqa: E402  (puts the repository on sys.path)
-from punct.asr.train import AmConfig, build_model, compute_loss, first_averaged_epoch
+from punct.asr.train import AmConfig, build_model, compute_loss, first_dev_loss_epoch
 from punct.training.loop import NO_AMP, Amp
 from punct.utils.config import load_config
 from punct.utils.device import has_native_bf16
@@ -149,7 +149,7 @@ def main() -> None:
     common.print_table(title, ["part", "precision", "threads", "per CPU second", "per wall second"],
                        [[r.part, r.precision, r.threads, r.per_cpu_second, r.per_wall_second] for r in rates])
     # the epochs whose dev loss is computed, and the average's
-    dev_passes = config.num_epochs - first_averaged_epoch(config) + 1 + (config.average_epochs > 1)
+    dev_passes = config.num_epochs - first_dev_loss_epoch(config) + 1 + (config.average_epochs > 1)
     predictions = []
     for r in rates:
         if r.part != "train":

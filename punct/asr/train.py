@@ -72,6 +72,9 @@ class AmConfig:
     # average is the model later stages read (best-valid-loss.pt), and only the averaged epochs' dev loss is
     # computed; 1: every epoch's dev loss, and the epoch with the lowest is the model.
     average_epochs: int = 1
+    # With average_epochs > 1: false computes only the average's dev loss, not the averaged single epochs'
+    # (they decide nothing; on the mini corpus they cost ~50 s of stage 2's ~11 minutes).
+    averaged_epochs_dev_loss: bool = True
 
 
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the selected model, read by every later stage: the epoch with the lowest
@@ -276,9 +279,8 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
                                      epoch=epoch, device=device, dist_info=dist_info, ctc=ctc, amp=precision)
         state.epoch = epoch
-        if epoch < first_averaged_epoch(config):
-            logging.info("epoch %d: train loss/frame %.4f (dev loss only for the averaged epochs %d-%d)", epoch, train_loss,
-                         first_averaged_epoch(config), config.num_epochs)
+        if epoch < first_dev_loss_epoch(config):
+            logging.info("epoch %d: train loss/frame %.4f (%s)", epoch, train_loss, dev_loss_scope(config))
             improved = False
         else:
             valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
@@ -300,11 +302,24 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     return state, (model.module if hasattr(model, "module") else model)
 
 
-def first_averaged_epoch(config: AmConfig) -> int:
-    """The first epoch whose dev loss is computed: with ``average_epochs`` > 1 the average replaces every single
-    epoch (:func:`select_average`), so only the averaged epochs' dev losses are reported (the others' would cost
-    ~12 % of the mini AM's training time and decide nothing); else every epoch's, which selects the best."""
-    return max(1, config.num_epochs - config.average_epochs + 1) if config.average_epochs > 1 else 1
+def first_dev_loss_epoch(config: AmConfig) -> int:
+    """The first epoch whose dev loss is computed (``num_epochs + 1``: none).  With ``average_epochs`` > 1 the
+    average replaces every single epoch (:func:`select_average`), so only the averaged epochs' dev losses are
+    reported, or none without ``averaged_epochs_dev_loss`` (the others' would cost ~12 % of the mini AM's
+    training time and decide nothing); else every epoch's, which selects the best."""
+    if config.average_epochs <= 1:
+        return 1
+    if not config.averaged_epochs_dev_loss:
+        return config.num_epochs + 1
+    return max(1, config.num_epochs - config.average_epochs + 1)
+
+
+def dev_loss_scope(config: AmConfig) -> str:
+    """Which dev losses stage 2 computes, for the log lines of the epochs without one."""
+    first_averaged = max(1, config.num_epochs - config.average_epochs + 1)
+    if first_dev_loss_epoch(config) > config.num_epochs:
+        return f"dev loss only for the average of epochs {first_averaged}-{config.num_epochs}"
+    return f"dev loss only for the averaged epochs {first_averaged}-{config.num_epochs}"
 
 
 def select_average(exp_dir: Path, state: TrainState, config: AmConfig, tokens: TokenTable, dev_loader,
@@ -321,7 +336,8 @@ def select_average(exp_dir: Path, state: TrainState, config: AmConfig, tokens: T
     model = build_model(config, len(tokens)).to(device)
     model.load_state_dict(checkpoint.average_state_dicts([load_checkpoint(path, device)["model"] for path in paths]))
     valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
-    logging.info("selected: the average of epochs %d-%d, dev loss/frame %.4f (best single epoch %d: %.4f)", first,
-                 state.epoch, valid_loss, state.best_epoch, state.best_valid_loss)
+    single = (f" (best single epoch {state.best_epoch}: {state.best_valid_loss:.4f})" if state.best_epoch > 0
+              else "")
+    logging.info("selected: the average of epochs %d-%d, dev loss/frame %.4f%s", first, state.epoch, valid_loss, single)
     state.best_valid_loss, state.best_epoch, state.best_averaged = valid_loss, state.epoch, len(paths)
     save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config, tokens=tokens)

@@ -1,6 +1,7 @@
 """AM training on the tiny espeak corpus: checkpoints, --resume, and DDP with two CPU processes (gloo)."""
 
 import dataclasses
+import logging
 import os
 import socket
 
@@ -188,3 +189,25 @@ def test_the_average_of_the_last_epochs_is_the_selected_model(tmp_path):
     (exp / "epoch-2.pt").unlink()
     with pytest.raises(FileNotFoundError, match="epoch-2.pt"):
         run_training(prefix="mustc", config=config, fbank_dir=fbank, exp_dir=exp, device_name="cpu", seed=3, resume=True)
+
+
+def test_without_averaged_epochs_dev_loss_only_the_average_is_scored(tmp_path, caplog):
+    from punct.asr.train import first_dev_loss_epoch
+    from punct.training.checkpoint import load_checkpoint
+
+    torch.set_num_threads(1)
+    fbank = cached_corpus() / "fbank"
+    exp = tmp_path / "am"
+    config = dataclasses.replace(TINY, num_epochs=3, average_epochs=2, averaged_epochs_dev_loss=False)
+    assert first_dev_loss_epoch(config) == 4
+    assert first_dev_loss_epoch(dataclasses.replace(config, averaged_epochs_dev_loss=True)) == 2
+    assert first_dev_loss_epoch(dataclasses.replace(config, average_epochs=1)) == 1
+    with caplog.at_level(logging.INFO):
+        state, _ = run_training(prefix="mustc", config=config, fbank_dir=fbank, exp_dir=exp, device_name="cpu", seed=3)
+    for epoch in (1, 2, 3):  # no single epoch was scored on dev
+        assert load_checkpoint(exp / f"epoch-{epoch}.pt")["state"]["best_valid_loss"] == float("inf")
+    assert (state.best_epoch, state.best_averaged) == (3, 2)
+    average_loss = _dev_loss(exp / "epoch-3.pt", fbank, average_of=[exp / "epoch-2.pt", exp / "epoch-3.pt"])
+    assert state.best_valid_loss == pytest.approx(average_loss, rel=1e-4)
+    assert "dev loss only for the average of epochs 2-3" in caplog.text
+    assert "best single epoch" not in caplog.text
