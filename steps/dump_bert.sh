@@ -12,6 +12,8 @@ device=auto            # auto, cpu or cuda
 num_threads=1          # torch threads per job
 batch_size=64          # chunks per forward pass
 compression=none       # kaldiio compression of the vectors: none, two_byte, speech_feature
+word_vectors=fine-tuned  # encoder of the word vectors: fine-tuned (the model's) or pretrained (the one it started
+                         # from); the posteriors are the fine-tuned model's either way
 overwrite=false        # rewrite finished shards
 # End configuration section.
 
@@ -22,7 +24,8 @@ echo "$0 $*"
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <model-dir> <supervisions> <out-dir>"
   echo "e.g.: $0 --nj 2 exp/bert/best-valid-f1 data/manifests/mustc_supervisions_dev.jsonl.gz exp/emb_bert/dev"
-  echo "Main options: --nj N, --cmd CMD, --device auto|cpu|cuda, --compression none|two_byte, --overwrite true"
+  echo "Main options: --nj N, --cmd CMD, --device auto|cpu|cuda, --compression none|two_byte, --overwrite true,"
+  echo "              --word-vectors fine-tuned|pretrained"
   exit 1
 fi
 model_dir=$1
@@ -39,7 +42,7 @@ model_files=()
 for f in heads.pt heads.safetensors model.safetensors; do  # heads.pt: folders saved before safetensors heads
   if [ -f $model_dir/$f ]; then model_files+=($model_dir/$f); fi
 done
-model_id="$(readlink -f $model_dir) $(stat -c '%Y %s' "${model_files[@]}" | tr '\n' ' ')"
+model_id="$(readlink -f $model_dir) $(stat -c '%Y %s' "${model_files[@]}" | tr '\n' ' ')vectors=$word_vectors"
 if [ -f $dir/model.id ] && [ "$(cat $dir/model.id)" != "$model_id" ]; then
   echo "$0: $dir was dumped with another model; redoing it"
   overwrite=true
@@ -57,6 +60,7 @@ else
   $cmd JOB=1:$nj $dir/log/dump_bert.JOB.log \
     python -m punct.bin.dump_bert --model-dir $model_dir --supervisions $sups --out-dir $dir \
       --device $device --num-threads $num_threads --batch-size $batch_size --compression $compression \
+      --word-vectors $word_vectors \
       --job JOB --nj $nj "${extra[@]}"
   echo "$model_id" > $dir/model.id
 fi

@@ -23,6 +23,9 @@ conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") f
 bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
 bert_extra_text=auto # punctuated prose (no audio) added to stage 5's training text: a file, none, or auto = the
                      # mini corpus' text/train_extra.txt (50k words of the training novels), none for MuST-C
+tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine-tuned (stage 5's encoder, the
+                     # paper), pretrained (the encoder before stage 5), or auto = pretrained for --corpus-size mini
+                     # (README: then the ensemble gains over the TDNN), fine-tuned for MuST-C and the tiny CI corpus
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
 amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's
@@ -42,7 +45,7 @@ EfficientPunct recipe (egs/mustc).  Stages:
   3  CTC forced alignment of the reference words, greedy WER                   exp/am/ali
   4  dump layer-12 acoustic embeddings to ark/scp shards                         exp/emb_am
   5  fine-tune BERT for punctuation (loss from conf/bert*.yaml: ce, scl, focal)  exp/bert
-  6  dump per-word BERT vectors and posteriors                                   exp/emb_bert
+  6  dump per-word BERT vectors (--tdnn-word-vectors) and posteriors            exp/emb_bert
   7  train the punctuation TDNN on fused windows                                 exp/tdnn
   8  score BERT, TDNN and ensemble; choose alpha on dev; tables and plots        exp/results
 Options (defaults in brackets):
@@ -56,6 +59,8 @@ Options (defaults in brackets):
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
   --bert-model NAME    BERT folder or hub name [${bert_model}]
   --bert-extra-text F  extra training text of stage 5 (file, none, auto: the mini corpus') [${bert_extra_text}]
+  --tdnn-word-vectors V  word vectors the TDNN fuses: fine-tuned, pretrained, auto (mini corpus: pretrained,
+                       MuST-C and tiny: fine-tuned) [${tdnn_word_vectors}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
   --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
@@ -84,10 +89,17 @@ fi
 if [ -z "$mustc_root" ]; then
   corpus_dir=data/corpus_${corpus_size}
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
+  # the tiny corpus' toy TDNN learns only from the fine-tuned vectors
+  [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && tdnn_word_vectors=pretrained
 else
   corpus_dir=$mustc_root
   am_extra_size=none
 fi
+[ "$tdnn_word_vectors" = auto ] && tdnn_word_vectors=fine-tuned
+case $tdnn_word_vectors in
+  fine-tuned|pretrained) ;;
+  *) echo "$0: --tdnn-word-vectors must be fine-tuned, pretrained or auto, got '$tdnn_word_vectors'" >&2; exit 2 ;;
+esac
 # --am-extra-size mini_am: the acoustic model also trains on talks of the corpus' training text spoken
 # by other voices (data/fbank_am): a lower AM dev WER, but not a better punctuation TDNN (README).
 am_extra_opts=
@@ -208,9 +220,9 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
-  log "Stage 6: BERT word vectors and posteriors: exp/bert -> exp/emb_bert"
+  log "Stage 6: BERT word vectors ($tdnn_word_vectors encoder) and posteriors: exp/bert -> exp/emb_bert"
   for split in train dev test; do
-    steps/dump_bert.sh --cmd "$decode_net_cmd" --nj $nj --device $device \
+    steps/dump_bert.sh --cmd "$decode_net_cmd" --nj $nj --device $device --word-vectors $tdnn_word_vectors \
       exp/bert/best-valid-f1 data/manifests/mustc_supervisions_${split}.jsonl.gz exp/emb_bert/$split
   done
   for split in dev test; do

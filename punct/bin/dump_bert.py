@@ -8,6 +8,10 @@ Writes ``<out-dir>/vec.JOB.{ark,scp}`` (words x hidden: the final hidden state a
 last sub-token) and ``<out-dir>/post.JOB.{ark,scp}`` (words x classes softmax of the
 ``--head`` head, columns in the head's class order, PUNCT4.classes for MuST-C); key = supervision
 id.  A job whose two shards are done is skipped unless ``--overwrite``.
+
+``--word-vectors pretrained`` takes the vectors from the encoder the model was fine-tuned from (the
+posteriors stay the fine-tuned model's): features for a second model (the punctuation TDNN) that are
+not fitted to the training split's labels, whereas the fine-tuned encoder has learnt them there.
 """
 
 from __future__ import annotations
@@ -15,16 +19,19 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import torch
 from tqdm import tqdm
 
 from punct.models.text.data import read_utterances
-from punct.models.text.infer import predict_words
-from punct.models.text.model import PunctBert
+from punct.models.text.infer import WordOutputs, predict_words
+from punct.models.text.model import PunctBert, pretrained_encoder_model
 from punct.utils.cli import HelpFormatter, WordItems, add_word_dump_arguments, parse_and_log, run_word_dump
 from punct.utils.jobs import job_share
+
+
+WORD_VECTORS = ("fine-tuned", "pretrained")
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -38,6 +45,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=-1,
                         help="sub-tokens of context around predicted words in long texts; -1: the training value")
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
+    parser.add_argument("--word-vectors", choices=WORD_VECTORS, default="fine-tuned",
+                        help="encoder of the word vectors: the fine-tuned model's (EfficientPunct) or the pretrained "
+                             "one it started from (its punct_model.json base_encoder); posteriors: the fine-tuned model")
     add_word_dump_arguments(parser)
     return parser
 
@@ -50,8 +60,22 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     max_length, context = model.inference_chunking(args.max_length, args.context)
     logging.info("chunks of at most %d tokens with %d sub-tokens of context", max_length, context)
     outputs = predict_words(model, utterances, max_length, context, args.batch_size, device)
+    if args.word_vectors == "pretrained":
+        pretrained = pretrained_encoder_model(model)
+        logging.info("word vectors from the pretrained encoder %s", pretrained.base_encoder or "(offline MiniLM)")
+        vectors = predict_words(pretrained, utterances, max_length, context, args.batch_size, device)
+        outputs = with_vectors(outputs, vectors)
     progress = tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10)
     return ((out.id, out.vectors, out.posteriors[args.head]) for out in progress)
+
+
+def with_vectors(outputs: Iterator[WordOutputs], vectors: Iterator[WordOutputs]) -> Iterator[WordOutputs]:
+    """``outputs`` with the word vectors of ``vectors`` (the same utterances in the same order)."""
+    for out, vec in zip(outputs, vectors, strict=True):
+        if out.id != vec.id or out.vectors.shape[0] != vec.vectors.shape[0]:
+            raise RuntimeError(f"word vectors of {vec.id} ({vec.vectors.shape[0]} words) do not match {out.id} "
+                               f"({out.vectors.shape[0]} words)")
+        yield WordOutputs(out.id, vec.vectors, out.posteriors)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

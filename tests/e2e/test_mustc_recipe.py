@@ -128,6 +128,33 @@ def test_rerun_from_stage7_only_touches_tdnn_and_results(tiny_recipe):
     assert results.stat().st_mtime > results_mtime
 
 
+def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, monkeypatch):
+    """--tdnn-word-vectors pretrained: stage 6 dumps the vectors of the encoder stage 5 started from, with the
+    fine-tuned posteriors (the tiny run's default, auto, is fine-tuned)."""
+    from punct.io.shards import MatrixReader
+    import numpy as np
+
+    copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
+    for name in ("data/manifests", "data/corpus_tiny", "exp/bert"):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-a", str(tiny_recipe / name), str(copy / name)], check=True)
+    out = run_recipe(copy, "--stage", "6", "--stop-stage", "6", "--tdnn-word-vectors", "pretrained")
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "Stage 6: BERT word vectors (pretrained encoder)" in out.stderr
+    assert "Stage 6: BERT word vectors (fine-tuned encoder)" in (tiny_recipe / "exp/log/text_branch.log").read_text()
+    def read(recipe: Path, name: str) -> dict:  # the scp files hold paths relative to the recipe
+        monkeypatch.chdir(recipe)
+        return dict(MatrixReader(f"exp/emb_bert/dev/{name}.scp").items())
+
+    tuned_vec, tuned_post = read(tiny_recipe, "vec"), read(tiny_recipe, "post")
+    pre_vec, pre_post = read(copy, "vec"), read(copy, "post")
+    assert set(pre_vec) == set(tuned_vec) and tuned_vec
+    for key in tuned_vec:
+        assert pre_vec[key].shape == tuned_vec[key].shape
+        assert not np.allclose(pre_vec[key], tuned_vec[key], atol=1e-3)
+        np.testing.assert_allclose(pre_post[key], tuned_post[key], atol=1e-5)
+
+
 def test_outputs_of_an_older_acoustic_model_are_redone(tiny_recipe):
     """Stages 3-4 skip finished work, but redo alignments and shards older than exp/am's model."""
     am_model = tiny_recipe / "exp/am/best-valid-loss.pt"

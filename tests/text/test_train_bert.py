@@ -129,6 +129,30 @@ def test_train_resume_dump_and_score(setup, capfd):
         hidden = model.encoder(input_ids=torch.tensor([ids])).last_hidden_state[0, 1:-1].numpy()
     assert np.allclose(vec[sup.id], hidden, atol=1e-4)
 
+    # --word-vectors pretrained: the vectors of the encoder before fine-tuning, the fine-tuned posteriors
+    assert model.base_encoder == str((root / "tiny-bert").resolve())
+    pre = root / "emb_bert_pretrained" / "test"
+    run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
+        "--out-dir", str(pre), "--max-length", "16", "--context", "3", "--job", "1", "--nj", "1", "--device", "cpu",
+        "--word-vectors", "pretrained")
+    from transformers import AutoModel
+
+    base = AutoModel.from_pretrained(root / "tiny-bert").eval()
+    with torch.no_grad():
+        base_hidden = base(input_ids=torch.tensor([ids])).last_hidden_state[0, 1:-1].numpy()
+    pre_vec, pre_post = MatrixReader(pre / "vec.1.scp"), MatrixReader(pre / "post.1.scp")
+    assert np.allclose(pre_vec[sup.id], base_hidden, atol=1e-4)
+    assert not np.allclose(pre_vec[sup.id], hidden, atol=1e-2)  # fine-tuning moved the states
+    for s in sups:
+        np.testing.assert_allclose(pre_post[s.id], post[s.id], atol=1e-5)
+    json_path = model_dir / "punct_model.json"
+    saved = json.loads(json_path.read_text())
+    del saved["base_encoder"]  # a folder saved before the base encoder was recorded
+    json_path.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="does not record the encoder it was fine-tuned from"):
+        run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
+            "--out-dir", str(root / "emb_none"), "--job", "1", "--nj", "1", "--device", "cpu", "--word-vectors", "pretrained")
+
     run("punct.bin.score_text", "--posteriors", str(out / "post.scp"), "--supervisions", str(root / "sups_test.jsonl.gz"),
         "--out", str(root / "results-test"))
     scores = json.loads((root / "results-test.json").read_text())

@@ -21,6 +21,8 @@ reloads it), readable without this package:
                                            ``classes`` in logit order, ``hidden``, ``activation``
                                            relu/gelu/tanh, ``dropout``) and, when trained,
                                            ``chunking`` (``max_length``, ``context`` of the chunks)
+                                           and ``base_encoder`` (the folder or hub name fine-tuned;
+                                           "" = the offline MiniLM): :func:`pretrained_encoder_model`
 
 The heads without this package (``act`` as ``activation`` names it; ``gelu`` is the exact erf form)::
 
@@ -167,9 +169,12 @@ class PunctBert(nn.Module):
     """
 
     def __init__(self, encoder: nn.Module, tokenizer, heads: Sequence[HeadSpec] = (HeadSpec(),),
-                 chunking: Optional[Dict[str, int]] = None, added_letters: AddedLetters = AddedLetters()) -> None:
+                 chunking: Optional[Dict[str, int]] = None, added_letters: AddedLetters = AddedLetters(),
+                 base_encoder: Optional[str] = None) -> None:
         super().__init__()
         self.added_letters = added_letters
+        # the encoder this model started from (folder or hub name; "" = the offline MiniLM; None: not known)
+        self.base_encoder = base_encoder
         # {"max_length", "context"} the model was trained on; inference chunks texts the same way
         self.chunking = dict(chunking) if chunking else None
         names = [h.name for h in heads]
@@ -236,7 +241,10 @@ class PunctBert(nn.Module):
         added = AddedLetters()
         if letters:
             tokenizer, added = add_letters(tokenizer, encoder, letters)
-        return cls(encoder, tokenizer, heads, added_letters=added)
+        base = "" if name_or_path == default_bert_model() else name_or_path
+        if base and Path(base).exists():
+            base = str(Path(base).resolve())
+        return cls(encoder, tokenizer, heads, added_letters=added, base_encoder=base)
 
     @classmethod
     def from_spec(cls, spec: Dict[str, Any], heads: Sequence[HeadSpec] = (HeadSpec(),)) -> "PunctBert":
@@ -281,6 +289,8 @@ class PunctBert(nn.Module):
         }
         if self.chunking:
             specs["chunking"] = self.chunking
+        if self.base_encoder is not None:
+            specs["base_encoder"] = self.base_encoder
         return specs
 
     @classmethod
@@ -299,9 +309,29 @@ class PunctBert(nn.Module):
         specs = [HeadSpec.from_dict(h) for h in saved["heads"]]
         tokenizer = load_tokenizer(folder)
         encoder = AutoModel.from_pretrained(folder)
-        model = cls(encoder, tokenizer, specs, saved.get("chunking"))
+        model = cls(encoder, tokenizer, specs, saved.get("chunking"), base_encoder=saved.get("base_encoder"))
         model.heads.load_state_dict(load_head_weights(folder, saved, map_location))
         return model
+
+
+def pretrained_encoder_model(model: PunctBert) -> PunctBert:
+    """``model``'s tokenizer, heads and chunking over the encoder it was fine-tuned from (``base_encoder``), for
+    word vectors that fine-tuning has not fitted to the training labels (its heads do not match that encoder)."""
+    from transformers import AutoModel
+
+    if model.base_encoder is None:
+        raise ValueError("the model folder does not record the encoder it was fine-tuned from (no base_encoder in "
+                         f"{MODEL_JSON}: saved before it was recorded); train it again (stage 5)")
+    name_or_path = model.base_encoder or default_bert_model()
+    encoder = AutoModel.from_pretrained(name_or_path)
+    tuned = model.encoder.get_input_embeddings().weight.shape
+    if encoder.get_input_embeddings().weight.shape != tuned:
+        raise ValueError(f"base encoder {name_or_path}: input embeddings {tuple(encoder.get_input_embeddings().weight.shape)} "
+                         f"differ from the fine-tuned model's {tuple(tuned)} (letters added to the vocabulary?)")
+    pretrained = PunctBert(encoder, model.tokenizer, model.head_specs, model.chunking, model.added_letters,
+                           model.base_encoder)
+    pretrained.heads.load_state_dict(model.heads.state_dict())
+    return pretrained.to(next(model.parameters()).device).eval()
 
 
 def load_head_weights(folder: Path, saved: Dict,
