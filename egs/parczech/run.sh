@@ -16,10 +16,12 @@ nj=2                 # parallel jobs
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
 corpus_size=mini     # tiny, mini or small (~4 h, 40 speakers, test set of several hundred segments), for the mini corpus
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
-                     # synthesizer transcript), a folder of <id>.words.tsv; auto: am with --asr-model,
-                     # else synth for the mini corpus and am for ParCzech
+                     # synthesizer transcript), a folder of <id>.words.tsv; auto: am with --asr-model, for
+                     # ParCzech and for --corpus-size small, else (the mini and tiny corpora) synth
 asr_model=           # a pretrained CTC ASR model for stage 2: a local transformers folder (processor + model,
-                     # e.g. a Czech wav2vec2; greedy decoding); empty: stage 2 recognises with the recipe's AM
+                     # e.g. a Czech wav2vec2); empty: stage 2 recognises with the recipe's AM
+lm_order=3           # stage 2 decodes by beam search with a word n-gram LM of this order estimated on the
+                     # official transcripts (thesis 4.2.2: 3), values in conf/decode<suffix>.yaml; 0: greedy
 am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.pt, tokens.txt, mfcc.yaml) for
                      # recognition (unless --asr-model), EfficientPunct (stage 5: layer-12 embeddings) and the
                      # cross-attention models' audio encoder when conf/mm<suffix>.yaml has sound_encoder: am;
@@ -35,7 +37,7 @@ text_model=          # text encoder of stage 4 (and so of stage 5's text feature
                      # AutoTokenizer/AutoModel read, of any BERT-like type, cased or not (e.g. RobeCzech, RoBERTa:
                      # the thesis'); empty: conf/mm<suffix>.yaml's bert_model ("" there: the offline MiniLM, with
                      # the Czech letters added to its vocabulary when text_letters lists them: conf/mm.yaml)
-conf_suffix=         # config variant: conf/{am,segments,mm,tdnn}<suffix>.yaml; empty: _<corpus-size> for the
+conf_suffix=         # config variant: conf/{am,decode,segments,mm,tdnn}<suffix>.yaml; empty: _<corpus-size> for the
                      # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
@@ -67,13 +69,14 @@ Options (defaults in brackets):
   --corpus-size SIZE   tiny, mini or small [${corpus_size}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
   --asr-model DIR      transformers CTC folder (e.g. wav2vec2) for stage-2 recognition instead of the AM [${asr_model}]
+  --lm-order N         stage-2 beam search with a word N-gram LM of the official transcripts; 0: greedy [${lm_order}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
   --am-data DIR        stage-1 AM training utterances: Kaldi data dir or lhotse manifests [${am_data}]
   --am-data-dev DIR    their dev part; empty: a seeded share of --am-data's speakers [${am_data_dev}]
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
   --text-model DIR     text encoder folder (AutoTokenizer/AutoModel, e.g. RobeCzech) of stage 4 and of the
                        stage-5 text features; empty: the config's bert_model (offline MiniLM) [${text_model}]
-  --conf-suffix SFX    use conf/{am,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
+  --conf-suffix SFX    use conf/{am,decode,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
   --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
@@ -108,7 +111,11 @@ else
   corpus_dir=$parczech_root
 fi
 if [ "$words_from" = auto ]; then
-  if [ -z "$parczech_root" ] && [ -z "$asr_model" ]; then words_from=synth; else words_from=am; fi
+  if [ -z "$parczech_root" ] && [ -z "$asr_model" ] && [ "$corpus_size" != small ]; then
+    words_from=synth
+  else
+    words_from=am
+  fi
 fi
 if [ -n "$am_dir" ] && [ -n "$am_data" ]; then
   echo "$0: --am-dir gives a trained AM (stage 1 trains none) and --am-data training data for stage 1: give one" >&2
@@ -137,8 +144,8 @@ fi
 mm_models="text mm mm_pe mm_pe_random"
 
 log "$command_line"
-log "config variant: conf/{am,segments,mm,tdnn}${conf_suffix}.yaml $conf_suffix_note"
-for f in conf/segments${conf_suffix}.yaml conf/mm${conf_suffix}.yaml conf/tdnn${conf_suffix}.yaml; do
+log "config variant: conf/{am,decode,segments,mm,tdnn}${conf_suffix}.yaml $conf_suffix_note"
+for f in conf/decode${conf_suffix}.yaml conf/segments${conf_suffix}.yaml conf/mm${conf_suffix}.yaml conf/tdnn${conf_suffix}.yaml; do
   [ -f $f ] || { echo "$0: no such file $f (--conf-suffix '$conf_suffix')" >&2; exit 1; }
 done
 
@@ -201,6 +208,11 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   if [ "$words_from" = am ]; then
     recogniser=": the recipe's AM $am"
     [ -n "$asr_model" ] && recogniser=": transformers CTC model $asr_model"
+    if [ "$lm_order" -gt 0 ]; then
+      recogniser+=", beam search with a ${lm_order}-gram LM (conf/decode${conf_suffix}.yaml)"
+    else
+      recogniser+=", greedy decoding"
+    fi
   fi
   log "Stage 2: recognised words with times (${words_from}${recogniser}): ${corpus_dir} -> exp/asr/words"
   mkdir -p exp/asr
@@ -209,15 +221,20 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
       # 30 s chunks with 5 s overlap, greedy CTC decoding, CTC segmentation for word times, merge
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
       # The two recognisers write to their own folders; exp/asr/words points to the one used.
-      ref_opt=
-      [ -d "$corpus_dir/synth" ] && ref_opt="--ref-dir $corpus_dir/synth"
+      rec_opts=(--cmd "$decode_net_cmd" --nj $nj --device $device)
+      [ -d "$corpus_dir/synth" ] && rec_opts+=(--ref-dir $corpus_dir/synth)
+      if [ "$lm_order" -gt 0 ]; then
+        # Beam search with a word LM of every official transcript, as the thesis' KenLM (4.2.2); an ARPA file
+        # whose text did not change is kept (so finished recordings are not recognised again).
+        python -m punct.bin.build_word_lm --order $lm_order data/manifests/parczech_supervisions_all.jsonl.gz \
+          exp/asr/lm/words.${lm_order}gram.arpa
+        rec_opts+=(--lm exp/asr/lm/words.${lm_order}gram.arpa --decode-config conf/decode${conf_suffix}.yaml)
+      fi
       if [ -n "$asr_model" ]; then
-        local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
-          --asr-model "$asr_model" data/manifests exp/asr/asr_model_words
+        local/parczech/recognise_long.sh "${rec_opts[@]}" --asr-model "$asr_model" data/manifests exp/asr/asr_model_words
         ln -sfn asr_model_words exp/asr/words
       else
-        local/parczech/recognise_long.sh --cmd "$decode_net_cmd" --nj $nj --device $device $ref_opt \
-          data/manifests $am exp/asr/am_words
+        local/parczech/recognise_long.sh "${rec_opts[@]}" data/manifests $am exp/asr/am_words
         ln -sfn am_words exp/asr/words
       fi
       ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Recognition of long recordings with a CTC acoustic model: ~30 s chunks with 5 s overlap, greedy
-# decoding, word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
+# decoding or (--lm) beam search with a word n-gram LM (punct.asr.beam_search), word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
 # (punct.asr.recognise).  The model is the recipe's AM (<am-dir>: best-valid-loss.pt, mfcc.yaml) or,
 # with --asr-model DIR, a local transformers CTC folder (processor + model, e.g. a Czech wav2vec2;
 # punct.asr.transformers_ctc).  Recordings are shared between nj jobs; each recording's
@@ -15,6 +15,8 @@ checkpoint=best-valid-loss.pt  # checkpoint inside <am-dir>
 asr_model=                   # a transformers CTC folder (processor + model) instead of <am-dir>
 ref_dir=                     # optional folder of reference <id>.words.tsv (e.g. data/corpus_mini/synth)
 chunk_config=                # optional YAML with chunk_seconds, overlap_seconds, tolerance (default 30, 5, 0.5)
+lm=                          # a word n-gram LM (ARPA) for beam search; empty: greedy decoding
+decode_config=               # YAML with the beam search's values (punct.asr.beam_search.BeamSearchConfig)
 device=auto                  # auto, cpu or cuda
 num_threads=1                # torch CPU threads per job
 overwrite=false              # recognise finished recordings again
@@ -40,16 +42,20 @@ else
   echo "   or: $0 [options] --asr-model <transformers-ctc-dir> <manifest-dir> <out-dir>"
   echo "e.g.: $0 --nj 2 --ref-dir data/corpus_mini/synth data/manifests exp/am exp/asr/words"
   echo "e.g.: $0 --nj 2 --asr-model /models/wav2vec2-cs data/manifests exp/asr/words"
-  echo "Options: --cmd CMD, --nj N, --asr-model DIR, --ref-dir DIR, --chunk-config YAML, --device DEV, --overwrite true"
+  echo "Options: --cmd CMD, --nj N, --asr-model DIR, --ref-dir DIR, --chunk-config YAML, --lm ARPA, --decode-config YAML,"
+  echo "         --device DEV, --overwrite true"
   exit 1
 fi
 
-for f in $manifests/parczech_recordings_all.jsonl.gz "${inputs[@]}" $chunk_config; do
+if [ -n "$decode_config" ] && [ -z "$lm" ]; then echo "$0: --decode-config is for the beam search: give --lm" >&2; exit 1; fi
+for f in $manifests/parczech_recordings_all.jsonl.gz "${inputs[@]}" $chunk_config $lm $decode_config; do
   if [ ! -f "$f" ]; then echo "$0: no such file: $f" >&2; exit 1; fi
 done
 
 opts=(--prefix parczech --manifest-dir $manifests "${model_opts[@]}" --out-dir $dir)
 [ -n "$chunk_config" ] && opts+=(--config "$chunk_config")
+[ -n "$lm" ] && opts+=(--lm "$lm")
+[ -n "$decode_config" ] && opts+=(--decode-config "$decode_config")
 log_dir=$(dirname $dir)/log
 mkdir -p $dir $log_dir
 job_opts=(--device $device --num-threads $num_threads)

@@ -4,9 +4,9 @@ Timestamp Extraction" and "Merging Partial Transcripts with Timestamps").
 The recording is cut into ~30 s chunks with 5 s overlap (``punct.asr.chunks.plan_chunks``);
 each chunk goes through the acoustic model (any callable returning frame log-posteriors:
 the recipe's CTC TDNN or a transformers CTC model, ``punct.asr.recogniser``), is decoded
-greedily (the thesis uses beam search with a KenLM; we have no LM), gets word times by CTC
-segmentation of its own greedy transcript (``ctc_word_times``), and the chunk transcripts are
-merged at the overlap midpoints (``merge_chunk_words``).
+(greedily, or by beam search with a word n-gram LM as in the thesis: ``punct.asr.beam_search``),
+gets word times by CTC segmentation of its own transcript (``ctc_word_times``), and the chunk
+transcripts are merged at the overlap midpoints (``merge_chunk_words``).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def recognise_long(
     config: ChunkConfig = ChunkConfig(),
     space: Optional[str] = DEFAULT_SPACE,
     counts: Optional[Dict[str, int]] = None,
+    decode: Optional[Callable[[np.ndarray], List[str]]] = None,
 ) -> List[TimedWord]:
     """Words with times (seconds from the recording start) of a long recording.
 
@@ -49,12 +50,13 @@ def recognise_long(
         from the chunk start.
       vocab: the V symbols; index 0 is the CTC blank, ``space`` the word separator.
       counts: updated with the merge cases ("matched", "discarded", "concatenated").
+      decode: a chunk's log-posteriors -> its words; default greedy (``greedy_words``).
     """
     chunks = plan_chunks(len(audio), sample_rate, config)
     per_chunk: List[List[TimedWord]] = []
     for c in chunks:
         lp = posterior_fn(audio[c.start : c.end])
-        words = greedy_words(lp, vocab, space)
+        words = decode(lp) if decode is not None else greedy_words(lp, vocab, space)
         per_chunk.append(
             ctc_word_times(lp, vocab, words, frame_shift, offset=c.start / sample_rate, space=space) if words else []
         )

@@ -2,7 +2,7 @@
 the recipe's own CTC acoustic model behind it.
 
 ``recognise_recording`` is the one chunked recognition of a recording (``punct.asr.recognise.recognise_long``:
-~30 s chunks, greedy CTC, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
+~30 s chunks, greedy CTC or beam search with a word LM, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
 ``TdnnRecogniser`` here, or ``punct.asr.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
 CTC folder, e.g. a Czech wav2vec2).
 
@@ -139,15 +139,18 @@ def load_audio(recording: Recording, sample_rate: int) -> np.ndarray:
     return np.asarray(audio[0] if audio.ndim == 2 else audio, dtype=np.float32)
 
 
-def recognise_recording(recording: Recording, recogniser: ChunkRecogniser,
-                        chunk_config: ChunkConfig = ChunkConfig()) -> Tuple[List[TimedWord], Dict[str, float]]:
-    """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds)."""
+def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk_config: ChunkConfig = ChunkConfig(),
+                        decode: Optional[Callable[[np.ndarray], List[str]]] = None,
+                        ) -> Tuple[List[TimedWord], Dict[str, float]]:
+    """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds).
+    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.asr.beam_search.CtcBeamSearch.decode``)."""
     start = time.process_time()
     audio = load_audio(recording, recogniser.sample_rate)
     posterior_fn = recogniser.posteriors_for(recording.id, audio)
     counts: Dict[str, float] = {"matched": 0, "discarded": 0, "concatenated": 0}
     words = recognise_long(audio, recogniser.sample_rate, posterior_fn, recogniser.symbols,
-                           frame_shift=recogniser.frame_shift, config=chunk_config, space=SPACE, counts=counts)
+                           frame_shift=recogniser.frame_shift, config=chunk_config, space=SPACE, counts=counts,
+                           decode=decode)
     counts["chunks"] = len(plan_chunks(len(audio), recogniser.sample_rate, chunk_config))
     counts["words"] = len(words)
     counts["duration"] = round(len(audio) / recogniser.sample_rate, 3)

@@ -6,6 +6,8 @@
   # ... or with a local transformers CTC folder (processor + model, e.g. a Czech wav2vec2)
   python -m punct.bin.recognise_long --manifest-dir data/manifests --asr-model /models/wav2vec2-cs \\
       --out-dir exp/asr/words --job 1 --nj 2
+  # beam search with a word n-gram LM (ARPA: punct.bin.build_word_lm, or KenLM's) instead of greedy decoding
+  python -m punct.bin.recognise_long ... --lm exp/asr/lm/words.arpa --decode-config conf/decode.yaml
   # then once: merge counts and WER over all recordings
   python -m punct.bin.recognise_long --manifest-dir data/manifests --am-dir exp/am \\
       --out-dir exp/asr/words --summary exp/asr/summary.txt
@@ -14,8 +16,8 @@ Per recording: ``<out-dir>/<recording id>.words.tsv`` (``word<TAB>start<TAB>end`
 mini corpus' synth folder) and ``<out-dir>/<recording id>.stats.json`` (chunks, merge cases, CPU
 time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.words.tsv``).  Both
 are written atomically, the words file last: a recording whose words file is newer than the model (the AM
-checkpoint, or the newest file of the --asr-model folder) and whose stats name that model is done and skipped on a
-re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` (the AM's features and CMVN) and
+checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and decoder, is
+done and skipped on a re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` (the AM's features and CMVN) and
 ``punct.asr.transformers_ctc`` (frame rate, vocabulary, greedy decoding of a transformers model).
 """
 
@@ -32,6 +34,7 @@ import torch
 from lhotse import RecordingSet, load_manifest
 from tqdm import tqdm
 
+from punct.asr.beam_search import BeamSearchConfig, CtcBeamSearch
 from punct.asr.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
 from punct.asr.transformers_ctc import load_transformers_ctc
 from punct.asr.chunks import ChunkConfig
@@ -42,6 +45,9 @@ from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 from punct.utils.logging import log_config, setup_logging
+from punct.asr.word_lm import read_word_lm
+
+GREEDY = "greedy"
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -56,11 +62,15 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ref-dir", type=Path, default=None,
                         help="optional folder of reference <recording id>.words.tsv (the synth folder) for the WER")
     parser.add_argument("--config", type=Path, default=None, help="YAML with ChunkConfig values")
+    parser.add_argument("--lm", type=Path, default=None,
+                        help="a word n-gram LM (ARPA) for beam search (BeamSearchConfig); without it: greedy decoding")
+    parser.add_argument("--decode-config", type=Path, default=None, help="YAML with BeamSearchConfig values (with --lm)")
     parser.add_argument("--summary", type=Path, default=None,
                         help="instead of recognising: sum the stats of every recording into this file")
     parser.add_argument("--overwrite", action="store_true", help="recognise finished recordings again")
     add_device_arguments(parser)
     add_config_arguments(parser, ChunkConfig)
+    add_config_arguments(parser, BeamSearchConfig)
     add_job_arguments(parser)
     return parser
 
@@ -74,30 +84,35 @@ def stats_path(out_dir: Path, recording_id: str) -> Path:
 
 
 def model_file(args) -> Path:
-    """The file whose change makes earlier outputs stale: the AM checkpoint, or the newest file of --asr-model."""
+    """The file whose change makes earlier outputs stale: the newest of the AM checkpoint (or the files of
+    --asr-model) and the LM."""
     if args.am_dir is not None:
-        return args.am_dir / args.checkpoint
-    files = [p for p in args.asr_model.glob("*") if p.is_file()] if args.asr_model.is_dir() else []
-    if not files:
-        raise FileNotFoundError(f"{args.asr_model}: no such folder, or it is empty; --asr-model needs a "
-                                "transformers CTC folder (processor + model)")
-    return max(files, key=lambda p: p.stat().st_mtime_ns)
+        files = [args.am_dir / args.checkpoint]
+    else:
+        files = [p for p in args.asr_model.glob("*") if p.is_file()] if args.asr_model.is_dir() else []
+        if not files:
+            raise FileNotFoundError(f"{args.asr_model}: no such folder, or it is empty; --asr-model needs a "
+                                    "transformers CTC folder (processor + model)")
+    if args.lm is not None:
+        files.append(args.lm)
+    return max(files, key=lambda p: p.stat().st_mtime_ns if p.exists() else 0)
 
 
 def model_name(args) -> str:
     return str((args.am_dir / args.checkpoint if args.am_dir is not None else args.asr_model).resolve())
 
 
-def is_recognised(out_dir: Path, recording_id: str, model: Path, name: str) -> bool:
-    """A words file made with this model: written after the model file last changed, and its stats name that
-    model (the outputs of another recogniser in the same folder are not done)."""
+def is_recognised(out_dir: Path, recording_id: str, model: Path, name: str, decoder: str) -> bool:
+    """A words file made with this model and decoder: written after the model file last changed, and its stats
+    name that model and decoder (the outputs of another recogniser in the same folder are not done)."""
     path = words_path(out_dir, recording_id)
     if not (path.is_file() and model.is_file() and path.stat().st_mtime_ns >= model.stat().st_mtime_ns):
         return False
     try:
-        return json.loads(stats_path(out_dir, recording_id).read_text(encoding="utf-8")).get("model") == name
+        stats = json.loads(stats_path(out_dir, recording_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
+    return stats.get("model") == name and stats.get("decoder", GREEDY) == decoder
 
 
 def load_recogniser(args, device: torch.device) -> ChunkRecogniser:
@@ -106,20 +121,31 @@ def load_recogniser(args, device: torch.device) -> ChunkRecogniser:
     return load_transformers_ctc(args.asr_model, device)
 
 
-def recognise_job(args, recordings: RecordingSet, config: ChunkConfig) -> Dict[str, int]:
+def decoder_name(args, beam_config: BeamSearchConfig) -> str:
+    if args.lm is None:
+        return GREEDY
+    return f"{CtcBeamSearch.describe_config(beam_config)} with LM {args.lm.resolve()}"
+
+
+def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_config: BeamSearchConfig) -> Dict[str, int]:
     device = resolve_device(args.device)
     share = job_share([r for r in recordings], args.job, args.nj)
-    model, name = model_file(args), model_name(args)
-    todo = [r for r in share if args.overwrite or not is_recognised(args.out_dir, r.id, model, name)]
+    model, name, decoder = model_file(args), model_name(args), decoder_name(args, beam_config)
+    todo = [r for r in share if args.overwrite or not is_recognised(args.out_dir, r.id, model, name, decoder)]
     logging.info("job %d/%d: %d recordings, %d done already", args.job, args.nj, len(share), len(share) - len(todo))
     if not todo:
         return {"recognised": 0, "skipped_done": len(share)}
     recogniser = load_recogniser(args, device)
-    logging.info("recogniser: %s", recogniser.name)
+    logging.info("recogniser: %s; decoder: %s", recogniser.name, decoder)
+    decode = None
+    if args.lm is not None:
+        lm = read_word_lm(args.lm)
+        decode = CtcBeamSearch(recogniser.symbols, lm, beam_config).decode
+        logging.info("%s: %d-gram LM, %d words", args.lm, lm.order, len(lm.vocab))
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for rec in tqdm(todo, desc=f"recognise job {args.job}", mininterval=10):
-        words, counts = recognise_recording(rec, recogniser, config)
-        stats: Dict[str, object] = {"recording": rec.id, "model": name, **counts}
+        words, counts = recognise_recording(rec, recogniser, config, decode)
+        stats: Dict[str, object] = {"recording": rec.id, "model": name, "decoder": decoder, **counts}
         if args.ref_dir is not None:
             ref_path = words_path(args.ref_dir, rec.id)
             if ref_path.is_file():
@@ -139,7 +165,7 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
         raise FileNotFoundError(f"{out_dir}: {len(missing)} recordings not recognised yet, e.g. {missing[0]}")
     totals: Dict[str, float] = {}
     errors: List[Dict[str, int]] = []
-    models = set()
+    models, decoders = set(), set()
     for rec in recordings:
         path = stats_path(out_dir, rec.id)
         try:
@@ -151,10 +177,12 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
         if "errors" in stats:
             errors.append(stats["errors"])
         models.add(stats.get("model", "unknown (stats of an older version)"))
+        decoders.add(stats.get("decoder", GREEDY))
     lines = [f"recordings {len(recordings)}, {totals['duration'] / 3600:.2f} h, {int(totals['chunks'])} chunks, "
              f"{int(totals['words'])} words, {totals['cpu_seconds']:.0f} CPU s",
              "chunk joins: " + ", ".join(f"{k} {int(totals[k])}" for k in ("matched", "discarded", "concatenated")),
-             "recognised with " + ", ".join(sorted(models))]
+             "recognised with " + ", ".join(sorted(models)),
+             "decoded by " + ", ".join(sorted(decoders))]
     wer = total_wer(errors)
     if wer is not None:
         lines.append(f"long-recording {wer.summary().split(' %SER')[0]} ({len(errors)} recordings with a reference)")
@@ -165,7 +193,8 @@ def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     setup_logging()
     config = config_from_args(ChunkConfig, args, args.config)
-    log_config({**vars(args), "chunks": config}, "args")
+    beam_config = config_from_args(BeamSearchConfig, args, args.decode_config)
+    log_config({**vars(args), "chunks": config, "beam_search": beam_config}, "args")
     torch.set_num_threads(args.num_threads)
     recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
     if args.summary is not None:
@@ -174,7 +203,7 @@ def main(argv=None) -> int:
         logging.info("%s:\n%s", args.summary, text.strip())
         return 0
     check_job(args.job, args.nj)
-    counts = recognise_job(args, recordings, config)
+    counts = recognise_job(args, recordings, config, beam_config)
     logging.info("job %d: %s", args.job, counts)
     return 0
 

@@ -103,7 +103,9 @@ def test_stages_2_3_with_a_transformers_ctc_model(tmp_path):
                           capture_output=True, text=True, env=env, timeout=900)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]
-    assert f"Stage 2: recognised words with times (am: transformers CTC model {model})" in output
+    assert (f"Stage 2: recognised words with times (am: transformers CTC model {model}, beam search with a 3-gram LM "
+            "(conf/decode_tiny.yaml))") in output
+    assert "recognise_long.sh: decoded by beam search (beam 4," in output
     assert f"recognise_long.sh: recognised with {model.resolve()}" in output
     assert "long-recording %WER" in output  # against the synthesizer's words of the mini corpus
     words_dir = work / "exp" / "asr" / "words"
@@ -130,7 +132,7 @@ def test_stages_2_3_with_a_transformers_ctc_model(tmp_path):
 
 
 def test_every_corpus_size_is_in_help_and_has_its_configs():
-    """--corpus-size SIZE picks conf/{am,segments,mm,tdnn}_SIZE.yaml: each size of the builder needs all four."""
+    """--corpus-size SIZE picks conf/{am,decode,segments,mm,tdnn}_SIZE.yaml: each size of the builder needs all five."""
     from punct.corpora.mini_czech import SIZES
 
     proc = subprocess.run(["bash", str(RUN), "--help"], cwd=RUN.parent, capture_output=True, text=True)
@@ -138,7 +140,7 @@ def test_every_corpus_size_is_in_help_and_has_its_configs():
     assert "small" in SIZES
     for size in SIZES:
         assert size in line, size
-        for model in ("am", "segments", "mm", "tdnn"):
+        for model in ("am", "decode", "segments", "mm", "tdnn"):
             assert (RUN.parent / "conf" / f"{model}_{size}.yaml").is_file(), (model, size)
 
 

@@ -151,3 +151,36 @@ def test_transfer_weights_copies_shared_layers_and_output_rows():
             assert torch.equal(target.state_dict()[name], value), name
     assert torch.equal(target.output.weight[:4], source.output.weight[:4])
     assert torch.equal(target.output.weight[4], before[4])  # 'č' is not in the source table
+
+
+def test_beam_search_with_an_lm_is_recorded_and_a_new_decoder_recognises_again(corpus):
+    from punct.asr.word_lm import estimate_word_lm
+
+    write_am(corpus / "am")
+    estimate_word_lm([["kobka", "bába"], ["bok", "kob"]], 2).write_arpa(corpus / "lm.arpa")
+    lm_args = ["--lm", str(corpus / "lm.arpa"), "--beam", "4", "--oov-penalty", "-1000"]
+    assert recognise_long.main(args(corpus, *lm_args)) == 0
+    out = corpus / "words"
+    stats = json.loads((out / "rec1.stats.json").read_text())
+    assert stats["decoder"].startswith("beam search (beam 4, lm_weight 0.5") and str(corpus / "lm.arpa") in stats["decoder"]
+    vocab = {"kobka", "bába", "bok", "kob"}
+
+    def words_in_vocab():  # (in the LM's vocabulary, all) recognised words over the recordings
+        words = [w.word for r in DURATIONS for w in read_recognised_words(out / f"{r}.words.tsv")]
+        return sum(w in vocab for w in words), len(words)
+
+    beam_in_vocab, beam_total = words_in_vocab()
+    mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    recognise_long.main(args(corpus, *lm_args))
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == mtimes  # same model and decoder: done
+    recognise_long.main(args(corpus, *lm_args, "--lm-weight", "2.0"))
+    assert all(p.stat().st_mtime_ns != mtimes[p.name] for p in out.iterdir())  # another decoder: all again
+    assert "lm_weight 2.0" in json.loads((out / "rec1.stats.json").read_text())["decoder"]
+    recognise_long.main(args(corpus))  # greedy again
+    assert json.loads((out / "rec1.stats.json").read_text())["decoder"] == "greedy"
+    greedy_in_vocab, greedy_total = words_in_vocab()
+    # the random AM's greedy words are hardly ever words of the LM; the beam search's mostly are
+    assert beam_total > 0 and greedy_total > 0
+    assert beam_in_vocab / beam_total > 0.5 > greedy_in_vocab / greedy_total
+    recognise_long.main(args(corpus, "--summary", str(corpus / "summary.txt")))
+    assert "decoded by greedy" in (corpus / "summary.txt").read_text()
