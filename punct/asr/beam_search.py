@@ -139,15 +139,16 @@ class CtcBeamSearch:
         keep = log_probs >= log_probs.max(axis=1, keepdims=True) - self.config.token_prune
         blank_only = keep.sum(axis=1) == 1
         blank_only &= keep[:, self.blank_id]
-        pending = 0.0  # summed blank log-probs of blank-only frames not yet applied
+        pending, pending_frames = 0.0, 0  # blank-only frames not yet applied, and their summed blank log-probs
         for t in range(len(log_probs)):
             if blank_only[t]:
                 pending += log_probs[t, self.blank_id]
+                pending_frames += 1
                 continue
-            if pending:
+            if pending_frames:
                 for h in beams:
                     h.blank, h.nonblank = h.ctc + pending, NEG_INF
-                pending = 0.0
+                pending, pending_frames = 0.0, 0
             frame = log_probs[t]
             tokens = np.flatnonzero(keep[t]).tolist()
             hyps: Dict[str, _Hyp] = {}
@@ -170,7 +171,7 @@ class CtcBeamSearch:
                     else:
                         self._extend(hyps, h, k, total + lp)
             beams = sorted(hyps.values(), key=lambda x: x.ctc + x.lm, reverse=True)[: self.config.beam]
-        if pending:
+        if pending_frames:
             for h in beams:
                 h.blank, h.nonblank = h.ctc + pending, NEG_INF
         best = max(beams, key=lambda h: h.ctc + (self._finish_word(h)[0] if h.partial else h.lm))

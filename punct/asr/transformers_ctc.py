@@ -15,8 +15,11 @@ through the same chunked recognition as the recipe's own AM (``punct.asr.recogni
   join it; the word delimiter (``|``) is the separator ``SPACE``; ``<unk>`` becomes one placeholder
   character (a word with an unknown character then never matches an official word exactly); letters
   are lowercased, and an upper- and a lowercase token of one letter (both in some vocabularies) are summed.
-* Decoding is greedy.  A folder made for ``Wav2Vec2ProcessorWithLM`` (``language_model/``) loads too, but
-  its KenLM is not used: pyctcdecode, its beam search, needs numpy < 2, which this project's stack excludes.
+* Decoding is the recognition's (``punct.bin.recognise_long``): greedy, or with ``--lm`` the project's beam search
+  with a word n-gram LM in ARPA form (``punct.asr.beam_search``; egs/parczech estimates it from the official
+  transcripts).  A folder made for ``Wav2Vec2ProcessorWithLM`` (``language_model/``) loads too, but its KenLM is not
+  read: pyctcdecode, which reads it, needs numpy < 2, which this project's stack excludes; an ARPA version of that
+  LM can be given with ``--lm``.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ class TransformersCtcRecogniser:
         self.symbols = self.vocabulary.symbols
         self.name = (f"transformers CTC model {where} ({type(model).__name__}, {num_outputs} outputs -> "
                      f"{len(self.symbols)} symbols, {self.frame_shift * 1000:g} ms frames, "
-                     f"{self.sample_rate} Hz, greedy decoding)")
+                     f"{self.sample_rate} Hz)")
 
     def posteriors_for(self, recording_id: str, audio: np.ndarray) -> PosteriorFn:
         return self.chunk_posteriors  # each chunk is normalised on its own by the feature extractor
@@ -177,6 +180,6 @@ def load_transformers_ctc(model_dir: Pathlike, device: torch.device = torch.devi
             raise ValueError(f"{model_dir}: the tokenizer ({type(tokenizer).__name__}) has no {attribute}; "
                              "a CTC tokenizer such as Wav2Vec2CTCTokenizer is needed")
     if (model_dir / "language_model").is_dir():
-        logger.warning("%s: its language_model/ is not used (greedy decoding; see punct.asr.transformers_ctc)",
-                       model_dir)
+        logger.warning("%s: its language_model/ is not read (its ARPA form can be given to recognise_long --lm; "
+                       "see punct.asr.transformers_ctc)", model_dir)
     return TransformersCtcRecogniser(model, feature_extractor, tokenizer, device, where=str(model_dir))

@@ -99,6 +99,9 @@ def test_repeated_letters_need_a_blank_between_them():
     assert CtcBeamSearch(VOCAB, lm).decode(posteriors(frames)) == ["na"]
     frames = [{"n": 0.9}, {"<blk>": 0.9}, {"n": 0.9}]
     assert CtcBeamSearch(VOCAB, lm).decode(posteriors(frames)) == ["nn"]
+    one_hot = np.full((3, len(VOCAB)), -np.inf)  # a certain blank (log-prob exactly 0) separates them too
+    one_hot[[0, 1, 2], [VOCAB.index("n"), 0, VOCAB.index("n")]] = 0.0
+    assert CtcBeamSearch(VOCAB, lm).decode(one_hot) == ["nn"]
 
 
 def test_build_word_lm_keeps_an_unchanged_file(tmp_path):
