@@ -218,7 +218,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   mkdir -p exp/asr
   case "$words_from" in
     am)
-      # 30 s chunks with 5 s overlap, greedy CTC decoding, CTC segmentation for word times, merge
+      # 30 s chunks with 5 s overlap, beam search (or greedy) CTC decoding, CTC segmentation for word times, merge
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
       # The two recognisers write to their own folders; exp/asr/words points to the one used.
       rec_opts=(--cmd "$decode_net_cmd" --nj $nj --device $device)

@@ -18,7 +18,7 @@ time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.
 are written atomically, the words file last: a recording whose words file is newer than the model (the AM
 checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and decoder, is
 done and skipped on a re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` (the AM's features and CMVN) and
-``punct.asr.transformers_ctc`` (frame rate, vocabulary, greedy decoding of a transformers model).
+``punct.asr.transformers_ctc`` (frame rate and vocabulary of a transformers model), ``punct.asr.beam_search``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from tqdm import tqdm
 from punct.asr.beam_search import BeamSearchConfig, CtcBeamSearch
 from punct.asr.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
 from punct.asr.transformers_ctc import load_transformers_ctc
+from punct.asr.word_lm import read_word_lm
 from punct.asr.chunks import ChunkConfig
 from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
@@ -45,7 +46,6 @@ from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 from punct.utils.logging import log_config, setup_logging
-from punct.asr.word_lm import read_word_lm
 
 GREEDY = "greedy"
 
@@ -95,7 +95,7 @@ def model_file(args) -> Path:
                                     "transformers CTC folder (processor + model)")
     if args.lm is not None:
         files.append(args.lm)
-    return max(files, key=lambda p: p.stat().st_mtime_ns if p.exists() else 0)
+    return max(files, key=lambda p: p.stat().st_mtime_ns)
 
 
 def model_name(args) -> str:
@@ -203,6 +203,8 @@ def main(argv=None) -> int:
         logging.info("%s:\n%s", args.summary, text.strip())
         return 0
     check_job(args.job, args.nj)
+    if args.lm is not None and not args.lm.is_file():
+        raise FileNotFoundError(f"{args.lm}: no such file (--lm: a word n-gram LM in ARPA form)")
     counts = recognise_job(args, recordings, config, beam_config)
     logging.info("job %d: %s", args.job, counts)
     return 0
