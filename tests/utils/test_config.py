@@ -130,11 +130,12 @@ def recipe_config_classes() -> Dict[str, Type]:
     from punct.models.text.config import BertTrainConfig
     from punct.normalize import NormalizeConfig
     from punct.asr.utterance_data import UtteranceImportConfig
+    from punct.asr.beam_search import BeamSearchConfig
 
     return {
         "am": AmConfig, "bert": BertTrainConfig, "tdnn": TrainTdnnConfig, "mfcc": FeatureConfig,
         "normalize": NormalizeConfig, "mm": MmConfig, "segments": ItnDatasetConfig,
-        "utterances": UtteranceImportConfig,
+        "utterances": UtteranceImportConfig, "decode": BeamSearchConfig,
     }
 
 
