@@ -102,14 +102,20 @@ class CtcBeamSearch:
         history = (hyp.history + (hyp.partial,))[max(0, len(hyp.history) + 2 - order):] if order > 1 else ()
         return lm, history
 
+    @staticmethod
+    def _same_text(hyps: Dict[str, _Hyp], hyp: _Hyp) -> _Hyp:
+        """The next frame's hypothesis of ``hyp``'s text (a blank or a collapsed repeat adds nothing to it)."""
+        same = hyps.get(hyp.text)
+        if same is None:
+            same = hyps[hyp.text] = _Hyp(hyp.text, hyp.lm, hyp.history, hyp.partial, hyp.oov, hyp.last)
+        return same
+
     def _extend(self, hyps: Dict[str, _Hyp], parent: _Hyp, token: int, score: float) -> None:
         """Adds ``score`` (parent's CTC score + the token) to the child text of ``parent`` + ``token``."""
         if token == self.space_id:
-            if not parent.partial:  # a space with no word before it changes nothing
-                child = hyps.get(parent.text)
-                if child is None:
-                    child = hyps[parent.text] = _Hyp(parent.text, parent.lm, parent.history, "", False, -1)
-                child.blank = _logadd(child.blank, score)
+            if not parent.partial:  # a space with no word before it changes nothing: it counts as a blank
+                same = self._same_text(hyps, parent)
+                same.blank = _logadd(same.blank, score)
                 return
             text = parent.text + " "
             child = hyps.get(text)
@@ -157,14 +163,10 @@ class CtcBeamSearch:
                 for k in tokens:
                     lp = frame[k]
                     if k == self.blank_id:
-                        same = hyps.get(h.text)
-                        if same is None:
-                            same = hyps[h.text] = _Hyp(h.text, h.lm, h.history, h.partial, h.oov, h.last)
+                        same = self._same_text(hyps, h)
                         same.blank = _logadd(same.blank, total + lp)
                     elif k == h.last:  # repeat: collapses unless a blank came between
-                        same = hyps.get(h.text)
-                        if same is None:
-                            same = hyps[h.text] = _Hyp(h.text, h.lm, h.history, h.partial, h.oov, h.last)
+                        same = self._same_text(hyps, h)
                         same.nonblank = _logadd(same.nonblank, h.nonblank + lp)
                         if h.blank != NEG_INF:
                             self._extend(hyps, h, k, h.blank + lp)

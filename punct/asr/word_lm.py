@@ -118,7 +118,7 @@ class WordNgramLm:
 def _discount(counts: Counter) -> float:
     n1 = sum(1 for c in counts.values() if c == 1)
     n2 = sum(1 for c in counts.values() if c == 2)
-    return n1 / (n1 + 2 * n2) if n1 + n2 > 0 and n1 > 0 else 0.5
+    return n1 / (n1 + 2 * n2) if n1 > 0 else 0.5
 
 
 def estimate_word_lm(texts: Iterable[Sequence[str]], order: int = 3) -> WordNgramLm:
@@ -142,7 +142,7 @@ def estimate_word_lm(texts: Iterable[Sequence[str]], order: int = 3) -> WordNgra
     log_probs: Dict[Ngram, float] = {g: math.log(p) for g, p in probs.items()}
     log_probs[(BOS,)] = -99.0 * LN10  # KenLM's convention: <s> is a context only
     backoffs: Dict[Ngram, float] = {}
-    lower = WordNgramLm(1, dict(log_probs), {})
+    lower = WordNgramLm(1, log_probs, backoffs)  # shares the dicts: order n adds only keys it never reads
     for n in range(2, order + 1):
         d = _discount(counts[n])
         by_context: Dict[Ngram, Dict[str, int]] = defaultdict(dict)
@@ -159,7 +159,7 @@ def estimate_word_lm(texts: Iterable[Sequence[str]], order: int = 3) -> WordNgra
                 seen_mass += p
                 seen_lower += p_lower
             backoffs[context] = math.log(max(1.0 - seen_mass, 1e-12) / max(1.0 - seen_lower, 1e-12))
-        lower = WordNgramLm(n, dict(log_probs), dict(backoffs))
+        lower = WordNgramLm(n, log_probs, backoffs)
     return WordNgramLm(order, log_probs, backoffs)
 
 
