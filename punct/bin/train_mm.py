@@ -8,7 +8,8 @@
 ``--model mm``: the cross-attention model (``--positional true`` adds the shared word-position
 embeddings, ``--random-audio true`` permutes the audio).  Data: ``<data-dir>/parczech_
 {supervisions,recordings}_<split>.jsonl.gz`` (stage 3).  The dev set is scored after every
-epoch; the model with the best dev macro F1 (punctuation, non-blank classes) is kept.
+epoch; the epoch with the best dev macro F1 (punctuation, non-blank classes), or the lowest dev loss
+(``dev_metric: loss``), is kept.
 
 Writes to ``--exp-dir``: ``config.yaml``, ``epoch-N.pt`` (to resume), ``best-valid-f1.pt``
 (model kind, config and weights), ``best-valid-f1.json``, ``history.json``,

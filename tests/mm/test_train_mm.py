@@ -60,3 +60,14 @@ def test_train_resume_decode_and_score(tmp_path):
     assert (out / "plots" / "f1_by_length_test.png").is_file()
     scores = json.loads((out / "scores" / "multimodal+PE.test.json").read_text())
     assert scores["num_segments"] == 6 and 0.0 <= scores["macro_f1"]["low"] <= scores["macro_f1"]["value"] <= scores["macro_f1"]["high"]
+
+
+def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
+    data = write_corpus(tmp_path)
+    text = tmp_path / "exp" / "text"
+    train_mm.main(["--model", "text", "--exp-dir", str(text), "--num-epochs", "4", "--dev-metric", "loss", "--data-dir",
+                   str(data), "--prefix", "parczech", "--bert-model", str(_bert_folder(tmp_path))] + TINY)
+    history = json.loads((text / "history.json").read_text())
+    lowest = min(history, key=lambda h: h["dev_loss"])["epoch"]
+    assert json.loads((text / "best-valid-f1.json").read_text())["epoch"] == lowest
+    assert torch.load(text / "best-valid-f1.pt", weights_only=True)["epoch"] == lowest

@@ -13,6 +13,7 @@ from punct.labels import check_first_word
 
 SOUND_ENCODERS = ("conv", "am")
 MM_ATTENTIONS = ("full", "aligned")
+DEV_METRICS = ("macro_f1", "loss")
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,9 @@ class MmConfig:
     grad_clip: float = 1.0
     eval_batch_size: int = 64
     max_train_segments: int = 0  # > 0: a seeded sample of the training segments
+    # which epoch becomes best-valid-f1.pt: "macro_f1" (the dev punctuation macro F1 over the 8 marks) or "loss"
+    # (the lowest dev loss, unweighted, both heads); with few dev examples of the rare marks the macro F1 is noisy
+    dev_metric: str = "macro_f1"
     keep_last_epochs: int = 1
     log_interval: int = 50
     num_threads: int = 0  # torch.set_num_threads when > 0
@@ -110,6 +114,8 @@ class MmConfig:
             raise ValueError(f"mm_attention must be one of {MM_ATTENTIONS}, got {self.mm_attention!r}")
         if self.mm_attention_context < 0:
             raise ValueError(f"mm_attention_context must be >= 0, got {self.mm_attention_context}")
+        if self.dev_metric not in DEV_METRICS:
+            raise ValueError(f"dev_metric must be one of {DEV_METRICS}, got {self.dev_metric!r}")
         if self.am_frame_stride < 1:
             raise ValueError(f"am_frame_stride must be >= 1, got {self.am_frame_stride}")
         if self.punct_class_weight_power < 0 or self.max_class_weight < 0:

@@ -11,7 +11,7 @@ the text-only baseline and the cross-attention model.
   first word's predictions are its reference labels, and dev scores leave it out), and the
   cross-attention of the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
 * :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`);
-* :func:`run_training`: the whole stage (train, keep the best dev macro F1, decode).
+* :func:`run_training`: the whole stage (train, keep the best epoch by ``dev_metric``, decode).
 """
 
 from __future__ import annotations
@@ -285,15 +285,15 @@ def resume(exp_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimiz
     optimizer.load_state_dict(saved["optimizer"])
     state = TrainState(**saved["state"])
     set_rng_state(saved["rng"])
-    logging.info("resumed from %s (epoch %d, best dev macro F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1,
-                 state.best_epoch)
+    logging.info("resumed from %s (epoch %d, best dev epoch so far %d)", ckpt, state.epoch, state.best_epoch)
     return state
 
 
 def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, losses: Dict[str, float],
               device: torch.device, pad_id: int, seconds: float) -> Optional[Dict]:
-    """Dev scores of the epoch just trained into ``state.history``; when its macro F1 is the best so far,
-    the epoch becomes ``state.best_epoch`` and its punctuation and case scores are returned."""
+    """Dev scores of the epoch just trained into ``state.history``; when it is the best so far by
+    ``cfg.dev_metric`` (:func:`selection_score`), the epoch becomes ``state.best_epoch`` and its punctuation and
+    case scores are returned."""
     preds = predict(model, dev, cfg, device, pad_id)
     p_scores, c_scores = preds.scores()
     f1 = p_scores.macro_f1
@@ -304,17 +304,27 @@ def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, los
     logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
                  losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
                  ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT9.classes[1:]), seconds)
-    if f1 > state.best_f1:
-        state.best_f1, state.best_epoch = f1, state.epoch
+    if state.best_epoch == 0 or selection_score(record, cfg) > state.best_f1:
+        state.best_f1, state.best_epoch = selection_score(record, cfg), state.epoch
         return {"dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}
     return None
+
+
+def selection_score(record: Dict, cfg: MmConfig) -> float:
+    """An epoch's dev score for checkpoint selection, higher is better: the macro F1, or minus the dev loss."""
+    return record["dev_macro_f1"] if cfg.dev_metric == "macro_f1" else -record["dev_loss"]
+
+
+def describe_best(state: TrainState, cfg: MmConfig) -> str:
+    value = state.best_f1 if cfg.dev_metric == "macro_f1" else -state.best_f1
+    return f"best dev {cfg.dev_metric.replace('_', ' ')} {value:.4f} at epoch {state.best_epoch}"
 
 
 def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState,
               scores: Dict) -> None:
     save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=state.epoch)
     atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps({"epoch": state.epoch, **scores}, indent=2) + "\n")
-    logging.info("new best dev macro F1 %.4f: saved %s", state.best_f1, exp_dir / "best-valid-f1.pt")
+    logging.info("new %s: saved %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
 
 
 def decode(model: torch.nn.Module, data, split: str, out_dir: Path, cfg: MmConfig, device: torch.device, pad_id: int,
@@ -360,7 +370,7 @@ def with_absolute_am_dir(cfg: MmConfig, kind: str) -> MmConfig:
 def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
                  decode_paths: Dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
                  device_name: str = "auto", amp: str = "none") -> None:
-    """The whole stage: trains model ``kind`` (text or mm), keeps the best dev macro F1 (rank 0), then
+    """The whole stage: trains model ``kind`` (text or mm), keeps the best epoch by ``cfg.dev_metric`` (rank 0), then
     decodes the splits of ``decode_paths`` with it (the dev split's data is reused when it is among them)."""
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
@@ -425,5 +435,5 @@ def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: Dict[str, S
     for split, paths in decode_paths.items():
         data = loaded[paths] if paths in loaded else load_split(*paths, model.text.tokenizer, cfg, model.uses_audio)
         decode(model, data, split, exp_dir / "decode", cfg, device, pad_id, state.best_epoch)
-    logging.info("done: best dev macro F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1.pt")
+    logging.info("done: %s -> %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
     mark_done(exp_dir)
