@@ -98,7 +98,7 @@ class MmConfig:
     eval_batch_size: int = 64
     max_train_segments: int = 0  # > 0: a seeded sample of the training segments
     # which epoch becomes best-valid-f1.pt: "macro_f1" (the dev punctuation macro F1 over the 8 marks) or "loss"
-    # (the lowest dev loss, unweighted, both heads); with few dev examples of the rare marks the macro F1 is noisy
+    # (the lowest dev loss, unweighted, both heads); with few dev examples of the rare marks both are noisy
     dev_metric: str = "macro_f1"
     keep_last_epochs: int = 1
     log_interval: int = 50
