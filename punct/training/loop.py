@@ -43,7 +43,7 @@ class TrainState:
 
     epoch: int = 0  # last finished epoch
     step: int = 0
-    best_f1: float = -1.0  # best dev score so far (models selected on F1)
+    best_f1: float = -1.0  # best dev score so far (an F1; minus the dev loss for train_mm's dev_metric: loss)
     best_epoch: int = 0
     history: List[Dict] = field(default_factory=list)
 

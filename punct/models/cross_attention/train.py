@@ -304,8 +304,9 @@ def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, los
     logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
                  losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
                  ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT9.classes[1:]), seconds)
-    if state.best_epoch == 0 or selection_score(record, cfg) > state.best_f1:
-        state.best_f1, state.best_epoch = selection_score(record, cfg), state.epoch
+    score = selection_score(record, cfg)
+    if state.best_epoch == 0 or score > state.best_f1:
+        state.best_f1, state.best_epoch = score, state.epoch
         return {"dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}
     return None
 
