@@ -71,3 +71,23 @@ def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
     lowest = min(history, key=lambda h: h["dev_loss"])["epoch"]
     assert json.loads((text / "best-valid-f1.json").read_text())["epoch"] == lowest
     assert torch.load(text / "best-valid-f1.pt", weights_only=True)["epoch"] == lowest
+
+
+def test_average_epochs_saves_the_mean_of_the_last_epochs_weights(tmp_path):
+    data = write_corpus(tmp_path)
+    text = tmp_path / "exp" / "text"
+    train_mm.main(["--model", "text", "--exp-dir", str(text), "--num-epochs", "3", "--average-epochs", "2",
+                   "--keep-last-epochs", "1", "--data-dir", str(data), "--prefix", "parczech",
+                   "--bert-model", str(_bert_folder(tmp_path))] + TINY)
+    # keep_last_epochs 1 is raised to the 2 epochs the average needs
+    assert sorted(p.name for p in text.glob("epoch-*.pt")) == ["epoch-2.pt", "epoch-3.pt"]
+    epochs = [torch.load(text / f"epoch-{e}.pt", weights_only=True)["model"] for e in (2, 3)]
+    best = torch.load(text / "best-valid-f1.pt", weights_only=True)
+    assert best["averaged_epochs"] == [2, 3]
+    trained = [k for k, v in best["model"].items() if v.is_floating_point() and not torch.equal(epochs[0][k], epochs[1][k])]
+    assert trained  # the two epochs differ, so the mean is neither of them
+    for name in trained:
+        torch.testing.assert_close(best["model"][name], (epochs[0][name] + epochs[1][name]) / 2)
+    summary = json.loads((text / "best-valid-f1.json").read_text())
+    assert summary["averaged_epochs"] == [2, 3] and 0.0 <= summary["dev_punct"]["macro_f1"] <= 1.0
+    assert (text / "decode" / "test.jsonl").is_file() and (text / ".done").is_file()

@@ -100,6 +100,10 @@ class MmConfig:
     # which epoch becomes best-valid-f1.pt: "macro_f1" (the dev punctuation macro F1 over the 8 marks) or "loss"
     # (the lowest dev loss, unweighted, both heads); with few dev examples of the rare marks both are noisy
     dev_metric: str = "macro_f1"
+    # > 1: after the last epoch the weights of the last N epochs are averaged (icefall's --avg) and the average,
+    # not the epoch dev_metric picks, becomes best-valid-f1.pt (its dev scores in best-valid-f1.json); the last N
+    # epoch checkpoints are kept until then whatever keep_last_epochs says
+    average_epochs: int = 1
     keep_last_epochs: int = 1
     log_interval: int = 50
     num_threads: int = 0  # torch.set_num_threads when > 0
@@ -116,6 +120,8 @@ class MmConfig:
             raise ValueError(f"mm_attention_context must be >= 0, got {self.mm_attention_context}")
         if self.dev_metric not in DEV_METRICS:
             raise ValueError(f"dev_metric must be one of {DEV_METRICS}, got {self.dev_metric!r}")
+        if self.average_epochs < 1:
+            raise ValueError(f"average_epochs must be >= 1, got {self.average_epochs}")
         if self.am_frame_stride < 1:
             raise ValueError(f"am_frame_stride must be >= 1, got {self.am_frame_stride}")
         if self.punct_class_weight_power < 0 or self.max_class_weight < 0:

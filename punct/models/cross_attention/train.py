@@ -11,7 +11,8 @@ the text-only baseline and the cross-attention model.
   first word's predictions are its reference labels, and dev scores leave it out), and the
   cross-attention of the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
 * :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`);
-* :func:`run_training`: the whole stage (train, keep the best epoch by ``dev_metric``, decode).
+* :func:`run_training`: the whole stage (train, keep the best epoch by ``dev_metric`` or the average of the last
+  ``average_epochs`` epochs, decode).
 """
 
 from __future__ import annotations
@@ -317,6 +318,9 @@ def selection_score(record: Dict, cfg: MmConfig) -> float:
 
 
 def describe_best(state: TrainState, cfg: MmConfig) -> str:
+    if cfg.average_epochs > 1:
+        first, last = averaged_epochs(state.epoch, cfg)
+        return f"the average of epochs {first}-{last}"
     value = state.best_f1 if cfg.dev_metric == "macro_f1" else -state.best_f1
     return f"best dev {cfg.dev_metric.replace('_', ' ')} {value:.4f} at epoch {state.best_epoch}"
 
@@ -328,13 +332,40 @@ def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, s
     logging.info("new %s: saved %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
 
 
+def averaged_epochs(last_epoch: int, cfg: MmConfig) -> Tuple[int, int]:
+    """First and last epoch of the average that ``average_epochs`` > 1 makes after epoch ``last_epoch``."""
+    return max(1, last_epoch - cfg.average_epochs + 1), last_epoch
+
+
+def save_average(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState, dev,
+                 device: torch.device, pad_id: int) -> None:
+    """Loads the average of the last ``cfg.average_epochs`` epochs' weights into ``model`` and saves it as
+    ``best-valid-f1.pt``, with its dev scores in ``best-valid-f1.json``, in place of the epoch that ``dev_metric``
+    picks (conf/mm_small.yaml: what it gave on the small corpus)."""
+    first, last = averaged_epochs(state.epoch, cfg)
+    paths = [checkpoint_path(exp_dir, epoch) for epoch in range(first, last + 1)]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"average_epochs {cfg.average_epochs}: missing {', '.join(missing)}")
+    model.load_state_dict(checkpoint.average_state_dicts([load_checkpoint(path, device)["model"] for path in paths]))
+    preds = predict(model, dev, cfg, device, pad_id)
+    p_scores, c_scores = preds.scores()
+    save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=last, averaged_epochs=[first, last])
+    record = {"epoch": last, "averaged_epochs": [first, last], "dev_loss": float(np.mean(preds.losses)),
+              "dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}
+    atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps(record, indent=2) + "\n")
+    logging.info("%s: dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f -> %s", describe_best(state, cfg),
+                 record["dev_loss"], p_scores.macro_f1, c_scores.per_class["cap"]["f1"], exp_dir / "best-valid-f1.pt")
+
+
 def decode(model: torch.nn.Module, data, split: str, out_dir: Path, cfg: MmConfig, device: torch.device, pad_id: int,
-           best_epoch: int) -> None:
-    """Predictions of ``split`` to out_dir/<split>.jsonl, and cross-attention maps of hard segments."""
+           selected: str) -> None:
+    """Predictions of ``split`` to out_dir/<split>.jsonl, and cross-attention maps of hard segments.
+    ``selected``: which model decodes, for the log."""
     preds = predict(model, data, cfg, device, pad_id)
     preds.write(out_dir / f"{split}.jsonl")
     p_scores, c_scores = preds.scores()
-    logging.info("%s (best epoch %d): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, best_epoch,
+    logging.info("%s (%s): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, selected,
                  p_scores.macro_f1, p_scores.overall["f1"], c_scores.per_class["cap"]["f1"])
     tokenizer = model.text.tokenizer
     examples = attention_examples(model, data, quartile_worst(data, preds.losses), device, pad_id, tokenizer)
@@ -355,7 +386,8 @@ def save_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, 
     ``text_encoder`` of :func:`save_model`."""
     checkpoint.save_checkpoint(checkpoint_path(exp_dir, state.epoch), model=model, optimizer=optimizer, state=state,
                                config=cfg, kind=kind, text_encoder=encoder_spec(model.text))
-    prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
+    keep = cfg.keep_last_epochs if cfg.keep_last_epochs <= 0 else max(cfg.keep_last_epochs, cfg.average_epochs)
+    prune_checkpoints(exp_dir, keep, state.epoch)
 
 
 def with_absolute_am_dir(cfg: MmConfig, kind: str) -> MmConfig:
@@ -371,8 +403,9 @@ def with_absolute_am_dir(cfg: MmConfig, kind: str) -> MmConfig:
 def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
                  decode_paths: Dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
                  device_name: str = "auto", amp: str = "none") -> None:
-    """The whole stage: trains model ``kind`` (text or mm), keeps the best epoch by ``cfg.dev_metric`` (rank 0), then
-    decodes the splits of ``decode_paths`` with it (the dev split's data is reused when it is among them)."""
+    """The whole stage: trains model ``kind`` (text or mm), keeps the best epoch by ``cfg.dev_metric`` or the average of
+    the last ``cfg.average_epochs`` (rank 0), then decodes the splits of ``decode_paths`` with it (the dev split's data
+    is reused when it is among them)."""
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
     dist, device = setup_distributed(device_name)
@@ -416,13 +449,15 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
             sync(dist)  # while rank 0 scores dev and writes the checkpoints
             continue
         new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, time.time() - t0)
-        if new_best is not None:
+        if new_best is not None and cfg.average_epochs == 1:
             save_best(exp_dir, model, kind, cfg, state, new_best)
         save_epoch(exp_dir, model, kind, cfg, optimizer, state)
         sync(dist)
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()
     if dist.is_main:
+        if cfg.average_epochs > 1:
+            save_average(exp_dir, model, kind, cfg, state, dev, device, pad_id)
         decode_best(model, exp_dir, decode_paths, {dev_paths: dev}, cfg, state, device, pad_id)
 
 
@@ -435,6 +470,6 @@ def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: Dict[str, S
     model.load_state_dict(best["model"])
     for split, paths in decode_paths.items():
         data = loaded[paths] if paths in loaded else load_split(*paths, model.text.tokenizer, cfg, model.uses_audio)
-        decode(model, data, split, exp_dir / "decode", cfg, device, pad_id, state.best_epoch)
+        decode(model, data, split, exp_dir / "decode", cfg, device, pad_id, describe_best(state, cfg))
     logging.info("done: %s -> %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
     mark_done(exp_dir)
