@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -134,6 +135,10 @@ class ItnRun:
     am_dev_wer: Optional[float]  # percent
     recognition_wer: Optional[float]
     wall_seconds: Optional[float]
+    # row -> macro F1 minus the baseline row's with its paired bootstrap interval (score_itn --baseline); empty in
+    # results.json files written before
+    vs_baseline: Dict[str, Interval] = dataclasses.field(default_factory=dict)
+    baseline: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -163,6 +168,10 @@ def read_itn_run(path: Path, split: str = "test") -> ItnRun:
         alphas={m["name"]: m["chosen_alpha"] for m in results["models"] if m.get("chosen_alpha")},
         am_dev_wer=results.get("acoustic_model", {}).get("wer", {}).get("dev"),
         recognition_wer=results.get("recognition", {}).get("wer"), wall_seconds=run.get("wall_seconds"),
+        vs_baseline={m["name"]: _interval(m["scores"][split]["macro_f1_vs_baseline"]) for m in results["models"]
+                     if "macro_f1_vs_baseline" in m["scores"][split]},
+        baseline=next((m["scores"][split]["baseline"] for m in results["models"]
+                       if "baseline" in m["scores"][split]), None),
     )
 
 
@@ -183,17 +192,39 @@ def interval_cell(iv: Interval) -> str:
     return f"{100 * iv.value:.1f} ({100 * iv.low:.1f}-{100 * iv.high:.1f})"
 
 
+def difference_cell(iv: Optional[Interval]) -> str:
+    """"+5.2 (+3.0, +7.4)": a difference of F1 and its paired 95 % interval in points; "—" for none."""
+    return "—" if iv is None else f"{100 * iv.value:+.1f} ({100 * iv.low:+.1f}, {100 * iv.high:+.1f})"
+
+
+def baseline_of(runs: Sequence[ItnRun]) -> Optional[str]:
+    """The baseline row of the paired differences when every run recorded them against the same one, else None."""
+    baselines = {r.baseline for r in runs}
+    return baselines.pop() if len(baselines) == 1 else None
+
+
+def difference_header(baseline: str) -> str:
+    return f"macro F1 minus {baseline} (paired)"
+
+
 def f1_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
-    """One row per model: each F1 with its interval (one run) or mean ± sd over the runs, and the marks above 0."""
+    """One row per model: each F1 with its interval (one run) or mean ± sd over the runs, the marks above 0, and
+    when the runs recorded them the paired macro-F1 differences to the baseline."""
     rows = []
+    baseline = baseline_of(runs)
     for row in row_names(runs):
         if len(runs) == 1:
             run = runs[0]
             cells = [interval_cell(run.f1[row][key]) for key, _ in F1_COLUMNS]
             cells.append(f"{run.marks_above_zero[row]} of {run.num_marks}")
+            if baseline:
+                cells.append(difference_cell(run.vs_baseline.get(row)))
         else:
             cells = [mean_sd_cell([percent(r, row, key) for r in runs]) for key, _ in F1_COLUMNS]
             cells.append(mean_sd_cell([percent(r, row, MARKS_ABOVE_ZERO) for r in runs]))
+            if baseline:
+                values = [100 * r.vs_baseline[row].value if row in r.vs_baseline else None for r in runs]
+                cells.append("—" if row == baseline else mean_sd_cell(values))
         rows.append([row] + cells)
     return rows
 
@@ -205,6 +236,9 @@ def per_run_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
         for key, header in F1_COLUMNS + ((MARKS_ABOVE_ZERO, MARKS_ABOVE_ZERO),):
             digits = 0 if key == MARKS_ABOVE_ZERO else 1
             rows.append([row, header] + [number(percent(r, row, key), digits) for r in runs])
+        baseline = baseline_of(runs)
+        if baseline and row != baseline:
+            rows.append([row, difference_header(baseline)] + [difference_cell(r.vs_baseline.get(row)) for r in runs])
     return rows
 
 
@@ -236,6 +270,8 @@ def fact_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
 def render_itn_tables(runs: Sequence[ItnRun]) -> str:
     """F1 per model (with intervals, or mean ± sd), then per-run F1 when several runs, then the runs' facts."""
     header = ["Model"] + [h for _, h in F1_COLUMNS] + [f"marks (of {runs[0].num_marks}) with F1 > 0"]
+    if baseline_of(runs):
+        header.append(difference_header(baseline_of(runs)))
     lines = markdown_table(header, f1_rows(runs), text_columns=1)
     names = [r.name for r in runs]
     if len(runs) > 1:
@@ -256,6 +292,9 @@ def itn_caption(runs: Sequence[ItnRun], command: str = "") -> str:
         text += "; mean ± sd over the runs (sd = sample standard deviation), each run's values in the second table"
     text += (f"; macro F1 = mean F1 of the {runs[0].num_marks} marks; first word of each segment "
              f"{'not scored' if runs[0].counts['first_word'] == 'exclude' else 'scored'}.")
+    if baseline_of(runs):
+        text += (f" Macro F1 minus {baseline_of(runs)}: the difference in points on the same segments, with a paired"
+                 " bootstrap 95 % interval (both models resampled with the same draws).")
     other = sorted({f"{name} ({c['segments']} segments)" for r in runs for name, c in r.counts.get("other_counts", {}).items()})
     if other:
         text += f" Rows scored on other segments than the first: {', '.join(other)}."
@@ -270,7 +309,9 @@ def itn_summary(runs: Sequence[ItnRun]) -> Dict:
     for row in row_names(runs):
         models[row] = {"f1": {key: spread([r.f1[row][key].value if row in r.f1 else None for r in runs])
                               for key, _ in F1_COLUMNS},
-                       "marks_above_zero": spread([r.marks_above_zero.get(row) for r in runs])}
+                       "marks_above_zero": spread([r.marks_above_zero.get(row) for r in runs]),
+                       "macro_minus_baseline": spread([r.vs_baseline[row].value if row in r.vs_baseline else None
+                                                       for r in runs])}
     return {
         "kind": KIND, "split": runs[0].split, "sd": "sample standard deviation (n - 1)",
         "runs": [{"name": r.name, "seed": r.seed, "results": str(r.path), **{k: r.counts.get(k) for k in

@@ -25,7 +25,10 @@ Metrics (word level; per-class precision/recall/F1 as in :func:`punct.metrics.sc
   reference and prediction are both some mark is a TP even when the marks differ; also on the
   shortest and the longest 25 % of the segments (by words; ``max(1, round(n / 4))`` segments,
   ties broken by id);
-* detection F1 and macro F1 by input length in words (Figure 5.33).
+* detection F1 and macro F1 by input length in words (Figure 5.33);
+* a model's macro F1 minus a baseline's on the same segments (:func:`paired_difference`), with a paired bootstrap
+  interval: both resampled with the same draws, so that the segments' shared difficulty cancels out and a
+  difference can be significant while the two models' own intervals overlap.
 
 All statistics come from confusion matrices; the bootstrap sums per-segment confusion matrices
 with the resample's multiplicities, so 1000 resamples cost a matrix product.
@@ -33,6 +36,7 @@ with the resample's multiplicities, so 1000 resamples cost a matrix product.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -209,6 +213,21 @@ def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarr
     return point, np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
 
 
+def paired_difference(confusions: np.ndarray, baseline: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray],
+                      num_resamples: int = 1000, seed: int = 42, level: float = 0.95) -> Tuple[float, float, float]:
+    """``statistic`` of a model minus that of a baseline on the same segments: (point, low, high), the bounds from
+    resamples drawn the same for both (:func:`bootstrap_values` with one seed).  ``confusions`` and ``baseline``:
+    (S, C, C) per-segment confusion matrices, segment i of both the same segment; a scalar statistic."""
+    confusions, baseline = np.asarray(confusions), np.asarray(baseline)
+    if confusions.shape != baseline.shape:
+        raise ValueError(f"paired difference: confusions of shape {confusions.shape} against {baseline.shape}")
+    differences = (bootstrap_values(confusions, statistic, num_resamples, seed)
+                   - bootstrap_values(baseline, statistic, num_resamples, seed))
+    point = float(statistic(confusions.sum(axis=0)) - statistic(baseline.sum(axis=0)))
+    alpha = (1.0 - level) / 2
+    return point, float(np.quantile(differences, alpha)), float(np.quantile(differences, 1 - alpha))
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 
@@ -235,6 +254,10 @@ class ItnScores:
     case_scores: Dict = field(default_factory=dict)
     first_word: str = "include"  # the rule scored by (punct.labels)
     scored_words: int = 0  # words whose labels are scored (num_words less the first words under exclude)
+    # macro F1 minus the baseline model's on the same segments, paired bootstrap interval (punct.bin.score_itn
+    # --baseline); None for the baseline itself or without one
+    macro_f1_vs_baseline: Optional[Interval] = None
+    baseline: Optional[str] = None
 
     def to_dict(self) -> Dict:
         iv = lambda x: {"value": x.value, "low": x.low, "high": x.high}  # noqa: E731
@@ -242,7 +265,9 @@ class ItnScores:
                 "scored_words": self.scored_words,
                 "punct_f1": {k: iv(v) for k, v in self.punct_f1.items()}, "cap_f1": iv(self.cap_f1),
                 "macro_f1": iv(self.macro_f1), "detection": self.detection, "by_length": self.by_length,
-                "punct": self.punct_scores, "case": self.case_scores}
+                "punct": self.punct_scores, "case": self.case_scores,
+                **({} if self.macro_f1_vs_baseline is None else
+                   {"baseline": self.baseline, "macro_f1_vs_baseline": iv(self.macro_f1_vs_baseline)})}
 
 
 def short_long(segments: Sequence[SegmentResult]) -> Tuple[List[int], List[int]]:
@@ -304,6 +329,41 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
         macro_f1=Interval(float(macro[0]), float(macro[1]), float(macro[2])), detection=det, by_length=by_length,
         punct_scores=all_p.to_dict(), case_scores=all_c.to_dict(), first_word=rule, scored_words=len(flat["punct_ref"]),
     )
+
+
+def compare_with_baseline(predictions: Dict[str, Sequence[SegmentResult]], scores: Dict[str, ItnScores], baseline: str,
+                          rule: str, num_resamples: int = 1000, seed: int = 42) -> List[str]:
+    """Sets the paired macro-F1 difference against ``baseline`` (:func:`paired_difference`) of every other model in
+    ``scores`` (model -> :func:`score_itn` under ``rule``); returns the models left without one because their
+    segments (ids) are not the baseline's."""
+    by_id = lambda segment: segment.id  # noqa: E731
+    base = sorted(predictions[baseline], key=by_id)
+    base_confusions = segment_confusions(base, "punct", rule)
+    skipped = []
+    for name, segments in predictions.items():
+        if name == baseline:
+            continue
+        ordered = sorted(segments, key=by_id)
+        if [s.id for s in ordered] != [s.id for s in base]:
+            skipped.append(name)
+            continue
+        point, low, high = paired_difference(segment_confusions(ordered, "punct", rule), base_confusions, macro_f1,
+                                             num_resamples, seed)
+        scores[name] = dataclasses.replace(scores[name], macro_f1_vs_baseline=Interval(point, low, high),
+                                           baseline=baseline)
+    return skipped
+
+
+def paired_table(scores: Dict[str, ItnScores]) -> str:
+    """Macro F1 minus the baseline's with its paired 95 % interval, one row per compared model ("" without any)."""
+    rows = [(name, s) for name, s in scores.items() if s.macro_f1_vs_baseline is not None]
+    if not rows:
+        return ""
+    lines = [f"| Model | macro F1 minus {rows[0][1].baseline}'s (paired 95 % interval) | interval above 0 |",
+             "|---|---:|---|"]
+    for name, s in rows:
+        lines.append(f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |")
+    return "\n".join(lines) + "\n"
 
 
 def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:

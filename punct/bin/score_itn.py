@@ -15,6 +15,10 @@ recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--w
 from which ``punct.bin.results_table`` makes the README table.  Without a model whose row name starts with
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 
+Every model but ``--baseline`` (text-only) also gets its macro F1 minus the baseline's on the same segments, with a
+paired bootstrap 95 % interval (punct.scoring.paired_difference): in RESULTS.md, results.json and the README table.
+A model scored on other segments than the baseline (the ensemble without posteriors for some) gets none (logged).
+
 The first word of each segment is scored or not by one rule per split (``--first-word``; auto: the rule the
 predictions were written under, which the models' configs set: ``first_word`` in conf/mm*.yaml and
 conf/tdnn*.yaml), and RESULTS.md says which (punct.labels, punct.scoring).
@@ -54,6 +58,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
                         help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
                              "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)")
+    parser.add_argument("--baseline", default="text-only",
+                        help="row name of the model every other one is compared with (macro F1 difference, paired "
+                             "bootstrap interval); no such row: no comparison")
     parser.add_argument("--run-seed", type=int, default=None, help="the run's seed, recorded in results.json")
     parser.add_argument("--am-dir", type=Path, default=None,
                         help="the acoustic model's folder: its dev WER (wer_dev.txt, stage 1) goes into results.json")
@@ -87,12 +94,20 @@ def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Names
         raise ValueError(f"{split}: {e} (rules written per model: {rules})") from None
     scores: Dict[str, scoring.ItnScores] = {}
     for path, name in models:
-        s = scoring.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
-        scores[name] = s
+        scores[name] = scoring.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
+    if args.baseline in scores:
+        skipped = scoring.compare_with_baseline(predictions, scores, args.baseline, rule, args.num_resamples, args.seed)
+        for name in skipped:
+            logging.warning("%s %s: its segments are not %s's: no paired difference", name, split, args.baseline)
+    else:
+        logging.info("%s: no model named %r: no paired differences", split, args.baseline)
+    for path, name in models:
+        s = scores[name]
         atomic_write_text(out / itn_results.score_file(name, split), json.dumps(s.to_dict(), indent=1) + "\n")
-        logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f", name, split,
+        logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f%s", name, split,
                      s.num_segments, rule, s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"],
-                     s.detection["all"]["pdr"])
+                     s.detection["all"]["pdr"], "" if s.macro_f1_vs_baseline is None else
+                     f", minus {args.baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)")
         plot_model(path, name, split, s, args.max_attention_plots, out / "plots")
     scoring.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
                               out / "plots" / f"f1_by_length_{split}.png")
@@ -140,6 +155,8 @@ def split_lines(split: str, scores: Dict[str, scoring.ItnScores], rule: str, ord
     return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
             scoring.FIRST_WORD_NOTES[rule], "",
             "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
+            *(["### Macro F1 against the baseline (paired bootstrap)", "", scoring.paired_table(scores)]
+              if scoring.paired_table(scores) else []),
             "### Punctuation detection", "", scoring.detection_table(scores),
             "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),
             f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "

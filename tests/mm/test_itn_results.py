@@ -151,7 +151,8 @@ def test_results_json_holds_the_run(one_run):
 def test_one_run_table_has_the_values_and_intervals(one_run):
     path, expected = one_run
     lines = results_table.tables_and_summary([path], "test")[1].splitlines()
-    assert lines[0] == "| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 |"
+    assert lines[0] == ("| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
+                        "| macro F1 minus text-only (paired) |")
     results = json.loads(path.read_text())
     for model in results["models"]:
         row, test = model["name"], model["scores"]["test"]
@@ -160,7 +161,15 @@ def test_one_run_table_has_the_values_and_intervals(one_run):
                         ("macro", test["macro_f1"])):
             assert iv["low"] <= iv["value"] <= iv["high"]
             cells.append(f"{100 * expected[row][key]:.1f} ({100 * iv['low']:.1f}-{100 * iv['high']:.1f})")
-        assert f"| {row} | {' | '.join(cells)} | {expected[row]['marks']} of 8 |" in lines
+        if row in ("text-only", "EfficientPunct ensemble"):  # the baseline; segments not the baseline's
+            assert "macro_f1_vs_baseline" not in test
+            difference = "—"
+        else:
+            iv = test["macro_f1_vs_baseline"]
+            point = expected[row]["macro"] - expected["text-only"]["macro"]
+            assert iv["value"] == pytest.approx(point) and iv["low"] <= point <= iv["high"]
+            difference = f"{100 * point:+.1f} ({100 * iv['low']:+.1f}, {100 * iv['high']:+.1f})"
+        assert f"| {row} | {' | '.join(cells)} | {expected[row]['marks']} of 8 | {difference} |" in lines
     words = sum(len(m) for m, _ in reference("test"))
     assert f"| test segments (words, scored words) | 24 ({words} words, {words - 24} scored) |" in lines
     assert "| first word of each segment | exclude |" in lines
@@ -177,7 +186,8 @@ def test_one_run_table_has_the_values_and_intervals(one_run):
 def test_several_runs_mean_sd_and_per_run_values(three_runs):
     paths = [p for p, _ in three_runs]
     lines = results_table.tables_and_summary(paths, "test")[1].splitlines()
-    assert lines[0] == "| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 |"
+    assert lines[0] == ("| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
+                        "| macro F1 minus text-only (paired) |")
     assert "| Model | F1 | seed 1 | seed 2 | seed 3 |" in lines
     for row in ROWS:
         runs = [expected[row] for _, expected in three_runs]
@@ -189,6 +199,11 @@ def test_several_runs_mean_sd_and_per_run_values(three_runs):
             assert f"| {row} | {label} | " + " | ".join(f"{v:.1f}" for v in values) + " |" in lines
         marks = [e["marks"] for e in runs]
         cells.append(f"{statistics.mean(marks):.1f} ± {statistics.stdev(marks):.1f}")
+        if row in ("text-only", "EfficientPunct ensemble"):
+            cells.append("—" if row == "text-only" else "n/a")
+        else:
+            differences = [100 * (e[row]["macro"] - e["text-only"]["macro"]) for _, e in three_runs]
+            cells.append(f"{statistics.mean(differences):.1f} ± {statistics.stdev(differences):.1f}")
         assert f"| {row} | {' | '.join(cells)} |" in lines
         assert f"| {row} | marks with F1 > 0 | " + " | ".join(map(str, marks)) + " |" in lines
     assert "| wall time | 13 min 20 s | 14 min 20 s | 13 min 50 s | 13 min 50 s ± 30 s |" in lines

@@ -133,3 +133,28 @@ def test_read_predictions_errors_name_file_and_line(tmp_path):
     f.write_text(json.dumps(good) + "\n")
     (r,) = scoring.read_predictions(f)
     assert r.punct_hyp.tolist() == [1, 2] and r.case_hyp.tolist() == [1, 1]
+
+
+def test_paired_difference_is_narrower_than_the_two_intervals():
+    base = random_segments(300, seed=3, acc=0.7)
+    rng = np.random.default_rng(5)
+    # the model: the baseline's predictions with a tenth of its errors corrected
+    better = [s._replace(punct_hyp=np.where((s.punct_hyp != s.punct_ref) & (rng.random(len(s.punct_ref)) < 0.1),
+                                            s.punct_ref, s.punct_hyp)) for s in base]
+    scores = {"base": scoring.score_itn(base), "better": scoring.score_itn(better)}
+    gain = scores["better"].macro_f1.value - scores["base"].macro_f1.value
+    assert gain > 0 and scores["better"].macro_f1.low < scores["base"].macro_f1.high  # the intervals overlap
+    # ... the paired one lies above 0; the models' segments in another order change nothing
+    skipped = scoring.compare_with_baseline({"base": base, "better": better[::-1]}, scores, "base", "include")
+    iv = scores["better"].macro_f1_vs_baseline
+    assert skipped == [] and scores["base"].macro_f1_vs_baseline is None
+    assert iv.value == pytest.approx(gain) and 0 < iv.low < gain < iv.high
+    assert iv.high - iv.low < scores["base"].macro_f1.high - scores["base"].macro_f1.low
+    assert scores["better"].to_dict()["macro_f1_vs_baseline"]["low"] == iv.low
+    assert "| better | " in scoring.paired_table(scores) and "| yes |" in scoring.paired_table(scores)
+    # other segments than the baseline's: no difference
+    scores["fewer"] = scoring.score_itn(better[1:])
+    assert scoring.compare_with_baseline({"base": base, "fewer": better[1:]}, scores, "base", "include") == ["fewer"]
+    assert scores["fewer"].macro_f1_vs_baseline is None
+    with pytest.raises(ValueError, match="shape"):
+        scoring.paired_difference(np.zeros((3, 9, 9)), np.zeros((4, 9, 9)), scoring.macro_f1)
