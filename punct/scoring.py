@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -336,7 +337,7 @@ def compare_with_baseline(predictions: Dict[str, Sequence[SegmentResult]], score
     """Sets the paired macro-F1 difference against ``baseline`` (:func:`paired_difference`) of every other model in
     ``scores`` (model -> :func:`score_itn` under ``rule``); returns the models left without one because their
     segments (ids) are not the baseline's."""
-    by_id = lambda segment: segment.id  # noqa: E731
+    by_id = operator.attrgetter("id")
     base = sorted(predictions[baseline], key=by_id)
     base_confusions = segment_confusions(base, "punct", rule)
     skipped = []

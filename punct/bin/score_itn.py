@@ -152,11 +152,11 @@ def split_lines(split: str, scores: Dict[str, scoring.ItnScores], rule: str, ord
                 placeholders: List[str]) -> List[str]:
     """RESULTS.md's section of one split."""
     any_s = next(iter(scores.values()))
+    paired = scoring.paired_table(scores)
     return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
             scoring.FIRST_WORD_NOTES[rule], "",
             "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
-            *(["### Macro F1 against the baseline (paired bootstrap)", "", scoring.paired_table(scores)]
-              if scoring.paired_table(scores) else []),
+            *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
             "### Punctuation detection", "", scoring.detection_table(scores),
             "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),
             f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
