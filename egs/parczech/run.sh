@@ -14,7 +14,7 @@ stage=0              # first stage to run
 stop_stage=100       # last stage to run
 nj=2                 # parallel jobs
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
-corpus_size=mini     # tiny, mini or small (~5 h, 46 speakers, test set of several hundred segments), for the mini corpus
+corpus_size=mini     # tiny, mini or small (~6.7 h, 56 speakers, test set of about a thousand segments), for the mini corpus
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
                      # synthesizer transcript), a folder of <id>.words.tsv; auto: am with --asr-model, for
                      # ParCzech and for --corpus-size small, else (the mini and tiny corpora) synth

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 # Begin configuration section.
-size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~5 h, 46 speakers)
+size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~6.7 h, 56 speakers)
 seed=42            # seed of every random choice (text, speakers, record edits, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
 overwrite=false    # rebuild an existing corpus
