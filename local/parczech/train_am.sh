@@ -14,7 +14,7 @@ feat_config=conf/mfcc.yaml    # the features of <fbank-dir>
 init=                         # checkpoint of a trained AM to start from (empty: random initialisation)
 device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
-num_threads=1                 # torch CPU threads
+num_threads=2                 # torch CPU threads (stage 1 runs alone: 2 threads, 7.2 against 6.1 batches/s with 1)
 nproc=1                       # processes (GPUs) under torchrun
 amp=                          # mixed precision: none, bf16, fp16 or auto; empty: the am config's amp
 # End configuration section.
@@ -53,6 +53,6 @@ if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
   $cmd $dir/log/init.log python -m punct.bin.init_am --config $am_config --source $init --fbank-dir $fbank \
     --prefix parczech --exp-dir $dir --seed $seed
 fi
-steps/train_am.sh --cmd "$cmd" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
+steps/train_am.sh --cmd "$cmd --num-threads $num_threads" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
   --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" $fbank $dir
 cp $feat_config $dir/mfcc.yaml
