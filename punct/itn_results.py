@@ -229,13 +229,20 @@ def f1_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
     return rows
 
 
+def per_run_cell(run: ItnRun, row: str, key: str) -> str:
+    """A run's F1 in percent; macro F1 with its bootstrap 95 % interval, so that each run's intervals of two models
+    can be compared; the count of marks above 0 (key MARKS_ABOVE_ZERO)."""
+    if key == "macro" and row in run.f1:
+        return interval_cell(run.f1[row][key])
+    return number(percent(run, row, key), 0 if key == MARKS_ABOVE_ZERO else 1)
+
+
 def per_run_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
     """One row per model and column of the first table, one column per run (F1 in percent)."""
     rows = []
     for row in row_names(runs):
         for key, header in F1_COLUMNS + ((MARKS_ABOVE_ZERO, MARKS_ABOVE_ZERO),):
-            digits = 0 if key == MARKS_ABOVE_ZERO else 1
-            rows.append([row, header] + [number(percent(r, row, key), digits) for r in runs])
+            rows.append([row, header] + [per_run_cell(r, row, key) for r in runs])
         baseline = baseline_of(runs)
         if baseline and row != baseline:
             rows.append([row, difference_header(baseline)] + [difference_cell(r.vs_baseline.get(row)) for r in runs])
@@ -289,7 +296,9 @@ def itn_caption(runs: Sequence[ItnRun], command: str = "") -> str:
         text += (f" with bootstrap 95 % intervals ({boot.get('num_resamples', '?')} resamples of the segments, "
                  f"seed {boot.get('seed', '?')})")
     else:
-        text += "; mean ± sd over the runs (sd = sample standard deviation), each run's values in the second table"
+        text += ("; mean ± sd over the runs (sd = sample standard deviation), each run's values in the second table"
+                 f" (macro F1 with its bootstrap 95 % interval, {boot.get('num_resamples', '?')} resamples of the"
+                 " segments)")
     text += (f"; macro F1 = mean F1 of the {runs[0].num_marks} marks; first word of each segment "
              f"{'not scored' if runs[0].counts['first_word'] == 'exclude' else 'scored'}.")
     if baseline_of(runs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import statistics
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -195,8 +196,18 @@ def test_several_runs_mean_sd_and_per_run_values(three_runs):
         for key in (",", ".", "cap", "macro"):
             values = [100 * e[key] for e in runs]
             cells.append(f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}")
-            label = "macro F1" if key == "macro" else f"[{key}] F1"
-            assert f"| {row} | {label} | " + " | ".join(f"{v:.1f}" for v in values) + " |" in lines
+            if key != "macro":
+                assert f"| {row} | [{key}] F1 | " + " | ".join(f"{v:.1f}" for v in values) + " |" in lines
+        # each run's macro F1 with its own bootstrap interval around it
+        macro_line = next(line for line in lines if line.startswith(f"| {row} | macro F1 | "))
+        cells_of_runs = [c.strip() for c in macro_line.split("|")[3:-1]]
+        assert len(cells_of_runs) == len(runs)
+        for cell, e in zip(cells_of_runs, runs):
+            match = re.fullmatch(r"(\d+\.\d) \((\d+\.\d)-(\d+\.\d)\)", cell)
+            assert match, cell
+            value, low, high = map(float, match.groups())
+            assert value == pytest.approx(100 * e["macro"], abs=0.051)
+            assert low <= value <= high and low < high
         marks = [e["marks"] for e in runs]
         cells.append(f"{statistics.mean(marks):.1f} ± {statistics.stdev(marks):.1f}")
         if row in ("text-only", "EfficientPunct ensemble"):
