@@ -130,12 +130,14 @@ def test_rerun_from_stage7_only_touches_tdnn_and_results(tiny_recipe):
 
 def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, monkeypatch):
     """--tdnn-word-vectors pretrained: stage 6 dumps the vectors of the encoder stage 5 started from, with the
-    fine-tuned posteriors (the tiny run's default, auto, is fine-tuned)."""
+    fine-tuned posteriors (the tiny run's default, auto, is fine-tuned); stage 7 then trains the TDNN again from
+    scratch rather than skipping or resuming the one trained on the fine-tuned vectors."""
     from punct.io.shards import MatrixReader
     import numpy as np
 
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
-    for name in ("data/manifests", "data/corpus_tiny", "exp/bert"):
+    for name in ("data/manifests", "data/corpus_tiny", "data/fbank", "exp/bert", "exp/emb_am", "exp/emb_bert",
+                 "exp/tdnn"):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-a", str(tiny_recipe / name), str(copy / name)], check=True)
     out = run_recipe(copy, "--stage", "6", "--stop-stage", "6", "--tdnn-word-vectors", "pretrained")
@@ -153,6 +155,16 @@ def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, mo
         assert pre_vec[key].shape == tuned_vec[key].shape
         assert not np.allclose(pre_vec[key], tuned_vec[key], atol=1e-3)
         np.testing.assert_allclose(pre_post[key], tuned_post[key], atol=1e-5)
+
+    first_epoch = copy / "exp/tdnn/epoch-1.pt"
+    trained_on_tuned = first_epoch.stat().st_mtime
+    out = run_recipe(copy, "--stage", "7", "--stop-stage", "7", "--tdnn-word-vectors", "pretrained")
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "was made with other options or inputs; training again" in out.stdout + out.stderr
+    assert "continuing" not in out.stdout + out.stderr
+    log = (copy / "exp/tdnn/log/train_tdnn.log").read_text()
+    assert "resumed from" not in log and "epoch 1:" in log
+    assert first_epoch.stat().st_mtime > trained_on_tuned
 
 
 def test_outputs_of_an_older_acoustic_model_are_redone(tiny_recipe):
