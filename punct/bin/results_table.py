@@ -14,8 +14,8 @@ It reads one or more results.json (one per run, e.g. one per seed) of one kind, 
 * egs/parczech stage 6 (punct.bin.score_itn, ``"kind": "itn"``; punct.itn_results): one row per model (the
   rows the results hold) with [,], [.], [cap] and macro F1, the marks (of 8) with F1 > 0 and, where score_itn
   recorded it, the macro F1 minus the baseline's (text-only) with its paired bootstrap interval; for one run each
-  F1 with its bootstrap 95 % interval, for several runs mean ± sd and a second table of each run's values; then
-  per run the segments and words, the first-word rule, and where recorded the AM's dev WER, the recognition WER,
+  F1 with its bootstrap 95 % interval, for several runs mean ± sd and a second table of each run's values (macro
+  F1 with its interval); then per run the segments and words, the first-word rule, and where recorded the AM's dev WER, the recognition WER,
   the ensemble alphas and the wall time (a row no run recorded is left out).
 
 sd is the sample standard deviation (n - 1); with one run there is no mean ± sd.
