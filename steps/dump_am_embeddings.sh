@@ -53,6 +53,6 @@ $cmd JOB=1:$nj $dir/log/dump.JOB.log \
     --job JOB --nj $nj $opt
 $cmd $dir/log/merge.log \
   python -m punct.bin.dump_am_embeddings --fbank-dir $fbank_dir --am-dir $am_dir --out-dir $dir \
-    --splits $splits --prefix $prefix --layer $layer --nj $nj --merge ${benchmark_config:+--benchmark-config $benchmark_config}
+    --splits $splits --prefix $prefix --layer $layer --compression $compression --nj $nj --merge ${benchmark_config:+--benchmark-config $benchmark_config}
 grep -h "throughput" $dir/log/dump.*.log $dir/log/merge.log | sed "s|^.*\] |$0: |" || true
 grep -h "matrices" $dir/log/merge.log | sed "s|^.*\] |$0: |" || true

@@ -15,6 +15,7 @@ device=cpu              # auto, cpu or cuda
 num_threads=1           # torch threads per job
 quantize=false          # dynamic int8 quantisation of BERT's Linear layers
 bert_bf16=false         # BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, GPUs)
+vectorised_features=false  # NumPy MFCC instead of stage 1's kaldi-native-fbank (faster; equal to 1e-3, not bit-identical)
 backend=torch           # onnx: AM + TDNN in ONNX Runtime from <recipe-dir>/exp/onnx (python -m punct.bin.export_onnx)
 onnx_precision=int8     # with backend=onnx: int8 or float32
 cmvn=speaker            # speaker: per-speaker CMVN over the data (utt2spk); or a stats file (data/fbank/cmvn_train.json)
@@ -56,6 +57,7 @@ opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transc
 [ -n "$alpha" ] && opts+=(--alpha $alpha)
 $quantize && opts+=(--quantize)
 $bert_bf16 && opts+=(--bert-bf16)
+$vectorised_features && opts+=(--vectorised-features)
 [ "$backend" = onnx ] && opts+=(--backend onnx --onnx-precision $onnx_precision)
 
 $cmd JOB=1:$nj $dir/log/punctuate.JOB.log \

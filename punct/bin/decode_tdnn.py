@@ -2,7 +2,9 @@
 """Stage 8 (first half): per-word TDNN posteriors of a split, fully convolutionally.
 
 The conv stack runs once over each (zero-padded) utterance and each word reads its 243-frame slice
-(punct.models.punct_tdnn.tdnn, exactly the windowed result).  Writes <out-dir>/post.JOB.{ark,scp}: one
+(punct.models.punct_tdnn.infer.word_posteriors, which ``punctuate`` calls too; exactly the windowed result).
+The split's shards must have been made as the training split's were (their ``source.json`` against the
+checkpoint's ``inputs``), else the job stops naming both.  Writes <out-dir>/post.JOB.{ark,scp}: one
 (words x classes) matrix per cut id, columns in the class order of the model's label set (MuST-C: 4,
 PUNCT4.classes; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
 softmax); a finished shard is skipped unless
@@ -19,7 +21,8 @@ import torch
 
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.infer import utterance_posteriors
-from punct.models.punct_tdnn.train import checkpoint_train_config, corpus_classes, load_model
+from punct.models.punct_tdnn.train import checkpoint_inputs, checkpoint_train_config, corpus_classes, load_model
+from punct.io.sources import check_split_sources
 from punct.io.shards import ShardWriter, is_shard_done
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
@@ -51,6 +54,8 @@ def main() -> None:
     torch.set_num_threads(args.num_threads)
     device = resolve_device(args.device)
     paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.split, args.cuts_pattern)
+    # the split's matrices must be made as the training split's were (same AM, layer, word vectors)
+    check_split_sources(checkpoint_inputs(args.model), args.am_emb_dir, args.bert_emb_dir, args.split, args.model)
     classes, case_classes = corpus_classes(checkpoint_train_config(args.model))
     model = load_model(args.model, device)
     corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], 0, classes, case_classes,

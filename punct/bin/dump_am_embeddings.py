@@ -4,7 +4,8 @@
       --splits dev test --job 1 --nj 2
   python -m punct.bin.dump_am_embeddings ... --nj 2 --merge     # -> exp/emb_am/<split>/emb.scp
 A finished shard (``emb.JOB.scp.done`` newer than the model) is skipped unless --overwrite; a shard
-of an older model, or of an interrupted job (no ``.done``), is redone.
+of an older model, of an interrupted job (no ``.done``), or of other options (the split's
+``source.json``, written by the merge, names another model, layer, compression or CMVN mode) is redone.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from punct.asr.dump import benchmark_throughput, dump_shard
 from punct.asr.model import EMBEDDING_LAYER
 from punct.asr.train import load_model
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
+from punct.io.sources import AcousticSource, file_sha256, read_source, write_source
 from punct.utils.cli import add_am_input_arguments, add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
@@ -42,8 +44,23 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def acoustic_source(args, norm_vars: bool) -> AcousticSource:
+    checkpoint = args.am_dir / args.checkpoint
+    return AcousticSource(am_checkpoint=str(checkpoint), am_sha256=file_sha256(checkpoint), layer=args.layer,
+                          compression=args.compression, norm_vars=norm_vars)
+
+
+def made_otherwise(folder: Path, source: AcousticSource) -> bool:
+    """True when ``folder``'s recorded source differs from ``source`` (logged); False when none is recorded."""
+    recorded = read_source(folder, AcousticSource)
+    if recorded is None or recorded.identity() == source.identity():
+        return False
+    logging.info("%s was dumped with other options (%s); dumping again with %s", folder, recorded, source)
+    return True
+
+
 def merge_split(args, split: str) -> bool:
-    cuts, _ = load_split(args.fbank_dir, split, args.prefix)
+    cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
     out_dir = args.out_dir / split
     prefixes = [out_dir / f"emb.{j}" for j in range(1, args.nj + 1)]
     unfinished = [str(p) for p in prefixes if not is_shard_done(p)]
@@ -57,6 +74,7 @@ def merge_split(args, split: str) -> bool:
         logging.error("%s keys differ from the cut ids: %d missing, %d extra", out_dir / "emb.scp",
                       len(ids - keys), len(keys - ids))
         return False
+    write_source(out_dir, acoustic_source(args, cmvn.norm_vars))
     logging.info("%s: %d matrices", out_dir / "emb.scp", n)
     return True
 
@@ -77,10 +95,11 @@ def main(argv=None) -> int:
     total = {"audio_seconds": 0.0, "cpu_seconds": 0.0}
     for split in args.splits:
         prefix = args.out_dir / split / f"emb.{args.job}"
-        if is_shard_done(prefix, newer_than=args.am_dir / args.checkpoint) and not args.overwrite:
+        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
+        redo = args.overwrite or made_otherwise(prefix.parent, acoustic_source(args, cmvn.norm_vars))
+        if is_shard_done(prefix, newer_than=args.am_dir / args.checkpoint) and not redo:
             logging.info("%s is done; skipping (use --overwrite to redo)", prefix)
             continue
-        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
         stats = dump_shard(model, job_share(list(cuts), args.job, args.nj), cmvn, prefix, args.layer,
                            args.compression, device=device, throttle=args.throttle)
         for k in total:

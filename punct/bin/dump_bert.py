@@ -12,6 +12,8 @@ id.  A job whose two shards are done is skipped unless ``--overwrite``.
 ``--word-vectors pretrained`` takes the vectors from the encoder the model was fine-tuned from (the
 posteriors stay the fine-tuned model's): features for a second model (the punctuation TDNN) that are
 not fitted to the training split's labels, whereas the fine-tuned encoder has learnt them there.
+Which model and encoder gave the vectors is written to ``<out-dir>/source.json`` (``punct.io.sources``):
+the TDNN records it, and ``punctuate`` computes its word vectors the same way.
 """
 
 from __future__ import annotations
@@ -19,19 +21,17 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import List, Optional
 
 import torch
 from tqdm import tqdm
 
 from punct.models.text.data import read_utterances
-from punct.models.text.infer import WordOutputs, predict_words
-from punct.models.text.model import PunctBert, pretrained_encoder_model
+from punct.models.text.infer import word_outputs
+from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
+from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
 from punct.utils.cli import HelpFormatter, WordItems, add_word_dump_arguments, parse_and_log, run_word_dump
 from punct.utils.jobs import job_share
-
-
-WORD_VECTORS = ("fine-tuned", "pretrained")
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -59,27 +59,20 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     logging.info("job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances))
     max_length, context = model.inference_chunking(args.max_length, args.context)
     logging.info("chunks of at most %d tokens with %d sub-tokens of context", max_length, context)
-    outputs = predict_words(model, utterances, max_length, context, args.batch_size, device)
+    vector_model = None
     if args.word_vectors == "pretrained":
-        pretrained = pretrained_encoder_model(model)
-        logging.info("word vectors from the pretrained encoder %s", pretrained.base_encoder or "(offline MiniLM)")
-        vectors = predict_words(pretrained, utterances, max_length, context, args.batch_size, device)
-        outputs = with_vectors(outputs, vectors)
+        vector_model = pretrained_encoder_model(model)
+        logging.info("word vectors from the pretrained encoder %s", vector_model.base_encoder or "(offline MiniLM)")
+    outputs = word_outputs(model, utterances, max_length, context, args.batch_size, device, vector_model)
     progress = tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10)
     return ((out.id, out.vectors, out.posteriors[args.head]) for out in progress)
 
 
-def with_vectors(outputs: Iterator[WordOutputs], vectors: Iterator[WordOutputs]) -> Iterator[WordOutputs]:
-    """``outputs`` with the word vectors of ``vectors`` (the same utterances in the same order)."""
-    for out, vec in zip(outputs, vectors, strict=True):
-        if out.id != vec.id or out.vectors.shape[0] != vec.vectors.shape[0]:
-            raise RuntimeError(f"word vectors of {vec.id} ({vec.vectors.shape[0]} words) do not match {out.id} "
-                               f"({out.vectors.shape[0]} words)")
-        yield WordOutputs(out.id, vec.vectors, out.posteriors)
-
-
 def main(argv: Optional[List[str]] = None) -> None:
     args = parse_and_log(get_parser(), argv)
+    source = WordVectorSource(model_dir=str(args.model_dir), model_sha256=files_sha256(weight_files(args.model_dir)),
+                              word_vectors=args.word_vectors)
+    write_source(args.out_dir, source)  # every job writes the same record
     run_word_dump(args, lambda device: bert_items(args, device))
 
 

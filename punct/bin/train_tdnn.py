@@ -24,6 +24,7 @@ import torch
 
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
+from punct.io.sources import split_sources
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.utils.atomic import atomic_write_text, mark_done
@@ -88,9 +89,11 @@ def main() -> None:
     if dist.is_main:
         args.exp_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, args.exp_dir / "config.yaml")
+    # what the shards were made from goes into the checkpoints, for whatever feeds the TDNN later
+    inputs = split_sources(args.am_emb_dir, args.bert_emb_dir, [s for s in (args.train_split, args.dev_split) if s])
     train_tdnn(
         cfg, train_corpus, dev_corpus, args.exp_dir, device, seed=args.seed, resume=resume, dist=dist,
-        progress=not args.no_progress, amp=args.amp,
+        progress=not args.no_progress, amp=args.amp, inputs=inputs,
     )
     if dist.is_main:
         ckpt = load_checkpoint(args.exp_dir / f"epoch-{cfg.epochs}.pt")

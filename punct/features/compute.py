@@ -43,6 +43,10 @@ from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
 
 
+# lilcom's accuracy in the stage-1 archives: values are stored as multiples of 2 ** LILCOM_TICK_POWER.
+LILCOM_TICK_POWER = -5
+
+
 def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str) -> Tuple[Path, Path]:
     manifest_dir = Path(manifest_dir)
     return (manifest_dir / f"{prefix}_recordings_{split}.jsonl.gz",
@@ -93,7 +97,7 @@ def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest
     tmp_storage.unlink(missing_ok=True)
     with_feats: List = []
     skipped = 0
-    with LilcomChunkyWriter(tmp_storage) as writer:
+    with LilcomChunkyWriter(tmp_storage, tick_power=LILCOM_TICK_POWER) as writer:
         for cut in tqdm(cuts, desc=f"features {storage_path.name}", mininterval=5):
             try:
                 audio = cut.load_audio()
@@ -139,6 +143,19 @@ def pad_to_lhotse_frames(feats: np.ndarray, num_samples: int, frame_shift: float
     if target < feats.shape[0] or feats.shape[0] == 0:
         raise ValueError(f"cannot pad {feats.shape[0]} frames to lhotse's {target} for {num_samples} samples")
     return np.concatenate([feats, np.repeat(feats[-1:], target - feats.shape[0], axis=0)])
+
+
+def stored_features(feats: np.ndarray, num_samples: int, frame_shift: float, sampling_rate: int) -> np.ndarray:
+    """The (S, D) matrix that stage 1 stores for ``feats`` (S frames of ``num_samples`` samples) and
+    :func:`load_cut_features` reads back: lilcom-quantised as :func:`compute_job` writes it (the stored
+    padding rows included, since lilcom compresses in chunks of frames).  The acoustic model was trained
+    on these values, so ``punctuate`` computes the same."""
+    from lhotse.features.compression import lilcom_compress_chunked
+    import lilcom
+
+    stored = pad_to_lhotse_frames(feats, num_samples, frame_shift, sampling_rate)
+    chunks = lilcom_compress_chunked(stored, tick_power=LILCOM_TICK_POWER, chunk_size=LilcomChunkyWriter.CHUNK_SIZE)
+    return np.concatenate([lilcom.decompress(c) for c in chunks])[: feats.shape[0]].astype(np.float32)
 
 
 def feature_frames(cut) -> int:

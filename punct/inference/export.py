@@ -24,12 +24,12 @@ from punct.inference.onnx_runtime import (
     ExportInfo,
     export_am,
     export_tdnn,
-    file_sha256,
     graph_name,
     quantize_int8,
     write_export_info,
 )
 from punct.inference.pipeline import Punctuator
+from punct.io.sources import file_sha256
 
 AM_CHUNK_FRAMES = 400  # calibration pieces (4 s of features)
 TDNN_CHUNK_FRAMES = 700  # calibration pieces of the padded TDNN input (300 padding frames + 4 s)

@@ -21,7 +21,6 @@ The TDNN's per-word head (243 -> 70 -> 1 per channel) stays in PyTorch: it is a 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import logging
@@ -35,6 +34,7 @@ import torch
 from lhotse.utils import Pathlike
 
 from punct.asr.model import TdnnAcousticModel
+from punct.io.sources import file_sha256
 from punct.models.punct_tdnn.tdnn import WordFactoredTdnn
 from punct.utils.atomic import atomic_path, atomic_write_text
 
@@ -63,14 +63,6 @@ class ExportInfo:
     per_channel: bool = True
     reduce_range: bool = False
     percentile: float = 0.0  # activation ranges: this percentile of |x| over the calibration data (0: min/max)
-
-
-def file_sha256(path: Pathlike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def graph_name(model: str, precision: str) -> str:

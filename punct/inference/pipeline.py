@@ -8,8 +8,16 @@ convolutional, with the text part of its fusion layer once per word: ``WordFacto
 windowed TDNN in eval mode) and ``punct.ensemble``.  ``Punctuator.use_onnx`` runs the AM and the TDNN's
 conv stack in ONNX Runtime instead (float32 or static int8, ``punct.inference.onnx_runtime``).
 
-CMVN: per speaker over the utterances given (``utt2spk`` / the cut's speaker; without speakers each
-utterance is normalised on its own), as stage 1 computes every split's stats on that split.
+One path: what ``punctuate`` computes for an utterance is what the recipe's stages computed and scored for
+it.  The features are stage 1's (kaldi-native-fbank, then the lilcom quantisation of the stage-1 archive:
+``punct.features.compute.stored_features``); CMVN per speaker over the utterances given (``utt2spk`` / the
+cut's speaker; without speakers each utterance is normalised on its own), as stage 1 computes every split's
+stats on that split; the layer-12 output is quantised as the stage-4 shards were (``stored_matrix``); the
+word vectors come from the encoder stage 6 used (the fine-tuned BERT's or the one it started from); the
+TDNN posteriors from ``punct.models.punct_tdnn.infer.word_posteriors``, as stage 8's.  The TDNN checkpoint
+records what its inputs were made from (``punct.io.sources``), and :meth:`Punctuator.from_recipe` refuses a
+recipe whose AM or BERT is not the one its TDNN was trained with.  Given the whole test split of a trained
+recipe, the posteriors equal stage 7/8's (``tests/e2e/test_mustc_recipe.py``).
 
 The acoustic model runs once per utterance: ``forward_with_tap`` takes the layer-12 output on the
 way while the same pass produces the CTC log-posteriors that the aligner needs.
@@ -42,13 +50,16 @@ from punct.asr.tokens import BLANK, SPACE, TokenTable
 from punct.ensemble import PAPER_ALPHA, ensemble
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
-from punct.models.punct_tdnn.frames import frame_word_index, window_centres
+from punct.features.compute import stored_features
+from punct.io.shards import compression_method, stored_matrix
+from punct.io.sources import AcousticSource, WordVectorSource, files_sha256
+from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.inference.inputs import Request, UtteranceError
 from punct.models.text.data import Utterance
-from punct.models.text.infer import WordOutputs, predict_words
+from punct.models.text.infer import WordOutputs, word_outputs
 from punct.labels import PUNCT4
-from punct.models.text.model import PunctBert
+from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
 from punct.normalize import NormalizeConfig, normalize
 from punct.utils.device import has_native_bf16
 
@@ -167,20 +178,6 @@ def am_forward(model: TdnnAcousticModel, feats: np.ndarray, layer: int,
     return emb[0].float().cpu().numpy(), logits[0].log_softmax(dim=-1).float().cpu().numpy()
 
 
-@dataclass
-class TdnnInput:
-    """One utterance's TDNN input in word-factored form (``WordFactoredTdnn.utterance_logits``'s arguments)."""
-
-    acoustic: torch.Tensor  # (T, Da) layer-12 frames
-    word_vectors: torch.Tensor  # (W, Dt) BERT vectors
-    word_index: torch.Tensor  # (T,) word of each frame, -1 before the first
-    centres: torch.Tensor  # (W,) window centre frames
-
-    def tensors(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
-        """(acoustic, word_vectors, word_index, centres) on ``device``."""
-        return tuple(x.to(device) for x in (self.acoustic, self.word_vectors, self.word_index, self.centres))
-
-
 def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Utterances padded by ``context`` frames each side, then to the longest: (B, L, Da) acoustic frames,
     all word vectors (sum W, Dt), (B, L) word rows offset into them (-1: padding or before the first word)."""
@@ -229,6 +226,12 @@ class Punctuator:
         padding costs about what batching saves, so one utterance at a time is the default).
       bert_bf16: run BERT under bfloat16 autocast (matrix products in bf16, norms and softmax in float32);
         on CPUs with AVX-512 BF16 or AMX about 1.6-1.9x faster (benchmarks/README.md).
+      word_vector_model: the encoder whose word vectors the TDNN fuses, when not ``bert`` itself (stage 6's
+        ``--word-vectors pretrained``: ``pretrained_encoder_model(bert)``); the posteriors are ``bert``'s.
+      embedding_compression: the kaldiio compression of the stage-4 shards the TDNN was trained and scored
+        on; the layer-12 output is quantised the same way.
+      vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, ~7x faster) instead of
+        stage 1's kaldi-native-fbank: equal to 1e-3, but no longer bit-identical to what the recipe scored.
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
@@ -237,7 +240,9 @@ class Punctuator:
                  tdnn: PunctTdnn, alpha: float = PAPER_ALPHA, layer: int = 12, device: torch.device = torch.device("cpu"),
                  normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 0, context: int = -1,
                  bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
-                 global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False) -> None:
+                 global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False,
+                 word_vector_model: Optional[PunctBert] = None, embedding_compression: str = "none",
+                 vectorised_features: bool = False) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         classes = tuple(bert.head_spec(head).classes)
@@ -248,13 +253,19 @@ class Punctuator:
         if bert.hidden_size + am_dim != tdnn.config.input_dim:
             raise ValueError(f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
                              f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?")
+        if word_vector_model is not None and word_vector_model.hidden_size != bert.hidden_size:
+            raise ValueError(f"word vectors of {word_vector_model.hidden_size} dims, BERT has {bert.hidden_size}")
+        compression_method(embedding_compression)  # fails early on an unknown name
         self.feature_config = feature_config
-        self.extractor = feature_config.extractor(vectorised=True)
+        self.extractor = feature_config.extractor(vectorised=vectorised_features)
+        self.frame_shift = feature_config.extractor().frame_shift
         self.sampling_rate = int(feature_config.options.get("sampling_rate", 16000))
         self.am = am.to(device).eval()
         self.tokens = tokens
         self.char_ids = {s: i for s, i in tokens.ids.items() if s not in (BLANK, SPACE)}
         self.bert = bert.to(device).eval()
+        self.word_vector_model = None if word_vector_model is None else word_vector_model.to(device).eval()
+        self.embedding_compression = embedding_compression
         self.tdnn = tdnn.to(device).eval()
         self.factored = WordFactoredTdnn(self.tdnn, bert.hidden_size).to(device).eval()
         self.alpha = float(alpha)
@@ -306,10 +317,14 @@ class Punctuator:
         am, tokens = load_am(paths["am_checkpoint"], device)
         bert = PunctBert.from_pretrained(paths["bert_dir"])
         tdnn = load_tdnn(paths["tdnn_checkpoint"], device)
-        logging.info("models: AM %s (%d tokens), BERT %s, TDNN %s; alpha %.2f", paths["am_checkpoint"], len(tokens),
-                     paths["bert_dir"], paths["tdnn_checkpoint"], alpha)
+        inputs = tdnn_inputs_of(paths, feature_config)
+        word_vector_model = pretrained_encoder_model(bert) if inputs.word_vectors == "pretrained" else None
+        logging.info("models: AM %s (%d tokens; layer %d, shards %s), BERT %s (%s word vectors), TDNN %s; alpha %.2f",
+                     paths["am_checkpoint"], len(tokens), inputs.layer, inputs.compression, paths["bert_dir"],
+                     inputs.word_vectors, paths["tdnn_checkpoint"], alpha)
         return cls(feature_config=feature_config, am=am, tokens=tokens, bert=bert, tdnn=tdnn, alpha=alpha,
-                   device=device, normalize_config=norm, **kwargs)
+                   layer=inputs.layer, device=device, normalize_config=norm, word_vector_model=word_vector_model,
+                   embedding_compression=inputs.compression, **kwargs)
 
     def quantize(self, parts: Sequence[str] = ("bert",)) -> "Punctuator":
         """Dynamic int8 quantisation of the Linear layers of ``parts`` ("bert", "tdnn"; CPU only); returns self.
@@ -373,6 +388,8 @@ class Punctuator:
                 with self.timer("features"):
                     samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
                     feats = self.extractor.extract(samples, self.sampling_rate)
+                    if feats.shape[0] > 0:  # the values stage 1 stored and the AM was trained on
+                        feats = stored_features(feats, len(samples), self.frame_shift, self.sampling_rate)
                 if durations is not None:
                     durations[req.id] = len(samples) / self.sampling_rate
                 if feats.shape[0] == 0:
@@ -416,6 +433,7 @@ class Punctuator:
                 emb, log_probs = self.onnx.am(feats)
             else:
                 emb, log_probs = am_forward(self.am, feats, self.layer, self.device)
+            emb = stored_matrix(emb, self.embedding_compression)  # as the TDNN saw it in the stage-4 shards
         if req.transcript is None:
             with self.timer("align"):
                 words = self.tokens.decode_words(greedy_ids(torch.from_numpy(log_probs), log_probs.shape[0]))
@@ -456,29 +474,23 @@ class Punctuator:
         return results
 
     def bert_outputs(self, prepared: Sequence[_Prepared]) -> List[WordOutputs]:
-        """Per-word BERT vectors and posteriors of each prepared utterance."""
+        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's)."""
         utts = [Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
-            return list(predict_words(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device))
+            return list(word_outputs(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device,
+                                     self.word_vector_model))
 
     def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> List[TdnnInput]:
         """The TDNN's inputs of each utterance: acoustic frames, word vectors, frame -> word, window centres."""
-        inputs = []
-        for p, out in zip(prepared, outputs):
-            starts = np.array([s.start for s in p.spans], dtype=np.int64)
-            ends = np.array([s.end for s in p.spans], dtype=np.int64)
-            t = p.embedding.shape[0]
-            centres = window_centres(starts, ends, t, self.tdnn.config.window_centre).astype(np.int64)
-            inputs.append(TdnnInput(torch.from_numpy(p.embedding), torch.from_numpy(out.vectors),
-                                    torch.from_numpy(frame_word_index(starts, t)), torch.from_numpy(centres)))
-        return inputs
+        return [tdnn_input(p.embedding, out.vectors, np.array([s.start for s in p.spans], dtype=np.int64),
+                           np.array([s.end for s in p.spans], dtype=np.int64), self.tdnn.config.window_centre)
+                for p, out in zip(prepared, outputs)]
 
     @torch.inference_mode()
     def _tdnn_posteriors(self, inputs: List[TdnnInput]) -> List[np.ndarray]:
         conv_stack = self.onnx.tdnn if self.onnx is not None else None  # None: the PyTorch conv stack
         if not self.tdnn_batch:
-            return [torch.softmax(self.factored.utterance_logits(*x.tensors(self.device), conv_stack=conv_stack), -1)
-                    .cpu().numpy() for x in inputs]
+            return [word_posteriors(self.factored, x, self.device, conv_stack) for x in inputs]
         acoustic, vectors, index = batch_tdnn_inputs(inputs, self.tdnn.config.context)
         conv = (conv_stack or self.factored)(acoustic.to(self.device), vectors.to(self.device), index.to(self.device))
         slices = torch.cat([word_slices(conv[row], x.centres.to(self.device), self.tdnn.config.output_frames)
@@ -509,6 +521,46 @@ class Punctuator:
             done = {r.id: r for r in self.classify(ready)}
             for req in group:
                 yield done.get(req.id) or outcome[req.id]
+
+
+@dataclass(frozen=True)
+class TdnnInputs:
+    """How a recipe's TDNN inputs were made (its checkpoint's record, checked against the recipe's models)."""
+
+    layer: int
+    compression: str
+    word_vectors: str  # fine-tuned or pretrained
+
+
+def tdnn_inputs_of(paths: Dict[str, Path], feature_config: FeatureConfig) -> TdnnInputs:
+    """What the TDNN at ``paths["tdnn_checkpoint"]`` was trained on, after checking that the AM, BERT and CMVN
+    mode of ``paths`` / ``feature_config`` are the ones that made its inputs (ValueError naming the files
+    otherwise).  A checkpoint saved before the record existed gets layer 12, unquantised embeddings and the
+    fine-tuned BERT's vectors, with a warning that nothing could be checked."""
+    from punct.asr.model import EMBEDDING_LAYER
+    from punct.models.punct_tdnn.train import checkpoint_inputs
+
+    tdnn = paths["tdnn_checkpoint"]
+    recorded = checkpoint_inputs(tdnn) or {}
+    layer, compression, word_vectors = EMBEDDING_LAYER, "none", "fine-tuned"
+    if recorded.get("acoustic") is not None:
+        acoustic = AcousticSource(**recorded["acoustic"])
+        acoustic.check_model(paths["am_checkpoint"], tdnn)
+        if acoustic.norm_vars != feature_config.norm_vars:
+            raise ValueError(f"{tdnn} was trained on features with CMVN norm_vars={acoustic.norm_vars}, but "
+                             f"{paths['feat_config']} says norm_vars={feature_config.norm_vars}")
+        layer, compression = acoustic.layer, acoustic.compression
+    else:
+        logging.warning("%s does not record its acoustic inputs (trained before they were recorded): assuming "
+                        "AM layer %d, unquantised, and not checking the AM", tdnn, layer)
+    if recorded.get("word_vectors") is not None:
+        vectors = WordVectorSource(**recorded["word_vectors"])
+        vectors.check_model(files_sha256(weight_files(paths["bert_dir"])), paths["bert_dir"], tdnn)
+        word_vectors = vectors.word_vectors
+    else:
+        logging.warning("%s does not record its word vectors (trained before they were recorded): assuming the "
+                        "fine-tuned BERT's, and not checking %s", tdnn, paths["bert_dir"])
+    return TdnnInputs(layer, compression, word_vectors)
 
 
 def merged_cmvn(path: Pathlike) -> CmvnStats:

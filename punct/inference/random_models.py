@@ -82,9 +82,15 @@ def random_models(*, am_config: AmModelConfig, bert_config, tokenizer, tdnn_conf
     return RandomModels(am.eval(), tokens, bert.eval(), tdnn.eval())
 
 
-def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[float] = 0.4) -> Dict[str, Path]:
+def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[float] = 0.4,
+                compression: str = "none", word_vectors: str = "fine-tuned") -> Dict[str, Path]:
     """Writes conf/mfcc.yaml, exp/am/best-valid-loss.pt, exp/bert/best-valid-f1/, exp/tdnn/best-valid-f1.pt
-    and (unless alpha is None) exp/results/results.json, as stages 1-8 would."""
+    and (unless alpha is None) exp/results/results.json, as stages 1-8 would; the TDNN records that its
+    inputs were layer 12 of this AM (stage-4 shards with ``compression``) and ``word_vectors`` of this BERT."""
+    import dataclasses
+
+    from punct.io.sources import AcousticSource, WordVectorSource, file_sha256, files_sha256
+    from punct.models.text.model import weight_files
     from punct.asr.train import AmConfig
     from punct.asr.train import TrainState as AmState
     from punct.asr.train import save_checkpoint as save_am
@@ -103,7 +109,13 @@ def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[floa
     models.bert.save_pretrained(bert_dir)
     tdnn_ckpt = recipe / "exp" / "tdnn" / "best-valid-f1.pt"
     tdnn_ckpt.parent.mkdir(parents=True, exist_ok=True)
-    save_tdnn(tdnn_ckpt, models.tdnn, None, TdnnState(), TrainTdnnConfig(model=models.tdnn.config))
+    inputs = {
+        "acoustic": dataclasses.asdict(AcousticSource(str(am_ckpt), file_sha256(am_ckpt), 12, compression,
+                                                      bool(MFCC_YAML.get("norm_vars", False)))),
+        "word_vectors": dataclasses.asdict(WordVectorSource(str(bert_dir), files_sha256(weight_files(bert_dir)),
+                                                            word_vectors)),
+    }
+    save_tdnn(tdnn_ckpt, models.tdnn, None, TdnnState(), TrainTdnnConfig(model=models.tdnn.config), inputs)
     paths = {"am": am_ckpt, "bert": bert_dir, "tdnn": tdnn_ckpt}
     if alpha is not None:
         results = recipe / "exp" / "results" / "results.json"

@@ -8,6 +8,7 @@ leaves no shard that looks finished, and ``is_shard_done`` tells a re-run what t
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from pathlib import Path
@@ -27,6 +28,20 @@ def compression_method(name: str) -> Optional[int]:
     if name not in COMPRESSION:
         raise ValueError(f"unknown compression '{name}'; choose one of {sorted(COMPRESSION)}")
     return COMPRESSION[name]
+
+
+def stored_matrix(matrix: np.ndarray, compression: str) -> np.ndarray:
+    """The float32 matrix that reading ``matrix`` back from a shard written with ``compression`` gives: what
+    a model trained on the shards saw (``punctuate`` applies it to its own layer-12 output)."""
+    array = np.ascontiguousarray(matrix, dtype=np.float32)
+    method = compression_method(compression)
+    if method is None:
+        return array
+    buffer = io.BytesIO()
+    kaldiio.save_ark(buffer, {"m": array}, compression_method=method)
+    buffer.seek(0)
+    (_, stored), = kaldiio.load_ark(buffer)
+    return np.asarray(stored, dtype=np.float32)
 
 
 def shard_paths(prefix: Pathlike) -> Tuple[Path, Path]:

@@ -119,3 +119,29 @@ def test_killed_job_leaves_no_finished_shard_and_rerun_matches(am_dir, tmp_path)
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cuts = load_manifest(cached_corpus() / "fbank" / "mustc_cuts_train.jsonl.gz")
     assert MatrixReader(clean / "train" / "emb.scp").keys() == [c.id for c in cuts]
+
+
+def test_a_dump_with_another_layer_is_redone(am_dir, tmp_path):
+    """The merge records what the shards were made from (source.json); a re-run with another --layer redoes
+    finished shards instead of skipping them, and records the new layer."""
+    from punct.io.sources import AcousticSource, read_source
+
+    out = tmp_path / "emb"
+    for args in (("--job", "1", "--nj", "1"), ("--nj", "1", "--merge")):
+        subprocess.run(_dump_cmd(am_dir, out, "--layer", "12", *args), env=_env(), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    source = read_source(out / "train", AcousticSource)
+    assert (source.layer, source.compression, source.norm_vars) == (12, "none", False)
+    shard = MatrixReader(out / "train" / "emb.scp")
+    key = shard.keys()[0]
+    layer12 = shard[key]
+    log = subprocess.run(_dump_cmd(am_dir, out, "--layer", "12", "--job", "1", "--nj", "1"), env=_env(), check=True,
+                         capture_output=True, text=True).stderr
+    assert "is done; skipping" in log
+    log = subprocess.run(_dump_cmd(am_dir, out, "--layer", "8", "--job", "1", "--nj", "1"), env=_env(), check=True,
+                         capture_output=True, text=True).stderr
+    assert "dumped with other options" in log and "is done; skipping" not in log
+    subprocess.run(_dump_cmd(am_dir, out, "--layer", "8", "--nj", "1", "--merge"), env=_env(), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert read_source(out / "train", AcousticSource).layer == 8
+    assert not np.allclose(MatrixReader(out / "train" / "emb.scp")[key], layer12)

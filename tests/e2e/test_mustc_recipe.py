@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.e2e.recipe_copy import copy_recipe
@@ -136,8 +137,8 @@ def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, mo
     import numpy as np
 
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
-    for name in ("data/manifests", "data/corpus_tiny", "data/fbank", "exp/bert", "exp/emb_am", "exp/emb_bert",
-                 "exp/tdnn"):
+    for name in ("data/manifests", "data/corpus_tiny", "data/fbank", "exp/am", "exp/bert", "exp/emb_am",
+                 "exp/emb_bert", "exp/tdnn"):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-a", str(tiny_recipe / name), str(copy / name)], check=True)
     out = run_recipe(copy, "--stage", "6", "--stop-stage", "6", "--tdnn-word-vectors", "pretrained")
@@ -166,6 +167,11 @@ def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, mo
     assert "resumed from" not in log and "epoch 1:" in log
     assert first_epoch.stat().st_mtime > trained_on_tuned
 
+    # punctuate feeds this TDNN the pretrained encoder's vectors too, as stage 8 scored it
+    out = run_recipe(copy, "--stage", "8", "--stop-stage", "8", "--tdnn-word-vectors", "pretrained")
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert_punctuate_reproduces_stage8(copy, tmp_path / "punctuate")
+
 
 def test_outputs_of_an_older_acoustic_model_are_redone(tiny_recipe):
     """Stages 3-4 skip finished work, but redo alignments and shards older than exp/am's model."""
@@ -186,6 +192,81 @@ def test_outputs_of_an_older_acoustic_model_are_redone(tiny_recipe):
     assert "split dev is aligned; skipping" not in out.stdout + out.stderr
     assert "has shards of an older" in out.stdout + out.stderr
     assert ali_done.stat().st_mtime > before[0] and shard_done.stat().st_mtime > before[1]
+
+
+def kaldi_data_dir(recipe: Path, split: str, out: Path) -> Path:
+    """A Kaldi data dir (wav.scp, segments, text, utt2spk) of the split's stage-0 manifests: the audio,
+    written transcripts and speakers a user would hand to steps/punctuate.sh."""
+    from lhotse import load_manifest
+
+    recordings = load_manifest(recipe / f"data/manifests/mustc_recordings_{split}.jsonl.gz")
+    supervisions = load_manifest(recipe / f"data/manifests/mustc_supervisions_{split}.jsonl.gz")
+    out.mkdir(parents=True)
+    lines = {"wav.scp": [], "segments": [], "text": [], "utt2spk": []}
+    for rec in recordings:
+        lines["wav.scp"].append(f"{rec.id} {(recipe / rec.sources[0].source).resolve()}")
+    for sup in supervisions:
+        lines["segments"].append(f"{sup.id} {sup.recording_id} {sup.start!r} {sup.end!r}")
+        lines["text"].append(f"{sup.id} {sup.text}")
+        lines["utt2spk"].append(f"{sup.id} {sup.speaker}")
+    for name, rows in lines.items():
+        (out / name).write_text("".join(row + "\n" for row in rows))
+    return out
+
+
+def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "test") -> None:
+    """steps/punctuate.sh on the split's own audio and transcripts gives stage 6's BERT posteriors, stage 8's
+    TDNN posteriors and ensemble for every word (to 1e-4), fails exactly the cuts that stage 3 could not
+    align, and scores the F1 of results.json."""
+    from lhotse import load_manifest
+
+    from punct.ensemble import ensemble
+    from punct.io.shards import MatrixReader
+    from punct.labels import PUNCT4, WordLabels
+    from punct.metrics import score
+
+    data = kaldi_data_dir(recipe, split, out / "data")
+    run = subprocess.run(["steps/punctuate.sh", "--nj", "2", str(data), str(out / "punct")], cwd=recipe,
+                         capture_output=True, text=True, timeout=600)
+    results = json.loads((recipe / "exp/results/results.json").read_text())
+    alpha = results["chosen_alpha"]
+    failed = {line.split()[0] for line in (out / "punct/failed").read_text().splitlines()}
+    assert run.returncode == (1 if failed else 0), run.stdout[-3000:] + run.stderr[-3000:]
+    aligned = {cut.id: cut for cut in load_manifest(recipe / f"data/fbank/mustc_cuts_{split}_ali.jsonl.gz")}
+    outputs = [json.loads(line) for line in (out / "punct/punct.jsonl").read_text().splitlines()]
+    assert {o["id"] for o in outputs} == set(aligned) and not failed & set(aligned)
+    cwd = os.getcwd()
+    os.chdir(recipe)  # the scp files hold paths relative to the recipe
+    try:
+        tdnn = dict(MatrixReader(f"exp/tdnn/post/{split}/post.scp").items())
+        bert = dict(MatrixReader(f"exp/emb_bert/{split}/post.scp").items())
+    finally:
+        os.chdir(cwd)
+    ref, hyp = [], {"BERT only": [], "TDNN": [], "ensemble": []}
+    for o in outputs:
+        key = o["id"]
+        labelled = WordLabels.from_supervision(aligned[key].supervisions[0], PUNCT4)
+        assert [w["word"] for w in o["words"]] == list(labelled.words), key
+        got = {name: np.array([w[name] for w in o["words"]]) for name in ("bert", "tdnn", "ensemble")}
+        np.testing.assert_allclose(got["bert"], bert[key], atol=1e-4, err_msg=f"{key}: BERT posteriors")
+        np.testing.assert_allclose(got["tdnn"], tdnn[key], atol=1e-4, err_msg=f"{key}: TDNN posteriors")
+        np.testing.assert_allclose(got["ensemble"], ensemble(tdnn[key], bert[key], alpha), atol=1e-4,
+                                   err_msg=f"{key}: ensemble posteriors")
+        ref.extend(PUNCT4.encode(labelled.punct))
+        hyp["BERT only"].extend(got["bert"].argmax(1))
+        hyp["TDNN"].extend(got["tdnn"].argmax(1))
+        hyp["ensemble"].extend(PUNCT4.encode([w["label"] for w in o["words"]]))
+    systems = results["systems"][split]
+    chosen = next(name for name in systems if "chosen on dev" in name)
+    for name, stage8 in (("BERT only", "BERT only"), ("TDNN", "TDNN"), ("ensemble", chosen)):
+        f1 = score(np.array(ref), np.array(hyp[name]), PUNCT4.classes).overall["f1"]
+        assert f1 == pytest.approx(systems[stage8]["overall"]["f1"], abs=1e-9), name
+    print(f"\n[e2e punctuate] {recipe.name}: {len(outputs)} utterances, {len(ref)} words, {len(failed)} failed "
+          f"as in stage 3; F1 equal to stage 8's")
+
+
+def test_punctuate_reproduces_stage8(tiny_recipe, tmp_path):
+    assert_punctuate_reproduces_stage8(tiny_recipe, tmp_path)
 
 
 @pytest.mark.slurm

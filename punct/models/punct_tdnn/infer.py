@@ -1,14 +1,58 @@
-"""Per-word TDNN posteriors of a split, fully convolutionally (one conv pass per utterance)."""
+"""Per-word TDNN posteriors, fully convolutionally (one conv pass per utterance).
+
+:func:`word_posteriors` is the one function from an utterance's acoustic frames, word vectors and word
+frames to its per-word posteriors: stage 8 (:func:`utterance_posteriors` over a split's shards), the dev
+scores of training and ``punctuate`` (``punct.inference.pipeline``) all call it.  It runs the TDNN
+word-factored (:class:`~punct.models.punct_tdnn.tdnn.WordFactoredTdnn`: the text part of the fusion layer
+once per word), equal to the 301-frame windows in eval mode.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from punct.models.punct_tdnn.dataset import FusionCorpus
-from punct.models.punct_tdnn.tdnn import PunctTdnn, head_softmax
+from punct.models.punct_tdnn.frames import frame_word_index, window_centres
+from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, head_softmax
+
+
+@dataclass
+class TdnnInput:
+    """One utterance's TDNN input in word-factored form (``WordFactoredTdnn.utterance_logits``'s arguments)."""
+
+    acoustic: torch.Tensor  # (T, Da) layer-12 frames
+    word_vectors: torch.Tensor  # (W, Dt) BERT vectors
+    word_index: torch.Tensor  # (T,) word of each frame, -1 before the first
+    centres: torch.Tensor  # (W,) window centre frames
+
+    def tensors(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
+        """(acoustic, word_vectors, word_index, centres) on ``device``."""
+        return tuple(x.to(device) for x in (self.acoustic, self.word_vectors, self.word_index, self.centres))
+
+
+def tdnn_input(acoustic: np.ndarray, word_vectors: np.ndarray, word_starts: np.ndarray, word_ends: np.ndarray,
+               window_centre: str) -> TdnnInput:
+    """An utterance's TDNN input from its (T, Da) acoustic frames, (W, Dt) word vectors and word frames
+    (start, exclusive end; relative to the utterance)."""
+    num_frames = acoustic.shape[0]
+    centres = window_centres(word_starts, word_ends, num_frames, window_centre).astype(np.int64)
+    return TdnnInput(torch.from_numpy(np.require(acoustic, np.float32, ["C", "W"])),
+                     torch.from_numpy(np.require(word_vectors, np.float32, ["C", "W"])),
+                     torch.from_numpy(frame_word_index(word_starts, num_frames)), torch.from_numpy(centres))
+
+
+@torch.no_grad()
+def word_posteriors(factored: WordFactoredTdnn, x: TdnnInput, device: torch.device,
+                    conv_stack=None) -> np.ndarray:
+    """(W, num_outputs) posteriors of one utterance: the softmax of each head's block
+    (``punct.models.punct_tdnn.tdnn.split_heads``), concatenated.  ``conv_stack`` replaces the PyTorch conv
+    stack (an ONNX Runtime session with the same signature)."""
+    logits = factored.utterance_logits(*x.tensors(device), conv_stack=conv_stack)
+    return head_softmax(logits.float(), factored.config).cpu().numpy()
 
 
 @torch.no_grad()
@@ -16,10 +60,10 @@ def utterance_posteriors(
     model: PunctTdnn, corpus: FusionCorpus, device: torch.device, utterances: Optional[Sequence[int]] = None,
     progress: bool = False,
 ) -> Iterator[Tuple[str, np.ndarray]]:
-    """Yields (cut id, (W, num_outputs) posteriors) for each utterance (eval mode): the softmax of each
-    head's block (``punct.models.punct_tdnn.tdnn.split_heads``), concatenated; one head: (W, num_classes)."""
+    """Yields (cut id, (W, num_outputs) posteriors) for each utterance of ``corpus`` (eval mode)."""
     was_training = model.training
     model.eval()
+    factored = WordFactoredTdnn(model, corpus.text_dim).to(device).eval()
     indices = range(len(corpus.utterances)) if utterances is None else utterances
     if progress:
         from tqdm import tqdm
@@ -27,9 +71,10 @@ def utterance_posteriors(
         indices = tqdm(indices, desc="tdnn posteriors", unit="utt")
     try:
         for utt in indices:
-            frames, centres = corpus.utterance_frames(utt)
-            logits = model.utterance_logits(torch.from_numpy(frames).to(device), torch.from_numpy(centres).to(device))
-            yield corpus.utterances[utt].key, head_softmax(logits, model.config).cpu().numpy()
+            acoustic, table, _ = corpus.matrices(utt)
+            info = corpus.utterances[utt]
+            x = tdnn_input(acoustic, table[:-1], info.word_starts, info.word_ends, corpus.window_centre)
+            yield info.key, word_posteriors(factored, x, device)
     finally:
         model.train(was_training)
 

@@ -148,10 +148,18 @@ def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimi
     return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig) -> None:
-    """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config``."""
+def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig,
+                    inputs: Optional[Dict] = None) -> None:
+    """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config`` and ``inputs``,
+    what its training inputs were made from (``punct.io.sources.split_sources``; None: not known)."""
     checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=cfg,
-                               model_config=dataclasses.asdict(unwrap(model).config))
+                               model_config=dataclasses.asdict(unwrap(model).config), inputs=inputs)
+
+
+def checkpoint_inputs(path: Pathlike) -> Optional[Dict]:
+    """What the TDNN's training inputs were made from (``{"acoustic": ..., "word_vectors": ...}``, each a
+    ``punct.io.sources`` record as a dict or None), or None for checkpoints saved before it was recorded."""
+    return load_checkpoint(path).get("inputs")
 
 
 def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> PunctTdnn:
@@ -311,7 +319,8 @@ def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.O
 
 
 def finish_epoch(record: Dict, model: PunctTdnn, optimizer: torch.optim.Optimizer, state: TrainState,
-                 cfg: TrainTdnnConfig, dev_corpus: Optional[FusionCorpus], exp_dir: Path, device: torch.device) -> None:
+                 cfg: TrainTdnnConfig, dev_corpus: Optional[FusionCorpus], exp_dir: Path, device: torch.device,
+                 inputs: Optional[Dict] = None) -> None:
     """Rank 0 after each epoch: dev scores, history, ``epoch-N.pt``, and ``best-valid-f1.pt`` when improved."""
     epoch = record["epoch"]
     if dev_corpus is not None:
@@ -319,11 +328,11 @@ def finish_epoch(record: Dict, model: PunctTdnn, optimizer: torch.optim.Optimize
     state.history.append(record)
     logging.info("epoch %d: %s", epoch, record)
     exp_dir.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
+    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs)
     f1 = record.get(cfg.dev_metric, -record["train_loss"])
     if f1 > state.best_f1:
         state.best_f1, state.best_epoch = f1, epoch
-        save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg)
+        save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs)
         with atomic_path(exp_dir / "best-valid-f1.pt", suffix=".pt") as tmp:
             shutil.copyfile(exp_dir / f"epoch-{epoch}.pt", tmp)
         logging.info("epoch %d is the best so far (dev %s %.4f)", epoch, cfg.dev_metric, f1)
@@ -340,6 +349,7 @@ def train_tdnn(
     dist: DistInfo = DistInfo(),
     progress: bool = True,
     amp: str = "none",
+    inputs: Optional[Dict] = None,
 ) -> PunctTdnn:
     """Trains for ``cfg.epochs`` epochs; returns the (unwrapped) model as trained by the last epoch.
 
@@ -347,6 +357,7 @@ def train_tdnn(
       resume: a checkpoint to continue from (model, optimizer and state), or None.
       dist: this process's rank (rank 0 evaluates and writes checkpoints).
       amp: mixed precision of the training forward passes: none, bf16 or fp16 (CUDA only).
+      inputs: what the corpora's matrices were made from, recorded in the checkpoints (``checkpoint_inputs``).
     """
     exp_dir = Path(exp_dir)
     precision = Amp(amp, device.type)
@@ -377,7 +388,7 @@ def train_tdnn(
             kept.clear()
         state.epoch = epoch
         if dist.is_main:
-            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device)
+            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device, inputs)
         if dist.world_size > 1:
             check_ranks_agree(model)
             torch.distributed.barrier()

@@ -6,7 +6,7 @@ run in batches of similar length, and the per-word results put back in word orde
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, NamedTuple, Sequence
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
@@ -49,6 +49,25 @@ def predict_words(
                     posts[name][e.utt_index][idx] = probs[name][row, :n]
         for u, utt in enumerate(group):
             yield WordOutputs(utt.id, vectors[u], {name: posts[name][u] for name in posts})
+
+
+def word_outputs(
+    model: PunctBert, utterances: Sequence[Utterance], max_length: int, context: int, batch_size: int,
+    device: torch.device, vector_model: Optional[PunctBert] = None,
+) -> Iterator[WordOutputs]:
+    """:func:`predict_words` of ``model``, with the word vectors of ``vector_model`` when given (e.g. the
+    encoder ``model`` was fine-tuned from: ``punct.models.text.model.pretrained_encoder_model``): stage 6's
+    dump and ``punctuate`` both get a TDNN's word vectors here."""
+    outputs = predict_words(model, utterances, max_length, context, batch_size, device)
+    if vector_model is None:
+        yield from outputs
+        return
+    vectors = predict_words(vector_model, utterances, max_length, context, batch_size, device)
+    for out, vec in zip(outputs, vectors, strict=True):
+        if out.id != vec.id or out.vectors.shape[0] != vec.vectors.shape[0]:
+            raise RuntimeError(f"word vectors of {vec.id} ({vec.vectors.shape[0]} words) do not match {out.id} "
+                               f"({out.vectors.shape[0]} words)")
+        yield WordOutputs(out.id, vec.vectors, out.posteriors)
 
 
 def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding: float = 0.2) -> List[List[int]]:

@@ -314,6 +314,15 @@ class PunctBert(nn.Module):
         return model
 
 
+def weight_files(folder: Pathlike) -> List[Path]:
+    """The files of a model folder that hold trained weights (encoder, heads), for its digest."""
+    names = ("model.safetensors", "pytorch_model.bin", HEADS_FILE, LEGACY_HEADS_FILE)
+    files = [Path(folder) / n for n in names if (Path(folder) / n).is_file()]
+    if not files:
+        raise FileNotFoundError(f"{folder}: no weight files ({', '.join(names)})")
+    return files
+
+
 def pretrained_encoder_model(model: PunctBert) -> PunctBert:
     """``model``'s tokenizer, heads and chunking over the encoder it was fine-tuned from (``base_encoder``), for
     word vectors that fine-tuning has not fitted to the training labels (its heads do not match that encoder)."""
