@@ -6,6 +6,7 @@ import re
 import subprocess
 
 import pytest
+import yaml
 
 
 @pytest.mark.parametrize("recipe", ["mustc", "parczech"])
@@ -57,3 +58,23 @@ def test_a_missing_manifest_name_option_is_an_error_naming_it(repo_root, script,
     out = subprocess.run(["bash", f"steps/{script}", *[f"d{i}" for i in range(nargs)]], cwd=tmp_path,
                          capture_output=True, text=True)
     assert out.returncode != 0 and f"{option} is required" in out.stderr, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("options,warned", [
+    (["--mustc-root", "/no/such/mustc"], True),
+    (["--mustc-root", "/no/such/mustc", "--bert-model", "bert-base-uncased"], False),
+    ([], False),  # the mini corpus: the offline MiniLM is its documented default
+])
+def test_mustc_paper_settings_warn_about_the_encoder(repo_root, options, warned):
+    """--mustc-root without --bert-model says that stage 5's encoder is not the paper's (stage 9: nothing runs)."""
+    out = subprocess.run(["./run.sh", *options, "--stage", "9"], capture_output=True, text=True,
+                         cwd=repo_root / "egs/mustc")
+    assert out.returncode == 0, out.stderr
+    assert ("WARNING" in out.stderr and "not the paper's encoder bert-base-uncased" in out.stderr) == warned, out.stderr
+
+
+def test_mustc_paper_config_uses_the_papers_loss(repo_root):
+    """conf/bert.yaml (MuST-C) fine-tunes with cross-entropy as EfficientPunct; SCL only when asked (--bert-loss scl)."""
+    conf = repo_root / "egs/mustc/conf"
+    assert yaml.safe_load((conf / "bert.yaml").read_text())["loss"] == "ce"
+    assert "--loss \"$bert_loss\"" in (repo_root / "egs/mustc/run.sh").read_text()
