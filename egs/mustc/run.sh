@@ -6,7 +6,8 @@
 #
 #   ./run.sh                                  # everything, mini corpus
 #   ./run.sh --stage 3 --stop-stage 5         # a range of stages
-#   ./run.sh --mustc-root /data/MUSTC_v1.0/en-de --unipunc-dir /data/unipunc   # the real corpus
+#   ./run.sh --mustc-root /data/MUSTC_v1.0/en-de --unipunc-dir /data/unipunc \
+#     --bert-model bert-base-uncased        # the paper's settings (README: differences from the paper)
 set -euo pipefail
 command_line="$0 $*"
 run_args=("$@")
