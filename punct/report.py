@@ -123,8 +123,8 @@ def render_markdown(results: Dict) -> str:
         lines.append(f"- seed: {results['seed']}")
     lines += [
         f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
-        "- overall = micro-average over , . ? (NP excluded, as in both papers); macro = mean F1 of , . ? "
-        "(Huang et al.'s \"overall\"); numbers in percent",
+        "- overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\"); macro = mean F1 of , . ? "
+        "(Huang et al.'s \"overall\": the mean of the three marks' scores); numbers in percent",
         "",
     ]
     for split, systems in results["systems"].items():

@@ -6,7 +6,8 @@
 #
 #   ./run.sh                                  # everything, mini corpus
 #   ./run.sh --stage 3 --stop-stage 5         # a range of stages
-#   ./run.sh --mustc-root /data/MUSTC_v1.0/en-de --unipunc-dir /data/unipunc   # the real corpus
+#   ./run.sh --mustc-root /data/MUSTC_v1.0/en-de --unipunc-dir /data/unipunc \
+#     --bert-model bert-base-uncased        # the paper's settings (README: differences from the paper)
 set -euo pipefail
 command_line="$0 $*"
 run_args=("$@")
@@ -20,7 +21,10 @@ unipunc_dir=         # folder with UniPunc's train-audio.json/test-audio.json (o
 corpus_size=mini     # mini corpus size when no --mustc-root: tiny (tests) or mini (about an hour)
 am_extra_size=none   # AM-only extra talks beside the mini corpus: mini_am (~1.7 h of other voices) or none
 conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") for the mini corpus, "" for MuST-C
-bert_model=          # local folder or hub name of the BERT encoder; empty: the offline MiniLM
+bert_model=          # local folder or hub name of the BERT encoder; empty: conf/bert*.yaml's (there: the offline
+                     # MiniLM); the paper's is bert-base-uncased
+bert_loss=           # stage 5's loss: ce, scl (CE + lambda SCL, Huang et al.) or focal; empty: conf/bert*.yaml's
+                     # (conf/bert.yaml: ce, the paper's; the mini and tiny configs: scl)
 bert_extra_text=auto # punctuated prose (no audio) added to stage 5's training text: a file, none, or auto = the
                      # mini corpus' text/train_extra.txt (50k words of the training novels), none for MuST-C
 tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine-tuned (stage 5's encoder, the
@@ -57,7 +61,10 @@ Options (defaults in brackets):
   --corpus-size SIZE   tiny or mini, for the mini corpus [${corpus_size}]
   --am-extra-size S    AM-only extra talks beside the mini corpus: mini_am or none [${am_extra_size}]
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
-  --bert-model NAME    BERT folder or hub name [${bert_model}]
+  --bert-model NAME    BERT folder or hub name; empty: the config's (offline MiniLM); the paper's:
+                       bert-base-uncased [${bert_model}]
+  --bert-loss L        stage 5's loss: ce, scl or focal; empty: the config's (MuST-C: ce, the paper's;
+                       mini, tiny: scl) [${bert_loss}]
   --bert-extra-text F  extra training text of stage 5 (file, none, auto: the mini corpus') [${bert_extra_text}]
   --tdnn-word-vectors V  word vectors the TDNN fuses: fine-tuned, pretrained, auto (mini corpus: pretrained,
                        MuST-C and tiny: fine-tuned) [${tdnn_word_vectors}]
@@ -120,6 +127,15 @@ fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
 
 log "$command_line"
+if [ -n "$mustc_root" ] && [ -z "$bert_model" ]; then
+  # --mustc-root runs the paper's settings but for the encoder: the one conf/bert.yaml names, else the offline MiniLM
+  conf_encoder=$(python -c "import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get('bert_model') or '')" \
+    conf/bert${conf_suffix}.yaml)
+  if [ "$(basename "${conf_encoder:-none}")" != bert-base-uncased ]; then
+    log "WARNING: no --bert-model: stage 5 fine-tunes ${conf_encoder:-the offline MiniLM (6 layers, hidden 384)}," \
+      "not the paper's encoder bert-base-uncased (--bert-model bert-base-uncased, or a local copy of it)"
+  fi
+fi
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests: ${corpus_dir} -> data/manifests"
@@ -214,7 +230,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   esac
   log "Stage 5: fine-tune BERT: data/manifests${extra_text:+ + $extra_text} -> exp/bert"
   steps/train_bert.sh --cmd "$train_net_cmd" --model-config conf/bert${conf_suffix}.yaml \
-    --bert-model "$bert_model" --extra-text "$extra_text" --normalize-config conf/normalize.yaml \
+    --bert-model "$bert_model" --loss "$bert_loss" --extra-text "$extra_text" --normalize-config conf/normalize.yaml \
     $train_opts $branch_threads_opt \
     data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert
 fi

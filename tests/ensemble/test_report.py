@@ -86,6 +86,14 @@ def test_tables_match_the_json(results_dir):
         assert s["macro_f1"] == pytest.approx(np.mean([s["per_class"][c]["f1"] for c in (",", ".", "?")]))
 
 
+def test_caption_says_whose_overall_each_average_is(results_dir):
+    """EfficientPunct's overall is the micro average; Huang et al.'s overall (their Table 1) is the macro one."""
+    text = (results_dir / "RESULTS.md").read_text()
+    assert "both papers" not in text
+    assert "overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\")" in text
+    assert "macro = mean F1 of , . ? (Huang et al.'s \"overall\"" in text
+
+
 def test_results_say_what_was_dropped_before_scoring(results_dir):
     text = (results_dir / "RESULTS.md").read_text()
     results = json.loads((results_dir / "results.json").read_text())

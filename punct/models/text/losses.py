@@ -20,10 +20,23 @@ scalar; ``features`` are the encoder's final hidden states of those words (used 
     move the softmax by at most 2 / 8.57, so the term is nearly constant and its gradient is
     about a hundred times weaker than the supcon form's.
 
-  An anchor whose class has no other member in the batch has P(i) empty and its term is undefined:
-  it is left out of I (it still appears in the other anchors' denominators).  ``reduction="sum"``
-  is eq. 5 as printed; ``"mean"`` (default) divides by the number of anchors kept, so lambda does
-  not depend on the batch size in words.
+  An anchor without a positive (the only word of its class in the batch: at most one per class)
+  has P(i) empty, and eq. 5 leaves its term undefined.  We follow the authors' released code
+  (github.com/hqsiswiliam/punctuation-restoration-scl @5d2c87d, ``loss/scl_loss.py``): such an anchor
+  stays among the anchors, and its term is a constant.  Their guard divides
+  ``(sum over P(i) + 1e-20) / (|P(i)| + 1e-20)``, which is 1 for an empty P(i), so the anchor's
+  mean log-probability is 1 and its term is ``-1`` (``NO_POSITIVE_TERM``; times temperature /
+  base_temperature in the supcon form).  With n0 such anchors among M words:
+
+  * value: ``mean = (sum of the M - n0 anchors' terms - n0) / M`` (``sum``: the same without / M);
+  * gradient: the constant adds none, but the M - n0 other terms are divided by M, so the
+    gradient is (M - n0) / M times that of a mean over the anchors with a positive only (n0 <= C,
+    the number of classes: 4 against hundreds of words per batch).  The lone word still enters the
+    other anchors' denominators as a negative, and so still gets a gradient.
+
+  The guard's 1e-20 in the terms of anchors with positives changes them by about 1e-20 and is left
+  out.  ``reduction="sum"`` is eq. 5 as printed; ``"mean"`` (default) divides by the number of
+  anchors (every word, as the authors' code), so lambda does not depend on the batch size in words.
 """
 
 from __future__ import annotations
@@ -99,16 +112,22 @@ class FocalLoss(nn.Module):
         return (-((1.0 - p) ** self.gamma) * log_p).mean()
 
 
+NO_POSITIVE_TERM = -1.0  # the term of an anchor without a positive (module docstring)
+
+
 def supervised_contrastive_loss(
     features: torch.Tensor, labels: torch.Tensor, tau: float, reduction: str = "mean"
 ) -> torch.Tensor:
     """Eq. 5 of Huang et al. 2021 on (M, H) features and (M,) labels (vectorised).
 
-    Returns 0 (still attached to the graph) when no anchor has a positive.
+    Every word is an anchor; one without a positive adds ``NO_POSITIVE_TERM``, a constant with no
+    gradient (the authors' code; module docstring).  An empty batch gives 0, attached to the graph.
     """
     if reduction not in ("mean", "sum"):
         raise ValueError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
     m = features.size(0)
+    if m == 0:
+        return features.sum() * 0.0
     z = F.normalize(features.float(), p=2, dim=-1)
     sim = z @ z.t() / tau  # (M, M)
     self_mask = torch.eye(m, dtype=torch.bool, device=z.device)
@@ -117,11 +136,9 @@ def supervised_contrastive_loss(
     log_prob = sim - torch.logsumexp(sim, dim=1, keepdim=True)
     positives = (labels.unsqueeze(0) == labels.unsqueeze(1)) & ~self_mask  # (M, M)
     num_pos = positives.sum(dim=1)
-    anchors = num_pos > 0
-    if not anchors.any():
-        return features.sum() * 0.0
     pos_log_prob = log_prob.masked_fill(~positives, 0.0).sum(dim=1)  # -inf only on the diagonal, masked
-    per_anchor = -pos_log_prob[anchors] / num_pos[anchors]
+    per_anchor = torch.where(num_pos > 0, -pos_log_prob / num_pos.clamp(min=1),
+                             torch.full_like(pos_log_prob, NO_POSITIVE_TERM))
     return per_anchor.sum() if reduction == "sum" else per_anchor.mean()
 
 
