@@ -11,7 +11,9 @@
 #                                    torchrun with NPROC processes per node otherwise (one GPU per rank)
 #
 # The GPUs the backend offers: $PUNCT_GPUS when set; on SLURM (PUNCT_BACKEND=slurm) the largest GPU
-# count of a node's generic resources (sinfo %G, e.g. gpu:a100:4); locally the GPUs nvidia-smi lists.
+# count of a node's generic resources (sinfo %G, e.g. gpu:a100:4); locally the GPUs an outer run.pl job
+# holds (PUNCT_GPUS_HELD), else the entries of CUDA_VISIBLE_DEVICES when it is set (empty: no GPU; CUDA
+# stops at the first invalid entry), else the GPUs nvidia-smi lists.
 
 gpus_available() {
   if [ -n "${PUNCT_GPUS:-}" ]; then
@@ -21,6 +23,14 @@ gpus_available() {
       { sub(/\(.*/, ""); n = split($0, part, ":") }
       part[1] == "gpu" && part[n] ~ /^[0-9]+$/ && part[n] + 0 > max { max = part[n] + 0 }
       END { print max + 0 }'
+  elif [ -n "${PUNCT_GPUS_HELD:-}" ]; then
+    echo "$PUNCT_GPUS_HELD" | tr ',' '\n' | grep -c . || true
+  elif [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+    echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | awk '
+      { gsub(/^[ \t]+|[ \t]+$/, "") }
+      $0 == "" || $0 == "NoDevFiles" || $0 ~ /^-/ { exit }
+      { n++ }
+      END { print n + 0 }'
   else
     { nvidia-smi -L 2>/dev/null || true; } | grep -c '^GPU' || true
   fi

@@ -36,7 +36,7 @@ def test_auto_device_follows_the_gpus_the_backend_offers(tmp_path):
     fakes.mkdir()
     _write_tool(fakes, "nvidia-smi", 'echo "GPU 0: A100 (UUID: a)"; echo "GPU 1: A100 (UUID: b)"\n')
     _write_tool(fakes, "sinfo", 'echo "gpu:a100:4(S:0-1),mps:100"; echo "(null)"\n')
-    base = {k: v for k, v in os.environ.items() if k != "PUNCT_GPUS"}
+    base = {k: v for k, v in os.environ.items() if k not in ("PUNCT_GPUS", "CUDA_VISIBLE_DEVICES")}
     base.update(PATH=f"{fakes}:{os.environ['PATH']}", PUNCT_BACKEND="local")
 
     def run(script: str, **env: str) -> subprocess.CompletedProcess:
@@ -46,6 +46,12 @@ def test_auto_device_follows_the_gpus_the_backend_offers(tmp_path):
     assert run("gpus_available").stdout == "2\n"
     assert run("resolve_device auto").stdout == "cuda\n"
     assert run("gpus_available", PUNCT_BACKEND="slurm").stdout == "4\n"
+    # CUDA_VISIBLE_DEVICES limits what nvidia-smi lists; set but empty means no GPU at all
+    assert run("gpus_available", CUDA_VISIBLE_DEVICES="1").stdout == "1\n"
+    assert run("gpus_available", CUDA_VISIBLE_DEVICES="").stdout == "0\n"
+    assert run("resolve_device auto", CUDA_VISIBLE_DEVICES="").stdout == "cpu\n"
+    assert run("gpus_available", CUDA_VISIBLE_DEVICES="0,-1,1").stdout == "1\n"  # CUDA stops at -1
+    assert run("gpus_available", CUDA_VISIBLE_DEVICES="", PUNCT_GPUS_HELD="2,3").stdout == "2\n"
     (fakes / "nvidia-smi").unlink()
     assert run("gpus_available").stdout == "0\n"
     assert run("resolve_device auto").stdout == "cpu\n"
