@@ -246,3 +246,15 @@ def test_a_log_that_never_shows_its_footer_fails_after_the_wait(fake, recipe):
     assert out.returncode == 1
     assert "squeue has failed for 1 s; judging job 4242 by its logs" in out.stderr
     assert "1 / 1 failed" in out.stderr and "no exit code in log" in out.stderr
+
+
+@pytest.mark.parametrize("name", ["mustc", "parczech"])
+def test_recipes_ship_a_slurm_conf_with_a_time_limit(fake, repo_root, tmp_path, name):
+    recipe = repo_root / "egs" / name
+    out = fake.run("--gpu", "2", "--num-threads", "6", "--mem", "16G", str(tmp_path / "t.log"), "true", cwd=recipe)
+    assert out.returncode == 0, out.stderr
+    args = fake.sbatch_args()
+    assert "--time=12:00:00" in args and "--gres=gpu:2" in args and "--cpus-per-task=6" in args
+    assert "conf/slurm.conf" in (tmp_path / "q" / "t.sh").read_text()
+    out = fake.run("--time", "0:30:00", str(tmp_path / "t.log"), "true", cwd=recipe)  # a step's --time wins
+    assert out.returncode == 0 and "--time=0:30:00" in fake.sbatch_args() and "--gres=gpu:2" not in fake.sbatch_args()
