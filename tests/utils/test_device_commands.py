@@ -77,6 +77,20 @@ def test_stage_commands_and_launcher():
         "torchrun --nproc-per-node 2 --nnodes 2 --rdzv-endpoint h:29400"
 
 
+# What the stand-in training and inference commands leave behind: the model a training step checks for,
+# the WER files of the AM's decode, and punctuate's per-job outputs.
+_OUTPUTS_OF_ARGS = r"""  prev= out= exp= job=1 nj=1
+  for a in "$@"; do
+    case $prev in --out-dir) out=$a ;; --exp-dir) exp=$a ;; --job) job=$a ;; --nj) nj=$a ;; esac
+    prev=$a
+  done
+  case " $* " in
+    *" punct.bin.train_am "*) touch $exp/best-valid-loss.pt ;;
+    *" punct.bin.decode_am "*) for s in dev test; do echo "WER 0.0" > $exp/wer_$s.txt; done ;;
+    *" punct.bin.punctuate "*) [ $nj -gt 1 ] && sfx=.$job || sfx=; touch $out/text$sfx $out/punct$sfx.jsonl $out/failed$sfx ;;
+  esac"""
+
+
 def _recipe_with_fakes(tmp_path: Path) -> tuple[Path, Path]:
     """A copy of egs/mustc whose path.sh puts the stand-in tools first, with stage-5 inputs."""
     recipe = tmp_path / "mustc"
@@ -91,12 +105,21 @@ def _recipe_with_fakes(tmp_path: Path) -> tuple[Path, Path]:
     for split in ("train", "dev"):
         with gzip.open(manifests / f"mustc_supervisions_{split}.jsonl.gz", "wt") as f:
             f.write("")
-    # torchrun: records its arguments and the GPUs it was given, as a training would start
-    _write_tool(fakes, "torchrun", f'echo "CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-}} $*" >> {records}/torchrun\n')
-    # sbatch: records its arguments, then runs each array task of the job script at once
+    # torchrun: records its arguments and the GPUs it was given, as a training would start, and leaves the
+    # model file the training steps check for
+    _write_tool(fakes, "torchrun", f'''echo "CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-}} $*" >> {records}/torchrun
+{_OUTPUTS_OF_ARGS}
+''')
+    # sbatch: records its arguments, then runs each array task of the job script at once, with "python" a
+    # shell function that records its arguments and writes the files the steps read after their jobs
     _write_tool(fakes, "sbatch", f'''echo "$*" >> {records}/sbatch
 script="${{@: -1}}"
 array=$(printf '%s\\n' "$@" | sed -n 's/^--array=\\([0-9]*\\)-\\([0-9]*\\).*/\\1 \\2/p')
+python() {{
+  echo "$*" >> {records}/python
+{_OUTPUTS_OF_ARGS}
+}}
+export -f python
 for task in $(seq $array); do SLURM_ARRAY_TASK_ID=$task bash "$script"; done
 echo 4242
 ''')
@@ -131,3 +154,40 @@ def test_recipe_refuses_several_gpus_on_cpu(tmp_path):
                          cwd=recipe, env={**os.environ, "PUNCT_BACKEND": "local"}, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 2 and "2 GPUs asked for" in out.stderr
+
+
+def _touch(folder: Path, *names: str) -> None:
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("")
+
+
+def _submissions(records: Path) -> dict:
+    """job name -> the sbatch options of its submission (the last one of that name)."""
+    jobs = {}
+    for line in (records / "sbatch").read_text().splitlines():
+        options = line.split()
+        name = next(o for o in options if o.startswith("--job-name="))[len("--job-name="):]
+        jobs[name] = options[:options.index("--parsable")]
+    return jobs
+
+
+
+
+
+
+
+
+def test_punctuate_on_cuda_asks_each_job_for_a_gpu(tmp_path):
+    recipe, records = _recipe_with_fakes(tmp_path)
+    _touch(recipe, "data/new/wav.scp", "data/new/text", "exp/am/best-valid-loss.pt",
+           "exp/bert/best-valid-f1/punct_model.json", "exp/tdnn/best-valid-f1.pt")
+    env = {**os.environ, "PUNCT_BACKEND": "slurm"}
+    out = subprocess.run(["steps/punctuate.sh", "--cmd", "utils/slurm.pl --mem 4G", "--device", "cuda", "--nj", "2",
+                          "data/new", "exp/punctuate/new"], cwd=recipe, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    punctuate = _submissions(records)["punctuate"]
+    assert "--gres=gpu:1" in punctuate and "--array=1-2" in (records / "sbatch").read_text()
+    assert "--device cuda" in (records / "python").read_text()
+    print("\npunctuate --device cuda --nj 2:", " ".join(punctuate))
