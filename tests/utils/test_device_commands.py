@@ -172,10 +172,59 @@ def _submissions(records: Path) -> dict:
     return jobs
 
 
+def _run_recipe(recipe: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PUNCT_BACKEND": "slurm", "PUNCT_GPUS": "2"}
+    return subprocess.run(["./run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True, timeout=120)
 
 
+def test_gpu_trainings_ask_for_a_cpu_per_rank_and_loader_worker_with_amp_auto(tmp_path):
+    recipe, records = _recipe_with_fakes(tmp_path)
+    _touch(recipe / "data" / "fbank", *(f"mustc_cuts_{s}.jsonl.gz" for s in ("train", "dev")),
+           *(f"cmvn_{s}.json" for s in ("train", "dev")))
+    out = _run_recipe(recipe, "--stage", "2", "--stop-stage", "2", "--device", "cuda", "--ngpu", "2")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    train = _submissions(records)["train"]
+    # 2 ranks x (2 loader workers + 1): the AM config reads in the training process (num_workers 0), 2 on cuda
+    assert "--gres=gpu:2" in train and "--cpus-per-task=6" in train, train
+    torchrun = (records / "torchrun").read_text()
+    assert "--num-workers 2" in torchrun and "--amp auto" in torchrun  # no --amp given: auto on cuda
+    out = _run_recipe(recipe, "--stage", "5", "--stop-stage", "5", "--device", "cuda", "--ngpu", "2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    train_bert = _submissions(records)["train_bert"]
+    assert "--gres=gpu:2" in train_bert and "--cpus-per-task=2" in train_bert, train_bert  # no loader workers
+    _touch(recipe, *(f"data/fbank/mustc_cuts_{s}_ali.jsonl.gz" for s in ("train", "dev")),
+           *(f"exp/emb_{model}/{split}/{name}{ext}" for model, name in (("am", "emb"), ("bert", "vec"))
+             for split in ("train", "dev") for ext in (".scp", ".1.scp.done")))
+    out = _run_recipe(recipe, "--stage", "7", "--stop-stage", "7", "--device", "cuda", "--ngpu", "2")
+    assert out.returncode == 0, out.stderr[-3000:]
+    train_tdnn = _submissions(records)["train_tdnn"]
+    # conf/tdnn_mini.yaml has one window-cutting worker: two on cuda, so 2 x (2 + 1) CPUs
+    assert "--gres=gpu:2" in train_tdnn and "--cpus-per-task=6" in train_tdnn, train_tdnn
+    assert "--num-workers 2" in (records / "torchrun").read_text().splitlines()[-1]
+    print("\n--ngpu 2 AM training:", " ".join(train), "\n--ngpu 2 BERT training:", " ".join(train_bert))
 
 
+def test_cpu_only_jobs_of_gpu_stages_ask_for_no_gpu(tmp_path):
+    recipe, records = _recipe_with_fakes(tmp_path)
+    splits = ("train", "dev", "test")
+    _touch(recipe / "data" / "fbank", *(f"mustc_cuts_{s}.jsonl.gz" for s in splits), *(f"cmvn_{s}.json" for s in splits))
+    _touch(recipe, "data/corpus_mini/data/.keep")
+    out = _run_recipe(recipe, "--stage", "2", "--stop-stage", "3", "--device", "cuda")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    jobs = _submissions(records)
+    assert "--gres=gpu:1" in jobs["train"] and "--gres=gpu:1" in jobs["align"]
+    # the AM's greedy WER decode and the alignment merge run on the CPU partition, with no GPU
+    for name in ("decode", "merge"):
+        assert not any(o.startswith("--gres") for o in jobs[name]), (name, jobs[name])
+        assert jobs[name][-1] != "--partition=gpu", (name, jobs[name])
+    assert "punct.bin.decode_am" in (records / "python").read_text() and "--device cpu" in \
+        next(line for line in (records / "python").read_text().splitlines() if "decode_am" in line)
+    (records / "sbatch").unlink()
+    _touch(recipe, "exp/am/best-valid-loss.pt")
+    out = _run_recipe(recipe, "--stage", "4", "--stop-stage", "4", "--device", "cuda")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    jobs = _submissions(records)
+    assert "--gres=gpu:1" in jobs["dump"] and not any(o.startswith("--gres") for o in jobs["merge"])
 
 
 def test_punctuate_on_cuda_asks_each_job_for_a_gpu(tmp_path):
@@ -191,3 +240,19 @@ def test_punctuate_on_cuda_asks_each_job_for_a_gpu(tmp_path):
     assert "--gres=gpu:1" in punctuate and "--array=1-2" in (records / "sbatch").read_text()
     assert "--device cuda" in (records / "python").read_text()
     print("\npunctuate --device cuda --nj 2:", " ".join(punctuate))
+
+
+@pytest.mark.parametrize("name", ["mustc", "parczech"])
+def test_recipes_refuse_an_unknown_amp_at_once(tmp_path, name):
+    recipe = copy_recipe(REPO, name, tmp_path / name)
+    for amp, why in (("fp17", "--amp must be none, bf16, fp16 or auto"), ("fp16", "--amp fp16 needs --device cuda")):
+        out = subprocess.run(["./run.sh", "--amp", amp, "--device", "cpu", "--stage", "99"], cwd=recipe,
+                             env={**os.environ, "PUNCT_BACKEND": "local"}, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and why in out.stderr, out.stderr
+
+
+def test_parczech_prints_its_usage_on_a_stray_argument(tmp_path):
+    recipe = copy_recipe(REPO, "parczech", tmp_path / "parczech")
+    out = subprocess.run(["./run.sh", "stray"], cwd=recipe, env={**os.environ, "PUNCT_BACKEND": "local"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "unexpected arguments: stray" in out.stderr and "Usage:" in out.stderr
