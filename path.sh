@@ -2,11 +2,12 @@
 # (Symlinked into egs/<corpus>/, so the real location is resolved first.)
 PUNCT_ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 export PUNCT_ROOT
-if [ -x "$PUNCT_ROOT/.venv/bin/python" ]; then
-  export VIRTUAL_ENV=$PUNCT_ROOT/.venv
+# PUNCT_VENV picks another environment (as in install.sh), e.g. one over a GPU machine's own torch.
+if [ -x "${PUNCT_VENV:-$PUNCT_ROOT/.venv}/bin/python" ]; then
+  export VIRTUAL_ENV=${PUNCT_VENV:-$PUNCT_ROOT/.venv}
   export PATH=$VIRTUAL_ENV/bin:$PATH
 elif ! python3 -c "import torch, lhotse" 2>/dev/null; then
-  echo "path.sh: no $PUNCT_ROOT/.venv; run $PUNCT_ROOT/install.sh first" >&2
+  echo "path.sh: no ${PUNCT_VENV:-$PUNCT_ROOT/.venv}; run $PUNCT_ROOT/install.sh first" >&2
   return 1 2>/dev/null || exit 1
 fi
 export PATH=$PUNCT_ROOT/utils:$PATH

@@ -6,7 +6,8 @@ set -euo pipefail
 
 # Begin configuration section.
 nj=4                     # parallel jobs
-cmd=utils/run.pl         # job runner ($decode_cmd)
+cmd=utils/run.pl         # job runner of the JOB=1:nj network jobs ($decode_cmd; on cuda $cuda_cmd --gpu 1)
+cpu_cmd=                 # job runner of the merge, which needs no GPU ($decode_cmd); empty: --cmd without GPUs
 splits="train dev test"  # splits to align
 prefix=                  # required: cut manifest name prefix (e.g. mustc, parczech)
 max_fail=0.05            # fail when a larger share of a split cannot be aligned
@@ -22,7 +23,7 @@ echo "$0 $@"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <am-dir>"
   echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini/data data/fbank exp/am"
-  echo "main options: --prefix NAME (required) --nj N --cmd CMD --splits \"train dev test\" --max-fail 0.05 --word-times-dir DIR"
+  echo "main options: --prefix NAME (required) --nj N --cmd CMD --cpu-cmd CMD --splits \"train dev test\" --max-fail 0.05 --word-times-dir DIR"
   exit 1
 fi
 [ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
@@ -54,7 +55,7 @@ wt=
 $cmd JOB=1:$nj $dir/ali/log/align.JOB.log \
   python -m punct.bin.align --fbank-dir $fbank_dir --am-dir $dir --splits $todo --prefix $prefix \
     --device $device --job JOB --nj $nj $opt
-$cmd $dir/ali/log/merge.log \
+${cpu_cmd:-$cmd --gpu 0} $dir/ali/log/merge.log \
   python -m punct.bin.align --fbank-dir $fbank_dir --am-dir $dir --splits $todo --prefix $prefix \
     --nj $nj --merge --max-fail $max_fail $wt
 grep -h "cuts aligned\|word-start error" $dir/ali/log/merge.log | sed "s|^.*\] |$0: |" || true

@@ -6,7 +6,8 @@ set -euo pipefail
 
 # Begin configuration section.
 nj=4                     # parallel jobs (one shard per split and job)
-cmd=utils/run.pl         # job runner ($decode_cmd)
+cmd=utils/run.pl         # job runner of the JOB=1:nj network jobs ($decode_cmd; on cuda $cuda_cmd --gpu 1)
+cpu_cmd=                 # job runner of the merge, which needs no GPU ($decode_cmd); empty: --cmd without GPUs
 splits="train dev test"  # splits to dump
 prefix=                  # required: cut manifest name prefix (e.g. mustc, parczech)
 layer=12                 # layer to tap (12 = tdnnf12)
@@ -23,7 +24,7 @@ echo "$0 $@"
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <fbank-dir> <am-dir> <out-dir>"
   echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" data/fbank exp/am exp/emb_am"
-  echo "main options: --prefix NAME (required) --nj N --cmd CMD --splits \"train dev test\" --layer 12 --compression two_byte"
+  echo "main options: --prefix NAME (required) --nj N --cmd CMD --cpu-cmd CMD --splits \"train dev test\" --layer 12 --compression two_byte"
   exit 1
 fi
 [ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
@@ -51,7 +52,7 @@ $cmd JOB=1:$nj $dir/log/dump.JOB.log \
   python -m punct.bin.dump_am_embeddings --fbank-dir $fbank_dir --am-dir $am_dir --out-dir $dir \
     --splits $splits --prefix $prefix --layer $layer --compression $compression --device $device \
     --job JOB --nj $nj $opt
-$cmd $dir/log/merge.log \
+${cpu_cmd:-$cmd --gpu 0} $dir/log/merge.log \
   python -m punct.bin.dump_am_embeddings --fbank-dir $fbank_dir --am-dir $am_dir --out-dir $dir \
     --splits $splits --prefix $prefix --layer $layer --compression $compression --nj $nj --merge ${benchmark_config:+--benchmark-config $benchmark_config}
 grep -h "throughput" $dir/log/dump.*.log $dir/log/merge.log | sed "s|^.*\] |$0: |" || true

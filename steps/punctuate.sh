@@ -6,12 +6,12 @@
 set -euo pipefail
 
 # Begin configuration section.
-cmd=utils/run.pl        # job runner ($decode_cmd in a recipe)
+cmd=utils/run.pl        # job runner ($decode_cmd in a recipe); on cuda each job asks it for one GPU (--gpu 1)
 nj=2                    # parallel jobs (utterances are split evenly; per-speaker CMVN within a job)
 recipe_dir=.            # trained recipe directory (conf/, exp/am, exp/bert, exp/tdnn, exp/results)
 transcript_from=input   # input: the data dir's text; am: the acoustic model's greedy hypothesis
 alpha=                  # ensemble weight of the TDNN; empty: stage 8's choice (exp/results/results.json)
-device=cpu              # auto, cpu or cuda
+device=cpu              # auto, cpu or cuda (auto: cuda when the backend offers a GPU, utils/device.sh)
 num_threads=1           # torch threads per job
 quantize=false          # dynamic int8 quantisation of BERT's Linear layers
 bert_bf16=false         # BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, GPUs)
@@ -24,12 +24,13 @@ cmvn=speaker            # speaker: per-speaker CMVN over the data (utt2spk); or 
 echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
+. utils/device.sh
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <data-dir> <out-dir>"
   echo "  <data-dir> holds wav.scp and text (optionally segments and utt2spk), Kaldi style."
   echo "e.g.: $0 --nj 2 --cmd \"\$decode_cmd\" data/new exp/punctuate/new"
-  echo "Main options: --nj N, --cmd CMD, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true,"
+  echo "Main options: --nj N, --cmd CMD, --device cpu|cuda|auto, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true,"
   echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true"
   exit 1
 fi
@@ -48,6 +49,11 @@ if [ "$backend" = onnx ] && [ ! -f $recipe_dir/exp/onnx/export.json ]; then
   exit 1
 fi
 mkdir -p $dir/log
+device=$(resolve_device $device) || exit 1
+# Every job asks its runner for its CPU threads and, on cuda, for a GPU of its own (run.pl: CUDA_VISIBLE_DEVICES,
+# slurm.pl: --gres=gpu:1), whatever runner --cmd names.
+cmd="$cmd --num-threads $num_threads"
+[ "$device" = cuda ] && cmd="$cmd --gpu 1"
 
 opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transcript_from --device $device
       --num-threads $num_threads --out-dir $dir --allow-failures --cmvn $cmvn)

@@ -7,7 +7,8 @@
 set -euo pipefail
 
 # Begin configuration section.
-cmd=utils/run.pl              # job runner for training and decoding ($cuda_cmd on a GPU cluster)
+cmd=utils/run.pl              # job runner of the training ($cuda_cmd --gpu N on a GPU cluster)
+cpu_cmd=                      # job runner of the WER decode, which runs on the CPU ($decode_cmd); empty: --cmd without GPUs
 am_config=conf/am.yaml        # model and training options
 device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
@@ -15,6 +16,7 @@ nproc=1                       # processes (GPUs) per node; > 1 uses torchrun
 amp=                          # mixed precision: none, bf16, fp16 (CUDA only) or auto; empty: the config's amp
 torchrun_opts=                # extra torchrun options (multi-node)
 num_threads=0                 # torch CPU threads per process (0: torch default)
+num_workers=                  # DataLoader workers per process; empty: the config's, at least 2 on cuda
 resume=false                  # continue from the latest epoch-N.pt (an interrupted run of the same options always does)
 overwrite=false               # retrain from scratch even if finished
 decode_splits="dev test"      # splits for the WER check
@@ -33,6 +35,7 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
   echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16|auto --resume true --overwrite true"
+  echo "              --cmd CMD (training) --cpu-cmd CMD (decode) --num-workers N"
   echo "              --decode-splits \"dev test\""
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
@@ -55,6 +58,13 @@ mkdir -p $dir/log
 opts="--config $am_config --fbank-dir $fbank_dir --exp-dir $dir --prefix $prefix --device $device --seed $seed --num-threads $num_threads $train_opts"
 [ -n "$amp" ] && opts="$opts --amp $amp"
 [ -n "$extra_train_dirs" ] && opts="$opts --extra-train-dirs $extra_train_dirs"
+cpu_cmd=${cpu_cmd:-$cmd --gpu 0}
+if [ "$device" = cuda ]; then
+  # every rank and each of its loader workers get a CPU of their own
+  num_workers=$(loader_workers cuda "$num_workers" $am_config)
+  cmd="$cmd --num-threads $(gpu_job_threads $nproc $num_workers)"
+fi
+[ -n "$num_workers" ] && opts="$opts --num-workers $num_workers"
 inputs="$am_config $fbank_dir/${prefix}_cuts_train.jsonl.gz $fbank_dir/${prefix}_cuts_dev.jsonl.gz $fbank_dir/cmvn_train.json $fbank_dir/cmvn_dev.json"
 for d in $extra_train_dirs; do inputs="$inputs $d/${prefix}_cuts_train.jsonl.gz $d/cmvn_train.json"; done
 marker=$dir/best-valid-loss.pt.done
@@ -71,8 +81,9 @@ for split in $decode_splits; do
   [ -f $dir/wer_${split}.txt ] && [ ! $marker -nt $dir/wer_${split}.txt ] || todo="$todo $split"
 done
 if [ -n "$todo" ]; then
-  $cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
-    --splits $todo --prefix $prefix --device $device
+  # a greedy decode of the dev and test features: small enough for the CPU, so it needs no GPU job
+  $cpu_cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
+    --splits $todo --prefix $prefix --device cpu
 fi
 for split in $decode_splits; do
   echo "$0: $split: $(cat $dir/wer_${split}.txt)"

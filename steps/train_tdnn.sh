@@ -16,6 +16,7 @@ torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --no
 amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 device=auto            # auto, cpu or cuda
 num_threads=0          # torch threads per process (0: torch's default)
+num_workers=           # DataLoader workers cutting windows, per process; empty: the config's, at least 2 on cuda
 seed=42
 resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
 overwrite=false        # retrain from scratch even if finished
@@ -31,6 +32,7 @@ if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
   echo "e.g.: $0 --model-config conf/tdnn_mini.yaml --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\" data/fbank exp/emb_am exp/emb_bert exp/tdnn"
   echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true,"
+  echo "              --num-workers N"
   echo "              --cuts-pattern PATTERN (required)"
   exit 1
 fi
@@ -52,6 +54,14 @@ amp_opts=
 opts="$amp_opts --config $model_config --cuts-dir $cuts_dir --cuts-pattern $cuts_pattern --am-emb-dir $am_dir --bert-emb-dir $bert_dir
   --train-split $train_split --dev-split $dev_split --exp-dir $dir --device $device --seed $seed --num-threads $num_threads"
 
+# CPUs of the job: one per rank on the CPU; on cuda one per rank and per loader worker of each
+job_threads=$nproc
+if [ "$device" = cuda ]; then
+  num_workers=$(loader_workers cuda "$num_workers" $model_config)
+  job_threads=$(gpu_job_threads $nproc $num_workers)
+fi
+[ -n "$num_workers" ] && opts="$opts --num-workers $num_workers"
+
 # Inputs: also the shards' .done markers (a shard redone in place leaves its merged scp unchanged).
 marker=$dir/best-valid-f1.pt.done
 stamp=$(make_stamp "nproc=$nproc $(echo $opts)" $model_config $train_cuts $dev_cuts \
@@ -63,7 +73,7 @@ fi
 begin_stamped $marker "$stamp" $resume $overwrite $dir/epoch-*.pt $dir/best-valid-f1.pt
 mkdir -p $dir/log
 
-$cmd --num-threads $nproc $dir/log/train_tdnn.log \
+$cmd --num-threads $job_threads $dir/log/train_tdnn.log \
   $(launcher $nproc $torchrun_opts) -m punct.bin.train_tdnn $opts --resume latest --no-progress
 finish_stamped $marker "$stamp"
 

@@ -14,6 +14,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slurm_cluster import SlurmCluster, why_slurm_cannot_run  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _private_gpu_locks(tmp_path_factory, monkeypatch):
+    """utils/run.pl locks the GPUs it hands out in a directory shared by every run.pl of the machine:
+    each test gets its own, so that tests running beside each other (or beside real runs) never wait."""
+    monkeypatch.setenv("PUNCT_GPU_LOCK_DIR", str(tmp_path_factory.mktemp("gpu_locks")))
+    monkeypatch.delenv("PUNCT_GPUS_HELD", raising=False)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO

@@ -9,9 +9,16 @@
 #                                    $decode_net_cmd (one GPU per job), the runners of the network stages
 #   launcher NPROC [TORCHRUN_OPTS]   prints how a training entry point starts: "python" for one process,
 #                                    torchrun with NPROC processes per node otherwise (one GPU per rank)
+#   config_value YAML KEY DEFAULT    prints a top-level value of a YAML config (DEFAULT when it has none)
+#   loader_workers DEVICE GIVEN YAML the DataLoader workers of a training: GIVEN when not empty, else the
+#                                    config's num_workers, at least 2 on cuda (batches ready while the GPU works)
+#   gpu_job_threads NPROC WORKERS    the CPUs a training on NPROC GPUs asks its runner for (--num-threads):
+#                                    one per rank and one per rank's loader worker, NPROC x (WORKERS + 1)
 #
 # The GPUs the backend offers: $PUNCT_GPUS when set; on SLURM (PUNCT_BACKEND=slurm) the largest GPU
-# count of a node's generic resources (sinfo %G, e.g. gpu:a100:4); locally the GPUs nvidia-smi lists.
+# count of a node's generic resources (sinfo %G, e.g. gpu:a100:4); locally the GPUs an outer run.pl job
+# holds (PUNCT_GPUS_HELD), else the entries of CUDA_VISIBLE_DEVICES when it is set (empty: no GPU; CUDA
+# stops at the first invalid entry), else the GPUs nvidia-smi lists.
 
 gpus_available() {
   if [ -n "${PUNCT_GPUS:-}" ]; then
@@ -21,6 +28,14 @@ gpus_available() {
       { sub(/\(.*/, ""); n = split($0, part, ":") }
       part[1] == "gpu" && part[n] ~ /^[0-9]+$/ && part[n] + 0 > max { max = part[n] + 0 }
       END { print max + 0 }'
+  elif [ -n "${PUNCT_GPUS_HELD:-}" ]; then
+    echo "$PUNCT_GPUS_HELD" | tr ',' '\n' | grep -c . || true
+  elif [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+    echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | awk '
+      { gsub(/^[ \t]+|[ \t]+$/, "") }
+      $0 == "" || $0 == "NoDevFiles" || $0 ~ /^-/ { exit }
+      { n++ }
+      END { print n + 0 }'
   else
     { nvidia-smi -L 2>/dev/null || true; } | grep -c '^GPU' || true
   fi
@@ -65,4 +80,26 @@ network_commands() {
   fi
   train_net_cmd=$(stage_cmd $device "$train_cmd" $ngpu)
   decode_net_cmd=$(stage_cmd $device "$decode_cmd")
+}
+
+config_value() {
+  python3 -c '
+import sys, yaml
+config = yaml.safe_load(open(sys.argv[1])) or {}
+print(config.get(sys.argv[2], sys.argv[3]) if isinstance(config, dict) else sys.argv[3])' "$1" "$2" "$3"
+}
+
+loader_workers() {
+  local device=$1 given=$2 config=$3 workers
+  if [ -n "$given" ]; then
+    echo "$given"
+    return
+  fi
+  workers=$(config_value "$config" num_workers 0) || return 1
+  [ "$device" = cuda ] && [ "$workers" -lt 2 ] && workers=2
+  echo "$workers"
+}
+
+gpu_job_threads() {
+  echo $(( $1 * ($2 + 1) ))
 }

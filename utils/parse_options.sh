@@ -14,7 +14,9 @@
 #   * a variable that holds true/false only accepts true or false;
 #   * `--name=value` is accepted as well as `--name value`;
 #   * `--config FILE` sources FILE (shell assignments) at that point, so later options win;
-#   * `--help` or `-h` prints $help_message (or the script's header comment) and exits 0;
+#   * `--help` or `-h` prints $help_message, or else the script's header comment followed by its
+#     options: the lines between "# Begin configuration section." and "# End configuration section."
+#     as `--name default  # comment`; then it exits 0;
 #   * parsing stops at `--` or at the first argument that does not start with `--`;
 #     the remaining arguments are left in "$@".
 
@@ -22,8 +24,17 @@ __po_usage() {
   if [ -n "${help_message:-}" ]; then
     printf '%s\n' "$help_message"
   else
-    # The script's leading comment block, without the shebang.
+    # The script's leading comment block, without the shebang, then its options with their defaults.
     sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+    if grep -q '^# Begin configuration section' "$0"; then
+      echo "Options (--name default  # what it is):"
+      awk '/^# End configuration section/ { on = 0 }
+           on && /^[A-Za-z_][A-Za-z0-9_]*=/ {
+             eq = index($0, "="); name = substr($0, 1, eq - 1); gsub(/_/, "-", name)
+             print "  --" name " " substr($0, eq + 1); next }
+           on { print "  " $0 }
+           /^# Begin configuration section/ { on = 1 }' "$0"
+    fi
   fi
 }
 

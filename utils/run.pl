@@ -12,6 +12,11 @@
 # PUNCT_GPUS if set (a count N meaning devices 0..N-1, or a comma-separated id list), else
 # the entries of CUDA_VISIBLE_DEVICES if it is set, else the GPUs `nvidia-smi -L` lists.
 # With no GPU found, jobs run one at a time and CUDA_VISIBLE_DEVICES is left alone.
+# --gpu G with fewer than G visible GPUs is refused.  Concurrent run.pl processes (two trainings
+# started at once) get disjoint GPUs: a job's GPUs are locked (flock) in one directory shared by
+# all of them, PUNCT_GPU_LOCK_DIR (default /tmp/punct-gpu-locks); a job whose GPUs are all held by
+# other run.pl processes waits for one.  A job that runs run.pl itself passes its GPUs on: the
+# inner run.pl shares out only those (PUNCT_GPUS_HELD, set for every GPU job) and locks nothing.
 # A job range of more than one job needs the job variable in LOGFILE.
 # --mem, --num-threads, --time, --config and single-dash options (e.g. -p gpu) are
 # accepted for compatibility with utils/slurm.pl and ignored here.  Exits 0 when every
@@ -21,7 +26,9 @@ use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/lib";
+use Fcntl qw(:flock);
 use POSIX qw(:sys_wait_h setpgid);
+use Time::HiRes qw(sleep);
 use PunctJobs;
 
 my $prog = "run.pl";
@@ -56,6 +63,7 @@ sub cpu_count {
 
 # Device ids of the visible GPUs (see the header); empty when none is found.
 sub visible_gpus {
+  return split /,/, $ENV{PUNCT_GPUS_HELD} if held_gpus();
   if (defined $ENV{PUNCT_GPUS} && length $ENV{PUNCT_GPUS}) {
     return (0 .. $ENV{PUNCT_GPUS} - 1) if $ENV{PUNCT_GPUS} =~ /^\d+$/;
     return grep { length } map { s/^\s+|\s+$//gr } split /,/, $ENV{PUNCT_GPUS};
@@ -73,24 +81,33 @@ sub visible_gpus {
   return map { /^GPU (\d+):/ ? $1 : () } split /\n/, $list;
 }
 
+# True inside a job of an outer run.pl that holds GPUs (and has locked them already).
+sub held_gpus { return defined $ENV{PUNCT_GPUS_HELD} && length $ENV{PUNCT_GPUS_HELD}; }
+
 # GPU groups: each running job takes one group of $gpus_per_job devices.
 my @gpu_slots;
 if ($gpus_per_job > 0) {
   my @devices = visible_gpus();
-  my $groups = int(@devices / $gpus_per_job);
-  if (@devices && $groups == 0) {
-    @gpu_slots = ([@devices]);    # fewer GPUs than asked for: every job gets them all
-  } else {
-    @gpu_slots = map { [@devices[$_ * $gpus_per_job .. ($_ + 1) * $gpus_per_job - 1]] } 0 .. $groups - 1;
+  if (@devices && @devices < $gpus_per_job) {
+    print STDERR "$prog: --gpu $gpus_per_job asks for more GPUs than the " . scalar(@devices)
+      . " visible here (" . join(",", @devices) . "); ask for at most " . scalar(@devices)
+      . " (--ngpu) or make more visible (PUNCT_GPUS, CUDA_VISIBLE_DEVICES)\n";
+    exit 1;
   }
+  my $groups = int(@devices / $gpus_per_job);
+  @gpu_slots = map { [@devices[$_ * $gpus_per_job .. ($_ + 1) * $gpus_per_job - 1]] } 0 .. $groups - 1;
 }
 my $max_running = $parsed->{options}{max_jobs_run};
 if (!defined $max_running) {
   $max_running = $gpus_per_job > 0 ? (@gpu_slots || 1) : eval { cpu_count() };
   if ($@) { print STDERR $@; exit 1; }
 }
+# Jobs share a GPU group only when --max-jobs-run asks for more jobs than there are groups.
+my $may_share = @gpu_slots && $max_running > @gpu_slots;
 my @slot_users = (0) x @gpu_slots;   # running jobs per GPU group
 my %slot_of;                          # pid => GPU group
+my %slot_locks;                       # GPU group => its open, flock'ed lock files
+my $lock_dir = $ENV{PUNCT_GPU_LOCK_DIR} // "/tmp/punct-gpu-locks";
 
 my %running;        # pid => job id
 my %exit_codes;     # job id => code
@@ -123,31 +140,86 @@ sub stop_all {
 $SIG{INT} = sub { stop_all("INT") };
 $SIG{TERM} = sub { stop_all("TERM") };
 
+# Reaps one finished job (waiting for one unless $no_wait); returns whether one was reaped.
 sub reap_one {
-  my $pid = waitpid(-1, 0);
-  return if $pid <= 0 || !exists $running{$pid};
+  my ($no_wait) = @_;
+  my $pid = waitpid(-1, $no_wait ? WNOHANG : 0);
+  return 0 if $pid <= 0 || !exists $running{$pid};
   my $jobid = delete $running{$pid};
-  $slot_users[delete $slot_of{$pid}]-- if exists $slot_of{$pid};
+  if (exists $slot_of{$pid}) {
+    my $slot = delete $slot_of{$pid};
+    unlock_slot($slot) if --$slot_users[$slot] == 0;
+  }
   $exit_codes{$jobid} = ($? & 127) ? 128 + ($? & 127) : $? >> 8;
+  return 1;
 }
 
-# The GPU group with the fewest running jobs (the lowest such index), or undef without GPUs.
+# Locks every GPU of a group for this run.pl; false (and nothing locked) when another process holds one.
+sub lock_slot {
+  my ($slot) = @_;
+  return 1 if held_gpus();          # the outer job that passed its GPUs on has locked them
+  if (!-d $lock_dir) {
+    mkdir $lock_dir;
+    chmod 01777, $lock_dir;         # shared by every user's run.pl, like /tmp
+  }
+  my @locked;
+  for my $id (@{$gpu_slots[$slot]}) {
+    (my $name = $id) =~ s/[^\w.-]/_/g;
+    my $path = "$lock_dir/gpu$name.lock";
+    open(my $fh, ">>", $path) or die "$prog: cannot open the GPU lock $path: $!\n";
+    chmod 0666, $path;
+    if (!flock($fh, LOCK_EX | LOCK_NB)) {
+      close $_ for @locked, $fh;
+      return 0;
+    }
+    push @locked, $fh;
+  }
+  $slot_locks{$slot} = \@locked;
+  return 1;
+}
+
+sub unlock_slot { close $_ for @{delete $slot_locks{$_[0]} // []}; }
+
+# A GPU group for the next job: an unused one this run.pl can lock, else (when --max-jobs-run allows
+# sharing) the least-used of its own; -1 when none is free; undef without GPUs.
 sub free_slot {
   return undef unless @gpu_slots;
-  my $best = 0;
-  for my $s (1 .. $#gpu_slots) { $best = $s if $slot_users[$s] < $slot_users[$best]; }
+  for my $s (0 .. $#gpu_slots) {
+    return $s if $slot_users[$s] > 0 ? 0 : lock_slot($s);
+  }
+  my @own = grep { $slot_users[$_] > 0 } 0 .. $#gpu_slots;
+  return -1 unless $may_share && @own;
+  my $best = $own[0];
+  for my $s (@own) { $best = $s if $slot_users[$s] < $slot_users[$best]; }
   return $best;
 }
 
+# Waits for a free job place and GPU group: jobs of this run.pl finish, or other run.pl processes unlock GPUs.
+sub next_slot {
+  my $told = 0;
+  while (1) {
+    reap_one() while scalar(keys %running) >= $max_running;
+    my $slot = free_slot();
+    return $slot if !defined $slot || $slot >= 0;
+    if (!%running && !$told++) {
+      print STDERR "$prog: waiting for a free GPU: all " . scalar(@gpu_slots) . " group(s) of $gpus_per_job"
+        . " are held by other run.pl processes (locks in $lock_dir)\n";
+    }
+    reap_one(1) or sleep(0.5);
+  }
+}
+
 for my $jobid ($first .. $last) {
-  reap_one() while scalar(keys %running) >= $max_running;
-  my $slot = free_slot();
+  my $slot = next_slot();
   my $pid = fork();
   die "$prog: fork failed: $!\n" unless defined $pid;
   if ($pid == 0) {
     setpgid(0, 0);                 # own process group, so Ctrl-C handling can stop the whole job
     $SIG{INT} = $SIG{TERM} = 'DEFAULT';
-    $ENV{CUDA_VISIBLE_DEVICES} = join(",", @{$gpu_slots[$slot]}) if defined $slot;
+    for my $other (grep { !defined $slot || $_ != $slot } keys %slot_locks) { unlock_slot($other); }
+    if (defined $slot) {
+      $ENV{CUDA_VISIBLE_DEVICES} = $ENV{PUNCT_GPUS_HELD} = join(",", @{$gpu_slots[$slot]});
+    }
     exit(run_one_job($jobid) == 0 ? 0 : 1);
   }
   $running{$pid} = $jobid;

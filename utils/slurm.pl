@@ -24,6 +24,12 @@
 # start time, output, end time and exit code.  A task counts as failed when SLURM reports
 # a state other than COMPLETED (FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL...)
 # or its log shows a non-zero or missing exit code.  Ctrl-C cancels the job array.
+# Waiting: squeue is polled every PUNCT_SLURM_POLL seconds (default 0.5), the interval growing by half
+# each time up to PUNCT_SLURM_POLL_MAX (default 5).  A failing squeue (a busy slurmctld) is retried for
+# up to PUNCT_SLURM_SQUEUE_PATIENCE seconds (default 600) before the logs alone decide.  Once the array
+# has left the queue, the log of each task that SLURM does not report as failed is given up to
+# PUNCT_SLURM_LOG_WAIT seconds (default 120) to show its exit-code footer (a shared file system may show
+# it late) before the task counts as failed.
 use strict;
 use warnings;
 use Cwd qw(getcwd);
@@ -56,6 +62,9 @@ my $config_name = $config_file // "the built-in default config";
 my $max_jobs_run = delete $options{max_jobs_run};
 my @passthrough = map { $_ eq "-V" ? "--export=ALL" : $_ } @{$parsed->{passthrough}};
 my $poll_seconds = $ENV{PUNCT_SLURM_POLL} // 0.5;
+my $poll_max = $ENV{PUNCT_SLURM_POLL_MAX} // 5;
+my $squeue_patience = $ENV{PUNCT_SLURM_SQUEUE_PATIENCE} // 600;
+my $log_wait = $ENV{PUNCT_SLURM_LOG_WAIT} // 120;
 
 # ---------------------------------------------------------------- config
 sub read_config {
@@ -193,11 +202,45 @@ $SIG{INT} = sub { cancel_and_exit("INT") };
 $SIG{TERM} = sub { cancel_and_exit("TERM") };
 
 # ---------------------------------------------------------------- wait
-while (1) {
-  my $queued = `squeue -h -j $job_id -o %i 2>/dev/null`;
-  last if $? != 0 || $queued !~ /\S/;
-  sleep($poll_seconds);
+# Polls squeue, more slowly as the job runs, until the array has left the queue; squeue errors are
+# retried for $squeue_patience seconds.
+sub wait_for_queue {
+  my $interval = $poll_seconds;
+  my $failing_since;
+  while (1) {
+    my $queued = `squeue -h -j $job_id -o %i 2>&1`;
+    my $code = $? >> 8;
+    if ($code == 0) {
+      return if $queued !~ /\S/;
+      undef $failing_since;
+    } elsif (!defined $failing_since) {
+      $failing_since = time();
+      chomp $queued;
+      print STDERR "$prog: squeue failed (exit $code: $queued); retrying for up to $squeue_patience s\n";
+    } elsif (time() - $failing_since > $squeue_patience) {
+      print STDERR "$prog: squeue has failed for $squeue_patience s; judging job $job_id by its logs\n";
+      return;
+    }
+    sleep($interval);
+    $interval = $interval * 1.5 > $poll_max ? $poll_max : $interval * 1.5;
+  }
 }
+
+# Waits until every log of @tasks has its exit-code footer, for up to $log_wait seconds in all.
+sub wait_for_logs {
+  my (@tasks) = @_;
+  my $deadline = time() + $log_wait;
+  my $interval = $poll_seconds;
+  for my $task (@tasks) {
+    my $task_log = PunctJobs::substitute_job($logfile, $jobvar, $task);
+    while (!defined PunctJobs::exit_code_in_log($task_log) && time() < $deadline) {
+      sleep($interval);
+      $interval = $interval * 1.5 > $poll_max ? $poll_max : $interval * 1.5;
+    }
+  }
+}
+
+wait_for_queue();
 
 # ---------------------------------------------------------------- verdict
 my %state;   # task id => JobState
@@ -206,6 +249,8 @@ for my $record (split /\n/, `scontrol show job -o $job_id 2>/dev/null`) {
   my ($job_state) = $record =~ /\bJobState=(\S+)/;
   $state{$task} = $job_state if defined $task && defined $job_state;
 }
+# A task SLURM reports as failed never writes a footer; the others' logs may still be on their way.
+wait_for_logs(grep { !defined $state{$_} || $state{$_} eq "COMPLETED" } $first .. $last);
 
 my @failed;
 for my $task ($first .. $last) {

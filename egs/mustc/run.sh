@@ -32,8 +32,8 @@ tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine
                      # (README: then the ensemble gains over the TDNN), fine-tuned for MuST-C and the tiny CI corpus
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's
-                     # (float32 in all of them; auto = bf16 where the hardware computes in it natively)
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: auto on cuda,
+                     # else each config's (float32 in all of them; auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
 overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 2-4 (acoustic model)
@@ -70,7 +70,7 @@ Options (defaults in brackets):
                        MuST-C and tiny: fine-tuned) [${tdnn_word_vectors}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
-  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
+  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: auto on cuda, else each config's [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
   --overlap-branches B true: stages 5-6 run in the background beside stages 2-4 (log in
@@ -112,9 +112,19 @@ esac
 am_extra_opts=
 [ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
 
+case "$amp" in
+  ""|none|bf16|fp16|auto) ;;
+  *) echo "$0: --amp must be none, bf16, fp16 or auto (or empty: each config's), not '$amp'" >&2; exit 2 ;;
+esac
 # One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
 # as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
 network_commands $device $ngpu || exit 2
+if [ "$amp" = fp16 ] && [ "$device" != cuda ]; then
+  echo "$0: --amp fp16 needs --device cuda (on the CPU: --amp bf16 or none)" >&2
+  exit 2
+fi
+# On a GPU the trainings default to mixed precision: bf16 where the GPU computes in it natively, else float32.
+[ -z "$amp" ] && [ "$device" = cuda ] && amp=auto
 train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
 # Stages 5-6 need only the manifests: with --overlap-branches they run as a second run.sh in the background
 # while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
@@ -181,7 +191,7 @@ fi
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
-  steps/train_am.sh --cmd "$train_net_cmd" --prefix mustc --am-config conf/am${conf_suffix}.yaml $train_opts \
+  steps/train_am.sh --cmd "$train_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --am-config conf/am${conf_suffix}.yaml $train_opts \
     $branch_threads_opt $am_extra_opts data/fbank exp/am
 fi
 
@@ -193,14 +203,14 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   ali_opts=
   [ -z "$mustc_root" ] && ali_opts="--word-times-dir $corpus_dir/data"
   [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
-  steps/align.sh --nj $nj --cmd "$decode_net_cmd" --prefix mustc --device $device $ali_opts data/fbank exp/am
+  steps/align.sh --nj $nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device $ali_opts data/fbank exp/am
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: layer-12 embeddings: exp/am -> exp/emb_am"
   # One (frames x dim) matrix per cut id at 100 frames/s, kaldiio two-byte compression; the log also
   # gives the dump throughput at this model's size and at paper size (conf/am.yaml).
-  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_net_cmd" --prefix mustc --device $device --layer 12 \
+  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device --layer 12 \
     --benchmark-config conf/am.yaml data/fbank exp/am exp/emb_am
 fi
 

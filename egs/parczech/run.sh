@@ -41,8 +41,8 @@ conf_suffix=         # config variant: conf/{am,decode,segments,mm,tdnn}<suffix>
                      # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: each config's
-                     # (float32, except conf/am_small.yaml: auto = bf16 where the hardware computes in it natively)
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: auto on cuda, else
+                     # each config's (float32, except conf/am_small.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed for every random choice
 # End configuration section.
 
@@ -79,7 +79,7 @@ Options (defaults in brackets):
   --conf-suffix SFX    use conf/{am,decode,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
-  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: each config's [${amp}]
+  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: auto on cuda, else each config's [${amp}]
   --seed N             random seed [${seed}]
 HELP
 )
@@ -92,12 +92,23 @@ HELP
 
 if [ $# -ne 0 ]; then
   echo "$0: unexpected arguments: $*" >&2
+  echo "$help_message" >&2
   exit 2
 fi
 
+case "$amp" in
+  ""|none|bf16|fp16|auto) ;;
+  *) echo "$0: --amp must be none, bf16, fp16 or auto (or empty: each config's), not '$amp'" >&2; exit 2 ;;
+esac
 # One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
 # as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
 network_commands $device $ngpu || exit 2
+if [ "$amp" = fp16 ] && [ "$device" != cuda ]; then
+  echo "$0: --amp fp16 needs --device cuda (on the CPU: --amp bf16 or none)" >&2
+  exit 2
+fi
+# On a GPU the trainings default to mixed precision: bf16 where the GPU computes in it natively, else float32.
+[ -z "$amp" ] && [ "$device" = cuda ] && amp=auto
 train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
 
 conf_suffix_note="(--conf-suffix)"
@@ -199,7 +210,7 @@ elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
   fi
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --splits "train dev" \
     --feat-config conf/mfcc.yaml $am_manifests $am_fbank
-  local/parczech/train_am.sh --cmd "$train_net_cmd" --am-config $am_conf --init "$am_init" $train_opts \
+  local/parczech/train_am.sh --cmd "$train_net_cmd" --cpu-cmd "$decode_cmd" --am-config $am_conf --init "$am_init" $train_opts \
     $am_fbank exp/am
 fi
 
@@ -293,7 +304,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: EfficientPunct with a case head (${tdnn_conf}): data/segments + ${am} + exp/text -> exp/efficientpunct{,_tdnn}"
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --feat-config $am/mfcc.yaml \
     data/segments data/fbank_segments
-  steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --nj $nj --device $device --prefix parczech \
+  steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --nj $nj --device $device --prefix parczech \
     data/fbank_segments $am exp/emb_am_segments
   local/parczech/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
   steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" \

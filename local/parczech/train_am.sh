@@ -8,7 +8,8 @@
 set -euo pipefail
 
 # Begin configuration section.
-cmd=utils/run.pl              # job runner ($train_cmd)
+cmd=utils/run.pl              # job runner of the training ($train_cmd; on cuda $cuda_cmd --gpu N)
+cpu_cmd=                      # job runner of the --init conversion and the WER decode ($decode_cmd); empty: --cmd without GPUs
 am_config=conf/am_mini.yaml   # model and training options
 feat_config=conf/mfcc.yaml    # the features of <fbank-dir>
 init=                         # checkpoint of a trained AM to start from (empty: random initialisation)
@@ -27,7 +28,7 @@ echo "$0 $*"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.: $0 --am-config conf/am_mini_init.yaml --init ../mustc/exp/am/best-valid-loss.pt data/am_fbank exp/am"
-  echo "Options: --cmd CMD, --am-config YAML, --feat-config YAML, --init CHECKPOINT, --device DEV, --seed N"
+  echo "Options: --cmd CMD, --cpu-cmd CMD, --am-config YAML, --feat-config YAML, --init CHECKPOINT, --device DEV, --seed N"
   exit 1
 fi
 fbank=$1
@@ -50,9 +51,9 @@ if ls $dir/epoch-*.pt $dir/best-valid-loss.pt > /dev/null 2>&1 && \
 fi
 printf '%s\n' "$stamp" > $dir/inputs.stamp.tmp && mv $dir/inputs.stamp.tmp $dir/inputs.stamp
 if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
-  $cmd $dir/log/init.log python -m punct.bin.init_am --config $am_config --source $init --fbank-dir $fbank \
+  ${cpu_cmd:-$cmd --gpu 0} $dir/log/init.log python -m punct.bin.init_am --config $am_config --source $init --fbank-dir $fbank \
     --prefix parczech --exp-dir $dir --seed $seed
 fi
-steps/train_am.sh --cmd "$cmd --num-threads $num_threads" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
+steps/train_am.sh --cmd "$cmd --num-threads $num_threads" --cpu-cmd "${cpu_cmd:-$cmd --gpu 0}" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
   --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" $fbank $dir
 cp $feat_config $dir/mfcc.yaml

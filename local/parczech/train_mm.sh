@@ -21,6 +21,8 @@ nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
 torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
 amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value)
+num_workers=           # DataLoader workers per process; empty: the config's, on cuda at least 2 (not with sound_encoder: am,
+                       # whose frames are cached in the process that reads the data)
 seed=42
 resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
 overwrite=false        # retrain from scratch even if finished
@@ -67,6 +69,15 @@ fi
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
 [ "$amp" != none ] && opts+=(--amp "$amp")
+job_threads=$( [ "$num_threads" -gt 0 ] && echo $num_threads || echo 1 )
+if [ "$device" = cuda ]; then
+  if [ -z "$num_workers" ] && [ "$sound_encoder" = am ]; then
+    num_workers=$(config_value $model_config num_workers 0)
+  fi
+  num_workers=$(loader_workers cuda "$num_workers" $model_config)
+  job_threads=$(gpu_job_threads $nproc $num_workers)   # one CPU per rank and per loader worker
+fi
+[ -n "$num_workers" ] && opts+=(--num-workers "$num_workers")
 opts=(--model $model --prefix parczech --config $model_config --positional $positional --random-audio $random_audio --data-dir $data
       --exp-dir $dir --device $device --seed $seed "${opts[@]}")
 
@@ -80,7 +91,7 @@ fi
 begin_stamped $dir/.done "$stamp" $resume $overwrite $dir/epoch-*.pt $dir/best-valid-f1.pt $dir/best-valid-f1.json $dir/decode
 mkdir -p $dir/log
 
-$cmd --num-threads $( [ "$num_threads" -gt 0 ] && echo $num_threads || echo 1 ) $dir/log/train_mm.log \
+$cmd --num-threads $job_threads $dir/log/train_mm.log \
   $(launcher $nproc $torchrun_opts) -m punct.bin.train_mm "${opts[@]}" --resume
 finish_stamped $dir/.done "$stamp"
 

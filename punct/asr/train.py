@@ -248,7 +248,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     """
     dist_info, device = setup_distributed(device_name)
     precision = Amp(amp, device.type)
-    seed_everything(seed)
+    seed_everything(seed, device.type)
     exp_dir = Path(exp_dir)
     train_cuts, train_cmvn = load_train_splits([fbank_dir, *extra_train_dirs], train_split, prefix)
     dev_cuts, dev_cmvn = load_split(fbank_dir, dev_split, prefix)

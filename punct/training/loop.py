@@ -24,15 +24,36 @@ from punct.utils.logging import setup_logging
 EPOCH_CHECKPOINT = re.compile(r"epoch-(\d+)\.pt")
 
 
-def seed_everything(seed: int) -> None:
-    """Seeds Python, numpy and torch, and asks torch for deterministic kernels: the same seed on the
-    same machine (and thread count) then trains the same model.  Ops without a deterministic kernel
-    (some CUDA ones) warn instead of failing."""
+DETERMINISTIC_ENV = "PUNCT_DETERMINISTIC"  # auto (default), true or false
+
+
+def wants_determinism(device_type: str) -> bool:
+    """Whether a training on ``device_type`` asks torch for deterministic kernels: ``PUNCT_DETERMINISTIC``
+    true or false, else (auto) on for the CPU and off on cuda.
+
+    On the CPU the deterministic kernels cost little, and the tests rely on the same seed training the
+    same model.  On a GPU they cost speed: cuDNN may not pick its fastest convolution algorithms,
+    cuBLAS needs a fixed workspace, and ops without a deterministic CUDA kernel (the CTC loss' backward,
+    scatter/index additions) warn on every call; so a GPU run is reproducible only up to floating-point
+    summation order unless ``PUNCT_DETERMINISTIC=true``."""
+    value = os.environ.get(DETERMINISTIC_ENV, "auto").strip().lower()
+    if value not in ("auto", "true", "false"):
+        raise ValueError(f"{DETERMINISTIC_ENV} must be auto, true or false, not {value!r}")
+    if value == "auto":
+        return device_type != "cuda"
+    return value == "true"
+
+
+def seed_everything(seed: int, device_type: str = "cpu") -> None:
+    """Seeds Python, numpy and torch, and (see :func:`wants_determinism`) asks torch for deterministic
+    kernels: the same seed on the same machine (and thread count) then trains the same model.  Ops
+    without a deterministic kernel (some CUDA ones) warn instead of failing."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    if torch.cuda.is_available():
+    deterministic = wants_determinism(device_type)
+    torch.use_deterministic_algorithms(deterministic, warn_only=True)
+    if deterministic and torch.cuda.is_available():
         torch.backends.cudnn.benchmark = False
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -77,6 +78,22 @@ def test_help_prints_header_without_help_message(script):
     assert out.returncode == 0
     assert "Demo script header." in out.stdout and "Second header line." in out.stdout
     assert "stage=" not in out.stdout
+
+
+def test_help_of_a_step_lists_its_options_with_defaults(repo_root):
+    scripts = sorted((repo_root / "steps").glob("*.sh")) + sorted((repo_root / "local").glob("*/*.sh"))
+    checked = 0
+    for script in scripts:
+        text = script.read_text()
+        if "# Begin configuration section." not in text or "utils/parse_options.sh" not in text:
+            continue
+        section = text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+        out = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, cwd=repo_root)
+        assert out.returncode == 0, (script, out.stderr)
+        for name, value in re.findall(r"^([a-z_]+)=(\S*)", section, flags=re.M):
+            assert f"  --{name.replace('_', '-')} {value}" in out.stdout, f"{script.name} --help lacks --{name}"
+        checked += 1
+    assert checked > 10
 
 
 def test_value_with_shell_characters_is_not_evaluated(script, tmp_path):

@@ -135,8 +135,60 @@ def test_gpu_jobs_each_get_their_own_devices(run_pl, tmp_path):
 def test_gpu_jobs_without_a_visible_gpu_run_one_at_a_time(run_pl, tmp_path):
     jobs = run_timed_jobs(run_pl, tmp_path, 3, "--gpu", "1", env=gpu_env(CUDA_VISIBLE_DEVICES=""), seconds=0.3)
     assert most_overlapping(jobs) == 1 and {g for _, _, g in jobs} == {""}
-    jobs = run_timed_jobs(run_pl, tmp_path, 2, "--gpu", "2", env=gpu_env(PUNCT_GPUS="1"), seconds=0.3)
-    assert most_overlapping(jobs) == 1 and {g for _, _, g in jobs} == {"0"}
+
+
+def test_more_gpus_than_visible_are_refused(run_pl, tmp_path):
+    # --gpu 8 with 4 GPUs used to hand over the 4, and torchrun then failed on cuda:4
+    marker = tmp_path / "ran"
+    out = subprocess.run([run_pl, "--gpu", "8", str(tmp_path / "x.log"), "touch", str(marker)],
+                         capture_output=True, text=True, env=gpu_env(PUNCT_GPUS="4"))
+    assert out.returncode == 1 and not marker.exists()
+    assert "--gpu 8 asks for more GPUs than the 4 visible here (0,1,2,3)" in out.stderr
+
+
+def _start_gpu_job(run_pl, tmp_path, name: str, env: dict, seconds: float = 1.5) -> subprocess.Popen:
+    """A run.pl --gpu 1 job that records its CUDA_VISIBLE_DEVICES and start/end times in <name>.*"""
+    cmd = (f"date +%s.%N > {tmp_path}/{name}.start; echo $CUDA_VISIBLE_DEVICES > {tmp_path}/{name}.gpus; "
+           f"sleep {seconds}; date +%s.%N > {tmp_path}/{name}.end")
+    return subprocess.Popen([run_pl, "--gpu", "1", str(tmp_path / f"{name}.log"), "bash", "-c", cmd],
+                            env=env, stderr=subprocess.PIPE, text=True)
+
+
+def _span(tmp_path, name: str) -> tuple:
+    return float((tmp_path / f"{name}.start").read_text()), float((tmp_path / f"{name}.end").read_text())
+
+
+def test_concurrent_run_pl_processes_get_disjoint_gpus(run_pl, tmp_path):
+    # Two trainings started at once (parczech stage 4, mustc's background text branch): each run.pl
+    # used to keep its own GPU table, and both jobs got GPU 0.
+    env = gpu_env(PUNCT_GPUS="4")
+    procs = [_start_gpu_job(run_pl, tmp_path, name, env) for name in ("a", "b")]
+    assert [p.wait(timeout=30) for p in procs] == [0, 0], [p.stderr.read() for p in procs]
+    (a_start, a_end), (b_start, b_end) = _span(tmp_path, "a"), _span(tmp_path, "b")
+    assert a_start < b_end and b_start < a_end  # they did run at the same time
+    assert sorted((tmp_path / f"{n}.gpus").read_text().strip() for n in "ab") == ["0", "1"]
+
+
+def test_a_job_waits_while_other_run_pl_processes_hold_every_gpu(run_pl, tmp_path):
+    env = gpu_env(PUNCT_GPUS="1")
+    first = _start_gpu_job(run_pl, tmp_path, "a", env)
+    deadline = time.time() + 10
+    while not (tmp_path / "a.gpus").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    second = _start_gpu_job(run_pl, tmp_path, "b", env, seconds=0.2)
+    assert first.wait(timeout=30) == 0 and second.wait(timeout=30) == 0
+    assert _span(tmp_path, "b")[0] >= _span(tmp_path, "a")[1]  # b started once a gave GPU 0 back
+    assert "waiting for a free GPU" in second.stderr.read()
+    assert (tmp_path / "b.gpus").read_text().strip() == "0"
+
+
+def test_a_job_passes_its_gpus_to_an_inner_run_pl(run_pl, tmp_path):
+    # The outer job holds GPUs 2,3: the inner jobs share out those two (no deadlock on the outer's locks).
+    inner = f"{run_pl} --gpu 1 JOB=1:2 {tmp_path}/inner.JOB.log bash -c 'echo $CUDA_VISIBLE_DEVICES > {tmp_path}/JOB.gpus'"
+    out = subprocess.run([run_pl, "--gpu", "2", str(tmp_path / "outer.log"), "bash", "-c", inner],
+                         capture_output=True, text=True, env=gpu_env(CUDA_VISIBLE_DEVICES="2,3,4,5"), timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert sorted((tmp_path / f"{j}.gpus").read_text().strip() for j in (1, 2)) == ["2", "3"]
 
 
 def test_job_range_needs_job_in_the_log_name(run_pl, tmp_path):

@@ -154,3 +154,15 @@ def test_partition_option_and_memory_per_cpu_reach_slurm(slurm_pl, tmp_path, cap
     assert re.search(r"\bPartition=gpu\b", record), record
     assert re.search(r"\bMinMemoryCPU=100M\b", record), record
     assert "on the gpu partition" in (tmp_path / "p.log").read_text()
+
+
+def test_recipe_conf_time_limit_and_cpus_reach_slurm(slurm_pl, repo_root, tmp_path, capsys):
+    # egs/mustc/conf/slurm.conf gives every job --time=12:00:00; --num-threads 2 becomes 2 CPUs of the task
+    out = subprocess.run([slurm_pl, "--num-threads", "2", str(tmp_path / "t.log"), "echo", "timed"],
+                         capture_output=True, text=True, timeout=120, cwd=repo_root / "egs" / "mustc")
+    assert out.returncode == 0, out.stderr
+    job_id = submitted_job_id(out.stderr)
+    show_job_ids(capsys, "egs/mustc/conf/slurm.conf, --num-threads 2", job_id)
+    record = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True).stdout
+    assert re.search(r"\bTimeLimit=12:00:00\b", record), record
+    assert re.search(r"\bNumCPUs=2\b", record), record

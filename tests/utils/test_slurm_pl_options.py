@@ -60,9 +60,12 @@ class FakeSlurm:
             path.chmod(0o755)
         self.slurm_pl = str(slurm_pl)
 
-    def run(self, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    def replace(self, name: str, text: str) -> None:
+        (self.bin / name).write_text(text.replace("@STATE@", str(self.state)))
+
+    def run(self, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
         (self.state / "sbatch.args").unlink(missing_ok=True)
-        env = dict(os.environ, PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}", PUNCT_SLURM_POLL="0.01")
+        env = dict(os.environ, PATH=f"{self.bin}{os.pathsep}{os.environ['PATH']}", PUNCT_SLURM_POLL="0.01", **env)
         return subprocess.run([self.slurm_pl, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
     def sbatch_args(self) -> list:
@@ -208,3 +211,50 @@ def test_job_range_needs_job_in_the_log_name(fake, recipe):
     out = fake.run("JOB=2:2", "x.log", "echo", "JOB", cwd=recipe)  # one job: fine
     assert out.returncode == 0, out.stderr
     assert "2" in (recipe / "x.log").read_text().splitlines()
+
+
+# sbatch that answers at once and starts the task a second later (a queue, or a log that a shared file
+# system shows late); squeue that fails its first three calls (a busy slurmctld), then reports an empty queue.
+LATE_SBATCH = r"""#!/usr/bin/env bash
+printf '%s\n' "$@" > @STATE@/sbatch.args
+nohup bash -c "sleep 1; SLURM_ARRAY_TASK_ID=1 bash ${@: -1}" </dev/null >/dev/null 2>&1 &
+echo 4242
+"""
+FLAKY_SQUEUE = r"""#!/usr/bin/env bash
+n=$(( $(cat @STATE@/squeue.calls 2>/dev/null || echo 0) + 1 ))
+echo $n > @STATE@/squeue.calls
+if [ $n -le 3 ]; then echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2; exit 1; fi
+"""
+
+
+def test_squeue_errors_are_retried_and_a_late_log_is_waited_for(fake, recipe):
+    fake.replace("sbatch", LATE_SBATCH)
+    fake.replace("squeue", FLAKY_SQUEUE)
+    fake.replace("scontrol", "#!/usr/bin/env bash\nexit 0\n")  # no state known
+    out = fake.run("log/late.log", "echo", "done late", cwd=recipe)
+    assert out.returncode == 0, out.stderr  # judged finished at the first squeue error before
+    assert "squeue failed (exit 1: slurm_load_jobs error: Socket timed out" in out.stderr
+    assert int((fake.state / "squeue.calls").read_text()) == 4
+    assert "done late" in (recipe / "log/late.log").read_text()
+
+
+def test_a_log_that_never_shows_its_footer_fails_after_the_wait(fake, recipe):
+    fake.replace("sbatch", LATE_SBATCH.replace("sleep 1", "sleep 4"))
+    fake.replace("squeue", "#!/usr/bin/env bash\nexit 1\n")  # never answers
+    fake.replace("scontrol", "#!/usr/bin/env bash\nexit 0\n")
+    out = fake.run("log/never.log", "true", cwd=recipe, PUNCT_SLURM_SQUEUE_PATIENCE="1", PUNCT_SLURM_LOG_WAIT="1")
+    assert out.returncode == 1
+    assert "squeue has failed for 1 s; judging job 4242 by its logs" in out.stderr
+    assert "1 / 1 failed" in out.stderr and "no exit code in log" in out.stderr
+
+
+@pytest.mark.parametrize("name", ["mustc", "parczech"])
+def test_recipes_ship_a_slurm_conf_with_a_time_limit(fake, repo_root, tmp_path, name):
+    recipe = repo_root / "egs" / name
+    out = fake.run("--gpu", "2", "--num-threads", "6", "--mem", "16G", str(tmp_path / "t.log"), "true", cwd=recipe)
+    assert out.returncode == 0, out.stderr
+    args = fake.sbatch_args()
+    assert "--time=12:00:00" in args and "--gres=gpu:2" in args and "--cpus-per-task=6" in args
+    assert "conf/slurm.conf" in (tmp_path / "q" / "t.sh").read_text()
+    out = fake.run("--time", "0:30:00", str(tmp_path / "t.log"), "true", cwd=recipe)  # a step's --time wins
+    assert out.returncode == 0 and "--time=0:30:00" in fake.sbatch_args() and "--gres=gpu:2" not in fake.sbatch_args()

@@ -411,7 +411,7 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
     dist, device = setup_distributed(device_name)
     precision = Amp(amp, device.type)
     pin = device.type == "cuda"
-    seed_everything(cfg.seed)
+    seed_everything(cfg.seed, device.type)
     cfg = with_absolute_am_dir(cfg, kind)
     if dist.is_main:
         save_config(cfg, exp_dir / "config.yaml")

