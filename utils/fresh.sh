@@ -10,6 +10,10 @@
 # The stamp is the text "options: <options>" followed by one line "<path> <size> <mtime>" per input
 # file ("<path> missing" when absent), where <options> is everything that changes the result (the
 # entry point's flags, the number of ranks): a changed config file, input or option gives another stamp.
+# Options that cannot change the result stay out of it, whatever step passes them: threads, device
+# placement, data-loader workers, log intervals and progress bars (STAMP_IGNORED_OPTIONS), so that
+# `run.sh --stage 3` after a finished run, whose stages 5-6 ran in the background with one thread the
+# first time, trains nothing again.
 # The stamp is computed before training, so an input that changes during training also counts as changed.
 #
 # <marker> is the output's .done file (<dir>/.done for a directory, <file>.done for a file, as in
@@ -26,9 +30,27 @@
 #   - otherwise (finished or interrupted with other options or inputs)
 #                                                -> <checkpoint>... removed, trained from scratch.
 
+# Flags that take a value and cannot change a trained model; --no-progress takes none.
+STAMP_IGNORED_OPTIONS="--num-threads --device --num-workers --log-interval"
+
+# _result_options <options>: <options> without STAMP_IGNORED_OPTIONS (and their values) and --no-progress.
+_result_options() {
+  local word skip=false kept=() words
+  read -ra words <<< "$1"  # split on blanks, no glob expansion
+  for word in "${words[@]}"; do
+    if $skip; then skip=false; continue; fi
+    case " $STAMP_IGNORED_OPTIONS " in
+      *" $word "*) skip=true; continue ;;
+    esac
+    [ "$word" = --no-progress ] || kept+=("$word")
+  done
+  echo "${kept[*]}"
+}
+
 # make_stamp <options> <input-file>...: prints the stamp (see above).
 make_stamp() {
-  local options=$1 f
+  local options f
+  options=$(_result_options "$1")
   shift
   echo "options: $options"
   for f in "$@"; do

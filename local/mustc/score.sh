@@ -16,7 +16,8 @@ am_model_dir=exp/am    # for the parameter counts only
 bert_model_dir=exp/bert
 alpha_step=0.1
 paper_alpha=0.4
-alpha_rule=one-se       # one-se: a single model unless a mixture wins by > 1 bootstrap SE on dev; argmax: best dev F1
+alpha_rule=paired-se    # paired-se: the dev argmax unless a mixture's gain over the better single model is within one
+                        # SE of the paired bootstrap difference; one-se: the marginal SE of the best alpha; argmax
 supervisions_dir=      # stage-0 manifests: RESULTS.md then says what was dropped before scoring
 seed=                  # recorded in results.json
 # End configuration section.

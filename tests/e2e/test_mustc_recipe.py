@@ -129,6 +129,19 @@ def test_rerun_from_stage7_only_touches_tdnn_and_results(tiny_recipe):
     assert results.stat().st_mtime > results_mtime
 
 
+def test_rerun_from_stage3_trains_nothing_again(tiny_recipe):
+    """`./run.sh --stage 3` after a finished default run: the text branch ran in the background with one
+    thread the first time and in the foreground now, which is the same training (utils/fresh.sh)."""
+    markers = [tiny_recipe / "exp/bert/.done", tiny_recipe / "exp/tdnn/best-valid-f1.pt.done"]
+    before = [m.stat().st_mtime for m in markers]
+    out = run_recipe(tiny_recipe, "--stage", "3")
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-4000:]
+    assert "exp/bert is done; skipping" in text and "exp/tdnn/best-valid-f1.pt is done; skipping" in text
+    assert "training again" not in text and "training from scratch" not in text
+    assert [m.stat().st_mtime for m in markers] == before
+
+
 def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, monkeypatch):
     """--tdnn-word-vectors pretrained: stage 6 dumps the vectors of the encoder stage 5 started from, with the
     fine-tuned posteriors (the tiny run's default, auto, is fine-tuned); stage 7 then trains the TDNN again from

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from punct.ensemble import (alpha_sweep, choose_alpha, choose_alpha_one_se, default_alphas, ensemble, paired_posteriors,
-                            utterance_confusions)
+from punct.ensemble import (alpha_sweep, choose_alpha, choose_alpha_one_se, choose_alpha_paired, default_alphas, ensemble,
+                            paired_posteriors, utterance_confusions)
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
 
@@ -107,6 +107,30 @@ def test_one_se_rule_prefers_the_better_single_model_within_noise():
     # with more such words the mixture's gain exceeds the noise and the mixture is kept
     ref, pt, pb, lengths = stacked(utterances + [(MIX_REF, MIX_TDNN, MIX_BERT)] * 60)
     assert choose_alpha_one_se(ref, pt, pb, lengths, alphas).alpha not in (0.0, 1.0)
+
+
+def test_paired_rule_keeps_a_mixture_that_wins_on_the_same_utterances():
+    """The mixture fixes a few words and otherwise agrees with the TDNN: its gain (~0.9 points) is below the
+    marginal standard error of its score (~1.8, the spread of the utterances' difficulty, which both systems
+    share) but above that of the paired difference (~0.5), so the one-SE rule drops it and the paired rule
+    keeps it; without those words the two are equal on every resample and the TDNN alone is kept."""
+    rng = np.random.default_rng(0)
+    utterances = []
+    for _ in range(150):  # as in the test above
+        ref = rng.choice(4, size=8, p=[0.6, 0.2, 0.15, 0.05])
+        utterances.append((ref, noisy_model(ref, 0.8, rng, sharp=0.9), noisy_model(ref, 0.5, rng, sharp=0.4)))
+    alphas = default_alphas()
+    ref, pt, pb, lengths = stacked(utterances + [(MIX_REF, MIX_TDNN, MIX_BERT)] * 3)
+    marginal = choose_alpha_one_se(ref, pt, pb, lengths, alphas)
+    paired = choose_alpha_paired(ref, pt, pb, lengths, alphas)
+    assert marginal.alpha == 1.0 and marginal.best_alpha == paired.best_alpha == paired.alpha == 0.4
+    gain = paired.best_score - paired.single_score
+    assert paired.single_alpha == 1.0 and paired.standard_error < gain < marginal.standard_error
+    assert "dev argmax alpha 0.4" in paired.describe() and ": kept" in paired.describe()
+    ref, pt, pb, lengths = stacked(utterances)
+    tied = choose_alpha_paired(ref, pt, pb, lengths, alphas)
+    assert tied.best_alpha < 1.0 and tied.best_score == tied.single_score and tied.standard_error == 0.0
+    assert tied.alpha == 1.0 and "the TDNN alone" in tied.describe()
 
 
 def test_paired_posteriors_align_by_key(tmp_path):

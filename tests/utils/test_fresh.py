@@ -158,6 +158,17 @@ def test_training_steps_skip_only_when_done_and_fresh(work, step):
     assert out.returncode == 0 and trained == [step] and (exp / "epoch-1.pt").read_text() == "fresh\n"
 
 
+@pytest.mark.parametrize("step", ["train_am", "train_bert", "train_mm", "train_tdnn"])
+def test_threads_and_device_placement_are_not_part_of_the_stamp(work, step):
+    """A run with other thread counts or an explicit --device cpu is the same training (run.sh --stage 3 after
+    a finished run, whose text branch ran with one thread in the background); --seed is not."""
+    command, _, _ = _setup(work, step)
+    assert _run(work, command, "--num-threads", "1")[1] == [step]
+    out, trained = _run(work, command, "--num-threads", "2", "--device", "cpu")
+    assert trained == [] and "is done; skipping" in out.stdout, out.stdout + out.stderr
+    assert _run(work, command, "--num-threads", "2", "--seed", "7")[1] == [step]
+
+
 def test_train_opts_are_part_of_the_stamp(work):
     """Options that reach the entry point only through --train-opts (e.g. --num-epochs) count too."""
     command, _, _ = _setup(work, "train_am")
