@@ -64,6 +64,23 @@ def replace_region(text: str, name: str, content: str, where: str = "README") ->
     return pattern.sub(lambda _: f"{begin}\n{content}{end}", text, count=1)
 
 
+REGION_BEGIN = re.compile(r"<!-- results:([\w.-]+):begin -->")
+
+
+def region_names(text: str) -> List[str]:
+    """The names of the ``results:<name>`` regions of ``text``, in order."""
+    return REGION_BEGIN.findall(text)
+
+
+def region_content(text: str, name: str, where: str = "README") -> str:
+    """The text between the ``results:<name>`` markers (without the marker lines)."""
+    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
+    match = re.search(re.escape(begin) + r"\n(.*?)" + re.escape(end), text, flags=re.DOTALL)
+    if match is None:
+        raise ValueError(f"{where}: no region between {begin} and {end}")
+    return match.group(1)
+
+
 def read_run_json(results: Path) -> Dict:
     """The ``run.json`` beside a results.json (local/multi_seed.sh: seed, wall_seconds, command ...); {} if absent."""
     run_file = Path(results).parent / "run.json"

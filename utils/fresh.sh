@@ -1,4 +1,5 @@
-# Skip-if-done-and-fresh for the training steps (steps/train_{am,bert,tdnn}.sh, local/parczech/train_mm.sh).
+# Skip-if-done-and-fresh for the training steps (steps/train_{am,bert,tdnn}.sh, local/parczech/train_mm.sh) and
+# the feature step (steps/compute_features.sh, per split: is_done_and_fresh and finish_stamped only).
 # Sourced after utils/parse_options.sh.  One rule for all of them:
 #
 #   stamp=$(make_stamp "<options>" <input-file>...)
@@ -70,25 +71,26 @@ _output_of() {
   esac
 }
 
-# is_done_and_fresh <marker> <stamp>: true when <marker> holds <stamp>, and then logs the skip;
-# otherwise false, and logs why the output is redone (no marker, or the lines that changed).
+# is_done_and_fresh <marker> <stamp> [<redo>]: true when <marker> holds <stamp>, and then logs the skip;
+# otherwise false, and logs why the output is redone (no marker, or the lines that changed).  <redo> names
+# what happens then in the log lines: "training again" (the default) or e.g. "computing again" for data steps.
 is_done_and_fresh() {
-  local marker=$1 stamp=$2 output
+  local marker=$1 stamp=$2 redo=${3:-training again} output
   output=$(_output_of "$marker")
   if [ ! -f "$marker" ]; then
     return 1
   fi
   if [ "$(cat "$marker")" = "$stamp" ]; then
-    echo "$0: $output is done; skipping (options and inputs unchanged; --overwrite true to retrain)"
+    echo "$0: $output is done; skipping (options and inputs unchanged; --overwrite true to redo)"
     return 0
   fi
   if [ ! -s "$marker" ]; then
     # written by the entry point, but the step did not stamp it: interrupted just before, or made
     # before utils/fresh.sh (--resume true then continues from its last epoch-N.pt instead)
-    echo "$0: $output has no stamp of its options and inputs; training again"
+    echo "$0: $output has no stamp of its options and inputs; $redo"
     return 1
   fi
-  echo "$0: $output was made with other options or inputs; training again. Changed since (< then, > now):"
+  echo "$0: $output was made with other options or inputs; $redo. Changed since (< then, > now):"
   diff <(cat "$marker") <(echo "$stamp") | grep '^[<>]' | sed 's/^/  /' || true
   return 1
 }

@@ -28,6 +28,20 @@ sd is the sample standard deviation (n - 1); with one run there is no mean ± sd
 With ``--readme`` the text between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
 is replaced by the tables (NAME: --name, which --readme needs); a README without both markers is an error
 and is left unchanged.
+
+Every generated region of the READMEs is listed in a recipe's ``RESULTS/regions.yaml`` with the committed
+results.json it comes from (paths relative to that file) and the command that made the runs::
+
+  mustc:                                  # the region's NAME
+    readme: ../../../README.md
+    command: local/multi_seed.sh ...
+    results: [corpus1001/seed1/results.json, ...]
+
+``--regions egs/mustc/RESULTS/regions.yaml`` rewrites each listed region from its files; with ``--check`` it
+rewrites nothing and exits 1 when a region differs from what its files give (a hand edit, or a stale table),
+printing the difference (the tests run it on every recipe).
+
+  python -m punct.bin.results_table --regions egs/mustc/RESULTS/regions.yaml --check
 """
 
 from __future__ import annotations
@@ -41,7 +55,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from punct import itn_results
-from punct.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, replace_region, run_name, spread
+from punct.tables import (duration, markdown_table, mean_sd_cell, number, read_run_json, region_content, replace_region,
+                          run_name, spread)
 from punct.tables import mean_sd  # noqa: F401  (re-exported: callers and tests import it from here)
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import setup_logging
@@ -227,9 +242,69 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
     return kinds[0], tables, data
 
 
+@dataclass(frozen=True)
+class Region:
+    """One generated README region: ``results:<name>`` of ``readme``, from ``results`` made by ``command``."""
+
+    name: str
+    readme: Path
+    results: Tuple[Path, ...]
+    command: str = ""
+    split: str = "test"
+
+
+def read_regions(path: Path) -> List[Region]:
+    """The regions a ``RESULTS/regions.yaml`` lists (paths resolved against its folder)."""
+    import yaml
+
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    regions = []
+    for name, entry in entries.items():
+        try:
+            regions.append(Region(name, path.parent / entry["readme"],
+                                  tuple(path.parent / r for r in entry["results"]), entry.get("command", ""),
+                                  entry.get("split", "test")))
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{path}: region {name!r} needs readme and results ({e})") from e
+    return regions
+
+
+def region_tables(region: Region) -> str:
+    for result in region.results:
+        if not result.is_file():
+            raise FileNotFoundError(f"{result}: no such file (region {region.name})")
+    return tables_and_summary(region.results, region.split, region.command)[1]
+
+
+def update_regions(path: Path, check: bool) -> int:
+    """Rewrites (or with ``check`` compares) every region of ``path``; 1 when a checked region differs."""
+    import difflib
+
+    stale = 0
+    for region in read_regions(path):
+        text = region.readme.read_text(encoding="utf-8")
+        tables = region_tables(region)
+        if not check:
+            atomic_write_text(region.readme, replace_region(text, region.name, tables, str(region.readme)))
+            logging.info("%s: rewrote the results:%s region", region.readme, region.name)
+            continue
+        current = region_content(text, region.name, str(region.readme))
+        if current != tables:
+            stale += 1
+            sys.stdout.writelines(difflib.unified_diff(
+                current.splitlines(keepends=True), tables.splitlines(keepends=True),
+                f"{region.readme} results:{region.name}", f"generated from {path}"))
+    if stale:
+        logging.error("%d region(s) differ from their results.json: regenerate with --regions %s", stale, path)
+    return 1 if stale else 0
+
+
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", type=Path, nargs="+", help="results.json files (one per run, all of one kind)")
+    parser.add_argument("results", type=Path, nargs="*", help="results.json files (one per run, all of one kind)")
+    parser.add_argument("--regions", type=Path, default=None,
+                        help="a RESULTS/regions.yaml: rewrite (or --check) every README region it lists")
+    parser.add_argument("--check", action="store_true", help="with --regions: compare, rewrite nothing")
     parser.add_argument("--split", default="test", help="split whose scores the tables show")
     parser.add_argument("--readme", type=Path, default=None, help="rewrite the marked region of this file")
     parser.add_argument("--name", default=None,
@@ -245,6 +320,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.readme is not None and not args.name:
         parser.error("--readme needs --name (the marker name, e.g. mustc)")
     setup_logging()
+    if args.regions is not None:
+        return update_regions(args.regions, args.check)
+    if not args.results:
+        parser.error("give results.json files, or --regions")
     for path in args.results:
         if not path.is_file():
             raise FileNotFoundError(f"no such file: {path}")

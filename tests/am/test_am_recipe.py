@@ -84,6 +84,17 @@ def test_stages_1_to_4_with_the_local_runner(tmp_path, monkeypatch):
     # a second run finds everything done
     out = _run(egs, "utils/run.pl", "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2", "data/manifests", "data/fbank")
     assert "nothing to do" in out
+    # another feature config computes every split again (its stamp differs), and a re-run skips them again
+    other = egs / "conf" / "mfcc_vars.yaml"
+    other.write_text((egs / "conf" / "mfcc.yaml").read_text().replace("norm_vars: true", "norm_vars: false"))
+    before = (egs / "data" / "fbank" / "cmvn_dev.json").read_text()
+    out = _run(egs, "utils/run.pl", "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2",
+               "--feat-config", "conf/mfcc_vars.yaml", "data/manifests", "data/fbank")
+    assert "mustc_cuts_dev.jsonl.gz was made with other options or inputs; computing again" in out
+    assert (egs / "data" / "fbank" / "cmvn_dev.json").read_text() != before  # means only now
+    out = _run(egs, "utils/run.pl", "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2",
+               "--feat-config", "conf/mfcc_vars.yaml", "data/manifests", "data/fbank")
+    assert "nothing to do" in out
 
 
 def test_stages_1_to_4_through_slurm(tmp_path, monkeypatch, slurm_cluster):

@@ -127,3 +127,40 @@ def test_readme_region_is_replaced_and_must_exist(tmp_path, three_runs):
     with pytest.raises(ValueError, match="results:mustc:begin"):
         main(["--readme", str(readme), "--name", "mustc", str(three_runs[0])])
     assert readme.read_text() == "intro only\n"
+
+
+def test_regions_file_regenerates_and_finds_a_hand_edit(tmp_path, three_runs, capsys):
+    from punct.bin.results_table import update_regions
+
+    readme = tmp_path / "README.md"
+    readme.write_text("# R\n<!-- results:demo:begin -->\nold\n<!-- results:demo:end -->\nafter\n")
+    regions = tmp_path / "RESULTS" / "regions.yaml"
+    regions.parent.mkdir()
+    files = ", ".join(f"../{p.relative_to(tmp_path)}" for p in three_runs)
+    regions.write_text(f"demo:\n  readme: ../README.md\n  command: make runs\n  results: [{files}]\n")
+    assert update_regions(regions, check=True) == 1  # "old" is not what the runs give
+    assert update_regions(regions, check=False) == 0
+    assert "| Ensemble (alpha chosen on dev) | overall |" in readme.read_text() and "of `make runs`" in readme.read_text()
+    assert update_regions(regions, check=True) == 0
+    readme.write_text(readme.read_text().replace("| overall | ", "| overall | 9", 1))  # a hand edit
+    capsys.readouterr()
+    assert update_regions(regions, check=True) == 1
+    assert "results:demo" in capsys.readouterr().out
+
+
+def test_every_readme_region_is_generated_from_committed_results():
+    """Each results:NAME region of the READMEs is listed in a recipe's RESULTS/regions.yaml, and equals what its
+    committed results.json files give (a hand edit or a stale table fails here)."""
+    from pathlib import Path
+
+    from punct.bin.results_table import read_regions, update_regions
+    from punct.tables import region_names
+
+    repo = Path(__file__).resolve().parents[2]
+    files = sorted(repo.glob("egs/*/RESULTS/regions.yaml"))
+    listed = {(region.readme.resolve(), region.name) for f in files for region in read_regions(f)}
+    for readme in [repo / "README.md", repo / "benchmarks" / "README.md", *repo.glob("egs/*/README.md")]:
+        for name in region_names(readme.read_text(encoding="utf-8")):
+            assert (readme.resolve(), name) in listed, f"{readme}: region {name} is not in any egs/*/RESULTS/regions.yaml"
+    for f in files:
+        assert update_regions(f, check=True) == 0, f"{f}: a README region differs from its results.json"

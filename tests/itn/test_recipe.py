@@ -66,14 +66,14 @@ def test_stage_1_trains_the_am_on_a_kaldi_data_dir(tmp_path):
     again = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env, timeout=600)
     output = again.stdout + again.stderr
     assert again.returncode == 0, output[-3000:]
-    for skipped in ("import_am_data.sh: data/am_manifests_import is done; skipping", "split train is done; skipping",
+    for skipped in ("import_am_data.sh: data/am_manifests_import is done; skipping", "parczech_cuts_train.jsonl.gz is done; skipping",
                     "exp/am/best-valid-loss.pt is done; skipping"):
         assert skipped in output, skipped
     other = subprocess.run(cmd + ["--am-data-dev", str(tmp_path / "kaldi_dev")], cwd=work, capture_output=True,
                            text=True, env=env, timeout=600)
     output = other.stdout + other.stderr
     assert other.returncode == 0, output[-3000:]
-    for redone in ("split train: manifests changed since its features were computed; computing again",
+    for redone in ("parczech_cuts_train.jsonl.gz was made with other options or inputs; computing again",
                    "exp/am was trained on other data, config or init; training again from scratch"):
         assert redone in output, redone
     assert "continuing from the newest checkpoint" in output and "resumed from" not in \
