@@ -29,6 +29,15 @@ def show_job_ids(capsys, what: str, job_id: int) -> None:
         print(f"\n  [slurm] {what}: job id {job_id}", end="")
 
 
+def submit_and_show(slurm_pl, args: list, cwd, capsys, what: str) -> str:
+    """Runs slurm.pl with ``args`` in ``cwd``; returns the ``scontrol show job -o`` record of its job."""
+    out = subprocess.run([slurm_pl, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    job_id = submitted_job_id(out.stderr)
+    show_job_ids(capsys, what, job_id)
+    return subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True).stdout
+
+
 def task_states(job_id: int) -> dict:
     out = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True).stdout
     states = {}
@@ -140,17 +149,8 @@ def test_interrupt_cancels_the_job_array(slurm_pl, tmp_path, capsys):
 
 def test_partition_option_and_memory_per_cpu_reach_slurm(slurm_pl, tmp_path, capsys):
     # "-p gpu" goes to sbatch after the config's --partition=shared; --mem is per CPU.
-    out = subprocess.run(
-        [slurm_pl, "-p", "gpu", "--mem", "100M", str(tmp_path / "p.log"), "echo", "on the gpu partition"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert out.returncode == 0, out.stderr
-    job_id = submitted_job_id(out.stderr)
-    show_job_ids(capsys, "-p gpu --mem 100M", job_id)
-    record = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True).stdout
+    record = submit_and_show(slurm_pl, ["-p", "gpu", "--mem", "100M", str(tmp_path / "p.log"), "echo", "on the gpu partition"],
+                             tmp_path, capsys, "-p gpu --mem 100M")
     assert re.search(r"\bPartition=gpu\b", record), record
     assert re.search(r"\bMinMemoryCPU=100M\b", record), record
     assert "on the gpu partition" in (tmp_path / "p.log").read_text()
@@ -158,11 +158,7 @@ def test_partition_option_and_memory_per_cpu_reach_slurm(slurm_pl, tmp_path, cap
 
 def test_recipe_conf_time_limit_and_cpus_reach_slurm(slurm_pl, repo_root, tmp_path, capsys):
     # egs/mustc/conf/slurm.conf gives every job --time=12:00:00; --num-threads 2 becomes 2 CPUs of the task
-    out = subprocess.run([slurm_pl, "--num-threads", "2", str(tmp_path / "t.log"), "echo", "timed"],
-                         capture_output=True, text=True, timeout=120, cwd=repo_root / "egs" / "mustc")
-    assert out.returncode == 0, out.stderr
-    job_id = submitted_job_id(out.stderr)
-    show_job_ids(capsys, "egs/mustc/conf/slurm.conf, --num-threads 2", job_id)
-    record = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True).stdout
+    record = submit_and_show(slurm_pl, ["--num-threads", "2", str(tmp_path / "t.log"), "echo", "timed"],
+                             repo_root / "egs" / "mustc", capsys, "egs/mustc/conf/slurm.conf, --num-threads 2")
     assert re.search(r"\bTimeLimit=12:00:00\b", record), record
     assert re.search(r"\bNumCPUs=2\b", record), record
