@@ -83,7 +83,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bert-bf16", action="store_true",
                         help="BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or GPUs)")
     parser.add_argument("--vectorised-features", action="store_true",
-                        help="NumPy MFCC instead of stage 1's kaldi-native-fbank: ~7x faster features, equal to 1e-3 "
+                        help="NumPy MFCC instead of stage 1's kaldi-native-fbank: 3-7x faster features, equal to 1e-3 "
                              "but no longer bit-identical to what the recipe scored")
     parser.add_argument("--backend", choices=("torch", "onnx"), default="torch",
                         help="onnx: the AM and the TDNN's conv stack in ONNX Runtime, from --onnx-dir (CPU only)")

@@ -230,8 +230,9 @@ class Punctuator:
         ``--word-vectors pretrained``: ``pretrained_encoder_model(bert)``); the posteriors are ``bert``'s.
       embedding_compression: the kaldiio compression of the stage-4 shards the TDNN was trained and scored
         on; the layer-12 output is quantised the same way.
-      vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, ~7x faster) instead of
-        stage 1's kaldi-native-fbank: equal to 1e-3, but no longer bit-identical to what the recipe scored.
+      vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, 3-7x faster:
+        benchmarks/README.md) instead of stage 1's kaldi-native-fbank: equal to 1e-3, but no longer
+        bit-identical to what the recipe scored.
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
