@@ -21,6 +21,7 @@ from punct.asr.dataset import load_split
 from punct.asr.dump import benchmark_throughput, dump_shard
 from punct.asr.model import EMBEDDING_LAYER
 from punct.asr.train import load_model
+from punct.features.cmvn import SpeakerCmvn
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
 from punct.io.sources import AcousticSource, file_sha256, read_source, write_source
 from punct.utils.cli import add_am_input_arguments, add_device_arguments, parse_and_log
@@ -44,9 +45,10 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def acoustic_source(args, norm_vars: bool) -> AcousticSource:
-    checkpoint = args.am_dir / args.checkpoint
-    return AcousticSource(am_checkpoint=str(checkpoint), am_sha256=file_sha256(checkpoint), layer=args.layer,
+def acoustic_source(args, split: str, am_sha256: str) -> AcousticSource:
+    """What this dump of ``split`` is made from (the CMVN mode: the split's stage-1 stats, read without its cuts)."""
+    norm_vars = SpeakerCmvn.load(args.fbank_dir / f"cmvn_{split}.json").norm_vars
+    return AcousticSource(am_checkpoint=str(args.am_dir / args.checkpoint), am_sha256=am_sha256, layer=args.layer,
                           compression=args.compression, norm_vars=norm_vars)
 
 
@@ -60,7 +62,7 @@ def made_otherwise(folder: Path, source: AcousticSource) -> bool:
 
 
 def merge_split(args, split: str) -> bool:
-    cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
+    cuts, _ = load_split(args.fbank_dir, split, args.prefix)
     out_dir = args.out_dir / split
     prefixes = [out_dir / f"emb.{j}" for j in range(1, args.nj + 1)]
     unfinished = [str(p) for p in prefixes if not is_shard_done(p)]
@@ -74,7 +76,7 @@ def merge_split(args, split: str) -> bool:
         logging.error("%s keys differ from the cut ids: %d missing, %d extra", out_dir / "emb.scp",
                       len(ids - keys), len(keys - ids))
         return False
-    write_source(out_dir, acoustic_source(args, cmvn.norm_vars))
+    write_source(out_dir, acoustic_source(args, split, file_sha256(args.am_dir / args.checkpoint)))
     logging.info("%s: %d matrices", out_dir / "emb.scp", n)
     return True
 
@@ -93,13 +95,14 @@ def main(argv=None) -> int:
     device = resolve_device(args.device)
     model, _ = load_model(args.am_dir / args.checkpoint, device)
     total = {"audio_seconds": 0.0, "cpu_seconds": 0.0}
+    am_sha256 = file_sha256(args.am_dir / args.checkpoint)
     for split in args.splits:
         prefix = args.out_dir / split / f"emb.{args.job}"
-        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
-        redo = args.overwrite or made_otherwise(prefix.parent, acoustic_source(args, cmvn.norm_vars))
+        redo = args.overwrite or made_otherwise(prefix.parent, acoustic_source(args, split, am_sha256))
         if is_shard_done(prefix, newer_than=args.am_dir / args.checkpoint) and not redo:
             logging.info("%s is done; skipping (use --overwrite to redo)", prefix)
             continue
+        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
         stats = dump_shard(model, job_share(list(cuts), args.job, args.nj), cmvn, prefix, args.layer,
                            args.compression, device=device, throttle=args.throttle)
         for k in total:
