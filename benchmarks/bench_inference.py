@@ -354,7 +354,7 @@ def stage8_f1(results_json: Path, split: str) -> Dict:
 
 
 def score_results(results, labelled: Dict) -> Dict:
-    from punct.metrics import score
+    from punct.scoring.punct_scores import score
     from punct.labels import PUNCT4
 
     ref, bert, tdnn, ens, skipped = [], [], [], [], 0

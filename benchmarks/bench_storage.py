@@ -103,12 +103,12 @@ def f1_by_compression(recipe: Path) -> Dict:
     from punct.asr.dataset import load_split
     from punct.asr.dump import dump_shard
     from punct.asr.train import load_model as load_am
-    from punct.ensemble import ensemble
+    from punct.scoring.ensemble import ensemble
     from punct.models.punct_tdnn.dataset import FusionCorpus
     from punct.models.punct_tdnn.infer import corpus_predictions
     from punct.models.punct_tdnn.train import load_model as load_tdnn
     from punct.inference.pipeline import read_chosen_alpha
-    from punct.metrics import score
+    from punct.scoring.punct_scores import score
     from punct.labels import PUNCT4
 
     cwd = os.getcwd()

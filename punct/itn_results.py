@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from punct.report import acoustic_model_health
-from punct.scoring import Interval, ItnScores
+from punct.scoring.intervals import Interval
+from punct.scoring.itn import ItnScores
 from punct.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
 
 KIND = "itn"

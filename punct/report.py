@@ -23,8 +23,8 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 from lhotse.utils import Pathlike
 
-from punct.ensemble import AlphaChoice
-from punct.metrics import Coverage
+from punct.scoring.ensemble import AlphaChoice
+from punct.scoring.punct_scores import Coverage
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 MARK_NAMES = {",": "Comma", ".": "Full stop", "?": "Question"}

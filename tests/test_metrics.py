@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from punct.metrics import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
+from punct.scoring.punct_scores import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
 from punct.labels import PUNCT4
 
 

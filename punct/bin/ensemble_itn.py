@@ -21,7 +21,7 @@ import logging
 from pathlib import Path
 from typing import List, Optional
 
-from punct.ensemble import default_alphas
+from punct.scoring.ensemble import default_alphas
 from punct.labels import FIRST_WORD_RULES
 from punct.models.punct_tdnn.segment_ensemble import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
 from punct.models.cross_attention.data import read_segments

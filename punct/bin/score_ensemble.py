@@ -4,7 +4,7 @@
 p = alpha * p_tdnn + (1 - alpha) * p_bert for alpha = 0.0, 0.1, ..., 1.0 on dev and test; alpha is
 chosen on dev (--alpha-rule: paired-se, the dev argmax unless it is a mixture whose gain over the better
 single model is within one standard error of the paired bootstrap difference; one-se, the marginal
-one-standard-error rule; or argmax, the highest overall F1; punct.ensemble) and test is reported at the
+one-standard-error rule; or argmax, the highest overall F1; punct.scoring.ensemble) and test is reported at the
 chosen alpha and at the paper's 0.4; RESULTS.md names the dev argmax beside the chosen alpha.
 References are the per-word labels (custom["punct"]) of the aligned cuts; every system is scored on
 the same words (utterances that have both posteriors).  Per split, results.json ("splits") and
@@ -24,10 +24,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
-from punct.ensemble import (PAPER_ALPHA, AlphaChoice, SweepPoint, alpha_sweep, choose_alpha, choose_alpha_one_se,
+from punct.scoring.ensemble import (PAPER_ALPHA, AlphaChoice, SweepPoint, alpha_sweep, choose_alpha, choose_alpha_one_se,
                             choose_alpha_paired, default_alphas, ensemble, paired_posteriors)
 from punct.io.shards import MatrixReader
-from punct.metrics import Coverage, coverage, score
+from punct.scoring.punct_scores import Coverage, coverage, score
 from punct.report import acoustic_model_health, parameter_breakdown, write_results
 from punct.labels import PUNCT4, WordLabels
 from punct.utils.logging import log_config, setup_logging

@@ -7,7 +7,7 @@ F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
       exp/text:text-only exp/mm:multimodal exp/mm_pe:multimodal+PE exp/mm_pe_random:random-audio
 
 Each positional argument is ``<model dir>:<row name>``; the model dir holds
-``decode/<split>.jsonl`` (see :mod:`punct.scoring` for the format) and optionally
+``decode/<split>.jsonl`` (see :mod:`punct.scoring.itn` for the format) and optionally
 ``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
 <row>.<split>.json``, ``<out-dir>/plots/*.png`` and ``<out-dir>/results.json``: the run in one file (the rows in
 order with their scores on every split, the first-word rule and counts per split, ``--run-seed``, and where the
@@ -16,12 +16,12 @@ from which ``punct.bin.results_table`` makes the README table.  Without a model 
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 
 Every model but ``--baseline`` (text-only) also gets its macro F1 minus the baseline's on the same segments, with a
-paired bootstrap 95 % interval (punct.scoring.paired_difference): in RESULTS.md, results.json and the README table.
+paired bootstrap 95 % interval (punct.scoring.intervals.paired_difference): in RESULTS.md, results.json and the README table.
 A model scored on other segments than the baseline (the ensemble without posteriors for some) gets none (logged).
 
 The first word of each segment is scored or not by one rule per split (``--first-word``; auto: the rule the
 predictions were written under, which the models' configs set: ``first_word`` in conf/mm*.yaml and
-conf/tdnn*.yaml), and RESULTS.md says which (punct.labels, punct.scoring).
+conf/tdnn*.yaml), and RESULTS.md says which (punct.labels, punct.scoring.itn).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from punct import itn_results, scoring
+from punct import itn_results
+from punct.scoring import itn
 from punct.itn_results import safe
 from punct.labels import CASE, FIRST_WORD_RULES, PUNCT9
 from punct.report import plot_confusion
@@ -52,7 +53,7 @@ def get_parser() -> argparse.ArgumentParser:
                         help="training supervisions: sort the table's classes by their frequency (default: thesis order)")
     parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the segments")
     parser.add_argument("--seed", type=int, default=42, help="bootstrap seed")
-    parser.add_argument("--length-edges", default=",".join(map(str, scoring.DEFAULT_LENGTH_EDGES)),
+    parser.add_argument("--length-edges", default=",".join(map(str, itn.DEFAULT_LENGTH_EDGES)),
                         help="word-count bin edges for F1 by input length")
     parser.add_argument("--max-attention-plots", type=int, default=4, help="cross-attention plots per model and split")
     parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
@@ -82,21 +83,21 @@ def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
 
 
 def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Namespace, edges: List[int],
-                out: Path) -> Tuple[Dict[str, scoring.ItnScores], str]:
+                out: Path) -> Tuple[Dict[str, itn.ItnScores], str]:
     """Scores every model on ``split`` under one first-word rule (``--first-word``, or auto: the rule the
     predictions were written under); writes the scores and plots; returns the scores and the rule."""
-    predictions = {name: scoring.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
+    predictions = {name: itn.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
     chosen = None if args.first_word == "auto" else args.first_word
     try:
-        rule = scoring.scoring_rule([s for segs in predictions.values() for s in segs], chosen)
+        rule = itn.scoring_rule([s for segs in predictions.values() for s in segs], chosen)
     except ValueError as e:
         rules = {name: sorted({s.first_word for s in segs}) for name, segs in predictions.items()}
         raise ValueError(f"{split}: {e} (rules written per model: {rules})") from None
-    scores: Dict[str, scoring.ItnScores] = {}
+    scores: Dict[str, itn.ItnScores] = {}
     for path, name in models:
-        scores[name] = scoring.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
+        scores[name] = itn.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
     if args.baseline in scores:
-        skipped = scoring.compare_with_baseline(predictions, scores, args.baseline, rule, args.num_resamples, args.seed)
+        skipped = itn.compare_with_baseline(predictions, scores, args.baseline, rule, args.num_resamples, args.seed)
         for name in skipped:
             logging.warning("%s %s: its segments are not %s's: no paired difference", name, split, args.baseline)
     else:
@@ -109,12 +110,12 @@ def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Names
                      s.detection["all"]["pdr"], "" if s.macro_f1_vs_baseline is None else
                      f", minus {args.baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)")
         plot_model(path, name, split, s, args.max_attention_plots, out / "plots")
-    scoring.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
+    itn.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
                               out / "plots" / f"f1_by_length_{split}.png")
     return scores, rule
 
 
-def plot_model(path: Path, name: str, split: str, s: scoring.ItnScores, max_attention: int, plots: Path) -> None:
+def plot_model(path: Path, name: str, split: str, s: itn.ItnScores, max_attention: int, plots: Path) -> None:
     """Confusion matrices of both heads and the cross-attention of up to ``max_attention`` segments."""
     cm_p = np.asarray(s.punct_scores["confusion"])
     cm_c = np.asarray(s.case_scores["confusion"])
@@ -123,7 +124,7 @@ def plot_model(path: Path, name: str, split: str, s: scoring.ItnScores, max_atte
     attn_file = path / "decode" / f"{split}.attention.json"
     if attn_file.is_file():
         for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):
-            scoring.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
+            itn.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
                                    plots / f"attention_{safe(name)}_{split}_{k + 1}.png")
 
 
@@ -144,21 +145,21 @@ def header_lines(args: argparse.Namespace) -> List[str]:
             f"{args.seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
             "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
             "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
-            f"(rows whose names start with `{scoring.EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
+            f"(rows whose names start with `{itn.EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
             "`results.json` (`python -m punct.bin.results_table` makes the README table from it).", ""]
 
 
-def split_lines(split: str, scores: Dict[str, scoring.ItnScores], rule: str, order: List[str],
+def split_lines(split: str, scores: Dict[str, itn.ItnScores], rule: str, order: List[str],
                 placeholders: List[str]) -> List[str]:
     """RESULTS.md's section of one split."""
     any_s = next(iter(scores.values()))
-    paired = scoring.paired_table(scores)
+    paired = itn.paired_table(scores)
     return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
-            scoring.FIRST_WORD_NOTES[rule], "",
-            "### F1 per class (Table 5.1)", "", scoring.results_table(scores, order, placeholders),
+            itn.FIRST_WORD_NOTES[rule], "",
+            "### F1 per class (Table 5.1)", "", itn.results_table(scores, order, placeholders),
             *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
-            "### Punctuation detection", "", scoring.detection_table(scores),
-            "### Punctuation detection F1 by input length (Figure 5.33)", "", scoring.length_table(scores),
+            "### Punctuation detection", "", itn.detection_table(scores),
+            "### Punctuation detection F1 by input length (Figure 5.33)", "", itn.length_table(scores),
             f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
             f"`plots/f1_by_length_{split}.png`.", ""]
 
@@ -172,11 +173,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     log_config(vars(args))
     models = parse_models(args.models)
     edges = [int(x) for x in args.length_edges.split(",") if x]
-    order = scoring.class_order(train_counts(args.train_supervisions))
-    placeholders = [] if any(n.startswith(scoring.EFFICIENTPUNCT_ROW) for _, n in models) else [scoring.EFFICIENTPUNCT_ROW]
+    order = itn.class_order(train_counts(args.train_supervisions))
+    placeholders = [] if any(n.startswith(itn.EFFICIENTPUNCT_ROW) for _, n in models) else [itn.EFFICIENTPUNCT_ROW]
 
     md = header_lines(args)
-    all_scores: Dict[str, Dict[str, scoring.ItnScores]] = {}
+    all_scores: Dict[str, Dict[str, itn.ItnScores]] = {}
     for split in [s for s in args.splits.split(",") if s]:
         all_scores[split], rule = score_split(models, split, args, edges, out)
         md += split_lines(split, all_scores[split], rule, order, placeholders)

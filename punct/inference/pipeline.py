@@ -5,7 +5,7 @@ Every part is the recipe's own code: ``punct.features`` (kaldi-native MFCC, per-
 ``punct.asr`` (the TDNN acoustic model and its token table), ``punct.asr.viterbi`` (CTC Viterbi),
 ``punct.models.text.infer`` (per-word BERT vectors and posteriors), ``punct.models.punct_tdnn`` (the TDNN fully
 convolutional, with the text part of its fusion layer once per word: ``WordFactoredTdnn``, equal to the
-windowed TDNN in eval mode) and ``punct.ensemble``.  ``Punctuator.use_onnx`` runs the AM and the TDNN's
+windowed TDNN in eval mode) and ``punct.scoring.ensemble``.  ``Punctuator.use_onnx`` runs the AM and the TDNN's
 conv stack in ONNX Runtime instead (float32 or static int8, ``punct.inference.onnx_runtime``).
 
 One path: what ``punctuate`` computes for an utterance is what the recipe's stages computed and scored for
@@ -47,7 +47,7 @@ from punct.asr.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode
 from punct.asr.decode import greedy_ids
 from punct.asr.model import TdnnAcousticModel
 from punct.asr.tokens import BLANK, SPACE, TokenTable
-from punct.ensemble import PAPER_ALPHA, ensemble
+from punct.scoring.ensemble import PAPER_ALPHA, ensemble
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
 from punct.features.compute import stored_features

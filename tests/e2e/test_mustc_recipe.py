@@ -233,10 +233,10 @@ def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "te
     align, and scores the F1 of results.json."""
     from lhotse import load_manifest
 
-    from punct.ensemble import ensemble
+    from punct.scoring.ensemble import ensemble
     from punct.io.shards import MatrixReader
     from punct.labels import PUNCT4, WordLabels
-    from punct.metrics import score
+    from punct.scoring.punct_scores import score
 
     data = kaldi_data_dir(recipe, split, out / "data")
     run = subprocess.run(["steps/punctuate.sh", "--nj", "2", str(data), str(out / "punct")], cwd=recipe,

@@ -16,7 +16,7 @@ from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.models.punct_tdnn.train import (TrainTdnnConfig, build_criteria, build_model, corpus_classes, dev_overall_f1,
                                            load_model, make_loader, tdnn_loss, train_tdnn)
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9
-from punct.metrics import score
+from punct.scoring.punct_scores import score
 from punct.training.loop import DistInfo
 from tests.fusion.synthetic import make_split
 

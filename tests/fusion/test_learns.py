@@ -18,7 +18,7 @@ from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
 from punct.io.shards import MatrixReader, write_shard
-from punct.metrics import score
+from punct.scoring.punct_scores import score
 from tests.fusion.synthetic import make_split
 
 EPOCHS = {"window": 10, "utterance": 20}

@@ -15,7 +15,7 @@ import torch
 from punct.bin import dump_itn_text, ensemble_itn, score_itn
 from punct.models.punct_tdnn.segment_ensemble import NUM_COLUMNS, paired_split
 from punct.io.shards import MatrixReader, write_shard
-from punct import scoring
+from punct.scoring import itn
 from punct.labels import CASE, PUNCT9
 from punct.models.cross_attention.data import load_split, read_segments
 from punct.models.cross_attention.dump import load_text_model
@@ -73,8 +73,8 @@ def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
     assert rule["punct"]["metric"] == "macro F1 (8 marks)" and rule["case"]["metric"] == "[cap] F1"
     assert rule["case"]["best_alpha"] == 0.2 and rule["case"]["best_score"] == 1.0
     segments = read_segments(data / "parczech_supervisions_test.jsonl.gz")
-    ens = scoring.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
-    tdnn = scoring.read_predictions(tmp_path / "tdnn" / "decode" / "test.jsonl")
+    ens = itn.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
+    tdnn = itn.read_predictions(tmp_path / "tdnn" / "decode" / "test.jsonl")
     assert [s.id for s in ens] == [s.id for s in segments] == [s.id for s in tdnn]
     for seg, e, t in zip(segments, ens, tdnn):
         assert e.punct_ref.tolist() == seg.punct and e.case_ref.tolist() == seg.case
@@ -181,18 +181,18 @@ def test_first_word_excluded_from_alpha_choice_and_copied_from_the_reference(ens
     # every word after the first is right at the chosen alphas, so the dev sweep's best scores are perfect
     best = max(summary["dev_sweep"]["case"], key=lambda p: p["per_class_f1"]["cap"])
     assert best["per_class_f1"]["cap"] == 1.0
-    ens = scoring.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
+    ens = itn.read_predictions(tmp_path / "ens" / "decode" / "test.jsonl")
     for e in ens:  # the first word's labels are the reference's, the rest predicted
         assert e.first_word == "exclude" and e.punct_hyp[0] == e.punct_ref[0] and e.case_hyp[0] == e.case_ref[0]
         assert np.array_equal(e.punct_hyp, e.punct_ref) and np.array_equal(e.case_hyp, e.case_ref)
-    s = scoring.score_itn(ens, num_resamples=20)
+    s = itn.score_itn(ens, num_resamples=20)
     assert s.first_word == "exclude" and s.cap_f1.value == 1.0 and s.scored_words == s.num_words - len(ens)
     # include: the same posteriors, every first word predicted (wrong) and scored
     summary = _ensemble(tmp_path, tmp_path / "ens_all", "--first-word", "include")
     assert summary["first_word"] == "include"
-    everything = scoring.read_predictions(tmp_path / "ens_all" / "decode" / "test.jsonl")
+    everything = itn.read_predictions(tmp_path / "ens_all" / "decode" / "test.jsonl")
     assert all(e.punct_hyp[0] != e.punct_ref[0] and e.case_hyp[0] != e.case_ref[0] for e in everything)
-    assert scoring.score_itn(everything, num_resamples=20).cap_f1.value < 0.9
+    assert itn.score_itn(everything, num_resamples=20).cap_f1.value < 0.9
     # auto without a TDNN checkpoint is an error that says what to pass
     (tmp_path / "tdnn" / "best-valid-f1.pt").unlink()
     with pytest.raises(FileNotFoundError, match="--first-word include"):

@@ -1,7 +1,7 @@
 """The first word of a segment (``first_word: include | exclude``, punct.labels): the thesis (5.9) neither
 trains nor scores the first word's punctuation and case and copies them from the reference.  Here: the
 helpers, the training targets and loss of the text-only / cross-attention models, their written
-predictions, the scores (punct.scoring, punct.bin.score_itn) and the egs/parczech configs."""
+predictions, the scores (punct.scoring.itn, punct.bin.score_itn) and the egs/parczech configs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from punct import scoring
+from punct.scoring import itn
 from punct.bin import score_itn, train_mm
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, check_first_word, copy_first_word, mask_first_word, scored_mask
 from punct.models.cross_attention.config import MmConfig
@@ -129,7 +129,7 @@ def test_predictions_copy_the_first_word_and_dev_scores_leave_it_out(tmp_path):
     exc.write(tmp_path / "dev.jsonl")
     lines = [json.loads(x) for x in (tmp_path / "dev.jsonl").read_text().splitlines()]
     assert {line["first_word"] for line in lines} == {"exclude"}
-    assert [r.first_word for r in scoring.read_predictions(tmp_path / "dev.jsonl")] == ["exclude"] * len(segments)
+    assert [r.first_word for r in itn.read_predictions(tmp_path / "dev.jsonl")] == ["exclude"] * len(segments)
 
 
 def _segment(sid, punct_ref, case_ref, rule="include"):
@@ -137,7 +137,7 @@ def _segment(sid, punct_ref, case_ref, rule="include"):
     punct_hyp = [PUNCT9.classes[(P[punct_ref[0]] + 1) % len(PUNCT9.classes)]] + punct_ref[1:]
     case_hyp = [CASE.classes[1 - C[case_ref[0]]]] + case_ref[1:]
     ids = lambda names, index: np.array([index[x] for x in names])  # noqa: E731
-    return scoring.SegmentResult(sid, ids(punct_ref, P), ids(punct_hyp, P), ids(case_ref, C), ids(case_hyp, C), rule)
+    return itn.SegmentResult(sid, ids(punct_ref, P), ids(punct_hyp, P), ids(case_ref, C), ids(case_hyp, C), rule)
 
 
 def _wrong_on_first_words():
@@ -148,28 +148,28 @@ def _wrong_on_first_words():
 
 def test_scores_exclude_the_first_word():
     segments = _wrong_on_first_words()
-    exc = scoring.score_itn(segments, num_resamples=50, first_word="exclude")
+    exc = itn.score_itn(segments, num_resamples=50, first_word="exclude")
     assert exc.cap_f1.value == 1.0 and exc.punct_scores["overall"]["f1"] == 1.0
     assert exc.detection["all"]["pdp"] == 1.0 and exc.detection["all"]["pdr"] == 1.0
     assert all(exc.punct_f1[c].value == 1.0 for c in (",", ".", "?"))
     assert exc.first_word == "exclude" and exc.num_words == 16 and exc.scored_words == 13
-    inc = scoring.score_itn(segments, num_resamples=50, first_word="include")
+    inc = itn.score_itn(segments, num_resamples=50, first_word="include")
     assert inc.cap_f1.value < 1.0 and inc.punct_scores["overall"]["f1"] < 1.0 and inc.scored_words == 16
-    assert scoring.score_itn(segments, num_resamples=50).first_word == "include"  # the rule they were written under
+    assert itn.score_itn(segments, num_resamples=50).first_word == "include"  # the rule they were written under
     # input lengths count every word, scored or not
     assert sum(b["words"] for b in exc.by_length) == 16 and exc.detection["short"]["max_words"] == 5
 
 
 def test_scoring_rule_follows_the_predictions_and_refuses_to_score_copies():
     written = [s._replace(first_word="exclude") for s in _wrong_on_first_words()]
-    assert scoring.scoring_rule(written) == "exclude"
-    assert scoring.score_itn(written, num_resamples=20).cap_f1.value == 1.0
+    assert itn.scoring_rule(written) == "exclude"
+    assert itn.score_itn(written, num_resamples=20).cap_f1.value == 1.0
     with pytest.raises(ValueError, match="cannot be scored"):
-        scoring.score_itn(written, num_resamples=20, first_word="include")
+        itn.score_itn(written, num_resamples=20, first_word="include")
     mixed = written[:1] + _wrong_on_first_words()[1:]
     with pytest.raises(ValueError, match="both first-word rules"):
-        scoring.scoring_rule(mixed)
-    assert scoring.scoring_rule(mixed, "exclude") == "exclude"
+        itn.scoring_rule(mixed)
+    assert itn.scoring_rule(mixed, "exclude") == "exclude"
 
 
 def _write_decode(model_dir: Path, segments, rule):
@@ -190,7 +190,7 @@ def test_score_itn_states_the_rule_in_results(tmp_path):
     score_itn.main(["--out-dir", str(out), "--num-resamples", "20", "--splits", "test", f"{tmp_path / 'a'}:A",
                     f"{tmp_path / 'b'}:B"])
     results = (out / "RESULTS.md").read_text()
-    assert scoring.FIRST_WORD_NOTES["exclude"] in results and "16 words, 13 scored" in results
+    assert itn.FIRST_WORD_NOTES["exclude"] in results and "16 words, 13 scored" in results
     scores = json.loads((out / "scores" / "A.test.json").read_text())
     assert scores["first_word"] == "exclude" and scores["cap_f1"]["value"] == 1.0
     with pytest.raises(ValueError, match="cannot be scored"):
@@ -202,7 +202,7 @@ def test_score_itn_states_the_rule_in_results(tmp_path):
                         f"{tmp_path / 'c'}:C"])
     score_itn.main(["--out-dir", str(out), "--num-resamples", "20", "--splits", "test", f"{tmp_path / 'c'}:C"])
     results = (out / "RESULTS.md").read_text()
-    assert scoring.FIRST_WORD_NOTES["include"] in results and "16 words, 16 scored" in results
+    assert itn.FIRST_WORD_NOTES["include"] in results and "16 words, 16 scored" in results
 
 
 @pytest.mark.parametrize("suffix", ["", "_mini", "_small", "_tiny"])

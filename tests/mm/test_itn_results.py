@@ -49,7 +49,7 @@ def predict(segments: List[Segment], rng: random.Random, accuracy: float) -> Lis
 
 
 def f1(pairs: List[Tuple[str, str]], cls: str) -> float:
-    """2 TP / (2 TP + FP + FN): the F1 of one class, counted here rather than by punct.metrics."""
+    """2 TP / (2 TP + FP + FN): the F1 of one class, counted here rather than by punct.scoring.punct_scores."""
     tp = sum(r == cls and h == cls for r, h in pairs)
     fp = sum(r != cls and h == cls for r, h in pairs)
     fn = sum(r == cls and h != cls for r, h in pairs)

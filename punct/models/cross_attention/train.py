@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, first_scored, scored_mask
-from punct.metrics import score
+from punct.scoring.punct_scores import score
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, load_split
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
@@ -128,12 +128,12 @@ class Predictions:
         return ids[scored_mask([len(w) for w in self.words], self.first_word)]
 
     def scores(self):
-        """(punctuation scores, case scores) of :func:`punct.metrics.score`."""
+        """(punctuation scores, case scores) of :func:`punct.scoring.punct_scores.score`."""
         return (score(self.flat_ids("punct_ref"), self.flat_ids("punct_hyp"), PUNCT9.classes),
                 score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE.classes))
 
     def write(self, path: Path) -> None:
-        """One JSON line per segment (the format :mod:`punct.scoring` reads, with the first-word rule)."""
+        """One JSON line per segment (the format :mod:`punct.scoring.itn` reads, with the first-word rule)."""
         lines = [json.dumps({"id": i, "words": w, "punct_ref": pr, "punct_hyp": ph, "case_ref": cr, "case_hyp": ch,
                              "loss": round(l, 5), "first_word": self.first_word}, ensure_ascii=False)
                  for i, w, pr, ph, cr, ch, l in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,

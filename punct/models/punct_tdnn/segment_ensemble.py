@@ -4,12 +4,12 @@ Both sides give per-word posteriors with the same column blocks: the punctuation
 ``PUNCT9.classes`` order, then the case softmax in ``CASE.classes`` order (the TDNN with a case head,
 ``punct.bin.decode_tdnn``; the text-only model, ``punct.bin.dump_itn_text``).  Per head,
 ``p = alpha * p_tdnn + (1 - alpha) * p_text``, with each head's alpha chosen on dev by the one-standard-error
-rule of :func:`punct.ensemble.choose_alpha_one_se` (a mixture only if it beats the TDNN alone and the text model
+rule of :func:`punct.scoring.ensemble.choose_alpha_one_se` (a mixture only if it beats the TDNN alone and the text model
 alone by more than one bootstrap standard error over the dev segments): punctuation on macro F1 over the 8
 marks, case on [cap] F1.  The dev argmax (ties: the smallest alpha) was the rule before; on the small corpus'
 210 dev segments it chose 0.7 for both heads (a clean run: test macro F1 18.7 against 19.0 for the TDNN alone,
 [cap] 33.2 against 31.8), where the top alphas differ by less than the noise of 210 segments.
-Predictions are written as ``decode/<split>.jsonl`` lines read by :mod:`punct.scoring`.
+Predictions are written as ``decode/<split>.jsonl`` lines read by :mod:`punct.scoring.itn`.
 
 ``first_word`` (:mod:`punct.labels`): with ``exclude`` (as the thesis) the alphas are chosen on the words after
 each segment's first, and the written predictions of the first word are its reference labels.
@@ -26,8 +26,8 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy as np
 from lhotse.utils import Pathlike
 
-from punct import scoring
-from punct.ensemble import AlphaChoice, SweepPoint, alpha_sweep, choose_alpha_one_se, ensemble
+from punct.scoring import confusion
+from punct.scoring.ensemble import AlphaChoice, SweepPoint, alpha_sweep, choose_alpha_one_se, ensemble
 from punct.io.shards import MatrixReader
 from punct.labels import CAP, CASE, PUNCT9, check_first_word, copy_first_word, scored_mask
 from punct.models.cross_attention.data import ItnSegment
@@ -37,12 +37,12 @@ Statistic = Callable[[np.ndarray], np.ndarray]  # (..., C, C) summed confusion m
 
 
 def cap_f1(cm: np.ndarray) -> np.ndarray:
-    return scoring.class_f1(cm)[..., CASE.classes.index(CAP)]
+    return confusion.class_f1(cm)[..., CASE.classes.index(CAP)]
 
 
 # head -> (classes, first column, dev selection statistic, its name)
 HEADS: Dict[str, Tuple[Tuple[str, ...], int, Statistic, str]] = {
-    "punct": (tuple(PUNCT9.classes), 0, scoring.macro_f1, "macro F1 (8 marks)"),
+    "punct": (tuple(PUNCT9.classes), 0, confusion.macro_f1, "macro F1 (8 marks)"),
     "case": (tuple(CASE.classes), len(PUNCT9.classes), cap_f1, "[cap] F1"),
 }
 NUM_COLUMNS = len(PUNCT9.classes) + len(CASE.classes)
@@ -134,7 +134,7 @@ def head_predictions(data: SplitPosteriors, alphas: Dict[str, float]) -> Dict[st
 
 
 def write_predictions(path: Pathlike, data: SplitPosteriors, hyps: Dict[str, np.ndarray]) -> None:
-    """``decode/<split>.jsonl`` in the format of :func:`punct.scoring.read_predictions` (with ``first_word``
+    """``decode/<split>.jsonl`` in the format of :func:`punct.scoring.itn.read_predictions` (with ``first_word``
     exclude, the first word's predictions are its reference labels)."""
     lines, pos = [], 0
     for seg in data.segments:

@@ -36,7 +36,7 @@ from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
 from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
-from punct.metrics import score
+from punct.scoring.punct_scores import score
 from punct.utils.atomic import atomic_path
 from punct.training import checkpoint
 from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 import torch
 from tqdm import tqdm
 
-from punct.metrics import score
+from punct.scoring.punct_scores import score
 from punct.models.text.config import BertTrainConfig
 from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
 from punct.models.text.infer import predict_words

@@ -1,4 +1,4 @@
-"""Scores of the punctuation + case models (Stankov 2024, sections 5.2 and 5.9).
+"""Segment scores of the punctuation + case models, egs/parczech (Stankov 2024, sections 5.2 and 5.9).
 
 Input: per-segment predictions, one JSON line per segment (written by
 ``punct.bin.train_mm``; any other model, e.g. EfficientPunct, can be scored by writing the same
@@ -7,14 +7,14 @@ format)::
     {"id": "...", "words": [...], "punct_ref": [...], "punct_hyp": [...], "case_ref": [...], "case_hyp": [...],
      "first_word": "exclude"}
 
-with class names of :data:`punct.token_labels.PUNCT9.classes` / ``CASE.classes``, one per word.
+with class names of :data:`punct.labels.PUNCT9.classes` / ``CASE.classes``, one per word.
 ``first_word`` (optional, default ``include``) is the rule the predictions were made under
 (:mod:`punct.labels`): ``exclude`` means the first word's predictions are copies of its reference labels
 (the thesis, 5.9), so it is never scored.  The scores leave the first word of every segment out under
 ``exclude`` and score every word under ``include`` (:func:`scoring_rule` picks the rule of a set of files);
 input lengths (short/long quartiles, length bins) always count every word of the segment.
 
-Metrics (word level; per-class precision/recall/F1 as in :func:`punct.metrics.score`):
+Metrics (word level; per-class precision/recall/F1 as in :func:`punct.scoring.punct_scores.score`):
 
 * F1 of every punctuation class and of ``[cap]``, with bootstrap 95 % confidence intervals:
   ``num_resamples`` (1000) resamples of the *segments* with replacement (seeded), the statistic
@@ -26,12 +26,13 @@ Metrics (word level; per-class precision/recall/F1 as in :func:`punct.metrics.sc
   shortest and the longest 25 % of the segments (by words; ``max(1, round(n / 4))`` segments,
   ties broken by id);
 * detection F1 and macro F1 by input length in words (Figure 5.33);
-* a model's macro F1 minus a baseline's on the same segments (:func:`paired_difference`), with a paired bootstrap
-  interval: both resampled with the same draws, so that the segments' shared difficulty cancels out and a
-  difference can be significant while the two models' own intervals overlap.
+* a model's macro F1 minus a baseline's on the same segments
+  (:func:`punct.scoring.intervals.paired_difference`), with a paired bootstrap interval: both resampled with
+  the same draws, so that the segments' shared difficulty cancels out and a difference can be significant
+  while the two models' own intervals overlap.
 
-All statistics come from confusion matrices; the bootstrap sums per-segment confusion matrices
-with the resample's multiplicities, so 1000 resamples cost a matrix product.
+All statistics come from per-segment confusion matrices (:mod:`punct.scoring.confusion`), the intervals from
+:mod:`punct.scoring.intervals`.
 """
 
 from __future__ import annotations
@@ -40,14 +41,16 @@ import dataclasses
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
 from punct.labels import CAP, CASE, PUNCT9, check_first_word, first_scored
-from punct.metrics import confusion_matrix, score
+from punct.scoring.confusion import class_f1, confusion_matrices, detection, macro_f1
+from punct.scoring.intervals import Interval, bootstrap, paired_difference
+from punct.scoring.punct_scores import score
 
 # Table 5.1's row order: the marks by frequency in the thesis' training set.
 THESIS_CLASS_ORDER: Tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")
@@ -129,117 +132,11 @@ def segment_confusions(segments: Sequence[SegmentResult], task: str, first_word:
     if task not in ("punct", "case"):
         raise ValueError(f"task must be punct or case, got {task!r}")
     start = first_scored(first_word)
-    return np.stack([confusion_matrix(getattr(s, f"{task}_ref")[start:], getattr(s, f"{task}_hyp")[start:], len(classes))
-                     for s in segments]) if segments else np.zeros((0, len(classes), len(classes)), dtype=np.int64)
-
-
-def class_f1(cm: np.ndarray) -> np.ndarray:
-    """Per-class F1 of (..., C, C) confusion matrices (0 where undefined) -> (..., C)."""
-    cm = np.asarray(cm, dtype=np.float64)
-    tp = np.diagonal(cm, axis1=-2, axis2=-1)
-    num_hyp, num_ref = cm.sum(axis=-2), cm.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(num_hyp > 0, tp / num_hyp, 0.0)
-        r = np.where(num_ref > 0, tp / num_ref, 0.0)
-        return np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-
-
-def macro_f1(cm: np.ndarray) -> np.ndarray:
-    """Mean F1 of the non-blank classes (class 0 is blank) -> (...)."""
-    return class_f1(cm)[..., 1:].mean(axis=-1)
-
-
-def detection(cm: np.ndarray) -> np.ndarray:
-    """(..., 3): PDP, PDR and detection F1 of (..., C, C) punctuation confusion matrices."""
-    cm = np.asarray(cm, dtype=np.float64)
-    tp = cm[..., 1:, 1:].sum(axis=(-2, -1))
-    num_hyp = cm[..., :, 1:].sum(axis=(-2, -1))
-    num_ref = cm[..., 1:, :].sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(num_hyp > 0, tp / num_hyp, 0.0)
-        r = np.where(num_ref > 0, tp / num_ref, 0.0)
-        f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-    return np.stack([p, r, f], axis=-1)
-
-
-def micro_f1(cm: np.ndarray) -> np.ndarray:
-    """F1 of the marks pooled (class 0 is blank; a mark predicted as another mark is wrong) -> (...);
-    :func:`punct.metrics.score`'s ``overall`` F1 of (..., C, C) confusion matrices."""
-    cm = np.asarray(cm, dtype=np.float64)
-    tp = np.diagonal(cm, axis1=-2, axis2=-1)[..., 1:].sum(axis=-1)
-    num_hyp, num_ref = cm[..., :, 1:].sum(axis=(-2, -1)), cm[..., 1:, :].sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(num_hyp + num_ref > 0, 2 * tp / (num_hyp + num_ref), 0.0)
-
-
-def bootstrap_values(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
-                     seed: int = 42) -> np.ndarray:
-    """The statistic on ``num_resamples`` resamples of the segments, drawn with replacement -> (B, ...).
-
-    The draws depend only on ``seed`` and the number of segments, so two calls with the same seed on
-    the same segments (e.g. two systems' confusions) resample the same segments: paired resamples.
-    """
-    confusions = np.asarray(confusions)
-    if confusions.ndim != 3 or confusions.shape[0] == 0:
-        raise ValueError(f"need (S, C, C) confusion matrices of at least one segment, got shape {confusions.shape}")
-    s, c, _ = confusions.shape
-    rng = np.random.default_rng(seed)
-    flat = confusions.reshape(s, c * c).astype(np.float64)
-    values = []
-    for start in range(0, num_resamples, 200):  # chunks keep the (B, S) weight matrix small
-        b = min(200, num_resamples - start)
-        draws = rng.integers(0, s, size=(b, s))
-        weights = np.zeros((b, s))
-        np.add.at(weights, (np.repeat(np.arange(b), s), draws.ravel()), 1.0)
-        values.append(statistic((weights @ flat).reshape(b, c, c)))
-    return np.concatenate(values, axis=0)
-
-
-def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
-              seed: int = 42, level: float = 0.95) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bootstrap interval over segments.
-
-    Args:
-      confusions: (S, C, C) per-segment confusion matrices.
-      statistic: maps (..., C, C) summed confusion matrices to (..., K) (or (...)) values.
-      num_resamples: resamples of S segments drawn with replacement.
-      seed: the random generator's seed (same seed, same intervals).
-      level: the interval's coverage (0.95: the 2.5 and 97.5 percentiles).
-    Returns:
-      (point estimate on all segments, lower bounds, upper bounds), each of the statistic's shape.
-    """
-    values = bootstrap_values(confusions, statistic, num_resamples, seed)
-    point = statistic(np.asarray(confusions).sum(axis=0))
-    alpha = (1.0 - level) / 2
-    return point, np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
-
-
-def paired_difference(confusions: np.ndarray, baseline: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray],
-                      num_resamples: int = 1000, seed: int = 42, level: float = 0.95) -> Tuple[float, float, float]:
-    """``statistic`` of a model minus that of a baseline on the same segments: (point, low, high), the bounds from
-    resamples drawn the same for both (:func:`bootstrap_values` with one seed).  ``confusions`` and ``baseline``:
-    (S, C, C) per-segment confusion matrices, segment i of both the same segment; a scalar statistic."""
-    confusions, baseline = np.asarray(confusions), np.asarray(baseline)
-    if confusions.shape != baseline.shape:
-        raise ValueError(f"paired difference: confusions of shape {confusions.shape} against {baseline.shape}")
-    differences = (bootstrap_values(confusions, statistic, num_resamples, seed)
-                   - bootstrap_values(baseline, statistic, num_resamples, seed))
-    point = float(statistic(confusions.sum(axis=0)) - statistic(baseline.sum(axis=0)))
-    alpha = (1.0 - level) / 2
-    return point, float(np.quantile(differences, alpha)), float(np.quantile(differences, 1 - alpha))
+    return confusion_matrices([getattr(s, f"{task}_ref")[start:] for s in segments],
+                              [getattr(s, f"{task}_hyp")[start:] for s in segments], len(classes))
 
 
 # ---- the report -------------------------------------------------------------------------------
-
-
-@dataclass
-class Interval:
-    value: float
-    low: float
-    high: float
-
-    def fmt(self, scale: float = 100.0) -> str:
-        return f"{scale * self.value:.2f} ({scale * self.low:.1f}, {scale * self.high:.1f})"
 
 
 @dataclass
@@ -251,7 +148,7 @@ class ItnScores:
     macro_f1: Interval
     detection: Dict[str, Dict[str, float]]  # all / short / long -> pdp, pdr, f1, segments
     by_length: List[Dict] = field(default_factory=list)  # per length bin
-    punct_scores: Dict = field(default_factory=dict)  # punct.metrics.score(...).to_dict()
+    punct_scores: Dict = field(default_factory=dict)  # punct.scoring.punct_scores.score(...).to_dict()
     case_scores: Dict = field(default_factory=dict)
     first_word: str = "include"  # the rule scored by (punct.labels)
     scored_words: int = 0  # words whose labels are scored (num_words less the first words under exclude)

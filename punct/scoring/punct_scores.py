@@ -1,16 +1,10 @@
-"""Word-level punctuation scores: per-class precision/recall/F1, overall micro and macro F1.
+"""Word-level punctuation scores: per-class precision/recall/F1, overall micro and macro F1, and what was scored.
 
-Conventions (EfficientPunct, Huang et al. 2021, Stankov 2024):
-* every word has one reference and one predicted class; class 0 (``blank``, "NP" for
-  punct4) is "no punctuation" and is not a mark;
-* per class c: TP = ref c & hyp c, precision = TP / #hyp c, recall = TP / #ref c,
-  F1 = 2PR / (P + R) (0 when undefined);
-* ``overall`` = micro-average over the mark classes (blank excluded): TP summed over marks,
-  precision over all words predicted as some mark, recall over all words whose reference
-  is some mark; a comma predicted as a full stop is a false positive of "." and a false
-  negative of ",";
-* ``macro`` F1 = unweighted mean of the marks' F1 (the thesis' summary for 9 classes; Huang et
-  al.'s "overall").
+Every word has one reference and one predicted class; class 0 (``blank``, "NP" for punct4) is "no
+punctuation".  The numbers are those of the confusion-count core (:mod:`punct.scoring.confusion`):
+``per_class`` = :func:`~punct.scoring.confusion.class_scores`, ``overall`` = the micro-average over the marks
+(:func:`~punct.scoring.confusion.micro_scores`; EfficientPunct's "overall"), ``macro_f1`` = the unweighted mean
+of the marks' F1 (the thesis' summary for 9 classes; Huang et al.'s "overall").
 Scores are written as a markdown table (percent) and JSON (fractions), with the confusion
 matrix (rows = reference, columns = prediction) and, given a ``Coverage``, what was scored: the
 utterances and words of the reference manifest that reached scoring, and why the others did not.
@@ -26,28 +20,8 @@ from typing import Dict, List, Mapping, Optional, Sequence
 import numpy as np
 from lhotse.utils import Pathlike
 
+from punct.scoring.confusion import class_scores, confusion_matrix, macro_f1, micro_scores
 from punct.utils.atomic import atomic_write_text
-
-
-def confusion_matrix(ref: Sequence[int], hyp: Sequence[int], num_classes: int) -> np.ndarray:
-    """(C, C) counts, rows = reference class, columns = predicted class."""
-    ref = np.asarray(ref, dtype=np.int64)
-    hyp = np.asarray(hyp, dtype=np.int64)
-    if ref.shape != hyp.shape:
-        raise ValueError(f"reference and prediction differ in length: {ref.shape} vs {hyp.shape}")
-    for name, a in (("reference", ref), ("prediction", hyp)):
-        if a.size and (a.min() < 0 or a.max() >= num_classes):
-            raise ValueError(f"{name} class ids must be in 0..{num_classes - 1}")
-    counts = np.zeros((num_classes, num_classes), dtype=np.int64)
-    np.add.at(counts, (ref, hyp), 1)
-    return counts
-
-
-def _prf(tp: int, num_hyp: int, num_ref: int) -> Dict[str, float]:
-    p = tp / num_hyp if num_hyp else 0.0
-    r = tp / num_ref if num_ref else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return {"precision": p, "recall": r, "f1": f, "support": int(num_ref)}
 
 
 @dataclass
@@ -94,14 +68,14 @@ def score(ref: Sequence[int], hyp: Sequence[int], classes: Sequence[str]) -> Pun
     if len(classes) < 2:
         raise ValueError(f"need a blank class and at least one mark, got {list(classes)}")
     cm = confusion_matrix(ref, hyp, len(classes))
-    per_class = {}
-    for c, name in enumerate(classes):
-        per_class[name] = _prf(int(cm[c, c]), int(cm[:, c].sum()), int(cm[c, :].sum()))
-    marks = range(1, len(classes))
-    tp = sum(int(cm[c, c]) for c in marks)
-    overall = _prf(tp, int(cm[:, 1:].sum()), int(cm[1:, :].sum()))
-    macro = float(np.mean([per_class[classes[c]]["f1"] for c in marks]))
-    return PunctScores(list(classes), cm, per_class, overall, macro)
+    p, r, f = class_scores(cm)
+    per_class = {name: _entry(p[c], r[c], f[c], cm[c, :].sum()) for c, name in enumerate(classes)}
+    overall = _entry(*micro_scores(cm), cm[1:, :].sum())
+    return PunctScores(list(classes), cm, per_class, overall, float(macro_f1(cm)))
+
+
+def _entry(precision: float, recall: float, f1: float, support: int) -> Dict[str, float]:
+    return {"precision": float(precision), "recall": float(recall), "f1": float(f1), "support": int(support)}
 
 
 @dataclass

@@ -27,8 +27,9 @@ import numpy as np
 from lhotse.utils import Pathlike
 
 from punct.io.shards import MatrixReader
-from punct.metrics import PunctScores, confusion_matrix, score
-from punct.scoring import bootstrap_values, micro_f1
+from punct.scoring.confusion import confusion_matrices, micro_f1
+from punct.scoring.intervals import bootstrap_values
+from punct.scoring.punct_scores import PunctScores, score
 
 PAPER_ALPHA = 0.4
 
@@ -134,7 +135,7 @@ def utterance_confusions(ref: np.ndarray, hyp: np.ndarray, lengths: Sequence[int
     if sum(lengths) != len(ref) or len(ref) != len(hyp) or not len(lengths):
         raise ValueError(f"{len(lengths)} utterances of {sum(lengths)} words do not split {len(ref)} references / {len(hyp)} predictions")
     bounds = np.cumsum(lengths)[:-1]
-    return np.stack([confusion_matrix(r, h, num_classes) for r, h in zip(np.split(ref, bounds), np.split(hyp, bounds))])
+    return confusion_matrices(np.split(ref, bounds), np.split(hyp, bounds), num_classes)
 
 
 def _sweep_confusions(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
