@@ -11,7 +11,7 @@ the same words (utterances that have both posteriors).  Per split, results.json 
 RESULTS.md say what was scored: the utterances and words of the stage-0 supervisions
 (--supervisions-dir) that reached scoring, and for each other one the first stage without an output
 for it (features, alignment with stage 3's reason, embeddings, posteriors).  Writes
-<out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs (punct.report).
+<out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs (punct.results.mustc).
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
-from punct.scoring.ensemble import (PAPER_ALPHA, AlphaChoice, SweepPoint, alpha_sweep, choose_alpha, choose_alpha_one_se,
-                            choose_alpha_paired, default_alphas, ensemble, paired_posteriors)
 from punct.io.shards import MatrixReader
-from punct.scoring.punct_scores import Coverage, coverage, score
-from punct.report import acoustic_model_health, parameter_breakdown, write_results
 from punct.labels import PUNCT4, WordLabels
+from punct.results.facts import acoustic_model_health, parameter_breakdown
+from punct.results.mustc import write_results
+from punct.scoring.ensemble import (PAPER_ALPHA, AlphaChoice, SweepPoint, alpha_sweep, choose_alpha,
+                                    choose_alpha_one_se, choose_alpha_paired, default_alphas, ensemble,
+                                    paired_posteriors)
+from punct.scoring.punct_scores import Coverage, coverage, score
 from punct.utils.logging import log_config, setup_logging
 
 

@@ -11,7 +11,7 @@ Each positional argument is ``<model dir>:<row name>``; the model dir holds
 ``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
 <row>.<split>.json``, ``<out-dir>/plots/*.png`` and ``<out-dir>/results.json``: the run in one file (the rows in
 order with their scores on every split, the first-word rule and counts per split, ``--run-seed``, and where the
-recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--words-dir``); punct.itn_results),
+recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--words-dir``); punct.results.itn),
 from which ``punct.bin.results_table`` makes the README table.  Without a model whose row name starts with
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 
@@ -35,11 +35,11 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from punct import itn_results
-from punct.scoring import itn
-from punct.itn_results import safe
 from punct.labels import CASE, FIRST_WORD_RULES, PUNCT9
-from punct.report import plot_confusion
+from punct.results import itn as itn_results
+from punct.results.plots import plot_attention, plot_confusion, plot_f1_by_length
+from punct.results.itn import safe
+from punct.scoring import itn
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
 
@@ -110,8 +110,8 @@ def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Names
                      s.detection["all"]["pdr"], "" if s.macro_f1_vs_baseline is None else
                      f", minus {args.baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)")
         plot_model(path, name, split, s, args.max_attention_plots, out / "plots")
-    itn.plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
-                              out / "plots" / f"f1_by_length_{split}.png")
+    plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
+                      out / "plots" / f"f1_by_length_{split}.png")
     return scores, rule
 
 
@@ -124,8 +124,8 @@ def plot_model(path: Path, name: str, split: str, s: itn.ItnScores, max_attentio
     attn_file = path / "decode" / f"{split}.attention.json"
     if attn_file.is_file():
         for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):
-            itn.plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
-                                   plots / f"attention_{safe(name)}_{split}_{k + 1}.png")
+            plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
+                           plots / f"attention_{safe(name)}_{split}_{k + 1}.png")
 
 
 def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
@@ -145,7 +145,7 @@ def header_lines(args: argparse.Namespace) -> List[str]:
             f"{args.seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
             "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
             "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
-            f"(rows whose names start with `{itn.EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
+            f"(rows whose names start with `{itn_results.EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
             "`results.json` (`python -m punct.bin.results_table` makes the README table from it).", ""]
 
 
@@ -153,13 +153,13 @@ def split_lines(split: str, scores: Dict[str, itn.ItnScores], rule: str, order: 
                 placeholders: List[str]) -> List[str]:
     """RESULTS.md's section of one split."""
     any_s = next(iter(scores.values()))
-    paired = itn.paired_table(scores)
+    paired = itn_results.paired_table(scores)
     return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
             itn.FIRST_WORD_NOTES[rule], "",
-            "### F1 per class (Table 5.1)", "", itn.results_table(scores, order, placeholders),
+            "### F1 per class (Table 5.1)", "", itn_results.results_table(scores, order, placeholders),
             *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
-            "### Punctuation detection", "", itn.detection_table(scores),
-            "### Punctuation detection F1 by input length (Figure 5.33)", "", itn.length_table(scores),
+            "### Punctuation detection", "", itn_results.detection_table(scores),
+            "### Punctuation detection F1 by input length (Figure 5.33)", "", itn_results.length_table(scores),
             f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
             f"`plots/f1_by_length_{split}.png`.", ""]
 
@@ -173,8 +173,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     log_config(vars(args))
     models = parse_models(args.models)
     edges = [int(x) for x in args.length_edges.split(",") if x]
-    order = itn.class_order(train_counts(args.train_supervisions))
-    placeholders = [] if any(n.startswith(itn.EFFICIENTPUNCT_ROW) for _, n in models) else [itn.EFFICIENTPUNCT_ROW]
+    order = itn_results.class_order(train_counts(args.train_supervisions))
+    placeholders = [] if any(n.startswith(itn_results.EFFICIENTPUNCT_ROW) for _, n in models) else [itn_results.EFFICIENTPUNCT_ROW]
 
     md = header_lines(args)
     all_scores: Dict[str, Dict[str, itn.ItnScores]] = {}

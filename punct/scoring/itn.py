@@ -52,8 +52,6 @@ from punct.scoring.confusion import class_f1, confusion_matrices, detection, mac
 from punct.scoring.intervals import Interval, bootstrap, paired_difference
 from punct.scoring.punct_scores import score
 
-# Table 5.1's row order: the marks by frequency in the thesis' training set.
-THESIS_CLASS_ORDER: Tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")
 DEFAULT_LENGTH_EDGES: Tuple[int, ...] = (5, 10, 15, 20, 30, 50)
 
 
@@ -123,7 +121,7 @@ FIRST_WORD_NOTES: Dict[str, str] = {
 }
 
 
-# ---- statistics from (batches of) confusion matrices ----------------------------------------
+# ---- per-segment confusion matrices ---------------------------------------------------------------
 
 
 def segment_confusions(segments: Sequence[SegmentResult], task: str, first_word: str = "include") -> np.ndarray:
@@ -136,7 +134,7 @@ def segment_confusions(segments: Sequence[SegmentResult], task: str, first_word:
                               [getattr(s, f"{task}_hyp")[start:] for s in segments], len(classes))
 
 
-# ---- the report -------------------------------------------------------------------------------
+# ---- the scores -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -250,125 +248,3 @@ def compare_with_baseline(predictions: Dict[str, Sequence[SegmentResult]], score
         scores[name] = dataclasses.replace(scores[name], macro_f1_vs_baseline=Interval(point, low, high),
                                            baseline=baseline)
     return skipped
-
-
-def paired_table(scores: Dict[str, ItnScores]) -> str:
-    """Macro F1 minus the baseline's with its paired 95 % interval, one row per compared model ("" without any)."""
-    rows = [(name, s) for name, s in scores.items() if s.macro_f1_vs_baseline is not None]
-    if not rows:
-        return ""
-    lines = [f"| Model | macro F1 minus {rows[0][1].baseline}'s (paired 95 % interval) | interval above 0 |",
-             "|---|---:|---|"]
-    for name, s in rows:
-        lines.append(f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |")
-    return "\n".join(lines) + "\n"
-
-
-def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:
-    """Marks sorted by training frequency (Table 5.1); the thesis' order without counts."""
-    if not train_counts:
-        return list(THESIS_CLASS_ORDER)
-    return sorted(PUNCT9.classes[1:], key=lambda c: (-train_counts.get(c, 0), PUNCT9.classes.index(c)))
-
-
-EFFICIENTPUNCT_ROW = "EfficientPunct"
-
-
-def results_table(scores: Dict[str, ItnScores], order: Sequence[str], placeholder_rows: Sequence[str] = ()) -> str:
-    """Table 5.1 with the models as rows: F1 (95 % interval) of every mark and [cap], macro F1.
-    ``placeholder_rows`` are models not scored yet (a row of dashes, to be filled in)."""
-    cols = [f"[{c}]" for c in order] + ["[cap]", "macro F1"]
-    lines = ["| Model | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
-    for name, s in scores.items():
-        cells = [s.punct_f1[c].fmt() for c in order] + [s.cap_f1.fmt(), s.macro_f1.fmt()]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    for name in placeholder_rows:
-        lines.append(f"| {name} | " + " | ".join("—" for _ in cols) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def detection_table(scores: Dict[str, ItnScores]) -> str:
-    lines = ["| Model | PDP | PDR | PDP short 25 % | PDR short 25 % | PDP long 25 % | PDR long 25 % | overall F1 (micro) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, s in scores.items():
-        d = s.detection
-        lines.append(f"| {name} | {100 * d['all']['pdp']:.2f} | {100 * d['all']['pdr']:.2f} | {100 * d['short']['pdp']:.2f} | "
-                     f"{100 * d['short']['pdr']:.2f} | {100 * d['long']['pdp']:.2f} | {100 * d['long']['pdr']:.2f} | "
-                     f"{100 * s.punct_scores['overall']['f1']:.2f} |")
-    return "\n".join(lines) + "\n"
-
-
-def length_table(scores: Dict[str, ItnScores]) -> str:
-    bins = []
-    for s in scores.values():
-        for b in s.by_length:
-            key = (b["min_words"], b["max_words"])
-            if key not in bins:
-                bins.append(key)
-    bins.sort(key=lambda k: k[0])
-    head = [f"{lo}-{hi}" if hi is not None else f"{lo}+" for lo, hi in bins]
-    lines = ["| Model | " + " | ".join(f"{h} words" for h in head) + " |", "|---|" + "---:|" * len(bins)]
-    for name, s in scores.items():
-        got = {(b["min_words"], b["max_words"]): b for b in s.by_length}
-        cells = [f"{100 * got[k]['detection_f1']:.1f} (n={got[k]['segments']})" if k in got else "—" for k in bins]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-# ---- plots (matplotlib, Agg) ----------------------------------------------------------------
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
-    """Cross-attention (text tokens x audio frames) of one segment (Figure 5.13): rows labelled
-    with each word (with its reference mark and case) at its last sub-token, columns with the
-    word assigned to each latent frame."""
-    plt = _pyplot()
-    attn = np.asarray(example["attention"])
-    tokens, token_words = example["tokens"], example["token_words"]
-    words, punct, case = example["words"], example["punct"], example["case"]
-
-    def shown(w: int) -> str:
-        word = words[w].capitalize() if case[w] == "cap" else words[w]
-        return word + ("" if punct[w] == "blank" else punct[w])
-
-    ylabels = []
-    for t, w in enumerate(token_words):
-        last = w >= 0 and (t + 1 == len(token_words) or token_words[t + 1] != w)
-        ylabels.append(shown(w) if last else ("" if w >= 0 else tokens[t]))
-    xlabels = [words[w] if w >= 0 else "" for w in example["frame_words"]]
-    fig, ax = plt.subplots(figsize=(2 + 0.35 * max(len(xlabels), 4), 2 + 0.18 * len(ylabels)))
-    im = ax.imshow(attn, aspect="auto", cmap="viridis")
-    ax.set_yticks(range(len(ylabels)), labels=ylabels, fontsize=6)
-    ax.set_xticks(range(len(xlabels)), labels=xlabels, fontsize=6, rotation=90)
-    ax.set_xlabel("audio frames (word of the frame)")
-    ax.set_ylabel("text tokens")
-    ax.set_title(title, fontsize=8)
-    fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def plot_f1_by_length(scores: Dict[str, ItnScores], title: str, path: Pathlike) -> None:
-    """Detection F1 per input-length bin for every model (Figure 5.33)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for name, s in scores.items():
-        xs = [b["min_words"] if b["max_words"] is None else (b["min_words"] + b["max_words"]) / 2 for b in s.by_length]
-        ax.plot(xs, [100 * b["detection_f1"] for b in s.by_length], marker="o", label=name)
-    ax.set_xlabel("input length (words, bin centre)")
-    ax.set_ylabel("punctuation detection F1 (%)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)

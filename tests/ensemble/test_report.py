@@ -11,8 +11,8 @@ import pytest
 from lhotse import CutSet, SupervisionSet
 
 from punct.io.shards import write_shard
-from punct.report import parse_markdown_table
 from punct.labels import PUNCT4
+from punct.results.tables import parse_markdown_table
 from tests.fusion.synthetic import make_split
 
 
@@ -155,7 +155,7 @@ def test_acoustic_model_counted_up_to_layer_12(tmp_path):
     from punct.asr.model import TdnnConfig
     from punct.asr.tokens import TokenTable
     from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
-    from punct.report import parameter_breakdown
+    from punct.results.facts import parameter_breakdown
 
     tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])
     config = AmConfig(model=TdnnConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6))

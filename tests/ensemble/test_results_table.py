@@ -8,7 +8,10 @@ import math
 
 import pytest
 
-from punct.bin.results_table import main, mean_sd, read_run, render_tables, replace_region
+from punct.bin.results_table import main
+from punct.results.mustc import read_run, render_tables
+from punct.results.regions import replace_region
+from punct.results.tables import mean_sd
 
 MARKS = (",", ".", "?")
 
@@ -130,7 +133,7 @@ def test_readme_region_is_replaced_and_must_exist(tmp_path, three_runs):
 
 
 def test_regions_file_regenerates_and_finds_a_hand_edit(tmp_path, three_runs, capsys):
-    from punct.bin.results_table import update_regions
+    from punct.results.regions import update_regions
 
     readme = tmp_path / "README.md"
     readme.write_text("# R\n<!-- results:demo:begin -->\nold\n<!-- results:demo:end -->\nafter\n")
@@ -153,8 +156,7 @@ def test_every_readme_region_is_generated_from_committed_results():
     committed results.json files give (a hand edit or a stale table fails here)."""
     from pathlib import Path
 
-    from punct.bin.results_table import read_regions, update_regions
-    from punct.tables import region_names
+    from punct.results.regions import read_regions, region_names, update_regions
 
     repo = Path(__file__).resolve().parents[2]
     files = sorted(repo.glob("egs/*/RESULTS/regions.yaml"))

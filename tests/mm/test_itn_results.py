@@ -1,4 +1,4 @@
-"""egs/parczech's results.json (punct.bin.score_itn, punct.itn_results) and the README table made from it
+"""egs/parczech's results.json (punct.bin.score_itn, punct.results.itn) and the README table made from it
 (punct.bin.results_table): hand-built predictions are scored by the real scorer, and the tables must hold the F1
 values this file computes on its own (plain counting, first word of each segment left out), their mean and sample
 sd over runs, the run's facts where the recipe wrote them, and go into the ``results:parczech`` README region
@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 
 from punct.bin import results_table, score_itn
+from punct.results.regions import tables_and_summary
 from punct.labels import PUNCT9
 from tests.ensemble.test_results_table import write_run as write_mustc_run
 
@@ -151,7 +152,7 @@ def test_results_json_holds_the_run(one_run):
 
 def test_one_run_table_has_the_values_and_intervals(one_run):
     path, expected = one_run
-    lines = results_table.tables_and_summary([path], "test")[1].splitlines()
+    lines = tables_and_summary([path], "test")[1].splitlines()
     assert lines[0] == ("| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
                         "| macro F1 minus text-only (paired) |")
     results = json.loads(path.read_text())
@@ -186,7 +187,7 @@ def test_one_run_table_has_the_values_and_intervals(one_run):
 
 def test_several_runs_mean_sd_and_per_run_values(three_runs):
     paths = [p for p, _ in three_runs]
-    lines = results_table.tables_and_summary(paths, "test")[1].splitlines()
+    lines = tables_and_summary(paths, "test")[1].splitlines()
     assert lines[0] == ("| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
                         "| macro F1 minus text-only (paired) |")
     assert "| Model | F1 | seed 1 | seed 2 | seed 3 |" in lines
@@ -245,10 +246,10 @@ def test_readme_regions_of_both_recipes(one_run, tmp_path):
     readme.write_text(text)
     results_table.main(["--readme", str(readme), "--name", "parczech", str(one_run[0])])
     written = readme.read_text()
-    table = results_table.tables_and_summary([one_run[0]], "test")[1]
+    table = tables_and_summary([one_run[0]], "test")[1]
     assert written == text.replace("old parczech\n", table)
     results_table.main(["--readme", str(readme), "--name", "mustc", str(mustc)])
-    assert readme.read_text() == written.replace("old mustc\n", results_table.tables_and_summary([mustc], "test")[1])
+    assert readme.read_text() == written.replace("old mustc\n", tables_and_summary([mustc], "test")[1])
     assert "| TDNN | overall | 70.0 |" in readme.read_text()
     readme.write_text("<!-- results:mustc:begin -->\nx\n<!-- results:mustc:end -->\n")
     with pytest.raises(ValueError, match="results:parczech:begin"):

@@ -1,4 +1,5 @@
-"""punct.scoring (confusion, intervals, itn): bootstrap intervals, PDP/PDR, short/long quartiles, F1 by length, tables."""
+"""punct.scoring (confusion, intervals, itn): bootstrap intervals, PDP/PDR, short/long quartiles, F1 by length;
+the RESULTS.md tables of punct.results.itn."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from punct.labels import CASE, PUNCT9
+from punct.results import itn as results_itn
 from punct.scoring import confusion, intervals, itn
 from punct.scoring.punct_scores import score
 
@@ -112,15 +114,15 @@ def test_score_itn_report_and_length_bins():
     ref = np.concatenate([x.case_ref for x in segs])
     hyp = np.concatenate([x.case_hyp for x in segs])
     assert s.cap_f1.value == pytest.approx(score(ref, hyp, CASE.classes).per_class["cap"]["f1"])
-    table = itn.results_table({"text-only": s, "multimodal": s}, itn.class_order(), ["EfficientPunct"])
+    table = results_itn.results_table({"text-only": s, "multimodal": s}, results_itn.class_order(), ["EfficientPunct"])
     rows = table.strip().splitlines()
     assert rows[0].startswith("| Model | [,] | [.] | [-] | [?]") and rows[-1].startswith("| EfficientPunct | —")
     assert len(rows) == 5 and s.macro_f1.fmt() in rows[2]
 
 
 def test_class_order_by_training_counts():
-    assert itn.class_order({",": 5, ".": 9, "?": 1})[:3] == [".", ",", "?"]
-    assert itn.class_order(None) == list(itn.THESIS_CLASS_ORDER)
+    assert results_itn.class_order({",": 5, ".": 9, "?": 1})[:3] == [".", ",", "?"]
+    assert results_itn.class_order(None) == list(results_itn.THESIS_CLASS_ORDER)
 
 
 def test_read_predictions_errors_name_file_and_line(tmp_path):
@@ -151,7 +153,7 @@ def test_paired_difference_is_narrower_than_the_two_intervals():
     assert iv.value == pytest.approx(gain) and 0 < iv.low < gain < iv.high
     assert iv.high - iv.low < scores["base"].macro_f1.high - scores["base"].macro_f1.low
     assert scores["better"].to_dict()["macro_f1_vs_baseline"]["low"] == iv.low
-    assert "| better | " in itn.paired_table(scores) and "| yes |" in itn.paired_table(scores)
+    assert "| better | " in results_itn.paired_table(scores) and "| yes |" in results_itn.paired_table(scores)
     # other segments than the baseline's: no difference
     scores["fewer"] = itn.score_itn(better[1:])
     assert itn.compare_with_baseline({"base": base, "fewer": better[1:]}, scores, "base", "include") == ["fewer"]

@@ -1,5 +1,6 @@
-"""The results.json of egs/parczech stage 6 (written by :mod:`punct.bin.score_itn`) and the README tables made
-from one or more of them (:mod:`punct.bin.results_table`, which tells this kind by ``"kind": "itn"``).
+"""egs/parczech's results: the results.json of stage 6 (written by :mod:`punct.bin.score_itn`), the tables of its
+RESULTS.md (Table 5.1, detection, F1 by length, paired differences), and the README tables made from one or more
+results.json (:mod:`punct.bin.results_table`, which tells this kind by ``"kind": "itn"``).
 
 results.json (F1 and rates as fractions, WER in percent)::
 
@@ -14,8 +15,9 @@ results.json (F1 and rates as fractions, WER in percent)::
      "acoustic_model": {"dir": "exp/am", "wer": {"dev": 52.6}},             # if <am-dir>/wer_dev.txt
      "recognition": {"dir": ..., "wer": 36.1, "words": ..., "errors": ..., "recordings": 10, "models": [...]}}
 
-``models`` is in the table's row order and each ``scores`` entry is :meth:`punct.scoring.ItnScores.to_dict`, the
-content of the ``scores/<row>.<split>.json`` file it names (so a copied results.json stands alone).  The segment
+``models`` is in the table's row order and each ``scores`` entry is
+:meth:`punct.scoring.itn.ItnScores.to_dict`, the content of the ``scores/<row>.<split>.json`` file it names (so a
+copied results.json stands alone).  The segment
 counts of a split are those of the first row; ``other_counts`` names rows scored on other segments (e.g. an
 ensemble that left out segments without posteriors).  ``acoustic_model`` and ``recognition`` are there only when
 the recipe wrote the files they come from: ``<am-dir>/wer_dev.txt`` (stage 1's greedy decoding of the AM's dev
@@ -32,10 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from punct.report import acoustic_model_health
+from punct.labels import PUNCT9
+from punct.results.facts import acoustic_model_health
+from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
 from punct.scoring.intervals import Interval
 from punct.scoring.itn import ItnScores
-from punct.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
 
 KIND = "itn"
 # The table's F1 columns: key in ItnRun.f1 -> header.
@@ -331,3 +334,72 @@ def itn_summary(runs: Sequence[ItnRun]) -> Dict:
                     "recognition_wer_percent": spread([r.recognition_wer for r in runs]),
                     "wall_seconds": spread([r.wall_seconds for r in runs])},
     }
+
+
+# ---- RESULTS.md tables (punct.bin.score_itn) --------------------------------------------------------
+
+# Table 5.1's row order: the marks by frequency in the thesis' training set.
+THESIS_CLASS_ORDER: Tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")
+
+
+def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:
+    """Marks sorted by training frequency (Table 5.1); the thesis' order without counts."""
+    if not train_counts:
+        return list(THESIS_CLASS_ORDER)
+    return sorted(PUNCT9.classes[1:], key=lambda c: (-train_counts.get(c, 0), PUNCT9.classes.index(c)))
+
+
+EFFICIENTPUNCT_ROW = "EfficientPunct"
+
+
+def results_table(scores: Dict[str, ItnScores], order: Sequence[str], placeholder_rows: Sequence[str] = ()) -> str:
+    """Table 5.1 with the models as rows: F1 (95 % interval) of every mark and [cap], macro F1.
+    ``placeholder_rows`` are models not scored yet (a row of dashes, to be filled in)."""
+    cols = [f"[{c}]" for c in order] + ["[cap]", "macro F1"]
+    lines = ["| Model | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for name, s in scores.items():
+        cells = [s.punct_f1[c].fmt() for c in order] + [s.cap_f1.fmt(), s.macro_f1.fmt()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for name in placeholder_rows:
+        lines.append(f"| {name} | " + " | ".join("—" for _ in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def detection_table(scores: Dict[str, ItnScores]) -> str:
+    lines = ["| Model | PDP | PDR | PDP short 25 % | PDR short 25 % | PDP long 25 % | PDR long 25 % | overall F1 (micro) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, s in scores.items():
+        d = s.detection
+        lines.append(f"| {name} | {100 * d['all']['pdp']:.2f} | {100 * d['all']['pdr']:.2f} | {100 * d['short']['pdp']:.2f} | "
+                     f"{100 * d['short']['pdr']:.2f} | {100 * d['long']['pdp']:.2f} | {100 * d['long']['pdr']:.2f} | "
+                     f"{100 * s.punct_scores['overall']['f1']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def length_table(scores: Dict[str, ItnScores]) -> str:
+    bins = []
+    for s in scores.values():
+        for b in s.by_length:
+            key = (b["min_words"], b["max_words"])
+            if key not in bins:
+                bins.append(key)
+    bins.sort(key=lambda k: k[0])
+    head = [f"{lo}-{hi}" if hi is not None else f"{lo}+" for lo, hi in bins]
+    lines = ["| Model | " + " | ".join(f"{h} words" for h in head) + " |", "|---|" + "---:|" * len(bins)]
+    for name, s in scores.items():
+        got = {(b["min_words"], b["max_words"]): b for b in s.by_length}
+        cells = [f"{100 * got[k]['detection_f1']:.1f} (n={got[k]['segments']})" if k in got else "—" for k in bins]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def paired_table(scores: Dict[str, ItnScores]) -> str:
+    """Macro F1 minus the baseline's with its paired 95 % interval, one row per compared model ("" without any)."""
+    rows = [(name, s) for name, s in scores.items() if s.macro_f1_vs_baseline is not None]
+    if not rows:
+        return ""
+    lines = [f"| Model | macro F1 minus {rows[0][1].baseline}'s (paired 95 % interval) | interval above 0 |",
+             "|---|---:|---|"]
+    for name, s in rows:
+        lines.append(f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |")
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,6 @@
 """Markdown result tables shared by every kind of results.json (punct.bin.results_table): numbers,
-mean ± sample sd over runs, durations, the README region between ``results:<name>`` markers, and the
-``run.json`` that local/multi_seed.sh writes beside each run's results.json.
+mean ± sample sd over runs, durations, tables written and read back, and the ``run.json`` that
+local/multi_seed.sh writes beside each run's results.json.
 
 >>> mean_sd([60.0, 70.0, 80.0])
 (70.0, 10.0)
@@ -11,7 +11,6 @@ mean ± sample sd over runs, durations, the README region between ``results:<nam
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -55,32 +54,6 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_co
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def replace_region(text: str, name: str, content: str, where: str = "README") -> str:
-    """``text`` with the part between the ``results:<name>`` markers replaced by ``content``."""
-    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.DOTALL)
-    if not pattern.search(text):
-        raise ValueError(f"{where}: no region between {begin} and {end}; add both marker lines where the table goes")
-    return pattern.sub(lambda _: f"{begin}\n{content}{end}", text, count=1)
-
-
-REGION_BEGIN = re.compile(r"<!-- results:([\w.-]+):begin -->")
-
-
-def region_names(text: str) -> List[str]:
-    """The names of the ``results:<name>`` regions of ``text``, in order."""
-    return REGION_BEGIN.findall(text)
-
-
-def region_content(text: str, name: str, where: str = "README") -> str:
-    """The text between the ``results:<name>`` markers (without the marker lines)."""
-    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
-    match = re.search(re.escape(begin) + r"\n(.*?)" + re.escape(end), text, flags=re.DOTALL)
-    if match is None:
-        raise ValueError(f"{where}: no region between {begin} and {end}")
-    return match.group(1)
-
-
 def read_run_json(results: Path) -> Dict:
     """The ``run.json`` beside a results.json (local/multi_seed.sh: seed, wall_seconds, command ...); {} if absent."""
     run_file = Path(results).parent / "run.json"
@@ -90,3 +63,20 @@ def read_run_json(results: Path) -> Dict:
 def run_name(seed: Optional[int], results: Path) -> str:
     """A run's column title: "seed N", else the folder of its results.json."""
     return f"seed {seed}" if seed is not None else Path(results).parent.name
+
+
+def parse_markdown_table(text: str, heading: str) -> List[List[str]]:
+    """Rows (cells as strings, header first, separator dropped) of the first table after ``heading``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("#") and heading in line)
+    rows = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= set("-:") for c in cells):
+                rows.append(cells)
+        elif rows:
+            break
+    return rows

@@ -1,0 +1,84 @@
+"""What a run's files say besides its scores: the acoustic model's WER and alignment error, and the parameters
+of the embedding and inference networks (EfficientPunct's Table 5); a count that could not be read is None.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Dict, List, Optional
+
+
+def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str, float]]:
+    """The AM's greedy WER (``wer_<split>.txt``) and forced-alignment word-start error against the
+    synthesizer (``ali/<split>.ali_error.json``, mini corpus only) where stages 2-3 wrote them."""
+    health: Dict[str, Dict[str, float]] = {}
+    for split in splits:
+        wer_file, ali_file = am_dir / f"wer_{split}.txt", am_dir / "ali" / f"{split}.ali_error.json"
+        if wer_file.exists():
+            match = re.search(r"%WER ([0-9.]+)", wer_file.read_text(encoding="utf-8"))
+            if match:
+                health.setdefault("wer", {})[split] = float(match.group(1))
+        if ali_file.exists():
+            ali = json.loads(ali_file.read_text(encoding="utf-8"))
+            if "median_abs_ms" in ali:
+                health.setdefault("alignment_median_ms", {})[split] = ali["median_abs_ms"]
+    return health
+
+
+def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
+    """The acoustic model checkpoint ``punct.asr.train`` selects (``best-valid-loss.pt``), else its newest ``epoch-N.pt``."""
+    from punct.asr.train import BEST_CHECKPOINT
+    from punct.training.loop import latest_checkpoint
+
+    best = am_dir / BEST_CHECKPOINT
+    return best if best.exists() else latest_checkpoint(am_dir)
+
+
+def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
+    """Parameters of the acoustic model up to layer ``layer``, counted by the model itself."""
+    from punct.asr.train import load_model
+
+    model, _ = load_model(checkpoint_path)
+    return model.parameters_to_layer(layer)
+
+
+def parameter_breakdown(am_dir: Optional[Path], bert_dir: Optional[Path], tdnn_checkpoint: Optional[Path]) -> Dict:
+    """Table 5: {"embedding": {...}, "inference": {...}, "notes": [...]}; unreadable counts are None."""
+    notes: List[str] = []
+    am = bert_encoder = bert_head = tdnn = None
+    if am_dir is not None:
+        ckpt = find_am_checkpoint(Path(am_dir)) if Path(am_dir).is_dir() else None
+        if ckpt is None:
+            notes.append(f"no acoustic model checkpoint in {am_dir}: its count is n/a")
+        else:
+            try:
+                am = am_parameters_to_layer(ckpt)
+                notes.append(f"acoustic model counted from {ckpt} (input, tdnn1, tdnnf2..tdnnf12)")
+            except Exception as e:  # noqa: BLE001 - the report still gets written, with the reason
+                notes.append(f"acoustic model count failed ({e})")
+    if bert_dir is not None and not Path(bert_dir).exists():
+        notes.append(f"no BERT folder {bert_dir}: its counts are n/a")
+    elif bert_dir is not None:
+        try:
+            from punct.models.text.model import PunctBert
+
+            bert = PunctBert.from_pretrained(bert_dir)
+            bert_encoder = sum(p.numel() for p in bert.encoder.parameters())
+            bert_head = sum(p.numel() for p in bert.heads.parameters())
+            notes.append(f"BERT encoder and head counted from {bert_dir}")
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"BERT count failed for {bert_dir} ({type(e).__name__}: {e})")
+    if tdnn_checkpoint is not None and not Path(tdnn_checkpoint).exists():
+        notes.append(f"no TDNN checkpoint {tdnn_checkpoint}: its count is n/a")
+    elif tdnn_checkpoint is not None:
+        from punct.models.punct_tdnn.tdnn import count_parameters
+        from punct.models.punct_tdnn.train import load_model
+
+        tdnn = count_parameters(load_model(tdnn_checkpoint))
+    return {
+        "embedding": {"acoustic model up to layer 12": am, "BERT encoder": bert_encoder},
+        "inference": {"punctuation TDNN": tdnn, "BERT head": bert_head},
+        "notes": notes,
+    }

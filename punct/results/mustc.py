@@ -1,0 +1,323 @@
+"""egs/mustc's results: stage 8's RESULTS.md + results.json shaped like EfficientPunct's tables, and the README
+tables made from one or more of those results.json (:mod:`punct.bin.results_table`).
+
+* Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4);
+  columns comma / full stop / question / overall (micro) F1 / macro F1, then the same with P/R.
+* What was scored: per split, the utterances and words of the stage-0 manifest that were scored, and
+  those dropped before scoring, by reason (no features, no alignment at stage 3, no posteriors ...).
+* Table 4 shape: F1 per class, overall and macro for alpha = 0.0 .. 1.0 on dev and test.
+* Table 5 shape: parameters of the embedding network (AM up to layer 12 + BERT encoder) and of
+  the inference network (punctuation TDNN + BERT head; :func:`punct.results.facts.parameter_breakdown`); a count
+  that could not be read is "n/a".
+* ``f1_vs_alpha.png`` (overall and macro F1 against alpha, dev and test) and ``confusion_<system>.png``
+  (:mod:`punct.results.plots`).
+
+The JSON holds every number the markdown shows (fractions; the markdown shows percent).
+
+The README tables (:class:`RunResult`, one per run's results.json): F1 in percent, one row per model and F1 (BERT
+only, TDNN, the ensemble at the alpha chosen on dev), one column per run, then mean ± sample sd; and per run the
+alpha chosen on dev, the acoustic model's WER and alignment error, what was scored, and the wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from lhotse.utils import Pathlike
+
+from punct.results.plots import plot_confusion, plot_f1_vs_alpha
+from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
+from punct.scoring.ensemble import AlphaChoice
+from punct.scoring.punct_scores import Coverage
+from punct.utils.atomic import atomic_write_text
+
+# The kind of a stage-8 results.json (told by its "systems"; punct.results.regions.results_kind).
+KIND = "ensemble"
+
+MARK_NAMES = {",": "Comma", ".": "Full stop", "?": "Question"}
+
+
+def _pct(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
+
+
+def _count(n: Optional[int]) -> str:
+    return "n/a" if n is None else f"{n:,} ({n:.1e})"
+
+
+def _mark_label(c: str) -> str:
+    return f"{MARK_NAMES.get(c, c)} ({c})"
+
+
+MAX_LISTED_DROPS = 10  # dropped utterances named in RESULTS.md (results.json lists all)
+
+
+def scored_lines(splits: Dict[str, Dict]) -> List[str]:
+    """Per split: what was scored out of the manifest, and the dropped utterances with their reason."""
+    lines = []
+    for split, info in splits.items():
+        scored = Coverage.from_dict(info)
+        lines.append(f"- {split} (`{scored.manifest}`): {scored.summary()}")
+        dropped = list(scored.dropped_ids.items())
+        for key, reason in dropped[:MAX_LISTED_DROPS]:
+            lines.append(f"  - `{key}`: {reason}")
+        if len(dropped) > MAX_LISTED_DROPS:
+            lines.append(f"  - ... and {len(dropped) - MAX_LISTED_DROPS} more (results.json: splits.{split}.dropped_ids)")
+    return lines
+
+
+def f1_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
+    """Table 3 shape: F1 per mark, overall (micro) and macro, one row per system."""
+    lines = ["| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |",
+             "|---|" + "---:|" * (len(marks) + 2)]
+    for name, s in systems.items():
+        lines.append(f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks)
+                     + f" | {_pct(s['overall']['f1'])} | {_pct(s['macro_f1'])} |")
+    return lines
+
+
+def precision_recall_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
+    lines = ["| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |",
+             "|---|" + "---:|" * (2 * len(marks) + 2)]
+    for name, s in systems.items():
+        cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |")
+    return lines
+
+
+def alpha_table(sweep: Dict[str, List[Dict]], marks: Sequence[str], chosen_alpha: float) -> List[str]:
+    """Table 4 shape: per alpha and split, F1 per mark, overall and macro; the dev choice marked."""
+    splits = list(sweep)
+    columns = list(marks) + ["overall", "macro"]
+    lines = ["| alpha | " + " | ".join(f"{split} {c}" for split in splits for c in columns) + " |",
+             "|---:|" + "---:|" * (len(splits) * len(columns))]
+    for i, point in enumerate(sweep[splits[0]]):
+        cells = []
+        for split in splits:
+            p = sweep[split][i]
+            cells += [_pct(p["per_class_f1"][c]) for c in marks] + [_pct(p["overall_f1"]), _pct(p["macro_f1"])]
+        chosen = " (chosen)" if abs(point["alpha"] - chosen_alpha) < 1e-9 else ""
+        lines.append(f"| {point['alpha']:.1f}{chosen} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def parameter_table(params: Dict) -> List[str]:
+    """Table 5 shape: embedding and inference network parameters; an unknown count is "n/a"."""
+    lines = ["| Part | Component | Parameters |", "|---|---|---:|"]
+    for part in ("embedding", "inference"):
+        for name, n in params[part].items():
+            lines.append(f"| {part} network | {name} | {_count(n)} |")
+        known = [n for n in params[part].values() if n is not None]
+        total = sum(known) if len(known) == len(params[part]) else None
+        lines.append(f"| {part} network | **total** | {_count(total)} |")
+    if params.get("notes"):
+        lines += [""] + [f"- {note}" for note in params["notes"]]
+    return lines
+
+
+def alpha_rule(results: Dict) -> str:
+    """How stage 8 chose alpha (results.json written before the rule was recorded: the argmax)."""
+    choice = results.get("alpha_choice")
+    return AlphaChoice(**choice).describe() if choice else "highest overall F1"
+
+
+def render_markdown(results: Dict) -> str:
+    marks: List[str] = results["classes"][1:]
+    lines = ["# Results: EfficientPunct (BERT, punctuation TDNN, ensemble)", "", "What was scored:", ""]
+    lines += scored_lines(results["splits"])
+    lines.append("")
+    if results.get("seed") is not None:
+        lines.append(f"- seed: {results['seed']}")
+    lines += [
+        f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
+        "- overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\"); macro = mean F1 of , . ? "
+        "(Huang et al.'s \"overall\": the mean of the three marks' scores); numbers in percent",
+        "",
+    ]
+    for split, systems in results["systems"].items():
+        lines += [f"## F1 on {split} (Table 3 shape)", ""] + f1_table(systems, marks)
+        lines += ["", f"Precision / recall on {split}:", ""] + precision_recall_table(systems, marks) + [""]
+    lines += ["## F1 against alpha (Table 4 shape; alpha = weight of the TDNN)", ""]
+    lines += alpha_table(results["alpha_sweep"], marks, results["chosen_alpha"])
+    lines += ["", "## Parameters (Table 5 shape)", ""] + parameter_table(results["parameters"])
+    plots = results.get("plots", {})
+    if plots:
+        lines += ["", "## Plots", ""] + [f"- {name}: `{path}`" for name, path in plots.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[str] = None, plot: bool = True) -> Path:
+    """Writes RESULTS.md, results.json and the plots into ``out_dir``; returns the markdown path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = dict(results)
+    if plot:
+        plots = {"overall and macro F1 against alpha": "f1_vs_alpha.png"}
+        plot_f1_vs_alpha(results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png")
+        last_split = list(results["systems"])[-1]
+        systems = results["systems"][last_split]
+        for name in [confusion_system] if confusion_system else list(systems):
+            slug = "_".join("".join(ch if ch.isalnum() else " " for ch in name.lower()).split())
+            file = f"confusion_{last_split}_{slug}.png"
+            plot_confusion(systems[name]["confusion"], results["classes"], f"{name} ({last_split})", out_dir / file)
+            plots[f"confusion matrix, {name}, {last_split}"] = file
+        results["plots"] = plots
+    atomic_write_text(out_dir / "results.json", json.dumps(results, indent=2) + "\n")
+    md = out_dir / "RESULTS.md"
+    atomic_write_text(md, render_markdown(results))
+    logging.info("wrote %s", md)
+    return md
+
+
+# ---- the README tables of one or more runs (punct.bin.results_table) -------------------------------------
+
+MODELS = ("BERT only", "TDNN", "Ensemble")
+MODEL_LABELS = {"BERT only": "BERT only", "TDNN": "TDNN", "Ensemble": "Ensemble (alpha chosen on dev)"}
+F1_KINDS = ("overall", "macro")
+
+
+@dataclass
+class RunResult:
+    """The numbers of one run's split (F1 as fractions, as in results.json; None: not recorded)."""
+
+    path: Path
+    seed: Optional[int]
+    f1: Dict[str, Dict[str, float]]  # model -> "overall" | "macro" | a mark -> F1
+    alpha: float
+    scored_utterances: Optional[int]
+    manifest_utterances: Optional[int]
+    scored_words: Optional[int]
+    manifest_words: Optional[int]
+    dev_wer: Optional[float]  # percent
+    test_wer: Optional[float]  # percent
+    dev_alignment_ms: Optional[float]
+    wall_seconds: Optional[float]
+
+    @property
+    def name(self) -> str:
+        return run_name(self.seed, self.path)
+
+
+def system_key(systems: Dict, model: str) -> str:
+    """The results.json key of a model; the ensemble is the one at the alpha chosen on dev."""
+    if model != "Ensemble":
+        if model not in systems:
+            raise KeyError(f"no system {model!r} among {sorted(systems)}")
+        return model
+    for key in systems:
+        if key.startswith("Ensemble") and "chosen on dev" in key:
+            return key
+    raise KeyError(f"no ensemble chosen on dev among {sorted(systems)}")
+
+
+def model_f1(scores: Dict, marks: Sequence[str]) -> Dict[str, float]:
+    f1 = {"overall": scores["overall"]["f1"], "macro": scores["macro_f1"]}
+    f1.update({mark: scores["per_class"][mark]["f1"] for mark in marks if mark in scores.get("per_class", {})})
+    return f1
+
+
+def read_run(path: Path, split: str = "test") -> RunResult:
+    """One run from its results.json (and the run.json that local/multi_seed.sh writes beside it)."""
+    results = json.loads(path.read_text(encoding="utf-8"))
+    if split not in results["systems"]:
+        raise KeyError(f"{path}: no split {split!r} (has {sorted(results['systems'])})")
+    systems = results["systems"][split]
+    marks = results.get("classes", ["NP", ",", ".", "?"])[1:]
+    f1 = {model: model_f1(systems[system_key(systems, model)], marks) for model in MODELS}
+    scored = results.get("splits", {}).get(split, {})
+    am = results.get("acoustic_model", {})
+    run = read_run_json(path)
+    return RunResult(
+        path=path, seed=results.get("seed", run.get("seed")), f1=f1, alpha=results["chosen_alpha"],
+        scored_utterances=scored.get("utterances"), manifest_utterances=scored.get("manifest_utterances"),
+        scored_words=scored.get("words"), manifest_words=scored.get("manifest_words"),
+        dev_wer=am.get("wer", {}).get("dev"), test_wer=am.get("wer", {}).get("test"),
+        dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
+        wall_seconds=run.get("wall_seconds"),
+    )
+
+
+def run_quantities(runs: Sequence[RunResult]) -> Dict[str, List[Optional[float]]]:
+    """The per-run numbers other than F1, by name (units in the name)."""
+    return {
+        "alpha": [r.alpha for r in runs],
+        "am_dev_wer_percent": [r.dev_wer for r in runs],
+        "am_test_wer_percent": [r.test_wer for r in runs],
+        "alignment_error_dev_ms": [r.dev_alignment_ms for r in runs],
+        "scored_utterances": [r.scored_utterances for r in runs],
+        "scored_words": [r.scored_words for r in runs],
+        "wall_seconds": [r.wall_seconds for r in runs],
+    }
+
+
+def summary(runs: Sequence[RunResult], split: str = "test") -> Dict:
+    """Machine-readable summary: per model and F1 kind (overall, macro, each mark) the runs' values,
+    mean and sample sd (fractions), and the same for the other per-run numbers."""
+    marks = [m for m in runs[0].f1[MODELS[0]] if m not in F1_KINDS]
+    models = {}
+    for model in MODELS:
+        models[model] = {f"{kind}_f1": spread([r.f1[model][kind] for r in runs]) for kind in F1_KINDS}
+        models[model]["per_class_f1"] = {mark: spread([r.f1[model].get(mark) for r in runs]) for mark in marks}
+    return {
+        "split": split,
+        "sd": "sample standard deviation (n - 1)",
+        "runs": [{"name": r.name, "seed": r.seed, "results": str(r.path), "manifest_utterances": r.manifest_utterances,
+                  "manifest_words": r.manifest_words} for r in runs],
+        "models": models,
+        "per_run": {name: spread(values) for name, values in run_quantities(runs).items()},
+    }
+
+
+def f1_rows(runs: Sequence[RunResult]) -> List[List[str]]:
+    """One row per model and F1 kind: the runs' F1 in percent, then mean ± sd when several runs."""
+    rows = []
+    for model in MODELS:
+        for kind in F1_KINDS:
+            values = [100 * r.f1[model][kind] for r in runs]
+            row = [MODEL_LABELS[model], kind] + [number(v) for v in values]
+            rows.append(row + ([mean_sd_cell(values)] if len(runs) > 1 else []))
+    return rows
+
+
+def scored_cell(run: RunResult) -> str:
+    """"56 of 57 (1491 of 1543)": utterances (words) scored of the manifest's."""
+    if run.scored_utterances is None:
+        return "n/a"
+    if run.manifest_utterances is None:
+        return f"{run.scored_utterances} ({run.scored_words})"
+    return f"{run.scored_utterances} of {run.manifest_utterances} ({run.scored_words} of {run.manifest_words})"
+
+
+def run_rows(runs: Sequence[RunResult], split: str) -> List[List[str]]:
+    """Per-run numbers: alpha, AM dev and test WER, alignment error, utterances and words scored, wall time."""
+    several = len(runs) > 1
+    rows = []
+    for label, values, digits in (("alpha chosen on dev", [r.alpha for r in runs], 1),
+                                  ("AM dev WER (%, greedy CTC)", [r.dev_wer for r in runs], 1),
+                                  ("AM test WER (%, greedy CTC)", [r.test_wer for r in runs], 1),
+                                  ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
+        row = [label] + [number(v, digits) for v in values]
+        rows.append(row + ([mean_sd_cell(values, lambda x: number(x, digits))] if several else []))
+    rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
+    walls = [r.wall_seconds for r in runs]
+    rows.append(["wall time"] + [duration(w) for w in walls] + ([mean_sd_cell(walls, duration)] if several else []))
+    return rows
+
+
+def render_tables(runs: Sequence[RunResult], split: str = "test") -> str:
+    names = [r.name for r in runs] + (["mean ± sd"] if len(runs) > 1 else [])
+    lines = markdown_table(["Model", "F1"] + names, f1_rows(runs), text_columns=2)
+    lines += [""] + markdown_table(["Run"] + names, run_rows(runs, split), text_columns=1)
+    return "\n".join(lines) + "\n"
+
+
+def caption(split: str, num_runs: int, command: str = "") -> str:
+    """The line under the tables: what they show and where they come from."""
+    text = (f"{split.capitalize()} set, F1 in percent (overall = micro-average over the marks, macro = mean of the "
+            f"marks' F1){'; sd = sample standard deviation' if num_runs > 1 else ''}. Generated by "
+            f"`punct.bin.results_table` from {num_runs} results.json")
+    return text + (f" of `{command}`.\n" if command else ".\n")

@@ -1,0 +1,131 @@
+"""README regions generated from results.json, never typed: the tables of runs of either kind (egs/mustc stage 8,
+:mod:`punct.results.mustc`; egs/parczech stage 6, :mod:`punct.results.itn`; each results.json tells its kind), the
+part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
+recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+from punct.results import itn, mustc
+from punct.utils.atomic import atomic_write_text
+
+
+def replace_region(text: str, name: str, content: str, where: str = "README") -> str:
+    """``text`` with the part between the ``results:<name>`` markers replaced by ``content``."""
+    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.DOTALL)
+    if not pattern.search(text):
+        raise ValueError(f"{where}: no region between {begin} and {end}; add both marker lines where the table goes")
+    return pattern.sub(lambda _: f"{begin}\n{content}{end}", text, count=1)
+
+
+REGION_BEGIN = re.compile(r"<!-- results:([\w.-]+):begin -->")
+
+
+def region_names(text: str) -> List[str]:
+    """The names of the ``results:<name>`` regions of ``text``, in order."""
+    return REGION_BEGIN.findall(text)
+
+
+def region_content(text: str, name: str, where: str = "README") -> str:
+    """The text between the ``results:<name>`` markers (without the marker lines)."""
+    begin, end = f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->"
+    match = re.search(re.escape(begin) + r"\n(.*?)" + re.escape(end), text, flags=re.DOTALL)
+    if match is None:
+        raise ValueError(f"{where}: no region between {begin} and {end}")
+    return match.group(1)
+
+
+def results_kind(path: Path) -> str:
+    """The kind of a results.json, from its content: itn (egs/parczech stage 6) or ensemble (egs/mustc stage 8)."""
+    results = json.loads(path.read_text(encoding="utf-8"))
+    if results.get("kind") == itn.KIND:
+        return itn.KIND
+    if "systems" in results:
+        return mustc.KIND
+    raise ValueError(f"{path}: neither egs/mustc stage-8 results (with systems) nor egs/parczech stage-6 results "
+                     f"(kind {itn.KIND!r})")
+
+
+def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> Tuple[str, str, Dict]:
+    """(kind, the markdown tables with their caption, the summary) of runs of one kind."""
+    kinds = sorted({results_kind(path) for path in paths})
+    if len(kinds) > 1:
+        raise ValueError(f"results of several kinds ({', '.join(kinds)}): one table per recipe")
+    if kinds[0] == itn.KIND:
+        runs = [itn.read_itn_run(path, split) for path in paths]
+        tables = itn.render_itn_tables(runs) + "\n" + itn.itn_caption(runs, command)
+        data = itn.itn_summary(runs)
+    else:
+        runs = [mustc.read_run(path, split) for path in paths]
+        tables = mustc.render_tables(runs, split) + "\n" + mustc.caption(split, len(runs), command)
+        data = mustc.summary(runs, split)
+    seeds = [r.seed for r in runs if r.seed is not None]
+    if len(set(seeds)) < len(seeds):
+        logging.warning("several runs share a seed: %s", seeds)
+    return kinds[0], tables, data
+
+
+@dataclass(frozen=True)
+class Region:
+    """One generated README region: ``results:<name>`` of ``readme``, from ``results`` made by ``command``."""
+
+    name: str
+    readme: Path
+    results: Tuple[Path, ...]
+    command: str = ""
+    split: str = "test"
+
+
+def read_regions(path: Path) -> List[Region]:
+    """The regions a ``RESULTS/regions.yaml`` lists (paths resolved against its folder)."""
+    import yaml
+
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    regions = []
+    for name, entry in entries.items():
+        try:
+            regions.append(Region(name, path.parent / entry["readme"],
+                                  tuple(path.parent / r for r in entry["results"]), entry.get("command", ""),
+                                  entry.get("split", "test")))
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{path}: region {name!r} needs readme and results ({e})") from e
+    return regions
+
+
+def region_tables(region: Region) -> str:
+    for result in region.results:
+        if not result.is_file():
+            raise FileNotFoundError(f"{result}: no such file (region {region.name})")
+    return tables_and_summary(region.results, region.split, region.command)[1]
+
+
+def update_regions(path: Path, check: bool) -> int:
+    """Rewrites (or with ``check`` compares) every region of ``path``; 1 when a checked region differs."""
+    import difflib
+
+    stale = 0
+    for region in read_regions(path):
+        text = region.readme.read_text(encoding="utf-8")
+        tables = region_tables(region)
+        if not check:
+            atomic_write_text(region.readme, replace_region(text, region.name, tables, str(region.readme)))
+            logging.info("%s: rewrote the results:%s region", region.readme, region.name)
+            continue
+        current = region_content(text, region.name, str(region.readme))
+        if current != tables:
+            stale += 1
+            sys.stdout.writelines(difflib.unified_diff(
+                current.splitlines(keepends=True), tables.splitlines(keepends=True),
+                f"{region.readme} results:{region.name}", f"generated from {path}"))
+    if stale:
+        logging.error("%d region(s) differ from their results.json: regenerate with --regions %s", stale, path)
+    return 1 if stale else 0
