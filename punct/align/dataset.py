@@ -22,7 +22,7 @@ from lhotse.utils import Pathlike
 
 from punct.asr.chunks import TimedWord
 from punct.labels import CASE, PUNCT9, WordLabels
-from punct.token_labels import normalise_word
+from punct.text.token_labels import normalise_word
 from punct.align.nw import AlignConfig
 from punct.align.segments import (AlignedWord, OfficialWord, Segment, SegmentConfig, SegmentCounts, align_recording,
                                    build_segments)

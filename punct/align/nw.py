@@ -108,7 +108,7 @@ def align_words(
 
     Args:
       rec: recognised words (normalised: lower case, no punctuation).
-      off: official words, normalised the same way (``punct.token_labels.normalise_word``).
+      off: official words, normalised the same way (``punct.text.token_labels.normalise_word``).
       config: costs.
     Returns:
       (pairs in order, total cost).  Every index of ``rec`` and of ``off`` occurs exactly once.

@@ -41,7 +41,7 @@ import numpy as np
 
 from punct.asr.chunks import TimedWord
 from punct.labels import CAP, CASE, PUNCT9
-from punct.token_labels import normalise_word
+from punct.text.token_labels import normalise_word
 from punct.align.nw import AlignConfig, align_words
 
 SPLITS = ("train", "dev", "test")

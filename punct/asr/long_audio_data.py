@@ -37,7 +37,7 @@ from lhotse.utils import Pathlike
 
 from punct.asr.chunks import TimedWord
 from punct.align.dataset import official_words, read_recognised_words
-from punct.token_labels import normalise_word
+from punct.text.token_labels import normalise_word
 from punct.align.nw import align_words
 from punct.asr.utterance_data import write_am_manifests
 

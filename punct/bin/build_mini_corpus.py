@@ -13,7 +13,7 @@ from pathlib import Path
 
 from punct.corpora.build_record import reuse_built_corpus
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
-from punct.normalize import NormalizeConfig, format_mark_table
+from punct.text.normalize import NormalizeConfig, format_mark_table
 from punct.utils.cli import add_mini_corpus_arguments, add_normalize_arguments
 from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging

@@ -6,7 +6,7 @@
 
 Writes ``<out-dir>/vec.JOB.{ark,scp}`` (words x hidden: the final hidden state at each word's last
 sub-token) and ``<out-dir>/post.JOB.{ark,scp}`` (words x 11: the punctuation softmax in
-``punct.token_labels.PUNCT9.classes`` order, then the case softmax in ``CASE.classes`` order); key =
+``punct.text.token_labels.PUNCT9.classes`` order, then the case softmax in ``CASE.classes`` order); key =
 segment id.  A job whose two shards are done is skipped unless ``--overwrite``.
 """
 

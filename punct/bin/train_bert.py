@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.models.text.config import BertTrainConfig
-from punct.normalize import NormalizeConfig
+from punct.text.normalize import NormalizeConfig
 from punct.models.text.train import run_training
 from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
 from punct.utils.cli import HelpFormatter, add_normalize_arguments

@@ -65,7 +65,7 @@ import numpy as np
 import soundfile as sf
 
 from punct.corpora.debian import download_deb, unpack_deb
-from punct.token_labels import PUNCT_MAP, extract_labels, is_mark
+from punct.text.token_labels import PUNCT_MAP, extract_labels, is_mark
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
 

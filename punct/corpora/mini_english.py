@@ -39,7 +39,7 @@ How it is built (every random choice from ``seed``)
     read speech never see it.
   * Determinism: the same seed gives the same corpus, byte for byte.  espeak-ng keeps hidden state
     between syntheses, so each talk is spoken in a fresh process (``num_jobs`` in parallel).
-  * Word times: espeak's word events mapped to the normalised words (punct.normalize); where
+  * Word times: espeak's word events mapped to the normalised words (punct.text.normalize); where
     espeak merged words into one event ("not a"), the group is split at its phoneme events by each
     word's own phoneme count; a segment that still cannot be mapped is left out of the word-time
     file and counted.
@@ -70,7 +70,7 @@ import soundfile as sf
 from punct.corpora.debian import download_deb, unpack_deb
 from punct.corpora.tts import Espeak, Voice, resample, word_starts_for_spans
 from punct.labels import PUNCT4
-from punct.normalize import NormalizeConfig, normalize
+from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ Output (``prepare_mustc(corpus_dir, output_dir)``)
   ``mustc_{recordings,supervisions}_{train,dev,test}.jsonl.gz`` (test = tst-COMMON).  Each supervision:
   id ``<wav stem>_<i>`` (i = index of the segment after sorting the talk's segments by offset),
   speaker = the talk (YAML speaker_id), text = the original English, and
-  ``custom = {"words": [...], "punct": [...]}`` from :mod:`punct.normalize`.
+  ``custom = {"words": [...], "punct": [...]}`` from :mod:`punct.text.normalize`.
 
 Optional UniPunc split (``prepare_unipunc``): test = UniPunc's ``test-audio.json`` (490 multi-segment
 items from MuST-C v1 dev), train/dev = UniPunc's ``train-audio.json`` split 90/10 with a seed; the
@@ -46,7 +46,7 @@ from lhotse.qa import validate_recordings_and_supervisions
 from lhotse.utils import Pathlike
 
 from punct.labels import PUNCT4, WordLabels
-from punct.normalize import NormalizeConfig, normalize
+from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_path
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ Output (``output_dir``)::
     parczech_supervisions_all.jsonl.gz  one SupervisionSegment per recording spanning all of it:
         text   = the official transcript (tokens joined by spaces),
         custom = {"words": [cased words], "punct": [...], "case": [...], "speakers": [per word],
-                  "sentence_idx": [...], "word_ids": [TEI ids]}   (labels: punct.token_labels)
+                  "sentence_idx": [...], "word_ids": [TEI ids]}   (labels: punct.text.token_labels)
     parczech_speakers.tsv               id, gender (copied from the corpus' speakers.tsv if any)
 
 The supervision's ``speaker`` is the recording's most frequent speaker; per-word speakers are in
@@ -31,7 +31,7 @@ from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 from lhotse.utils import Pathlike
 
 from punct.labels import WordLabels
-from punct.token_labels import ExtractionStats
+from punct.text.token_labels import ExtractionStats
 from punct.corpora.parczech_vertical import find_recordings, read_speakers, read_vertical, write_speakers
 from punct.utils.atomic import atomic_path
 

@@ -7,7 +7,7 @@ one token per line, three tab-separated columns::
     .               ps2013-016-01-000-000.u1.p1.s1.w5     JanNovak.1970
 
 * column 1: the token; punctuation marks are lines of their own and belong to the word
-  before them (see ``punct.token_labels``);
+  before them (see ``punct.text.token_labels``);
 * column 2: the TEI word id ``<doc>.u<N>.p<N>.s<N>.w<N>``; the part before ``.w<N>`` names
   the sentence, so a change of it is a sentence boundary;
 * column 3: the speaker id (e.g. ``JanNovak.1970``).
@@ -38,7 +38,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 from lhotse.utils import Pathlike
 
 from punct.align.segments import OfficialWord
-from punct.token_labels import ExtractionStats, LabeledWord, extract_labels, is_mark
+from punct.text.token_labels import ExtractionStats, LabeledWord, extract_labels, is_mark
 from punct.utils.atomic import atomic_write_text
 
 TEI_ID = re.compile(r"^(?P<sentence>.+\.u\d+\.p\d+\.s\d+)\.w(?P<word>\d+)$")
@@ -63,7 +63,7 @@ class Vertical:
         return vertical_stem(self.path)
 
     def words(self, stats: Optional[ExtractionStats] = None) -> List[OfficialWord]:
-        """Labeled words: see ``punct.token_labels.extract_labels`` for the rules."""
+        """Labeled words: see ``punct.text.token_labels.extract_labels`` for the rules."""
         labeled: List[LabeledWord] = extract_labels((t.token for t in self.tokens), stats)
         sentence_index: Dict[str, int] = {}
         out = []

@@ -60,7 +60,7 @@ from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
 from punct.labels import PUNCT4
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
-from punct.normalize import NormalizeConfig, normalize
+from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.device import has_native_bf16
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from punct.corpora.debian import default_cache_dir
-from punct.normalize import NormalizeConfig
+from punct.text.normalize import NormalizeConfig
 from punct.utils.config import add_config_arguments
 from punct.io.shards import shards_to_skip, word_shard_prefixes, write_word_shards
 from punct.utils.device import threaded_device

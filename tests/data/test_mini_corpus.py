@@ -22,7 +22,7 @@ from punct.corpora.mini_english import (
 )
 from punct.corpora.mustc import prepare_mustc
 from punct.corpora.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
-from punct.normalize import normalize
+from punct.text.normalize import normalize
 
 
 def supervision_words(sup):

@@ -14,7 +14,7 @@ from lhotse import load_manifest
 
 from punct.labels import WordLabels
 from punct.corpora.mustc import format_summary, prepare_mustc, prepare_split, prepare_unipunc, read_unipunc_items
-from punct.normalize import NormalizeConfig
+from punct.text.normalize import NormalizeConfig
 
 
 def supervision_words(sup):

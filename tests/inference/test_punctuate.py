@@ -65,7 +65,7 @@ def punctuator(recipe):
 
 
 def test_render_text_keeps_surface_forms_and_replaces_marks():
-    from punct.normalize import normalize
+    from punct.text.normalize import normalize
 
     text = "Hello, World! twenty-one U.S. cats"
     n = normalize(text)

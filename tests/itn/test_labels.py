@@ -1,7 +1,7 @@
 from punct.labels import CAP, CASE, PUNCT9
 
 BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
-from punct.token_labels import ExtractionStats, extract_labels, label_counts, normalise_word
+from punct.text.token_labels import ExtractionStats, extract_labels, label_counts, normalise_word
 
 
 def labels(text):

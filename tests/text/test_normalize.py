@@ -1,4 +1,4 @@
-"""Words and labels from text: every rule of punct.normalize, one test each."""
+"""Words and labels from text: every rule of punct.text.normalize, one test each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from punct.labels import PUNCT4
-from punct.normalize import NormalizeConfig, format_mark_table, mark_table, normalize, words_and_labels
+from punct.text.normalize import NormalizeConfig, format_mark_table, mark_table, normalize, words_and_labels
 
 
 def pairs(text, config=NormalizeConfig()):

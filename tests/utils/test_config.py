@@ -128,7 +128,7 @@ def recipe_config_classes() -> Dict[str, Type]:
     from punct.align.dataset import ItnDatasetConfig
     from punct.models.cross_attention.config import MmConfig
     from punct.models.text.config import BertTrainConfig
-    from punct.normalize import NormalizeConfig
+    from punct.text.normalize import NormalizeConfig
     from punct.asr.utterance_data import UtteranceImportConfig
     from punct.asr.beam_search import BeamSearchConfig
 

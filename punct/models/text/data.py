@@ -3,7 +3,7 @@
 Words and labels come from the supervisions' ``custom["words"]`` / ``custom["punct"]``
 (data contract); the manifests are read line by line so that a bad record is reported
 with its file and line.  Optional extra training text (punctuated prose) goes through
-:func:`punct.normalize.words_and_labels` and is cut into pseudo-utterances.
+:func:`punct.text.normalize.words_and_labels` and is cut into pseudo-utterances.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from lhotse.utils import Pathlike
 from punct.io.jsonl import open_text, read_jsonl
 from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.labels import PUNCT4, WordLabels, class_index
-from punct.normalize import NormalizeConfig, words_and_labels
+from punct.text.normalize import NormalizeConfig, words_and_labels
 
 
 class Utterance(NamedTuple):

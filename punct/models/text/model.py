@@ -39,7 +39,7 @@ The heads without this package (``act`` as ``activation`` names it; ``gelu`` is 
         h = act[activation](vectors @ weights[f"{name}.hidden.weight"].T + weights[f"{name}.hidden.bias"])
         return h @ weights[f"{name}.output.weight"].T + weights[f"{name}.output.bias"]  # (W, C)
 
-    # words: one utterance, normalised as in training (punct.normalize), at most max_length - 2 sub-tokens
+    # words: one utterance, normalised as in training (punct.text.normalize), at most max_length - 2 sub-tokens
     enc = tokenizer(words, is_split_into_words=True, return_tensors="pt")  # [CLS] sub-tokens [SEP]
     last = {w: t for t, w in enumerate(enc.word_ids()) if w is not None}  # word -> its last sub-token
     with torch.no_grad():

@@ -24,7 +24,7 @@ from punct.models.text.config import BertTrainConfig
 from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
 from punct.models.text.infer import predict_words
 from punct.labels import PUNCT4, class_index
-from punct.normalize import NormalizeConfig
+from punct.text.normalize import NormalizeConfig
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
 from punct.utils.atomic import atomic_write_text, mark_done
