@@ -7,7 +7,7 @@ set -euo pipefail
 # Begin configuration section.
 unipunc_dir=       # folder with UniPunc's train-audio.json and test-audio.json (optional)
 seed=42            # seed of the UniPunc train/dev split
-normalize_config=  # YAML with the punctuation mark -> label mapping (punct/normalize.py); empty: defaults
+normalize_config=  # YAML with the punctuation mark -> label mapping (punct/text/normalize.py); empty: defaults
 overwrite=false    # rewrite manifests prepared before from the same inputs
 splits="train dev test"  # splits to prepare (test = tst-COMMON); ignored with --unipunc-dir
 # End configuration section.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ParCzech stage 5: EfficientPunct predictions in the scoring format: the TDNN alone (<tdnn-dir>/decode)
 # and its per-head ensemble with the text-only model, alphas chosen on dev by the one-standard-error rule
-# (punct.ensemble; <out-dir>/decode, alpha.json).
+# (punct.scoring.ensemble; <out-dir>/decode, alpha.json).
 set -euo pipefail
 
 # Begin configuration section.
