@@ -28,9 +28,18 @@ from punct.io.shards import MatrixReader
 from punct.labels import PUNCT4, WordLabels
 from punct.results.facts import acoustic_model_health, parameter_breakdown
 from punct.results.mustc import write_results
-from punct.scoring.ensemble import (PAPER_ALPHA, AlphaChoice, SweepPoint, alpha_sweep, choose_alpha,
-                                    choose_alpha_one_se, choose_alpha_paired, default_alphas, ensemble,
-                                    paired_posteriors)
+from punct.scoring.ensemble import (
+    PAPER_ALPHA,
+    AlphaChoice,
+    SweepPoint,
+    alpha_sweep,
+    choose_alpha,
+    choose_alpha_one_se,
+    choose_alpha_paired,
+    default_alphas,
+    ensemble,
+    paired_posteriors,
+)
 from punct.scoring.punct_scores import Coverage, coverage, score
 from punct.utils.logging import log_config, setup_logging
 

@@ -16,7 +16,8 @@ from which ``punct.bin.results_table`` makes the README table.  Without a model 
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 
 Every model but ``--baseline`` (text-only) also gets its macro F1 minus the baseline's on the same segments, with a
-paired bootstrap 95 % interval (punct.scoring.intervals.paired_difference): in RESULTS.md, results.json and the README table.
+paired bootstrap 95 % interval (punct.scoring.intervals.paired_difference): in RESULTS.md, results.json and the README
+table.
 A model scored on other segments than the baseline (the ensemble without posteriors for some) gets none (logged).
 
 The first word of each segment is scored or not by one rule per split (``--first-word``; auto: the rule the
@@ -37,8 +38,8 @@ import numpy as np
 
 from punct.labels import CASE, FIRST_WORD_RULES, PUNCT9
 from punct.results import itn as itn_results
-from punct.results.plots import plot_attention, plot_confusion, plot_f1_by_length
 from punct.results.itn import safe
+from punct.results.plots import plot_attention, plot_confusion, plot_f1_by_length
 from punct.scoring import itn
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
@@ -174,7 +175,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     models = parse_models(args.models)
     edges = [int(x) for x in args.length_edges.split(",") if x]
     order = itn_results.class_order(train_counts(args.train_supervisions))
-    placeholders = [] if any(n.startswith(itn_results.EFFICIENTPUNCT_ROW) for _, n in models) else [itn_results.EFFICIENTPUNCT_ROW]
+    row = itn_results.EFFICIENTPUNCT_ROW
+    placeholders = [] if any(n.startswith(row) for _, n in models) else [row]
 
     md = header_lines(args)
     all_scores: Dict[str, Dict[str, itn.ItnScores]] = {}

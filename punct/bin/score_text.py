@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.io.shards import MatrixReader
-from punct.scoring.punct_scores import coverage, score, write_scores
-from punct.models.text.data import read_utterances
 from punct.labels import PUNCT4, class_index
+from punct.models.text.data import read_utterances
+from punct.scoring.punct_scores import coverage, score, write_scores
 from punct.utils.cli import HelpFormatter, parse_and_log
 
 

@@ -27,9 +27,9 @@ words against the mini corpus' synthesizer words.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple

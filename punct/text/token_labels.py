@@ -31,7 +31,6 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from punct.labels import CAP, CASE, PUNCT9, QUOTE
 
-
 # Raw mark -> class; a value of None removes the token (replaced by white space).
 PUNCT_MAP: Dict[str, Optional[str]] = {
     ",": ",",

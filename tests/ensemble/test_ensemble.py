@@ -5,10 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from punct.scoring.ensemble import (alpha_sweep, choose_alpha, choose_alpha_one_se, choose_alpha_paired, default_alphas, ensemble,
-                            paired_posteriors, utterance_confusions)
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
+from punct.scoring.ensemble import (
+    alpha_sweep,
+    choose_alpha,
+    choose_alpha_one_se,
+    choose_alpha_paired,
+    default_alphas,
+    ensemble,
+    paired_posteriors,
+    utterance_confusions,
+)
 
 
 def one_hot(labels, n=4, sharp=0.7):

@@ -26,11 +26,11 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy as np
 from lhotse.utils import Pathlike
 
-from punct.scoring import confusion
-from punct.scoring.ensemble import AlphaChoice, SweepPoint, alpha_sweep, choose_alpha_one_se, ensemble
 from punct.io.shards import MatrixReader
 from punct.labels import CAP, CASE, PUNCT9, check_first_word, copy_first_word, scored_mask
 from punct.models.cross_attention.data import ItnSegment
+from punct.scoring import confusion
+from punct.scoring.ensemble import AlphaChoice, SweepPoint, alpha_sweep, choose_alpha_one_se, ensemble
 from punct.utils.atomic import atomic_write_text
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # (..., C, C) summed confusion matrices -> (...)
