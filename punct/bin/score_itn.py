@@ -29,17 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-import numpy as np
 
-from punct.labels import CASE, FIRST_WORD_RULES, PUNCT9
+from punct.labels import FIRST_WORD_RULES, PUNCT9
 from punct.results import itn as itn_results
-from punct.results.itn import safe
-from punct.results.plots import plot_attention, plot_confusion, plot_f1_by_length
 from punct.scoring import itn
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging
@@ -83,52 +79,6 @@ def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
     return counts
 
 
-def score_split(models: List[Tuple[Path, str]], split: str, args: argparse.Namespace, edges: List[int],
-                out: Path) -> Tuple[Dict[str, itn.ItnScores], str]:
-    """Scores every model on ``split`` under one first-word rule (``--first-word``, or auto: the rule the
-    predictions were written under); writes the scores and plots; returns the scores and the rule."""
-    predictions = {name: itn.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
-    chosen = None if args.first_word == "auto" else args.first_word
-    try:
-        rule = itn.scoring_rule([s for segs in predictions.values() for s in segs], chosen)
-    except ValueError as e:
-        rules = {name: sorted({s.first_word for s in segs}) for name, segs in predictions.items()}
-        raise ValueError(f"{split}: {e} (rules written per model: {rules})") from None
-    scores: Dict[str, itn.ItnScores] = {}
-    for path, name in models:
-        scores[name] = itn.score_itn(predictions[name], args.num_resamples, args.seed, edges, rule)
-    if args.baseline in scores:
-        skipped = itn.compare_with_baseline(predictions, scores, args.baseline, rule, args.num_resamples, args.seed)
-        for name in skipped:
-            logging.warning("%s %s: its segments are not %s's: no paired difference", name, split, args.baseline)
-    else:
-        logging.info("%s: no model named %r: no paired differences", split, args.baseline)
-    for path, name in models:
-        s = scores[name]
-        atomic_write_text(out / itn_results.score_file(name, split), json.dumps(s.to_dict(), indent=1) + "\n")
-        logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f%s", name, split,
-                     s.num_segments, rule, s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"],
-                     s.detection["all"]["pdr"], "" if s.macro_f1_vs_baseline is None else
-                     f", minus {args.baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)")
-        plot_model(path, name, split, s, args.max_attention_plots, out / "plots")
-    plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
-                      out / "plots" / f"f1_by_length_{split}.png")
-    return scores, rule
-
-
-def plot_model(path: Path, name: str, split: str, s: itn.ItnScores, max_attention: int, plots: Path) -> None:
-    """Confusion matrices of both heads and the cross-attention of up to ``max_attention`` segments."""
-    cm_p = np.asarray(s.punct_scores["confusion"])
-    cm_c = np.asarray(s.case_scores["confusion"])
-    plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)", plots / f"confusion_punct_{safe(name)}_{split}.png")
-    plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{safe(name)}_{split}.png")
-    attn_file = path / "decode" / f"{split}.attention.json"
-    if attn_file.is_file():
-        for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):
-            plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
-                           plots / f"attention_{safe(name)}_{split}_{k + 1}.png")
-
-
 def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
     """``<model dir>:<row name>`` arguments -> (dir, row name)."""
     models = []
@@ -138,31 +88,6 @@ def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
         path, name = spec.split(":", 1)
         models.append((Path(path), name))
     return models
-
-
-def header_lines(args: argparse.Namespace) -> List[str]:
-    return ["# Punctuation and capitalisation (speech-informed ITN, stage 6)", "",
-            f"F1 in % with bootstrap 95 % confidence intervals ({args.num_resamples} resamples of the segments, seed "
-            f"{args.seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
-            "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
-            "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
-            f"(rows whose names start with `{itn_results.EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
-            "`results.json` (`python -m punct.bin.results_table` makes the README table from it).", ""]
-
-
-def split_lines(split: str, scores: Dict[str, itn.ItnScores], rule: str, order: List[str],
-                placeholders: List[str]) -> List[str]:
-    """RESULTS.md's section of one split."""
-    any_s = next(iter(scores.values()))
-    paired = itn_results.paired_table(scores)
-    return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
-            itn.FIRST_WORD_NOTES[rule], "",
-            "### F1 per class (Table 5.1)", "", itn_results.results_table(scores, order, placeholders),
-            *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
-            "### Punctuation detection", "", itn_results.detection_table(scores),
-            "### Punctuation detection F1 by input length (Figure 5.33)", "", itn_results.length_table(scores),
-            f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
-            f"`plots/f1_by_length_{split}.png`.", ""]
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -178,11 +103,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     row = itn_results.EFFICIENTPUNCT_ROW
     placeholders = [] if any(n.startswith(row) for _, n in models) else [row]
 
-    md = header_lines(args)
+    md = itn_results.header_lines(args.num_resamples, args.seed)
     all_scores: Dict[str, Dict[str, itn.ItnScores]] = {}
     for split in [s for s in args.splits.split(",") if s]:
-        all_scores[split], rule = score_split(models, split, args, edges, out)
-        md += split_lines(split, all_scores[split], rule, order, placeholders)
+        first_word = None if args.first_word == "auto" else args.first_word
+        all_scores[split], rule = itn_results.score_split(
+            models, split, first_word, args.baseline, itn_results.Bootstrap(args.num_resamples, args.seed), edges,
+            args.max_attention_plots, out)
+        md += itn_results.split_lines(split, all_scores[split], rule, order, placeholders)
     bootstrap = {"num_resamples": args.num_resamples, "seed": args.seed, "level": 0.95}
     results = itn_results.build_results(models, all_scores, order, bootstrap, args.run_seed,
                                         itn_results.run_facts(args.am_dir, args.words_dir))

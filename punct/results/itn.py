@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +37,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from punct.labels import PUNCT9
 from punct.results.facts import acoustic_model_health
+from punct.results.plots import plot_f1_by_length, plot_itn_model
 from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
+from punct.scoring import itn
 from punct.scoring.intervals import Interval
-from punct.scoring.itn import ItnScores
+from punct.scoring.itn import FIRST_WORD_NOTES, ItnScores
+from punct.utils.atomic import atomic_write_text
 
 KIND = "itn"
 # The table's F1 columns: key in ItnRun.f1 -> header.
@@ -403,3 +407,68 @@ def paired_table(scores: Dict[str, ItnScores]) -> str:
     for name, s in rows:
         lines.append(f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |")
     return "\n".join(lines) + "\n"
+
+
+def header_lines(num_resamples: int, seed: int) -> List[str]:
+    """RESULTS.md's opening paragraph."""
+    return ["# Punctuation and capitalisation (speech-informed ITN, stage 6)", "",
+            f"F1 in % with bootstrap 95 % confidence intervals ({num_resamples} resamples of the segments, seed "
+            f"{seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
+            "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
+            "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
+            f"(rows whose names start with `{EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
+            "`results.json` (`python -m punct.bin.results_table` makes the README table from it).", ""]
+
+
+def split_lines(split: str, scores: Dict[str, ItnScores], rule: str, order: List[str],
+                placeholders: List[str]) -> List[str]:
+    """RESULTS.md's section of one split."""
+    any_s = next(iter(scores.values()))
+    paired = paired_table(scores)
+    return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
+            FIRST_WORD_NOTES[rule], "",
+            "### F1 per class (Table 5.1)", "", results_table(scores, order, placeholders),
+            *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
+            "### Punctuation detection", "", detection_table(scores),
+            "### Punctuation detection F1 by input length (Figure 5.33)", "", length_table(scores),
+            f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
+            f"`plots/f1_by_length_{split}.png`.", ""]
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    num_resamples: int = 1000
+    seed: int = 42
+
+
+def score_split(models: Sequence[Tuple[Path, str]], split: str, first_word: Optional[str], baseline: str,
+                bootstrap: Bootstrap, edges: Sequence[int], max_attention_plots: int,
+                out: Path) -> Tuple[Dict[str, ItnScores], str]:
+    """Scores every model on ``split`` under one first-word rule (``first_word``, or None: the rule the
+    predictions were written under); writes the scores and plots under ``out``; returns the scores and the rule."""
+    predictions = {name: itn.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
+    try:
+        rule = itn.scoring_rule([s for segs in predictions.values() for s in segs], first_word)
+    except ValueError as e:
+        rules = {name: sorted({s.first_word for s in segs}) for name, segs in predictions.items()}
+        raise ValueError(f"{split}: {e} (rules written per model: {rules})") from None
+    scores: Dict[str, ItnScores] = {}
+    for path, name in models:
+        scores[name] = itn.score_itn(predictions[name], bootstrap.num_resamples, bootstrap.seed, edges, rule)
+    if baseline in scores:
+        skipped = itn.compare_with_baseline(predictions, scores, baseline, rule, bootstrap.num_resamples, bootstrap.seed)
+        for name in skipped:
+            logging.warning("%s %s: its segments are not %s's: no paired difference", name, split, baseline)
+    else:
+        logging.info("%s: no model named %r: no paired differences", split, baseline)
+    for path, name in models:
+        s = scores[name]
+        atomic_write_text(out / score_file(name, split), json.dumps(s.to_dict(), indent=1) + "\n")
+        logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f%s", name, split,
+                     s.num_segments, rule, s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"],
+                     s.detection["all"]["pdr"], "" if s.macro_f1_vs_baseline is None else
+                     f", minus {baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)")
+        plot_itn_model(path, name, safe(name), split, s, max_attention_plots, out / "plots")
+    plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
+                      out / "plots" / f"f1_by_length_{split}.png")
+    return scores, rule

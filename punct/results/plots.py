@@ -4,12 +4,14 @@ and detection F1 by input length (egs/parczech, Stankov 2024 Figures 5.13 and 5.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 import numpy as np
 from lhotse.utils import Pathlike
 
+from punct.labels import CASE, PUNCT9
 from punct.scoring.itn import ItnScores
 from punct.utils.atomic import atomic_path
 
@@ -113,3 +115,19 @@ def plot_f1_by_length(scores: Dict[str, ItnScores], title: str, path: Pathlike) 
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def plot_itn_model(path: Path, name: str, file_name: str, split: str, s: ItnScores, max_attention: int,
+                   plots: Path) -> None:
+    """Confusion matrices of both heads of model ``name`` (its files named with ``file_name``) and the
+    cross-attention of up to ``max_attention`` segments."""
+    cm_p = np.asarray(s.punct_scores["confusion"])
+    cm_c = np.asarray(s.case_scores["confusion"])
+    plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
+                   plots / f"confusion_punct_{file_name}_{split}.png")
+    plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{file_name}_{split}.png")
+    attn_file = path / "decode" / f"{split}.attention.json"
+    if attn_file.is_file():
+        for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):
+            plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
+                           plots / f"attention_{file_name}_{split}_{k + 1}.png")

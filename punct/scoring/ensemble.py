@@ -40,20 +40,6 @@ def overall_f1(scores: PunctScores) -> float:
     return scores.overall["f1"]
 
 
-def macro_f1(scores: PunctScores) -> float:
-    """Mean F1 of the non-blank classes."""
-    return scores.macro_f1
-
-
-def class_f1(name: str) -> Metric:
-    """The F1 of one class (e.g. "cap")."""
-
-    def metric(scores: PunctScores) -> float:
-        return scores.per_class[name]["f1"]
-
-    return metric
-
-
 def default_alphas(step: float = 0.1) -> List[float]:
     """0.0, 0.1, ..., 1.0 (rounded, so 0.30000000000000004 prints as 0.3)."""
     n = int(round(1.0 / step))
