@@ -20,7 +20,7 @@ from lhotse import SupervisionSegment
 from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
 
-from punct.asr.chunks import TimedWord
+from punct.recognition.chunks import TimedWord
 from punct.labels import CASE, PUNCT9, WordLabels
 from punct.token_labels import normalise_word
 from punct.align.nw import AlignConfig

@@ -67,8 +67,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import soundfile as sf
 
-from punct.corpora.debian import download_deb, unpack_deb
-from punct.corpora.tts import Espeak, Voice, resample, word_starts_for_spans
+from punct.synthesis.debian import download_deb, unpack_deb
+from punct.synthesis.tts import Espeak, Voice, resample, word_starts_for_spans
 from punct.labels import PUNCT4
 from punct.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_write_text

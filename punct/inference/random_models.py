@@ -2,7 +2,7 @@
 
 Used by the inference tests (tiny models in a temporary recipe directory) and by the benchmarks
 (paper-size and mini-size models, whose speed does not depend on their weights).  The files are
-written by the components' own savers: ``punct.asr.train.save_checkpoint``, ``PunctBert.save_pretrained``,
+written by the components' own savers: ``punct.am.train.save_checkpoint``, ``PunctBert.save_pretrained``,
 ``punct.models.punct_tdnn.train.save_checkpoint``.
 """
 
@@ -19,9 +19,9 @@ import torch
 import yaml
 from lhotse.utils import Pathlike
 
-from punct.asr.model import TdnnAcousticModel
-from punct.asr.model import TdnnConfig as AmModelConfig
-from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.am.model import TdnnAcousticModel
+from punct.am.model import TdnnConfig as AmModelConfig
+from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.models.punct_tdnn.tdnn import PunctTdnn
 from punct.models.punct_tdnn.tdnn import TdnnConfig as PunctTdnnConfig
 from punct.models.text.model import HeadSpec, PunctBert
@@ -91,9 +91,9 @@ def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[floa
 
     from punct.io.sources import AcousticSource, WordVectorSource, file_sha256, files_sha256
     from punct.models.text.model import weight_files
-    from punct.asr.train import AmConfig
-    from punct.asr.train import TrainState as AmState
-    from punct.asr.train import save_checkpoint as save_am
+    from punct.am.train import AmConfig
+    from punct.am.train import TrainState as AmState
+    from punct.am.train import save_checkpoint as save_am
     from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.models.punct_tdnn.train import save_checkpoint as save_tdnn
     from punct.training.loop import TrainState as TdnnState

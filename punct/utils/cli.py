@@ -9,7 +9,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 import numpy as np
 import torch
 
-from punct.corpora.debian import default_cache_dir
+from punct.synthesis.debian import default_cache_dir
 from punct.normalize import NormalizeConfig
 from punct.utils.config import add_config_arguments
 from punct.io.shards import shards_to_skip, word_shard_prefixes, write_word_shards

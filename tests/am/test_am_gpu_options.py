@@ -9,9 +9,9 @@ import pytest
 import torch
 import yaml
 
-from punct.asr import train as am_train
-from punct.asr.model import TdnnAcousticModel, TdnnConfig
-from punct.asr.train import compute_loss, reseed_worker, run_training
+from punct.am import train as am_train
+from punct.am.model import TdnnAcousticModel, TdnnConfig
+from punct.am.train import compute_loss, reseed_worker, run_training
 from punct.bin import train_am
 from punct.training.loop import Amp
 

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import torch
 
-from punct.asr.model import EMBEDDING_LAYER, TdnnAcousticModel, TdnnConfig
+from punct.am.model import EMBEDDING_LAYER, TdnnAcousticModel, TdnnConfig
 
 TINY = TdnnConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
 
@@ -109,7 +109,7 @@ def test_paper_size_dimensions():
 
 
 def test_folded_batch_norms_give_the_same_outputs():
-    from punct.asr.folded import FoldedAcousticModel
+    from punct.am.folded import FoldedAcousticModel
 
     model = _model(seed=3)
     with torch.no_grad():

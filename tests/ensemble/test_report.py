@@ -152,9 +152,9 @@ def test_parameter_table_says_what_is_missing(results_dir):
 
 def test_acoustic_model_counted_up_to_layer_12(tmp_path):
 
-    from punct.asr.model import TdnnConfig
-    from punct.asr.tokens import TokenTable
-    from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
+    from punct.am.model import TdnnConfig
+    from punct.am.tokens import TokenTable
+    from punct.am.train import AmConfig, TrainState, build_model, save_checkpoint
     from punct.report import parameter_breakdown
 
     tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])

@@ -26,7 +26,7 @@ ALPHA = 0.3
 def tiny_models(tmp: Path, seed: int = 0):
     from transformers import BertConfig
 
-    from punct.asr.model import TdnnConfig as AmConfig
+    from punct.am.model import TdnnConfig as AmConfig
     from punct.models.punct_tdnn.tdnn import TdnnConfig
 
     tokenizer = make_tokenizer(tmp / "tokenizer", WORDS)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from punct.asr.chunks import (
+from punct.recognition.chunks import (
     Chunk,
     ChunkConfig,
     TimedWord,

@@ -1,6 +1,6 @@
 """Long-recording recognition with a real (tiny, randomly initialised) TDNN acoustic model:
 the recogniser's CMVN convention, jobs, skipping, overwriting and the WER summary; and the
-cross-lingual initialisation of punct.asr.init_from."""
+cross-lingual initialisation of punct.am.init_from."""
 
 import json
 
@@ -11,14 +11,14 @@ import torch
 import yaml
 from lhotse import Recording, RecordingSet
 
-from punct.asr.infer import run_model
-from punct.asr.model import TdnnConfig
-from punct.asr.tokens import TokenTable
-from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
+from punct.am.infer import run_model
+from punct.am.model import TdnnConfig
+from punct.am.tokens import TokenTable
+from punct.am.train import AmConfig, TrainState, build_model, save_checkpoint
 from punct.bin import recognise_long
-from punct.asr.init_from import transfer_weights
-from punct.asr.recogniser import ChunkPosteriors, load_am, recording_cmvn
-from punct.asr.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.am.init_from import transfer_weights
+from punct.recognition.recogniser import ChunkPosteriors, load_am, recording_cmvn
+from punct.recognition.chunks import ChunkConfig, TimedWord, plan_chunks
 from punct.align.dataset import read_recognised_words, write_recognised_words
 
 MFCC = {"kind": "mfcc", "norm_vars": True,
@@ -154,7 +154,7 @@ def test_transfer_weights_copies_shared_layers_and_output_rows():
 
 
 def test_beam_search_with_an_lm_is_recorded_and_a_new_decoder_recognises_again(corpus):
-    from punct.asr.word_lm import estimate_word_lm
+    from punct.recognition.word_lm import estimate_word_lm
 
     write_am(corpus / "am")
     estimate_word_lm([["kobka", "bába"], ["bok", "kob"]], 2).write_arpa(corpus / "lm.arpa")

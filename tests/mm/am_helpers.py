@@ -7,8 +7,8 @@ from pathlib import Path
 import torch
 import yaml
 
-from punct.asr.model import TdnnAcousticModel, TdnnConfig
-from punct.asr.train import AmConfig, TrainState, save_checkpoint
+from punct.am.model import TdnnAcousticModel, TdnnConfig
+from punct.am.train import AmConfig, TrainState, save_checkpoint
 from punct.inference.random_models import MFCC_YAML, token_table
 
 TINY_AM = TdnnConfig(feat_dim=40, dim=32, bottleneck_dim=16, prefinal_small_dim=16, prefinal_big_dim=32)

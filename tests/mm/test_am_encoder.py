@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from punct.asr.infer import run_model
+from punct.am.infer import run_model
 from punct.features.cmvn import SpeakerCmvn
 from punct.models.cross_attention.am_frames import am_frames_of, pool_frames
 from punct.models.cross_attention.config import MmConfig

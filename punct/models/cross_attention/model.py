@@ -125,7 +125,7 @@ class AmFrameGeometry:
 
     The AM's feature frame ``t`` covers ``[t shift, t shift + length)`` seconds of the segment
     (Kaldi's snip_edges: ``1 + (samples - window) // hop`` frames), and its layer-k output frame ``t``
-    is the model's view of feature frame ``t`` (:mod:`punct.asr.model`).  Groups of ``stride``
+    is the model's view of feature frame ``t`` (:mod:`punct.am.model`).  Groups of ``stride``
     consecutive frames are averaged into one audio frame; pooled frame ``j``'s time window is the
     ``stride`` hops wide span around the centres of its feature frames.
     """

@@ -7,7 +7,7 @@ The input is either
   * lhotse manifests: a folder with one ``*recordings*.jsonl.gz`` and one ``*supervisions*.jsonl.gz``,
     or with one ``*cuts*.jsonl.gz`` (MonoCuts with supervisions), or such a cuts file itself.
 
-The output is the layout ``punct.asr.long_audio_data`` writes for the mini corpus, which the rest of
+The output is the layout ``punct.am_data.long_audio`` writes for the mini corpus, which the rest of
 stage 1 reads: ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz``, one supervision per utterance
 with ``custom["words"]`` (the AM's transcript) and ``custom["speaker"]`` (the true speaker).
 
@@ -20,7 +20,7 @@ foreign letter) makes the utterance a counted, logged skip, because its spoken f
 ``alphabet`` allows every letter.
 
 CMVN grouping (the supervisions' ``speaker``, by which stage 1 accumulates CMVN stats): the long-recording
-recogniser (``punct.asr.recogniser``) normalises each recording with the stats of the whole recording, since
+recogniser (``punct.recognition.recogniser``) normalises each recording with the stats of the whole recording, since
 it does not know who speaks when.  ``cmvn_group: recording`` (default) trains on the same statistics:
 ``speaker`` = the recording id, as the mini path does.  For a Kaldi directory with ``segments`` the recording
 is the ``wav.scp`` entry (typically a long recording, the recogniser's case); without ``segments`` each

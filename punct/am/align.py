@@ -16,11 +16,11 @@ from lhotse import CutSet, load_manifest
 from lhotse.utils import fastcopy
 from tqdm import tqdm
 
-from punct.asr.ctm import ctm_lines, spans_to_items
-from punct.asr.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
-from punct.asr.dataset import cut_words
-from punct.asr.infer import run_model
-from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.am.ctm import ctm_lines, spans_to_items
+from punct.am.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
+from punct.am.dataset import cut_words
+from punct.am.infer import run_model
+from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done

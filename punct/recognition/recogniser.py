@@ -1,9 +1,9 @@
 """Long-recording recognition (stage 2 of the speech-informed ITN recipe): the recogniser interface and
 the recipe's own CTC acoustic model behind it.
 
-``recognise_recording`` is the one chunked recognition of a recording (``punct.asr.recognise.recognise_long``:
+``recognise_recording`` is the one chunked recognition of a recording (``punct.recognition.recognise.recognise_long``:
 ~30 s chunks, greedy CTC or beam search with a word LM, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
-``TdnnRecogniser`` here, or ``punct.asr.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
+``TdnnRecogniser`` here, or ``punct.recognition.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
 CTC folder, e.g. a Czech wav2vec2).
 
 An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
@@ -12,12 +12,12 @@ model was trained with; the recipe copies it there).
 
 CMVN convention: the recogniser does not know who speaks when inside a long recording, so the
 features are normalised with the stats of the *whole recording* (every frame, pauses included).
-The AM training data of ``punct.asr.long_audio_data`` matches this: its supervisions' speaker is the
+The AM training data of ``punct.am_data.long_audio`` matches this: its supervisions' speaker is the
 recording id, so stage-1 CMVN stats are per recording (over the utterances' frames).
 
 Each ~30 s chunk gets its own MFCC (frame t at ``t * 10 ms`` from the chunk start, the frame
 convention of ``punct.features``) normalised with the recording's stats, and goes through the
-network alone (``punct.asr.infer.run_model``).
+network alone (``punct.am.infer.run_model``).
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ import torch
 from lhotse import Recording
 from lhotse.utils import Pathlike
 
-from punct.asr.decode import WerStats
-from punct.asr.infer import run_model
-from punct.asr.model import TdnnAcousticModel
-from punct.asr.tokens import SPACE, TokenTable
-from punct.asr.train import load_model
+from punct.am.decode import WerStats
+from punct.am.infer import run_model
+from punct.am.model import TdnnAcousticModel
+from punct.am.tokens import SPACE, TokenTable
+from punct.am.train import load_model
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.asr.chunks import ChunkConfig, TimedWord, plan_chunks
-from punct.asr.recognise import recognise_long
+from punct.recognition.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.recognition.recognise import recognise_long
 from punct.utils.config import load_config
 
 FEATURE_CONFIG_NAME = "mfcc.yaml"
@@ -143,7 +143,7 @@ def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk
                         decode: Optional[Callable[[np.ndarray], List[str]]] = None,
                         ) -> Tuple[List[TimedWord], Dict[str, float]]:
     """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds).
-    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.asr.beam_search.CtcBeamSearch.decode``)."""
+    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
     start = time.process_time()
     audio = load_audio(recording, recogniser.sample_rate)
     posterior_fn = recogniser.posteriors_for(recording.id, audio)

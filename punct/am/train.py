@@ -31,9 +31,9 @@ from lhotse import CutSet
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
 from tqdm import tqdm
 
-from punct.asr.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
-from punct.asr.model import TdnnAcousticModel, TdnnConfig
-from punct.asr.tokens import TokenTable
+from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
+from punct.am.model import TdnnAcousticModel, TdnnConfig
+from punct.am.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.utils.config import save_config
 from punct.training import checkpoint
