@@ -28,14 +28,16 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
+from lhotse.utils import Pathlike
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
 from tqdm import tqdm
 
 from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
 from punct.am.model import TdnnAcousticModel, TdnnConfig
-from punct.am.tokens import TokenTable
+from punct.am.tokens import SPACE, TokenTable
+from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.utils.config import save_config
+from punct.utils.config import config_from_dict, load_config, save_config
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
@@ -77,6 +79,7 @@ class AmConfig:
     averaged_epochs_dev_loss: bool = True
 
 
+FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the selected model, read by every later stage: the epoch with the lowest
 # dev loss, or with average_epochs > 1 the average of the last epochs (the name is kept for existing AM folders)
 
@@ -170,22 +173,32 @@ def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: 
 
 def training_config(checkpoint: Path) -> AmConfig:
     """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
-    from punct.utils.config import config_from_dict
-
     data = load_checkpoint(checkpoint)
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
 def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
-    from punct.utils.config import config_from_dict
-
     data = load_checkpoint(checkpoint, device)
     config = config_from_dict(AmConfig, data["config"], str(checkpoint))
     tokens = TokenTable(data["tokens"])
     model = build_model(config, len(tokens))
     model.load_state_dict(data["model"])
     return model.to(device).eval(), tokens
+
+
+def load_am(am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT,
+            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
+    """The model, its token table and its feature config from an AM folder (``exp/am`` of ``steps/train_am.sh``, or a
+    pre-trained one in the same format: ``checkpoint`` and ``mfcc.yaml``, the feature config it was trained with)."""
+    am_dir = Path(am_dir)
+    for path in (am_dir / checkpoint, am_dir / FEATURE_CONFIG_NAME):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file; an AM folder needs {checkpoint} and {FEATURE_CONFIG_NAME}")
+    model, tokens = load_model(am_dir / checkpoint, device)
+    if tokens.symbols[1] != SPACE:
+        raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
+    return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
 
 
 def reseed_worker(worker_id: int) -> None:

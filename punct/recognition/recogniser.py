@@ -35,14 +35,11 @@ from punct.am.decode import WerStats
 from punct.am.infer import run_model
 from punct.am.model import TdnnAcousticModel
 from punct.am.tokens import SPACE, TokenTable
-from punct.am.train import load_model
+from punct.am.train import load_am
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.recognition.chunks import ChunkConfig, TimedWord, plan_chunks
 from punct.recognition.recognise import recognise_long
-from punct.utils.config import load_config
-
-FEATURE_CONFIG_NAME = "mfcc.yaml"
 
 # chunk samples -> (T, V) log-posteriors over ``ChunkRecogniser.symbols``
 PosteriorFn = Callable[[np.ndarray], np.ndarray]
@@ -64,19 +61,6 @@ class ChunkRecogniser(Protocol):
     def posteriors_for(self, recording_id: str, audio: np.ndarray) -> PosteriorFn:
         """The chunk -> log-posteriors function for one recording (it may use the whole recording, e.g. its CMVN)."""
         ...
-
-
-def load_am(am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
-            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
-    """The model, its token table and its feature config from an AM folder."""
-    am_dir = Path(am_dir)
-    for path in (am_dir / checkpoint, am_dir / FEATURE_CONFIG_NAME):
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file; an AM folder needs {checkpoint} and {FEATURE_CONFIG_NAME}")
-    model, tokens = load_model(am_dir / checkpoint, device)
-    if tokens.symbols[1] != SPACE:
-        raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
-    return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
 
 
 class ChunkPosteriors:

@@ -14,10 +14,10 @@ from lhotse import Recording, RecordingSet
 from punct.am.infer import run_model
 from punct.am.model import TdnnConfig
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, TrainState, build_model, save_checkpoint
+from punct.am.train import AmConfig, TrainState, build_model, load_am, save_checkpoint
 from punct.bin import recognise_long
 from punct.am.init_from import transfer_weights
-from punct.recognition.recogniser import ChunkPosteriors, load_am, recording_cmvn
+from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
 from punct.recognition.chunks import ChunkConfig, TimedWord, plan_chunks
 from punct.align.dataset import read_recognised_words, write_recognised_words
 

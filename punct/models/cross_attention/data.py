@@ -14,13 +14,13 @@ last sub-token (``[CLS] pieces [SEP]``); a segment whose sub-tokens exceed ``max
 skipped and counted (segments are at most 15 s, so this does not happen with BERT's 512); the words
 that hold the tokenizer's unknown token are counted in the log.
 Audio (multimodal models only): the mel of :mod:`punct.models.cross_attention.features`, and each latent frame's
-word (:meth:`punct.models.cross_attention.model.SoundGeometry.frame_words`) from the word times relative to the
+word (:meth:`punct.models.cross_attention.geometry.SoundGeometry.frame_words`) from the word times relative to the
 segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
 ``random_audio_unit``) with a seed derived from the config seed and the segment id, so the
 corruption is the same in every epoch and run.
 With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frames instead of the mel
 (:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
-by :class:`punct.models.cross_attention.model.AmFrameGeometry`; random audio then puts the permuted samples
+by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
 through the AM (``samples``) or permutes the AM frames (``frames``).
 """
 
@@ -40,7 +40,8 @@ from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, class_index, ma
 from punct.models.cross_attention.am_frames import AmFrames, am_frames_of
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
-from punct.models.cross_attention.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
+from punct.models.cross_attention.geometry import NO_WORD, SoundGeometry
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD
 from punct.models.text.chunking import special_ids, word_pieces
 
 
