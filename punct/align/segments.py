@@ -39,8 +39,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tu
 
 import numpy as np
 
-from punct.recognition.chunks import TimedWord
-from punct.labels import CAP, CASE, PUNCT9
+from punct.labels import CAP, CASE, PUNCT9, TimedWord
 from punct.token_labels import normalise_word
 from punct.align.nw import AlignConfig, align_words
 

@@ -35,7 +35,7 @@ import numpy as np
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet, load_manifest
 from lhotse.utils import Pathlike
 
-from punct.recognition.chunks import TimedWord
+from punct.labels import TimedWord
 from punct.align.dataset import official_words, read_recognised_words
 from punct.token_labels import normalise_word
 from punct.align.nw import align_words

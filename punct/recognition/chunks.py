@@ -29,19 +29,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-
-class TimedWord(NamedTuple):
-    word: str
-    start: float  # seconds from the start of the recording
-    end: float
-    score: float = 0.0  # CTC-segmentation confidence (log domain, higher is better)
-
-    @property
-    def centre(self) -> float:
-        return 0.5 * (self.start + self.end)
-
-    def shifted(self, offset: float) -> "TimedWord":
-        return self._replace(start=self.start + offset, end=self.end + offset)
+from punct.labels import TimedWord
 
 
 class Chunk(NamedTuple):

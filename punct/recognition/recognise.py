@@ -15,7 +15,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from punct.recognition.chunks import ChunkConfig, TimedWord, ctc_word_times, merge_chunk_words, plan_chunks
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig, ctc_word_times, merge_chunk_words, plan_chunks
 
 # The acoustic model's word separator (punct.am.tokens.SPACE).
 DEFAULT_SPACE = "|"

@@ -38,7 +38,8 @@ from punct.am.tokens import SPACE, TokenTable
 from punct.am.train import load_am
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.recognition.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.recognition.recognise import recognise_long
 
 # chunk samples -> (T, V) log-posteriors over ``ChunkRecogniser.symbols``

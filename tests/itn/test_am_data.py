@@ -7,7 +7,7 @@ from lhotse import load_manifest
 
 from punct.bin import prepare_am_data, prepare_parczech
 from punct.am_data.long_audio import AmDataConfig, choose_dev_recordings, read_words_checked, split_utterances
-from punct.recognition.chunks import TimedWord
+from punct.labels import TimedWord
 from punct.align.dataset import write_recognised_words
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 

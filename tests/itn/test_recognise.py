@@ -1,6 +1,6 @@
 import numpy as np
 
-from punct.recognition.chunks import TimedWord
+from punct.labels import TimedWord
 from punct.recognition.recognise import greedy_words, recognise_long
 
 VOCAB = ["<blk>", "|"] + list("abcdefghijklmnopqrstuvwxyzáéíýčěřšžůú")

@@ -18,7 +18,8 @@ from punct.am.train import AmConfig, TrainState, build_model, load_am, save_chec
 from punct.bin import recognise_long
 from punct.am.init_from import transfer_weights
 from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
-from punct.recognition.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.align.dataset import read_recognised_words, write_recognised_words
 
 MFCC = {"kind": "mfcc", "norm_vars": True,

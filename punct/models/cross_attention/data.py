@@ -36,7 +36,7 @@ import torch
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
-from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, class_index, mask_first_word
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, aligned_words, class_index, mask_first_word
 from punct.models.cross_attention.am_frames import AmFrames, am_frames_of
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
@@ -59,19 +59,15 @@ class ItnSegment(NamedTuple):
 
 def _segment(d: dict, where: str, p_index: Dict[str, int], c_index: Dict[str, int]) -> ItnSegment:
     labelled = WordLabels.from_supervision(d, PUNCT9, CASE, where=where)
-    items = ((d.get("alignment") or {}).get("word")) or []
+    timed = aligned_words(d) or []
     words = list(labelled.words)
-    if len(items) != len(words):
-        raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(items)} word alignments")
+    if len(timed) != len(words):
+        raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(timed)} word alignments")
     punct = [p_index[x] for x in labelled.punct]
     case = [c_index[x] for x in labelled.case]
     start = float(d["start"])
-    # lhotse stores AlignmentItem as [symbol, start, duration, score] or a dict
-    starts, ends = [], []
-    for it in items:
-        s, dur = (it["start"], it["duration"]) if isinstance(it, dict) else (it[1], it[2])
-        starts.append(float(s) - start)
-        ends.append(float(s) + float(dur) - start)
+    starts = [w.start - start for w in timed]
+    ends = [w.end - start for w in timed]
     return ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends)
 
 
