@@ -23,7 +23,7 @@ from lhotse.utils import Pathlike
 
 from punct.am.dataset import cut_words, load_split
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, TrainState, build_model, load_model, save_checkpoint
+from punct.am.train import AmConfig, AmTrainState, build_model, load_model, save_checkpoint
 from punct.training.loop import seed_everything
 
 logger = logging.getLogger(__name__)
@@ -75,6 +75,6 @@ def write_init_checkpoint(source_checkpoint: Pathlike, config: AmConfig, fbank_d
     exp_dir.mkdir(parents=True, exist_ok=True)
     out = exp_dir / "epoch-0.pt"
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    save_checkpoint(out, model=model, optimizer=optimizer, state=TrainState(), config=config, tokens=tokens)
+    save_checkpoint(out, model=model, optimizer=optimizer, state=AmTrainState(), config=config, tokens=tokens)
     logger.info("%s: from %s: %s", out, source_checkpoint, counts)
     return out, counts

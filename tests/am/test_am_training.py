@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from punct.am.model import TdnnConfig
+from punct.am.model import AmModelConfig
 from punct.am.train import AmConfig, load_model, run_training
 from punct.features.compute import feature_frames
 from punct.training.loop import latest_checkpoint
@@ -19,7 +19,7 @@ from am.espeak_corpus import cached_corpus, espeak_available
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")
 
 TINY = AmConfig(
-    model=TdnnConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
+    model=AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
     num_epochs=2, lr=2e-3, warmup_steps=1, max_duration=8.0, num_buckets=2, spec_augment=False, log_interval=1,
 )
 
@@ -89,7 +89,7 @@ def test_ctc_loss_on_every_third_output_frame():
     from punct.am.train import compute_loss
 
     torch.manual_seed(0)
-    model = TdnnAcousticModel(TdnnConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
+    model = TdnnAcousticModel(AmModelConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
                                          num_tokens=6)).eval()
     feats = torch.randn(2, 31, 40)
     batch = {"feats": feats, "feat_lens": torch.tensor([31, 25]), "targets": torch.tensor([1, 2, 3, 4, 5]),

@@ -12,9 +12,9 @@ import yaml
 from lhotse import Recording, RecordingSet
 
 from punct.am.infer import run_model
-from punct.am.model import TdnnConfig
+from punct.am.model import AmModelConfig
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, TrainState, build_model, load_am, save_checkpoint
+from punct.am.train import AmConfig, AmTrainState, build_model, load_am, save_checkpoint
 from punct.bin import recognise_long
 from punct.am.init_from import transfer_weights
 from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
@@ -29,7 +29,7 @@ DURATIONS = {"rec1": 9.0, "rec2": 5.5, "rec3": 3.0}
 
 
 def tiny_config() -> AmConfig:
-    return AmConfig(model=TdnnConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
+    return AmConfig(model=AmModelConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
                                      prefinal_big_dim=32))
 
 
@@ -41,7 +41,7 @@ def write_am(am_dir, all_blank: bool = False, seed: int = 0):
         with torch.no_grad():
             model.output.bias[0] = 1e4
     am_dir.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(am_dir / "best-valid-loss.pt", model=model, optimizer=None, state=TrainState(),
+    save_checkpoint(am_dir / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(),
                     config=tiny_config(), tokens=tokens)
     (am_dir / "mfcc.yaml").write_text(yaml.safe_dump(MFCC))
 
