@@ -267,7 +267,7 @@ def spoken_form(token: str) -> List[str]:
 
 
 @dataclass
-class Utterance:
+class SpokenFortune:
     """One fortune as recorded (tokens, sentence index per token) and as spoken."""
 
     tokens: List[str]
@@ -298,7 +298,7 @@ def _with_number_phrase(tokens: List[str], rng: np.random.Generator, cfg: CzechM
 
 
 def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str],
-                   counts: Dict[str, int]) -> Utterance:
+                   counts: Dict[str, int]) -> SpokenFortune:
     """Record tokens and spoken words of one fortune, with the record/speech differences."""
     tokens = _with_number_phrase(tokenize(text), rng, cfg, counts)
     record: List[str] = []
@@ -351,7 +351,7 @@ def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vo
             say(said)
             counts["repeated_words"] += 1
         counts["digits_or_symbols"] += not tok.isalpha()
-    return Utterance(record, sentence, spoken, "".join(synth_parts), spans)
+    return SpokenFortune(record, sentence, spoken, "".join(synth_parts), spans)
 
 
 # ----------------------------------------------------------------------------------------------
