@@ -5,7 +5,7 @@ Stage 2 dominates the mini recipe's wall time (in bf16 14.3 of 17.5 minutes on a
 on an AMD EPYC; in float32 11 of 14 on the Xeon), and the same commit trains at different speeds on different
 CPUs.  This benchmark measures the machine: random features and character targets shaped like the mini corpus'
 batches (:func:`make_batches`, ``--chars-per-second`` targets), through the recipe's own model, loss and
-precision (``punct.asr.train.compute_loss`` with the config's ``ctc_subsample``, ``punct.training.loop.Amp``):
+precision (``punct.am.train.compute_loss`` with the config's ``ctc_subsample``, ``punct.training.loop.Amp``):
 
 * train: forward, backward and the Adam step, in seconds of speech (unpadded) per CPU second of this
   process and per wall second;
@@ -34,7 +34,7 @@ from typing import Dict, List
 import torch
 
 import common  # noqa: E402  (puts the repository on sys.path)
-from punct.asr.train import AmConfig, build_model, compute_loss, first_dev_loss_epoch
+from punct.am.train import AmConfig, build_model, compute_loss, first_dev_loss_epoch
 from punct.training.loop import NO_AMP, Amp
 from punct.utils.config import load_config
 from punct.utils.device import has_native_bf16

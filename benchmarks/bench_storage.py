@@ -9,7 +9,7 @@ read time per audio hour, and the reconstruction error (max |error|, RMS error /
 
 The F1 change each compression causes needs a trained recipe (``--recipe-dir``, default egs/mustc, with
 exp/am, exp/emb_bert, exp/tdnn and data/fbank cuts): the dev layer-12 shards are re-dumped from the
-features under each compression (punct.asr.dump.dump_shard, as stage 4) and the trained TDNN re-scored
+features under each compression (punct.am.dump.dump_shard, as stage 4) and the trained TDNN re-scored
 (fully convolutional) -- TDNN F1 and ensemble F1 at the recipe's alpha.  Otherwise "not measured".
 
   python benchmarks/bench_storage.py [--audio-seconds 60]
@@ -50,7 +50,7 @@ def layer12_matrices(size: str, audio_seconds: float, recipe: Path) -> Dict:
 
     trained = recipe / "exp" / "am" / "best-valid-loss.pt"
     if size == "trained":
-        from punct.asr.train import load_model
+        from punct.am.train import load_model
 
         am, _ = load_model(trained)
         source = str(trained)
@@ -100,9 +100,9 @@ def f1_by_compression(recipe: Path) -> Dict:
     missing = [p for p in need if not (recipe / p).exists()]
     if missing:
         return {"measured": False, "reason": f"no trained recipe in {recipe} when run (missing {', '.join(missing)})"}
-    from punct.asr.dataset import load_split
-    from punct.asr.dump import dump_shard
-    from punct.asr.train import load_model as load_am
+    from punct.am.dataset import load_split
+    from punct.am.dump import dump_shard
+    from punct.am.train import load_model as load_am
     from punct.scoring.ensemble import ensemble
     from punct.models.punct_tdnn.dataset import FusionCorpus
     from punct.models.punct_tdnn.infer import corpus_predictions

@@ -45,7 +45,7 @@ def machine() -> Dict:
 
 def am_config(size: str):
     """The acoustic model's dims: paper (conf/am.yaml) or mini (conf/am_mini.yaml)."""
-    from punct.asr.train import AmConfig
+    from punct.am.train import AmConfig
     from punct.utils.config import load_config
 
     return load_config(AmConfig, CONF / ("am.yaml" if size == "paper" else "am_mini.yaml")).model

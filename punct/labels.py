@@ -19,7 +19,13 @@ The data contract
   Data preparation stores the words and their labels on each supervision's ``custom``:
   ``custom["words"]`` (model input words), ``custom["punct"]`` (one class name per word) and, with case
   labels, ``custom["case"]``.  :class:`WordLabels` is that record: :meth:`WordLabels.from_supervision`
-  reads and validates it (the one place that does), :meth:`WordLabels.to_custom` writes it.
+  reads and validates it (the one place that does), :meth:`WordLabels.to_custom` writes it, and
+  :meth:`WordLabels.word_fields` reads any further per-word lists a corpus stores beside them.
+
+Words with times
+  A word with its start and end in seconds is a :class:`TimedWord` (recognised words, the synthesizer's
+  words, aligned words).  On a supervision the word times are lhotse's ``alignment["word"]`` (one
+  ``AlignmentItem`` per word, times relative to the recording); :func:`aligned_words` is the one reader.
 
 The first word of a segment (``first_word``: ``include`` or ``exclude``)
   ParCzech segments (Stankov 2024) start anywhere in a sentence, so nothing in the segment says whether
@@ -39,7 +45,7 @@ The first word of a segment (``first_word``: ``include`` or ``exclude``)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -113,6 +119,11 @@ def _unknown(labels: Sequence[str], classes: Optional[Sequence[str]]) -> List[st
     return [] if classes is None else sorted(set(labels) - set(classes))
 
 
+def _id_and_custom(sup: Any) -> Tuple[Optional[str], Optional[Mapping[str, Any]]]:
+    """``(id, custom)`` of a lhotse ``SupervisionSegment`` or of its JSON dict."""
+    return (sup.get("id"), sup.get("custom")) if isinstance(sup, Mapping) else (sup.id, sup.custom)
+
+
 @dataclass(frozen=True)
 class WordLabels:
     """The words of one supervision and their per-word labels (the ``custom`` data contract).
@@ -145,7 +156,7 @@ class WordLabels:
         Raises:
           ValueError naming the supervision: a field missing, lengths that differ, an unknown label.
         """
-        sid, custom = (sup.get("id"), sup.get("custom")) if isinstance(sup, Mapping) else (sup.id, sup.custom)
+        sid, custom = _id_and_custom(sup)
         prefix = f"{where}: {sid}" if where else f"supervision {sid}"
         custom = custom or {}
         need = ("words", "punct", "case") if case_set is not None else ("words", "punct")
@@ -169,11 +180,24 @@ class WordLabels:
     @staticmethod
     def words_of(sup: Any) -> List[str]:
         """``custom["words"]`` alone (an acoustic model's transcript needs no labels)."""
-        sid, custom = (sup.get("id"), sup.get("custom")) if isinstance(sup, Mapping) else (sup.id, sup.custom)
+        sid, custom = _id_and_custom(sup)
         words = (custom or {}).get("words")
         if words is None:
             raise ValueError(f"supervision {sid} has no custom['words'] (prepare it with the data stage)")
         return list(words)
+
+    @staticmethod
+    def word_fields(sup: Any, keys: Sequence[str], num_words: int) -> Dict[str, List[Any]]:
+        """Further per-word lists of ``custom`` (e.g. a corpus' word ids), each checked to hold ``num_words``
+        items; a ValueError naming the supervision when one is missing or of another length."""
+        sid, custom = _id_and_custom(sup)
+        custom = custom or {}
+        missing = [k for k in keys if k not in custom]
+        if missing:
+            raise ValueError(f"supervision {sid}: custom lacks {missing}; re-run stage 0")
+        if any(len(custom[k]) != num_words for k in keys):
+            raise ValueError(f"supervision {sid}: custom lists differ in length")
+        return {k: list(custom[k]) for k in keys}
 
     def to_custom(self) -> Dict[str, List[str]]:
         """The ``custom`` fields of the data contract (lists, as lhotse writes them)."""
@@ -184,6 +208,45 @@ class WordLabels:
 
     def __len__(self) -> int:
         return len(self.words)
+
+
+# ---- words with times -------------------------------------------------------------------------------
+
+
+class TimedWord(NamedTuple):
+    """A word with its times in seconds (from the start of the recording, unless a caller says otherwise)."""
+
+    word: str
+    start: float
+    end: float
+    score: float = 0.0  # the aligner's confidence (CTC segmentation: log domain, higher is better)
+
+    @property
+    def centre(self) -> float:
+        return 0.5 * (self.start + self.end)
+
+    def shifted(self, offset: float) -> "TimedWord":
+        return self._replace(start=self.start + offset, end=self.end + offset)
+
+
+def aligned_words(sup: Any) -> Optional[List[TimedWord]]:
+    """The supervision's ``alignment["word"]`` as TimedWords (times relative to the recording, ``end`` =
+    ``start + duration``); None when it has no word alignment.
+
+    ``sup`` is a lhotse ``SupervisionSegment`` (items are ``AlignmentItem``) or its JSON dict (items are
+    ``[symbol, start, duration, score]`` lists, or dicts as lhotse wrote them before v1.8)."""
+    alignment = sup.get("alignment") if isinstance(sup, Mapping) else sup.alignment
+    items = (alignment or {}).get("word")
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        symbol, start, duration, score = (
+            (item["symbol"], item["start"], item["duration"], item.get("score")) if isinstance(item, Mapping)
+            else (item[0], item[1], item[2], item[3] if len(item) > 3 else None)
+        )
+        out.append(TimedWord(symbol, float(start), float(start) + float(duration), 0.0 if score is None else float(score)))
+    return out
 
 
 # ---- the first word of a segment (see the module docstring) ----------------------------------------

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stage 1 with utterance-level training data: a Kaldi data directory (wav.scp, text, optional segments and
 # utt2spk) or lhotse manifests (recordings + supervisions, or cuts) -> the acoustic model's manifests
-# <out-dir>/<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz (punct.asr.utterance_data: lowercase
+# <out-dir>/<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz (punct.am_data.utterances: lowercase
 # words of the config's alphabet, the dev part given or drawn by speaker/recording with --seed, CMVN grouped
 # by recording or speaker).  Counts of skipped utterances in <out-dir>/import_stats.json.  Skipped when
 # <out-dir>/.done holds the stamp of the same options and input files (utils/fresh.sh).

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Recognition of long recordings with a CTC acoustic model: ~30 s chunks with 5 s overlap, greedy
-# decoding or (--lm) beam search with a word n-gram LM (punct.asr.beam_search), word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
-# (punct.asr.recognise).  The model is the recipe's AM (<am-dir>: best-valid-loss.pt, mfcc.yaml) or,
+# decoding or (--lm) beam search with a word n-gram LM (punct.recognition.beam_search), word times by CTC segmentation, chunk transcripts merged at the overlap midpoints
+# (punct.recognition.recognise).  The model is the recipe's AM (<am-dir>: best-valid-loss.pt, mfcc.yaml) or,
 # with --asr-model DIR, a local transformers CTC folder (processor + model, e.g. a Czech wav2vec2;
-# punct.asr.transformers_ctc).  Recordings are shared between nj jobs; each recording's
+# punct.recognition.transformers_ctc).  Recordings are shared between nj jobs; each recording's
 # <out-dir>/<id>.words.tsv is written atomically and finished recordings are skipped on a re-run.
 # Merge counts (and with --ref-dir the WER against reference words) in <out-dir>/../summary.txt.
 set -euo pipefail
@@ -16,7 +16,7 @@ asr_model=                   # a transformers CTC folder (processor + model) ins
 ref_dir=                     # optional folder of reference <id>.words.tsv (e.g. data/corpus_mini/synth)
 chunk_config=                # optional YAML with chunk_seconds, overlap_seconds, tolerance (default 30, 5, 0.5)
 lm=                          # a word n-gram LM (ARPA) for beam search; empty: greedy decoding
-decode_config=               # YAML with the beam search's values (punct.asr.beam_search.BeamSearchConfig)
+decode_config=               # YAML with the beam search's values (punct.recognition.beam_search.BeamSearchConfig)
 device=auto                  # auto, cpu or cuda
 num_threads=1                # torch CPU threads per job
 overwrite=false              # recognise finished recordings again

@@ -20,8 +20,7 @@ from lhotse import SupervisionSegment
 from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
 
-from punct.asr.chunks import TimedWord
-from punct.labels import CASE, PUNCT9, WordLabels
+from punct.labels import CASE, PUNCT9, TimedWord, WordLabels
 from punct.text.token_labels import normalise_word
 from punct.align.nw import AlignConfig
 from punct.align.segments import (AlignedWord, OfficialWord, Segment, SegmentConfig, SegmentCounts, align_recording,
@@ -82,14 +81,8 @@ def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
 def official_words(sup: SupervisionSegment) -> List[OfficialWord]:
     """The official words stored by data preparation (``punct.corpora``) in a supervision's custom."""
     labelled = WordLabels.from_supervision(sup, PUNCT9, CASE)
-    c = sup.custom
-    keys = ("word_ids", "speakers", "sentence_idx")
-    missing = [k for k in keys if k not in c]
-    if missing:
-        raise ValueError(f"supervision {sup.id}: custom lacks {missing}; re-run stage 0")
+    c = WordLabels.word_fields(sup, ("word_ids", "speakers", "sentence_idx"), len(labelled))
     n = len(labelled)
-    if any(len(c[k]) != n for k in keys):
-        raise ValueError(f"supervision {sup.id}: custom lists differ in length")
     return [
         OfficialWord(labelled.words[i], labelled.punct[i], labelled.case[i], c["word_ids"][i], c["speakers"][i],
                      c["sentence_idx"][i], i)
@@ -141,6 +134,8 @@ def segment_to_supervision(seg: Segment, language: Optional[str] = None) -> Supe
     (lower-case words, one label per word) plus the case labels and the cased words."""
     words = [w.word for w in seg.words]
     punct = [w.punct for w in seg.words]
+    labelled = WordLabels(seg.id, tuple(normalise_word(w) or w.lower() for w in words), tuple(punct),
+                          tuple(w.case for w in seg.words))
     return SupervisionSegment(
         id=seg.id,
         recording_id=seg.recording_id,
@@ -150,13 +145,7 @@ def segment_to_supervision(seg: Segment, language: Optional[str] = None) -> Supe
         text=segment_text(words, punct),
         language=language,
         speaker="+".join(seg.speakers),
-        custom={
-            "words": [normalise_word(w) or w.lower() for w in words],
-            "cased_words": words,
-            "punct": punct,
-            "case": [w.case for w in seg.words],
-            "word_idx": [w.word_idx for w in seg.words],
-        },
+        custom={**labelled.to_custom(), "cased_words": words, "word_idx": [w.word_idx for w in seg.words]},
         alignment={
             "word": [AlignmentItem(symbol=normalise_word(w.word) or w.word.lower(), start=round(w.start, 4),
                                    duration=round(w.end - w.start, 4)) for w in seg.words]

@@ -39,8 +39,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tu
 
 import numpy as np
 
-from punct.asr.chunks import TimedWord
-from punct.labels import CAP, CASE, PUNCT9
+from punct.labels import CAP, CASE, PUNCT9, TimedWord
 from punct.text.token_labels import normalise_word
 from punct.align.nw import AlignConfig, align_words
 

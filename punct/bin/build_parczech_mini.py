@@ -12,9 +12,9 @@ import sys
 import time
 from typing import List, Optional
 
-from punct.corpora.build_record import reuse_built_corpus
+from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
-from punct.utils.cli import add_mini_corpus_arguments
+
 from punct.utils.logging import log_config, setup_logging
 
 

@@ -6,7 +6,7 @@ As the thesis' KenLM (4.2.2: the complete official transcripts of ParCzech and t
 is estimated from every official transcript of the corpus: each supervision's words (``custom`` words of the data
 contract, ``punct.labels.WordLabels``) in the form recognised words are compared in (lower case, marks stripped:
 ``punct.text.token_labels.normalise_word``), one ``<s> ... </s>`` stream per supervision.  Interpolated absolute
-discounting in backoff form (``punct.asr.word_lm``).  The ARPA file is written atomically, and only when its
+discounting in backoff form (``punct.recognition.word_lm``).  The ARPA file is written atomically, and only when its
 text changed.
 """
 
@@ -20,7 +20,7 @@ from typing import Iterator, List
 
 from lhotse import load_manifest_lazy
 
-from punct.asr.word_lm import estimate_word_lm
+from punct.recognition.word_lm import estimate_word_lm
 from punct.labels import WordLabels
 from punct.text.token_labels import normalise_word
 from punct.utils.atomic import atomic_write_text

@@ -30,7 +30,8 @@ from punct.models.text.data import read_utterances
 from punct.models.text.infer import word_outputs
 from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
-from punct.utils.cli import HelpFormatter, WordItems, add_word_dump_arguments, parse_and_log, run_word_dump
+from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
+from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
 
 

@@ -22,7 +22,8 @@ import torch
 
 from punct.models.cross_attention.data import ItnDataset, read_segments
 from punct.models.cross_attention.dump import load_text_model, word_outputs
-from punct.utils.cli import HelpFormatter, WordItems, add_word_dump_arguments, parse_and_log, run_word_dump
+from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
+from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
 
 

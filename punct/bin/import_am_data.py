@@ -4,7 +4,7 @@
       [--dev data/parczech_asr_dev] --out-dir data/am_manifests_import --seed 42
 
 Writes ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz`` and ``import_stats.json`` (see
-``punct.asr.utterance_data``: text normalisation, CMVN grouping, dev part, what is an error and what a skip).
+``punct.am_data.utterances``: text normalisation, CMVN grouping, dev part, what is an error and what a skip).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from punct.asr.utterance_data import UtteranceImportConfig, import_utterance_data
+from punct.am_data.utterances import UtteranceImportConfig, import_utterance_data
 from punct.features import FeatureConfig
 from punct.utils.config import add_config_arguments, config_from_args, load_config
 from punct.utils.logging import log_config, setup_logging

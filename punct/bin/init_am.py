@@ -4,7 +4,7 @@
       --fbank-dir data/am_fbank --prefix parczech --exp-dir exp/am
   steps/train_am.sh --resume true ...   # starts epoch 1 from exp/am/epoch-0.pt
 
-See ``punct.asr.init_from``.
+See ``punct.am.init_from``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from punct.asr.train import AmConfig
-from punct.asr.init_from import write_init_checkpoint
+from punct.am.train import AmConfig
+from punct.am.init_from import write_init_checkpoint
 from punct.utils.config import load_config
 from punct.utils.logging import log_config, setup_logging
 

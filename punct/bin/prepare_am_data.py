@@ -3,7 +3,7 @@
   python -m punct.bin.prepare_am_data --manifest-dir data/manifests --words-dir data/corpus_mini/synth \\
       --out-dir data/am_manifests --seed 42
 
-Writes ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz`` (see ``punct.asr.long_audio_data``).
+Writes ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz`` (see ``punct.am_data.long_audio``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from punct.asr.long_audio_data import AmDataConfig, prepare_am_data
+from punct.am_data.long_audio import AmDataConfig, prepare_am_data
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from punct.corpora.mustc import format_summary, prepare_mustc, prepare_unipunc
-from punct.text.normalize import NormalizeConfig, format_mark_table
+from punct.text.normalize import NormalizeConfig, add_normalize_arguments, format_mark_table
 from punct.utils.atomic import atomic_write_text
-from punct.utils.cli import add_normalize_arguments, add_rerun_arguments
+from punct.utils.cli import add_rerun_arguments
 from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging
 

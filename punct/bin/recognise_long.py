@@ -17,8 +17,8 @@ mini corpus' synth folder) and ``<out-dir>/<recording id>.stats.json`` (chunks, 
 time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.words.tsv``).  Both
 are written atomically, the words file last: a recording whose words file is newer than the model (the AM
 checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and decoder, is
-done and skipped on a re-run unless ``--overwrite``.  See ``punct.asr.recogniser`` (the AM's features and CMVN) and
-``punct.asr.transformers_ctc`` (frame rate and vocabulary of a transformers model), ``punct.asr.beam_search``.
+done and skipped on a re-run unless ``--overwrite``.  See ``punct.recognition.recogniser`` (the AM's features and CMVN) and
+``punct.recognition.transformers_ctc`` (frame rate and vocabulary of a transformers model), ``punct.recognition.beam_search``.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ import torch
 from lhotse import RecordingSet, load_manifest
 from tqdm import tqdm
 
-from punct.asr.beam_search import BeamSearchConfig, CtcBeamSearch
-from punct.asr.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
-from punct.asr.transformers_ctc import load_transformers_ctc
-from punct.asr.word_lm import read_word_lm
-from punct.asr.chunks import ChunkConfig
+from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
+from punct.recognition.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
+from punct.recognition.transformers_ctc import load_transformers_ctc
+from punct.recognition.word_lm import read_word_lm
+from punct.recognition.chunks import ChunkConfig
 from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import add_device_arguments

@@ -79,7 +79,7 @@ def manifest_words(path: Path) -> Dict[str, int]:
 
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
-    return {sup.id: len((sup.custom or {}).get("words", [])) for sup in load_manifest_lazy(path)}
+    return {sup.id: len(WordLabels.words_of(sup)) for sup in load_manifest_lazy(path)}
 
 
 def stage3_failures(path: Path) -> Dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from punct.asr.train import AmConfig, run_training
+from punct.am.train import AmConfig, run_training
 from punct.utils.cli import add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging

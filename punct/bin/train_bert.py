@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import List, Optional
 
 from punct.models.text.config import BertTrainConfig
-from punct.text.normalize import NormalizeConfig
+from punct.text.normalize import NormalizeConfig, add_normalize_arguments
 from punct.models.text.train import run_training
 from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
-from punct.utils.cli import HelpFormatter, add_normalize_arguments
+from punct.utils.cli import HelpFormatter
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config
 

@@ -4,8 +4,7 @@
 * ``mini_english`` the embedded English mini corpus (Jane Austen read by espeak-ng), MuST-C layout
 * ``parczech``     ParCzech 3.0 original data (long recordings + gold verticals; ``parczech_vertical``)
 * ``mini_czech``   the embedded Czech mini corpus (fortunes-cs read by espeak-ng), ParCzech layout
-* ``tts``          espeak-ng synthesis shared by both mini corpora
 
 Words and labels live on each supervision's ``custom`` (:class:`punct.labels.WordLabels`).
-No module outside this package names a corpus.
+No module outside this package names a corpus.  The mini corpora are built with :mod:`punct.synthesis`.
 """

@@ -5,7 +5,7 @@ About the corpus
   Czech aphorisms and quotations from the Debian package ``fortunes-cs`` (GPL; used from
   ``/usr/share/games/fortunes/cs`` when installed, else fetched with ``apt-get download`` into a
   cache folder and unpacked with ``dpkg-deb -x``).  The speech is eSpeak NG's ``cs`` voice through
-  its C library (``punct.corpora.tts``), whose word events give the spoken words' start times.
+  its C library (``punct.synthesis.tts``), whose word events give the spoken words' start times.
 
 Layout (ParCzech 3.0 original data, see shared/REFERENCE.md; audio as 16 kHz wav, not mp3)::
 
@@ -64,7 +64,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import soundfile as sf
 
-from punct.corpora.debian import download_deb, unpack_deb
+from punct.synthesis.debian import download_deb, unpack_deb
 from punct.text.token_labels import PUNCT_MAP, extract_labels, is_mark
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
@@ -267,7 +267,7 @@ def spoken_form(token: str) -> List[str]:
 
 
 @dataclass
-class Utterance:
+class SpokenFortune:
     """One fortune as recorded (tokens, sentence index per token) and as spoken."""
 
     tokens: List[str]
@@ -298,7 +298,7 @@ def _with_number_phrase(tokens: List[str], rng: np.random.Generator, cfg: CzechM
 
 
 def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str],
-                   counts: Dict[str, int]) -> Utterance:
+                   counts: Dict[str, int]) -> SpokenFortune:
     """Record tokens and spoken words of one fortune, with the record/speech differences."""
     tokens = _with_number_phrase(tokenize(text), rng, cfg, counts)
     record: List[str] = []
@@ -351,7 +351,7 @@ def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vo
             say(said)
             counts["repeated_words"] += 1
         counts["digits_or_symbols"] += not tok.isalpha()
-    return Utterance(record, sentence, spoken, "".join(synth_parts), spans)
+    return SpokenFortune(record, sentence, spoken, "".join(synth_parts), spans)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def _draw(rng: np.random.Generator, bounds: Tuple[int, int]) -> int:
 
 def draw_speakers(rng: np.random.Generator, n: int, cfg: CzechMiniConfig = CzechMiniConfig()):
     """``n`` speakers with Czech-looking ids, each an espeak ``cs`` variant with its own pitch, rate, intonation."""
-    from punct.corpora.tts import Voice
+    from punct.synthesis.tts import Voice
 
     speakers = []
     used = set()
@@ -445,7 +445,7 @@ def _speak(engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniCon
            counts: Dict[str, int]):
     """One fortune as an utterance (edits drawn from ``rng``) read by a jittered ``voice``:
     ``(utterance, voice used, 16 kHz audio, word starts, word ends)``."""
-    from punct.corpora.tts import Voice, resample
+    from punct.synthesis.tts import Voice, resample
 
     utt = make_utterance(text, rng, cfg, vocab, counts)
     jitter = Voice(voice.name, voice.variant, int(np.clip(voice.pitch + rng.integers(-4, 5), 0, 99)),
@@ -496,7 +496,7 @@ def _write_sitting(out_dir: Path, cfg: CzechMiniConfig, s: int, rng: np.random.G
 
 def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path, overwrite: bool = False) -> dict:
     """Builds the corpus (see the module docstring); returns the build summary."""
-    from punct.corpora.tts import Espeak
+    from punct.synthesis.tts import Espeak
 
     out_dir = Path(out_dir)
     if is_done(out_dir) and not overwrite:

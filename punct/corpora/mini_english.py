@@ -67,8 +67,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import soundfile as sf
 
-from punct.corpora.debian import download_deb, unpack_deb
-from punct.corpora.tts import Espeak, Voice, resample, word_starts_for_spans
+from punct.synthesis.debian import download_deb, unpack_deb
+from punct.synthesis.tts import Espeak, Voice, resample, word_starts_for_spans
 from punct.labels import PUNCT4
 from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_write_text
@@ -321,7 +321,7 @@ def _write_extra_text(tmp: Path, cfg: MiniCorpusConfig, train_sentences: Sequenc
 
 
 @dataclass
-class Segment:
+class TalkSegment:
     text: str
     offset: float = 0.0
     duration: float = 0.0
@@ -333,7 +333,7 @@ class Segment:
 class Talk:
     talk_id: int
     voice: Voice
-    segments: List[Segment]
+    segments: List[TalkSegment]
     noise_dbfs: float
 
 
@@ -435,7 +435,7 @@ def plan_talks(
         _, start, end, texts = best
         used.append((start, end))
         noise = float(rng.uniform(-70.0, -50.0))
-        talks.append(Talk(first_id + t, voice, [Segment(text=x) for x in texts], noise))
+        talks.append(Talk(first_id + t, voice, [TalkSegment(text=x) for x in texts], noise))
     return talks
 
 
@@ -504,7 +504,7 @@ def format_label_table(rows: Dict[str, Counter], extra: Optional[Dict[str, Dict[
     return "\n".join(lines)
 
 
-def _yaml_line(seg: Segment, talk_id: int) -> str:
+def _yaml_line(seg: TalkSegment, talk_id: int) -> str:
     return (f"- {{duration: {seg.duration:.6f}, offset: {seg.offset:.6f}, speaker_id: spk.{talk_id}, "
             f"wav: ted_{talk_id}.wav}}")
 

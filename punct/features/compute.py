@@ -19,7 +19,7 @@ allows no tolerance for features, and ``cut.load_features()`` forgives only one 
 manifests pass ``lhotse.qa.validate_cut_set(cuts, read_data=True)``, and lhotse's own loaders
 (``cut.load_features()``, ``lhotse.dataset.collation.collate_features``) get ``cut.num_frames = L``
 rows whose frame ``t < S`` is the project's frame ``t`` (padding at the end keeps frame ``t`` at
-``t * 0.01`` s, as ``punct.asr.ctm`` assumes).  The project's readers take the first ``S`` rows:
+``t * 0.01`` s, as ``punct.am.ctm`` assumes).  The project's readers take the first ``S`` rows:
 use :func:`load_cut_features` for the matrix and :func:`feature_frames` for its length, never
 ``cut.features.num_frames`` or ``cut.num_frames``.  Manifests written before the padding (``num_frames
 = S``, not lhotse-valid) load the same way: :func:`feature_frames` is ``min(num_frames, S)``.

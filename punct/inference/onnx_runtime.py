@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.asr.model import TdnnAcousticModel
+from punct.am.model import TdnnAcousticModel
 from punct.io.sources import file_sha256
 from punct.models.punct_tdnn.tdnn import WordFactoredTdnn
 from punct.utils.atomic import atomic_path, atomic_write_text
@@ -102,8 +102,8 @@ def _export(module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...], path: Pat
 
 def export_am(am: TdnnAcousticModel, path: Pathlike, layer: int = 12, frames: int = 200) -> Path:
     """The AM with the layer tap as an ONNX graph: input ``feats`` (1, T, F), outputs ``embedding``, ``log_probs``.
-    Its BatchNorms are folded into the convolutions (``punct.asr.folded``) when their scales allow."""
-    from punct.asr.folded import FoldedAcousticModel
+    Its BatchNorms are folded into the convolutions (``punct.am.folded``) when their scales allow."""
+    from punct.am.folded import FoldedAcousticModel
 
     path = Path(path)
     example = torch.randn(1, frames, am.config.feat_dim)

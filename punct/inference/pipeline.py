@@ -2,7 +2,7 @@
 -> BERT -> punctuation TDNN (fully convolutional) -> ensemble.
 
 Every part is the recipe's own code: ``punct.features`` (kaldi-native MFCC, per-speaker CMVN),
-``punct.asr`` (the TDNN acoustic model and its token table), ``punct.asr.viterbi`` (CTC Viterbi),
+``punct.am`` (the TDNN acoustic model and its token table), ``punct.am.viterbi`` (CTC Viterbi),
 ``punct.models.text.infer`` (per-word BERT vectors and posteriors), ``punct.models.punct_tdnn`` (the TDNN fully
 convolutional, with the text part of its fusion layer once per word: ``WordFactoredTdnn``, equal to the
 windowed TDNN in eval mode) and ``punct.scoring.ensemble``.  ``Punctuator.use_onnx`` runs the AM and the TDNN's
@@ -43,10 +43,10 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.asr.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
-from punct.asr.decode import greedy_ids
-from punct.asr.model import TdnnAcousticModel
-from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.am.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
+from punct.am.decode import greedy_ids
+from punct.am.model import TdnnAcousticModel
+from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.scoring.ensemble import PAPER_ALPHA, ensemble
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
@@ -214,7 +214,7 @@ class Punctuator:
 
     Args:
       feature_config: the recipe's conf/mfcc.yaml.
-      am, tokens: the acoustic model and its token table (``punct.asr.train.load_model``).
+      am, tokens: the acoustic model and its token table (``punct.am.train.load_model``).
       bert: the fine-tuned text branch (``PunctBert.from_pretrained(exp/bert/best-valid-f1)``).
       tdnn: the punctuation TDNN (``punct.models.punct_tdnn.train.load_model``).
       alpha: ensemble weight of the TDNN (stage 8's choice on dev).
@@ -298,7 +298,7 @@ class Punctuator:
                     normalize_config: Optional[Pathlike] = None, alpha: Optional[float] = None,
                     device: torch.device = torch.device("cpu"), **kwargs) -> "Punctuator":
         """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be overridden."""
-        from punct.asr.train import load_model as load_am
+        from punct.am.train import load_model as load_am
         from punct.models.punct_tdnn.train import load_model as load_tdnn
         from punct.utils.config import load_config
 
@@ -538,7 +538,7 @@ def tdnn_inputs_of(paths: Dict[str, Path], feature_config: FeatureConfig) -> Tdn
     mode of ``paths`` / ``feature_config`` are the ones that made its inputs (ValueError naming the files
     otherwise).  A checkpoint saved before the record existed gets layer 12, unquantised embeddings and the
     fine-tuned BERT's vectors, with a warning that nothing could be checked."""
-    from punct.asr.model import EMBEDDING_LAYER
+    from punct.am.model import EMBEDDING_LAYER
     from punct.models.punct_tdnn.train import checkpoint_inputs
 
     tdnn = paths["tdnn_checkpoint"]

@@ -2,7 +2,7 @@
 
 Used by the inference tests (tiny models in a temporary recipe directory) and by the benchmarks
 (paper-size and mini-size models, whose speed does not depend on their weights).  The files are
-written by the components' own savers: ``punct.asr.train.save_checkpoint``, ``PunctBert.save_pretrained``,
+written by the components' own savers: ``punct.am.train.save_checkpoint``, ``PunctBert.save_pretrained``,
 ``punct.models.punct_tdnn.train.save_checkpoint``.
 """
 
@@ -19,9 +19,9 @@ import torch
 import yaml
 from lhotse.utils import Pathlike
 
-from punct.asr.model import TdnnAcousticModel
-from punct.asr.model import TdnnConfig as AmModelConfig
-from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.am.model import TdnnAcousticModel
+from punct.am.model import AmModelConfig
+from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.models.punct_tdnn.tdnn import PunctTdnn
 from punct.models.punct_tdnn.tdnn import TdnnConfig as PunctTdnnConfig
 from punct.models.text.model import HeadSpec, PunctBert
@@ -91,12 +91,11 @@ def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[floa
 
     from punct.io.sources import AcousticSource, WordVectorSource, file_sha256, files_sha256
     from punct.models.text.model import weight_files
-    from punct.asr.train import AmConfig
-    from punct.asr.train import TrainState as AmState
-    from punct.asr.train import save_checkpoint as save_am
+    from punct.am.train import AmConfig, AmTrainState
+    from punct.am.train import save_checkpoint as save_am
     from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.models.punct_tdnn.train import save_checkpoint as save_tdnn
-    from punct.training.loop import TrainState as TdnnState
+    from punct.training.loop import TrainState
 
     recipe = Path(recipe_dir)
     (recipe / "conf").mkdir(parents=True, exist_ok=True)
@@ -104,7 +103,7 @@ def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[floa
     am_ckpt = recipe / "exp" / "am" / "best-valid-loss.pt"
     am_ckpt.parent.mkdir(parents=True, exist_ok=True)
     am_cfg = AmConfig(model=models.am.config)
-    save_am(am_ckpt, model=models.am, optimizer=None, state=AmState(), config=am_cfg, tokens=models.tokens)
+    save_am(am_ckpt, model=models.am, optimizer=None, state=AmTrainState(), config=am_cfg, tokens=models.tokens)
     bert_dir = recipe / "exp" / "bert" / "best-valid-f1"
     models.bert.save_pretrained(bert_dir)
     tdnn_ckpt = recipe / "exp" / "tdnn" / "best-valid-f1.pt"
@@ -115,7 +114,7 @@ def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[floa
         "word_vectors": dataclasses.asdict(WordVectorSource(str(bert_dir), files_sha256(weight_files(bert_dir)),
                                                             word_vectors)),
     }
-    save_tdnn(tdnn_ckpt, models.tdnn, None, TdnnState(), TrainTdnnConfig(model=models.tdnn.config), inputs)
+    save_tdnn(tdnn_ckpt, models.tdnn, None, TrainState(), TrainTdnnConfig(model=models.tdnn.config), inputs)
     paths = {"am": am_ckpt, "bert": bert_dir, "tdnn": tdnn_ckpt}
     if alpha is not None:
         results = recipe / "exp" / "results" / "results.json"

@@ -16,7 +16,7 @@ What is a structural error here (ValueError naming ``file:line``): a line withou
 required, a key given twice, a segment that is not ``<utt> <rec> <start> <end>`` with ``0 <= start < end``
 (or ``end`` -1), a segment on a recording ``wav.scp`` lacks, an ``utt2spk`` value of more than one field.
 Whether an utterance has a transcript and audio is the caller's decision (see
-``punct.asr.utterance_data``): every entry keeps the location of its line.
+``punct.am_data.utterances``): every entry keeps the location of its line.
 """
 
 from __future__ import annotations

@@ -8,17 +8,24 @@ leaves no shard that looks finished, and ``is_shard_done`` tells a re-run what t
 
 from __future__ import annotations
 
+import argparse
 import io
 import logging
 import os
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import kaldiio
 import numpy as np
 from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_write_text, clear_done, is_done, mark_done
+from punct.utils.cli import add_device_arguments
+from punct.utils.device import threaded_device
+from punct.utils.jobs import add_job_arguments
+
+if TYPE_CHECKING:
+    import torch
 
 # kaldiio compression methods by name (kaldi's CompressionMethod enum).
 COMPRESSION = {"none": None, "speech_feature": 2, "two_byte": 3, "one_byte": 5}
@@ -176,3 +183,28 @@ class MatrixReader:
     def items(self) -> Iterator[Tuple[str, np.ndarray]]:
         for key in self._index:
             yield key, self[key]
+
+
+# ---- the per-job dump of word vectors and posteriors (dump_bert, dump_itn_text) ----------------------------
+
+WordItems = Iterable[Tuple[str, np.ndarray, np.ndarray]]  # (key, word vectors, word posteriors)
+
+
+def add_word_dump_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a per-job dump of word vectors and posteriors (``vec.JOB`` and ``post.JOB`` shards)."""
+    parser.add_argument("--compression", default="none", help="kaldiio compression of the vectors: none, two_byte, ...")
+    add_device_arguments(parser, threads_help="torch CPU threads per job")
+    parser.add_argument("--overwrite", action="store_true", help="rewrite shards that are already done")
+    add_job_arguments(parser)
+
+
+def run_word_dump(args: argparse.Namespace, word_items: Callable[[torch.device], WordItems]) -> None:
+    """Writes ``word_items(device)`` to this job's ``vec``/``post`` shards, unless both are done already.
+
+    ``word_items`` loads its model before it returns, so a model that fails to load leaves finished shards as they are.
+    """
+    vec_prefix, post_prefix = word_shard_prefixes(args.out_dir, args.job)
+    if shards_to_skip([vec_prefix, post_prefix], args.overwrite):
+        return
+    items = word_items(threaded_device(args.device, args.num_threads))
+    write_word_shards(vec_prefix, post_prefix, items, args.compression)

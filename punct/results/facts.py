@@ -28,8 +28,8 @@ def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str
 
 
 def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
-    """The acoustic model checkpoint ``punct.asr.train`` selects (``best-valid-loss.pt``), else its newest ``epoch-N.pt``."""
-    from punct.asr.train import BEST_CHECKPOINT
+    """The acoustic model checkpoint ``punct.am.train`` selects (``best-valid-loss.pt``), else its newest ``epoch-N.pt``."""
+    from punct.am.train import BEST_CHECKPOINT
     from punct.training.loop import latest_checkpoint
 
     best = am_dir / BEST_CHECKPOINT
@@ -38,7 +38,7 @@ def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
 
 def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
     """Parameters of the acoustic model up to layer ``layer``, counted by the model itself."""
-    from punct.asr.train import load_model
+    from punct.am.train import load_model
 
     model, _ = load_model(checkpoint_path)
     return model.parameters_to_layer(layer)

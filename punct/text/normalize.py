@@ -30,12 +30,15 @@ Labels
 
 from __future__ import annotations
 
+import argparse
 import re
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, List, NamedTuple, Tuple
 
 from punct.labels import PUNCT4
+from punct.utils.config import add_config_arguments
 
 # Strength of a label when several marks follow one word.
 _PRIORITY = {PUNCT4.none: 0, ",": 1, ".": 2, "?": 3}
@@ -184,3 +187,10 @@ def _attach(labels: List[str], label: str) -> None:
 def words_and_labels(text: str, config: NormalizeConfig = NormalizeConfig()) -> Tuple[List[str], List[str]]:
     result = normalize(text, config)
     return result.words, result.labels
+
+
+def add_normalize_arguments(parser: argparse.ArgumentParser) -> None:
+    """The punctuation mark -> label mapping of an English corpus preparation (a YAML file and ``--norm-*`` flags)."""
+    parser.add_argument("--normalize-config", type=Path, default=None,
+                        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)")
+    add_config_arguments(parser, NormalizeConfig, prefix="norm-")

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from punct.asr.viterbi import (AlignmentError, ctc_forced_align, encode_for_alignment, min_frames,
+from punct.am.viterbi import (AlignmentError, ctc_forced_align, encode_for_alignment, min_frames,
                                  word_spans)
 
 

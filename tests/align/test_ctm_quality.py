@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from punct.asr.ctm import ctm_lines, items_to_frames, read_ctm, spans_to_items
-from punct.asr.align_quality import format_summary, read_word_times, start_errors, summarise
-from punct.asr.viterbi import WordSpan
+from punct.am.ctm import ctm_lines, items_to_frames, read_ctm, spans_to_items
+from punct.am.align_quality import format_summary, read_word_times, start_errors, summarise
+from punct.am.viterbi import WordSpan
 
 
 def test_items_are_recording_relative_and_invert_to_frames(tmp_path):

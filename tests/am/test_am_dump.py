@@ -13,12 +13,12 @@ import pytest
 import torch
 from lhotse import load_manifest
 
-from punct.asr.dataset import cut_words, load_split
-from punct.asr.dump import dump_shard
-from punct.asr.infer import run_model
-from punct.asr.model import EMBEDDING_LAYER
-from punct.asr.tokens import TokenTable
-from punct.asr.train import AmConfig, TrainState, build_model, load_model, save_checkpoint
+from punct.am.dataset import cut_words, load_split
+from punct.am.dump import dump_shard
+from punct.am.infer import run_model
+from punct.am.model import EMBEDDING_LAYER
+from punct.am.tokens import TokenTable
+from punct.am.train import AmConfig, AmTrainState, build_model, load_model, save_checkpoint
 from punct.features.compute import load_cut_features
 from punct.io.shards import MatrixReader, is_shard_done, shard_paths
 
@@ -43,7 +43,7 @@ def am_dir(tmp_path_factory):
             if isinstance(m, torch.nn.BatchNorm1d):
                 m.running_var.uniform_(0.5, 2.0)
     out = tmp_path_factory.mktemp("am")
-    save_checkpoint(out / "best-valid-loss.pt", model=model, optimizer=None, state=TrainState(), config=config,
+    save_checkpoint(out / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(), config=config,
                     tokens=tokens)
     return out
 

@@ -9,15 +9,15 @@ import pytest
 import torch
 import yaml
 
-from punct.asr import train as am_train
-from punct.asr.model import TdnnAcousticModel, TdnnConfig
-from punct.asr.train import compute_loss, reseed_worker, run_training
+from punct.am import train as am_train
+from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.train import compute_loss, reseed_worker, run_training
 from punct.bin import train_am
 from punct.training.loop import Amp
 
 from am.espeak_corpus import cached_corpus, espeak_available
 
-SMALL = TdnnConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24)
+SMALL = AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24)
 
 
 def output_dtypes(model: torch.nn.Module, seen: list) -> torch.nn.Module:
@@ -29,7 +29,7 @@ def output_dtypes(model: torch.nn.Module, seen: list) -> torch.nn.Module:
 def test_bf16_step_runs_the_network_in_bf16_and_ctc_in_float32():
     torch.manual_seed(0)
     seen: list = []
-    model = output_dtypes(TdnnAcousticModel(TdnnConfig(**{**SMALL.__dict__, "num_tokens": 6})), seen)
+    model = output_dtypes(TdnnAcousticModel(AmModelConfig(**{**SMALL.__dict__, "num_tokens": 6})), seen)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     batch = {"feats": torch.randn(2, 40, 40), "feat_lens": torch.tensor([40, 33]),
              "targets": torch.tensor([1, 2, 3, 4, 5]), "target_lens": torch.tensor([3, 2])}

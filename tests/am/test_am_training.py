@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from punct.asr.model import TdnnConfig
-from punct.asr.train import AmConfig, load_model, run_training
+from punct.am.model import AmModelConfig
+from punct.am.train import AmConfig, load_model, run_training
 from punct.features.compute import feature_frames
 from punct.training.loop import latest_checkpoint
 
@@ -19,7 +19,7 @@ from am.espeak_corpus import cached_corpus, espeak_available
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")
 
 TINY = AmConfig(
-    model=TdnnConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
+    model=AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
     num_epochs=2, lr=2e-3, warmup_steps=1, max_duration=8.0, num_buckets=2, spec_augment=False, log_interval=1,
 )
 
@@ -77,7 +77,7 @@ def test_two_cpu_processes_under_gloo_agree(tmp_path):
     init = load_model(tmp_path / "exp" / "epoch-1.pt")[0].state_dict()
     assert all(torch.equal(init[k], v) for k, v in r0["params"].items())
     torch.manual_seed(5)
-    from punct.asr.model import TdnnAcousticModel
+    from punct.am.model import TdnnAcousticModel
 
     fresh = TdnnAcousticModel(dataclasses.replace(TINY.model, num_tokens=init["output.weight"].shape[0])).state_dict()
     assert not torch.equal(fresh["output.weight"], init["output.weight"])
@@ -85,11 +85,11 @@ def test_two_cpu_processes_under_gloo_agree(tmp_path):
 
 def test_ctc_loss_on_every_third_output_frame():
     """ctc_subsample k: the CTC loss of the outputs at frames 0, k, 2k, ... with ceil(T / k) frames each."""
-    from punct.asr.model import TdnnAcousticModel
-    from punct.asr.train import compute_loss
+    from punct.am.model import TdnnAcousticModel
+    from punct.am.train import compute_loss
 
     torch.manual_seed(0)
-    model = TdnnAcousticModel(TdnnConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
+    model = TdnnAcousticModel(AmModelConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
                                          num_tokens=6)).eval()
     feats = torch.randn(2, 31, 40)
     batch = {"feats": feats, "feat_lens": torch.tensor([31, 25]), "targets": torch.tensor([1, 2, 3, 4, 5]),
@@ -114,8 +114,8 @@ def test_subsampled_ctc_keeps_only_cuts_it_can_align():
     get an infinite CTC loss (zeroed silently by zero_infinity): usable_cuts drops and counts it."""
     from lhotse import CutSet
 
-    from punct.asr.dataset import usable_cuts
-    from punct.asr.tokens import TokenTable
+    from punct.am.dataset import usable_cuts
+    from punct.am.tokens import TokenTable
 
     cuts = list(CutSet.from_file(cached_corpus() / "fbank" / "mustc_cuts_train.jsonl.gz"))[:4]
     tokens = TokenTable.from_words(w for c in cuts for w in c.supervisions[0].custom["words"])
@@ -131,7 +131,7 @@ def test_subsampled_ctc_keeps_only_cuts_it_can_align():
 
 
 def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
-    from punct.asr.dataset import load_split, load_train_splits
+    from punct.am.dataset import load_split, load_train_splits
 
     fbank = cached_corpus() / "fbank"
     cuts, cmvn = load_split(fbank, "train", "mustc")
@@ -143,7 +143,7 @@ def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
 
 def _dev_loss(checkpoint, fbank, average_of=()) -> float:
     """The dev loss of a checkpoint (with the weights of the mean of ``average_of`` if given), computed here."""
-    from punct.asr.train import compute_validation_loss, training_config
+    from punct.am.train import compute_validation_loss, training_config
 
     model, tokens = load_model(checkpoint)
     if average_of:
@@ -158,7 +158,7 @@ def _dev_loss(checkpoint, fbank, average_of=()) -> float:
 def _dev_loader(fbank, tokens, config):
     from lhotse.dataset import SimpleCutSampler
 
-    from punct.asr.dataset import CtcDataset, load_split, usable_cuts
+    from punct.am.dataset import CtcDataset, load_split, usable_cuts
 
     cuts, cmvn = load_split(fbank, "dev", "mustc")
     sampler = SimpleCutSampler(usable_cuts(cuts, tokens, config.ctc_subsample).to_eager(), max_duration=config.max_duration)
@@ -192,7 +192,7 @@ def test_the_average_of_the_last_epochs_is_the_selected_model(tmp_path):
 
 
 def test_without_averaged_epochs_dev_loss_only_the_average_is_scored(tmp_path, caplog):
-    from punct.asr.train import first_dev_loss_epoch
+    from punct.am.train import first_dev_loss_epoch
     from punct.training.checkpoint import load_checkpoint
 
     torch.set_num_threads(1)

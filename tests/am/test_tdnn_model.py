@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 import torch
 
-from punct.asr.model import EMBEDDING_LAYER, TdnnAcousticModel, TdnnConfig
+from punct.am.model import EMBEDDING_LAYER, TdnnAcousticModel, AmModelConfig
 
-TINY = TdnnConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
+TINY = AmModelConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
 
 
 def _model(config=TINY, seed=0):
@@ -101,7 +101,7 @@ def test_edges_are_padded_by_repeating_the_first_and_last_frame():
 
 
 def test_paper_size_dimensions():
-    model = TdnnAcousticModel(dataclasses.replace(TdnnConfig(), num_tokens=30)).eval()
+    model = TdnnAcousticModel(dataclasses.replace(AmModelConfig(), num_tokens=30)).eval()
     with torch.no_grad():
         assert model(torch.randn(1, 5, 40), layer=EMBEDDING_LAYER).shape == (1, 5, 1024)
     params = sum(p.numel() for p in model.parameters())
@@ -109,7 +109,7 @@ def test_paper_size_dimensions():
 
 
 def test_folded_batch_norms_give_the_same_outputs():
-    from punct.asr.folded import FoldedAcousticModel
+    from punct.am.folded import FoldedAcousticModel
 
     model = _model(seed=3)
     with torch.no_grad():

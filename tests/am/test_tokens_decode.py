@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from punct.asr.decode import WerStats, edit_ops, greedy_ids
-from punct.asr.tokens import BLANK, SPACE, TokenTable, UnknownCharacterError
+from punct.am.decode import WerStats, edit_ops, greedy_ids
+from punct.am.tokens import BLANK, SPACE, TokenTable, UnknownCharacterError
 
 
 def test_token_table_round_trip(tmp_path):

@@ -14,14 +14,14 @@ import pytest
 import soundfile as sf
 
 from punct.labels import WordLabels
-from punct.corpora.build_record import config_changes, reuse_built_corpus
+from punct.synthesis.build_record import config_changes, reuse_built_corpus
 from punct.corpora.mini_english import (
     ENGLISH_VOICES, EXTRA_TEXT_BLOCK_SENTENCES, EXTRA_TEXT_FILE, MiniCorpusConfig, SplitSize, balanced_voice_names,
     build_mini_corpus, config_for_size, extra_text_paragraphs, load_austen, paragraphs_from_lines, plan_talks,
     split_long, split_sentences, split_sources,
 )
 from punct.corpora.mustc import prepare_mustc
-from punct.corpora.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
+from punct.synthesis.tts import Espeak, PhonemeEvent, Voice, WordEvent, word_starts_for_spans
 from punct.text.normalize import normalize
 
 

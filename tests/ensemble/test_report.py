@@ -152,16 +152,16 @@ def test_parameter_table_says_what_is_missing(results_dir):
 
 def test_acoustic_model_counted_up_to_layer_12(tmp_path):
 
-    from punct.asr.model import TdnnConfig
-    from punct.asr.tokens import TokenTable
-    from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
+    from punct.am.model import AmModelConfig
+    from punct.am.tokens import TokenTable
+    from punct.am.train import AmConfig, AmTrainState, build_model, save_checkpoint
     from punct.results.facts import parameter_breakdown
 
     tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])
-    config = AmConfig(model=TdnnConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6))
+    config = AmConfig(model=AmModelConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6))
     am = build_model(config, len(tokens))
     (tmp_path / "am").mkdir()
-    save_checkpoint(tmp_path / "am" / "epoch-3.pt", model=am, optimizer=None, state=TrainState(), config=config, tokens=tokens)
+    save_checkpoint(tmp_path / "am" / "epoch-3.pt", model=am, optimizer=None, state=AmTrainState(), config=config, tokens=tokens)
     expected = sum(p.numel() for m in [am.splice, am.tdnn1, *am.tdnnf[:11]] for p in m.parameters())
     assert expected < sum(p.numel() for p in am.parameters())  # tdnnf13, prefinal and output are left out
     params = parameter_breakdown(tmp_path / "am", None, None)

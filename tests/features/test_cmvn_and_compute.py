@@ -126,8 +126,8 @@ def test_stage1_manifests_pass_lhotse_validation_and_collation(fresh_fbank):
 @needs_espeak
 def test_project_loaders_see_snip_edges_frames(fresh_fbank):
     """CMVN, the CTC dataset and the CTC length filter count S frames per cut, not lhotse's L = S + 2."""
-    from punct.asr.dataset import CtcDataset, usable_cuts
-    from punct.asr.tokens import TokenTable
+    from punct.am.dataset import CtcDataset, usable_cuts
+    from punct.am.tokens import TokenTable
 
     cuts = load_manifest(cuts_path(fresh_fbank, "train", "mustc"))
     snip = [expected_num_frames(c.num_samples) for c in cuts]

@@ -26,12 +26,12 @@ ALPHA = 0.3
 def tiny_models(tmp: Path, seed: int = 0):
     from transformers import BertConfig
 
-    from punct.asr.model import TdnnConfig as AmConfig
+    from punct.am.model import AmModelConfig
     from punct.models.punct_tdnn.tdnn import TdnnConfig
 
     tokenizer = make_tokenizer(tmp / "tokenizer", WORDS)
     return random_models(
-        am_config=AmConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
+        am_config=AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
         bert_config=BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
                                max_position_embeddings=64),
         tokenizer=tokenizer, tdnn_config=TdnnConfig(fusion_dim=16, channels=(8, 8, 8, 8, 8, 8)), seed=seed)

@@ -34,7 +34,7 @@ class Spoken(NamedTuple):
 
 
 def speak_utterances() -> List[Spoken]:
-    from punct.corpora.tts import Espeak, Voice
+    from punct.synthesis.tts import Espeak, Voice
 
     try:
         engine = Espeak.get()
@@ -55,7 +55,7 @@ def write_lines(path: Path, lines: List[str]) -> None:
 
 def kaldi_dir_with_segments(root: Path, spoken: List[Spoken]) -> Dict[str, tuple]:
     """Two sittings (speakers 1-2 and 3-4) in ``root/wav``; returns {utt id: (recording, start, end)}."""
-    from punct.corpora.tts import resample
+    from punct.synthesis.tts import resample
 
     (root / "wav").mkdir(parents=True, exist_ok=True)
     speakers = list(SPEAKERS)

@@ -1,4 +1,4 @@
-"""AM training data of egs/parczech: utterances cut from long recordings (punct.asr.long_audio_data)."""
+"""AM training data of egs/parczech: utterances cut from long recordings (punct.am_data.long_audio)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import soundfile as sf
 from lhotse import load_manifest
 
 from punct.bin import prepare_am_data, prepare_parczech
-from punct.asr.long_audio_data import AmDataConfig, choose_dev_recordings, read_words_checked, split_utterances
-from punct.asr.chunks import TimedWord
+from punct.am_data.long_audio import AmDataConfig, choose_dev_recordings, read_words_checked, split_utterances
+from punct.labels import TimedWord
 from punct.align.dataset import write_recognised_words
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 

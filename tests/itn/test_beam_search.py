@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from punct.asr.beam_search import BeamSearchConfig, CtcBeamSearch
-from punct.asr.recognise import greedy_words
-from punct.asr.word_lm import EOS, UNK, WordNgramLm, estimate_word_lm, read_word_lm
+from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
+from punct.recognition.recognise import greedy_words
+from punct.recognition.word_lm import EOS, UNK, WordNgramLm, estimate_word_lm, read_word_lm
 from punct.bin import build_word_lm
 
 VOCAB = ["<blk>", "|"] + list("abcdehijklmnoprstuvyzáéíýčřšž")

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from punct.asr.chunks import (
-    Chunk,
+from punct.recognition.chunks import (
+    AudioChunk,
     ChunkConfig,
     TimedWord,
     ctc_word_times,
@@ -17,9 +17,9 @@ VOCAB = ["<blk>", " "] + list("abcdefghijklmnopqrstuvwxyzáéíýčěřšžůú"
 def test_plan_chunks():
     sr = 100
     chunks = plan_chunks(70 * sr, sr)
-    assert chunks == [Chunk(0, 3000), Chunk(2500, 5500), Chunk(5000, 7000)]
-    assert plan_chunks(20 * sr, sr) == [Chunk(0, 2000)]
-    assert plan_chunks(55 * sr, sr) == [Chunk(0, 3000), Chunk(2500, 5500)]
+    assert chunks == [AudioChunk(0, 3000), AudioChunk(2500, 5500), AudioChunk(5000, 7000)]
+    assert plan_chunks(20 * sr, sr) == [AudioChunk(0, 2000)]
+    assert plan_chunks(55 * sr, sr) == [AudioChunk(0, 3000), AudioChunk(2500, 5500)]
     # overlaps are exactly 5 s and every sample is covered
     ch = plan_chunks(1234567, 16000)
     assert ch[0].start == 0 and ch[-1].end == 1234567

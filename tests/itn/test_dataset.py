@@ -8,7 +8,7 @@ import soundfile as sf
 from lhotse import load_manifest
 
 from punct.bin import build_itn_segments, prepare_parczech
-from punct.asr.chunks import TimedWord
+from punct.labels import TimedWord
 from punct.align.dataset import read_recognised_words, segment_text, write_recognised_words
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 

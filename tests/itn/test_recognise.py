@@ -1,7 +1,7 @@
 import numpy as np
 
-from punct.asr.chunks import TimedWord
-from punct.asr.recognise import greedy_words, recognise_long
+from punct.labels import TimedWord
+from punct.recognition.recognise import greedy_words, recognise_long
 
 VOCAB = ["<blk>", "|"] + list("abcdefghijklmnopqrstuvwxyzáéíýčěřšžůú")
 SR = 1000  # a low sample rate keeps the fake recording small; frames are still 10 ms

@@ -1,6 +1,6 @@
 """Long-recording recognition with a real (tiny, randomly initialised) TDNN acoustic model:
 the recogniser's CMVN convention, jobs, skipping, overwriting and the WER summary; and the
-cross-lingual initialisation of punct.asr.init_from."""
+cross-lingual initialisation of punct.am.init_from."""
 
 import json
 
@@ -11,14 +11,15 @@ import torch
 import yaml
 from lhotse import Recording, RecordingSet
 
-from punct.asr.infer import run_model
-from punct.asr.model import TdnnConfig
-from punct.asr.tokens import TokenTable
-from punct.asr.train import AmConfig, TrainState, build_model, save_checkpoint
+from punct.am.infer import run_model
+from punct.am.model import AmModelConfig
+from punct.am.tokens import TokenTable
+from punct.am.train import AmConfig, AmTrainState, build_model, load_am, save_checkpoint
 from punct.bin import recognise_long
-from punct.asr.init_from import transfer_weights
-from punct.asr.recogniser import ChunkPosteriors, load_am, recording_cmvn
-from punct.asr.chunks import ChunkConfig, TimedWord, plan_chunks
+from punct.am.init_from import transfer_weights
+from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.align.dataset import read_recognised_words, write_recognised_words
 
 MFCC = {"kind": "mfcc", "norm_vars": True,
@@ -28,7 +29,7 @@ DURATIONS = {"rec1": 9.0, "rec2": 5.5, "rec3": 3.0}
 
 
 def tiny_config() -> AmConfig:
-    return AmConfig(model=TdnnConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
+    return AmConfig(model=AmModelConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
                                      prefinal_big_dim=32))
 
 
@@ -40,7 +41,7 @@ def write_am(am_dir, all_blank: bool = False, seed: int = 0):
         with torch.no_grad():
             model.output.bias[0] = 1e4
     am_dir.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(am_dir / "best-valid-loss.pt", model=model, optimizer=None, state=TrainState(),
+    save_checkpoint(am_dir / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(),
                     config=tiny_config(), tokens=tokens)
     (am_dir / "mfcc.yaml").write_text(yaml.safe_dump(MFCC))
 
@@ -154,7 +155,7 @@ def test_transfer_weights_copies_shared_layers_and_output_rows():
 
 
 def test_beam_search_with_an_lm_is_recorded_and_a_new_decoder_recognises_again(corpus):
-    from punct.asr.word_lm import estimate_word_lm
+    from punct.recognition.word_lm import estimate_word_lm
 
     write_am(corpus / "am")
     estimate_word_lm([["kobka", "bába"], ["bok", "kob"]], 2).write_arpa(corpus / "lm.arpa")

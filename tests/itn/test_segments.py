@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from punct.asr.chunks import TimedWord
-from punct.labels import CAP, PUNCT9
+from punct.labels import CAP, PUNCT9, TimedWord
 
 BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 from punct.align.segments import (

@@ -17,9 +17,9 @@ import torch
 from lhotse import Recording, RecordingSet
 
 from punct.align.dataset import read_recognised_words
-from punct.asr.chunks import ChunkConfig, plan_chunks
-from punct.asr.recogniser import load_audio
-from punct.asr.transformers_ctc import (
+from punct.recognition.chunks import ChunkConfig, plan_chunks
+from punct.recognition.recogniser import load_audio
+from punct.recognition.transformers_ctc import (
     UNKNOWN,
     ctc_vocabulary,
     fold_log_probs,
@@ -42,7 +42,7 @@ def model_dir(tmp_path_factory):
 
 def speak(seconds: float, seed: int) -> tuple:
     """Czech espeak-ng sentences with 0.5 s pauses, at least ``seconds`` long, at espeak's own rate."""
-    from punct.corpora.tts import Espeak, Voice
+    from punct.synthesis.tts import Espeak, Voice
 
     try:
         engine = Espeak.get()

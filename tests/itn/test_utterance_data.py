@@ -1,4 +1,4 @@
-"""AM training data of any corpus with utterance-level transcripts (``--am-data``; punct.asr.utterance_data):
+"""AM training data of any corpus with utterance-level transcripts (``--am-data``; punct.am_data.utterances):
 Kaldi data dirs with and without ``segments`` and lhotse manifests of real espeak-ng Czech speech."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 from lhotse import CutSet, Recording, RecordingSet, SupervisionSegment, SupervisionSet, load_manifest
 
-from punct.asr.utterance_data import (
+from punct.am_data.utterances import (
     UtteranceImportConfig,
     choose_dev_units,
     import_utterance_data,

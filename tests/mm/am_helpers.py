@@ -7,22 +7,22 @@ from pathlib import Path
 import torch
 import yaml
 
-from punct.asr.model import TdnnAcousticModel, TdnnConfig
-from punct.asr.train import AmConfig, TrainState, save_checkpoint
+from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.train import AmConfig, AmTrainState, save_checkpoint
 from punct.inference.random_models import MFCC_YAML, token_table
 
-TINY_AM = TdnnConfig(feat_dim=40, dim=32, bottleneck_dim=16, prefinal_small_dim=16, prefinal_big_dim=32)
+TINY_AM = AmModelConfig(feat_dim=40, dim=32, bottleneck_dim=16, prefinal_small_dim=16, prefinal_big_dim=32)
 
 
-def write_am_dir(folder: Path, seed: int = 0, config: TdnnConfig = TINY_AM) -> TdnnAcousticModel:
+def write_am_dir(folder: Path, seed: int = 0, config: AmModelConfig = TINY_AM) -> TdnnAcousticModel:
     """``folder``/best-valid-loss.pt (a random AM whose BatchNorm statistics are calibrated) and
     ``folder``/mfcc.yaml; returns the model (eval mode)."""
     torch.manual_seed(seed)
     tokens = token_table()
-    model = TdnnAcousticModel(TdnnConfig(**{**config.__dict__, "num_tokens": len(tokens)}))
+    model = TdnnAcousticModel(AmModelConfig(**{**config.__dict__, "num_tokens": len(tokens)}))
     calibrate_batchnorm(model)
     folder.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(folder / "best-valid-loss.pt", model=model, optimizer=None, state=TrainState(),
+    save_checkpoint(folder / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(),
                     config=AmConfig(model=model.config), tokens=tokens)
     (folder / "mfcc.yaml").write_text(yaml.safe_dump(MFCC_YAML), encoding="utf-8")
     return model.eval()

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from punct.asr.infer import run_model
+from punct.am.infer import run_model
 from punct.features.cmvn import SpeakerCmvn
 from punct.models.cross_attention.am_frames import am_frames_of, pool_frames
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import collate, load_split
-from punct.models.cross_attention.model import NO_WORD, AmFrameGeometry, AmSoundEncoder, build_model, head_specs
+from punct.models.cross_attention.geometry import NO_WORD, AmFrameGeometry
+from punct.models.cross_attention.model import AmSoundEncoder, build_model, head_specs
 from punct.models.cross_attention.train import build_optimizer, two_head_loss, with_absolute_am_dir
 from punct.models.text.model import PunctBert
 from tests.mm.am_helpers import TINY_AM, write_am_dir

@@ -13,7 +13,7 @@ trained, so the tone reaches the model only through random features of the MFCC)
   usable cue: at most the label-blind F1 2q / (1 + q) (~0.46) plus noise.
 
 Frames: the AM's 100 frames/s averaged in groups of 4 (40 ms), each word's frames by
-:class:`punct.models.cross_attention.model.AmFrameGeometry`.  Notes from tuning (one thread, ~40 s on an idle
+:class:`punct.models.cross_attention.geometry.AmFrameGeometry`.  Notes from tuning (one thread, ~40 s on an idle
 2-core machine).  The task is learnt more slowly than with the conv encoder (whose 0.512 s latent frames give
 about one frame per word; here a word has ~11 frames, the cue in ~5 of them), although the words' AM frames
 separate comma from no comma linearly (a least-squares probe on word-mean frames: 100 % on held-out words).

@@ -12,8 +12,8 @@ from tests.mm.helpers import make_encoder, tiny_config, write_corpus
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import collate, encode_text, load_split, permute_audio, read_segments
 from punct.models.cross_attention.features import MelSpectrogram
-from punct.models.cross_attention.model import (NO_WORD, CrossAttentionModel, SoundEncoder, SoundGeometry, add_word_positions, build_model,
-                            head_specs)
+from punct.models.cross_attention.geometry import NO_WORD, SoundGeometry
+from punct.models.cross_attention.model import CrossAttentionModel, SoundEncoder, add_word_positions, build_model, head_specs
 from punct.models.cross_attention.train import lr_factor, two_head_loss
 from punct.models.text.model import PunctBert
 

@@ -122,15 +122,15 @@ def test_config_from_dict_names_its_source():
 def recipe_config_classes() -> Dict[str, Type]:
     """conf/<name>[_variant].yaml -> the class its stage loads it with (steps/*.sh, local/*/*.sh ->
     punct/bin/*.py)."""
-    from punct.asr.train import AmConfig
+    from punct.am.train import AmConfig
     from punct.features import FeatureConfig
     from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.align.dataset import ItnDatasetConfig
     from punct.models.cross_attention.config import MmConfig
     from punct.models.text.config import BertTrainConfig
     from punct.text.normalize import NormalizeConfig
-    from punct.asr.utterance_data import UtteranceImportConfig
-    from punct.asr.beam_search import BeamSearchConfig
+    from punct.am_data.utterances import UtteranceImportConfig
+    from punct.recognition.beam_search import BeamSearchConfig
 
     return {
         "am": AmConfig, "bert": BertTrainConfig, "tdnn": TrainTdnnConfig, "mfcc": FeatureConfig,

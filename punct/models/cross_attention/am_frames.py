@@ -4,9 +4,9 @@
 A segment's samples -> MFCC with the AM's own feature config (``<am_dir>/mfcc.yaml``) -> CMVN over the
 segment's own frames (the AM was trained with per-recording CMVN; a segment is the recording the
 cross-attention model sees) -> layer ``am_layer`` of the AM, run alone on the segment in eval mode
-without gradients (as :func:`punct.asr.infer.run_model`, so the edges are padded as in the EfficientPunct
+without gradients (as :func:`punct.am.infer.run_model`, so the edges are padded as in the EfficientPunct
 dump of stage 5) -> groups of ``am_frame_stride`` frames averaged
-(:class:`punct.models.cross_attention.model.AmFrameGeometry` gives their times).
+(:class:`punct.models.cross_attention.geometry.AmFrameGeometry` gives their times).
 
 The AM never trains: it is not part of the model's parameters, its BatchNorm layers stay in eval mode,
 and the dataset computes each segment's frames once and keeps them (float16) for the following
@@ -22,12 +22,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from punct.asr.infer import run_model
-from punct.asr.model import TdnnAcousticModel
+from punct.am.infer import run_model
+from punct.am.model import TdnnAcousticModel
+from punct.am.train import load_am
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.models.cross_attention.config import MmConfig
-from punct.models.cross_attention.model import AmFrameGeometry
+from punct.models.cross_attention.geometry import AmFrameGeometry
 
 AM_CHECKPOINT = "best-valid-loss.pt"
 
@@ -75,8 +76,6 @@ def pool_frames(frames: np.ndarray, stride: int) -> np.ndarray:
 def load_am_frames(am_dir: str, layer: int, stride: int) -> AmFrames:
     """The AM of an AM folder (``best-valid-loss.pt`` and ``mfcc.yaml``) as an :class:`AmFrames`; one per
     (folder, layer, stride) in a process, shared by the splits."""
-    from punct.asr.recogniser import load_am
-
     model, _, feat_config = load_am(am_dir, AM_CHECKPOINT)
     return AmFrames(model, feat_config, layer, stride, where=str(Path(am_dir) / AM_CHECKPOINT))
 

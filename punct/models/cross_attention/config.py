@@ -38,12 +38,12 @@ class MmConfig:
     log_mel: bool = True  # log(mel + 1e-6); the thesis does not say, raw power mel is badly scaled
     # ---- which sound encoder (thesis 5.5, 5.6) ------------------------------------------
     sound_encoder: str = "conv"  # conv: the mel front end and conv blocks below, trained from scratch (5.6);
-    # am: a trained CTC acoustic model of the recipe (stage 1, punct.asr), frozen, as the pretrained audio encoder
+    # am: a trained CTC acoustic model of the recipe (stage 1, punct.am), frozen, as the pretrained audio encoder
     # (the thesis' "audio encoder baseline" 5.5 uses wav2vec2): its layer-am_layer output frames, LayerNorm and a
     # Linear to the text hidden size, then the audio transformer blocks below (the mel/conv values are unused)
     am_dir: str = ""  # the AM folder (exp/am: best-valid-loss.pt, mfcc.yaml); training stores its absolute path here,
     # so the checkpoint's config names the AM that decoding must use
-    am_layer: int = 12  # tapped layer (punct.asr.model numbering: 12 = tdnnf12, EfficientPunct's embeddings)
+    am_layer: int = 12  # tapped layer (punct.am.model numbering: 12 = tdnnf12, EfficientPunct's embeddings)
     am_frame_stride: int = 4  # average groups of this many AM frames (10 ms each) into one audio frame: the audio
     # transformer's cost grows with the square of the frame count (15 s: 1500 AM frames, 375 at stride 4)
     # ---- convolutional sound encoder (thesis 5.6) ---------------------------------------

@@ -14,13 +14,13 @@ last sub-token (``[CLS] pieces [SEP]``); a segment whose sub-tokens exceed ``max
 skipped and counted (segments are at most 15 s, so this does not happen with BERT's 512); the words
 that hold the tokenizer's unknown token are counted in the log.
 Audio (multimodal models only): the mel of :mod:`punct.models.cross_attention.features`, and each latent frame's
-word (:meth:`punct.models.cross_attention.model.SoundGeometry.frame_words`) from the word times relative to the
+word (:meth:`punct.models.cross_attention.geometry.SoundGeometry.frame_words`) from the word times relative to the
 segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
 ``random_audio_unit``) with a seed derived from the config seed and the segment id, so the
 corruption is the same in every epoch and run.
 With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frames instead of the mel
 (:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
-by :class:`punct.models.cross_attention.model.AmFrameGeometry`; random audio then puts the permuted samples
+by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
 through the AM (``samples``) or permutes the AM frames (``frames``).
 """
 
@@ -36,11 +36,12 @@ import torch
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
-from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, class_index, mask_first_word
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, aligned_words, class_index, mask_first_word
 from punct.models.cross_attention.am_frames import AmFrames, am_frames_of
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.features import MelSpectrogram
-from punct.models.cross_attention.model import CASE_HEAD, NO_WORD, PUNCT_HEAD, SoundGeometry
+from punct.models.cross_attention.geometry import NO_WORD, SoundGeometry
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD
 from punct.models.text.chunking import special_ids, word_pieces
 
 
@@ -58,19 +59,15 @@ class ItnSegment(NamedTuple):
 
 def _segment(d: dict, where: str, p_index: Dict[str, int], c_index: Dict[str, int]) -> ItnSegment:
     labelled = WordLabels.from_supervision(d, PUNCT9, CASE, where=where)
-    items = ((d.get("alignment") or {}).get("word")) or []
+    timed = aligned_words(d) or []
     words = list(labelled.words)
-    if len(items) != len(words):
-        raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(items)} word alignments")
+    if len(timed) != len(words):
+        raise ValueError(f"{where}: {d['id']}: {len(words)} words but {len(timed)} word alignments")
     punct = [p_index[x] for x in labelled.punct]
     case = [c_index[x] for x in labelled.case]
     start = float(d["start"])
-    # lhotse stores AlignmentItem as [symbol, start, duration, score] or a dict
-    starts, ends = [], []
-    for it in items:
-        s, dur = (it["start"], it["duration"]) if isinstance(it, dict) else (it[1], it[2])
-        starts.append(float(s) - start)
-        ends.append(float(s) + float(dur) - start)
+    starts = [w.start - start for w in timed]
+    ends = [w.end - start for w in timed]
     return ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends)
 
 

@@ -28,7 +28,7 @@ from punct.training.checkpoint import load_checkpoint
 HEADS: Tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
 
 
-class WordOutputs(NamedTuple):
+class SegmentOutputs(NamedTuple):
     id: str
     vectors: np.ndarray  # (W, hidden)
     posteriors: np.ndarray  # (W, 9 + 2): punctuation softmax, then case softmax
@@ -59,7 +59,7 @@ def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("c
 
 
 @torch.no_grad()
-def word_outputs(model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device) -> Iterator[WordOutputs]:
+def word_outputs(model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device) -> Iterator[SegmentOutputs]:
     """Vectors and two-head posteriors of every segment of ``dataset``, in dataset order."""
     model.eval()
     pad_id = model.text.tokenizer.pad_token_id or 0
@@ -70,4 +70,4 @@ def word_outputs(model: TextOnlyModel, dataset: ItnDataset, batch_size: int, dev
         for r, i in enumerate(batch["index"].tolist()):
             seg = dataset.segments[i]
             n = len(seg.words)
-            yield WordOutputs(seg.id, vectors[r, :n].float().cpu().numpy(), posts[r, :n].float().cpu().numpy())
+            yield SegmentOutputs(seg.id, vectors[r, :n].float().cpu().numpy(), posts[r, :n].float().cpu().numpy())

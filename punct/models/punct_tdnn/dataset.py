@@ -49,7 +49,8 @@ from punct.models.punct_tdnn.frames import (
     word_frame_spans,
 )
 from punct.io.shards import MatrixReader
-from punct.labels import PUNCT4, WordLabels, check_first_word, encode_labels, mask_first_word, scored_mask
+from punct.labels import (PUNCT4, TimedWord, WordLabels, aligned_words, check_first_word, encode_labels, mask_first_word,
+                          scored_mask)
 
 
 @dataclass(frozen=True)
@@ -63,16 +64,16 @@ class UtteranceIndex:
     case_labels: Optional[np.ndarray] = None  # (W,) case class indices, with a case head
 
 
-def _cut_words(cut, source: str, classes, case_classes) -> Tuple[WordLabels, list]:
-    """The cut's words and labels (validated) and its word alignment items."""
+def _cut_words(cut, source: str, classes, case_classes) -> Tuple[WordLabels, List[TimedWord]]:
+    """The cut's words and labels (validated) and its aligned words (times relative to the recording)."""
     if not cut.supervisions:
         raise ValueError(f"{source}: cut {cut.id} has no supervision")
     sup = cut.supervisions[0]
     labelled = WordLabels.from_supervision(sup, classes, case_classes, where=f"{source}: cut {cut.id}")
-    items = (sup.alignment or {}).get("word")
-    if items is None:
+    timed = aligned_words(sup)
+    if timed is None:
         raise ValueError(f"{source}: cut {cut.id}: supervision has no alignment['word'] (run stage 3)")
-    return labelled, list(items)
+    return labelled, timed
 
 
 class FusionCorpus:
@@ -148,7 +149,7 @@ class FusionCorpus:
                 self._skip(reason, cut.id)
                 return None
         starts, ends = word_frame_spans(
-            [it.start for it in items], [it.start + it.duration for it in items], offset=cut.start, frame_rate=frame_rate
+            [w.start for w in items], [w.end for w in items], offset=cut.start, frame_rate=frame_rate
         )
         if np.any(np.diff(starts) < 0):
             self._skip("alignment not in word order", cut.id)

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from punct.asr.word_lm import WordNgramLm
+from punct.recognition.word_lm import WordNgramLm
 
 NEG_INF = float("-inf")
 

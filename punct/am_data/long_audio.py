@@ -35,11 +35,11 @@ import numpy as np
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet, load_manifest
 from lhotse.utils import Pathlike
 
-from punct.asr.chunks import TimedWord
+from punct.labels import TimedWord
 from punct.align.dataset import official_words, read_recognised_words
 from punct.text.token_labels import normalise_word
 from punct.align.nw import align_words
-from punct.asr.utterance_data import write_am_manifests
+from punct.am_data.utterances import write_am_manifests
 
 logger = logging.getLogger(__name__)
 

@@ -16,13 +16,14 @@ from lhotse import CutSet, load_manifest
 from lhotse.utils import fastcopy
 from tqdm import tqdm
 
-from punct.asr.ctm import ctm_lines, spans_to_items
-from punct.asr.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
-from punct.asr.dataset import cut_words
-from punct.asr.infer import run_model
-from punct.asr.tokens import BLANK, SPACE, TokenTable
+from punct.am.ctm import ctm_lines, spans_to_items
+from punct.am.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
+from punct.am.dataset import cut_words
+from punct.am.infer import run_model
+from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
+from punct.labels import aligned_words
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
 
 
@@ -93,6 +94,8 @@ def hypothesis_starts(cuts: CutSet) -> Dict[str, Tuple[List[str], List[float]]]:
     """``{cut id: (words, starts relative to the cut)}`` from aligned cuts."""
     out = {}
     for cut in cuts:
-        items = cut.supervisions[0].alignment["word"]
-        out[cut.id] = ([it.symbol for it in items], [it.start - cut.start for it in items])
+        words = aligned_words(cut.supervisions[0])
+        if words is None:
+            raise ValueError(f"cut {cut.id}: supervision has no alignment['word']")
+        out[cut.id] = ([w.word for w in words], [w.start - cut.start for w in words])
     return out

@@ -3,7 +3,7 @@
 ParCzech users bring a pretrained Czech ASR model (the thesis used a wav2vec2 CTC model).  Any folder that
 ``AutoFeatureExtractor``, ``AutoTokenizer`` and ``AutoModelForCTC`` load (``save_pretrained`` of a processor
 and a model; read with ``local_files_only=True``: nothing is downloaded) recognises the long recordings
-through the same chunked recognition as the recipe's own AM (``punct.asr.recogniser.recognise_recording``).
+through the same chunked recognition as the recipe's own AM (``punct.recognition.recogniser.recognise_recording``).
 
 * Frames: the convolutional front end turns ``inputs_to_logits_ratio`` samples into one output frame
   (320 samples, 20 ms at 16 kHz, for wav2vec2); frame t of a chunk is at ``t * frame_shift`` seconds
@@ -16,7 +16,7 @@ through the same chunked recognition as the recipe's own AM (``punct.asr.recogni
   character (a word with an unknown character then never matches an official word exactly); letters
   are lowercased, and an upper- and a lowercase token of one letter (both in some vocabularies) are summed.
 * Decoding is the recognition's (``punct.bin.recognise_long``): greedy, or with ``--lm`` the project's beam search
-  with a word n-gram LM in ARPA form (``punct.asr.beam_search``; egs/parczech estimates it from the official
+  with a word n-gram LM in ARPA form (``punct.recognition.beam_search``; egs/parczech estimates it from the official
   transcripts).  A folder made for ``Wav2Vec2ProcessorWithLM`` (``language_model/``) loads too, but its KenLM is not
   read: pyctcdecode, which reads it, needs numpy < 2, which this project's stack excludes; an ARPA version of that
   LM can be given with ``--lm``.
@@ -34,8 +34,8 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.asr.recogniser import PosteriorFn
-from punct.asr.tokens import SPACE
+from punct.recognition.recogniser import PosteriorFn
+from punct.am.tokens import SPACE
 
 logger = logging.getLogger(__name__)
 
@@ -181,5 +181,5 @@ def load_transformers_ctc(model_dir: Pathlike, device: torch.device = torch.devi
                              "a CTC tokenizer such as Wav2Vec2CTCTokenizer is needed")
     if (model_dir / "language_model").is_dir():
         logger.warning("%s: its language_model/ is not read (its ARPA form can be given to recognise_long --lm; "
-                       "see punct.asr.transformers_ctc)", model_dir)
+                       "see punct.recognition.transformers_ctc)", model_dir)
     return TransformersCtcRecogniser(model, feature_extractor, tokenizer, device, where=str(model_dir))

@@ -16,7 +16,7 @@ import torch
 from lhotse import CutSet, load_manifest
 from lhotse.utils import Pathlike
 
-from punct.asr.tokens import TokenTable, UnknownCharacterError
+from punct.am.tokens import TokenTable, UnknownCharacterError
 from punct.features.cmvn import SpeakerCmvn
 from punct.labels import WordLabels
 from punct.features.compute import cuts_path, feature_frames, load_cut_features

@@ -29,22 +29,10 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-
-class TimedWord(NamedTuple):
-    word: str
-    start: float  # seconds from the start of the recording
-    end: float
-    score: float = 0.0  # CTC-segmentation confidence (log domain, higher is better)
-
-    @property
-    def centre(self) -> float:
-        return 0.5 * (self.start + self.end)
-
-    def shifted(self, offset: float) -> "TimedWord":
-        return self._replace(start=self.start + offset, end=self.end + offset)
+from punct.labels import TimedWord
 
 
-class Chunk(NamedTuple):
+class AudioChunk(NamedTuple):
     start: int  # first sample
     end: int  # one past the last sample
 
@@ -56,17 +44,17 @@ class ChunkConfig:
     tolerance: float = 0.5  # max distance of the centres of the same word seen by two chunks
 
 
-def plan_chunks(num_samples: int, sample_rate: int, config: ChunkConfig = ChunkConfig()) -> List[Chunk]:
+def plan_chunks(num_samples: int, sample_rate: int, config: ChunkConfig = ChunkConfig()) -> List[AudioChunk]:
     """Start/end samples of the chunks covering a recording."""
     if config.overlap_seconds >= config.chunk_seconds:
         raise ValueError(f"overlap {config.overlap_seconds} s must be shorter than the chunk {config.chunk_seconds} s")
     size = int(round(config.chunk_seconds * sample_rate))
     overlap = int(round(config.overlap_seconds * sample_rate))
     stride = size - overlap
-    chunks = [Chunk(0, min(size, num_samples))]
+    chunks = [AudioChunk(0, min(size, num_samples))]
     while chunks[-1].end < num_samples:
         start = chunks[-1].start + stride
-        chunks.append(Chunk(start, min(start + size, num_samples)))
+        chunks.append(AudioChunk(start, min(start + size, num_samples)))
     return chunks
 
 
@@ -120,7 +108,7 @@ def merge_two(
 
 def merge_chunk_words(
     chunk_words: Sequence[Sequence[TimedWord]],
-    chunks: Sequence[Chunk],
+    chunks: Sequence[AudioChunk],
     sample_rate: int,
     tolerance: float = 0.5,
     counts: Optional[dict] = None,

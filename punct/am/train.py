@@ -2,7 +2,7 @@
 
 ``run_training`` is the whole stage; the pieces (``compute_loss``, ``train_one_epoch``,
 ``compute_validation_loss``, checkpoints) are small functions with explicit inputs.  Run
-state lives in :class:`TrainState`, never in the frozen config.
+state lives in :class:`AmTrainState`, never in the frozen config.
 
 Distributed: under ``torchrun`` (``WORLD_SIZE`` > 1) each rank takes its share of every
 epoch's batches from lhotse's sampler (``world_size``/``rank``), gradients are averaged by
@@ -28,14 +28,16 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
+from lhotse.utils import Pathlike
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
 from tqdm import tqdm
 
-from punct.asr.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
-from punct.asr.model import TdnnAcousticModel, TdnnConfig
-from punct.asr.tokens import TokenTable
+from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
+from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.tokens import SPACE, TokenTable
+from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.utils.config import save_config
+from punct.utils.config import config_from_dict, load_config, save_config
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
@@ -46,7 +48,7 @@ from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loade
 class AmConfig:
     """conf/am.yaml: the model (nested ``model:``) and its training."""
 
-    model: TdnnConfig = field(default_factory=TdnnConfig)
+    model: AmModelConfig = field(default_factory=AmModelConfig)
     num_epochs: int = 10
     lr: float = 2e-3  # Adam peak learning rate
     lr_decay: float = 0.85  # learning rate factor per epoch after the first
@@ -77,12 +79,16 @@ class AmConfig:
     averaged_epochs_dev_loss: bool = True
 
 
+FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the selected model, read by every later stage: the epoch with the lowest
 # dev loss, or with average_epochs > 1 the average of the last epochs (the name is kept for existing AM folders)
 
 
 @dataclass
-class TrainState:
+class AmTrainState:
+    """What changes while the AM trains (saved in every checkpoint): selection by dev loss and epoch averaging, where
+    the other loops' :class:`punct.training.loop.TrainState` selects by a dev F1."""
+
     epoch: int = 0  # last finished epoch
     step: int = 0
     best_valid_loss: float = math.inf
@@ -124,12 +130,12 @@ def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterato
         yield batch
 
 
-def learning_rate(config: AmConfig, state: TrainState, epoch: int) -> float:
+def learning_rate(config: AmConfig, state: AmTrainState, epoch: int) -> float:
     warm = min(1.0, (state.step + 1) / max(1, config.warmup_steps))
     return config.lr * warm * config.lr_decay ** max(0, epoch - 1)
 
 
-def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: TrainState, epoch: int,
+def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: AmTrainState, epoch: int,
                     device: torch.device, dist_info: DistInfo, ctc: torch.nn.CTCLoss, amp: Amp = NO_AMP) -> float:
     """One pass over this rank's batches; returns the rank's loss per frame."""
     model.train()
@@ -163,29 +169,39 @@ def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.C
     return total_loss / max(1, total_frames)
 
 
-def save_checkpoint(path: Path, *, model, optimizer, state: TrainState, config: AmConfig, tokens: TokenTable) -> None:
+def save_checkpoint(path: Path, *, model, optimizer, state: AmTrainState, config: AmConfig, tokens: TokenTable) -> None:
     """``epoch-N.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token table."""
     checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols)
 
 
 def training_config(checkpoint: Path) -> AmConfig:
     """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
-    from punct.utils.config import config_from_dict
-
     data = load_checkpoint(checkpoint)
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
 def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
-    from punct.utils.config import config_from_dict
-
     data = load_checkpoint(checkpoint, device)
     config = config_from_dict(AmConfig, data["config"], str(checkpoint))
     tokens = TokenTable(data["tokens"])
     model = build_model(config, len(tokens))
     model.load_state_dict(data["model"])
     return model.to(device).eval(), tokens
+
+
+def load_am(am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT,
+            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
+    """The model, its token table and its feature config from an AM folder (``exp/am`` of ``steps/train_am.sh``, or a
+    pre-trained one in the same format: ``checkpoint`` and ``mfcc.yaml``, the feature config it was trained with)."""
+    am_dir = Path(am_dir)
+    for path in (am_dir / checkpoint, am_dir / FEATURE_CONFIG_NAME):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file; an AM folder needs {checkpoint} and {FEATURE_CONFIG_NAME}")
+    model, tokens = load_model(am_dir / checkpoint, device)
+    if tokens.symbols[1] != SPACE:
+        raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
+    return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
 
 
 def reseed_worker(worker_id: int) -> None:
@@ -219,18 +235,18 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
 
 
 def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable,
-                  device: torch.device) -> TrainState:
+                  device: torch.device) -> AmTrainState:
     """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be ``tokens``."""
     checkpoint = latest_checkpoint(exp_dir)
     if checkpoint is None:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
-        return TrainState()
+        return AmTrainState()
     data = load_checkpoint(checkpoint, device)
     if data["tokens"] != tokens.symbols:
         raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
     model.load_state_dict(data["model"])
     optimizer.load_state_dict(data["optimizer"])
-    state = TrainState(**data["state"])
+    state = AmTrainState(**data["state"])
     logging.info("resumed from %s (epoch %d, step %d)", checkpoint, state.epoch, state.step)
     return state
 
@@ -238,7 +254,7 @@ def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.opti
 def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str, device_name: str = "auto",
                  seed: int = 42, resume: bool = False, train_split: str = "train",
                  dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
-                 amp: str = "none") -> Tuple[TrainState, TdnnAcousticModel]:
+                 amp: str = "none") -> Tuple[AmTrainState, TdnnAcousticModel]:
     """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
 
     ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini
@@ -267,7 +283,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
                  model.context())
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else TrainState()
+    state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     train_sampler, train_loader, dev_loader = make_loaders(
@@ -322,7 +338,7 @@ def dev_loss_scope(config: AmConfig) -> str:
     return f"dev loss only for the averaged epochs {first_averaged}-{config.num_epochs}"
 
 
-def select_average(exp_dir: Path, state: TrainState, config: AmConfig, tokens: TokenTable, dev_loader,
+def select_average(exp_dir: Path, state: AmTrainState, config: AmConfig, tokens: TokenTable, dev_loader,
                    device: torch.device, ctc: torch.nn.CTCLoss) -> None:
     """Averages the last ``config.average_epochs`` epochs' weights into ``best-valid-loss.pt`` (``state`` records
     it and its dev loss).  The average replaces the best single epoch even when that epoch's dev loss is lower:

@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from punct.asr.model import TdnnAcousticModel
+from punct.am.model import TdnnAcousticModel
 
 
 @torch.no_grad()

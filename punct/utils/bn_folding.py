@@ -1,4 +1,4 @@
-"""Folding eval-mode BatchNorms into the convolutions around them (inference graphs; ``punct.asr.folded``).
+"""Folding eval-mode BatchNorms into the convolutions around them (inference graphs; ``punct.am.folded``).
 
 BN(ReLU(z)) = ReLU(a * z) + b per channel when the BatchNorm's scale a is positive: the scale goes into
 the convolution before the ReLU and the shift b becomes a constant offset of the layer's output.  For a

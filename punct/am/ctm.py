@@ -16,7 +16,7 @@ from typing import List, Sequence, Tuple
 from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
 
-from punct.asr.viterbi import WordSpan
+from punct.am.viterbi import WordSpan
 
 FRAME_SHIFT = 0.01
 

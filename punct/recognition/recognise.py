@@ -1,10 +1,10 @@
 """Recognition of a long recording with word times (thesis 3.3.1, "Speech Recognition and
 Timestamp Extraction" and "Merging Partial Transcripts with Timestamps").
 
-The recording is cut into ~30 s chunks with 5 s overlap (``punct.asr.chunks.plan_chunks``);
+The recording is cut into ~30 s chunks with 5 s overlap (``punct.recognition.chunks.plan_chunks``);
 each chunk goes through the acoustic model (any callable returning frame log-posteriors:
-the recipe's CTC TDNN or a transformers CTC model, ``punct.asr.recogniser``), is decoded
-(greedily, or by beam search with a word n-gram LM as in the thesis: ``punct.asr.beam_search``),
+the recipe's CTC TDNN or a transformers CTC model, ``punct.recognition.recogniser``), is decoded
+(greedily, or by beam search with a word n-gram LM as in the thesis: ``punct.recognition.beam_search``),
 gets word times by CTC segmentation of its own transcript (``ctc_word_times``), and the chunk
 transcripts are merged at the overlap midpoints (``merge_chunk_words``).
 """
@@ -15,9 +15,10 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from punct.asr.chunks import ChunkConfig, TimedWord, ctc_word_times, merge_chunk_words, plan_chunks
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig, ctc_word_times, merge_chunk_words, plan_chunks
 
-# The acoustic model's word separator (punct.asr.tokens.SPACE).
+# The acoustic model's word separator (punct.am.tokens.SPACE).
 DEFAULT_SPACE = "|"
 
 

@@ -24,8 +24,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from punct.asr.model import TdnnAcousticModel, _pad_replicate
-from punct.utils.batch_norm import batch_norm_affine, check_positive, constant_response, scaled_conv
+from punct.am.model import TdnnAcousticModel, _pad_replicate
+from punct.utils.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
 
 
 class FoldedAcousticModel(nn.Module):

@@ -7,7 +7,7 @@ The input is either
   * lhotse manifests: a folder with one ``*recordings*.jsonl.gz`` and one ``*supervisions*.jsonl.gz``,
     or with one ``*cuts*.jsonl.gz`` (MonoCuts with supervisions), or such a cuts file itself.
 
-The output is the layout ``punct.asr.long_audio_data`` writes for the mini corpus, which the rest of
+The output is the layout ``punct.am_data.long_audio`` writes for the mini corpus, which the rest of
 stage 1 reads: ``<prefix>_{recordings,supervisions}_{train,dev}.jsonl.gz``, one supervision per utterance
 with ``custom["words"]`` (the AM's transcript) and ``custom["speaker"]`` (the true speaker).
 
@@ -20,7 +20,7 @@ foreign letter) makes the utterance a counted, logged skip, because its spoken f
 ``alphabet`` allows every letter.
 
 CMVN grouping (the supervisions' ``speaker``, by which stage 1 accumulates CMVN stats): the long-recording
-recogniser (``punct.asr.recogniser``) normalises each recording with the stats of the whole recording, since
+recogniser (``punct.recognition.recogniser``) normalises each recording with the stats of the whole recording, since
 it does not know who speaks when.  ``cmvn_group: recording`` (default) trains on the same statistics:
 ``speaker`` = the recording id, as the mini path does.  For a Kaldi directory with ``segments`` the recording
 is the ``wav.scp`` entry (typically a long recording, the recogniser's case); without ``segments`` each
@@ -87,7 +87,7 @@ class UtteranceImportConfig:
 
 
 @dataclass(frozen=True)
-class Utterance:
+class ImportedUtterance:
     """One transcribed span of a recording, as read, with the lines that define it."""
 
     id: str
@@ -168,7 +168,7 @@ def audio_recording(recording_id: str, path: str, where: str, sampling_rate: int
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 
-def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[Utterance]:
+def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[ImportedUtterance]:
     """The utterances of a Kaldi data directory; every wav.scp entry is checked (``audio_recording``)."""
     data = read_kaldi_data_dir(path)
     recordings = {rid: audio_recording(rid, e.value, e.where, config.sampling_rate) for rid, e in data.wav.items()}
@@ -183,7 +183,7 @@ def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips
             if utt_id not in data.utt2spk:
                 raise ValueError(f"{text.where}: utterance {utt_id} is not in {data.path / 'utt2spk'}")
             speaker = data.utt2spk[utt_id].value
-        out.append(Utterance(utt_id, recordings[seg.recording_id], seg.start, seg.end, text.value, speaker, None,
+        out.append(ImportedUtterance(utt_id, recordings[seg.recording_id], seg.start, seg.end, text.value, speaker, None,
                              text.where, seg.where))
     listed = "segments" if data.has_segments else "wav.scp"
     for utt_id in data.text.keys() - data.segments.keys():
@@ -203,11 +203,11 @@ def _checked_recording(record: dict, where: str, sampling_rate: int) -> Recordin
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 
-def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: float, where: str) -> Utterance:
+def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: float, where: str) -> ImportedUtterance:
     if sup.duration <= 0:
         raise ValueError(f"{where}: supervision {sup.id}: duration {sup.duration} s")
     start = offset + sup.start
-    return Utterance(sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where,
+    return ImportedUtterance(sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where,
                      sup.channel)
 
 
@@ -228,7 +228,7 @@ def _manifest_files(path: Path) -> Tuple[Optional[Path], Optional[Path], Optiona
     return found["recordings"], found["supervisions"], found["cuts"]
 
 
-def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[Utterance]:
+def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[ImportedUtterance]:
     """The supervisions of lhotse manifests (see the module doc) as utterances; errors name ``file:line``."""
     rec_file, sup_file, cuts_file = _manifest_files(Path(path))
     out = []
@@ -264,7 +264,7 @@ def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[Utt
     return out
 
 
-def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[Utterance]:
+def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[ImportedUtterance]:
     """A Kaldi data directory or lhotse manifests -> utterances (unique ids)."""
     path = Path(path)
     if not path.exists():
@@ -281,7 +281,7 @@ def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips)
     return utterances
 
 
-def utterance_supervision(utt: Utterance, config: UtteranceImportConfig, skips: Skips) -> Optional[SupervisionSegment]:
+def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips) -> Optional[SupervisionSegment]:
     """The AM supervision of one utterance, or None (a counted skip)."""
     duration = utt.recording.duration
     end = duration if utt.end is None else utt.end

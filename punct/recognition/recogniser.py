@@ -1,9 +1,9 @@
 """Long-recording recognition (stage 2 of the speech-informed ITN recipe): the recogniser interface and
 the recipe's own CTC acoustic model behind it.
 
-``recognise_recording`` is the one chunked recognition of a recording (``punct.asr.recognise.recognise_long``:
+``recognise_recording`` is the one chunked recognition of a recording (``punct.recognition.recognise.recognise_long``:
 ~30 s chunks, greedy CTC or beam search with a word LM, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
-``TdnnRecogniser`` here, or ``punct.asr.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
+``TdnnRecogniser`` here, or ``punct.recognition.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
 CTC folder, e.g. a Czech wav2vec2).
 
 An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
@@ -12,12 +12,12 @@ model was trained with; the recipe copies it there).
 
 CMVN convention: the recogniser does not know who speaks when inside a long recording, so the
 features are normalised with the stats of the *whole recording* (every frame, pauses included).
-The AM training data of ``punct.asr.long_audio_data`` matches this: its supervisions' speaker is the
+The AM training data of ``punct.am_data.long_audio`` matches this: its supervisions' speaker is the
 recording id, so stage-1 CMVN stats are per recording (over the utterances' frames).
 
 Each ~30 s chunk gets its own MFCC (frame t at ``t * 10 ms`` from the chunk start, the frame
 convention of ``punct.features``) normalised with the recording's stats, and goes through the
-network alone (``punct.asr.infer.run_model``).
+network alone (``punct.am.infer.run_model``).
 """
 
 from __future__ import annotations
@@ -31,18 +31,16 @@ import torch
 from lhotse import Recording
 from lhotse.utils import Pathlike
 
-from punct.asr.decode import WerStats
-from punct.asr.infer import run_model
-from punct.asr.model import TdnnAcousticModel
-from punct.asr.tokens import SPACE, TokenTable
-from punct.asr.train import load_model
+from punct.am.decode import WerStats
+from punct.am.infer import run_model
+from punct.am.model import TdnnAcousticModel
+from punct.am.tokens import SPACE, TokenTable
+from punct.am.train import load_am
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.asr.chunks import ChunkConfig, TimedWord, plan_chunks
-from punct.asr.recognise import recognise_long
-from punct.utils.config import load_config
-
-FEATURE_CONFIG_NAME = "mfcc.yaml"
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig, plan_chunks
+from punct.recognition.recognise import recognise_long
 
 # chunk samples -> (T, V) log-posteriors over ``ChunkRecogniser.symbols``
 PosteriorFn = Callable[[np.ndarray], np.ndarray]
@@ -64,19 +62,6 @@ class ChunkRecogniser(Protocol):
     def posteriors_for(self, recording_id: str, audio: np.ndarray) -> PosteriorFn:
         """The chunk -> log-posteriors function for one recording (it may use the whole recording, e.g. its CMVN)."""
         ...
-
-
-def load_am(am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
-            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
-    """The model, its token table and its feature config from an AM folder."""
-    am_dir = Path(am_dir)
-    for path in (am_dir / checkpoint, am_dir / FEATURE_CONFIG_NAME):
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file; an AM folder needs {checkpoint} and {FEATURE_CONFIG_NAME}")
-    model, tokens = load_model(am_dir / checkpoint, device)
-    if tokens.symbols[1] != SPACE:
-        raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
-    return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
 
 
 class ChunkPosteriors:
@@ -143,7 +128,7 @@ def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk
                         decode: Optional[Callable[[np.ndarray], List[str]]] = None,
                         ) -> Tuple[List[TimedWord], Dict[str, float]]:
     """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds).
-    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.asr.beam_search.CtcBeamSearch.decode``)."""
+    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
     start = time.process_time()
     audio = load_audio(recording, recogniser.sample_rate)
     posterior_fn = recogniser.posteriors_for(recording.id, audio)

@@ -6,9 +6,9 @@ espeak-ng speech skips it: every parameter whose name and shape match is copied,
 rows of the characters both token tables share (a-z, the separator, the blank) are copied too; the
 remaining output rows (e.g. letters with diacritics) keep their random initialisation.
 
-The result is written as ``<exp-dir>/epoch-0.pt`` in the checkpoint format of ``punct.asr.train``
+The result is written as ``<exp-dir>/epoch-0.pt`` in the checkpoint format of ``punct.am.train``
 with a fresh optimizer and training state, so that ``steps/train_am.sh --resume true`` starts
-epoch 1 from it.  The target token table is the one ``punct.asr.train.run_training`` builds from
+epoch 1 from it.  The target token table is the one ``punct.am.train.run_training`` builds from
 the training cuts (same function), so the resume check on the token table passes.
 """
 
@@ -21,9 +21,9 @@ from typing import Dict, Tuple
 import torch
 from lhotse.utils import Pathlike
 
-from punct.asr.dataset import cut_words, load_split
-from punct.asr.tokens import TokenTable
-from punct.asr.train import AmConfig, TrainState, build_model, load_model, save_checkpoint
+from punct.am.dataset import cut_words, load_split
+from punct.am.tokens import TokenTable
+from punct.am.train import AmConfig, AmTrainState, build_model, load_model, save_checkpoint
 from punct.training.loop import seed_everything
 
 logger = logging.getLogger(__name__)
@@ -75,6 +75,6 @@ def write_init_checkpoint(source_checkpoint: Pathlike, config: AmConfig, fbank_d
     exp_dir.mkdir(parents=True, exist_ok=True)
     out = exp_dir / "epoch-0.pt"
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    save_checkpoint(out, model=model, optimizer=optimizer, state=TrainState(), config=config, tokens=tokens)
+    save_checkpoint(out, model=model, optimizer=optimizer, state=AmTrainState(), config=config, tokens=tokens)
     logger.info("%s: from %s: %s", out, source_checkpoint, counts)
     return out, counts

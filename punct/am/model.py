@@ -32,7 +32,7 @@ EMBEDDING_LAYER = 12
 
 
 @dataclass(frozen=True)
-class TdnnConfig:
+class AmModelConfig:
     """Model hyper-parameters (conf/am.yaml ``model:``)."""
 
     feat_dim: int = 40
@@ -134,10 +134,10 @@ class TdnnPrefinal(nn.Module):
 class TdnnAcousticModel(nn.Module):
     """The acoustic model; ``forward(feats)`` gives CTC logits, ``forward(feats, layer=k)`` layer k's output."""
 
-    def __init__(self, config: TdnnConfig) -> None:
+    def __init__(self, config: AmModelConfig) -> None:
         super().__init__()
         if config.num_tokens < 2:
-            raise ValueError("TdnnConfig.num_tokens must be set from the token table (>= 2)")
+            raise ValueError("AmModelConfig.num_tokens must be set from the token table (>= 2)")
         if len(config.time_strides) != 12:
             raise ValueError(f"time_strides needs 12 values (tdnnf2..tdnnf13), got {len(config.time_strides)}")
         self.config = config

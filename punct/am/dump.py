@@ -16,7 +16,7 @@ from typing import Dict, List
 
 from tqdm import tqdm
 
-from punct.asr.infer import run_model
+from punct.am.infer import run_model
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
 from punct.io.shards import ShardWriter, is_shard_done
@@ -53,7 +53,7 @@ def benchmark_throughput(config_path: Path, cuts: List, cmvn: SpeakerCmvn, num_t
     ``config_path``'s size (e.g. the paper-size conf/am.yaml), on the first cuts up to ``max_audio_seconds``."""
     import torch
 
-    from punct.asr.train import AmConfig, build_model
+    from punct.am.train import AmConfig, build_model
     from punct.utils.config import load_config
 
     config = load_config(AmConfig, config_path)

@@ -1,4 +1,5 @@
-"""The record a mini-corpus build leaves (``build.json``'s ``config``) against the config asked for.
+"""The record a mini-corpus build leaves (``build.json``'s ``config``) against the config asked for, and the
+options every mini-corpus builder takes (:func:`add_mini_corpus_arguments`).
 
 A built corpus is kept between runs; it is reused only if it was built from the same config, so that a
 change of a size's splits (more dev talks, say) is not hidden behind a folder that looks complete.
@@ -6,12 +7,15 @@ change of a size's splits (more dev talks, say) is not hidden behind a folder th
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Iterable, List
 
+from punct.synthesis.debian import default_cache_dir
 from punct.utils.atomic import is_done
+from punct.utils.cli import add_rerun_arguments
 
 
 def _as_json(value: Any) -> Any:
@@ -44,3 +48,14 @@ def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
         raise ValueError(f"{corpus_dir} was built with another config ({'; '.join(changes)}); "
                          "--overwrite rebuilds it")
     return True
+
+
+def add_mini_corpus_arguments(parser: argparse.ArgumentParser, sizes: Iterable[str], size_help: str,
+                              text_package: str, layout: str) -> None:
+    """The options of an embedded mini-corpus builder: output folder, size, seed, text cache, overwrite, log file."""
+    parser.add_argument("out_dir", type=Path, help=f"corpus folder to create ({layout})")
+    parser.add_argument("--size", choices=sorted(sizes), default="mini", help=size_help)
+    parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                        help=f"where the {text_package} .deb is downloaded and unpacked ($PUNCT_CACHE)")
+    add_rerun_arguments(parser, "rebuild an existing corpus")
