@@ -152,19 +152,19 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests: ${corpus_dir} -> data/manifests"
   if [ -z "$mustc_root" ]; then
     # The embedded mini corpus (Jane Austen read by espeak-ng) in MuST-C layout.  A built corpus
-    # is kept; rebuild it with: local/mini/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
-    local/mini/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
+    # is kept; rebuild it with: local/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
+    local/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
       --normalize-config conf/normalize.yaml $corpus_dir
   fi
   # English text + words and labels per segment (mark -> label mapping: conf/normalize.yaml);
   # test = tst-COMMON, or UniPunc's split with --unipunc-dir.
-  local/mustc/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
+  local/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
     ${unipunc_dir:+--unipunc-dir "$unipunc_dir"} $corpus_dir data/manifests
   if [ "$am_extra_size" != none ]; then
     log "Stage 0: AM-only training talks: data/corpus_${am_extra_size} -> data/manifests_am"
-    local/mini/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
+    local/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
       --normalize-config conf/normalize.yaml data/corpus_${am_extra_size}
-    local/mustc/prepare.sh --splits train --normalize-config conf/normalize.yaml \
+    local/prepare.sh --splits train --normalize-config conf/normalize.yaml \
       data/corpus_${am_extra_size} data/manifests_am
   fi
 fi
@@ -268,7 +268,7 @@ fi
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
   # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
-  local/mustc/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
+  local/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
     --supervisions-dir data/manifests --seed $seed \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md

@@ -5,15 +5,17 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-LINKED = ("steps", "utils", "local", "path.sh", "cmd.sh")
+LINKED = ("steps", "utils", "path.sh", "cmd.sh")
+OWN = ("conf", "local")  # the recipe's own folders, copied
 
 
 def copy_recipe(repo: Path, recipe: str, destination: Path) -> Path:
-    """``destination`` gets run.sh and conf/ copied, and links to the repository's shared parts."""
+    """``destination`` gets run.sh, conf/ and local/ copied, and links to the repository's shared parts."""
     source = repo / "egs" / recipe
     destination.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source / "run.sh", destination / "run.sh")
-    shutil.copytree(source / "conf", destination / "conf", dirs_exist_ok=True)
+    for name in OWN:
+        shutil.copytree(source / name, destination / name, dirs_exist_ok=True)
     for name in LINKED:
         link = destination / name
         if not link.exists():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.recipe_copy import copy_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "egs" / "parczech"
@@ -28,12 +29,7 @@ def test_help_describes_the_stages_and_their_configs_exist():
 @pytest.mark.slow
 def test_tiny_corpus_end_to_end(tmp_path):
     """A private copy of the recipe (links to the repository), every stage on the tiny corpus."""
-    work = tmp_path / "parczech"
-    work.mkdir()
-    shutil.copy(RECIPE / "run.sh", work / "run.sh")
-    shutil.copytree(RECIPE / "conf", work / "conf")
-    for name in ("steps", "utils", "local", "path.sh", "cmd.sh"):
-        os.symlink(REPO / name, work / name)
+    work = copy_recipe(REPO, "parczech", tmp_path / "parczech")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny"], cwd=work, capture_output=True, text=True, env=env,
                           timeout=1800)
@@ -68,11 +64,11 @@ def test_tiny_corpus_end_to_end(tmp_path):
 
 
 def test_stage4_models_are_conf_files_of_train_mm_options():
-    """conf/models/<name>.conf per stage-4 model: options of local/parczech/train_mm.sh and its RESULTS.md row."""
+    """conf/models/<name>.conf per stage-4 model: options of local/train_mm.sh and its RESULTS.md row."""
     run_sh = (RECIPE / "run.sh").read_text()
     names = run_sh.split('mm_models="')[1].split('"')[0].split()
     assert names == ["text", "mm", "mm_pe", "mm_pe_random"]
-    step = (REPO / "local" / "parczech" / "train_mm.sh").read_text()
+    step = (RECIPE / "local" / "train_mm.sh").read_text()
     section = step.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
     step_options = {line.split("=")[0] for line in section.splitlines() if "=" in line and not line.startswith("#")}
     rows = set()

@@ -81,7 +81,7 @@ def test_help_prints_header_without_help_message(script):
 
 
 def test_help_of_a_step_lists_its_options_with_defaults(repo_root):
-    scripts = sorted((repo_root / "steps").glob("*.sh")) + sorted((repo_root / "local").glob("*/*.sh"))
+    scripts = sorted((repo_root / "steps").glob("*.sh")) + sorted(repo_root.glob("egs/*/local/*.sh"))
     checked = 0
     for script in scripts:
         text = script.read_text()

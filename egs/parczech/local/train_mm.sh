@@ -5,7 +5,7 @@
 # A config with sound_encoder: am uses the trained acoustic model --am-dir (frozen) as the audio encoder.
 # A finished run whose options and inputs are unchanged is skipped; an interrupted one continues from its
 # newest epoch-N.pt; a changed one retrains (or continues with --resume true): utils/fresh.sh.
-# (In local/parczech: the segments are parczech_{supervisions,recordings}_<split>.jsonl.gz.)
+# (In egs/parczech: the segments are parczech_{supervisions,recordings}_<split>.jsonl.gz.)
 set -euo pipefail
 
 # Begin configuration section.
