@@ -70,6 +70,8 @@ def test_stage4_models_are_conf_files_of_train_mm_options():
     assert names == ["text", "mm", "mm_pe", "mm_pe_random"]
     step = (RECIPE / "local" / "train_mm.sh").read_text()
     section = step.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+    assert ". utils/train_options.sh" in section  # the options every training shares
+    section += (REPO / "utils" / "train_options.sh").read_text().split("# Begin configuration section.")[1]
     step_options = {line.split("=")[0] for line in section.splitlines() if "=" in line and not line.startswith("#")}
     rows = set()
     for name in names:
