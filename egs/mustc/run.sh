@@ -85,14 +85,9 @@ HELP
 . ./path.sh
 . ./cmd.sh
 . utils/parse_options.sh
-. utils/log.sh
-. utils/device.sh
+. utils/recipe.sh   # log, no_positional_arguments, network_options
 
-if [ $# -ne 0 ]; then
-  echo "$0: unexpected arguments: $*" >&2
-  echo "$help_message" >&2
-  exit 2
-fi
+no_positional_arguments "$@"
 
 if [ -z "$mustc_root" ]; then
   corpus_dir=data/corpus_${corpus_size}
@@ -113,20 +108,9 @@ esac
 am_extra_opts=
 [ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
 
-case "$amp" in
-  ""|none|bf16|fp16|auto) ;;
-  *) echo "$0: --amp must be none, bf16, fp16 or auto (or empty: each config's), not '$amp'" >&2; exit 2 ;;
-esac
-# One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
-# as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
-network_commands $device $ngpu || exit 2
-if [ "$amp" = fp16 ] && [ "$device" != cuda ]; then
-  echo "$0: --amp fp16 needs --device cuda (on the CPU: --amp bf16 or none)" >&2
-  exit 2
-fi
-# On a GPU the trainings default to mixed precision: bf16 where the GPU computes in it natively, else float32.
-[ -z "$amp" ] && [ "$device" = cuda ] && amp=auto
-train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
+# The network stages: $device (auto -> cpu or cuda), their runners $train_net_cmd (--ngpu GPUs on cuda) and
+# $decode_net_cmd (one GPU per job), and $train_opts of every training (on cuda an empty --amp is auto).
+network_options "$device" "$ngpu" "$amp" "$seed"
 # Stages 5-6 need only the manifests: with --overlap-branches they run as a second run.sh in the background
 # while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
 text_branch=
