@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.recipe_copy import copy_recipe
-
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "egs" / "parczech"
 
@@ -27,13 +25,11 @@ def test_help_describes_the_stages_and_their_configs_exist():
 
 
 @pytest.mark.slow
-def test_tiny_corpus_end_to_end(tmp_path):
-    """A private copy of the recipe (links to the repository), every stage on the tiny corpus."""
-    work = copy_recipe(REPO, "parczech", tmp_path / "parczech")
+def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
+    """A private copy of the recipe (links to the repository), every stage on the tiny corpus: the session's run
+    (tests/conftest.py), then re-runs of stages 4-6 and of stage 2 with the recipe's AM."""
+    work = parczech_tiny_recipe
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny"], cwd=work, capture_output=True, text=True, env=env,
-                          timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for name in ("text", "mm", "mm_pe", "mm_pe_random"):
         assert (work / "exp" / name / ".done").is_file()
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
