@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-word posteriors of a trained punctuation TDNN for some splits, fully convolutionally (JOB=1:nj),
-# merged into <tdnn-dir>/post/<split>/post.scp.  (local/mustc/score.sh calls it, then scores;
-# egs/parczech stage 5 scores with local/parczech/ensemble_itn.sh.)  Posteriors older than the model are redone.
+# merged into <tdnn-dir>/post/<split>/post.scp.  (egs/mustc/local/score.sh calls it, then scores;
+# egs/parczech stage 5 scores with its local/ensemble_itn.sh.)  Posteriors older than the model are redone.
 set -euo pipefail
 
 # Begin configuration section.

@@ -7,20 +7,13 @@
 set -euo pipefail
 
 # Begin configuration section.
-cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
+. utils/train_options.sh   # cmd device nproc torchrun_opts amp seed resume overwrite
 model_config=conf/bert.yaml  # training values (conf/bert_mini.yaml for the mini corpus)
 bert_model=            # encoder folder or hub name; empty: the config's value (empty there: offline MiniLM)
 loss=                  # ce, scl or focal; empty: the config's value
 extra_text=            # optional plain text file of punctuated prose added to the training data
 normalize_config=      # YAML mark -> label mapping of the extra text (the corpus preparation's); empty: defaults
-device=auto            # auto, cpu or cuda
-nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
-torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
-amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value / torch's default)
-seed=42
-resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
-overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
 echo "$0 $*"
@@ -35,7 +28,7 @@ if [ $# -ne 3 ]; then
   echo "        data/manifests/mustc_supervisions_dev.jsonl.gz exp/bert"
   echo "Main options: --model-config FILE, --bert-model DIR|NAME, --loss ce|scl|focal, --extra-text FILE,"
   echo "              --normalize-config FILE (the extra text's mark -> label mapping),"
-  echo "              --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
+  echo "              $(train_usage)"
   exit 1
 fi
 train=$1

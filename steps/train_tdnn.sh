@@ -6,20 +6,13 @@
 set -euo pipefail
 
 # Begin configuration section.
-cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
+. utils/train_options.sh   # cmd device nproc torchrun_opts amp seed resume overwrite
 model_config=conf/tdnn.yaml  # model and training values (conf/tdnn_mini.yaml for the mini corpus)
 train_split=train
 cuts_pattern=          # required: cut manifest in <cuts-dir>, {split} = split name (e.g. "mustc_cuts_{split}_ali.jsonl.gz")
 dev_split=dev          # checkpoint selection by dev overall F1
-nproc=1                # processes (ranks) under torchrun; 1 = plain python
-torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
-amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
-device=auto            # auto, cpu or cuda
 num_threads=0          # torch threads per process (0: torch's default)
 num_workers=           # DataLoader workers cutting windows, per process; empty: the config's, at least 2 on cuda
-seed=42
-resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
-overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
 echo "$0 $*"
@@ -31,9 +24,8 @@ echo "$0 $*"
 if [ $# -ne 4 ]; then
   echo "Usage: $0 [options] <cuts-dir> <am-emb-dir> <bert-emb-dir> <exp-dir>"
   echo "e.g.: $0 --model-config conf/tdnn_mini.yaml --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\" data/fbank exp/emb_am exp/emb_bert exp/tdnn"
-  echo "Main options: --model-config FILE, --nproc N (torchrun ranks), --device auto|cpu|cuda, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true,"
-  echo "              --num-workers N"
-  echo "              --cuts-pattern PATTERN (required)"
+  echo "Main options: --model-config FILE, --cuts-pattern PATTERN (required), --num-workers N,"
+  echo "              $(train_usage)"
   exit 1
 fi
 [ -n "$cuts_pattern" ] || { echo "$0: --cuts-pattern is required (e.g. --cuts-pattern \"mustc_cuts_{split}_ali.jsonl.gz\")" >&2; exit 1; }

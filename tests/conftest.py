@@ -28,6 +28,23 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def mustc_tiny_recipe(tmp_path_factory) -> Path:
+    """egs/mustc's default run on the tiny corpus, once per session, in a private copy of the recipe.  Tests read
+    it; a test that needs other options copies the outputs it keeps into a copy of its own, never trains them again."""
+    from e2e.recipe_copy import trained_tiny_recipe
+
+    return trained_tiny_recipe(REPO, "mustc", tmp_path_factory.mktemp("e2e") / "mustc")
+
+
+@pytest.fixture(scope="session")
+def parczech_tiny_recipe(tmp_path_factory) -> Path:
+    """egs/parczech's default run on the tiny corpus (stages 0-6), once per session, as ``mustc_tiny_recipe``."""
+    from e2e.recipe_copy import trained_tiny_recipe
+
+    return trained_tiny_recipe(REPO, "parczech", tmp_path_factory.mktemp("e2e") / "parczech")
+
+
+@pytest.fixture(scope="session")
 def slurm_cluster():
     """Starts munged, slurmctld and slurmd on this machine, and stops them (by PID) afterwards.
 

@@ -1,4 +1,4 @@
-# Skip-if-done-and-fresh for the training steps (steps/train_{am,bert,tdnn}.sh, local/parczech/train_mm.sh) and
+# Skip-if-done-and-fresh for the training steps (steps/train_{am,bert,tdnn}.sh, egs/parczech/local/train_mm.sh) and
 # the feature step (steps/compute_features.sh, per split: is_done_and_fresh and finish_stamped only).
 # Sourced after utils/parse_options.sh.  One rule for all of them:
 #

@@ -16,7 +16,9 @@
 #   * `--config FILE` sources FILE (shell assignments) at that point, so later options win;
 #   * `--help` or `-h` prints $help_message, or else the script's header comment followed by its
 #     options: the lines between "# Begin configuration section." and "# End configuration section."
-#     as `--name default  # comment`; then it exits 0;
+#     as `--name default  # comment`, where a line `. utils/X.sh` in that section (options shared by
+#     several scripts, e.g. utils/train_options.sh) stands for the options of X.sh's own section;
+#     then it exits 0;
 #   * parsing stops at `--` or at the first argument that does not start with `--`;
 #     the remaining arguments are left in "$@".
 
@@ -28,14 +30,29 @@ __po_usage() {
     sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
     if grep -q '^# Begin configuration section' "$0"; then
       echo "Options (--name default  # what it is):"
-      awk '/^# End configuration section/ { on = 0 }
-           on && /^[A-Za-z_][A-Za-z0-9_]*=/ {
-             eq = index($0, "="); name = substr($0, 1, eq - 1); gsub(/_/, "-", name)
-             print "  --" name " " substr($0, eq + 1); next }
-           on { print "  " $0 }
-           /^# Begin configuration section/ { on = 1 }' "$0"
+      __po_options "$0"
     fi
   fi
+}
+
+# __po_options FILE: the configuration section of FILE as `--name default  # comment` lines; a sourced
+# `. utils/X.sh` line there is replaced by X.sh's own section.
+__po_options() {
+  local line
+  awk '/^# End configuration section/ { on = 0 }
+       on && /^\. [^ ]+\.sh/ { print "\001" $2; next }
+       on && /^[A-Za-z_][A-Za-z0-9_]*=/ {
+         eq = index($0, "="); name = substr($0, 1, eq - 1); gsub(/_/, "-", name)
+         print "  --" name " " substr($0, eq + 1); next }
+       on { print "  " $0 }
+       /^# Begin configuration section/ { on = 1 }' "$1" |
+  while IFS= read -r line; do
+    if [[ $line == $'\001'* ]]; then
+      __po_options "${line#?}"
+    else
+      printf '%s\n' "$line"
+    fi
+  done
 }
 
 while [ $# -gt 0 ]; do

@@ -85,14 +85,9 @@ HELP
 . ./path.sh
 . ./cmd.sh
 . utils/parse_options.sh
-. utils/log.sh
-. utils/device.sh
+. utils/recipe.sh   # log, no_positional_arguments, network_options
 
-if [ $# -ne 0 ]; then
-  echo "$0: unexpected arguments: $*" >&2
-  echo "$help_message" >&2
-  exit 2
-fi
+no_positional_arguments "$@"
 
 if [ -z "$mustc_root" ]; then
   corpus_dir=data/corpus_${corpus_size}
@@ -113,20 +108,9 @@ esac
 am_extra_opts=
 [ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
 
-case "$amp" in
-  ""|none|bf16|fp16|auto) ;;
-  *) echo "$0: --amp must be none, bf16, fp16 or auto (or empty: each config's), not '$amp'" >&2; exit 2 ;;
-esac
-# One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
-# as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
-network_commands $device $ngpu || exit 2
-if [ "$amp" = fp16 ] && [ "$device" != cuda ]; then
-  echo "$0: --amp fp16 needs --device cuda (on the CPU: --amp bf16 or none)" >&2
-  exit 2
-fi
-# On a GPU the trainings default to mixed precision: bf16 where the GPU computes in it natively, else float32.
-[ -z "$amp" ] && [ "$device" = cuda ] && amp=auto
-train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
+# The network stages: $device (auto -> cpu or cuda), their runners $train_net_cmd (--ngpu GPUs on cuda) and
+# $decode_net_cmd (one GPU per job), and $train_opts of every training (on cuda an empty --amp is auto).
+network_options "$device" "$ngpu" "$amp" "$seed"
 # Stages 5-6 need only the manifests: with --overlap-branches they run as a second run.sh in the background
 # while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
 text_branch=
@@ -152,19 +136,19 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests: ${corpus_dir} -> data/manifests"
   if [ -z "$mustc_root" ]; then
     # The embedded mini corpus (Jane Austen read by espeak-ng) in MuST-C layout.  A built corpus
-    # is kept; rebuild it with: local/mini/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
-    local/mini/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
+    # is kept; rebuild it with: local/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
+    local/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
       --normalize-config conf/normalize.yaml $corpus_dir
   fi
   # English text + words and labels per segment (mark -> label mapping: conf/normalize.yaml);
   # test = tst-COMMON, or UniPunc's split with --unipunc-dir.
-  local/mustc/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
+  local/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
     ${unipunc_dir:+--unipunc-dir "$unipunc_dir"} $corpus_dir data/manifests
   if [ "$am_extra_size" != none ]; then
     log "Stage 0: AM-only training talks: data/corpus_${am_extra_size} -> data/manifests_am"
-    local/mini/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
+    local/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
       --normalize-config conf/normalize.yaml data/corpus_${am_extra_size}
-    local/mustc/prepare.sh --splits train --normalize-config conf/normalize.yaml \
+    local/prepare.sh --splits train --normalize-config conf/normalize.yaml \
       data/corpus_${am_extra_size} data/manifests_am
   fi
 fi
@@ -268,7 +252,7 @@ fi
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
   # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
-  local/mustc/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
+  local/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
     --supervisions-dir data/manifests --seed $seed \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md

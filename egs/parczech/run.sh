@@ -87,29 +87,13 @@ HELP
 . ./path.sh
 . ./cmd.sh
 . utils/parse_options.sh
-. utils/log.sh
-. utils/device.sh
+. utils/recipe.sh   # log, no_positional_arguments, network_options
 
-if [ $# -ne 0 ]; then
-  echo "$0: unexpected arguments: $*" >&2
-  echo "$help_message" >&2
-  exit 2
-fi
+no_positional_arguments "$@"
 
-case "$amp" in
-  ""|none|bf16|fp16|auto) ;;
-  *) echo "$0: --amp must be none, bf16, fp16 or auto (or empty: each config's), not '$amp'" >&2; exit 2 ;;
-esac
-# One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
-# as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.
-network_commands $device $ngpu || exit 2
-if [ "$amp" = fp16 ] && [ "$device" != cuda ]; then
-  echo "$0: --amp fp16 needs --device cuda (on the CPU: --amp bf16 or none)" >&2
-  exit 2
-fi
-# On a GPU the trainings default to mixed precision: bf16 where the GPU computes in it natively, else float32.
-[ -z "$amp" ] && [ "$device" = cuda ] && amp=auto
-train_opts="--device $device --seed $seed --nproc $ngpu${amp:+ --amp $amp}"
+# The network stages: $device (auto -> cpu or cuda), their runners $train_net_cmd (--ngpu GPUs on cuda) and
+# $decode_net_cmd (one GPU per job), and $train_opts of every training (on cuda an empty --amp is auto).
+network_options "$device" "$ngpu" "$amp" "$seed"
 
 conf_suffix_note="(--conf-suffix)"
 if [ -z "$parczech_root" ]; then
@@ -150,7 +134,7 @@ if [ -n "$text_model" ]; then
   text_model=$(readlink -f "$text_model")
   mm_opts=(--bert-model "$text_model")
 fi
-# The stage-4 models: conf/models/<name>.conf holds the options of local/parczech/train_mm.sh for exp/<name>
+# The stage-4 models: conf/models/<name>.conf holds the options of local/train_mm.sh for exp/<name>
 # (thesis 5.3, 5.6-5.8) and its row name in RESULTS.md; their hyper-parameters are conf/mm<suffix>.yaml.
 mm_models="text mm mm_pe mm_pe_random"
 
@@ -164,10 +148,10 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests of long recordings and official words: ${corpus_dir} -> data/manifests"
   if [ -z "$parczech_root" ]; then
     # The embedded Czech mini corpus (fortunes-cs read by espeak-ng) in ParCzech layout.  A built
-    # corpus is kept; rebuild it with: local/mini/build_czech_corpus.sh --overwrite true --size $corpus_size $corpus_dir
-    local/mini/build_czech_corpus.sh --size $corpus_size --seed $seed $corpus_dir
+    # corpus is kept; rebuild it with: local/build_czech_corpus.sh --overwrite true --size $corpus_size $corpus_dir
+    local/build_czech_corpus.sh --size $corpus_size --seed $seed $corpus_dir
   fi
-  local/parczech/prepare.sh $corpus_dir data/manifests
+  local/prepare.sh $corpus_dir data/manifests
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ] && [ -z "$am_data" ] && [ -n "$parczech_root" ] \
@@ -206,11 +190,11 @@ elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
     # Utterances: the synthesizer's words split at pauses (<= 15 s), one recording held out for the
     # dev WER.  Recognition (stage 2) then runs over recordings the AM was trained on (the thesis' ASR
     # also saw ParCzech speech).  CMVN per recording (supervision speaker = recording id), as in recognition.
-    local/parczech/prepare_am_data.sh --seed $seed data/manifests $corpus_dir/synth $am_manifests
+    local/prepare_am_data.sh --seed $seed data/manifests $corpus_dir/synth $am_manifests
   fi
   steps/compute_features.sh --cmd "$train_cmd" --nj $nj --prefix parczech --splits "train dev" \
     --feat-config conf/mfcc.yaml $am_manifests $am_fbank
-  local/parczech/train_am.sh --cmd "$train_net_cmd" --cpu-cmd "$decode_cmd" --am-config $am_conf --init "$am_init" $train_opts \
+  local/train_am.sh --cmd "$train_net_cmd" --cpu-cmd "$decode_cmd" --am-config $am_conf --init "$am_init" $train_opts \
     $am_fbank exp/am
 fi
 
@@ -242,10 +226,10 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
         rec_opts+=(--lm exp/asr/lm/words.${lm_order}gram.arpa --decode-config conf/decode${conf_suffix}.yaml)
       fi
       if [ -n "$asr_model" ]; then
-        local/parczech/recognise_long.sh "${rec_opts[@]}" --asr-model "$asr_model" data/manifests exp/asr/asr_model_words
+        local/recognise_long.sh "${rec_opts[@]}" --asr-model "$asr_model" data/manifests exp/asr/asr_model_words
         ln -sfn asr_model_words exp/asr/words
       else
-        local/parczech/recognise_long.sh "${rec_opts[@]}" data/manifests $am exp/asr/am_words
+        local/recognise_long.sh "${rec_opts[@]}" data/manifests $am exp/asr/am_words
         ln -sfn am_words exp/asr/words
       fi
       ;;
@@ -265,7 +249,7 @@ fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   log "Stage 3: align recognised and official words, build segments: exp/asr/words + data/manifests -> data/segments"
-  local/parczech/build_segments.sh --cmd "$train_cmd" --nj $nj --seed $seed --segments-config conf/segments${conf_suffix}.yaml \
+  local/build_segments.sh --cmd "$train_cmd" --nj $nj --seed $seed --segments-config conf/segments${conf_suffix}.yaml \
     data/manifests exp/asr/words data/segments
 fi
 
@@ -282,9 +266,9 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   set -- $mm_models
   utils/run.pl --max-jobs-run $nj JOB=1:$# exp/log/train_mm.JOB.log \
     bash -c 'name=$(echo $1 | cut -d" " -f$0); shift
-             local/parczech/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
+             local/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
     JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf --am-dir $am $train_opts "${mm_opts[@]}"
-  grep -h "^local/parczech/train_mm.sh: " exp/log/train_mm.*.log || true
+  grep -h "^local/train_mm.sh: " exp/log/train_mm.*.log || true
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
@@ -306,14 +290,14 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
     data/segments data/fbank_segments
   steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --nj $nj --device $device --prefix parczech \
     data/fbank_segments $am exp/emb_am_segments
-  local/parczech/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
+  local/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
   steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" \
     --num-threads 1 $train_opts data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
   # with the text-only model, each head's alpha chosen on dev by the one-standard-error rule (exp/efficientpunct/alpha.json).
-  local/parczech/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
+  local/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
@@ -327,7 +311,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   fi
   # results.json also records the run's seed, the AM's dev WER (stage 1) and the recognition WER (stage 2 with
   # --words-from am on the mini corpus), for python -m punct.bin.results_table (the README table).
-  local/parczech/score_itn.sh --seed $seed --run-seed $seed --am-dir $am --words-dir exp/asr/words \
+  local/score_itn.sh --seed $seed --run-seed $seed --am-dir $am --words-dir exp/asr/words \
     exp/results "${models[@]}"
 fi
 log "$0: success"

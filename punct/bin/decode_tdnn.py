@@ -8,7 +8,7 @@ checkpoint's ``inputs``), else the job stops naming both.  Writes <out-dir>/post
 (words x classes) matrix per cut id, columns in the class order of the model's label set (MuST-C: 4,
 PUNCT4.classes; ParCzech ``label_set: itn`` with a case head: 9 + 2, the punctuation softmax then the case
 softmax); a finished shard is skipped unless
---overwrite.  Merge with ``cat post.*.scp > post.scp`` (local/mustc/score.sh does).
+--overwrite.  Merge with ``cat post.*.scp > post.scp`` (egs/mustc/local/score.sh does).
 """
 
 from __future__ import annotations

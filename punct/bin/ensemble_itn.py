@@ -6,7 +6,7 @@ chosen on the dev split by the one-standard-error rule (a mixture only if it bea
 than a bootstrap standard error over the dev segments; punctuation: macro F1 over the 8 marks; case: [cap] F1).  References and words
 come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).  Writes, for every split,
 <tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and <out-dir>/decode/<split>.jsonl (the ensemble),
-scored by local/parczech/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
+scored by egs/parczech/local/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
 
 --first-word (punct.labels): exclude chooses the alphas on every word but each segment's first and writes the
 first word's reference labels as its predictions (the thesis); include uses every word; auto (default) takes

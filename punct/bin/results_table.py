@@ -8,7 +8,7 @@ It reads one or more results.json (one per run, e.g. one per seed) of one kind, 
   - F1 in percent, one row per model and F1 (BERT only, TDNN, the ensemble at the alpha chosen on dev;
     overall = micro over the marks, macro = mean of the marks' F1), one column per run, then mean ± sd;
   - per run: the alpha chosen on dev, the acoustic model's dev WER and alignment error, the utterances
-    and words scored out of the manifest's, and the wall time when a ``run.json`` (local/multi_seed.sh) lies
+    and words scored out of the manifest's, and the wall time when a ``run.json`` (utils/multi_seed.sh) lies
     beside the results.json;
 
 * egs/parczech stage 6 (punct.bin.score_itn, ``"kind": "itn"``; punct.results.itn): one row per model (the
@@ -34,7 +34,7 @@ results.json it comes from (paths relative to that file) and the command that ma
 
   mustc:                                  # the region's NAME
     readme: ../../../README.md
-    command: local/multi_seed.sh ...
+    command: utils/multi_seed.sh ...
     results: [corpus1001/seed1/results.json, ...]
 
 ``--regions egs/mustc/RESULTS/regions.yaml`` rewrites each listed region from its files; with ``--check`` it

@@ -158,7 +158,7 @@ def _interval(d: Dict) -> Interval:
 
 
 def read_itn_run(path: Path, split: str = "test") -> ItnRun:
-    """One run from its results.json (and the run.json that local/multi_seed.sh writes beside it)."""
+    """One run from its results.json (and the run.json that utils/multi_seed.sh writes beside it)."""
     results = json.loads(Path(path).read_text(encoding="utf-8"))
     if split not in results["splits"]:
         raise KeyError(f"{path}: no split {split!r} (has {sorted(results['splits'])})")

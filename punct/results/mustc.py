@@ -221,7 +221,7 @@ def model_f1(scores: Dict, marks: Sequence[str]) -> Dict[str, float]:
 
 
 def read_run(path: Path, split: str = "test") -> RunResult:
-    """One run from its results.json (and the run.json that local/multi_seed.sh writes beside it)."""
+    """One run from its results.json (and the run.json that utils/multi_seed.sh writes beside it)."""
     results = json.loads(path.read_text(encoding="utf-8"))
     if split not in results["systems"]:
         raise KeyError(f"{path}: no split {split!r} (has {sorted(results['systems'])})")

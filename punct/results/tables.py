@@ -1,6 +1,6 @@
 """Markdown result tables shared by every kind of results.json (punct.bin.results_table): numbers,
 mean ± sample sd over runs, durations, tables written and read back, and the ``run.json`` that
-local/multi_seed.sh writes beside each run's results.json.
+utils/multi_seed.sh writes beside each run's results.json.
 
 >>> mean_sd([60.0, 70.0, 80.0])
 (70.0, 10.0)
@@ -55,7 +55,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_co
 
 
 def read_run_json(results: Path) -> Dict:
-    """The ``run.json`` beside a results.json (local/multi_seed.sh: seed, wall_seconds, command ...); {} if absent."""
+    """The ``run.json`` beside a results.json (utils/multi_seed.sh: seed, wall_seconds, command ...); {} if absent."""
     run_file = Path(results).parent / "run.json"
     return json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
 

@@ -11,6 +11,7 @@ import pytest
 from lhotse import load_manifest
 
 from punct.labels import WordLabels
+from tests.e2e.recipe_copy import copy_recipe
 
 
 def supervision_words(sup):
@@ -24,12 +25,7 @@ def test_run_sh_stage0_tiny(repo_root: Path, tmp_path: Path):
     have_text = (cache / "janeaustenr_books.json").exists() or list(cache.glob("r-cran-janeaustenr_*.deb"))
     if not have_text and shutil.which("apt-get") is None:
         pytest.skip("no apt-get to fetch r-cran-janeaustenr and no cached copy")
-    recipe = tmp_path / "mustc"
-    recipe.mkdir()
-    shutil.copy(repo_root / "egs/mustc/run.sh", recipe / "run.sh")
-    shutil.copytree(repo_root / "egs/mustc/conf", recipe / "conf")
-    for name in ("cmd.sh", "path.sh", "local", "steps", "utils"):
-        (recipe / name).symlink_to(repo_root / name)
+    recipe = copy_recipe(repo_root, "mustc", tmp_path / "mustc")
     env = dict(os.environ, PUNCT_CACHE=str(cache))
     proc = subprocess.run(["./run.sh", "--stage", "0", "--stop-stage", "0", "--corpus-size", "tiny"], cwd=recipe,
                           capture_output=True, text=True, env=env, timeout=300)

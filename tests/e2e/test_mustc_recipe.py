@@ -1,8 +1,8 @@
 """egs/mustc end to end on the tiny mini corpus with tiny models: every stage leaves its outputs.
 
-The recipe runs once per test session in a private copy of egs/mustc (a temp directory);
-the tests below inspect what each stage wrote, re-run a late stage, and repeat the
-parallel stages through the real SLURM backend.
+The recipe runs once per test session in a private copy of egs/mustc (a temp directory: the session fixture
+``mustc_tiny_recipe`` of tests/conftest.py); the tests below inspect what each stage wrote, re-run a late stage,
+and repeat the parallel stages through the real SLURM backend.
 """
 
 from __future__ import annotations
@@ -18,31 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.e2e.recipe_copy import copy_recipe
+from tests.e2e.recipe_copy import copy_recipe, run_recipe
 
 pytestmark = pytest.mark.slow
 SPLITS = ("train", "dev", "test")
 
 
-def run_recipe(recipe_dir: Path, *args: str, env_extra=None, timeout=1500) -> subprocess.CompletedProcess:
-    env = dict(os.environ, **(env_extra or {}))
-    out = subprocess.run(
-        ["./run.sh", "--corpus-size", "tiny", "--nj", "2", *args],
-        cwd=recipe_dir, capture_output=True, text=True, timeout=timeout, env=env,
-    )
-    (recipe_dir / f"run{''.join(args).replace('-', '_')}.log").write_text(out.stdout + out.stderr)
-    return out
-
-
-@pytest.fixture(scope="module")
-def tiny_recipe(repo_root, tmp_path_factory):
-    recipe_dir = copy_recipe(repo_root, "mustc", tmp_path_factory.mktemp("e2e") / "mustc")
-    start = time.time()
-    out = run_recipe(recipe_dir)
-    assert out.returncode == 0, f"run.sh failed:\n{out.stdout[-4000:]}\n{out.stderr[-6000:]}"
-    stage_times = re.findall(r"(\d\d:\d\d:\d\d) INFO \[run\.sh:\d+\] Stage (\d+)", out.stderr)
-    print(f"\n[e2e] tiny recipe took {time.time() - start:.0f} s; stage starts: {stage_times}")
-    return recipe_dir
+@pytest.fixture
+def tiny_recipe(mustc_tiny_recipe):
+    return mustc_tiny_recipe
 
 
 def count_jsonl_gz(path: Path) -> int:

@@ -1,4 +1,4 @@
-"""local/multi_seed.sh on a stub recipe: one fresh copy per seed whose links resolve, the options
+"""utils/multi_seed.sh on a stub recipe: one fresh copy per seed whose links resolve, the options
 passed on to run.sh, finished copies kept, and a summary whose mean and sd are those of the runs."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 STUB_RUN = r"""#!/usr/bin/env bash
 set -euo pipefail
 [ -f steps/train_tdnn.sh ] && [ -f utils/parse_options.sh ] && [ -f path.sh ] || { echo "links do not resolve" >&2; exit 1; }
+[ -x local/prepare.sh ] || { echo "no local/prepare.sh of the recipe" >&2; exit 1; }
 [ ! -e exp/from_source ] && [ ! -e data ] || { echo "not a fresh copy" >&2; exit 1; }
 seed=
 args=()
@@ -44,23 +45,26 @@ SEEDS = (1, 2, 4)
 
 
 def make_recipe(repo_root: Path, root: Path) -> Path:
-    """<root>/egs/stub with the repository's layout of links: egs/stub/steps -> ../../steps etc."""
-    for name in ("steps", "utils", "local", "path.sh", "cmd.sh"):
+    """<root>/egs/stub with the repository's layout of links (egs/stub/steps -> ../../steps etc.) and a local/ of its own."""
+    for name in ("steps", "utils", "path.sh", "cmd.sh"):
         (root / name).symlink_to(repo_root / name)
     recipe = root / "egs" / "stub"
     (recipe / "conf").mkdir(parents=True)
     (recipe / "conf" / "x.yaml").write_text("a: 1\n")
     (recipe / "run.sh").write_text(STUB_RUN)
     (recipe / "run.sh").chmod(0o755)
-    for name in ("steps", "utils", "local", "path.sh", "cmd.sh"):
+    for name in ("steps", "utils", "path.sh", "cmd.sh"):
         (recipe / name).symlink_to(Path("..") / ".." / name)
+    (recipe / "local").mkdir()
+    (recipe / "local" / "prepare.sh").write_text("#!/usr/bin/env bash\n")
+    (recipe / "local" / "prepare.sh").chmod(0o755)
     (recipe / "exp").mkdir()
     (recipe / "exp" / "from_source").write_text("an earlier run's output\n")
     return recipe
 
 
 def multi_seed(repo_root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(repo_root / "local" / "multi_seed.sh"), *args], cwd=repo_root, capture_output=True,
+    return subprocess.run([str(repo_root / "utils" / "multi_seed.sh"), *args], cwd=repo_root, capture_output=True,
                           text=True, timeout=300, env=dict(os.environ))
 
 
@@ -79,6 +83,7 @@ def test_each_seed_runs_in_a_fresh_sibling_copy(runs):
         copy = runs / "egs" / f"stub_seed{seed}"
         assert os.readlink(copy / "steps") == "../../steps"  # a sibling: the relative links still resolve
         assert (copy / "conf" / "x.yaml").read_text() == "a: 1\n"
+        assert (copy / "local").is_dir() and not (copy / "local").is_symlink()  # the recipe's own, copied
         assert (copy / "exp" / "args.txt").read_text().split() == ["--stop-stage", "8", "--nj", "1"]
         run = json.loads((runs / "summary" / f"seed{seed}" / "run.json").read_text())
         assert run["seed"] == seed and run["wall_seconds"] >= 0 and f"--seed {seed}" in run["command"]

@@ -52,12 +52,12 @@ command -v espeak-ng > /dev/null || { echo "$0: espeak-ng is needed for the tiny
 "$venv/bin/python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "on",
   torch.cuda.get_device_name(0), "bf16:", torch.cuda.is_bf16_supported())'
 
-# Recipe copies, as a user makes them (run.sh and conf/ copied, the shared parts linked).
+# Recipe copies, as a user makes them (run.sh, conf/ and local/ copied, the shared parts linked).
 for recipe in mustc parczech; do
   mkdir -p "$work/$recipe"
   cp "$top/egs/$recipe/run.sh" "$work/$recipe/"
-  cp -r "$top/egs/$recipe/conf" "$work/$recipe/"
-  for name in steps utils local path.sh cmd.sh; do ln -sfn "$top/$name" "$work/$recipe/$name"; done
+  cp -r "$top/egs/$recipe/conf" "$top/egs/$recipe/local" "$work/$recipe/"
+  for name in steps utils path.sh cmd.sh; do ln -sfn "$top/$name" "$work/$recipe/$name"; done
 done
 
 summary=$work/summary.txt

@@ -145,14 +145,15 @@ def test_every_corpus_size_is_in_help_and_has_its_configs():
 
 
 def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
-    """local/parczech/train_am.sh passes --amp only when given: conf/am_small.yaml's ``amp: auto`` must reach
+    """local/train_am.sh passes --amp only when given: conf/am_small.yaml's ``amp: auto`` must reach
     the trainer (a default of none overrode it)."""
     repo = RUN.parents[2]
     (tmp_path / "steps").mkdir()
     (tmp_path / "steps" / "train_am.sh").write_text('#!/usr/bin/env bash\necho "ARGS: $*"\n')
     (tmp_path / "steps" / "train_am.sh").chmod(0o755)
-    for name in ("utils", "path.sh", "local"):
+    for name in ("utils", "path.sh"):
         (tmp_path / name).symlink_to(repo / name)
+    (tmp_path / "local").symlink_to(RUN.parent / "local")
     fbank = tmp_path / "fbank"
     fbank.mkdir()
     for f in ("parczech_cuts_train.jsonl.gz", "parczech_cuts_dev.jsonl.gz"):
@@ -161,7 +162,7 @@ def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
     (tmp_path / "mfcc.yaml").write_text("")
 
     def run(*opts):
-        proc = subprocess.run(["bash", "local/parczech/train_am.sh", "--am-config", "am.yaml", "--feat-config", "mfcc.yaml",
+        proc = subprocess.run(["bash", "local/train_am.sh", "--am-config", "am.yaml", "--feat-config", "mfcc.yaml",
                                *opts, "fbank", "exp/am"], cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return next(ln for ln in proc.stdout.splitlines() if ln.startswith("ARGS: "))

@@ -5,7 +5,6 @@ tokenizer; the added letters' embedding rows train while the rest of the embeddi
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,6 +25,7 @@ from punct.models.text.letters import add_letters
 from punct.models.text.model import PunctBert, load_tokenizer
 from punct.training.checkpoint import load_checkpoint
 from tests import tiny_bert
+from tests.e2e.recipe_copy import copy_recipe
 from tests.mm.helpers import WORDS, tiny_config, write_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,13 +148,7 @@ def test_only_the_added_letter_rows_of_frozen_embeddings_train(tmp_path):
 
 
 def _recipe_copy(tmp_path: Path) -> Path:
-    work = tmp_path / "parczech"
-    work.mkdir()
-    shutil.copy(REPO / "egs" / "parczech" / "run.sh", work / "run.sh")
-    shutil.copytree(REPO / "egs" / "parczech" / "conf", work / "conf")
-    for name in ("steps", "utils", "local", "path.sh", "cmd.sh"):
-        os.symlink(REPO / name, work / name)
-    return work
+    return copy_recipe(REPO, "parczech", tmp_path / "parczech")
 
 
 def test_run_sh_refuses_a_text_model_that_is_not_a_model_folder(tmp_path):

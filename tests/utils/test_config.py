@@ -120,7 +120,7 @@ def test_config_from_dict_names_its_source():
 
 
 def recipe_config_classes() -> Dict[str, Type]:
-    """conf/<name>[_variant].yaml -> the class its stage loads it with (steps/*.sh, local/*/*.sh ->
+    """conf/<name>[_variant].yaml -> the class its stage loads it with (steps/*.sh, egs/*/local/*.sh ->
     punct/bin/*.py)."""
     from punct.am.train import AmConfig
     from punct.features import FeatureConfig

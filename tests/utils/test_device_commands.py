@@ -260,8 +260,9 @@ def test_recipes_refuse_an_unknown_amp_at_once(tmp_path, name):
         assert out.returncode == 2 and why in out.stderr, out.stderr
 
 
-def test_parczech_prints_its_usage_on_a_stray_argument(tmp_path):
-    recipe = copy_recipe(REPO, "parczech", tmp_path / "parczech")
+@pytest.mark.parametrize("name", ["mustc", "parczech"])
+def test_recipes_print_their_usage_on_a_stray_argument(tmp_path, name):
+    recipe = copy_recipe(REPO, name, tmp_path / name)
     out = subprocess.run(["./run.sh", "stray"], cwd=recipe, env={**os.environ, "PUNCT_BACKEND": "local"},
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "unexpected arguments: stray" in out.stderr and "Usage:" in out.stderr

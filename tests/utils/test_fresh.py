@@ -80,7 +80,7 @@ def _setup(work: Path, step: str) -> tuple[list, Path, Path]:
             _touch(work / f"data/segments/parczech_supervisions_{split}.jsonl.gz")
             _touch(work / f"data/segments/parczech_recordings_{split}.jsonl.gz")
         conf = _touch(work / "conf/mm.yaml", "num_epochs: 1\n")
-        return (["local/parczech/train_mm.sh", "--model", "mm", "--model-config", "conf/mm.yaml", "data/segments", "exp/mm"],
+        return (["local/train_mm.sh", "--model", "mm", "--model-config", "conf/mm.yaml", "data/segments", "exp/mm"],
                 conf, work / "exp/mm/.done")
     assert step == "train_tdnn"
     for split in ("train", "dev"):
@@ -96,8 +96,9 @@ def _setup(work: Path, step: str) -> tuple[list, Path, Path]:
 
 @pytest.fixture
 def work(tmp_path):
-    for name in ("steps", "utils", "local", "path.sh"):
+    for name in ("steps", "utils", "path.sh"):
         (tmp_path / name).symlink_to(REPO / name)
+    (tmp_path / "local").symlink_to(REPO / "egs" / "parczech" / "local")  # train_mm.sh
     fake = _touch(tmp_path / "fake_cmd.py", FAKE_CMD)
     fake.chmod(0o755)
     return tmp_path

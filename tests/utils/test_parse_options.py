@@ -80,20 +80,46 @@ def test_help_prints_header_without_help_message(script):
     assert "stage=" not in out.stdout
 
 
+def configuration_section(script: Path, repo_root: Path) -> str:
+    """The lines between the section markers of ``script``; a ``. utils/X.sh`` line there (options shared by several
+    scripts) stands for X.sh's own section."""
+    text = script.read_text()
+    section = text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+    return re.sub(r"^\. (utils/\S+\.sh).*$", lambda m: configuration_section(repo_root / m.group(1), repo_root), section,
+                  flags=re.M)
+
+
 def test_help_of_a_step_lists_its_options_with_defaults(repo_root):
-    scripts = sorted((repo_root / "steps").glob("*.sh")) + sorted((repo_root / "local").glob("*/*.sh"))
+    scripts = sorted((repo_root / "steps").glob("*.sh")) + sorted(repo_root.glob("egs/*/local/*.sh"))
     checked = 0
     for script in scripts:
         text = script.read_text()
         if "# Begin configuration section." not in text or "utils/parse_options.sh" not in text:
             continue
-        section = text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+        section = configuration_section(script, repo_root)
         out = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, cwd=repo_root)
         assert out.returncode == 0, (script, out.stderr)
         for name, value in re.findall(r"^([a-z_]+)=(\S*)", section, flags=re.M):
             assert f"  --{name.replace('_', '-')} {value}" in out.stdout, f"{script.name} --help lacks --{name}"
         checked += 1
     assert checked > 10
+
+
+def test_training_steps_share_one_block_of_options(repo_root):
+    """utils/train_options.sh holds the options the network trainings share; each step sources it, sets none of them
+    itself, and its --help lists them with their defaults."""
+    shared = re.findall(r"^([a-z_]+)=(\S*)", configuration_section(repo_root / "utils/train_options.sh", repo_root), re.M)
+    assert {name for name, _ in shared} == {"cmd", "device", "nproc", "torchrun_opts", "amp", "seed", "resume", "overwrite"}
+    for step in ("steps/train_bert.sh", "steps/train_tdnn.sh", "egs/parczech/local/train_mm.sh"):
+        text = (repo_root / step).read_text()
+        own = text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
+        assert re.search(r"^\. utils/train_options\.sh", own, re.M), step
+        assert not {name for name, _ in shared} & set(re.findall(r"^([a-z_]+)=", own, re.M)), step
+        out = subprocess.run(["bash", step, "--help"], capture_output=True, text=True, cwd=repo_root)
+        for name, value in shared:
+            assert f"  --{name.replace('_', '-')} {value}" in out.stdout, (step, name)
+        usage = subprocess.run(["bash", step], capture_output=True, text=True, cwd=repo_root)
+        assert usage.returncode == 1 and "--nproc N (torchrun ranks)" in usage.stdout, (step, usage.stdout)
 
 
 def test_value_with_shell_characters_is_not_evaluated(script, tmp_path):

@@ -25,9 +25,24 @@ def test_help_lists_every_configuration_variable(repo_root, recipe):
 
 @pytest.mark.parametrize("recipe", ["mustc", "parczech"])
 def test_recipe_links_point_to_the_top_level(repo_root, recipe):
-    for name in ("steps", "utils", "local", "path.sh", "cmd.sh"):
+    for name in ("steps", "utils", "path.sh", "cmd.sh"):
         link = repo_root / "egs" / recipe / name
         assert link.is_symlink() and link.resolve() == (repo_root / name).resolve()
+
+
+@pytest.mark.parametrize("recipe", ["mustc", "parczech"])
+def test_each_recipe_owns_its_local_scripts(repo_root, recipe):
+    """egs/<recipe>/local/ is a folder of the recipe (as in Kaldi), not a link to shared scripts: it holds every
+    local/X.sh that run.sh calls, and only scripts some stage of this recipe calls (directly or through another)."""
+    local = repo_root / "egs" / recipe / "local"
+    assert local.is_dir() and not local.is_symlink()
+    assert not (repo_root / "local").exists()
+    texts = [(repo_root / "egs" / recipe / "run.sh").read_text()]
+    texts += [p.read_text() for p in sorted(local.glob("*.sh"))]
+    called = set(re.findall(r"\blocal/([A-Za-z0-9_]+\.sh)\b", texts[0]))
+    assert called and all((local / name).is_file() for name in called), called
+    referenced = {name for text in texts for name in re.findall(r"\blocal/([A-Za-z0-9_]+\.sh)\b", text)}
+    assert {p.name for p in local.glob("*.sh")} <= referenced, "a local/ script no stage of the recipe calls"
 
 
 def test_unknown_option_fails(repo_root):

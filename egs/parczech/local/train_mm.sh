@@ -5,27 +5,20 @@
 # A config with sound_encoder: am uses the trained acoustic model --am-dir (frozen) as the audio encoder.
 # A finished run whose options and inputs are unchanged is skipped; an interrupted one continues from its
 # newest epoch-N.pt; a changed one retrains (or continues with --resume true): utils/fresh.sh.
-# (In local/parczech: the segments are parczech_{supervisions,recordings}_<split>.jsonl.gz.)
+# (In egs/parczech: the segments are parczech_{supervisions,recordings}_<split>.jsonl.gz.)
 set -euo pipefail
 
 # Begin configuration section.
-cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
+. utils/train_options.sh   # cmd device nproc torchrun_opts amp seed resume overwrite
 model=mm               # text or mm
 model_config=conf/mm.yaml  # MmConfig values (conf/mm_mini.yaml for the mini corpus)
 positional=false       # shared word-position embeddings on audio frames and text tokens
 random_audio=false     # permute the audio samples (the thesis' random-audio control)
 bert_model=            # text encoder folder or hub name; empty: the config's value
 am_dir=                # the acoustic model of a config with sound_encoder: am (exp/am format); ignored otherwise
-device=auto            # auto, cpu or cuda
-nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
-torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
-amp=none               # mixed precision: none, bf16 or fp16 (fp16: CUDA only)
 num_threads=0          # torch threads (0: the config's value)
 num_workers=           # DataLoader workers per process; empty: the config's, on cuda at least 2 (not with sound_encoder: am,
                        # whose frames are cached in the process that reads the data)
-seed=42
-resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
-overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
 echo "$0 $*"
@@ -38,7 +31,8 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <segments-dir> <exp-dir>"
   echo "e.g.: $0 --model mm --positional true --model-config conf/mm_mini.yaml data/segments exp/mm_pe"
   echo "Main options: --model text|mm, --model-config FILE, --positional true|false, --random-audio true|false,"
-  echo "              --bert-model DIR|NAME, --am-dir DIR (sound_encoder: am), --device auto|cpu|cuda, --nproc N, --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
+  echo "              --bert-model DIR|NAME, --am-dir DIR (sound_encoder: am),"
+  echo "              $(train_usage)"
   exit 1
 fi
 data=$1

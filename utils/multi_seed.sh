@@ -3,15 +3,15 @@
 # summarises the scores as mean ± sample sd (punct.bin.results_table): a result holds only if it
 # holds over seeds.
 #
-#   local/multi_seed.sh --seeds "1 2 3" egs/mustc egs/mustc/exp/multi_seed
-#   cd egs/mustc && local/multi_seed.sh --seeds "1 2 3" . exp/multi_seed --stop-stage 8 --nj 2
-#   cd egs/parczech && local/multi_seed.sh --seeds "1 2 3" . exp/multi_seed   # results.json of stage 6
+#   utils/multi_seed.sh --seeds "1 2 3" egs/mustc egs/mustc/exp/multi_seed
+#   cd egs/mustc && utils/multi_seed.sh --seeds "1 2 3" . exp/multi_seed --stop-stage 8 --nj 2
+#   cd egs/parczech && utils/multi_seed.sh --seeds "1 2 3" . exp/multi_seed   # results.json of stage 6
 #
 # Arguments after <recipe-dir> <out-dir> go to every run.sh (--seed is set here, per run).
 # Copy of seed N: <work-dir>/<recipe name>_seed<N> (default <work-dir>: the recipe's parent, so
-# egs/mustc -> egs/mustc_seed1); run.sh and conf/ are copied, data/ and exp/ are not, and the
-# recipe's links (steps, utils, local, path.sh, cmd.sh) must resolve in the copy: a relative link
-# that would not (a copy outside egs/) is made absolute.  A copy whose run finished
+# egs/mustc -> egs/mustc_seed1); run.sh, conf/ and local/ are copied, data/ and exp/ are not, and the
+# recipe's links (steps, utils, path.sh, cmd.sh) must resolve in the copy: a relative link that
+# would not (a copy outside egs/) is made absolute.  A copy whose run finished
 # (exp/results/run.json) is kept and not run again unless --overwrite true.
 # Per seed, <out-dir>/seed<N>/ gets results.json, RESULTS.md and run.json (seed, wall seconds,
 # command, start time, git commit); <out-dir>/summary.{json,md} hold the tables.
@@ -46,7 +46,7 @@ if [ $# -lt 2 ]; then
   echo "$help_message" >&2
   exit 1
 fi
-invocation="local/multi_seed.sh --seeds \"$seeds\" $*"   # shown under the tables
+invocation="utils/multi_seed.sh --seeds \"$seeds\" $*"   # shown under the tables
 recipe=$(cd "$1" && pwd)
 out=$2
 shift 2

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Stage 1 of egs/parczech: trains the CTC acoustic model on the utterances of local/parczech/prepare_am_data.sh
+# Stage 1 of egs/parczech: trains the CTC acoustic model on the utterances of local/prepare_am_data.sh
 # (the mini corpus) or steps/import_am_data.sh (--am-data) (features by steps/compute_features.sh), optionally starting
 # from another trained AM with the same layer dims (--init, e.g. ../mustc/exp/am/best-valid-loss.pt:
 # the from-scratch model spends many epochs on the CTC blank plateau).  Training resumes from the
 # latest <exp-dir>/epoch-N.pt, so a finished training is not redone.  The feature config is copied to
-# <exp-dir>/mfcc.yaml: with best-valid-loss.pt it makes the folder usable by local/parczech/recognise_long.sh.
+# <exp-dir>/mfcc.yaml: with best-valid-loss.pt it makes the folder usable by local/recognise_long.sh.
 set -euo pipefail
 
 # Begin configuration section.
