@@ -327,6 +327,7 @@ def test_cli_prints_tables_and_redoes_only_changed_inputs(tmp_path, monkeypatch,
     assert ":            -> ." in log  # the mark -> label table, with the override
     assert "segments" in log and "test" in log
     assert (out / ".mustc.done").exists() and (out / "mustc_summary.txt").exists()
+    assert set(json.loads((out / "mustc_skipped.json").read_text())) == {"train", "dev", "test"}  # for RESULTS.md
     assert "already prepared" in run_prepare(monkeypatch, capsys, str(root), str(out), "--norm-colon", ".")
     # Another mapping, or a changed corpus, is prepared again.
     assert "already prepared" not in run_prepare(monkeypatch, capsys, str(root), str(out))
