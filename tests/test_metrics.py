@@ -93,6 +93,17 @@ def test_coverage_counts_what_was_dropped_and_why():
     assert coverage("sups", manifest, {"a": 2}).words_differ == 1
 
 
+def test_coverage_names_what_stage_0_left_out_of_the_manifest():
+    cov = coverage("sups", {"a": 2}, {"a": 2})
+    assert "stage 0" not in cov.summary()
+    cov.not_in_manifest = {"unspeakable_token": 2, "no_words": 0}
+    assert cov.summary().endswith("; left out of the manifest at stage 0: 2 unspeakable token")
+    assert Coverage.from_dict(json.loads(json.dumps(cov.to_dict()))) == cov
+    old = cov.to_dict()
+    del old["not_in_manifest"]  # results.json written before the field: still read
+    assert Coverage.from_dict(old).not_in_manifest == {}
+
+
 def test_coverage_refuses_ids_the_manifest_lacks():
     with pytest.raises(ValueError, match="not in sups"):
         coverage("sups", {"a": 1}, {"a": 1, "z": 2})

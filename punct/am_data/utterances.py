@@ -17,7 +17,10 @@ makes the utterance a skip (``tags: skip``); punctuation (Unicode category P: ``
 not in ``alphabet`` separates words and is removed (``„Dobrý den,“`` -> ``dobrý den``,
 ``česko-slovenský`` -> ``česko slovenský``); any other character outside ``alphabet`` (a digit, ``%``, a
 foreign letter) makes the utterance a counted, logged skip, because its spoken form is unknown.  An empty
-``alphabet`` allows every letter.
+``alphabet`` allows every letter.  Numbers (``numbers: spoken``, default): a token with digits or a word
+symbol (``737``, ``LC-10``, ``3,5``, ``10%``, ``§``) is first said in Czech words, its outer punctuation
+stripped (``punct.text.token_labels.spoken_words``: ``sedm set třicet sedm``, ``lc deset``); one that cannot
+be said is a skip ("unspeakable token").  ``numbers: keep``: digits are characters like any other.
 
 CMVN grouping (the supervisions' ``speaker``, by which stage 1 accumulates CMVN stats): the long-recording
 recogniser (``punct.recognition.recogniser``) normalises each recording with the stats of the whole recording, since
@@ -59,6 +62,8 @@ from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
 from punct.io.kaldi_data_dir import read_kaldi_data_dir
+from punct.text import numbers as num
+from punct.text.token_labels import spoken_words
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -70,6 +75,7 @@ TAG = re.compile(r"^(<[^<>\s]+>|\[[^\[\]\s]+\])$")
 class UtteranceImportConfig:
     alphabet: str = ""  # the AM's characters (lowercase letters); empty: every letter
     tags: Literal["drop", "skip"] = "drop"  # tokens like <unk>, [noise]: removed from the text, or the utterance skipped
+    numbers: Literal["spoken", "keep"] = "spoken"  # tokens with digits said as Czech words (see the module doc), or kept
     cmvn_group: Literal["recording", "speaker"] = "recording"  # the supervisions' speaker (CMVN stats): see the module doc
     dev_unit: Literal["speaker", "recording"] = "speaker"  # held out together for dev (without given dev data)
     dev_share: float = 0.1  # share of dev units held out (at least one)
@@ -135,9 +141,19 @@ def normalise_transcript(text: str, config: UtteranceImportConfig = UtteranceImp
             if config.tags == "skip":
                 return Normalised([], "tag", token)
             continue
+        core = token.strip("".join(ch for ch in token if unicodedata.category(ch).startswith("P")
+                                   and ch not in num.SYMBOL_WORDS["cs"]))
+        if config.numbers == "spoken" and (num.has_digit(core) or core in num.SYMBOL_WORDS["cs"]):
+            try:
+                token = " ".join(w for w, _ in spoken_words(core)).lower()
+            except num.Unspeakable as e:
+                return Normalised([], "unspeakable token", f"{token!r}: {e.reason}")
         word = ""
         for ch in token:
-            if _allowed(ch, config.alphabet):
+            if ch == " ":
+                words += [word] if word else []
+                word = ""
+            elif _allowed(ch, config.alphabet):
                 word += ch
             elif unicodedata.category(ch).startswith("P"):
                 words += [word] if word else []

@@ -81,6 +81,10 @@ def main() -> None:
                                  language=args.language, end_tolerance=args.end_tolerance)
     summary = format_summary(stats)
     atomic_write_text(args.output_dir / "mustc_summary.txt", summary + "\n")
+    # Segments left out of the manifests, per split and reason: stage 8 shows them in RESULTS.md.
+    atomic_write_text(args.output_dir / "mustc_skipped.json",
+                      json.dumps({split: dict(sorted(st.skipped.items())) for split, st in stats.items()},
+                                 indent=1, sort_keys=True) + "\n")
     print(summary)
     atomic_write_text(done, stamp + "\n")
     logging.info("prepared %s -> %s in %.1f s", args.corpus_dir, args.output_dir, time.time() - begin)

@@ -17,6 +17,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("corpus_dir", type=Path, help="folder with <term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} and .vert files")
     parser.add_argument("out_dir", type=Path, help="where parczech_{recordings,supervisions}_all.jsonl.gz go")
+    parser.add_argument("--numbers", choices=["spoken", "keep"], default="spoken",
+                        help="official tokens with digits (and %% § / +): said as words (num2words) or kept as written")
     parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
     return parser
 
@@ -25,7 +27,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging(args.log_file)
     log_config({"args": vars(args)})
-    _, _, counts = prepare_parczech(args.corpus_dir, args.out_dir)
+    _, _, counts = prepare_parczech(args.corpus_dir, args.out_dir, numbers=args.numbers)
     print(" ".join(f"{k}={v}" for k, v in counts.items()))
 
 

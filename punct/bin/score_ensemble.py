@@ -17,6 +17,7 @@ for it (features, alignment with stage 3's reason, embeddings, posteriors).  Wri
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,7 +151,11 @@ def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndar
     lost = set(skipped)
     scored = {key: len(labels) for key, labels in refs.items() if key not in lost}
     reasons = {key: stages.reason(key) for key in words if key not in scored}
-    return coverage(str(manifest), words, scored, reasons, stage3_failures(args.am_dir / "ali" / f"{split}.failed"))
+    result = coverage(str(manifest), words, scored, reasons, stage3_failures(args.am_dir / "ali" / f"{split}.failed"))
+    stage0 = args.supervisions_dir / f"{args.prefix}_skipped.json" if args.supervisions_dir is not None else None
+    if stage0 is not None and stage0.is_file():  # written by punct.bin.prepare_mustc
+        result.not_in_manifest = dict(json.loads(stage0.read_text(encoding="utf-8")).get(split, {}))
+    return result
 
 
 def references(cuts_path: Path) -> Dict[str, np.ndarray]:

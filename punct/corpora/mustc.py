@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 
 # Our split name -> MuST-C folder name.
 MUSTC_SPLITS: Dict[str, str] = {"train": "train", "dev": "dev", "test": "tst-COMMON"}
-SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words")
+SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words", "unspeakable_token")
 
 _FLOW_LINE = re.compile(r"^\s*-\s*\{(?P<body>.*)\}\s*$")
 _PAIR = re.compile(r"\s*(?P<key>[A-Za-z_][\w]*)\s*:\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*(?:,|$)")
@@ -197,18 +197,29 @@ class _WavInfo:
 def make_supervision(
     seg_id: str, recording: Recording, start: float, duration: float, speaker: str, text: str,
     norm: NormalizeConfig, extra: Optional[Dict[str, object]] = None,
-) -> Optional[SupervisionSegment]:
-    """A supervision with words and labels; None when the text has no words."""
+) -> Tuple[Optional[SupervisionSegment], str]:
+    """A supervision with words and labels, and ``""``; or None and the skip reason with its detail:
+    ``no_words``, or ``unspeakable_token`` (a token that cannot be said as words: punct.text.numbers)."""
     result = normalize(text, norm)
+    if result.unspeakable:
+        return None, f"unspeakable_token: {', '.join(result.unspeakable)}"
     if not result.words:
-        return None
+        return None, "no_words"
     custom: Dict[str, object] = WordLabels(seg_id, tuple(result.words), tuple(result.labels)).to_custom()
     if extra:
         custom.update(extra)
     return SupervisionSegment(
         id=seg_id, recording_id=recording.id, start=round(start, 6), duration=round(duration, 6), channel=0,
         text=text, language="English", speaker=speaker, custom=custom,
-    )
+    ), ""
+
+
+def _count_skip(stats: SplitStats, why: str, where: str) -> None:
+    """Counts a segment skipped for its text (``why`` from make_supervision); an unspeakable token is logged."""
+    reason = why.split(":", 1)[0]
+    stats.skipped[reason] += 1
+    if reason != "no_words":
+        logger.warning("%s skipped: %s", where, why.replace("_", " ", 1))
 
 
 def _fit_to_recording(start: float, duration: float, recording: Recording, tolerance: float) -> Optional[float]:
@@ -261,9 +272,9 @@ def prepare_split(
                 continue
             if duration < e.duration:
                 stats.clipped += 1
-            sup = make_supervision(seg_id, recording, e.offset, duration, e.speaker, e.text, norm)
+            sup, why = make_supervision(seg_id, recording, e.offset, duration, e.speaker, e.text, norm)
             if sup is None:
-                stats.skipped["no_words"] += 1
+                _count_skip(stats, why, f"{yaml_path}:{e.line}: segment {seg_id}")
                 continue
             supervisions.append(sup)
             stats.segments += 1
@@ -409,10 +420,10 @@ def unipunc_manifests(
             logger.warning("%s:%d: item %s ends after its wav %s: skipped", source, item.line, seg_id, path)
             stats.skipped["beyond_end"] += 1
             continue
-        sup = make_supervision(seg_id, recording, start, duration, item.speaker, item.text, norm,
-                               extra={"unipunc_id": ",".join(item.ids)})
+        sup, why = make_supervision(seg_id, recording, start, duration, item.speaker, item.text, norm,
+                                    extra={"unipunc_id": ",".join(item.ids)})
         if sup is None:
-            stats.skipped["no_words"] += 1
+            _count_skip(stats, why, f"{source}:{item.line}: item {seg_id}")
             continue
         supervisions.append(sup)
         recordings[recording.id] = recording

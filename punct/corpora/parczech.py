@@ -38,9 +38,10 @@ from punct.utils.atomic import atomic_path
 logger = logging.getLogger(__name__)
 
 
-def official_supervision(recording: Recording, vert_path: Path, stats: ExtractionStats) -> Optional[SupervisionSegment]:
+def official_supervision(recording: Recording, vert_path: Path, stats: ExtractionStats,
+                         numbers: str = "spoken") -> Optional[SupervisionSegment]:
     vertical = read_vertical(vert_path)
-    words = vertical.words(stats)
+    words = vertical.words(stats, numbers)
     if not words:
         logger.warning("%s: no words; recording %s skipped", vert_path, recording.id)
         return None
@@ -65,9 +66,11 @@ def official_supervision(recording: Recording, vert_path: Path, stats: Extractio
 
 
 def prepare_parczech(
-    corpus_dir: Pathlike, output_dir: Optional[Pathlike] = None
+    corpus_dir: Pathlike, output_dir: Optional[Pathlike] = None, numbers: str = "spoken",
 ) -> Tuple[RecordingSet, SupervisionSet, Dict[str, int]]:
-    """Reads a ParCzech-layout corpus; writes the manifests when ``output_dir`` is given."""
+    """Reads a ParCzech-layout corpus; writes the manifests when ``output_dir`` is given.  ``numbers``:
+    "spoken" (numbers said as words) or "keep" (as written), see ``punct.text.token_labels`` rule 5; the
+    counts hold ``tokens_spoken_numbers`` and ``tokens_unspeakable`` (kept as written, logged)."""
     corpus_dir = Path(corpus_dir)
     pairs = find_recordings(corpus_dir)
     if not pairs:
@@ -82,7 +85,7 @@ def prepare_parczech(
             logger.warning("%s: cannot open audio (%s); skipped", paths["audio"], e)
             counts["unreadable_audio"] += 1
             continue
-        sup = official_supervision(rec, paths["vert"], stats)
+        sup = official_supervision(rec, paths["vert"], stats, numbers)
         if sup is None:
             counts["empty_transcripts"] += 1
             continue

@@ -62,9 +62,10 @@ class Vertical:
     def recording_id(self) -> str:
         return vertical_stem(self.path)
 
-    def words(self, stats: Optional[ExtractionStats] = None) -> List[OfficialWord]:
-        """Labeled words: see ``punct.text.token_labels.extract_labels`` for the rules."""
-        labeled: List[LabeledWord] = extract_labels((t.token for t in self.tokens), stats)
+    def words(self, stats: Optional[ExtractionStats] = None, numbers: str = "spoken") -> List[OfficialWord]:
+        """Labeled words: see ``punct.text.token_labels.extract_labels`` for the rules (the words of a
+        spoken number share its token's id)."""
+        labeled: List[LabeledWord] = extract_labels((t.token for t in self.tokens), stats, numbers)
         sentence_index: Dict[str, int] = {}
         out = []
         for i, w in enumerate(labeled):

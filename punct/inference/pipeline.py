@@ -144,11 +144,20 @@ def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequen
     """The words of ``text`` (surface forms as written) each followed by its predicted mark.
 
     Marks already in the text are replaced by the predicted ones.  Two words written without a space
-    between them ("twenty-one", "3.5") keep their connector when no mark is predicted between them.
+    between them ("twenty-one", "ted.com") keep their connector when no mark is predicted between them.
+    The words of one written number ("2008" -> two thousand eight) share its span: it is written once,
+    with the mark of its last word.
     """
+    grouped: List[Tuple[Tuple[int, int], str]] = []
+    for span, label in zip(char_spans, labels):
+        if grouped and grouped[-1][0] == tuple(span):
+            grouped[-1] = (grouped[-1][0], label)
+        else:
+            grouped.append((tuple(span), label))
     out: List[str] = []
-    n = len(char_spans)
-    for i, ((start, end), label) in enumerate(zip(char_spans, labels)):
+    n = len(grouped)
+    char_spans = [span for span, _ in grouped]
+    for i, ((start, end), label) in enumerate(grouped):
         piece = text[start:end]
         mark = "" if label == PUNCT4.none else label
         if mark and piece.endswith(mark):
@@ -413,6 +422,9 @@ class Punctuator:
 
     def _words(self, req: Request) -> Tuple[str, List[str], List[Tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)
+        if normalized.unspeakable:
+            raise UtteranceError("unspeakable token", f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
+                                 "said as words (punct.text.numbers); write it out or remove it")
         if not normalized.words:
             raise UtteranceError("empty transcript", f"transcript {req.transcript!r} has no words")
         import unicodedata

@@ -99,6 +99,8 @@ class Coverage:
     dropped: Dict[str, Dropped] = field(default_factory=dict)
     dropped_ids: Dict[str, str] = field(default_factory=dict)
     words_differ: int = 0  # scored utterances whose word count differs from the manifest's
+    # segments stage 0 left out of the manifest, by reason (e.g. unspeakable_token: punct.text.numbers)
+    not_in_manifest: Dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
         """"56 of 57 utterances (1491 of 1543 words) scored; dropped: 1 not aligned at stage 3 (52 words)"."""
@@ -108,6 +110,9 @@ class Coverage:
         text += "; dropped: " + (", ".join(dropped) if dropped else "none")
         if self.words_differ:
             text += f"; {self.words_differ} scored utterance(s) have another word count than the manifest"
+        skipped = [f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(self.not_in_manifest.items()) if n]
+        if skipped:
+            text += "; left out of the manifest at stage 0: " + ", ".join(skipped)
         return text
 
     def to_dict(self) -> Dict:

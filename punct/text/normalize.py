@@ -10,14 +10,29 @@ Words
     ("students'" -> "students", "'tis" -> "tis").
   * Hyphens: a single hyphen between two letters/digits splits the word, and the first part takes
     no label ("twenty-one" -> "twenty" "one").  A free-standing hyphen, "--", "—", "–" is a dash mark.
-  * Numbers: a comma followed by exactly three digits inside a number is a thousands separator and
-    is deleted ("1,000" -> "1000").  Any other "." "," ":" written directly between two letters/digits
-    is not punctuation: it splits the token with no label ("3.5" -> "3" "5", "10:30" -> "10" "30",
-    "ted.com" -> "ted" "com").
-  * Acronyms with dots ("U.S.", "e.g.") become one word without the dots ("us", "eg"); their final dot
-    is part of the acronym, never a full stop.  Abbreviations in ``abbreviations`` (Mr., Mrs., Dr. ...)
-    keep their dot to themselves as well.
-  * Other symbols (_ * & % $ # / ...) are dropped; they are neither words nor labels.
+  * Numbers, ``numbers: spoken`` (default): a number token is read as the words a speaker says
+    (:mod:`punct.text.numbers`, num2words): cardinals, years, ordinals, decimals, currency, percent
+    ("in 2008, we" -> "in two thousand eight, we"; "3.5" -> "three point five"; "$5" -> "five
+    dollars"; "50%" -> "fifty percent"; "3rd" -> "third"; "1990s" -> "nineteen nineties").  The spoken
+    words run through the word rules here (num2words' "twenty-eight" is two words), all share the
+    number's character span, and the mark after the number labels the last of them.  Digits inside a
+    word are read as a cardinal and the letters kept ("MP3" -> "mp" "three", "5pm" -> "five" "pm").
+    The symbols "&" "+" "=" "@" "%" are read ("and", "plus" ...); formatting symbols (_ * / # \\ | ~ ^
+    ` ♪ ♫) are dropped; any other symbol ("§", "©", "°", a lone "$") cannot be spoken and is returned
+    in ``Normalized.unspeakable``: stage 0 skips the utterance and counts it ("unspeakable token"),
+    punctuate refuses it, and text-only BERT data counts it and goes on without it.
+  * Numbers, ``numbers: keep`` (the behaviour before numbers were spoken): a comma followed by exactly
+    three digits inside a number is a thousands separator and is deleted ("1,000" -> "1000"); digits
+    stay in the words; every symbol (_ * & % $ # / § ...) is dropped.
+  * Any other "." "," ":" written directly between two letters/digits is not punctuation: it splits the
+    token with no label ("10:30" -> "ten" "thirty" ("10" "30" with keep), "ted.com" -> "ted" "com").
+  * Abbreviations: acronyms with dots ("U.S.", "e.g.", "a.m.") become one word without the dots ("us",
+    "eg", "am"); their final dot is a full stop only at the end of the text.  Titles in
+    ``abbreviations`` (Mr., Mrs., Dr. ...) keep their dot to themselves always.  The words (and acronym
+    words) in ``sentence_abbreviations`` (months "Jan." ... "Dec.", "etc.", "a.m.", "p.m.") keep their
+    dot unless it ends the text or the next word is capitalised ("on Jan. 5" and "at 9 a.m. we" have
+    no full stop; "in Jan. We" has one).  Any other word's dot is a full stop: the lists are what is
+    known, not a general abbreviation detector.
   * Bracketed events such as "(Laughter)", "(Applause)", "[Music]" (brackets around one to four
     words, the first capitalised) are removed when ``events == "drop"`` (default) or read as words
     when ``"keep"``; other brackets are marks.
@@ -38,6 +53,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Tuple
 
 from punct.labels import PUNCT4
+from punct.text import numbers as num
 from punct.utils.config import add_config_arguments
 
 # Strength of a label when several marks follow one word.
@@ -57,6 +73,10 @@ class NormalizeConfig:
     bracket: str = PUNCT4.none  # "(", ")", "[", "]" around ordinary text
     events: str = "drop"  # "(Laughter)"-like events: "drop" or "keep" (read as words)
     abbreviations: Tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
+    # Their dot is a full stop only at the end of the text or before a capitalised word (see the module doc).
+    sentence_abbreviations: Tuple[str, ...] = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+                                               "oct", "nov", "dec", "etc", "am", "pm")
+    numbers: str = "spoken"  # "spoken": numbers and symbols read as words (punct.text.numbers); "keep": digits stay
 
     def __post_init__(self) -> None:
         for name in ("exclamation", "semicolon", "colon", "ellipsis", "dash", "quote", "bracket"):
@@ -65,6 +85,8 @@ class NormalizeConfig:
                 raise ValueError(f"normalize config: {name} maps to {value!r}, not one of {list(PUNCT4.classes)}")
         if self.events not in ("drop", "keep"):
             raise ValueError(f"normalize config: events must be 'drop' or 'keep', got {self.events!r}")
+        if self.numbers not in num.NUMBERS_MODES:
+            raise ValueError(f"normalize config: numbers must be one of {list(num.NUMBERS_MODES)}, got {self.numbers!r}")
 
 
 def mark_table(config: NormalizeConfig = NormalizeConfig()) -> Dict[str, str]:
@@ -92,6 +114,8 @@ def format_mark_table(config: NormalizeConfig = NormalizeConfig()) -> str:
         lines.append(f"  {shown.get(mark, mark):<12} -> {label}")
     lines.append(f"  bracketed events like (Laughter): {config.events}")
     lines.append(f"  abbreviations keeping their dot: {' '.join(config.abbreviations)}")
+    lines.append(f"  abbreviations keeping their dot inside a sentence: {' '.join(config.sentence_abbreviations)}")
+    lines.append(f"  numbers: {config.numbers}")
     return "\n".join(lines)
 
 
@@ -117,10 +141,51 @@ _TOKEN_RE = re.compile(
 )
 
 
+# numbers: spoken: the same tokens, with written numbers (punct.text.numbers.NUMBER_EN) and symbols of their own.
+_SPOKEN_TOKEN_RE = re.compile(
+    r"""
+    (?P<acronym>(?:[^\W\d_]\.){2,})                  # U.S.  e.g.
+    |(?P<number>""" + num.NUMBER_EN + r""")          # 1,000  3.5  $5  50%  3rd  1990s  $5 million
+    |(?P<word>[^\W_]+)                               # letters and digits
+    |(?P<apostrophe>['’‘])
+    |(?P<mark>\.\.\.|--+|[…—–\-?!.,;:"“”«»()\[\]])
+    |(?P<space>\s+)
+    |(?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+# numbers: spoken: symbols that are formatting, not words (dropped as before); any other symbol (Unicode
+# category S, and §) that punct.text.numbers.SYMBOL_WORDS does not read is unspeakable.
+FORMATTING_SYMBOLS = frozenset("_*/#\\|~^`♪♫")
+
+
 class Normalized(NamedTuple):
     words: List[str]  # lowercase, punctuation stripped
     labels: List[str]  # one of PUNCT4.classes per word
-    spans: List[Tuple[int, int]]  # character span of each word in the NFKC text
+    spans: List[Tuple[int, int]]  # character span of each word in the NFKC text (a number's words share one)
+    unspeakable: Tuple[str, ...] = ()  # tokens that cannot be said (numbers: spoken); the caller skips or refuses
+
+
+def _unspeakable_symbol(ch: str) -> bool:
+    return ch not in FORMATTING_SYMBOLS and (ch == "§" or unicodedata.category(ch).startswith("S"))
+
+
+def _next_word(tokens, k: int):
+    """The first word-like token after position ``k`` (None at the end of the text)."""
+    for kind, tok, _, _ in tokens[k + 1:]:
+        if kind in ("word", "number", "acronym"):
+            return tok
+        if kind == "other" and tok.strip() and tok in num.SYMBOL_WORDS["en"]:
+            return tok
+    return None
+
+
+def _dot_ends_sentence(tokens, k: int, word: str, config: NormalizeConfig) -> bool:
+    """For an abbreviation at token ``k``: is its dot also a full stop? (see the module doc)."""
+    following = _next_word(tokens, k)
+    if following is None:
+        return True
+    return word in config.sentence_abbreviations and following[:1].isupper()
 
 
 def _is_alnum(ch: str) -> bool:
@@ -136,14 +201,27 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
     else:
         text_for_tokens = text
     table = mark_table(config)
+    spoken = config.numbers == "spoken"
     words: List[str] = []
     labels: List[str] = []
     spans: List[Tuple[int, int]] = []
-    tokens = [(m.lastgroup, m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(text_for_tokens)]
+    unspeakable: List[str] = []
+    token_re = _SPOKEN_TOKEN_RE if spoken else _TOKEN_RE
+    tokens = [(m.lastgroup, m.group(0), m.start(), m.end()) for m in token_re.finditer(text_for_tokens)]
     for k, (kind, tok, start, end) in enumerate(tokens):
         before = text_for_tokens[start - 1] if start > 0 else " "
         after = text_for_tokens[end] if end < len(text_for_tokens) else " "
-        if kind in ("word", "number", "acronym"):
+        if spoken and (kind == "number" or (kind == "word" and num.has_digit(tok))):
+            try:
+                said = num.speak(tok, "en") if kind == "number" else [w for w, _ in num.mixed(tok, "en")]
+            except num.Unspeakable as e:
+                unspeakable.append(f"{tok} ({e.reason})")
+                continue
+            for w in said:
+                words += num.words_of(w) if kind == "number" else [w.lower()]
+            labels += [PUNCT4.none] * (len(words) - len(labels))
+            spans += [(start, end)] * (len(words) - len(spans))
+        elif kind in ("word", "number", "acronym"):
             if kind == "number":
                 word = tok.replace(",", "")
             elif kind == "acronym":
@@ -157,11 +235,16 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
                 and tokens[k - 1][3] == start
             ):
                 words[-1] = words[-1] + "'" + word
-                spans[-1] = (spans[-1][0], end)
+                joined, j = spans[-1], len(spans) - 1
+                while j >= 0 and spans[j] == joined:  # all words of a spoken number keep one span
+                    spans[j] = (joined[0], end)
+                    j -= 1
                 continue
             words.append(word)
             labels.append(PUNCT4.none)
             spans.append((start, end))
+            if kind == "acronym" and _dot_ends_sentence(tokens, k, word, config):
+                _attach(labels, table["."])
         elif kind == "apostrophe":
             if _is_alnum(before) and _is_alnum(after):
                 continue  # inside a word: joined above
@@ -169,13 +252,22 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
         elif kind == "mark":
             inside = _is_alnum(before) and _is_alnum(after)
             if tok in (".", ",", ":", "-") and inside:
-                continue  # 3.5, 10:30, ted.com, twenty-one: splits the token, no label
+                continue  # 3.5 (keep), 10:30, ted.com, twenty-one: splits the token, no label
             if tok == "." and words and before.isalnum() and words[-1] in config.abbreviations:
                 continue  # Mr. keeps its dot
+            if (tok == "." and words and before.isalnum() and words[-1] in config.sentence_abbreviations
+                    and not _dot_ends_sentence(tokens, k, words[-1], config)):
+                continue  # "on Jan. 5", "etc. and": the dot belongs to the abbreviation
             canon = _CANONICAL["-"] if tok.startswith("--") else _CANONICAL.get(tok, tok)
             _attach(labels, table.get(canon, PUNCT4.none))
+        elif kind == "other" and spoken and tok in num.SYMBOL_WORDS["en"]:
+            words.append(num.SYMBOL_WORDS["en"][tok])
+            labels.append(PUNCT4.none)
+            spans.append((start, end))
+        elif kind == "other" and spoken and _unspeakable_symbol(tok):
+            unspeakable.append(f"{tok} (a symbol with no spoken form)")
         # space and other symbols: nothing
-    return Normalized(words, labels, spans)
+    return Normalized(words, labels, spans, tuple(unspeakable))
 
 
 def _attach(labels: List[str], label: str) -> None:

@@ -22,14 +22,30 @@ Rules, in the order they are applied (thesis 3.3.1, "Aligning Recognized Transcr
    (counted in ``ExtractionStats.leading_marks``).
 4. Case: ``cap`` if the first character of the word is an upper-case letter (so ``ODS``
    and ``Praha`` are ``cap``; ``6.`` and ``iPhone`` are ``blank``).
+5. Numbers (``numbers="spoken"``, the default; not in the thesis, which kept digits): a word token with
+   digits, or a symbol that stands for a word (``%`` ``§`` ``/`` ``+``), becomes the words a speaker says
+   (:func:`punct.text.numbers.speak`, num2words' Czech: ``1998`` -> ``tisíc devět set devadesát osm``,
+   ``3,5`` -> ``tři celá pět``, ``%`` -> ``procent``), so that it matches the recognised words.  The token's
+   punctuation label goes to the last spoken word (rule 2 applies to it as to any word), and every spoken
+   word has case ``blank`` (a number has no case, as ``6.`` above).  A token mixing letters and digits is
+   read run by run (``LC-10`` -> ``LC`` (cap) ``deset``, ``10%`` -> ``deset procent``; ``-`` ``.`` ``,``
+   between runs only separate them).
+   What cannot be said (a Czech ordinal ``6.``: num2words 0.5.14 has no Czech ordinals; another symbol
+   inside a token) stays as written, is counted in ``ExtractionStats.unspeakable`` and logged; it then
+   matches no recognised word.  ``numbers="keep"``: every token stays as written (the thesis' rule).
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from punct.labels import CAP, CASE, PUNCT9, QUOTE
+from punct.text import numbers as num
+
+logger = logging.getLogger(__name__)
 
 # Raw mark -> class; a value of None removes the token (replaced by white space).
 PUNCT_MAP: Dict[str, Optional[str]] = {
@@ -101,22 +117,54 @@ class ExtractionStats:
     removed_marks: int = 0
     leading_marks: int = 0
     merged_marks: int = 0  # marks dropped because another mark followed the same word
+    spoken_numbers: int = 0  # tokens with digits or word symbols said as words (numbers="spoken")
+    unspeakable: int = 0  # such tokens that could not be said: kept as written (logged)
 
     def add(self, other: "ExtractionStats") -> None:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
+_RUN = re.compile(r"\d+|[^\W\d_]+|[-.,]|.", re.DOTALL)
+
+
+def spoken_words(token: str, numbers: str = "spoken") -> List[Tuple[str, str]]:
+    """(word, case label) of one word token (rule 5 above).
+
+    Raises:
+      punct.text.numbers.Unspeakable: the token (with digits or a symbol) cannot be said.
+    """
+    if numbers not in num.NUMBERS_MODES:
+        raise ValueError(f"numbers must be one of {list(num.NUMBERS_MODES)}, got {numbers!r}")
+    if numbers == "keep" or not (num.has_digit(token) or token in num.SYMBOL_WORDS["cs"]):
+        return [(token, case_label(token))]
+    if token in num.SYMBOL_WORDS["cs"] or num.CZECH_NUMBER.fullmatch(token):
+        return [(w, CASE.none) for w in num.speak(token, "cs")]
+    out: List[Tuple[str, str]] = []
+    for run in _RUN.findall(token):
+        if run.isdigit():
+            out += [(w, CASE.none) for w in num.cardinal(run, "cs")]
+        elif run.isalpha():
+            out.append((run, case_label(run)))
+        elif run in num.SYMBOL_WORDS["cs"]:
+            out.append((num.SYMBOL_WORDS["cs"][run], CASE.none))
+        elif run not in "-.,":
+            raise num.Unspeakable(token, f"{run!r} inside a word has no spoken form")
+    return out
+
+
 def extract_labels(
-    tokens: Iterable[str], stats: Optional[ExtractionStats] = None
+    tokens: Iterable[str], stats: Optional[ExtractionStats] = None, numbers: str = "spoken",
 ) -> List[LabeledWord]:
     """Official transcript tokens -> one (word, punct, case) per word.
 
     Args:
       tokens: the tokens in order; punctuation marks are tokens of their own.
       stats: counters to update (optional).
+      numbers: "spoken" (numbers and word symbols said as words, rule 5) or "keep" (as written).
     Returns:
-      the words with their labels; ``token_index`` points back into ``tokens``.
+      the words with their labels; ``token_index`` points back into ``tokens`` (the words of one
+      spoken number share it).
     """
     stats = stats if stats is not None else ExtractionStats()
     words: List[LabeledWord] = []
@@ -144,8 +192,17 @@ def extract_labels(
                 pending.append(mapped)
             continue
         flush()
-        words.append(LabeledWord(token, PUNCT9.none, case_label(token), i))
-        stats.words += 1
+        try:
+            said = spoken_words(token, numbers)
+        except num.Unspeakable as e:
+            stats.unspeakable += 1
+            if stats.unspeakable <= 5:
+                logger.warning("token %d %r cannot be said as words (%s): kept as written", i, token, e.reason)
+            said = [(token, case_label(token))]
+        else:
+            stats.spoken_numbers += said != [(token, case_label(token))]
+        words += [LabeledWord(w, PUNCT9.none, case, i) for w, case in said]
+        stats.words += len(said)
     flush()
     return words
 

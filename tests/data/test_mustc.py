@@ -214,6 +214,20 @@ def test_segment_without_words_is_a_counted_skip(tmp_path):
     assert [s.id for s in sups] == ["ted_21_2"]
 
 
+def test_numbers_are_spoken_and_unspeakable_tokens_a_counted_logged_skip(tmp_path, caplog):
+    talks = {"dev": {"ted_21": [(0.2, 1.0, "In 2008, we paid $5."), (2.0, 1.0, "See § 5."), (3.0, 0.5, "Thanks.")]}}
+    root = make_mustc(tmp_path / "en-de", talks=talks)
+    _, sups, stats = prepare_split(root, "dev")
+    assert stats.skipped["unspeakable_token"] == 1 and stats.skipped["no_words"] == 0
+    assert [s.id for s in sups] == ["ted_21_0", "ted_21_2"]
+    assert sups[0].custom["words"] == ["in", "two", "thousand", "eight", "we", "paid", "five", "dollars"]
+    assert sups[0].custom["punct"][3] == "," and sups[0].text == "In 2008, we paid $5."
+    assert "unspeakable_token 1" in format_summary({"dev": stats})
+    assert "segment ted_21_1 skipped: unspeakable token: § (a symbol with no spoken form)" in caplog.text
+    _, kept, stats = prepare_split(root, "dev", norm=NormalizeConfig(numbers="keep"))
+    assert len(kept) == 3 and kept[0].custom["words"][1] == "2008" and not stats.skipped
+
+
 def test_missing_text_file_is_named(tmp_path):
     root = make_mustc(tmp_path / "en-de")
     split_files(root, "dev")[1].unlink()
@@ -313,6 +327,7 @@ def test_cli_prints_tables_and_redoes_only_changed_inputs(tmp_path, monkeypatch,
     assert ":            -> ." in log  # the mark -> label table, with the override
     assert "segments" in log and "test" in log
     assert (out / ".mustc.done").exists() and (out / "mustc_summary.txt").exists()
+    assert set(json.loads((out / "mustc_skipped.json").read_text())) == {"train", "dev", "test"}  # for RESULTS.md
     assert "already prepared" in run_prepare(monkeypatch, capsys, str(root), str(out), "--norm-colon", ".")
     # Another mapping, or a changed corpus, is prepared again.
     assert "already prepared" not in run_prepare(monkeypatch, capsys, str(root), str(out))

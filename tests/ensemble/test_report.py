@@ -45,6 +45,9 @@ def results_dir(tmp_path_factory):
         CutSet.from_cuts(list(cuts) + [lost_cut]).to_file(root / "data" / "fbank" / f"mustc_cuts_{split}.jsonl.gz")
         (root / "exp" / "am" / "ali").mkdir(parents=True, exist_ok=True)
         (root / "exp" / "am" / "ali" / f"{split}.failed").write_text(f"{lost.id} unknown character: '4' in '47'\n")
+    # stage 0 (punct.bin.prepare_mustc) left segments out of the manifests: counted in RESULTS.md
+    (root / "data" / "manifests" / "mustc_skipped.json").write_text(json.dumps(
+        {"dev": {"unspeakable_token": 2, "no_words": 1}, "test": {}, "train": {"unspeakable_token": 5}}))
     return score(root, root / "exp" / "results")
 
 
@@ -113,6 +116,9 @@ def test_results_say_what_was_dropped_before_scoring(results_dir):
         assert f"- {split} (`{info['manifest']}`): 7 of 10 utterances ({info['words']} of {info['manifest_words']} words) scored" in text
         assert f"`lost-{split}`: not aligned at stage 3: unknown character" in text
     assert "1 not aligned at stage 3 (3 words)" in text and "1 without features at stage 1 (2 words)" in text
+    assert results["splits"]["dev"]["not_in_manifest"] == {"unspeakable_token": 2, "no_words": 1}
+    assert "left out of the manifest at stage 0: 1 no words, 2 unspeakable token" in text
+    assert results["splits"]["test"]["not_in_manifest"] == {}
 
 
 def test_alpha_table_marks_the_dev_choice(results_dir):

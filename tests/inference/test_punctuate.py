@@ -12,7 +12,7 @@ import soundfile as sf
 import torch
 
 from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
-from punct.inference.inputs import Request, from_kaldi, from_pair, wav_loader
+from punct.inference.inputs import Request, UtteranceError, from_kaldi, from_pair, wav_loader
 from punct.inference.pipeline import Failure, Punctuator, Result, am_forward, render_text
 from punct.inference.random_models import make_tokenizer, random_models, save_recipe
 from punct.models.text.data import Utterance
@@ -74,6 +74,21 @@ def test_render_text_keeps_surface_forms_and_replaces_marks():
     assert render_text(text, n.spans, labels) == "Hello World, twenty-one U.S. cats?"
     labels = [",", "NP", ".", "NP", "NP", "NP"]
     assert render_text(text, n.spans, labels) == "Hello, World twenty. one U.S. cats"
+
+
+def test_render_text_writes_a_spoken_number_once_with_its_last_words_mark():
+    from punct.text.normalize import normalize
+
+    text = "in 2008 we paid $5 million so"
+    n = normalize(text)
+    assert n.words == ["in", "two", "thousand", "eight", "we", "paid", "five", "million", "dollars", "so"]
+    labels = ["NP", "NP", ".", ",", "NP", "NP", "NP", "NP", ".", "?"]  # a mark inside a number is not shown
+    assert render_text(text, n.spans, labels) == "in 2008, we paid $5 million. so?"
+
+
+def test_unspeakable_transcript_is_refused_with_the_reason(punctuator):
+    with pytest.raises(UtteranceError, match="unspeakable token: § .* cannot be said"):
+        punctuator._words(Request("u1", lambda: None, "See § 5.", "spk", ""))
 
 
 def test_am_forward_taps_layer_12_in_the_same_pass(punctuator):

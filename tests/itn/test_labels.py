@@ -39,10 +39,36 @@ def test_several_marks_first_kept_and_counted():
 
 def test_leading_marks_dropped_symbols_and_numbers_are_words():
     stats = ExtractionStats()
-    got = extract_labels(["„", "Tisk", "912", "/", "3", ".", "§", "5"], stats)
+    got = extract_labels(["„", "Tisk", "912", "/", "3", ".", "§", "5"], stats, numbers="keep")
     assert [w.word for w in got] == ["Tisk", "912", "/", "3", "§", "5"]
     assert got[3].punct == "." and got[3].token_index == 4
-    assert stats.leading_marks == 1
+    assert stats.leading_marks == 1 and stats.spoken_numbers == 0
+
+
+def test_numbers_and_symbols_are_spoken_mark_on_the_last_word():
+    stats = ExtractionStats()
+    got = extract_labels(["„", "Tisk", "912", "/", "3", ".", "§", "5"], stats)
+    assert [w.word for w in got] == ["Tisk", "devět", "set", "dvanáct", "lomeno", "tři", "paragraf", "pět"]
+    assert [w.punct for w in got] == [BLANK] * 5 + ["."] + [BLANK] * 2
+    assert [w.token_index for w in got] == [1, 2, 2, 2, 3, 4, 6, 7]  # the words of "912" share its token
+    assert [w.case for w in got] == [CAP] + [BLANK] * 7  # a spoken number has no case
+    assert stats.spoken_numbers == 5 and stats.words == 8 and stats.unspeakable == 0
+
+
+def test_numbers_czech_forms():
+    got = labels("V roce 1998 , LC-10 a 737 stály 3,5 % .")
+    assert [w for w, _, _ in got] == ["V", "roce", "tisíc", "devět", "set", "devadesát", "osm", "LC", "deset", "a",
+                                      "sedm", "set", "třicet", "sedm", "stály", "tři", "celá", "pět", "procent"]
+    assert got[6][1] == "," and got[-1][1] == "."
+    assert got[7] == ("LC", BLANK, CAP) and got[8] == ("deset", BLANK, BLANK)  # letters keep their case
+
+
+def test_unspeakable_czech_tokens_are_kept_and_counted(caplog):
+    stats = ExtractionStats()
+    got = extract_labels(["Bod", "6.", "a", "©5", "."], stats)
+    assert [w.word for w in got] == ["Bod", "6.", "a", "©5"]  # num2words has no Czech ordinals
+    assert stats.unspeakable == 2 and stats.spoken_numbers == 0
+    assert "cannot be said" in caplog.text and "'6.'" in caplog.text
 
 
 def test_case_labels():

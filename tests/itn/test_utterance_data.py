@@ -62,8 +62,13 @@ def test_normalise_transcript_rules():
     assert normalise_transcript("ano <unk> [noise] ne", CONFIG).words == ["ano", "ne"]
     tag = normalise_transcript("ano <unk> ne", UtteranceImportConfig(alphabet=CZECH, tags="skip"))
     assert (tag.words, tag.reason, tag.detail) == ([], "tag", "<unk>")
-    digits = normalise_transcript("Tisk 912 .", CONFIG)
+    digits = normalise_transcript("Tisk 912 .", UtteranceImportConfig(alphabet=CZECH, numbers="keep"))
     assert digits.reason == "character outside the alphabet" and "'9'" in digits.detail
+    # numbers: spoken (default): said in Czech words (the 'LC-10', '737' skips of a real corpus)
+    assert normalise_transcript("Tisk 912, LC-10 a 737 (10%).", CONFIG).words == [
+        "tisk", "devět", "set", "dvanáct", "lc", "deset", "a", "sedm", "set", "třicet", "sedm", "deset", "procent"]
+    unspeakable = normalise_transcript("bod ©5", CONFIG)
+    assert unspeakable.reason == "unspeakable token" and "©5" in unspeakable.detail
     assert normalise_transcript("Grüße", CONFIG).reason == "character outside the alphabet"
     assert normalise_transcript("Grüße", UtteranceImportConfig()).words == ["grüße"]  # empty alphabet: any letter
     assert normalise_transcript(" ... ", CONFIG).reason == "empty text"
@@ -220,7 +225,7 @@ def test_bad_utterances_are_counted_logged_skips(segmented, tmp_path, caplog):
     duration = sf.info(str(root / "wav" / "sitting1.wav")).duration
     text = (root / "text").read_text(encoding="utf-8").splitlines()
     text[0] = "NovakJan-00"  # empty transcript
-    text[1] = "NovakJan-01 Tisk číslo 912 ."  # digits: spoken form unknown
+    text[1] = "NovakJan-01 Tisk číslo 912 © ."  # "©": spoken form unknown (912 is said: devět set dvanáct)
     text.append("Nobody-00 Tato věta nemá zvuk.")  # no segment
     write_lines(data / "text", text)
     segments = (root / "segments").read_text().splitlines()

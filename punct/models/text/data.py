@@ -3,7 +3,7 @@
 Words and labels come from the supervisions' ``custom["words"]`` / ``custom["punct"]``
 (data contract); the manifests are read line by line so that a bad record is reported
 with its file and line.  Optional extra training text (punctuated prose) goes through
-:func:`punct.text.normalize.words_and_labels` and is cut into pseudo-utterances.
+:func:`punct.text.normalize.normalize` and is cut into pseudo-utterances.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from lhotse.utils import Pathlike
 from punct.io.jsonl import open_text, read_jsonl
 from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.labels import PUNCT4, WordLabels, class_index
-from punct.text.normalize import NormalizeConfig, words_and_labels
+from punct.text.normalize import NormalizeConfig, normalize
 
 
 class Utterance(NamedTuple):
@@ -59,11 +59,14 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
     labels: List[str] = []
     paragraph: List[str] = []
 
+    unspeakable: List[str] = []
+
     def flush() -> None:
         if paragraph:
-            w, l = words_and_labels(" ".join(paragraph), norm)
-            words.extend(w)
-            labels.extend(l)
+            result = normalize(" ".join(paragraph), norm)
+            words.extend(result.words)
+            labels.extend(result.labels)
+            unspeakable.extend(result.unspeakable)  # text only: nothing to say; counted, and the words go on
             paragraph.clear()
 
     with open_text(path) as f:
@@ -75,6 +78,9 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
             if max_words and len(words) >= max_words:
                 break
     flush()
+    if unspeakable:
+        logging.info("%s: %d unspeakable token(s) left out of the words (e.g. %s)", path, len(unspeakable),
+                     ", ".join(unspeakable[:3]))
     if max_words:
         words, labels = words[:max_words], labels[:max_words]
     stem = path.name.split(".")[0]
