@@ -161,7 +161,8 @@ def test_every_readme_region_is_generated_from_committed_results():
     repo = Path(__file__).resolve().parents[2]
     files = sorted(repo.glob("egs/*/RESULTS/regions.yaml"))
     listed = {(region.readme.resolve(), region.name) for f in files for region in read_regions(f)}
-    for readme in [repo / "README.md", repo / "benchmarks" / "README.md", *repo.glob("egs/*/README.md")]:
+    for readme in [repo / "README.md", repo / "benchmarks" / "README.md", *repo.glob("egs/*/*.md"),
+                   *repo.glob("docs/*.md")]:
         for name in region_names(readme.read_text(encoding="utf-8")):
             assert (readme.resolve(), name) in listed, f"{readme}: region {name} is not in any egs/*/RESULTS/regions.yaml"
     for f in files:
