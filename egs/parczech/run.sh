@@ -60,7 +60,7 @@ Speech-informed ITN recipe (egs/parczech).  Stages:
   5  EfficientPunct: layer-12 + text-model word vectors, TDNN with a case head,
      ensemble with the text-only model                                          exp/efficientpunct{,_tdnn}
   6  score with bootstrap confidence intervals: RESULTS.md, results.json
-     (the README table's input), plots                                          exp/results
+     (the input of punct.bin.results_table), plots                              exp/results
 Options (defaults in brackets):
   --stage N            first stage [${stage}]
   --stop-stage N       last stage [${stop_stage}]
@@ -310,7 +310,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
     models+=("exp/efficientpunct_tdnn:EfficientPunct TDNN" "exp/efficientpunct:EfficientPunct ensemble")
   fi
   # results.json also records the run's seed, the AM's dev WER (stage 1) and the recognition WER (stage 2 with
-  # --words-from am on the mini corpus), for python -m punct.bin.results_table (the README table).
+  # --words-from am on the mini corpus), for python -m punct.bin.results_table (the RESULTS.md table).
   local/score_itn.sh --seed $seed --run-seed $seed --am-dir $am --words-dir exp/asr/words \
     exp/results "${models[@]}"
 fi

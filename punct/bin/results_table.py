@@ -22,7 +22,7 @@ sd is the sample standard deviation (n - 1); with one run there is no mean ± sd
 
   python -m punct.bin.results_table exp/results/results.json                       # print
   python -m punct.bin.results_table --readme README.md --name mustc runs/seed*/results.json
-  python -m punct.bin.results_table --readme ../../README.md --name parczech exp/results/results.json
+  python -m punct.bin.results_table --readme RESULTS.md --name parczech exp/results/results.json
   python -m punct.bin.results_table --out-dir exp/multi_seed runs/seed*/results.json   # summary.json/.md
 
 With ``--readme`` the text between ``<!-- results:NAME:begin -->`` and ``<!-- results:NAME:end -->``
@@ -33,7 +33,7 @@ Every generated region of the READMEs is listed in a recipe's ``RESULTS/regions.
 results.json it comes from (paths relative to that file) and the command that made the runs::
 
   mustc:                                  # the region's NAME
-    readme: ../../../README.md
+    readme: ../RESULTS.md
     command: utils/multi_seed.sh ...
     results: [corpus1001/seed1/results.json, ...]
 

@@ -15,7 +15,7 @@ alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on t
   score.  A mixture is used only when it beats both single models by more than that.  The marginal
   error counts the spread of the talks' difficulty, which the two systems share: on the mini corpus'
   8-talk dev it is ~2 points while the mixtures differ from the TDNN by ~1, so this rule kept the TDNN
-  alone in two of three runs where the best dev alpha (0.7) was 2-3 test points better (README).
+  alone in two of three runs where the best dev alpha (0.7) was 2-3 test points better (egs/mustc/RESULTS.md).
 """
 
 from __future__ import annotations

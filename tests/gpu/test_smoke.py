@@ -1,6 +1,6 @@
 """tests/gpu/smoke.sh on a machine with a GPU: both recipes' tiny corpus on cuda, one torchrun training.
 
-Skipped without a GPU (this project's CI has none); README "Running on a cluster (SLURM) and on GPUs" says how
+Skipped without a GPU (this project's CI has none); docs/slurm_gpu.md ("A GPU smoke run") says how
 to run the script by hand and what it showed.
 """
 

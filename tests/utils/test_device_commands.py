@@ -173,7 +173,7 @@ def _submissions(records: Path) -> dict:
 
 
 def _sbatch_line(records: Path, name: str) -> str:
-    """The last sbatch command line of job ``name``, as the README shows it."""
+    """The last sbatch command line of job ``name``, as docs/slurm_gpu.md shows it."""
     lines = [line for line in (records / "sbatch").read_text().splitlines() if f" --job-name={name} " in line]
     return "sbatch " + lines[-1]
 

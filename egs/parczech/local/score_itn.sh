@@ -3,7 +3,7 @@
 # per-class F1 with bootstrap 95 % intervals, macro F1, [cap] F1, PDP/PDR (all, shortest and
 # longest 25 %), F1 by input length, plots, <out-dir>/RESULTS.md, and <out-dir>/results.json (the run in one
 # file: the rows' scores, rule and counts per split, the run's seed, the AM's dev WER and the recognition WER where
-# written) from which python -m punct.bin.results_table makes the README table.
+# written) from which python -m punct.bin.results_table makes the RESULTS.md table.
 set -euo pipefail
 
 # Begin configuration section.

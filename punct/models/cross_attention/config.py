@@ -66,7 +66,7 @@ class MmConfig:
     mm_attention: str = "full"  # full: every text token attends every audio frame (thesis 5.4); aligned: a word's
     # sub-tokens attend only the frames of words i - c .. i + c (c = mm_attention_context) by the word times, a word's
     # frames running from its start to the next word's start (its sound and the pause after it); special tokens and
-    # words without frames attend every frame.  The alignment then need not be learnt (see README, egs/parczech)
+    # words without frames attend every frame.  The alignment then need not be learnt (egs/parczech/README.md)
     mm_attention_context: int = 1
     mm_zero_init: bool = False  # zero the output projections of the multimodal blocks' attention/FFN branches:
     # the blocks start as (normalised) identities, so training starts from the text-only function
