@@ -1,8 +1,8 @@
 """The documentation says only what the scripts accept, and its links lead somewhere.
 
-Every ``--option`` that a README (the top one, ``egs/*/README.md`` and ``RESULTS.md``, ``docs/*.md``) names after a
-script must be in that script's ``--help`` (the option strings of an entry point's parser), and every relative
-link must name an existing file.
+Every ``--option`` that a README (the top one, ``egs/*/README.md``, ``RESULTS.md`` and ``local/README.md``,
+``docs/*.md``, ``benchmarks/README.md``) names after a script must be in that script's ``--help`` (the option
+strings of an entry point's parser), and every relative link must name an existing file.
 
 An option belongs to a script when
 - it follows the script on one command: a line of a fenced code block (``\\`` continues it) or an inline code span
@@ -32,7 +32,7 @@ RECIPES = sorted(p.name for p in (REPO / "egs").iterdir() if (p / "run.sh").is_f
 
 def doc_files() -> List[Path]:
     return [REPO / "README.md", *sorted(REPO.glob("egs/*/README.md")), *sorted(REPO.glob("egs/*/RESULTS.md")),
-            *sorted(REPO.glob("docs/*.md"))]
+            *sorted(REPO.glob("egs/*/local/README.md")), *sorted(REPO.glob("docs/*.md")), REPO / "benchmarks" / "README.md"]
 
 
 class Mention(NamedTuple):
@@ -249,7 +249,7 @@ _LINK = re.compile(r"(?<!!)\[[^\]]*\]\((?P<target>[^)\s]+)\)")
 
 def test_relative_links_lead_to_files():
     bad = []
-    for f in doc_files() + sorted(REPO.glob("egs/*/local/README.md")) + [REPO / "benchmarks" / "README.md"]:
+    for f in doc_files():
         for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
             for m in _LINK.finditer(line):
                 target = m["target"]
