@@ -1,6 +1,6 @@
 """Long-recording recognition with a real (tiny, randomly initialised) TDNN acoustic model:
-the recogniser's CMVN convention, jobs, skipping, overwriting and the WER summary; and the
-cross-lingual initialisation of punct.am.init_from."""
+the recogniser's CMVN convention, jobs, skipping, overwriting and the WER summary (the cross-lingual
+initialisation of punct.am.init_from: tests/am/test_init_from.py)."""
 
 import json
 
@@ -16,7 +16,6 @@ from punct.am.model import AmModelConfig
 from punct.am.tokens import TokenTable
 from punct.am.train import AmConfig, AmTrainState, build_model, load_am, save_checkpoint
 from punct.bin import recognise_long
-from punct.am.init_from import transfer_weights
 from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig, plan_chunks
@@ -138,20 +137,6 @@ def test_am_folder_without_feature_config(corpus):
     (corpus / "am" / "mfcc.yaml").unlink()
     with pytest.raises(FileNotFoundError, match=r"mfcc\.yaml: no such file"):
         recognise_long.main(args(corpus))
-
-
-def test_transfer_weights_copies_shared_layers_and_output_rows():
-    torch.manual_seed(0)
-    src_tokens, dst_tokens = TokenTable(["<blk>", "|", "a", "b", "x"]), TokenTable(["<blk>", "|", "a", "b", "č"])
-    source, target = build_model(tiny_config(), 5), build_model(tiny_config(), 5)
-    before = target.output.weight.detach().clone()
-    counts = transfer_weights(source, src_tokens, target, dst_tokens)
-    assert counts["output_rows"] == 4 and counts["kept"] == 0
-    for name, value in source.state_dict().items():
-        if not name.startswith("output."):
-            assert torch.equal(target.state_dict()[name], value), name
-    assert torch.equal(target.output.weight[:4], source.output.weight[:4])
-    assert torch.equal(target.output.weight[4], before[4])  # 'č' is not in the source table
 
 
 def test_beam_search_with_an_lm_is_recorded_and_a_new_decoder_recognises_again(corpus):
