@@ -76,7 +76,7 @@ class SlurmCluster:
         (CONF_DIR / "slurm.conf").write_text(
             "\n".join(
                 [
-                    "# written by punct tests/slurm_cluster.py: one node, no systemd/cgroups/accounting",
+                    "# written by punct tests/helpers/slurm_cluster.py: one node, no systemd/cgroups/accounting",
                     "ClusterName=punct-test",
                     f"SlurmctldHost={self.node}(127.0.0.1)",
                     "AuthType=auth/munge",

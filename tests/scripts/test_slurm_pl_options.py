@@ -2,7 +2,7 @@
 
 The fake sbatch records its arguments and runs the array tasks one after another (with
 SLURM_ARRAY_TASK_ID set, and an empty environment under --export=NONE), so these tests need
-no cluster; tests/utils/test_slurm_pl.py runs the real one.
+no cluster; tests/scripts/test_slurm_pl.py runs the real one.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from tests.helpers.cross_attention import make_encoder, tiny_config, write_corpu
 
 @pytest.fixture
 def am_setup(tmp_path, tokenizer):
-    """A tiny random AM folder, the tone corpus of tests/mm/helpers and the AM-encoder config."""
+    """A tiny random AM folder, the tone corpus of tests/helpers/cross_attention and the AM-encoder config."""
     am = write_am_dir(tmp_path / "am")
     data = write_corpus(tmp_path)
     cfg = tiny_config(sound_encoder="am", am_dir=str(tmp_path / "am"), positional=True, am_frame_stride=4)

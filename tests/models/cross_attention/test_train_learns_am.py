@@ -1,9 +1,9 @@
 """With the frozen acoustic model as its audio encoder (``sound_encoder: am``) the cross-attention model
 learns punctuation that is only in the audio; with the audio permuted it cannot.
 
-The synthetic task and corpus of tests/mm/test_learns.py (every word is "je"; a comma after a word is
-heard only as a 2 kHz tone in the word's last 0.2 s), trained and decoded by ``punct.bin.train_mm.main``
-with ``--sound-encoder am --am-dir <a tiny random TDNN AM>`` (tests/mm/am_helpers.py: 13 layers of
+The synthetic task and corpus of tests/models/cross_attention/test_train_learns.py (every word is "je"; a comma
+after a word is heard only as a 2 kHz tone in the word's last 0.2 s), trained and decoded by ``punct.bin.train_mm.main``
+with ``--sound-encoder am --am-dir <a tiny random TDNN AM>`` (tests/helpers/tiny_am.py: 13 layers of
 width 32, BatchNorm statistics calibrated so that layer 12 still depends on its input; the AM is not
 trained, so the tone reaches the model only through random features of the MFCC):
 

@@ -1,6 +1,6 @@
 """The punctuation TDNN learns punctuation that only the acoustic frames carry.
 
-Synthetic splits (tests/fusion/synthetic.py): the pause after a word grows with its label and a
+Synthetic splits (tests/helpers/synthetic_splits.py): the pause after a word grows with its label and a
 "rise" marks questions in the acoustic frames; here the pause frames also carry a class-specific
 level in one more acoustic dimension (as a pitch contour would), while the BERT vectors are pure
 noise.  A TDNN that reads the acoustic side must score well above chance on held-out utterances;
