@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cross_attention import tokenizer  # noqa: F401  (a fixture: models/cross_attention, test_labels)
 from tests.helpers.slurm_cluster import SlurmCluster, why_slurm_cannot_run
-from tests.helpers.cross_attention import tokenizer  # noqa: F401  (a fixture of tests/models/cross_attention and tests/test_labels.py)
 
 REPO = Path(__file__).resolve().parents[1]
 
