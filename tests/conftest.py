@@ -1,17 +1,17 @@
-"""Fixtures shared by the test suite: the repository root and a real single-node SLURM cluster."""
+"""Fixtures shared by the test suite: the repository root, a real single-node SLURM cluster, the tiny recipe runs
+and the cross-attention models' tokenizer (helpers live in tests/helpers/)."""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tests.helpers.cross_attention import tokenizer  # noqa: F401  (a fixture: models/cross_attention, test_labels)
+from tests.helpers.slurm_cluster import SlurmCluster, why_slurm_cannot_run
 
-from slurm_cluster import SlurmCluster, why_slurm_cannot_run  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def repo_root() -> Path:
 def mustc_tiny_recipe(tmp_path_factory) -> Path:
     """egs/mustc's default run on the tiny corpus, once per session, in a private copy of the recipe.  Tests read
     it; a test that needs other options copies the outputs it keeps into a copy of its own, never trains them again."""
-    from e2e.recipe_copy import trained_tiny_recipe
+    from tests.helpers.recipe_copy import trained_tiny_recipe
 
     return trained_tiny_recipe(REPO, "mustc", tmp_path_factory.mktemp("e2e") / "mustc")
 
@@ -39,7 +39,7 @@ def mustc_tiny_recipe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def parczech_tiny_recipe(tmp_path_factory) -> Path:
     """egs/parczech's default run on the tiny corpus (stages 0-6), once per session, as ``mustc_tiny_recipe``."""
-    from e2e.recipe_copy import trained_tiny_recipe
+    from tests.helpers.recipe_copy import trained_tiny_recipe
 
     return trained_tiny_recipe(REPO, "parczech", tmp_path_factory.mktemp("e2e") / "parczech")
 

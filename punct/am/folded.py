@@ -9,7 +9,7 @@ W[:, :, k] @ c, which is folded into the next bias; through a factorised layer's
 becomes b + bypass_scale * c.  The bypass scales are carried the same way, as a scalar factor of the
 representation (x = s * x~ + c), so a factorised layer adds its bypass without a multiplication.  The
 tapped layer applies its factor and offset, so the outputs equal the model's up to float rounding
-(tests/am/test_tdnn_model.py).
+(tests/am/test_model.py).
 
 In an int8 graph the BatchNorms would run in float between a dequantise and a quantise step, and
 break the chains of int8 convolutions in ONNX Runtime's channels-last layout (benchmarks/README.md).

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.e2e.recipe_copy import copy_recipe, run_recipe
+from tests.helpers.recipe_copy import copy_recipe, run_recipe
 
 pytestmark = pytest.mark.slow
 SPLITS = ("train", "dev", "test")

@@ -213,7 +213,7 @@ class WordFactoredTdnn(nn.Module):
     the fusion layer's output W [v ; a] + b = W_text v_w(t) + (W_acoustic a_t + b): the first term is
     constant over a word and is computed per word, then gathered per frame.  At paper size that removes
     768 of the 1792 multiply-adds per input of the fusion layer on every frame (exact up to float
-    rounding; ``tests/fusion/test_tdnn.py`` checks it).  Word index -1 (frames before the first word
+    rounding; ``tests/models/punct_tdnn/test_tdnn.py`` checks it).  Word index -1 (frames before the first word
     and padding) selects a zero text part, as zero-padded fused frames do.  Inference only: the two
     Linear layers are copies of the TDNN's fusion weights, made at construction.
     """

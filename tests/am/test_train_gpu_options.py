@@ -1,0 +1,99 @@
+"""AM training's GPU options on the CPU: --amp bf16 (fp16 refused), --num-workers with per-worker
+SpecAugment generators."""
+
+from __future__ import annotations
+
+import math
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from punct.am import train as am_train
+from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.train import compute_loss, reseed_worker, run_training
+from punct.bin import train_am
+from punct.training.loop import Amp
+
+from tests.helpers.espeak_corpus import cached_corpus, espeak_available
+
+SMALL = AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24)
+
+
+def output_dtypes(model: torch.nn.Module, seen: list) -> torch.nn.Module:
+    """Records (training?, output dtype) of every forward pass of ``model``."""
+    model.register_forward_hook(lambda module, inputs, out: seen.append((module.training, out.dtype)))
+    return model
+
+
+def test_bf16_step_runs_the_network_in_bf16_and_ctc_in_float32():
+    torch.manual_seed(0)
+    seen: list = []
+    model = output_dtypes(TdnnAcousticModel(AmModelConfig(**{**SMALL.__dict__, "num_tokens": 6})), seen)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    batch = {"feats": torch.randn(2, 40, 40), "feat_lens": torch.tensor([40, 33]),
+             "targets": torch.tensor([1, 2, 3, 4, 5]), "target_lens": torch.tensor([3, 2])}
+    ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+    amp = Amp("bf16", "cpu")
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    loss, frames = compute_loss(model, batch, torch.device("cpu"), ctc, subsample=3, amp=amp)
+    assert seen == [(True, torch.bfloat16)] and loss.dtype == torch.float32 and math.isfinite(loss.item())
+    amp.step(loss / frames, optimizer, model.parameters(), grad_clip=5.0)
+    after = model.state_dict()
+    assert all(v.dtype == before[k].dtype for k, v in after.items())  # float32 weights, int64 BatchNorm counters
+    assert not torch.equal(before["output.weight"], after["output.weight"])
+
+
+def test_fp16_on_cpu_is_refused_before_reading_data(tmp_path):
+    with pytest.raises(ValueError, match="fp16 needs a CUDA device"):
+        run_training(prefix="mustc", config=am_train.AmConfig(), fbank_dir=tmp_path / "missing", exp_dir=tmp_path / "exp",
+                     device_name="cpu", amp="fp16")
+
+
+class Draws(torch.utils.data.Dataset):
+    """Each item: the next number of the dataset's generator (as CtcDataset draws SpecAugment masks)."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, i: int) -> float:
+        return float(self.rng.random())
+
+
+def test_loader_workers_draw_different_masks():
+    torch.manual_seed(0)
+    loader = torch.utils.data.DataLoader(Draws(), batch_size=None, num_workers=2, worker_init_fn=reseed_worker)
+    first, second = list(loader), list(loader)
+    assert first[0] != first[1]  # items 0 and 1 come from different workers
+    assert first != second  # and a new epoch draws new masks
+    plain = list(torch.utils.data.DataLoader(Draws(), batch_size=None, num_workers=2))
+    assert plain[0] == plain[1]  # what reseed_worker prevents
+
+
+@pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")
+def test_cli_bf16_with_loader_workers(tmp_path, monkeypatch):
+    seen, initial = [], {}
+    build = am_train.build_model
+
+    def recorded_build(config, num_tokens):
+        model = output_dtypes(build(config, num_tokens), seen)
+        initial.update({k: v.clone() for k, v in model.state_dict().items()})
+        return model
+
+    monkeypatch.setattr(am_train, "build_model", recorded_build)
+    config = tmp_path / "am.yaml"
+    config.write_text(yaml.safe_dump({"model": {k: v for k, v in SMALL.__dict__.items() if k != "num_tokens"},
+                                      "num_epochs": 1, "lr": 2e-3, "warmup_steps": 1, "max_duration": 8.0,
+                                      "num_buckets": 2, "spec_augment": True, "log_interval": 1}))
+    exp = tmp_path / "exp"
+    assert train_am.main(["--config", str(config), "--fbank-dir", str(cached_corpus() / "fbank"), "--exp-dir", str(exp),
+                          "--prefix", "mustc", "--device", "cpu", "--num-threads", "1", "--amp", "bf16", "--num-workers", "1"]) == 0
+    assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # trained in bf16, validated in float32
+    saved = torch.load(exp / "epoch-1.pt", weights_only=True)
+    assert saved["state"]["step"] > 0 and math.isfinite(saved["state"]["best_valid_loss"])
+    assert saved["config"]["num_workers"] == 1
+    assert all(v.dtype == torch.float32 for v in saved["model"].values() if v.is_floating_point())
+    assert not torch.equal(saved["model"]["output.weight"], initial["output.weight"])

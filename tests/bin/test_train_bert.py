@@ -1,0 +1,222 @@
+"""End to end on a tiny random BERT: train (ce/scl/focal), resume, dump shards, score."""
+
+from __future__ import annotations
+
+import json
+import re
+import importlib
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from tests.helpers.text_model import make_encoder, make_tokenizer
+from punct.io.shards import MatrixReader, merge_scps
+from punct.models.text.model import PunctBert
+
+# A lexical rule a tiny model learns quickly: "cat" takes a comma, sentences end in "sat" (".")
+# or "ran" ("?"), every other word has no punctuation.
+WORDS = ["the", "cat", "on", "mat", "a", "dog", "so", "and", "why", "did", "it"]
+
+
+def make_sentence(rng):
+    words, labels = [], []
+    for _ in range(rng.randint(1, 3)):
+        body = [rng.choice(WORDS) for _ in range(rng.randint(2, 6))]
+        words += body + [rng.choice(["sat", "ran"])]
+        labels += ["," if w == "cat" else "NP" for w in body] + ["." if words[-1] == "sat" else "?"]
+    return words, labels
+
+
+def write_manifest(path, n, seed):
+    from lhotse import SupervisionSegment, SupervisionSet
+
+    rng = random.Random(seed)
+    sups = []
+    for i in range(n):
+        words, labels = make_sentence(rng)
+        sups.append(SupervisionSegment(
+            id=f"ted_{seed}_{i}", recording_id=f"ted_{seed}", start=float(i), duration=1.0, channel=0,
+            speaker=f"ted_{seed}", language="English", text=" ".join(words),
+            custom={"words": words, "punct": labels},
+        ))
+    SupervisionSet.from_segments(sups).to_file(path)
+
+
+def run(module, *args):
+    """Runs an entry point in this process (saves the interpreter start-up of a subprocess)."""
+    importlib.import_module(module).main([str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bert")
+    tokenizer = make_tokenizer(root)
+    encoder = make_encoder(max_positions=128)
+    encoder.save_pretrained(root / "tiny-bert")
+    tokenizer.save_pretrained(root / "tiny-bert")
+    for split, n, seed in (("train", 120, 1), ("dev", 20, 2), ("test", 15, 3)):
+        write_manifest(root / f"sups_{split}.jsonl.gz", n, seed)
+    config = root / "bert_tiny.yaml"
+    config.write_text(
+        "lr: 3.0e-3\nbatch_size: 16\nmax_length: 24\ninfer_max_length: 32\ncontext: 4\nnum_epochs: 3\n"
+        "head_hidden: 32\nnum_threads: 1\nlog_interval: 5\nwarmup_steps: 5\nkeep_last_epochs: 1\n"
+    )
+    return root
+
+
+@pytest.mark.parametrize("loss", ["ce", "scl", "focal"])
+def test_train_losses(setup, loss):
+    root = setup
+    exp = root / f"exp_{loss}"
+    run("punct.bin.train_bert", "--config", str(root / "bert_tiny.yaml"), "--bert-model", str(root / "tiny-bert"),
+        "--train", str(root / "sups_train.jsonl.gz"), "--dev", str(root / "sups_dev.jsonl.gz"),
+        "--exp-dir", str(exp), "--loss", loss, "--num-epochs", "2", "--device", "cpu", "--seed", "7")
+    assert (exp / ".done").exists()
+    assert (exp / "epoch-2.pt").exists() and not (exp / "epoch-1.pt").exists()  # keep_last_epochs: 1
+    history = json.loads((exp / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2]
+    best = json.loads((exp / "best-valid-f1.json").read_text())
+    assert best["dev"]["overall"]["f1"] == max(h["dev_f1"] for h in history)
+    assert "loss" in (exp / "config.yaml").read_text() and f"loss: {loss}" in (exp / "config.yaml").read_text()
+    model = PunctBert.from_pretrained(exp / "best-valid-f1")
+    assert model.head_specs[0].classes == ("NP", ",", ".", "?")
+
+
+def test_train_resume_dump_and_score(setup, capfd):
+    root = setup
+    exp = root / "exp"
+    common = ["--config", str(root / "bert_tiny.yaml"), "--bert-model", str(root / "tiny-bert"),
+              "--train", str(root / "sups_train.jsonl.gz"), "--dev", str(root / "sups_dev.jsonl.gz"),
+              "--exp-dir", str(exp), "--device", "cpu", "--loss", "ce"]
+    run("punct.bin.train_bert", *common, "--num-epochs", "2")
+    (exp / ".done").unlink()
+    run("punct.bin.train_bert", *common, "--resume")  # config: 3 epochs -> one more
+    assert any("resumed from" in log.read_text() for log in (exp / "log").glob("log-train-*"))
+    history = json.loads((exp / "history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    assert torch.load(exp / "epoch-3.pt", weights_only=True)["state"]["epoch"] == 3  # plain values only
+    # the rule is easy: a 2-layer random BERT learns it well within 3 epochs at lr 1e-3
+    assert max(h["dev_f1"] for h in history) > 0.8
+
+    model_dir = exp / "best-valid-f1"
+    out = root / "emb_bert" / "test"
+    for job in (1, 2):
+        run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
+            "--out-dir", str(out), "--max-length", "16", "--context", "3", "--job", str(job), "--nj", "2", "--device", "cpu")
+    for name in ("vec", "post"):
+        assert merge_scps([out / f"{name}.1.scp", out / f"{name}.2.scp"], out / f"{name}.scp") == 15
+    capfd.readouterr()
+    run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
+                  "--out-dir", str(out), "--job", "1", "--nj", "2", "--device", "cpu")
+    assert "skipping" in capfd.readouterr().err
+
+    from lhotse import SupervisionSet
+
+    sups = SupervisionSet.from_file(root / "sups_test.jsonl.gz")
+    vec, post = MatrixReader(out / "vec.scp"), MatrixReader(out / "post.scp")
+    model = PunctBert.from_pretrained(model_dir).eval()
+    for sup in sups:
+        words = sup.custom["words"]
+        assert vec[sup.id].shape == (len(words), 32)
+        assert post[sup.id].shape == (len(words), 4)
+        assert np.allclose(post[sup.id].sum(axis=1), 1.0, atol=1e-5)
+    # a short utterance: the vectors are the encoder's states at the last sub-tokens
+    sup = next(s for s in sups if len(s.custom["words"]) <= 10)
+    ids = [model.tokenizer.cls_token_id] + model.tokenizer.convert_tokens_to_ids(sup.custom["words"]) + [model.tokenizer.sep_token_id]
+    with torch.no_grad():
+        hidden = model.encoder(input_ids=torch.tensor([ids])).last_hidden_state[0, 1:-1].numpy()
+    assert np.allclose(vec[sup.id], hidden, atol=1e-4)
+
+    # --word-vectors pretrained: the vectors of the encoder before fine-tuning, the fine-tuned posteriors
+    assert model.base_encoder == str((root / "tiny-bert").resolve())
+    pre = root / "emb_bert_pretrained" / "test"
+    run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
+        "--out-dir", str(pre), "--max-length", "16", "--context", "3", "--job", "1", "--nj", "1", "--device", "cpu",
+        "--word-vectors", "pretrained")
+    from transformers import AutoModel
+
+    base = AutoModel.from_pretrained(root / "tiny-bert").eval()
+    with torch.no_grad():
+        base_hidden = base(input_ids=torch.tensor([ids])).last_hidden_state[0, 1:-1].numpy()
+    pre_vec, pre_post = MatrixReader(pre / "vec.1.scp"), MatrixReader(pre / "post.1.scp")
+    assert np.allclose(pre_vec[sup.id], base_hidden, atol=1e-4)
+    assert not np.allclose(pre_vec[sup.id], hidden, atol=1e-2)  # fine-tuning moved the states
+    for s in sups:
+        np.testing.assert_allclose(pre_post[s.id], post[s.id], atol=1e-5)
+    json_path = model_dir / "punct_model.json"
+    saved = json.loads(json_path.read_text())
+    del saved["base_encoder"]  # a folder saved before the base encoder was recorded
+    json_path.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="does not record the encoder it was fine-tuned from"):
+        run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
+            "--out-dir", str(root / "emb_none"), "--job", "1", "--nj", "1", "--device", "cpu", "--word-vectors", "pretrained")
+
+    run("punct.bin.score_text", "--posteriors", str(out / "post.scp"), "--supervisions", str(root / "sups_test.jsonl.gz"),
+        "--out", str(root / "results-test"))
+    scores = json.loads((root / "results-test.json").read_text())
+    assert scores["num_words"] == sum(len(s.custom["words"]) for s in sups)
+    assert scores["overall"]["f1"] > 0.8
+    assert "overall (micro)" in (root / "results-test.md").read_text()
+
+
+def test_bad_manifest_names_file_and_line(tmp_path):
+    from punct.models.text.data import read_utterances
+    import gzip
+
+    path = tmp_path / "bad.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(json.dumps({"id": "a", "custom": {"words": ["x"], "punct": ["NP"]}}) + "\n")
+        f.write(json.dumps({"id": "b", "custom": {"words": ["x", "y"], "punct": ["NP"]}}) + "\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl.gz:2: b: 2 words but 1 labels"):
+        read_utterances(path)
+    with gzip.open(path, "wt") as f:
+        f.write(json.dumps({"id": "a", "custom": {"words": ["x"], "punct": ["!"]}}) + "\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl.gz:1: a: unknown label"):
+        read_utterances(path)
+
+
+def test_extra_text_pseudo_utterances(tmp_path):
+    from punct.models.text.data import read_extra_text
+
+    path = tmp_path / "prose.txt"
+    path.write_text("The cat sat, and the dog ran.\nWhy did it?\n\nSo it sat on\nthe mat.\n", encoding="utf-8")
+    utts = read_extra_text(path, words_per_utterance=5)
+    words = [w for u in utts for w in u.words]
+    labels = [l for u in utts for l in u.labels]
+    assert words == ["the", "cat", "sat", "and", "the", "dog", "ran", "why", "did", "it", "so", "it", "sat", "on", "the", "mat"]
+    assert labels == ["NP", "NP", ",", "NP", "NP", "NP", ".", "NP", "NP", "?", "NP", "NP", "NP", "NP", "NP", "."]
+    assert [len(u.words) for u in utts] == [5, 5, 5, 1]
+    assert len({u.id for u in utts}) == 4
+    assert [len(u.words) for u in read_extra_text(path, 5, max_words=7)] == [5, 2]
+
+
+def test_extra_text_takes_the_corpus_mark_mapping(setup):
+    """--normalize-config labels the extra text as the corpus preparation did (here "!" -> "?", ":" -> ".")."""
+    root = setup
+    prose = root / "prose_marks.txt"
+    prose.write_text("Stop it now! Listen: the cat sat. Why?\n\nGo away! Look: a dog.\n", encoding="utf-8")
+    mapping = root / "normalize_marks.yaml"
+    mapping.write_text("exclamation: '?'\ncolon: '.'\n", encoding="utf-8")
+    common = ["--config", root / "bert_tiny.yaml", "--bert-model", root / "tiny-bert", "--train", root / "sups_train.jsonl.gz",
+              "--dev", root / "sups_dev.jsonl.gz", "--device", "cpu", "--num-epochs", "1", "--extra-text", prose]
+
+    def extra_labels(exp):
+        log = "".join(p.read_text() for p in (exp / "log").glob("log-train-*"))
+        return re.search(r"prose_marks\.txt: \d+ extra pseudo-utterances, 13 words, labels (.*)", log).group(1)
+
+    run("punct.bin.train_bert", *common, "--exp-dir", root / "exp_marks_default")
+    run("punct.bin.train_bert", *common, "--exp-dir", root / "exp_marks_mapped", "--normalize-config", mapping)
+    assert extra_labels(root / "exp_marks_default") == "NP=6 ,=2 .=4 ?=1"
+    assert extra_labels(root / "exp_marks_mapped") == "NP=6 ,=0 .=4 ?=3"
+
+
+def test_resume_with_other_loss_is_refused(setup):
+    root = setup
+    exp = root / "exp_refuse"
+    common = ["--config", root / "bert_tiny.yaml", "--bert-model", root / "tiny-bert", "--train", root / "sups_train.jsonl.gz",
+              "--dev", root / "sups_dev.jsonl.gz", "--exp-dir", exp, "--device", "cpu", "--num-epochs", "1"]
+    run("punct.bin.train_bert", *common, "--loss", "ce")
+    with pytest.raises(ValueError, match=r"other values of \['loss'\]"):
+        run("punct.bin.train_bert", *common, "--loss", "focal", "--resume", "--num-epochs", "2")

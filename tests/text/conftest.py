@@ -1,3 +1,0 @@
-"""Fixtures of the text-branch tests (helpers in tests/text/helpers.py)."""
-
-from tests.text.helpers import tiny_encoder, tiny_tokenizer  # noqa: F401  (fixtures)

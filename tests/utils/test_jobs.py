@@ -1,0 +1,20 @@
+"""punct.utils.jobs: job shares."""
+
+from __future__ import annotations
+
+import pytest
+
+from punct.utils.jobs import job_share
+
+
+@pytest.mark.parametrize("n,nj", [(10, 3), (3, 5), (0, 2), (7, 1)])
+def test_job_shares_cover_everything_once(n, nj):
+    items = list(range(n))
+    shares = [job_share(items, j, nj) for j in range(1, nj + 1)]
+    assert sum(shares, []) == items
+    assert max(map(len, shares)) - min(map(len, shares)) <= 1
+
+
+def test_job_share_rejects_bad_index():
+    with pytest.raises(ValueError, match="--job"):
+        job_share([1, 2], 3, 2)
