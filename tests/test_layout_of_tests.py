@@ -5,8 +5,8 @@ the entry points), those of ``punct/labels.py`` in ``tests/test_labels.py``.
 A test file may add an aspect to its module's name (``test_train_gpu_options.py`` tests ``train.py``'s GPU
 options) so that one module's slow or special tests can stay in a file of their own.  The folders that mirror
 nothing: ``e2e`` (whole recipe runs), ``scripts`` (the shell tools of utils/ and steps/), ``gpu`` (the GPU smoke
-run) and ``helpers`` (test code shared between folders).  Top-level ``test_layout*.py`` files check the
-repository as a whole, not one module.
+run) and ``helpers`` (test code shared between folders).  Top-level ``test_layout*.py`` and ``test_docs.py``
+check the repository as a whole (the package, the documentation), not one module.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def layout_problems(tests: Path, punct: Path) -> list[str]:
             where = f"tests/{rel}/{path.name}" if rel.parts else f"tests/{path.name}"
             if not path.stem.startswith("test_"):
                 problems.append(f"{where}: not a test file (shared test code goes to tests/helpers/)")
-            elif not rel.parts and path.stem.startswith("test_layout"):
+            elif not rel.parts and path.stem.startswith(("test_layout", "test_docs")):
                 continue
             elif not _names_a_module(path.stem, modules):
                 problems.append(
