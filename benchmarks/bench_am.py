@@ -29,11 +29,10 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List
-
-import torch
 
 import common  # noqa: E402  (puts the repository on sys.path)
+import torch
+
 from punct.am.train import AmConfig, build_model, compute_loss, first_dev_loss_epoch
 from punct.training.loop import NO_AMP, Amp
 from punct.utils.config import load_config
@@ -75,14 +74,14 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def make_batches(config: AmConfig, args: argparse.Namespace, generator: torch.Generator) -> List[Dict]:
+def make_batches(config: AmConfig, args: argparse.Namespace, generator: torch.Generator) -> list[dict]:
     """Batches of at most ``config.max_duration`` seconds of random features and targets: utterance lengths
     log-normal around ``--utterance-seconds`` (the mini corpus: median 6.8 s, 10 % / 90 % at 3.9 / 13.0 s),
     sorted and packed as a bucketing sampler does, each batch padded to its longest utterance.  The shapes
     vary from batch to batch as in training (CPU kernels are planned per input shape)."""
     log_seconds = torch.randn(args.num_utterances, generator=generator) * args.utterance_spread + math.log(args.utterance_seconds)
     seconds = sorted(min(config.max_duration, max(1.0, float(x))) for x in log_seconds.exp())
-    groups: List[List[float]] = [[]]
+    groups: list[list[float]] = [[]]
     for length in seconds:
         if groups[-1] and sum(groups[-1]) + length > config.max_duration:
             groups.append([])
@@ -100,7 +99,7 @@ def make_batches(config: AmConfig, args: argparse.Namespace, generator: torch.Ge
     return batches
 
 
-def measure(config: AmConfig, batches: List[Dict], amp: Amp, threads: int, part: str, seconds: float) -> Rate:
+def measure(config: AmConfig, batches: list[dict], amp: Amp, threads: int, part: str, seconds: float) -> Rate:
     """Runs training steps (or dev forward passes) over ``batches``, in turn, for about ``seconds`` of wall
     time (at least one pass)."""
     torch.set_num_threads(threads)
@@ -110,7 +109,7 @@ def measure(config: AmConfig, batches: List[Dict], amp: Amp, threads: int, part:
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     device = torch.device("cpu")
 
-    def step(batch: Dict) -> None:
+    def step(batch: dict) -> None:
         if part == "train":
             model.train()
             loss, frames = compute_loss(model, batch, device, ctc, config.ctc_subsample, amp)
@@ -139,7 +138,7 @@ def main() -> None:
     config = load_config(AmConfig, args.config)
     batches = make_batches(config, args, torch.Generator().manual_seed(0))
     precisions = [NO_AMP] + ([Amp("bf16")] if has_native_bf16(torch.device("cpu")) else [])
-    rates: List[Rate] = []
+    rates: list[Rate] = []
     for threads in args.threads:
         rates.append(measure(config, batches, NO_AMP, threads, "dev", args.seconds))
         for amp in precisions:

@@ -20,28 +20,35 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, Sequence, Tuple
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
-from lhotse.utils import Pathlike
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
+from lhotse.utils import Pathlike
 from tqdm import tqdm
 
 from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
-from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.model import AmModelConfig, TdnnAcousticModel
 from punct.am.tokens import SPACE, TokenTable
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.utils.config import config_from_dict, load_config, save_config
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
-from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
-                                  setup_distributed)
+from punct.training.loop import (
+    NO_AMP,
+    Amp,
+    DistInfo,
+    latest_checkpoint,
+    loader_options,
+    seed_everything,
+    setup_distributed,
+)
+from punct.utils.config import config_from_dict, load_config, save_config
 
 
 @dataclass(frozen=True)
@@ -100,8 +107,8 @@ def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
     return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
 
 
-def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc: torch.nn.CTCLoss,
-                 subsample: int = 1, amp: Amp = NO_AMP) -> Tuple[torch.Tensor, int]:
+def compute_loss(model: torch.nn.Module, batch: dict, device: torch.device, ctc: torch.nn.CTCLoss,
+                 subsample: int = 1, amp: Amp = NO_AMP) -> tuple[torch.Tensor, int]:
     """Summed CTC loss of a batch over every ``subsample``-th output frame, and the batch's input frame
     count (the loss is reported per input frame).  The network runs under ``amp``'s autocast; the
     log-softmax and CTC run in float32 (CTC sums products of many small probabilities)."""
@@ -115,7 +122,7 @@ def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc:
     return loss, int(feat_lens.sum())
 
 
-def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterator[Dict]:
+def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterator[dict]:
     """Yields batches while every rank has one."""
     iterator = iter(batches)
     while True:
@@ -180,7 +187,7 @@ def training_config(checkpoint: Path) -> AmConfig:
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
-def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
+def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable]:
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
     data = load_checkpoint(checkpoint, device)
     config = config_from_dict(AmConfig, data["config"], str(checkpoint))
@@ -191,7 +198,7 @@ def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> 
 
 
 def load_am(am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT,
-            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
+            device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
     """The model, its token table and its feature config from an AM folder (``exp/am`` of ``steps/train_am.sh``, or a
     pre-trained one in the same format: ``checkpoint`` and ``mfcc.yaml``, the feature config it was trained with)."""
     am_dir = Path(am_dir)
@@ -254,7 +261,7 @@ def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.opti
 def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str, device_name: str = "auto",
                  seed: int = 42, resume: bool = False, train_split: str = "train",
                  dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
-                 amp: str = "none") -> Tuple[AmTrainState, TdnnAcousticModel]:
+                 amp: str = "none") -> tuple[AmTrainState, TdnnAcousticModel]:
     """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
 
     ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini

@@ -49,9 +49,10 @@ import logging
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Literal, NamedTuple
 
 import numpy as np
 import soundfile as sf
@@ -99,13 +100,13 @@ class ImportedUtterance:
     id: str
     recording: Recording
     start: float
-    end: Optional[float]  # None: to the end of the recording
-    text: Optional[str]
-    speaker: Optional[str]
-    language: Optional[str]
+    end: float | None  # None: to the end of the recording
+    text: str | None
+    speaker: str | None
+    language: str | None
     where: str  # the line of the transcript
     span_where: str  # the line of the time span (Kaldi: segments or wav.scp)
-    channel: Union[int, List[int]] = 0
+    channel: int | list[int] = 0
 
 
 class Skips:
@@ -124,7 +125,7 @@ class Skips:
 
 
 class Normalised(NamedTuple):
-    words: List[str]
+    words: list[str]
     reason: str = ""  # why the utterance cannot be used; empty when it can
     detail: str = ""
 
@@ -135,7 +136,7 @@ def _allowed(ch: str, alphabet: str) -> bool:
 
 def normalise_transcript(text: str, config: UtteranceImportConfig = UtteranceImportConfig()) -> Normalised:
     """A transcript -> the AM's words (see the module doc), or the reason it cannot be used."""
-    words: List[str] = []
+    words: list[str] = []
     for token in unicodedata.normalize("NFC", text).lower().split():
         if TAG.match(token):
             if config.tags == "skip":
@@ -184,7 +185,7 @@ def audio_recording(recording_id: str, path: str, where: str, sampling_rate: int
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 
-def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[ImportedUtterance]:
+def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> list[ImportedUtterance]:
     """The utterances of a Kaldi data directory; every wav.scp entry is checked (``audio_recording``)."""
     data = read_kaldi_data_dir(path)
     recordings = {rid: audio_recording(rid, e.value, e.where, config.sampling_rate) for rid, e in data.wav.items()}
@@ -227,7 +228,7 @@ def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: floa
                      sup.channel)
 
 
-def _manifest_files(path: Path) -> Tuple[Optional[Path], Optional[Path], Optional[Path]]:
+def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
     """(recordings, supervisions, cuts) manifests of a folder (or a cuts file); one of each kind at most."""
     if path.is_file():
         return None, None, path
@@ -244,7 +245,7 @@ def _manifest_files(path: Path) -> Tuple[Optional[Path], Optional[Path], Optiona
     return found["recordings"], found["supervisions"], found["cuts"]
 
 
-def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[ImportedUtterance]:
+def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> list[ImportedUtterance]:
     """The supervisions of lhotse manifests (see the module doc) as utterances; errors name ``file:line``."""
     rec_file, sup_file, cuts_file = _manifest_files(Path(path))
     out = []
@@ -265,7 +266,7 @@ def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[Imp
                                  f"which {rec_file} does not list")
             out.append(_supervision_utterance(sup, recordings[sup.recording_id], 0.0, where))
         return out
-    checked: Dict[str, Recording] = {}
+    checked: dict[str, Recording] = {}
     for where, record in read_jsonl(cuts_file, "cuts manifest"):
         if record.get("type") != "MonoCut" or not record.get("recording"):
             raise ValueError(f"{where}: a {record.get('type')} without a recording; expected MonoCuts of recordings")
@@ -280,7 +281,7 @@ def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[Imp
     return out
 
 
-def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[ImportedUtterance]:
+def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> list[ImportedUtterance]:
     """A Kaldi data directory or lhotse manifests -> utterances (unique ids)."""
     path = Path(path)
     if not path.exists():
@@ -289,7 +290,7 @@ def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips)
         utterances = kaldi_utterances(path, config, skips)
     else:
         utterances = lhotse_utterances(path, config)
-    seen: Dict[str, str] = {}
+    seen: dict[str, str] = {}
     for utt in utterances:
         if utt.id in seen:
             raise ValueError(f"{utt.where}: utterance {utt.id!r} again (first at {seen[utt.id]}): ids must be unique")
@@ -297,7 +298,7 @@ def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips)
     return utterances
 
 
-def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips) -> Optional[SupervisionSegment]:
+def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips) -> SupervisionSegment | None:
     """The AM supervision of one utterance, or None (a counted skip)."""
     duration = utt.recording.duration
     end = duration if utt.end is None else utt.end
@@ -326,7 +327,7 @@ def dev_unit_of(sup: SupervisionSegment, unit: str) -> str:
     return sup.custom["speaker"] if unit == "speaker" else sup.recording_id
 
 
-def choose_dev_units(units: Iterable[str], share: float, seed: int) -> List[str]:
+def choose_dev_units(units: Iterable[str], share: float, seed: int) -> list[str]:
     """``share`` of the distinct units (at least one), drawn with ``seed``; at least one unit stays for training."""
     units = sorted(set(units))
     if len(units) < 2:
@@ -338,7 +339,7 @@ def choose_dev_units(units: Iterable[str], share: float, seed: int) -> List[str]
 
 
 def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
-                    ) -> Tuple[Dict[str, Recording], List[SupervisionSegment]]:
+                    ) -> tuple[dict[str, Recording], list[SupervisionSegment]]:
     """The recordings and AM supervisions of one input (skipped utterances counted in ``skips``)."""
     utterances = read_utterances(path, config, skips)
     sups = [s for s in (utterance_supervision(u, config, skips) for u in utterances) if s is not None]
@@ -348,8 +349,8 @@ def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
     return recordings, sups
 
 
-def _check_shared_ids(recordings: Dict[str, Recording], sups: Sequence[SupervisionSegment],
-                      dev_recordings: Dict[str, Recording], dev_sups: Sequence[SupervisionSegment],
+def _check_shared_ids(recordings: dict[str, Recording], sups: Sequence[SupervisionSegment],
+                      dev_recordings: dict[str, Recording], dev_sups: Sequence[SupervisionSegment],
                       dev_path: Pathlike) -> None:
     """Given dev data must not repeat a training utterance id, nor use a recording id for other audio."""
     shared = sorted({s.id for s in sups} & {s.id for s in dev_sups})
@@ -362,7 +363,7 @@ def _check_shared_ids(recordings: Dict[str, Recording], sups: Sequence[Supervisi
 
 
 def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImportConfig, seed: int
-                       ) -> Tuple[List[SupervisionSegment], List[SupervisionSegment], List[str]]:
+                       ) -> tuple[list[SupervisionSegment], list[SupervisionSegment], list[str]]:
     """(train, dev, dev units): a seeded share of the speakers or recordings held out for dev."""
     dev_units = set(choose_dev_units((dev_unit_of(s, config.dev_unit) for s in sups), config.dev_share, seed))
     train = [s for s in sups if dev_unit_of(s, config.dev_unit) not in dev_units]
@@ -370,9 +371,9 @@ def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImpo
     return train, dev, sorted(dev_units)
 
 
-def import_utterance_data(data: Pathlike, output_dir: Optional[Pathlike] = None,
+def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
                           config: UtteranceImportConfig = UtteranceImportConfig(), seed: int = 42, *, prefix: str,
-                          dev: Optional[Pathlike] = None) -> Dict[str, Dict[str, object]]:
+                          dev: Pathlike | None = None) -> dict[str, dict[str, object]]:
     """Utterance data (and optional dev data) -> {split: {"recordings", "supervisions"}} for train and dev,
     written as ``<prefix>_<kind>_<split>.jsonl.gz`` (and ``import_stats.json``) when ``output_dir``."""
     skips = {str(data): Skips()}
@@ -386,8 +387,8 @@ def import_utterance_data(data: Pathlike, output_dir: Optional[Pathlike] = None,
         _check_shared_ids(recordings, sups, dev_recordings, dev_sups, dev)
         recordings.update(dev_recordings)
         train, held_out = sups, f"the given dev data {dev}"
-    out: Dict[str, Dict[str, object]] = {}
-    stats: Dict[str, object] = {"dev_part": held_out, "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()}}
+    out: dict[str, dict[str, object]] = {}
+    stats: dict[str, object] = {"dev_part": held_out, "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()}}
     for split, split_sups in (("train", train), ("dev", dev_sups)):
         rec_ids = sorted({s.recording_id for s in split_sups})
         out[split] = {"recordings": RecordingSet.from_recordings(recordings[r] for r in rec_ids),
@@ -401,13 +402,13 @@ def import_utterance_data(data: Pathlike, output_dir: Optional[Pathlike] = None,
     return out
 
 
-def split_stats(sups: Sequence[SupervisionSegment], num_recordings: int) -> Dict[str, object]:
+def split_stats(sups: Sequence[SupervisionSegment], num_recordings: int) -> dict[str, object]:
     return {"utterances": len(sups), "recordings": num_recordings,
             "speakers": len({s.custom["speaker"] for s in sups}),
             "hours": round(sum(s.duration for s in sups) / 3600, 4)}
 
 
-def write_am_manifests(manifests: Dict[str, Dict[str, object]], output_dir: Pathlike, prefix: str) -> None:
+def write_am_manifests(manifests: dict[str, dict[str, object]], output_dir: Pathlike, prefix: str) -> None:
     """``<prefix>_{recordings,supervisions}_<split>.jsonl.gz`` in ``output_dir``, each written atomically."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -11,10 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
+from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.text.normalize import NormalizeConfig, add_normalize_arguments, format_mark_table
-
 from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging
 

@@ -21,16 +21,15 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 from tqdm import tqdm
 
+from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
+from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
 from punct.models.text.data import read_utterances
 from punct.models.text.infer import word_outputs
-from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
-from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
 
@@ -69,7 +68,7 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     return ((out.id, out.vectors, out.posteriors[args.head]) for out in progress)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
     source = WordVectorSource(model_dir=str(args.model_dir), model_sha256=files_sha256(weight_files(args.model_dir)),
                               word_vectors=args.word_vectors)

@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
-
+from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.models.cross_attention.data import ItnDataset, read_segments
 from punct.models.cross_attention.dump import load_text_model, word_outputs
-from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
 
@@ -46,7 +44,7 @@ def text_model_items(args: argparse.Namespace, device: torch.device) -> WordItem
     return ((out.id, out.vectors, out.posteriors) for out in word_outputs(model, dataset, args.batch_size, device))
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
     run_word_dump(args, lambda device: text_model_items(args, device))
 

@@ -19,12 +19,18 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import List, Optional
 
-from punct.scoring.ensemble import default_alphas
 from punct.labels import FIRST_WORD_RULES
-from punct.models.punct_tdnn.segment_ensemble import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
 from punct.models.cross_attention.data import read_segments
+from punct.models.punct_tdnn.segment_ensemble import (
+    HEADS,
+    choose_head_alphas,
+    head_predictions,
+    head_sweeps,
+    paired_split,
+    write_predictions,
+)
+from punct.scoring.ensemble import default_alphas
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import log_config, setup_logging
 
@@ -60,7 +66,7 @@ def first_word_rule(choice: str, tdnn_dir: Path) -> str:
     return checkpoint_train_config(ckpt).first_word
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging(args.out_dir / "log" / "ensemble.log")
     log_config(vars(args), "arguments")

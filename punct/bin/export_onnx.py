@@ -19,7 +19,6 @@ import logging
 import random
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
@@ -53,7 +52,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     from punct.inference.export import export_recipe
 
     args = parse_and_log(get_parser(), argv)

@@ -33,7 +33,6 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
@@ -132,7 +131,7 @@ def speaker_share(requests: list, job: int, nj: int) -> list:
     return [r for group in job_share(list(by_speaker.values()), job, nj) for r in group]
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parse_and_log(get_parser(), argv)
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)

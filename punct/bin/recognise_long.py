@@ -28,18 +28,17 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Dict, List
 
 import torch
 from lhotse import RecordingSet, load_manifest
 from tqdm import tqdm
 
+from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
+from punct.recognition.chunks import ChunkConfig
 from punct.recognition.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
 from punct.recognition.transformers_ctc import load_transformers_ctc
 from punct.recognition.word_lm import read_word_lm
-from punct.recognition.chunks import ChunkConfig
-from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args
@@ -127,7 +126,7 @@ def decoder_name(args, beam_config: BeamSearchConfig) -> str:
     return f"{CtcBeamSearch.describe_config(beam_config)} with LM {args.lm.resolve()}"
 
 
-def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_config: BeamSearchConfig) -> Dict[str, int]:
+def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_config: BeamSearchConfig) -> dict[str, int]:
     device = resolve_device(args.device)
     share = job_share([r for r in recordings], args.job, args.nj)
     model, name, decoder = model_file(args), model_name(args), decoder_name(args, beam_config)
@@ -145,7 +144,7 @@ def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_conf
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for rec in tqdm(todo, desc=f"recognise job {args.job}", mininterval=10):
         words, counts = recognise_recording(rec, recogniser, config, decode)
-        stats: Dict[str, object] = {"recording": rec.id, "model": name, "decoder": decoder, **counts}
+        stats: dict[str, object] = {"recording": rec.id, "model": name, "decoder": decoder, **counts}
         if args.ref_dir is not None:
             ref_path = words_path(args.ref_dir, rec.id)
             if ref_path.is_file():
@@ -163,8 +162,8 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
     missing = [r.id for r in recordings if not words_path(out_dir, r.id).is_file()]
     if missing:
         raise FileNotFoundError(f"{out_dir}: {len(missing)} recordings not recognised yet, e.g. {missing[0]}")
-    totals: Dict[str, float] = {}
-    errors: List[Dict[str, int]] = []
+    totals: dict[str, float] = {}
+    errors: list[dict[str, int]] = []
     models, decoders = set(), set()
     for rec in recordings:
         path = stats_path(out_dir, rec.id)

@@ -51,7 +51,6 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 from punct.results.regions import replace_region, tables_and_summary, update_regions
 from punct.utils.atomic import atomic_write_text
@@ -73,7 +72,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = get_parser()
     args = parser.parse_args(argv)
     if args.readme is not None and not args.name:

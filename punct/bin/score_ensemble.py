@@ -21,7 +21,6 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -74,7 +73,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def manifest_words(path: Path) -> Dict[str, int]:
+def manifest_words(path: Path) -> dict[str, int]:
     """Supervision id -> number of words, from a stage-0 supervision manifest."""
     from lhotse import load_manifest_lazy
 
@@ -83,7 +82,7 @@ def manifest_words(path: Path) -> Dict[str, int]:
     return {sup.id: len(WordLabels.words_of(sup)) for sup in load_manifest_lazy(path)}
 
 
-def stage3_failures(path: Path) -> Dict[str, str]:
+def stage3_failures(path: Path) -> dict[str, str]:
     """Cut id -> reason of stage 3's ``<split>.failed`` (lines ``<cut id> <reason>: <detail>``); {} if absent."""
     if not path.is_file():
         return {}
@@ -95,7 +94,7 @@ def stage3_failures(path: Path) -> Dict[str, str]:
     return failures
 
 
-def cut_ids(path: Path) -> Optional[Set[str]]:
+def cut_ids(path: Path) -> set[str] | None:
     """The ids of a cut manifest, or None if there is no such file."""
     if not path.is_file():
         return None
@@ -109,10 +108,10 @@ class StageOutputs:
     """The ids that each stage produced for a split, to tell why an utterance never reached scoring
     (None: that stage's output was not given, so it is not asked)."""
 
-    feature_cuts: Optional[Set[str]]  # stage 1: <prefix>_cuts_<split>.jsonl.gz
-    aligned_cuts: Set[str]  # stage 3: <prefix>_cuts_<split>_ali.jsonl.gz
-    am_embeddings: Optional[MatrixReader]  # stage 4: emb.scp
-    bert_vectors: Optional[MatrixReader]  # stage 6: vec.scp
+    feature_cuts: set[str] | None  # stage 1: <prefix>_cuts_<split>.jsonl.gz
+    aligned_cuts: set[str]  # stage 3: <prefix>_cuts_<split>_ali.jsonl.gz
+    am_embeddings: MatrixReader | None  # stage 4: emb.scp
+    bert_vectors: MatrixReader | None  # stage 6: vec.scp
     bert_posteriors: MatrixReader  # stage 6: post.scp
 
     def reason(self, key: str) -> str:
@@ -130,7 +129,7 @@ class StageOutputs:
         return "without TDNN posteriors at stage 8"
 
 
-def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndarray], skipped: List[str]) -> Coverage:
+def split_coverage(args: argparse.Namespace, split: str, refs: dict[str, np.ndarray], skipped: list[str]) -> Coverage:
     """What of the split was scored: against the stage-0 supervisions with --supervisions-dir (else the
     aligned cuts), with the reason each other utterance was dropped and stage 3's failure detail."""
     aligned = args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz"
@@ -158,7 +157,7 @@ def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndar
     return result
 
 
-def references(cuts_path: Path) -> Dict[str, np.ndarray]:
+def references(cuts_path: Path) -> dict[str, np.ndarray]:
     from lhotse import CutSet
 
     if not cuts_path.exists():
@@ -169,8 +168,8 @@ def references(cuts_path: Path) -> Dict[str, np.ndarray]:
     return refs
 
 
-def choose_dev_alpha(args: argparse.Namespace, sweep: List[SweepPoint], dev: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                     lengths: List[int], alphas: List[float]) -> AlphaChoice:
+def choose_dev_alpha(args: argparse.Namespace, sweep: list[SweepPoint], dev: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     lengths: list[int], alphas: list[float]) -> AlphaChoice:
     if args.alpha_rule == "paired-se":
         return choose_alpha_paired(*dev, lengths, alphas, args.num_resamples, args.bootstrap_seed)
     if args.alpha_rule == "one-se":

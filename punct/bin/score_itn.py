@@ -31,8 +31,6 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
-
 
 from punct.labels import FIRST_WORD_RULES, PUNCT9
 from punct.results import itn as itn_results
@@ -67,19 +65,19 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
+def train_counts(path: Path | None) -> dict[str, int] | None:
     if path is None:
         return None
     from punct.models.cross_attention.data import read_segments
 
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for seg in read_segments(path):
         for p in seg.punct:
             counts[PUNCT9.classes[p]] = counts.get(PUNCT9.classes[p], 0) + 1
     return counts
 
 
-def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
+def parse_models(specs: list[str]) -> list[tuple[Path, str]]:
     """``<model dir>:<row name>`` arguments -> (dir, row name)."""
     models = []
     for spec in specs:
@@ -90,7 +88,7 @@ def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
     return models
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     out: Path = args.out_dir
     (out / "plots").mkdir(parents=True, exist_ok=True)
@@ -104,7 +102,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     placeholders = [] if any(n.startswith(row) for _, n in models) else [row]
 
     md = itn_results.header_lines(args.num_resamples, args.seed)
-    all_scores: Dict[str, Dict[str, itn.ItnScores]] = {}
+    all_scores: dict[str, dict[str, itn.ItnScores]] = {}
     for split in [s for s in args.splits.split(",") if s]:
         first_word = None if args.first_word == "auto" else args.first_word
         all_scores[split], rule = itn_results.score_split(

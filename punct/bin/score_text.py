@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 from punct.io.shards import MatrixReader
 from punct.labels import PUNCT4, class_index
@@ -33,7 +32,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
     classes = PUNCT4.classes
     index = class_index(classes)

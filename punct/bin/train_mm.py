@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 from pathlib import Path
-from typing import List, Optional
 
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.model import MODEL_KINDS
@@ -59,7 +58,7 @@ def manifests(data_dir: Path, prefix: str, split: str):
     return data_dir / f"{prefix}_supervisions_{split}.jsonl.gz", data_dir / f"{prefix}_recordings_{split}.jsonl.gz"
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     start_rank_logging(args.exp_dir)
     cfg = config_from_args(MmConfig, args, args.config)

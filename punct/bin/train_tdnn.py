@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
+from punct.io.sources import split_sources
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
-from punct.io.sources import split_sources
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.utils.atomic import atomic_write_text, mark_done

@@ -5,8 +5,8 @@ and detection F1 by input length (egs/parczech, Stankov 2024 Figures 5.13 and 5.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -25,7 +25,7 @@ def _pyplot():
     return plt
 
 
-def plot_f1_vs_alpha(sweep: Dict[str, List[Dict]], chosen: float, paper_alpha: float, path: Path) -> None:
+def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: float, path: Path) -> None:
     """Overall and macro F1 against alpha, one line each per split; the dev choice and the paper's alpha marked."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -70,7 +70,7 @@ def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], t
     plt.close(fig)
 
 
-def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
+def plot_attention(example: dict, title: str, path: Pathlike) -> None:
     """Cross-attention (text tokens x audio frames) of one segment (Figure 5.13): rows labelled
     with each word (with its reference mark and case) at its last sub-token, columns with the
     word assigned to each latent frame."""
@@ -101,7 +101,7 @@ def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
     plt.close(fig)
 
 
-def plot_f1_by_length(scores: Dict[str, ItnScores], title: str, path: Pathlike) -> None:
+def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) -> None:
     """Detection F1 per input-length bin for every model (Figure 5.33)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))

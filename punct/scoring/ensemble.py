@@ -20,8 +20,8 @@ alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -40,7 +40,7 @@ def overall_f1(scores: PunctScores) -> float:
     return scores.overall["f1"]
 
 
-def default_alphas(step: float = 0.1) -> List[float]:
+def default_alphas(step: float = 0.1) -> list[float]:
     """0.0, 0.1, ..., 1.0 (rounded, so 0.30000000000000004 prints as 0.3)."""
     n = int(round(1.0 / step))
     return [round(i * step, 10) for i in range(n + 1)]
@@ -62,7 +62,7 @@ class SweepPoint:
 
 def alpha_sweep(
     ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, classes: Sequence[str], alphas: Sequence[float]
-) -> List[SweepPoint]:
+) -> list[SweepPoint]:
     return [SweepPoint(a, score(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), classes)) for a in alphas]
 
 
@@ -90,7 +90,7 @@ class AlphaChoice:
     single_alpha: float = -1.0  # paired-se: the better single model (0.0 or 1.0; -1: not compared)
     single_score: float = 0.0
 
-    def to_dict(self) -> Dict:
+    def to_dict(self) -> dict:
         return asdict(self)
 
     def describe(self, text_model: str = "BERT") -> str:
@@ -126,7 +126,7 @@ def utterance_confusions(ref: np.ndarray, hyp: np.ndarray, lengths: Sequence[int
 
 def _sweep_confusions(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
                       alphas: Sequence[float], num_resamples: int,
-                      statistic: Callable[[np.ndarray], np.ndarray]) -> Tuple[List[np.ndarray], List[float], int]:
+                      statistic: Callable[[np.ndarray], np.ndarray]) -> tuple[list[np.ndarray], list[float], int]:
     """Per-utterance confusions and the dev score of each alpha, and the index of the best (ties: smallest alpha)."""
     if not alphas:
         raise ValueError("no alphas")
@@ -179,8 +179,8 @@ def choose_alpha_one_se(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray,
 
 
 def paired_posteriors(
-    tdnn_scp: Pathlike, bert_scp: Pathlike, references: Dict[str, np.ndarray]
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray, List[str]]:
+    tdnn_scp: Pathlike, bert_scp: Pathlike, references: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Stacks, over the utterances of ``references`` (key -> label ids, in its order), the reference
     labels and the two posteriors.  An utterance missing from either scp, or whose row counts differ
     from its number of words, is skipped and counted; returns (ref, p_tdnn, p_bert, skipped keys)."""

@@ -50,7 +50,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Tuple
+from typing import NamedTuple
 
 from punct.labels import PUNCT4
 from punct.text import numbers as num
@@ -72,9 +72,9 @@ class NormalizeConfig:
     quote: str = PUNCT4.none  # '"', '“', '”', '«', '»', and quoting apostrophes
     bracket: str = PUNCT4.none  # "(", ")", "[", "]" around ordinary text
     events: str = "drop"  # "(Laughter)"-like events: "drop" or "keep" (read as words)
-    abbreviations: Tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
+    abbreviations: tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
     # Their dot is a full stop only at the end of the text or before a capitalised word (see the module doc).
-    sentence_abbreviations: Tuple[str, ...] = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    sentence_abbreviations: tuple[str, ...] = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
                                                "oct", "nov", "dec", "etc", "am", "pm")
     numbers: str = "spoken"  # "spoken": numbers and symbols read as words (punct.text.numbers); "keep": digits stay
 
@@ -89,7 +89,7 @@ class NormalizeConfig:
             raise ValueError(f"normalize config: numbers must be one of {list(num.NUMBERS_MODES)}, got {self.numbers!r}")
 
 
-def mark_table(config: NormalizeConfig = NormalizeConfig()) -> Dict[str, str]:
+def mark_table(config: NormalizeConfig = NormalizeConfig()) -> dict[str, str]:
     """Canonical punctuation mark -> label: the single table behind every label."""
     return {
         ",": ",",
@@ -160,10 +160,10 @@ FORMATTING_SYMBOLS = frozenset("_*/#\\|~^`♪♫")
 
 
 class Normalized(NamedTuple):
-    words: List[str]  # lowercase, punctuation stripped
-    labels: List[str]  # one of PUNCT4.classes per word
-    spans: List[Tuple[int, int]]  # character span of each word in the NFKC text (a number's words share one)
-    unspeakable: Tuple[str, ...] = ()  # tokens that cannot be said (numbers: spoken); the caller skips or refuses
+    words: list[str]  # lowercase, punctuation stripped
+    labels: list[str]  # one of PUNCT4.classes per word
+    spans: list[tuple[int, int]]  # character span of each word in the NFKC text (a number's words share one)
+    unspeakable: tuple[str, ...] = ()  # tokens that cannot be said (numbers: spoken); the caller skips or refuses
 
 
 def _unspeakable_symbol(ch: str) -> bool:
@@ -202,10 +202,10 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
         text_for_tokens = text
     table = mark_table(config)
     spoken = config.numbers == "spoken"
-    words: List[str] = []
-    labels: List[str] = []
-    spans: List[Tuple[int, int]] = []
-    unspeakable: List[str] = []
+    words: list[str] = []
+    labels: list[str] = []
+    spans: list[tuple[int, int]] = []
+    unspeakable: list[str] = []
     token_re = _SPOKEN_TOKEN_RE if spoken else _TOKEN_RE
     tokens = [(m.lastgroup, m.group(0), m.start(), m.end()) for m in token_re.finditer(text_for_tokens)]
     for k, (kind, tok, start, end) in enumerate(tokens):
@@ -270,13 +270,13 @@ def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normali
     return Normalized(words, labels, spans, tuple(unspeakable))
 
 
-def _attach(labels: List[str], label: str) -> None:
+def _attach(labels: list[str], label: str) -> None:
     """Gives ``label`` to the last word if it is stronger than what the word has."""
     if labels and _PRIORITY[label] > _PRIORITY[labels[-1]]:
         labels[-1] = label
 
 
-def words_and_labels(text: str, config: NormalizeConfig = NormalizeConfig()) -> Tuple[List[str], List[str]]:
+def words_and_labels(text: str, config: NormalizeConfig = NormalizeConfig()) -> tuple[list[str], list[str]]:
     result = normalize(text, config)
     return result.words, result.labels
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+
 import numpy as np
 import torch
 

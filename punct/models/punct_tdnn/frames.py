@@ -13,7 +13,7 @@ later word.  Each word's window is centred by ``window_centres`` (see there for 
 
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ FRAME_RATE = 100  # frames per second (10 ms shift)
 
 def word_frame_spans(
     starts_sec: Sequence[float], ends_sec: Sequence[float], offset: float = 0.0, frame_rate: int = FRAME_RATE
-) -> Tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Word times (seconds, on the recording's axis) -> start frames and exclusive end frames relative to
     ``offset`` (the cut start).  Every word covers at least one frame."""
     starts = np.rint((np.asarray(starts_sec, dtype=np.float64) - offset) * frame_rate).astype(np.int64)

@@ -6,7 +6,8 @@ run in batches of similar length, and the per-word results put back in word orde
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -18,7 +19,7 @@ from punct.models.text.model import PunctBert, collate_chunks
 class WordOutputs(NamedTuple):
     id: str
     vectors: np.ndarray  # (W, H) final hidden state at each word's last sub-token
-    posteriors: Dict[str, np.ndarray]  # head -> (W, C) softmax
+    posteriors: dict[str, np.ndarray]  # head -> (W, C) softmax
 
 
 @torch.no_grad()
@@ -53,7 +54,7 @@ def predict_words(
 
 def word_outputs(
     model: PunctBert, utterances: Sequence[Utterance], max_length: int, context: int, batch_size: int,
-    device: torch.device, vector_model: Optional[PunctBert] = None,
+    device: torch.device, vector_model: PunctBert | None = None,
 ) -> Iterator[WordOutputs]:
     """:func:`predict_words` of ``model``, with the word vectors of ``vector_model`` when given (e.g. the
     encoder ``model`` was fine-tuned from: ``punct.models.text.model.pretrained_encoder_model``): stage 6's
@@ -70,11 +71,11 @@ def word_outputs(
         yield WordOutputs(out.id, vec.vectors, out.posteriors)
 
 
-def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding: float = 0.2) -> List[List[int]]:
+def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding: float = 0.2) -> list[list[int]]:
     """Indices of ``lengths`` sorted by length and cut into batches of at most ``batch_size`` whose padding
     is at most ``max_padding`` of the batch's tokens: padded positions cost as much as real ones, so one
     batch of 7 chunks of 20-46 tokens took ~10 % longer than batches of like lengths (BERT-base, one CPU thread)."""
-    batches: List[List[int]] = []
+    batches: list[list[int]] = []
     tokens = 0
     for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
         if batches and len(batches[-1]) < batch_size:

@@ -27,8 +27,9 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -43,9 +44,9 @@ class AddedLetters:
     """Tokens added by :func:`add_letters`: ``tokens[i]`` took id ``ids[i]``, its embedding row a copy of
     row ``base_ids[i]``."""
 
-    tokens: Tuple[str, ...] = ()
-    ids: Tuple[int, ...] = ()
-    base_ids: Tuple[int, ...] = ()
+    tokens: tuple[str, ...] = ()
+    ids: tuple[int, ...] = ()
+    base_ids: tuple[int, ...] = ()
 
 
 def strip_diacritics(text: str) -> str:
@@ -60,10 +61,10 @@ def base_token(token: str) -> str:
     return strip_diacritics(token)
 
 
-def letter_list(tokenizer: Any, letters: str) -> List[str]:
+def letter_list(tokenizer: Any, letters: str) -> list[str]:
     """The distinct letters of ``letters`` (NFC; lower-cased when the tokenizer lower-cases), in order."""
     lower = bool(getattr(tokenizer, "do_lower_case", False))
-    out: List[str] = []
+    out: list[str] = []
     for ch in unicodedata.normalize("NFC", letters):
         ch = ch.lower() if lower else ch
         if not ch.isspace() and ch not in out:
@@ -80,7 +81,7 @@ def keeps_word(tokenizer: Any, word: str) -> bool:
     return tokenizer.decode(ids).strip() in (word, word.lower())
 
 
-def lost_letters(tokenizer: Any, letters: str) -> List[str]:
+def lost_letters(tokenizer: Any, letters: str) -> list[str]:
     """The letters of ``letters`` that ``tokenizer`` loses at the start or inside a word (probed as the
     words ``x`` and ``xx``)."""
     return [x for x in letter_list(tokenizer, letters) if not (keeps_word(tokenizer, x) and keeps_word(tokenizer, x + x))]
@@ -93,7 +94,7 @@ def is_extendable(tokenizer: Any) -> bool:
     return isinstance(tokenizer, BertTokenizer) and any(UNUSED_TOKEN.match(t) for t in tokenizer.get_vocab())
 
 
-def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> Tuple[Any, AddedLetters]:
+def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> tuple[Any, AddedLetters]:
     """A copy of the WordPiece ``tokenizer`` that keeps accents, with each of ``letters`` and its ``##``
     piece in the lowest free ``[unusedN]`` slots (tokens already in the vocabulary are not added again)."""
     from transformers import BertTokenizer
@@ -133,7 +134,7 @@ def init_letter_rows(encoder: nn.Module, added: AddedLetters) -> None:
         weight[list(added.ids)] = weight[list(added.base_ids)]
 
 
-def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> Tuple[Any, AddedLetters]:
+def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> tuple[Any, AddedLetters]:
     """The tokenizer and (in place) the encoder of the module doc, for the letters of ``letters`` that
     ``tokenizer`` loses; the tokenizer unchanged when it loses none or cannot be extended (a warning)."""
     lost = lost_letters(tokenizer, letters)
@@ -193,12 +194,12 @@ class LetterRowsEmbedding(nn.Module):
         return torch.where((row >= 0).unsqueeze(-1), self.rows[row.clamp(min=0)], out)
 
 
-def _fold_rows(module: LetterRowsEmbedding, state_dict: Dict[str, Any], prefix: str, local_metadata: Any) -> None:
+def _fold_rows(module: LetterRowsEmbedding, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
     weight = state_dict[prefix + "weight"].clone()
     weight[module.ids] = state_dict.pop(prefix + "rows").to(weight.dtype)
     state_dict[prefix + "weight"] = weight
 
 
-def _unfold_rows(module: LetterRowsEmbedding, state_dict: Dict[str, Any], prefix: str, *args: Any) -> None:
+def _unfold_rows(module: LetterRowsEmbedding, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
     if prefix + "weight" in state_dict and prefix + "rows" not in state_dict:
         state_dict[prefix + "rows"] = state_dict[prefix + "weight"][module.ids.to(state_dict[prefix + "weight"].device)]
