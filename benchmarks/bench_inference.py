@@ -128,7 +128,8 @@ def bf16_bert(p: Punctuator) -> Punctuator:
 
 
 def vectorised_features(p: Punctuator) -> Punctuator:
-    """NumPy MFCC (``punct.features.vectorised``) instead of stage 1's kaldi-native-fbank (``--vectorised-features``)."""
+    """NumPy MFCC (``punct.features.vectorised``) instead of stage 1's kaldi-native-fbank
+    (``--vectorised-features``)."""
     p.extractor = p.feature_config.extractor(vectorised=True)
     return p
 
@@ -184,7 +185,11 @@ def bench_configs(p: Punctuator, requests, audio: float, onnx: Path, args) -> di
         for name in ("float32", FASTEST):
             q = variant(p, name, onnx, n)
             list(q.run(requests[:1]))
-            threads[f"{name} | {n}"] = {"threads": n, "config": name, **rtf_of(timed_run(q, requests, args.repeats), audio)}
+            threads[f"{name} | {n}"] = {
+                "threads": n,
+                "config": name,
+                **rtf_of(timed_run(q, requests, args.repeats), audio),
+            }
     torch.set_num_threads(1)
     return {"configs": out, "threads": threads}
 
@@ -243,7 +248,10 @@ def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> dict:
         for r in requests:
             p.am(torch.from_numpy(feats[r.id]).unsqueeze(0), layer=12)
 
-    return {"full_pass_with_tap": best_cpu(am_full, repeats) / audio, "to_layer_12_only": best_cpu(am_to_12, repeats) / audio}
+    return {
+        "full_pass_with_tap": best_cpu(am_full, repeats) / audio,
+        "to_layer_12_only": best_cpu(am_to_12, repeats) / audio,
+    }
 
 
 def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) -> dict:
@@ -261,7 +269,9 @@ def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) 
         table, index = text_table(x.word_vectors.numpy()), x.word_index.numpy()
         windows += [cut_window(x.acoustic.numpy(), table, index, int(c), ctx) for c in x.centres]
     cut_time = time.process_time() - t0
-    fused = [torch.from_numpy(fuse_frames(x.word_vectors.numpy(), x.acoustic.numpy(), x.word_index.numpy())) for x in inputs]
+    fused = [
+        torch.from_numpy(fuse_frames(x.word_vectors.numpy(), x.acoustic.numpy(), x.word_index.numpy())) for x in inputs
+    ]
     onnx_stacks = {prec: OnnxTdnnConvStack(onnx / graph_name("tdnn", prec)) for prec in ("float32", "int8")}
     forms = {
         "windowed": lambda: torch.cat([torch.softmax(p.tdnn(torch.from_numpy(np.stack(windows[b:b + 128]))), -1)
@@ -327,8 +337,13 @@ def recipe_f1(args) -> dict:
                      "calibration_utterances": args.calibration_utterances, "configs": {}}
         with tempfile.TemporaryDirectory(prefix="bench_onnx_recipe_") as tmp:
             onnx = Path(tmp) / "onnx"
-            export_recipe(base, onnx, am_checkpoint="exp/am/best-valid-loss.pt", tdnn_checkpoint="exp/tdnn/best-valid-f1.pt",
-                          calibration=train[: args.calibration_utterances])
+            export_recipe(
+                base,
+                onnx,
+                am_checkpoint="exp/am/best-valid-loss.pt",
+                tdnn_checkpoint="exp/tdnn/best-valid-f1.pt",
+                calibration=train[: args.calibration_utterances],
+            )
             for name in CONFIGS:
                 p = variant(base, name, onnx)
                 start = time.process_time()
@@ -373,40 +388,61 @@ def score_results(results, labelled: dict) -> dict:
 def print_tables(results: dict) -> None:
     sizes = results["sizes"]
     for size, r in sizes.items():
-        rows = [[name, c["rtf_total"], c["cpu_rtf_total"]] + [c["cpu_rtf_parts"][st] for st in STAGES if st != "ensemble"]
-                + [c["label_agreement"]] for name, c in r["configs"].items()]
-        common.print_table(f"{size} size: RTF on 1 thread (CPU s per s of audio; load {results['machine_before']['load_1_5_15']})",
-                           ["configuration", "wall", "CPU", *[st for st in STAGES if st != "ensemble"], "labels = float32"],
-                           rows)
-        common.print_table(f"{size} size: threads (wall RTF; CPU RTF counts every thread)",
-                           ["configuration", "threads", "wall", "CPU"],
-                           [[t["config"], t["threads"], t["rtf_total"], t["cpu_rtf_total"]] for t in r["threads"].values()])
+        rows = [
+            [name, c["rtf_total"], c["cpu_rtf_total"]]
+            + [c["cpu_rtf_parts"][st] for st in STAGES if st != "ensemble"]
+            + [c["label_agreement"]]
+            for name, c in r["configs"].items()
+        ]
+        common.print_table(
+            f"{size} size: RTF on 1 thread (CPU s per s of audio; load {results['machine_before']['load_1_5_15']})",
+            ["configuration", "wall", "CPU", *[st for st in STAGES if st != "ensemble"], "labels = float32"],
+            rows,
+        )
+        common.print_table(
+            f"{size} size: threads (wall RTF; CPU RTF counts every thread)",
+            ["configuration", "threads", "wall", "CPU"],
+            [[t["config"], t["threads"], t["rtf_total"], t["cpu_rtf_total"]] for t in r["threads"].values()],
+        )
     rows = []
     for s, r in sizes.items():
         g, c = r["gflops_per_audio_second"], r["configs"]["float32"]["cpu_rtf_parts"]
         for part, key, stage in (("AM (full pass)", "am", "am"), ("BERT", "bert", "bert"),
                                  ("TDNN (word-factored)", "tdnn_fully_conv", "tdnn")):
             rows.append([s, part, r["params_m"][key.split("_")[0]], g[key], c[stage], g[key] / max(c[stage], 1e-12)])
-    common.print_table("Where the float32 time goes: FLOPs per second of audio and the rate achieved on one thread",
-                       ["size", "model", "M params", "GFLOP / s audio", "CPU s / s audio", "achieved GFLOP/s"], rows)
-    common.print_table("AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)", ["size", "full pass", "to layer 12"],
-                       [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]] for s, r in sizes.items()])
-    common.print_table("TDNN forms on the same inputs (CPU RTF; max |posterior diff| vs windowed)",
-                       ["size", "words", "form", "RTF", "max |diff|"],
-                       [[s, r["tdnn"]["words"], form, f["rtf"], f["max_abs_diff_vs_windowed"]]
-                        for s, r in sizes.items() for form, f in r["tdnn"]["forms"].items()])
+    common.print_table(
+        "Where the float32 time goes: FLOPs per second of audio and the rate achieved on one thread",
+        ["size", "model", "M params", "GFLOP / s audio", "CPU s / s audio", "achieved GFLOP/s"],
+        rows,
+    )
+    common.print_table(
+        "AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)",
+        ["size", "full pass", "to layer 12"],
+        [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]] for s, r in sizes.items()],
+    )
+    common.print_table(
+        "TDNN forms on the same inputs (CPU RTF; max |posterior diff| vs windowed)",
+        ["size", "words", "form", "RTF", "max |diff|"],
+        [
+            [s, r["tdnn"]["words"], form, f["rtf"], f["max_abs_diff_vs_windowed"]]
+            for s, r in sizes.items()
+            for form, f in r["tdnn"]["forms"].items()
+        ],
+    )
     f1 = results["recipe_f1"]
     if f1["measured"]:
         stage8 = f1["stage8"]
-        common.print_table(f"F1 on the trained recipe's dev split ({f1['recipe']}, alpha {f1['alpha']}, "
-                           f"{f1['configs']['float32']['words']} words, int8 calibrated on {f1['calibration_utterances']} "
-                           "train utterances; ensemble change and labels changed: against stage 8 and float32)",
-                           ["configuration", "BERT F1", "TDNN F1", "ensemble F1", "ensemble change", "labels changed",
-                            "CPU s"],
-                           [["stage 8 (results.json)", stage8["bert_f1"], stage8["tdnn_f1"], stage8["ensemble_f1"], 0,
-                             "", ""]]
-                           + [[k, c["bert_f1"], c["tdnn_f1"], c["ensemble_f1"], c["ensemble_change"], c["labels_changed"],
-                               c["cpu_s"]] for k, c in f1["configs"].items()])
+        common.print_table(
+            f"F1 on the trained recipe's dev split ({f1['recipe']}, alpha {f1['alpha']}, "
+            f"{f1['configs']['float32']['words']} words, int8 calibrated on {f1['calibration_utterances']} "
+            "train utterances; ensemble change and labels changed: against stage 8 and float32)",
+            ["configuration", "BERT F1", "TDNN F1", "ensemble F1", "ensemble change", "labels changed", "CPU s"],
+            [["stage 8 (results.json)", stage8["bert_f1"], stage8["tdnn_f1"], stage8["ensemble_f1"], 0, "", ""]]
+            + [
+                [k, c["bert_f1"], c["tdnn_f1"], c["ensemble_f1"], c["ensemble_change"], c["labels_changed"], c["cpu_s"]]
+                for k, c in f1["configs"].items()
+            ],
+        )
     else:
         print(f"F1 of the configurations: not measured ({f1['reason']})")
 

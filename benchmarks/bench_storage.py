@@ -137,7 +137,7 @@ def f1_by_compression(recipe: Path) -> dict:
                     tdnn_labels_changed=int((p_tdnn.argmax(1) != base_post.argmax(1)).sum()),
                     ensemble_labels_changed=int((ensemble(p_tdnn, p_bert, alpha).argmax(1) != base_ens).sum()))
         base = out["by_compression"]["none"]
-        for comp, r in out["by_compression"].items():
+        for _comp, r in out["by_compression"].items():
             r["tdnn_f1_change"] = r["tdnn_f1"] - base["tdnn_f1"]
             r["ensemble_f1_change"] = r["ensemble_f1"] - base["ensemble_f1"]
         return out
@@ -170,12 +170,34 @@ def main() -> None:
                         "max |error|", "RMS error / RMS"], rows)
     f1 = results["f1"]
     if f1["measured"]:
-        common.print_table(f"F1 on dev by shard compression (trained recipe, alpha {f1['alpha']})",
-                           ["compression", "words", "TDNN F1", "change", "ensemble F1", "change",
-                            "max |TDNN post. change|", "TDNN labels changed", "ensemble labels changed"],
-                           [[c, r["words"], r["tdnn_f1"], r["tdnn_f1_change"], r["ensemble_f1"], r["ensemble_f1_change"],
-                             r["max_abs_tdnn_posterior_change"], r["tdnn_labels_changed"], r["ensemble_labels_changed"]]
-                            for c, r in f1["by_compression"].items()])
+        common.print_table(
+            f"F1 on dev by shard compression (trained recipe, alpha {f1['alpha']})",
+            [
+                "compression",
+                "words",
+                "TDNN F1",
+                "change",
+                "ensemble F1",
+                "change",
+                "max |TDNN post. change|",
+                "TDNN labels changed",
+                "ensemble labels changed",
+            ],
+            [
+                [
+                    c,
+                    r["words"],
+                    r["tdnn_f1"],
+                    r["tdnn_f1_change"],
+                    r["ensemble_f1"],
+                    r["ensemble_f1_change"],
+                    r["max_abs_tdnn_posterior_change"],
+                    r["tdnn_labels_changed"],
+                    r["ensemble_labels_changed"],
+                ]
+                for c, r in f1["by_compression"].items()
+            ],
+        )
     else:
         print(f"F1 change by compression: not measured ({f1['reason']})")
     print(f"load before/after: {results['machine_before']['uptime']} / {results['machine_after']['uptime']}")

@@ -153,11 +153,16 @@ def bench_size(size: str, args) -> dict:
         if size == "mini":
             udata = UtteranceDataset(corpus)
             collate = functools.partial(collate_utterances, context=cfg.model.context)
-            ubatches = [collate([udata[i] for i in range(b, b + cfg.utterances_per_batch)])
-                        for b in range(0, min(len(udata), 4 * cfg.utterances_per_batch), cfg.utterances_per_batch)]
-            res["model_windows_per_s"]["utterance"] = model_rate(cfg, corpus.input_dim, ubatches, args.model_seconds, True)
-            res["loader_windows_per_s"]["utterance_warm_0w"] = loader_rate(udata, cfg.utterances_per_batch,
-                                                                           args.loader_windows, 0, args.seed, collate)
+            ubatches = [
+                collate([udata[i] for i in range(b, b + cfg.utterances_per_batch)])
+                for b in range(0, min(len(udata), 4 * cfg.utterances_per_batch), cfg.utterances_per_batch)
+            ]
+            res["model_windows_per_s"]["utterance"] = model_rate(
+                cfg, corpus.input_dim, ubatches, args.model_seconds, True
+            )
+            res["loader_windows_per_s"]["utterance_warm_0w"] = loader_rate(
+                udata, cfg.utterances_per_batch, args.loader_windows, 0, args.seed, collate
+            )
     # CPU-time rates on both sides (1-worker rates are wall-clock and mostly show how much CPU the machine had left)
     worst_loader = min(res["loader_windows_per_s"]["loader_cold_0w"], res["loader_windows_per_s"]["loader_warm_0w"])
     res["loader_over_model"] = worst_loader / res["model_windows_per_s"]["window"]
@@ -178,12 +183,34 @@ def main() -> None:
         rows.append([size, "windowed", r["batch_size"], r["model_windows_per_s"]["window"], L["loader_cold_0w"],
                      L["loader_warm_0w"], L["loader_cold_1w"], L["loader_warm_1w"], r["loader_over_model"]])
         if "utterance" in r["model_windows_per_s"]:
-            rows.append([size, "fully conv (utterances)", "8 utts", r["model_windows_per_s"]["utterance"], "-",
-                         L["utterance_warm_0w"], "-", "-",
-                         L["utterance_warm_0w"] / r["model_windows_per_s"]["utterance"]])
-    common.print_table(f"TDNN training, 1 thread (windows = words per s; load {results['machine_before']['load_1_5_15']})",
-                       ["size", "mode", "batch", "model step", "loader cold 0w", "loader warm 0w", "loader cold 1w",
-                        "loader warm 1w", "loader / model (0w, CPU)"], rows)
+            rows.append(
+                [
+                    size,
+                    "fully conv (utterances)",
+                    "8 utts",
+                    r["model_windows_per_s"]["utterance"],
+                    "-",
+                    L["utterance_warm_0w"],
+                    "-",
+                    "-",
+                    L["utterance_warm_0w"] / r["model_windows_per_s"]["utterance"],
+                ]
+            )
+    common.print_table(
+        f"TDNN training, 1 thread (windows = words per s; load {results['machine_before']['load_1_5_15']})",
+        [
+            "size",
+            "mode",
+            "batch",
+            "model step",
+            "loader cold 0w",
+            "loader warm 0w",
+            "loader cold 1w",
+            "loader warm 1w",
+            "loader / model (0w, CPU)",
+        ],
+        rows,
+    )
     print(f"load before/after: {results['machine_before']['uptime']} / {results['machine_after']['uptime']}")
     common.write_json("train", results)
 

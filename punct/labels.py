@@ -246,7 +246,9 @@ def aligned_words(sup: Any) -> list[TimedWord] | None:
             (item["symbol"], item["start"], item["duration"], item.get("score")) if isinstance(item, Mapping)
             else (item[0], item[1], item[2], item[3] if len(item) > 3 else None)
         )
-        out.append(TimedWord(symbol, float(start), float(start) + float(duration), 0.0 if score is None else float(score)))
+        out.append(
+            TimedWord(symbol, float(start), float(start) + float(duration), 0.0 if score is None else float(score))
+        )
     return out
 
 

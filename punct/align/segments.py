@@ -84,7 +84,9 @@ def align_recording(
     for p in pairs:
         r = rec_words[p.rec] if p.rec is not None else None
         if p.off is None:
-            rows.append(AlignedWord(-1, last_sentence, r.word, None, None, r.start, r.end, PUNCT9.none, CASE.none, p.distance))
+            rows.append(
+                AlignedWord(-1, last_sentence, r.word, None, None, r.start, r.end, PUNCT9.none, CASE.none, p.distance)
+            )
             continue
         o = off_words[p.off]
         last_sentence = o.sentence_idx
@@ -296,8 +298,16 @@ def dataset_statistics(segments: Iterable[Segment]) -> dict[str, dict]:
     for seg in segments:
         for key in (seg.split, "total"):
             s = stats.setdefault(
-                key, {"segments": 0, "words": 0, "seconds": 0.0, "speakers": set(), "punct": Counter(), "case": Counter(),
-                      "segments_with": Counter()}
+                key,
+                {
+                    "segments": 0,
+                    "words": 0,
+                    "seconds": 0.0,
+                    "speakers": set(),
+                    "punct": Counter(),
+                    "case": Counter(),
+                    "segments_with": Counter(),
+                },
             )
             s["segments"] += 1
             s["words"] += len(seg.words)

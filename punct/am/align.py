@@ -82,7 +82,7 @@ def merge_alignments(ali_dir: Path, split: str, nj: int, order: list[str], cuts_
         failed.extend(f.read_text(encoding="utf-8").splitlines(keepends=True))
     with atomic_path(cuts_out, suffix=".jsonl.gz") as tmp:
         CutSet.from_cuts([aligned[i] for i in order if i in aligned]).to_file(tmp)
-    atomic_write_text(Path(ali_dir) / f"{split}.ctm", "".join(l for i in order for l in ctm_by_id.get(i, [])))
+    atomic_write_text(Path(ali_dir) / f"{split}.ctm", "".join(line for i in order for line in ctm_by_id.get(i, [])))
     atomic_write_text(Path(ali_dir) / f"{split}.failed", "".join(failed))
     counts = Counter(line.split(maxsplit=1)[1].split(":", 1)[0] for line in failed)
     counts["aligned"] = len(aligned)

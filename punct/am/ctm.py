@@ -21,7 +21,9 @@ from punct.am.viterbi import WordSpan
 FRAME_SHIFT = 0.01
 
 
-def spans_to_items(spans: Sequence[WordSpan], cut_start: float, frame_shift: float = FRAME_SHIFT) -> list[AlignmentItem]:
+def spans_to_items(
+    spans: Sequence[WordSpan], cut_start: float, frame_shift: float = FRAME_SHIFT
+) -> list[AlignmentItem]:
     return [
         AlignmentItem(symbol=s.word, start=round(cut_start + s.start * frame_shift, 8),
                       duration=round((s.end - s.start) * frame_shift, 8))
@@ -29,10 +31,17 @@ def spans_to_items(spans: Sequence[WordSpan], cut_start: float, frame_shift: flo
     ]
 
 
-def items_to_frames(items: Sequence[AlignmentItem], cut_start: float, frame_shift: float = FRAME_SHIFT) -> list[tuple[int, int]]:
+def items_to_frames(
+    items: Sequence[AlignmentItem], cut_start: float, frame_shift: float = FRAME_SHIFT
+) -> list[tuple[int, int]]:
     """``[start, end)`` frame spans relative to the cut (the inverse of :func:`spans_to_items`)."""
-    return [(int(round((it.start - cut_start) / frame_shift)), int(round((it.start + it.duration - cut_start) / frame_shift)))
-            for it in items]
+    return [
+        (
+            int(round((it.start - cut_start) / frame_shift)),
+            int(round((it.start + it.duration - cut_start) / frame_shift)),
+        )
+        for it in items
+    ]
 
 
 def ctm_lines(cut_id: str, spans: Sequence[WordSpan], frame_shift: float = FRAME_SHIFT) -> list[str]:

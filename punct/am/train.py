@@ -178,7 +178,9 @@ def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.C
 
 def save_checkpoint(path: Path, *, model, optimizer, state: AmTrainState, config: AmConfig, tokens: TokenTable) -> None:
     """``epoch-N.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token table."""
-    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols)
+    checkpoint.save_checkpoint(
+        path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols
+    )
 
 
 def training_config(checkpoint: Path) -> AmConfig:
@@ -227,8 +229,14 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
         spec = dict(num_time_masks=config.num_time_masks, max_time=config.max_time_mask,
                     num_freq_masks=config.num_freq_masks, max_freq=config.max_freq_mask)
     train_sampler = DynamicBucketingSampler(
-        train_cuts, max_duration=config.max_duration, num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)), shuffle=True, seed=seed,
-        world_size=dist_info.world_size, rank=dist_info.rank, drop_last=dist_info.world_size > 1,
+        train_cuts,
+        max_duration=config.max_duration,
+        num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)),
+        shuffle=True,
+        seed=seed,
+        world_size=dist_info.world_size,
+        rank=dist_info.rank,
+        drop_last=dist_info.world_size > 1,
     )
     options = loader_options(config.num_workers, device)
     train_loader = torch.utils.data.DataLoader(
@@ -243,7 +251,8 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
 
 def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable,
                   device: torch.device) -> AmTrainState:
-    """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be ``tokens``."""
+    """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be
+    ``tokens``."""
     checkpoint = latest_checkpoint(exp_dir)
     if checkpoint is None:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
@@ -292,7 +301,9 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
     train_sampler, train_loader, dev_loader = make_loaders(
         train_cuts=train_cuts, train_cmvn=train_cmvn, dev_cuts=dev_cuts, dev_cmvn=dev_cmvn, tokens=tokens,
         config=config, seed=seed, dist_info=dist_info, device=device)

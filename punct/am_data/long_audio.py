@@ -111,8 +111,13 @@ def split_utterances(words: Sequence[TimedWord], speakers: Sequence[str],
     return [(u, s) for u, s in out if len(u) >= config.min_words]
 
 
-def recording_supervisions(recording: Recording, words: Sequence[TimedWord], speakers: Sequence[str],
-                           config: AmDataConfig = AmDataConfig(), language: str | None = None) -> list[SupervisionSegment]:
+def recording_supervisions(
+    recording: Recording,
+    words: Sequence[TimedWord],
+    speakers: Sequence[str],
+    config: AmDataConfig = AmDataConfig(),
+    language: str | None = None,
+) -> list[SupervisionSegment]:
     """The utterance supervisions of one recording (speaker = recording id, see the module doc)."""
     utterances = split_utterances(words, speakers, config)
     sups = []
@@ -137,8 +142,15 @@ def choose_dev_recordings(recording_ids: Sequence[str], num: int, seed: int) -> 
     return sorted(rng.choice(sorted(recording_ids), size=num, replace=False).tolist())
 
 
-def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Pathlike | None = None,
-                    config: AmDataConfig = AmDataConfig(), seed: int = 42, *, prefix: str) -> dict[str, dict[str, object]]:
+def prepare_am_data(
+    manifest_dir: Pathlike,
+    words_dir: Pathlike,
+    output_dir: Pathlike | None = None,
+    config: AmDataConfig = AmDataConfig(),
+    seed: int = 42,
+    *,
+    prefix: str,
+) -> dict[str, dict[str, object]]:
     """Stage-0 manifests ``<prefix>_{recordings,supervisions}_all`` + spoken words -> {split: {"recordings",
     "supervisions"}}; written as ``<prefix>_<kind>_<split>.jsonl.gz`` when output_dir.  The utterances keep
     the language of their recording's official supervision."""

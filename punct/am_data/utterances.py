@@ -75,9 +75,15 @@ TAG = re.compile(r"^(<[^<>\s]+>|\[[^\[\]\s]+\])$")
 @dataclass(frozen=True)
 class UtteranceImportConfig:
     alphabet: str = ""  # the AM's characters (lowercase letters); empty: every letter
-    tags: Literal["drop", "skip"] = "drop"  # tokens like <unk>, [noise]: removed from the text, or the utterance skipped
-    numbers: Literal["spoken", "keep"] = "spoken"  # tokens with digits said as Czech words (see the module doc), or kept
-    cmvn_group: Literal["recording", "speaker"] = "recording"  # the supervisions' speaker (CMVN stats): see the module doc
+    tags: Literal["drop", "skip"] = (
+        "drop"  # tokens like <unk>, [noise]: removed from the text, or the utterance skipped
+    )
+    numbers: Literal["spoken", "keep"] = (
+        "spoken"  # tokens with digits said as Czech words (see the module doc), or kept
+    )
+    cmvn_group: Literal["recording", "speaker"] = (
+        "recording"  # the supervisions' speaker (CMVN stats): see the module doc
+    )
     dev_unit: Literal["speaker", "recording"] = "speaker"  # held out together for dev (without given dev data)
     dev_share: float = 0.1  # share of dev units held out (at least one)
     max_duration: float = 30.0  # seconds; longer utterances are skipped
@@ -85,12 +91,16 @@ class UtteranceImportConfig:
     sampling_rate: int = 16000  # the AM's feature rate; other recordings are resampled (lhotse transform)
 
     def __post_init__(self) -> None:
-        if self.alphabet != unicodedata.normalize("NFC", self.alphabet).lower() or any(c.isspace() for c in self.alphabet):
+        if self.alphabet != unicodedata.normalize("NFC", self.alphabet).lower() or any(
+            c.isspace() for c in self.alphabet
+        ):
             raise ValueError(f"alphabet must be lowercase NFC characters without spaces, got {self.alphabet!r}")
         if not 0.0 < self.dev_share < 1.0:
             raise ValueError(f"dev_share must be in (0, 1), got {self.dev_share}")
         if self.max_duration <= 0 or self.end_tolerance < 0:
-            raise ValueError(f"max_duration must be > 0 and end_tolerance >= 0, got {self.max_duration}, {self.end_tolerance}")
+            raise ValueError(
+                f"max_duration must be > 0 and end_tolerance >= 0, got {self.max_duration}, {self.end_tolerance}"
+            )
 
 
 @dataclass(frozen=True)
@@ -200,8 +210,19 @@ def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips
             if utt_id not in data.utt2spk:
                 raise ValueError(f"{text.where}: utterance {utt_id} is not in {data.path / 'utt2spk'}")
             speaker = data.utt2spk[utt_id].value
-        out.append(ImportedUtterance(utt_id, recordings[seg.recording_id], seg.start, seg.end, text.value, speaker, None,
-                             text.where, seg.where))
+        out.append(
+            ImportedUtterance(
+                utt_id,
+                recordings[seg.recording_id],
+                seg.start,
+                seg.end,
+                text.value,
+                speaker,
+                None,
+                text.where,
+                seg.where,
+            )
+        )
     listed = "segments" if data.has_segments else "wav.scp"
     for utt_id in data.text.keys() - data.segments.keys():
         skips.add("no audio", data.text[utt_id].where, f"{utt_id} is not in {data.path / listed}")
@@ -224,8 +245,9 @@ def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: floa
     if sup.duration <= 0:
         raise ValueError(f"{where}: supervision {sup.id}: duration {sup.duration} s")
     start = offset + sup.start
-    return ImportedUtterance(sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where,
-                     sup.channel)
+    return ImportedUtterance(
+        sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where, sup.channel
+    )
 
 
 def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
@@ -298,7 +320,9 @@ def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips)
     return utterances
 
 
-def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips) -> SupervisionSegment | None:
+def utterance_supervision(
+    utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips
+) -> SupervisionSegment | None:
     """The AM supervision of one utterance, or None (a counted skip)."""
     duration = utt.recording.duration
     end = duration if utt.end is None else utt.end
@@ -308,7 +332,9 @@ def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig,
         return None
     end = min(end, duration)
     if end - utt.start > config.max_duration:
-        skips.add("longer than max_duration", utt.span_where, f"{utt.id}: {end - utt.start:.1f} s > {config.max_duration} s")
+        skips.add(
+            "longer than max_duration", utt.span_where, f"{utt.id}: {end - utt.start:.1f} s > {config.max_duration} s"
+        )
         return None
     norm = normalise_transcript(utt.text or "", config)
     if norm.reason:
@@ -388,7 +414,10 @@ def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
         recordings.update(dev_recordings)
         train, held_out = sups, f"the given dev data {dev}"
     out: dict[str, dict[str, object]] = {}
-    stats: dict[str, object] = {"dev_part": held_out, "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()}}
+    stats: dict[str, object] = {
+        "dev_part": held_out,
+        "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()},
+    }
     for split, split_sups in (("train", train), ("dev", dev_sups)):
         rec_ids = sorted({s.recording_id for s in split_sups})
         out[split] = {"recordings": RecordingSet.from_recordings(recordings[r] for r in rec_ids),

@@ -196,13 +196,17 @@ def merge(args) -> None:
         "| Statistics | Before | After (zero edit distance) |\n|---|---:|---:|\n"
         f"| Recordings | {int(totals.get('recordings', 0))} | {int(totals.get('recordings', 0))} |\n"
         f"| Words | {int(totals.get('official_words', 0))} | {int(totals.get('exact_words', 0))} |\n"
-        f"| Hours (sum of word durations after) | {totals.get('official_seconds', 0) / 3600:.3f} | {totals.get('exact_seconds', 0) / 3600:.3f} |\n"
+        f"| Hours (sum of word durations after) | {totals.get('official_seconds', 0) / 3600:.3f} "
+        f"| {totals.get('exact_seconds', 0) / 3600:.3f} |\n"
     )
     filter_lines = "".join(f"| {k} | {int(v)} |\n" for k, v in filters.items())
     report = (
-        "# Segment dataset (long recordings aligned to official transcripts)\n\n## Alignment (thesis Table 3.3)\n\n" + before_after
-        + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n" + filter_lines
-        + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n" + format_statistics(stats)
+        "# Segment dataset (long recordings aligned to official transcripts)\n\n## Alignment (thesis Table 3.3)\n\n"
+        + before_after
+        + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n"
+        + filter_lines
+        + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n"
+        + format_statistics(stats)
     )
     atomic_write_text(args.out_dir / "stats.md", report)
     plain = {k: {kk: (sorted(vv) if isinstance(vv, set) else dict(vv) if hasattr(vv, "items") else vv)

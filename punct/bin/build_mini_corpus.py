@@ -20,10 +20,19 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_mini_corpus_arguments(parser, SIZES, "tiny: a few minutes of audio (tests, CI); mini: about 80 min "
-                              "(the recipe default)", "r-cran-janeaustenr", "MuST-C layout: data/{train,dev,tst-COMMON}")
-    parser.add_argument("--text-file", type=Path, default=None,
-                        help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen")
+    add_mini_corpus_arguments(
+        parser,
+        SIZES,
+        "tiny: a few minutes of audio (tests, CI); mini: about 80 min (the recipe default)",
+        "r-cran-janeaustenr",
+        "MuST-C layout: data/{train,dev,tst-COMMON}",
+    )
+    parser.add_argument(
+        "--text-file",
+        type=Path,
+        default=None,
+        help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen",
+    )
     parser.add_argument("--nj", type=int, default=1, help="talks synthesized in parallel")
     add_normalize_arguments(parser)
     return parser

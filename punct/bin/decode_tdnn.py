@@ -34,10 +34,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, required=True, help="TDNN checkpoint (exp/tdnn/best-valid-f1.pt)")
     parser.add_argument("--split", required=True, help="split name (dev, test)")
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of the aligned cut manifests")
-    parser.add_argument("--cuts-pattern", required=True,
-                        help="cut manifest name in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)")
-    parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
-    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
+    parser.add_argument(
+        "--cuts-pattern",
+        required=True,
+        help="cut manifest name in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)",
+    )
+    parser.add_argument(
+        "--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp"
+    )
+    parser.add_argument(
+        "--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp"
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")
     add_device_arguments(parser, threads_help="torch intra-op threads")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")

@@ -45,9 +45,13 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=-1,
                         help="sub-tokens of context around predicted words in long texts; -1: the training value")
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
-    parser.add_argument("--word-vectors", choices=WORD_VECTORS, default="fine-tuned",
-                        help="encoder of the word vectors: the fine-tuned model's (EfficientPunct) or the pretrained "
-                             "one it started from (its punct_model.json base_encoder); posteriors: the fine-tuned model")
+    parser.add_argument(
+        "--word-vectors",
+        choices=WORD_VECTORS,
+        default="fine-tuned",
+        help="encoder of the word vectors: the fine-tuned model's (EfficientPunct) or the pretrained "
+        "one it started from (its punct_model.json base_encoder); posteriors: the fine-tuned model",
+    )
     add_word_dump_arguments(parser)
     return parser
 
@@ -56,7 +60,9 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     model = PunctBert.from_pretrained(args.model_dir).to(device)
     model.head_spec(args.head)  # fails early with the known head names
     utterances = job_share(read_utterances(args.supervisions, model.head_spec(args.head).classes), args.job, args.nj)
-    logging.info("job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances))
+    logging.info(
+        "job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances)
+    )
     max_length, context = model.inference_chunking(args.max_length, args.context)
     logging.info("chunks of at most %d tokens with %d sub-tokens of context", max_length, context)
     vector_model = None

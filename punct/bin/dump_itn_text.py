@@ -28,7 +28,12 @@ from punct.utils.jobs import job_share
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint", type=Path, required=True, help="text-only model (exp/text/best-valid-f1.pt)")
-    parser.add_argument("--supervisions", type=Path, required=True, help="segments of the split (parczech_supervisions_<split>.jsonl.gz)")
+    parser.add_argument(
+        "--supervisions",
+        type=Path,
+        required=True,
+        help="segments of the split (parczech_supervisions_<split>.jsonl.gz)",
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_text/dev")
     parser.add_argument("--batch-size", type=int, default=32, help="segments per forward pass")
     add_word_dump_arguments(parser)

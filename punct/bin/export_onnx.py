@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("export_onnx: int8 needs calibration speech: give one of --cuts, --wav-scp (with --text)")
         if args.wav_scp is not None and args.text is None:
             raise SystemExit("export_onnx: --wav-scp needs --text")
-        calibration = from_cuts(args.cuts) if args.cuts is not None else from_kaldi(args.wav_scp, args.text, args.utt2spk)
+        calibration = (
+            from_cuts(args.cuts) if args.cuts is not None else from_kaldi(args.wav_scp, args.text, args.utt2spk)
+        )
         random.Random(args.seed).shuffle(calibration)
         calibration = calibration[: args.calibration_utterances]
     paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)

@@ -14,7 +14,9 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("corpus_dir", type=Path, help="folder with <term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} and .vert files")
+    parser.add_argument(
+        "corpus_dir", type=Path, help="folder with <term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} and .vert files"
+    )
     parser.add_argument("out_dir", type=Path, help="where parczech_{recordings,supervisions}_all.jsonl.gz go")
     parser.add_argument("--numbers", choices=["spoken", "keep"], default="spoken",
                         help="official tokens with digits (and %% § / +): said as words (num2words) or kept as written")

@@ -16,9 +16,10 @@ Per recording: ``<out-dir>/<recording id>.words.tsv`` (``word<TAB>start<TAB>end`
 mini corpus' synth folder) and ``<out-dir>/<recording id>.stats.json`` (chunks, merge cases, CPU
 time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.words.tsv``).  Both
 are written atomically, the words file last: a recording whose words file is newer than the model (the AM
-checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and decoder, is
-done and skipped on a re-run unless ``--overwrite``.  See ``punct.recognition.recogniser`` (the AM's features and CMVN) and
-``punct.recognition.transformers_ctc`` (frame rate and vocabulary of a transformers model), ``punct.recognition.beam_search``.
+checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and
+decoder, is done and skipped on a re-run unless ``--overwrite``.  See ``punct.recognition.recogniser`` (the
+AM's features and CMVN) and ``punct.recognition.transformers_ctc`` (frame rate and vocabulary of a
+transformers model), ``punct.recognition.beam_search``.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ GREEDY = "greedy"
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_recordings_all.jsonl.gz)")
+    parser.add_argument(
+        "--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_recordings_all.jsonl.gz)"
+    )
     parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--am-dir", type=Path, help="the recipe's AM folder: best-valid-loss.pt and mfcc.yaml")
@@ -61,11 +64,21 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ref-dir", type=Path, default=None,
                         help="optional folder of reference <recording id>.words.tsv (the synth folder) for the WER")
     parser.add_argument("--config", type=Path, default=None, help="YAML with ChunkConfig values")
-    parser.add_argument("--lm", type=Path, default=None,
-                        help="a word n-gram LM (ARPA) for beam search (BeamSearchConfig); without it: greedy decoding")
-    parser.add_argument("--decode-config", type=Path, default=None, help="YAML with BeamSearchConfig values (with --lm)")
-    parser.add_argument("--summary", type=Path, default=None,
-                        help="instead of recognising: sum the stats of every recording into this file")
+    parser.add_argument(
+        "--lm",
+        type=Path,
+        default=None,
+        help="a word n-gram LM (ARPA) for beam search (BeamSearchConfig); without it: greedy decoding",
+    )
+    parser.add_argument(
+        "--decode-config", type=Path, default=None, help="YAML with BeamSearchConfig values (with --lm)"
+    )
+    parser.add_argument(
+        "--summary",
+        type=Path,
+        default=None,
+        help="instead of recognising: sum the stats of every recording into this file",
+    )
     parser.add_argument("--overwrite", action="store_true", help="recognise finished recordings again")
     add_device_arguments(parser)
     add_config_arguments(parser, ChunkConfig)
@@ -148,7 +161,9 @@ def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_conf
         if args.ref_dir is not None:
             ref_path = words_path(args.ref_dir, rec.id)
             if ref_path.is_file():
-                stats["errors"] = word_errors([w.word for w in read_recognised_words(ref_path)], [w.word for w in words])
+                stats["errors"] = word_errors(
+                    [w.word for w in read_recognised_words(ref_path)], [w.word for w in words]
+                )
             else:
                 logging.warning("%s: no such file; no WER for %s", ref_path, rec.id)
         atomic_write_text(stats_path(args.out_dir, rec.id), json.dumps(stats) + "\n")

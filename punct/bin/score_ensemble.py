@@ -46,29 +46,56 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of <prefix>_cuts_<split>_ali.jsonl.gz (references)")
+    parser.add_argument(
+        "--cuts-dir",
+        type=Path,
+        default=Path("data/fbank"),
+        help="folder of <prefix>_cuts_<split>_ali.jsonl.gz (references)",
+    )
     parser.add_argument("--prefix", required=True, help="manifest name prefix: <prefix>_cuts_<split>[_ali].jsonl.gz")
-    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT posteriors: <dir>/<split>/post.scp")
-    parser.add_argument("--tdnn-post-dir", type=Path, default=Path("exp/tdnn/post"), help="TDNN posteriors: <dir>/<split>/post.scp")
+    parser.add_argument(
+        "--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT posteriors: <dir>/<split>/post.scp"
+    )
+    parser.add_argument(
+        "--tdnn-post-dir", type=Path, default=Path("exp/tdnn/post"), help="TDNN posteriors: <dir>/<split>/post.scp"
+    )
     parser.add_argument("--dev-split", default="dev", help="split on which alpha is chosen")
     parser.add_argument("--test-split", default="test", help="split reported")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
     parser.add_argument("--paper-alpha", type=float, default=PAPER_ALPHA, help="the paper's alpha, also reported")
-    parser.add_argument("--alpha-rule", choices=("paired-se", "one-se", "argmax"), default="paired-se",
-                        help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
-                             "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), "
-                             "or the highest overall F1 (argmax)")
-    parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev utterances (SE rules)")
+    parser.add_argument(
+        "--alpha-rule",
+        choices=("paired-se", "one-se", "argmax"),
+        default="paired-se",
+        help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
+        "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), "
+        "or the highest overall F1 (argmax)",
+    )
+    parser.add_argument(
+        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev utterances (SE rules)"
+    )
     parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the bootstrap resamples (SE rules)")
     parser.add_argument("--am-dir", type=Path, default=Path("exp/am"), help="acoustic model folder (parameter count)")
-    parser.add_argument("--bert-dir", type=Path, default=Path("exp/bert"), help="fine-tuned BERT folder (parameter count)")
-    parser.add_argument("--tdnn-model", type=Path, default=Path("exp/tdnn/best-valid-f1.pt"), help="TDNN checkpoint (parameter count)")
+    parser.add_argument(
+        "--bert-dir", type=Path, default=Path("exp/bert"), help="fine-tuned BERT folder (parameter count)"
+    )
+    parser.add_argument(
+        "--tdnn-model", type=Path, default=Path("exp/tdnn/best-valid-f1.pt"), help="TDNN checkpoint (parameter count)"
+    )
     parser.add_argument("--out-dir", type=Path, default=Path("exp/results"), help="output folder")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNGs")
-    parser.add_argument("--supervisions-dir", type=Path, default=None,
-                        help="stage-0 manifests (<prefix>_supervisions_<split>.jsonl.gz): count what was dropped before scoring")
-    parser.add_argument("--am-emb-dir", type=Path, default=None,
-                        help="layer-12 shards (<dir>/<split>/emb.scp): names stage 4 when a cut lacks TDNN posteriors")
+    parser.add_argument(
+        "--supervisions-dir",
+        type=Path,
+        default=None,
+        help="stage-0 manifests (<prefix>_supervisions_<split>.jsonl.gz): count what was dropped before scoring",
+    )
+    parser.add_argument(
+        "--am-emb-dir",
+        type=Path,
+        default=None,
+        help="layer-12 shards (<dir>/<split>/emb.scp): names stage 4 when a cut lacks TDNN posteriors",
+    )
     parser.add_argument("--seed", type=int, default=None, help="the run's seed, recorded in results.json")
     return parser
 
@@ -119,7 +146,9 @@ class StageOutputs:
         if self.feature_cuts is not None and key not in self.feature_cuts:
             return "without features at stage 1"
         if key not in self.aligned_cuts:
-            return "not aligned at stage 3" if self.feature_cuts is not None else "not in the aligned cuts (stage 1 or 3)"
+            return (
+                "not aligned at stage 3" if self.feature_cuts is not None else "not in the aligned cuts (stage 1 or 3)"
+            )
         if key not in self.bert_posteriors:
             return "without BERT posteriors at stage 6"
         if self.am_embeddings is not None and key not in self.am_embeddings:
@@ -197,7 +226,13 @@ def main() -> None:
                 raise FileNotFoundError(f"no such file: {path}")
         ref, pt, pb, skipped = paired_posteriors(tdnn_scp, bert_scp, refs)
         if skipped:
-            logging.warning("%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)", split, len(skipped), len(refs), skipped[0])
+            logging.warning(
+                "%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)",
+                split,
+                len(skipped),
+                len(refs),
+                skipped[0],
+            )
         data[split] = (ref, pt, pb)
         lost = set(skipped)
         lengths[split] = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
@@ -215,8 +250,12 @@ def main() -> None:
         systems[split] = {
             "BERT only": score(ref, pb.argmax(1), classes).to_dict(),
             "TDNN": score(ref, pt.argmax(1), classes).to_dict(),
-            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(ref, ensemble(pt, pb, chosen).argmax(1), classes).to_dict(),
-            f"Ensemble (alpha={args.paper_alpha:.1f}, paper)": score(ref, ensemble(pt, pb, args.paper_alpha).argmax(1), classes).to_dict(),
+            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(
+                ref, ensemble(pt, pb, chosen).argmax(1), classes
+            ).to_dict(),
+            f"Ensemble (alpha={args.paper_alpha:.1f}, paper)": score(
+                ref, ensemble(pt, pb, args.paper_alpha).argmax(1), classes
+            ).to_dict(),
         }
         for name, s in systems[split].items():
             logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])

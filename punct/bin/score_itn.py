@@ -44,24 +44,43 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("models", nargs="+", help="<model dir>:<row name> (decode/<split>.jsonl inside)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/results")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to score")
-    parser.add_argument("--train-supervisions", type=Path, default=None,
-                        help="training supervisions: sort the table's classes by their frequency (default: thesis order)")
+    parser.add_argument(
+        "--train-supervisions",
+        type=Path,
+        default=None,
+        help="training supervisions: sort the table's classes by their frequency (default: thesis order)",
+    )
     parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the segments")
     parser.add_argument("--seed", type=int, default=42, help="bootstrap seed")
     parser.add_argument("--length-edges", default=",".join(map(str, itn.DEFAULT_LENGTH_EDGES)),
                         help="word-count bin edges for F1 by input length")
     parser.add_argument("--max-attention-plots", type=int, default=4, help="cross-attention plots per model and split")
-    parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
-                        help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
-                             "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)")
-    parser.add_argument("--baseline", default="text-only",
-                        help="row name of the model every other one is compared with (macro F1 difference, paired "
-                             "bootstrap interval); no such row: no comparison")
+    parser.add_argument(
+        "--first-word",
+        choices=("auto",) + FIRST_WORD_RULES,
+        default="auto",
+        help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
+        "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)",
+    )
+    parser.add_argument(
+        "--baseline",
+        default="text-only",
+        help="row name of the model every other one is compared with (macro F1 difference, paired "
+        "bootstrap interval); no such row: no comparison",
+    )
     parser.add_argument("--run-seed", type=int, default=None, help="the run's seed, recorded in results.json")
-    parser.add_argument("--am-dir", type=Path, default=None,
-                        help="the acoustic model's folder: its dev WER (wer_dev.txt, stage 1) goes into results.json")
-    parser.add_argument("--words-dir", type=Path, default=None,
-                        help="stage 2's recognised words: the WER in their <recording>.stats.json goes into results.json")
+    parser.add_argument(
+        "--am-dir",
+        type=Path,
+        default=None,
+        help="the acoustic model's folder: its dev WER (wer_dev.txt, stage 1) goes into results.json",
+    )
+    parser.add_argument(
+        "--words-dir",
+        type=Path,
+        default=None,
+        help="stage 2's recognised words: the WER in their <recording>.stats.json goes into results.json",
+    )
     return parser
 
 

@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> None:
             continue
         post = reader[utt.id]
         if post.shape != (len(utt.words), len(classes)):
-            raise ValueError(f"{args.posteriors}: {utt.id} has shape {post.shape}, expected ({len(utt.words)}, {len(classes)})")
+            raise ValueError(
+                f"{args.posteriors}: {utt.id} has shape {post.shape}, expected ({len(utt.words)}, {len(classes)})"
+            )
         ref.extend(index[label] for label in utt.labels)
         hyp.extend(post.argmax(axis=1).tolist())
         scored_words[utt.id] = len(utt.words)
@@ -56,9 +58,16 @@ def main(argv: list[str] | None = None) -> None:
         logging.warning("%s: %s", args.supervisions, scored.summary())
     scores = score(ref, hyp, classes)
     write_scores(scores, args.out, args.title or f"{args.posteriors}", scored)
-    logging.info("%s: overall F1 %.1f (P %.1f R %.1f), macro F1 %.1f over %d words -> %s.md", args.title or args.posteriors,
-                 100 * scores.overall["f1"], 100 * scores.overall["precision"], 100 * scores.overall["recall"],
-                 100 * scores.macro_f1, scores.num_words, args.out)
+    logging.info(
+        "%s: overall F1 %.1f (P %.1f R %.1f), macro F1 %.1f over %d words -> %s.md",
+        args.title or args.posteriors,
+        100 * scores.overall["f1"],
+        100 * scores.overall["precision"],
+        100 * scores.overall["recall"],
+        100 * scores.macro_f1,
+        scores.num_words,
+        args.out,
+    )
 
 
 if __name__ == "__main__":

@@ -127,7 +127,8 @@ SIZES: dict[str, dict] = {
     "mini": dict(num_sittings=10, sitting_seconds=360.0, num_speakers=16),
     # ~6.7 h, 56 speakers over 16 male and 11 female variants, wider pitch/rate/intonation; fortunes with
     # the four rarest labels (each in < 5 % of the fortunes) drawn 5 times as often: 2-3x as many segments
-    # with ! ? ; " as the uniform draw of the same size (seed 42, 36 sittings: ! in 50 segments against 22, ; 79 against 26).
+    # with ! ? ; " as the uniform draw of the same size (seed 42, 36 sittings: ! in 50 segments against 22,
+    # ; 79 against 26).
     # 56 sittings and speakers rather than 42 and 46 (5.0 h): the ten extra speakers are test speakers
     # (conf/segments_small.yaml), so the training set stays the same and the test set doubles.
     "small": dict(num_sittings=56, sitting_seconds=360.0, num_speakers=56, male_variants=WIDE_MALE_VARIANTS,

@@ -149,7 +149,8 @@ def split_rng(cfg: MiniCorpusConfig, split_index: int) -> np.random.Generator:
 
 
 def fetch_janeaustenr(cache_dir: Path) -> Path:
-    """The unpacked package's ``data`` folder, downloading the .deb into ``cache_dir`` if needed (R is not installed)."""
+    """The unpacked package's ``data`` folder, downloading the .deb into ``cache_dir`` if needed (R is not
+    installed)."""
     cache_dir = Path(cache_dir)
     data_dir = cache_dir / "janeaustenr" / _RDATA_DIR
     if (data_dir / "Rdata.rdx").exists():
@@ -460,8 +461,13 @@ def synthesize_talk(talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig,
         seg.words = norm_result.words
         spans = norm_result.spans
         seg.starts = word_starts_for_spans(
-            synth.words, spans, synth.phonemes,
-            lambda i, text=seg.text, voice=jitter: engine.phoneme_count(text[spans[i][0]:spans[i][1]], voice))
+            synth.words,
+            spans,
+            synth.phonemes,
+            lambda i, text=seg.text, voice=jitter, spans=spans: engine.phoneme_count(
+                text[spans[i][0] : spans[i][1]], voice
+            ),
+        )
         if seg.starts is None:
             unmapped += 1
         seg.offset = position / SAMPLE_RATE
@@ -518,9 +524,8 @@ def _synthesize_job(job) -> tuple[Talk, int]:
 
 def _new_build_dir(out_dir: Path, overwrite: bool) -> Path:
     """A temporary folder beside ``out_dir`` (renamed to it when the build is complete)."""
-    if out_dir.exists() and any(out_dir.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out_dir} exists; rebuilding it needs --overwrite")
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise FileExistsError(f"{out_dir} exists; rebuilding it needs --overwrite")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     umask = os.umask(0)

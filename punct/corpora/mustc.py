@@ -307,7 +307,7 @@ def prepare_mustc(
         manifests[split] = {"recordings": recs, "supervisions": sups}
         stats[split] = st
     check_disjoint(manifests)
-    for split, m in manifests.items():
+    for m in manifests.values():
         validate_recordings_and_supervisions(m["recordings"], m["supervisions"])
     if output_dir is not None:
         write_manifests(manifests, Path(output_dir))

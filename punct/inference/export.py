@@ -88,9 +88,18 @@ def tdnn_chunks(inputs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], fra
     return feeds
 
 
-def export_recipe(punctuator: Punctuator, out_dir: Pathlike, *, am_checkpoint: Pathlike, tdnn_checkpoint: Pathlike,
-                  precisions: Sequence[str] = PRECISIONS, calibration: Sequence[Request] = (),
-                  per_channel: bool = True, reduce_range: bool = False, percentile: float = DEFAULT_PERCENTILE) -> ExportInfo:
+def export_recipe(
+    punctuator: Punctuator,
+    out_dir: Pathlike,
+    *,
+    am_checkpoint: Pathlike,
+    tdnn_checkpoint: Pathlike,
+    precisions: Sequence[str] = PRECISIONS,
+    calibration: Sequence[Request] = (),
+    per_channel: bool = True,
+    reduce_range: bool = False,
+    percentile: float = DEFAULT_PERCENTILE,
+) -> ExportInfo:
     """Writes ``<out_dir>/{am,tdnn}[.int8].onnx`` and export.json; int8 needs ``calibration`` requests.
 
     ``punctuator`` must hold the float PyTorch models (not quantised, no ONNX backend)."""

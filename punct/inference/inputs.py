@@ -130,7 +130,9 @@ def read_segments(path: Pathlike, wavs: dict[str, str]) -> dict[str, tuple]:
         try:
             utt, rec, start, end = fields[0], fields[1], float(fields[2]), float(fields[3])
         except (IndexError, ValueError):
-            raise ValueError(f"{path}:{line_number}: expected '<utt> <recording> <start> <end>', got {line!r}") from None
+            raise ValueError(
+                f"{path}:{line_number}: expected '<utt> <recording> <start> <end>', got {line!r}"
+            ) from None
         if rec not in wavs:
             raise ValueError(f"{path}:{line_number}: recording {rec!r} is not in wav.scp")
         if utt in out:

@@ -244,8 +244,14 @@ class OnnxTdnnConvStack:
         self.session = session(path, threads)
 
     def __call__(self, acoustic: torch.Tensor, word_vectors: torch.Tensor, word_index: torch.Tensor) -> torch.Tensor:
-        (conv,) = self.session.run(None, {"acoustic": acoustic.float().numpy(), "word_vectors": word_vectors.float().numpy(),
-                                          "word_index": word_index.numpy().astype(np.int64)})
+        (conv,) = self.session.run(
+            None,
+            {
+                "acoustic": acoustic.float().numpy(),
+                "word_vectors": word_vectors.float().numpy(),
+                "word_index": word_index.numpy().astype(np.int64),
+            },
+        )
         return torch.from_numpy(conv)
 
 
@@ -261,7 +267,8 @@ class OnnxModels:
 
 def load_sessions(folder: Pathlike, precision: str = "int8", threads: int = 1,
                   am_checkpoint: Pathlike | None = None, tdnn_checkpoint: Pathlike | None = None) -> OnnxModels:
-    """The AM and TDNN sessions of an export folder; with the checkpoints given, checks the export was made from them."""
+    """The AM and TDNN sessions of an export folder; with the checkpoints given, checks the export was made
+    from them."""
     folder = Path(folder)
     info = read_export_info(folder)
     if precision not in info.precisions:

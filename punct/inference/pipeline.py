@@ -112,8 +112,8 @@ class Result:
             "id": self.id, "text": self.text, "transcript_from": self.transcript_from, "alpha": self.alpha,
             "duration": round(self.duration, 4), "classes": list(classes),
             "words": [
-                {"word": w, "label": l, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
-                for w, l, (s, e), pt, pb, pe in zip(self.words, self.labels, self.spans, rows(self.p_tdnn),
+                {"word": w, "label": label, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
+                for w, label, (s, e), pt, pb, pe in zip(self.words, self.labels, self.spans, rows(self.p_tdnn),
                                                     rows(self.p_bert), rows(self.p_ensemble))
             ],
         }
@@ -246,13 +246,30 @@ class Punctuator:
 
     onnx = None  # OnnxModels once use_onnx() was called
 
-    def __init__(self, *, feature_config: FeatureConfig, am: TdnnAcousticModel, tokens: TokenTable, bert: PunctBert,
-                 tdnn: PunctTdnn, alpha: float = PAPER_ALPHA, layer: int = 12, device: torch.device = torch.device("cpu"),
-                 normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 0, context: int = -1,
-                 bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
-                 global_cmvn: CmvnStats | None = None, bert_bf16: bool = False,
-                 word_vector_model: PunctBert | None = None, embedding_compression: str = "none",
-                 vectorised_features: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        feature_config: FeatureConfig,
+        am: TdnnAcousticModel,
+        tokens: TokenTable,
+        bert: PunctBert,
+        tdnn: PunctTdnn,
+        alpha: float = PAPER_ALPHA,
+        layer: int = 12,
+        device: torch.device = torch.device("cpu"),
+        normalize_config: NormalizeConfig = NormalizeConfig(),
+        max_length: int = 0,
+        context: int = -1,
+        bert_batch_size: int = 32,
+        group_size: int = 16,
+        tdnn_batch: bool = False,
+        head: str = "punct",
+        global_cmvn: CmvnStats | None = None,
+        bert_bf16: bool = False,
+        word_vector_model: PunctBert | None = None,
+        embedding_compression: str = "none",
+        vectorised_features: bool = False,
+    ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         classes = tuple(bert.head_spec(head).classes)
@@ -261,8 +278,10 @@ class Punctuator:
                              f"expected {PUNCT4.classes}")
         am_dim = am.config.dim
         if bert.hidden_size + am_dim != tdnn.config.input_dim:
-            raise ValueError(f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
-                             f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?")
+            raise ValueError(
+                f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
+                f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?"
+            )
         if word_vector_model is not None and word_vector_model.hidden_size != bert.hidden_size:
             raise ValueError(f"word vectors of {word_vector_model.hidden_size} dims, BERT has {bert.hidden_size}")
         compression_method(embedding_compression)  # fails early on an unknown name
@@ -306,7 +325,8 @@ class Punctuator:
                     tdnn_checkpoint: Pathlike | None = None, results_json: Pathlike | None = None,
                     normalize_config: Pathlike | None = None, alpha: float | None = None,
                     device: torch.device = torch.device("cpu"), **kwargs) -> Punctuator:
-        """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be overridden."""
+        """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be
+        overridden."""
         from punct.am.train import load_model as load_am
         from punct.models.punct_tdnn.train import load_model as load_tdnn
         from punct.utils.config import load_config
@@ -317,7 +337,9 @@ class Punctuator:
                              normalize_config=normalize_config)
         for name in ("feat_config", "am_checkpoint", "bert_dir", "tdnn_checkpoint"):
             if not paths[name].exists():
-                raise FileNotFoundError(f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)")
+                raise FileNotFoundError(
+                    f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)"
+                )
         feature_config = load_config(FeatureConfig, paths["feat_config"])
         norm = NormalizeConfig()
         if paths["normalize_config"].exists():
@@ -423,8 +445,11 @@ class Punctuator:
     def _words(self, req: Request) -> tuple[str, list[str], list[tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)
         if normalized.unspeakable:
-            raise UtteranceError("unspeakable token", f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
-                                 "said as words (punct.text.numbers); write it out or remove it")
+            raise UtteranceError(
+                "unspeakable token",
+                f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
+                "said as words (punct.text.numbers); write it out or remove it",
+            )
         if not normalized.words:
             raise UtteranceError("empty transcript", f"transcript {req.transcript!r} has no words")
         import unicodedata

@@ -119,5 +119,7 @@ def read_kaldi_data_dir(path: Pathlike) -> KaldiDataDir:
     utt2spk = read_table(path / "utt2spk") if (path / "utt2spk").is_file() else None
     for entry in (utt2spk or {}).values():
         if len(entry.value.split()) != 1:
-            raise ValueError(f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker")
+            raise ValueError(
+                f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker"
+            )
     return KaldiDataDir(path, wav, text, segments, utt2spk, has_segments)

@@ -1,10 +1,11 @@
 """Long-recording recognition (stage 2 of the speech-informed ITN recipe): the recogniser interface and
 the recipe's own CTC acoustic model behind it.
 
-``recognise_recording`` is the one chunked recognition of a recording (``punct.recognition.recognise.recognise_long``:
-~30 s chunks, greedy CTC or beam search with a word LM, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
-``TdnnRecogniser`` here, or ``punct.recognition.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
-CTC folder, e.g. a Czech wav2vec2).
+``recognise_recording`` is the one chunked recognition of a recording
+(``punct.recognition.recognise.recognise_long``: ~30 s chunks, greedy CTC or beam search with a word LM, CTC
+segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``: ``TdnnRecogniser`` here, or
+``punct.recognition.transformers_ctc.TransformersCtcRecogniser`` (a local transformers CTC folder, e.g. a Czech
+wav2vec2).
 
 An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
 ``best-valid-loss.pt`` (model, config and token table) and ``mfcc.yaml`` (the feature config the
@@ -129,7 +130,8 @@ def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk
                         decode: Callable[[np.ndarray], list[str]] | None = None,
                         ) -> tuple[list[TimedWord], dict[str, float]]:
     """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds).
-    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
+    ``decode``: a chunk's log-posteriors -> words (default greedy;
+    ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
     start = time.process_time()
     audio = load_audio(recording, recogniser.sample_rate)
     posterior_fn = recogniser.posteriors_for(recording.id, audio)

@@ -27,7 +27,8 @@ def acoustic_model_health(am_dir: Path, splits: list[str]) -> dict[str, dict[str
 
 
 def find_am_checkpoint(am_dir: Path) -> Path | None:
-    """The acoustic model checkpoint ``punct.am.train`` selects (``best-valid-loss.pt``), else its newest ``epoch-N.pt``."""
+    """The acoustic model checkpoint ``punct.am.train`` selects (``best-valid-loss.pt``), else its newest
+    ``epoch-N.pt``."""
     from punct.am.train import BEST_CHECKPOINT
     from punct.training.loop import latest_checkpoint
 

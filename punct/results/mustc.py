@@ -66,7 +66,9 @@ def scored_lines(splits: dict[str, dict]) -> list[str]:
         for key, reason in dropped[:MAX_LISTED_DROPS]:
             lines.append(f"  - `{key}`: {reason}")
         if len(dropped) > MAX_LISTED_DROPS:
-            lines.append(f"  - ... and {len(dropped) - MAX_LISTED_DROPS} more (results.json: splits.{split}.dropped_ids)")
+            lines.append(
+                f"  - ... and {len(dropped) - MAX_LISTED_DROPS} more (results.json: splits.{split}.dropped_ids)"
+            )
     return lines
 
 
@@ -85,7 +87,11 @@ def precision_recall_table(systems: dict[str, dict], marks: Sequence[str]) -> li
              "|---|" + "---:|" * (2 * len(marks) + 2)]
     for name, s in systems.items():
         cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |"
+        )
     return lines
 
 
@@ -133,7 +139,8 @@ def render_markdown(results: dict) -> str:
     if results.get("seed") is not None:
         lines.append(f"- seed: {results['seed']}")
     lines += [
-        f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
+        f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; "
+        f"the paper's alpha: {results['paper_alpha']:.1f}",
         "- overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\"); macro = mean F1 of , . ? "
         "(Huang et al.'s \"overall\": the mean of the three marks' scores); numbers in percent",
         "",
@@ -157,7 +164,9 @@ def write_results(results: dict, out_dir: Pathlike, confusion_system: str | None
     results = dict(results)
     if plot:
         plots = {"overall and macro F1 against alpha": "f1_vs_alpha.png"}
-        plot_f1_vs_alpha(results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png")
+        plot_f1_vs_alpha(
+            results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png"
+        )
         last_split = list(results["systems"])[-1]
         systems = results["systems"][last_split]
         for name in [confusion_system] if confusion_system else list(systems):
@@ -301,7 +310,7 @@ def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
                                   ("AM test WER (%, greedy CTC)", [r.test_wer for r in runs], 1),
                                   ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
         row = [label] + [number(v, digits) for v in values]
-        rows.append(row + ([mean_sd_cell(values, lambda x: number(x, digits))] if several else []))
+        rows.append(row + ([mean_sd_cell(values, lambda x, digits=digits: number(x, digits))] if several else []))
     rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
     walls = [r.wall_seconds for r in runs]
     rows.append(["wall time"] + [duration(w) for w in walls] + ([mean_sd_cell(walls, duration)] if several else []))

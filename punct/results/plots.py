@@ -60,7 +60,15 @@ def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], t
     ax.set_yticks(range(len(classes)), labels=[f"{c} ({int(n)})" for c, n in zip(classes, rows[:, 0])])
     for i in range(len(classes)):
         for j in range(len(classes)):
-            ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=7, color="white" if pct[i, j] > 50 else "black")
+            ax.text(
+                j,
+                i,
+                f"{pct[i, j]:.0f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if pct[i, j] > 50 else "black",
+            )
     ax.set_xlabel("prediction")
     ax.set_ylabel("reference (words)")
     ax.set_title(title, fontsize=9)
@@ -123,9 +131,12 @@ def plot_itn_model(path: Path, name: str, file_name: str, split: str, s: ItnScor
     cross-attention of up to ``max_attention`` segments."""
     cm_p = np.asarray(s.punct_scores["confusion"])
     cm_c = np.asarray(s.case_scores["confusion"])
-    plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
-                   plots / f"confusion_punct_{file_name}_{split}.png")
-    plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{file_name}_{split}.png")
+    plot_confusion(
+        cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)", plots / f"confusion_punct_{file_name}_{split}.png"
+    )
+    plot_confusion(
+        cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{file_name}_{split}.png"
+    )
     attn_file = path / "decode" / f"{split}.attention.json"
     if attn_file.is_file():
         for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):

@@ -194,7 +194,9 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
     f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
     macro = bootstrap(pc, macro_f1, num_resamples, seed)
     cap_point, cap_low, cap_high = bootstrap(cc, class_f1, num_resamples, seed)
-    punct_f1 = {c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i}
+    punct_f1 = {
+        c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i
+    }
 
     short, long = short_long(segments)
     det = {}
@@ -217,7 +219,10 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
                           "segments": int(len(idx)), "words": int(lengths[idx].sum()),
                           "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
 
-    flat = {k: np.concatenate([getattr(s, k)[start:] for s in segments]) for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")}
+    flat = {
+        k: np.concatenate([getattr(s, k)[start:] for s in segments])
+        for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")
+    }
     all_p = score(flat["punct_ref"], flat["punct_hyp"], PUNCT9.classes)
     all_c = score(flat["case_ref"], flat["case_hyp"], CASE.classes)
     return ItnScores(

@@ -51,9 +51,15 @@ class PunctScores:
         lines += ["| class | precision | recall | F1 | support |", "|---|---:|---:|---:|---:|"]
         for name in self.classes[1:]:
             s = self.per_class[name]
-            lines.append(f"| {name} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | {100 * s['f1']:.1f} | {s['support']} |")
+            lines.append(
+                f"| {name} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | {100 * s['f1']:.1f} "
+                f"| {s['support']} |"
+            )
         o = self.overall
-        lines.append(f"| overall (micro) | {100 * o['precision']:.1f} | {100 * o['recall']:.1f} | {100 * o['f1']:.1f} | {o['support']} |")
+        lines.append(
+            f"| overall (micro) | {100 * o['precision']:.1f} | {100 * o['recall']:.1f} | {100 * o['f1']:.1f} "
+            f"| {o['support']} |"
+        )
         lines.append(f"| macro F1 | | | {100 * self.macro_f1:.1f} | |")
         lines += ["", f"Confusion matrix ({self.num_words} words; rows = reference, columns = prediction):", ""]
         lines.append("| ref \\ hyp | " + " | ".join(self.classes) + " |")

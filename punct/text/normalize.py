@@ -86,7 +86,9 @@ class NormalizeConfig:
         if self.events not in ("drop", "keep"):
             raise ValueError(f"normalize config: events must be 'drop' or 'keep', got {self.events!r}")
         if self.numbers not in num.NUMBERS_MODES:
-            raise ValueError(f"normalize config: numbers must be one of {list(num.NUMBERS_MODES)}, got {self.numbers!r}")
+            raise ValueError(
+                f"normalize config: numbers must be one of {list(num.NUMBERS_MODES)}, got {self.numbers!r}"
+            )
 
 
 def mark_table(config: NormalizeConfig = NormalizeConfig()) -> dict[str, str]:

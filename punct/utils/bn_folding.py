@@ -20,7 +20,9 @@ def batch_norm_affine(norm: nn.BatchNorm1d) -> tuple[torch.Tensor, torch.Tensor]
     return a, norm.bias - a * norm.running_mean
 
 
-def scaled_conv(conv: nn.Conv1d, scale: torch.Tensor, shift: torch.Tensor, add: float | torch.Tensor = 0.0) -> nn.Conv1d:
+def scaled_conv(
+    conv: nn.Conv1d, scale: torch.Tensor, shift: torch.Tensor, add: float | torch.Tensor = 0.0
+) -> nn.Conv1d:
     """A copy of ``conv`` computing scale * (conv(x) + shift) + add, per output channel."""
     out = copy.deepcopy(conv)
     bias = conv.bias if conv.bias is not None else torch.zeros(conv.out_channels)

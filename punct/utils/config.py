@@ -58,7 +58,9 @@ def _field_values(config_type: type, values: dict[str, Any], source: str, prefix
         where = f"{source}: {prefix}" if prefix else source
         raise ValueError(f"{where}: unknown option(s) {unknown} for {config_type.__name__}; known: {sorted(fields)}")
     hints = typing.get_type_hints(config_type)
-    return {name: convert_value(value, hints.get(name, Any), source, _join(prefix, name)) for name, value in values.items()}
+    return {
+        name: convert_value(value, hints.get(name, Any), source, _join(prefix, name)) for name, value in values.items()
+    }
 
 
 def convert_value(value: Any, hint: Any, source: str, key: str) -> Any:

@@ -131,7 +131,9 @@ class ItnDataset(torch.utils.data.Dataset):
             self.text.append(enc)
             unknown += len({w for t, w in zip(enc[0], enc[2]) if t == tokenizer.unk_token_id})
         if skipped:
-            logging.warning("%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length)
+            logging.warning(
+                "%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length
+            )
         num_words = sum(len(s.words) for s in self.segments)
         logging.log(logging.WARNING if unknown else logging.INFO, "%s: %d of %d words hold the text tokenizer's "
                     "unknown token", where, unknown, num_words)
@@ -149,7 +151,9 @@ class ItnDataset(torch.utils.data.Dataset):
             self.am_frames = am_frames_of(cfg)
             self.geometry = self.am_frames.geometry
             if self.am_frames.sample_rate != cfg.sample_rate:
-                raise ValueError(f"{cfg.am_dir}: the AM reads {self.am_frames.sample_rate} Hz, sample_rate is {cfg.sample_rate}")
+                raise ValueError(
+                    f"{cfg.am_dir}: the AM reads {self.am_frames.sample_rate} Hz, sample_rate is {cfg.sample_rate}"
+                )
 
     def __len__(self) -> int:
         return len(self.segments)
@@ -199,7 +203,9 @@ class ItnDataset(torch.utils.data.Dataset):
             if self.cfg.random_audio and self.cfg.random_audio_unit == "frames":
                 mel = torch.from_numpy(permute_audio(mel.numpy(), permutation_seed(self.cfg.seed, seg.id)))
             ex["mel"] = mel
-            ex["frame_words"] = self.geometry.frame_words(seg.word_starts, seg.word_ends, self.geometry.num_latent(mel.size(0)))
+            ex["frame_words"] = self.geometry.frame_words(
+                seg.word_starts, seg.word_ends, self.geometry.num_latent(mel.size(0))
+            )
         return ex
 
 

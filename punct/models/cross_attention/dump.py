@@ -50,7 +50,9 @@ def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("c
         raise FileNotFoundError(f"{checkpoint}: no such checkpoint")
     saved = load_checkpoint(checkpoint, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
     if saved.get("kind") != "text":
-        raise ValueError(f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model")
+        raise ValueError(
+            f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model"
+        )
     cfg = _config_from_dict(saved["config"])
     # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
     text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
@@ -60,7 +62,9 @@ def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("c
 
 
 @torch.no_grad()
-def word_outputs(model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device) -> Iterator[SegmentOutputs]:
+def word_outputs(
+    model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device
+) -> Iterator[SegmentOutputs]:
     """Vectors and two-head posteriors of every segment of ``dataset``, in dataset order."""
     model.eval()
     pad_id = model.text.tokenizer.pad_token_id or 0

@@ -37,7 +37,9 @@ class SoundGeometry:
     def from_config(cfg: MmConfig) -> SoundGeometry:
         if not (len(cfg.conv_channels) == len(cfg.conv_kernels) == len(cfg.conv_strides)):
             raise ValueError("conv_channels, conv_kernels and conv_strides must have the same length")
-        return SoundGeometry(cfg.win_length, cfg.hop_length, cfg.sample_rate, tuple(cfg.conv_kernels), tuple(cfg.conv_strides))
+        return SoundGeometry(
+            cfg.win_length, cfg.hop_length, cfg.sample_rate, tuple(cfg.conv_kernels), tuple(cfg.conv_strides)
+        )
 
     @property
     def stride(self) -> int:

@@ -94,7 +94,9 @@ def build_optimizer(model: torch.nn.Module, cfg: MmConfig) -> torch.optim.Optimi
     param_groups = []
     for (is_new, no_decay), params in groups.items():
         peak = cfg.lr_new if (is_new and cfg.lr_new > 0) else cfg.lr
-        param_groups.append({"params": params, "weight_decay": 0.0 if no_decay else cfg.weight_decay, "lr": peak, "peak_lr": peak})
+        param_groups.append(
+            {"params": params, "weight_decay": 0.0 if no_decay else cfg.weight_decay, "lr": peak, "peak_lr": peak}
+        )
     return torch.optim.AdamW(param_groups)
 
 
@@ -144,8 +146,8 @@ class Predictions:
     def write(self, path: Path) -> None:
         """One JSON line per segment (the format :mod:`punct.scoring.itn` reads, with the first-word rule)."""
         lines = [json.dumps({"id": i, "words": w, "punct_ref": pr, "punct_hyp": ph, "case_ref": cr, "case_hyp": ch,
-                             "loss": round(l, 5), "first_word": self.first_word}, ensure_ascii=False)
-                 for i, w, pr, ph, cr, ch, l in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,
+                             "loss": round(loss, 5), "first_word": self.first_word}, ensure_ascii=False)
+                 for i, w, pr, ph, cr, ch, loss in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,
                                                     self.case_ref, self.case_hyp, self.losses)]
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
@@ -153,7 +155,9 @@ class Predictions:
 
 
 @torch.no_grad()
-def predict(model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: torch.device, pad_id: int) -> Predictions:
+def predict(
+    model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: torch.device, pad_id: int
+) -> Predictions:
     """Argmax predictions and the per-segment loss (over the trained words) of every segment, in dataset
     order; under ``cfg.first_word`` exclude the first word's predictions are its reference labels."""
     model.eval()
@@ -164,9 +168,14 @@ def predict(model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: 
         logits = model(batch)
         for r, i in enumerate(batch["index"].tolist()):
             n = len(dataset.segments[i].words)
-            lp, lc = (_segment_loss(logits[head][r, :n], batch[f"labels_{head}"][r, :n]) for head in (PUNCT_HEAD, CASE_HEAD))
-            rows[i] = (logits[PUNCT_HEAD][r, :n].argmax(-1).tolist(), logits[CASE_HEAD][r, :n].argmax(-1).tolist(),
-                       float(cfg.punct_weight * lp + cfg.case_weight * lc))
+            lp, lc = (
+                _segment_loss(logits[head][r, :n], batch[f"labels_{head}"][r, :n]) for head in (PUNCT_HEAD, CASE_HEAD)
+            )
+            rows[i] = (
+                logits[PUNCT_HEAD][r, :n].argmax(-1).tolist(),
+                logits[CASE_HEAD][r, :n].argmax(-1).tolist(),
+                float(cfg.punct_weight * lp + cfg.case_weight * lc),
+            )
     for i, seg in enumerate(dataset.segments):
         hp, hc, loss = rows[i]
         out.ids.append(seg.id)
@@ -198,8 +207,9 @@ def quartile_worst(dataset: ItnDataset, losses: list[float]) -> list[int]:
 
 
 @torch.no_grad()
-def attention_examples(model: torch.nn.Module, dataset: ItnDataset, indices: list[int], device: torch.device, pad_id: int,
-                       tokenizer) -> list[dict]:
+def attention_examples(
+    model: torch.nn.Module, dataset: ItnDataset, indices: list[int], device: torch.device, pad_id: int, tokenizer
+) -> list[dict]:
     """The last block's cross-attention (text tokens x audio frames) of some segments, for plots."""
     if not getattr(model, "uses_audio", False):
         return []
@@ -213,12 +223,20 @@ def attention_examples(model: torch.nn.Module, dataset: ItnDataset, indices: lis
         ids, _, token_words = dataset.text[i]
         num_frames = len(example["frame_words"])
         starts, _ = dataset.geometry.frame_windows(num_frames)
-        out.append({
-            "id": seg.id, "tokens": tokenizer.convert_ids_to_tokens(ids), "token_words": token_words,
-            "words": seg.words, "punct": [PUNCT9.classes[x] for x in seg.punct], "case": [CASE.classes[x] for x in seg.case],
-            "word_starts": seg.word_starts, "frame_starts": starts.tolist(),
-            "frame_words": example["frame_words"].tolist(), "attention": attn[:, :num_frames].cpu().numpy().tolist(),
-        })
+        out.append(
+            {
+                "id": seg.id,
+                "tokens": tokenizer.convert_ids_to_tokens(ids),
+                "token_words": token_words,
+                "words": seg.words,
+                "punct": [PUNCT9.classes[x] for x in seg.punct],
+                "case": [CASE.classes[x] for x in seg.case],
+                "word_starts": seg.word_starts,
+                "frame_starts": starts.tolist(),
+                "frame_words": example["frame_words"].tolist(),
+                "attention": attn[:, :num_frames].cpu().numpy().tolist(),
+            }
+        )
     return out
 
 
@@ -231,7 +249,9 @@ def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **e
     ``text_encoder`` (:func:`punct.models.text.model.encoder_spec`: the text encoder's config and tokenizer
     files, so that a decoder rebuilds the model without the encoder folder and with the training tokenizer)."""
     module = model.module if hasattr(model, "module") else model
-    checkpoint.save_checkpoint(path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra)
+    checkpoint.save_checkpoint(
+        path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra
+    )
 
 
 def sync(dist: DistInfo) -> None:
@@ -307,9 +327,15 @@ def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, los
     preds = predict(model, dev, cfg, device, pad_id)
     p_scores, c_scores = preds.scores()
     f1 = p_scores.macro_f1
-    record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
-              "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
-              **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]}}
+    record = {
+        "epoch": state.epoch,
+        "step": state.step,
+        **{f"train_{k}": v for k, v in losses.items()},
+        "dev_loss": float(np.mean(preds.losses)),
+        "dev_macro_f1": f1,
+        "dev_cap_f1": c_scores.per_class["cap"]["f1"],
+        **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]},
+    }
     state.history.append(record)
     logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
                  losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],

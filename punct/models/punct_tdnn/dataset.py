@@ -151,8 +151,12 @@ class FusionCorpus:
         """The cut's word frame spans and label ids, or None (counted in ``skipped``) when it cannot be used."""
         labelled, items = _cut_words(cut, source, self.classes, self.case_classes)
         words = labelled.words
-        for reason, missing in (("no acoustic matrix", cut.id not in self.acoustic), ("no BERT vectors", cut.id not in self.text),
-                                ("no words", not words), ("words/alignment lengths differ", len(items) != len(words))):
+        for reason, missing in (
+            ("no acoustic matrix", cut.id not in self.acoustic),
+            ("no BERT vectors", cut.id not in self.text),
+            ("no words", not words),
+            ("words/alignment lengths differ", len(items) != len(words)),
+        ):
             if missing:
                 self._skip(reason, cut.id)
                 return None

@@ -44,7 +44,9 @@ def frame_word_index(word_starts: np.ndarray, num_frames: int) -> np.ndarray:
 WINDOW_CENTRES = ("transition", "word_end")
 
 
-def window_centres(word_starts: np.ndarray, word_ends: np.ndarray, num_frames: int, rule: str = "transition") -> np.ndarray:
+def window_centres(
+    word_starts: np.ndarray, word_ends: np.ndarray, num_frames: int, rule: str = "transition"
+) -> np.ndarray:
     """Centre frame of each word's window, clipped into the utterance.
 
     * ``transition`` (EfficientPunct, section 3.2): the point of transition to the next token, with the

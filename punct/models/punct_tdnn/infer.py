@@ -80,6 +80,7 @@ def utterance_posteriors(
 
 
 def corpus_predictions(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> tuple[np.ndarray, np.ndarray]:
-    """(punctuation reference labels (N,), posteriors (N, num_outputs)) over all words of the corpus, in corpus order."""
+    """(punctuation reference labels (N,), posteriors (N, num_outputs)) over all words of the corpus, in corpus
+    order."""
     posts = [p for _, p in utterance_posteriors(model, corpus, device)]
     return corpus.labels, np.concatenate(posts, axis=0)

@@ -106,8 +106,13 @@ def head_sweeps(data: SplitPosteriors, alphas: Sequence[float]) -> dict[str, lis
     """Alpha sweep of each head on one split's scored words."""
     keep = data.scored()
     return {
-        head: alpha_sweep(data.reference(head)[keep], data.block(data.p_tdnn, head)[keep], data.block(data.p_text, head)[keep],
-                          classes, alphas)
+        head: alpha_sweep(
+            data.reference(head)[keep],
+            data.block(data.p_tdnn, head)[keep],
+            data.block(data.p_text, head)[keep],
+            classes,
+            alphas,
+        )
         for head, (classes, *_) in HEADS.items()
     }
 
@@ -143,7 +148,9 @@ def write_predictions(path: Pathlike, data: SplitPosteriors, hyps: dict[str, np.
         for head, (classes, *_) in HEADS.items():
             ref = [classes[i] for i in getattr(seg, head)]
             line[f"{head}_ref"] = ref
-            line[f"{head}_hyp"] = copy_first_word([classes[int(i)] for i in hyps[head][pos : pos + n]], ref, data.first_word)
+            line[f"{head}_hyp"] = copy_first_word(
+                [classes[int(i)] for i in hyps[head][pos : pos + n]], ref, data.first_word
+            )
         line["first_word"] = data.first_word
         lines.append(json.dumps(line, ensure_ascii=False))
         pos += n

@@ -56,7 +56,8 @@ class TdnnConfig:
     kernels: tuple[int, ...] = (9, 9, 5, 5, 7, 7, 5)
     dilations: tuple[int, ...] = (1, 2, 1, 2, 1, 2, 1)
     num_classes: int = 4  # punctuation classes (the first head)
-    case_classes: int = 0  # >0: a second (case) head with this many classes; the last conv layer has one channel per class of every head
+    # >0: a second (case) head with this many classes; the last conv layer has one channel per class of every head
+    case_classes: int = 0
     window: int = 301  # frames per example, centred on each word's window_centre
     # transition (the paper: the frame before the next word, pause attached to the word) or word_end
     # (the word's last aligned frame); checkpoints from before this option used word_end
@@ -79,7 +80,8 @@ class TdnnConfig:
             raise ValueError(f"TdnnConfig: window must be odd (centred on a frame), got {self.window}")
         if self.num_classes < 2 or self.case_classes < 0 or self.case_classes == 1:
             raise ValueError(
-                f"TdnnConfig: need num_classes >= 2 and case_classes 0 or >= 2, got {self.num_classes}, {self.case_classes}"
+                "TdnnConfig: need num_classes >= 2 and case_classes 0 or >= 2, "
+                f"got {self.num_classes}, {self.case_classes}"
             )
         if self.output_frames < 1:
             raise ValueError(f"TdnnConfig: window {self.window} is shorter than the receptive field {self.shrink + 1}")
@@ -166,7 +168,8 @@ class PunctTdnn(nn.Module):
             return self.batch_logits(windows, utterance, centres)
         if windows.shape[1] != self.config.window or windows.shape[2] != self.config.input_dim:
             raise ValueError(
-                f"PunctTdnn expects windows (N, {self.config.window}, {self.config.input_dim}), got {tuple(windows.shape)}"
+                f"PunctTdnn expects windows (N, {self.config.window}, {self.config.input_dim}), "
+                f"got {tuple(windows.shape)}"
             )
         return self.head(self.conv_stack(windows))
 
@@ -222,7 +225,9 @@ class WordFactoredTdnn(nn.Module):
         super().__init__()
         fusion_dim, input_dim = tdnn.fusion.weight.shape
         if not 0 < text_dim < input_dim:
-            raise ValueError(f"text_dim must be in 1..{input_dim - 1} (the TDNN's input is {input_dim}), got {text_dim}")
+            raise ValueError(
+                f"text_dim must be in 1..{input_dim - 1} (the TDNN's input is {input_dim}), got {text_dim}"
+            )
         self.tdnn = tdnn
         self.config = tdnn.config
         self.text_dim = text_dim

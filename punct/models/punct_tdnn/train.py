@@ -74,9 +74,13 @@ class TrainTdnnConfig:
     # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
     # effect, 0.5 a softer balance that keeps the rare marks' precision
     class_weight_power: float = 1.0
-    label_set: str = "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
+    label_set: str = (
+        "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
+    )
     case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
-    dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
+    dev_metric: str = (
+        "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
+    )
     # each cut's first word: include (train and score every word, EfficientPunct) or exclude (neither trained nor
     # scored, the ParCzech thesis; conf/tdnn*.yaml of egs/parczech); see punct.labels
     first_word: str = "include"
@@ -103,7 +107,9 @@ class TrainTdnnConfig:
         classes = punct_set.classes
         case_classes = case_set.classes if case_set is not None else None
         if self.model.num_classes != len(classes):
-            raise ValueError(f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}")
+            raise ValueError(
+                f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}"
+            )
         if self.model.case_classes and (case_classes is None or self.model.case_classes != len(case_classes)):
             raise ValueError(f"label_set {self.label_set} has no {self.model.case_classes}-class case labels")
         if self.dev_metric not in ("overall_f1", "macro_f1"):
@@ -134,7 +140,9 @@ def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
     from punct.utils.config import config_from_dict
 
     ckpt = load_checkpoint(path)
-    train_config = dict(ckpt["config"] if "config" in ckpt else ckpt["train_config"])  # train_config: before the shared format
+    train_config = dict(
+        ckpt["config"] if "config" in ckpt else ckpt["train_config"]
+    )  # train_config: before the shared format
     train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
     return config_from_dict(TrainTdnnConfig, train_config, str(path))
 
@@ -200,7 +208,9 @@ def build_criteria(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.dev
         if corpus.case_classes is None:
             raise ValueError("the TDNN has a case head but the corpus has no case labels (FusionCorpus case_classes)")
         if len(corpus.case_classes) != cfg.model.case_classes:
-            raise ValueError(f"case head of {cfg.model.case_classes} classes, corpus case classes {corpus.case_classes}")
+            raise ValueError(
+                f"case head of {cfg.model.case_classes} classes, corpus case classes {corpus.case_classes}"
+            )
         counts["case"] = corpus.case_counts()
     if len(corpus.classes) != cfg.model.num_classes:
         raise ValueError(f"punctuation head of {cfg.model.num_classes} classes, corpus classes {corpus.classes}")
@@ -218,9 +228,9 @@ def tdnn_loss(
     if not cfg.model.case_classes:
         return criteria["punct"](logits, labels)
     heads = split_heads(logits, cfg.model)
-    return (1.0 - cfg.case_weight) * criteria["punct"](heads["punct"], labels[:, 0]) + cfg.case_weight * criteria["case"](
-        heads["case"], labels[:, 1]
-    )
+    return (1.0 - cfg.case_weight) * criteria["punct"](heads["punct"], labels[:, 0]) + cfg.case_weight * criteria[
+        "case"
+    ](heads["case"], labels[:, 1])
 
 
 def _check_corpora(cfg: TrainTdnnConfig, *corpora: FusionCorpus | None) -> None:
@@ -241,7 +251,13 @@ def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer
     if ckpt.get("optimizer"):
         optimizer.load_state_dict(ckpt["optimizer"])
     state = TrainState(**ckpt["state"])
-    logging.info("resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)", resume, state.epoch, state.best_f1, state.best_epoch)
+    logging.info(
+        "resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)",
+        resume,
+        state.epoch,
+        state.best_f1,
+        state.best_epoch,
+    )
     return state
 
 
@@ -287,9 +303,20 @@ def forward_batch(net: nn.Module, batch: Sequence[torch.Tensor], cfg: TrainTdnnC
     return net(batch[0], utterance=batch[1], centres=batch[2])
 
 
-def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.Optimizer, criteria, cfg: TrainTdnnConfig,
-                    state: TrainState, epoch: int, device: torch.device, dist: DistInfo, precision: Amp,
-                    progress: bool, kept: deque | None = None) -> dict:
+def train_one_epoch(
+    net: nn.Module,
+    loader: DataLoader,
+    optimizer: torch.optim.Optimizer,
+    criteria,
+    cfg: TrainTdnnConfig,
+    state: TrainState,
+    epoch: int,
+    device: torch.device,
+    dist: DistInfo,
+    precision: Amp,
+    progress: bool,
+    kept: deque | None = None,
+) -> dict:
     """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds).
     ``kept`` (a bounded deque) receives the batches as they are trained on: the last ones remain."""
     net.train()
@@ -381,7 +408,9 @@ def train_tdnn(
         # batch_norm_stats recompute: the epoch's last batches, kept as they were trained on (no second read)
         recompute = cfg.batch_norm_stats == "recompute" and dist.is_main  # rank 0 evaluates and saves the model
         kept: deque | None = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
-        record = train_one_epoch(net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept)
+        record = train_one_epoch(
+            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept
+        )
         if kept is not None:
             start = time.time()
             recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))

@@ -91,7 +91,11 @@ def plan_chunks(piece_lengths: Sequence[int], max_content: int, context: int) ->
             start += 1
         # Right context: whole words after the predicted ones, within the budget and the chunk size.
         end, right = pred_end, 0
-        while end < num_words and right + piece_lengths[end] <= context and left + used + right + piece_lengths[end] <= max_content:
+        while (
+            end < num_words
+            and right + piece_lengths[end] <= context
+            and left + used + right + piece_lengths[end] <= max_content
+        ):
             right += piece_lengths[end]
             end += 1
         chunks.append(Chunk(start, end, pred_start, pred_end))
@@ -164,7 +168,9 @@ def special_ids(tokenizer) -> tuple:
     return cls_id, sep_id
 
 
-def encode_chunks(pieces: Sequence[Sequence[int]], max_length: int, context: int, cls_id: int, sep_id: int) -> list[EncodedChunk]:
+def encode_chunks(
+    pieces: Sequence[Sequence[int]], max_length: int, context: int, cls_id: int, sep_id: int
+) -> list[EncodedChunk]:
     """Applies :func:`plan_chunks` to per-word sub-tokens and builds ``[CLS] ... [SEP]`` inputs."""
     chunks = plan_chunks([len(p) for p in pieces], max_length - 2, context)
     encoded = []

@@ -86,7 +86,11 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
         words, labels = words[:max_words], labels[:max_words]
     stem = path.name.split(".")[0]
     return [
-        Utterance(f"{stem}-{i // words_per_utterance}", words[i : i + words_per_utterance], labels[i : i + words_per_utterance])
+        Utterance(
+            f"{stem}-{i // words_per_utterance}",
+            words[i : i + words_per_utterance],
+            labels[i : i + words_per_utterance],
+        )
         for i in range(0, len(words), words_per_utterance)
     ]
 

@@ -35,11 +35,16 @@ def predict_words(
         group = utterances[g : g + group_size]
         examples = _examples(group, model, max_length, context)
         vectors = [np.zeros((len(u.words), hidden), dtype=np.float32) for u in group]
-        posts = {h.name: [np.zeros((len(u.words), len(h.classes)), dtype=np.float32) for u in group] for h in model.head_specs}
+        posts = {
+            h.name: [np.zeros((len(u.words), len(h.classes)), dtype=np.float32) for u in group]
+            for h in model.head_specs
+        }
         for batch_indices in similar_length_batches([len(e.chunk.input_ids) for e in examples], batch_size):
             batch_examples = [examples[i] for i in batch_indices]
             batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id)
-            vec, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device))
+            vec, logits = model(
+                batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
+            )
             vec = vec.float().cpu().numpy()
             probs = {name: torch.softmax(x.float(), dim=-1).cpu().numpy() for name, x in logits.items()}
             for row, e in enumerate(batch_examples):
@@ -92,4 +97,6 @@ def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding:
 def _examples(group: Sequence[Utterance], model: PunctBert, max_length: int, context: int):
     """Examples without labels (inference needs only the words)."""
     unlabeled = [Utterance(u.id, u.words, [model.head_specs[0].classes[0]] * len(u.words)) for u in group]
-    return make_examples(unlabeled, model.tokenizer, max_length, context, model.head_specs[0].classes, where="inference")
+    return make_examples(
+        unlabeled, model.tokenizer, max_length, context, model.head_specs[0].classes, where="inference"
+    )

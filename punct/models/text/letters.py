@@ -51,7 +51,9 @@ class AddedLetters:
 
 def strip_diacritics(text: str) -> str:
     """``text`` without diacritics (NFD, combining marks dropped, NFC): č -> c, ů -> u, ł -> ł, müller -> muller."""
-    return unicodedata.normalize("NFC", "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch)))
+    return unicodedata.normalize(
+        "NFC", "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+    )
 
 
 def base_token(token: str) -> str:
@@ -84,7 +86,9 @@ def keeps_word(tokenizer: Any, word: str) -> bool:
 def lost_letters(tokenizer: Any, letters: str) -> list[str]:
     """The letters of ``letters`` that ``tokenizer`` loses at the start or inside a word (probed as the
     words ``x`` and ``xx``)."""
-    return [x for x in letter_list(tokenizer, letters) if not (keeps_word(tokenizer, x) and keeps_word(tokenizer, x + x))]
+    return [
+        x for x in letter_list(tokenizer, letters) if not (keeps_word(tokenizer, x) and keeps_word(tokenizer, x + x))
+    ]
 
 
 def is_extendable(tokenizer: Any) -> bool:
@@ -112,7 +116,9 @@ def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> tuple[Any, AddedLett
     for token, slot in zip(wanted, free):
         base = base_token(token)
         if base == token or base not in vocab:
-            raise ValueError(f"letter token {token!r}: its base {base!r} is not in the vocabulary to start its embedding from")
+            raise ValueError(
+                f"letter token {token!r}: its base {base!r} is not in the vocabulary to start its embedding from"
+            )
         del new_vocab[token_of[slot]]
         new_vocab[token] = slot
         base_ids.append(vocab[base])
@@ -149,8 +155,14 @@ def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> tuple[Any, 
     if still:
         raise RuntimeError(f"the extended tokenizer still loses {' '.join(still)}")
     init_letter_rows(encoder, added)
-    logging.info("text encoder: added the letters %s as %d tokens in [unusedN] slots (ids %d-%d), accents kept; their "
-                 "embeddings start from the base letters'", " ".join(lost), len(added.ids), min(added.ids), max(added.ids))
+    logging.info(
+        "text encoder: added the letters %s as %d tokens in [unusedN] slots (ids %d-%d), accents kept; their "
+        "embeddings start from the base letters'",
+        " ".join(lost),
+        len(added.ids),
+        min(added.ids),
+        max(added.ids),
+    )
     return extended, added
 
 

@@ -126,7 +126,11 @@ def load_tokenizer(name_or_path: Pathlike):
 
     tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     pre_tokenizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
-    if pre_tokenizer is not None and "ByteLevel" in str(pre_tokenizer.__getstate__()) and not tokenizer.add_prefix_space:
+    if (
+        pre_tokenizer is not None
+        and "ByteLevel" in str(pre_tokenizer.__getstate__())
+        and not tokenizer.add_prefix_space
+    ):
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, add_prefix_space=True)
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"{name_or_path}: {type(tokenizer).__name__} is not a fast tokenizer; word ids are needed")
@@ -336,10 +340,13 @@ def pretrained_encoder_model(model: PunctBert) -> PunctBert:
     encoder = AutoModel.from_pretrained(name_or_path)
     tuned = model.encoder.get_input_embeddings().weight.shape
     if encoder.get_input_embeddings().weight.shape != tuned:
-        raise ValueError(f"base encoder {name_or_path}: input embeddings {tuple(encoder.get_input_embeddings().weight.shape)} "
-                         f"differ from the fine-tuned model's {tuple(tuned)} (letters added to the vocabulary?)")
-    pretrained = PunctBert(encoder, model.tokenizer, model.head_specs, model.chunking, model.added_letters,
-                           model.base_encoder)
+        raise ValueError(
+            f"base encoder {name_or_path}: input embeddings {tuple(encoder.get_input_embeddings().weight.shape)} "
+            f"differ from the fine-tuned model's {tuple(tuned)} (letters added to the vocabulary?)"
+        )
+    pretrained = PunctBert(
+        encoder, model.tokenizer, model.head_specs, model.chunking, model.added_letters, model.base_encoder
+    )
     pretrained.heads.load_state_dict(model.heads.state_dict())
     return pretrained.to(next(model.parameters()).device).eval()
 
@@ -377,7 +384,12 @@ def collate_chunks(
         attention_mask[i, : len(ids)] = 1
         word_positions[i, : len(positions)] = torch.tensor(positions, dtype=torch.long)
         word_mask[i, : len(positions)] = True
-    batch = {"input_ids": input_ids, "attention_mask": attention_mask, "word_positions": word_positions, "word_mask": word_mask}
+    batch = {
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
+        "word_positions": word_positions,
+        "word_mask": word_mask,
+    }
     if labels is not None:
         for head in labels[0]:
             tensor = torch.full((n, max_w), ignore_index, dtype=torch.long)

@@ -201,8 +201,12 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
     heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
     model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
-    logging.info("model: %s with %.1f M parameters (heads %.2f M)", type(model.encoder).__name__,
-                 sum(p.numel() for p in model.parameters()) / 1e6, sum(p.numel() for p in model.heads.parameters()) / 1e6)
+    logging.info(
+        "model: %s with %.1f M parameters (heads %.2f M)",
+        type(model.encoder).__name__,
+        sum(p.numel() for p in model.parameters()) / 1e6,
+        sum(p.numel() for p in model.heads.parameters()) / 1e6,
+    )
     return model
 
 
@@ -219,7 +223,9 @@ def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, 
     optimizer.load_state_dict(saved["optimizer"])
     state = TrainState(**saved["state"])
     set_rng_state(saved["rng"])
-    logging.info("resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch)
+    logging.info(
+        "resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch
+    )
     return state
 
 
@@ -246,8 +252,9 @@ def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path,
     elif resume:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
 
-    train_examples = make_examples(load_training_utterances(train, cfg, norm), model.tokenizer, cfg.max_length, cfg.context,
-                                   where=str(train))
+    train_examples = make_examples(
+        load_training_utterances(train, cfg, norm), model.tokenizer, cfg.max_length, cfg.context, where=str(train)
+    )
     dev_utterances = read_utterances(dev)
     logging.info("%d training chunks; %d dev utterances", len(train_examples), len(dev_utterances))
     if not train_examples:
