@@ -282,19 +282,9 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     precision = Amp(amp, device.type)
     seed_everything(seed, device.type)
     exp_dir = Path(exp_dir)
-    train_cuts, train_cmvn = load_train_splits([fbank_dir, *extra_train_dirs], train_split, prefix)
-    dev_cuts, dev_cmvn = load_split(fbank_dir, dev_split, prefix)
-    tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
-    if dist_info.is_main:
-        exp_dir.mkdir(parents=True, exist_ok=True)
-        tokens.save(exp_dir / "tokens.txt")
-        save_config(config, exp_dir / "config.yaml")
-    logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
-    train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
-    dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
-    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
-                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
-
+    tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn) = _prepare_data(
+        config=config, fbank_dirs=[fbank_dir, *extra_train_dirs], exp_dir=exp_dir, prefix=prefix,
+        train_split=train_split, dev_split=dev_split, dist_info=dist_info, device=device)
     model = build_model(config, len(tokens)).to(device)
     logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
                  model.context())
@@ -313,16 +303,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
                                      epoch=epoch, device=device, dist_info=dist_info, ctc=ctc, amp=precision)
         state.epoch = epoch
-        if epoch < first_dev_loss_epoch(config):
-            logging.info("epoch %d: train loss/frame %.4f (%s)", epoch, train_loss, dev_loss_scope(config))
-            improved = False
-        else:
-            valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
-            improved = valid_loss < state.best_valid_loss
-            if improved:
-                state.best_valid_loss, state.best_epoch = valid_loss, epoch
-            logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
-                         " (best)" if improved else "")
+        improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
         if dist_info.is_main:
             save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state,
                             config=config, tokens=tokens)
@@ -334,6 +315,42 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     if dist_info.world_size > 1:
         dist.barrier()
     return state, (model.module if hasattr(model, "module") else model)
+
+
+def _prepare_data(*, config: AmConfig, fbank_dirs: Sequence[Path], exp_dir: Path, prefix: str, train_split: str,
+                  dev_split: str, dist_info: DistInfo, device: torch.device):
+    """The token table of the training cuts (written with the config by the main rank), and the usable
+    training and dev cuts, each with its CMVN: ``tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn)``."""
+    train_cuts, train_cmvn = load_train_splits(fbank_dirs, train_split, prefix)
+    dev_cuts, dev_cmvn = load_split(fbank_dirs[0], dev_split, prefix)
+    tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
+    if dist_info.is_main:
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        tokens.save(exp_dir / "tokens.txt")
+        save_config(config, exp_dir / "config.yaml")
+    logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
+    train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
+    dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
+    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
+                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
+    return tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn)
+
+
+def _validate(model, dev_loader, device: torch.device, ctc, config: AmConfig, state: AmTrainState,
+              train_loss: float) -> bool:
+    """Logs the epoch's losses, with its dev loss where computed (:func:`first_dev_loss_epoch`); whether that is
+    the best so far (``state`` then records it)."""
+    epoch = state.epoch
+    if epoch < first_dev_loss_epoch(config):
+        logging.info("epoch %d: train loss/frame %.4f (%s)", epoch, train_loss, dev_loss_scope(config))
+        return False
+    valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
+    improved = valid_loss < state.best_valid_loss
+    if improved:
+        state.best_valid_loss, state.best_epoch = valid_loss, epoch
+    logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
+                 " (best)" if improved else "")
+    return improved
 
 
 def first_dev_loss_epoch(config: AmConfig) -> int:
