@@ -208,6 +208,64 @@ def choose_dev_alpha(args: argparse.Namespace, sweep: list[SweepPoint], dev: tup
     return AlphaChoice(best, "argmax", best, best_score, 0.0, 0)
 
 
+def read_split(args: argparse.Namespace, split: str):
+    """One split's stacked references and posteriors ``(ref, p_tdnn, p_bert)``, the words of each scored
+    utterance (in :func:`paired_posteriors`' order) and what was scored of the manifest (a dict)."""
+    refs = references(args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz")
+    tdnn_scp = args.tdnn_post_dir / split / "post.scp"
+    bert_scp = args.bert_emb_dir / split / "post.scp"
+    for path in (tdnn_scp, bert_scp):
+        if not path.exists():
+            raise FileNotFoundError(f"no such file: {path}")
+    ref, pt, pb, skipped = paired_posteriors(tdnn_scp, bert_scp, refs)
+    if skipped:
+        logging.warning(
+            "%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)",
+            split,
+            len(skipped),
+            len(refs),
+            skipped[0],
+        )
+    lost = set(skipped)
+    lengths = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
+    scored = split_coverage(args, split, refs, skipped)
+    if scored.words != len(ref):
+        raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
+    logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
+    return (ref, pt, pb), lengths, scored.to_dict()
+
+
+def score_systems(data: dict, classes: list[str], chosen: float, paper_alpha: float) -> dict[str, dict]:
+    """Per split, the scores of BERT alone, the TDNN alone and the ensemble at the chosen and the paper's alpha."""
+    systems = {}
+    for split, (ref, pt, pb) in data.items():
+        systems[split] = {
+            "BERT only": score(ref, pb.argmax(1), classes).to_dict(),
+            "TDNN": score(ref, pt.argmax(1), classes).to_dict(),
+            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(
+                ref, ensemble(pt, pb, chosen).argmax(1), classes
+            ).to_dict(),
+            f"Ensemble (alpha={paper_alpha:.1f}, paper)": score(
+                ref, ensemble(pt, pb, paper_alpha).argmax(1), classes
+            ).to_dict(),
+        }
+        for name, s in systems[split].items():
+            logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])
+    return systems
+
+
+def sweep_records(sweeps: dict, classes: list[str]) -> dict[str, list[dict]]:
+    """Per split, the alpha sweep as results.json records it."""
+    return {
+        split: [
+            {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "macro_f1": p.scores.macro_f1,
+             "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
+            for p in points
+        ]
+        for split, points in sweeps.items()
+    }
+
+
 def main() -> None:
     args = get_parser().parse_args()
     setup_logging(args.out_dir / "log" / "score.log")
@@ -218,47 +276,12 @@ def main() -> None:
         alphas = sorted(alphas + [args.paper_alpha])
     data, lengths, splits = {}, {}, {}
     for split in (args.dev_split, args.test_split):
-        refs = references(args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz")
-        tdnn_scp = args.tdnn_post_dir / split / "post.scp"
-        bert_scp = args.bert_emb_dir / split / "post.scp"
-        for path in (tdnn_scp, bert_scp):
-            if not path.exists():
-                raise FileNotFoundError(f"no such file: {path}")
-        ref, pt, pb, skipped = paired_posteriors(tdnn_scp, bert_scp, refs)
-        if skipped:
-            logging.warning(
-                "%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)",
-                split,
-                len(skipped),
-                len(refs),
-                skipped[0],
-            )
-        data[split] = (ref, pt, pb)
-        lost = set(skipped)
-        lengths[split] = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
-        scored = split_coverage(args, split, refs, skipped)
-        if scored.words != len(ref):
-            raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
-        splits[split] = scored.to_dict()
-        logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
+        data[split], lengths[split], splits[split] = read_split(args, split)
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
     choice = choose_dev_alpha(args, sweeps[args.dev_split], data[args.dev_split], lengths[args.dev_split], alphas)
     chosen = choice.alpha
     logging.info("alpha chosen on %s: %.1f (%s)", args.dev_split, chosen, choice.describe())
-    systems = {}
-    for split, (ref, pt, pb) in data.items():
-        systems[split] = {
-            "BERT only": score(ref, pb.argmax(1), classes).to_dict(),
-            "TDNN": score(ref, pt.argmax(1), classes).to_dict(),
-            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(
-                ref, ensemble(pt, pb, chosen).argmax(1), classes
-            ).to_dict(),
-            f"Ensemble (alpha={args.paper_alpha:.1f}, paper)": score(
-                ref, ensemble(pt, pb, args.paper_alpha).argmax(1), classes
-            ).to_dict(),
-        }
-        for name, s in systems[split].items():
-            logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])
+    systems = score_systems(data, classes, chosen, args.paper_alpha)
     results = {
         "seed": args.seed,
         "classes": classes,
@@ -267,19 +290,11 @@ def main() -> None:
         "alpha_choice": choice.to_dict(),
         "paper_alpha": args.paper_alpha,
         "systems": systems,
-        "alpha_sweep": {
-            split: [
-                {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "macro_f1": p.scores.macro_f1,
-                 "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
-                for p in points
-            ]
-            for split, points in sweeps.items()
-        },
+        "alpha_sweep": sweep_records(sweeps, classes),
         "parameters": parameter_breakdown(args.am_dir, args.bert_dir, args.tdnn_model),
         "acoustic_model": acoustic_model_health(args.am_dir, [args.dev_split, args.test_split]),
     }
     write_results(results, args.out_dir, plot=not args.no_plots)
-
 
 if __name__ == "__main__":
     main()
