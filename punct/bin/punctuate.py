@@ -44,8 +44,8 @@ from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 
 
-def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The input options: Kaldi files, a cut manifest or one audio file, and where the transcripts come from."""
     src = parser.add_argument_group("input (one of --wav-scp, --cuts, --wav)")
     src.add_argument("--wav-scp", type=Path, default=None, help="Kaldi wav.scp: '<utt> <path>' or '<utt> <command> |'")
     src.add_argument(
@@ -73,6 +73,10 @@ def get_parser() -> argparse.ArgumentParser:
         default="input",
         help="input: the given transcripts; am: the acoustic model's greedy hypothesis (no transcript needed)",
     )
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model options: a trained recipe folder, any of whose files may be given instead."""
     models = parser.add_argument_group("models (defaults: the recipe's files)")
     models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
     models.add_argument("--feat-config", type=Path, default=None, help="[<recipe>/conf/mfcc.yaml]")
@@ -88,6 +92,12 @@ def get_parser() -> argparse.ArgumentParser:
     models.add_argument(
         "--alpha", type=float, default=None, help="ensemble weight of the TDNN [chosen_alpha of stage 8]"
     )
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    add_input_arguments(parser)
+    add_model_arguments(parser)
     parser.add_argument(
         "--cmvn",
         default="speaker",
