@@ -140,6 +140,15 @@ class _Prepared:
     duration: float
 
 
+def _chunk_lengths(bert: PunctBert, max_length: int, context: int) -> tuple[int, int]:
+    """BERT's input length and context when long transcripts are chunked as in training (0 / -1: the model's
+    training values); the encoder's position table bounds the chunk length; the context must leave room to
+    predict."""
+    max_length, context = bert.inference_chunking(max_length, context)
+    max_length = min(max_length, int(getattr(bert.encoder.config, "max_position_embeddings", max_length)))
+    return max_length, min(context, (max_length - 2) // 2 - 1)
+
+
 def render_text(text: str, char_spans: Sequence[tuple[int, int]], labels: Sequence[str]) -> str:
     """The words of ``text`` (surface forms as written) each followed by its predicted mark.
 
@@ -270,20 +279,8 @@ class Punctuator:
         embedding_compression: str = "none",
         vectorised_features: bool = False,
     ) -> None:
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-        classes = tuple(bert.head_spec(head).classes)
-        if classes != PUNCT4.classes or tdnn.config.num_classes != len(classes):
-            raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
-                             f"expected {PUNCT4.classes}")
-        am_dim = am.config.dim
-        if bert.hidden_size + am_dim != tdnn.config.input_dim:
-            raise ValueError(
-                f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
-                f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?"
-            )
-        if word_vector_model is not None and word_vector_model.hidden_size != bert.hidden_size:
-            raise ValueError(f"word vectors of {word_vector_model.hidden_size} dims, BERT has {bert.hidden_size}")
+        classes = self._check_models(am=am, bert=bert, tdnn=tdnn, alpha=alpha, layer=layer, head=head,
+                                     word_vector_model=word_vector_model)
         compression_method(embedding_compression)  # fails early on an unknown name
         self.feature_config = feature_config
         self.extractor = feature_config.extractor(vectorised=vectorised_features)
@@ -301,11 +298,7 @@ class Punctuator:
         self.layer = layer
         self.device = device
         self.normalize_config = normalize_config
-        # Long transcripts are chunked as in training (0 / -1: the model's training values); the encoder's
-        # position table bounds the chunk length; the context must leave room to predict.
-        max_length, context = bert.inference_chunking(max_length, context)
-        self.max_length = min(max_length, int(getattr(bert.encoder.config, "max_position_embeddings", max_length)))
-        self.context = min(context, (self.max_length - 2) // 2 - 1)
+        self.max_length, self.context = _chunk_lengths(bert, max_length, context)
         self.bert_batch_size = bert_batch_size
         self.group_size = max(1, group_size)
         self.tdnn_batch = tdnn_batch
@@ -316,6 +309,26 @@ class Punctuator:
             check_bf16(device)
         self.bert_bf16 = bert_bf16
         self.timer = StageTimer()
+
+    @staticmethod
+    def _check_models(*, am: TdnnAcousticModel, bert: PunctBert, tdnn: PunctTdnn, alpha: float, layer: int,
+                      head: str, word_vector_model: PunctBert | None) -> tuple[str, ...]:
+        """The classes of BERT's ``head``, once the models are known to fit together (ValueError if not)."""
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        classes = tuple(bert.head_spec(head).classes)
+        if classes != PUNCT4.classes or tdnn.config.num_classes != len(classes):
+            raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
+                             f"expected {PUNCT4.classes}")
+        am_dim = am.config.dim
+        if bert.hidden_size + am_dim != tdnn.config.input_dim:
+            raise ValueError(
+                f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
+                f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?"
+            )
+        if word_vector_model is not None and word_vector_model.hidden_size != bert.hidden_size:
+            raise ValueError(f"word vectors of {word_vector_model.hidden_size} dims, BERT has {bert.hidden_size}")
+        return classes
 
     # ---- construction from a recipe directory ------------------------------------------------
 
