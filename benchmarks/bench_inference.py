@@ -33,15 +33,14 @@ import logging
 import time
 import warnings
 from pathlib import Path
-from typing import Dict
 
+import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 import numpy as np
 import torch
 
-import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 from punct.features import FeatureConfig
-from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
 from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward, check_bf16
+from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
 from punct.models.text.data import Utterance
 from punct.models.text.infer import predict_words
 from punct.utils.config import load_config
@@ -73,10 +72,10 @@ def flops(fn) -> float:
     return float(counter.get_total_flops())
 
 
-def timed_run(p: Punctuator, requests, repeats: int) -> Dict:
+def timed_run(p: Punctuator, requests, repeats: int) -> dict:
     """The pipeline over ``requests`` ``repeats`` times; the smallest time of each part and of the whole
     (the usual estimate of the cost without interference from other processes)."""
-    best: Dict = {}
+    best: dict = {}
     for _ in range(repeats):
         p.timer.reset()
         start, cpu = time.perf_counter(), time.process_time()
@@ -129,7 +128,8 @@ def bf16_bert(p: Punctuator) -> Punctuator:
 
 
 def vectorised_features(p: Punctuator) -> Punctuator:
-    """NumPy MFCC (``punct.features.vectorised``) instead of stage 1's kaldi-native-fbank (``--vectorised-features``)."""
+    """NumPy MFCC (``punct.features.vectorised``) instead of stage 1's kaldi-native-fbank
+    (``--vectorised-features``)."""
     p.extractor = p.feature_config.extractor(vectorised=True)
     return p
 
@@ -152,12 +152,12 @@ def export_random(p: Punctuator, folder: Path, calibration) -> Path:
     return folder
 
 
-def rtf_of(run: Dict, audio: float) -> Dict:
+def rtf_of(run: dict, audio: float) -> dict:
     return {"rtf_total": run["total"] / audio, "rtf_parts": {k: v / audio for k, v in run["parts"].items()},
             "cpu_rtf_total": run["cpu"] / audio, "cpu_rtf_parts": {k: v / audio for k, v in run["cpu_parts"].items()}}
 
 
-def output_change(run: Dict, reference: Dict) -> Dict:
+def output_change(run: dict, reference: dict) -> dict:
     """Largest posterior changes and label agreement of ``run`` against the float32 run (same requests)."""
     pairs = [(o, f) for o, f in zip(run["outputs"], reference["outputs"])
              if not isinstance(o, Failure) and not isinstance(f, Failure) and o.words == f.words]
@@ -169,9 +169,9 @@ def output_change(run: Dict, reference: Dict) -> Dict:
             "label_agreement": float((a.argmax(1) == b.argmax(1)).mean()), "utterances_compared": len(pairs)}
 
 
-def bench_configs(p: Punctuator, requests, audio: float, onnx: Path, args) -> Dict:
+def bench_configs(p: Punctuator, requests, audio: float, onnx: Path, args) -> dict:
     """Every configuration on one thread, and float32 / the fastest on each of ``args.threads``."""
-    out: Dict = {}
+    out: dict = {}
     reference = None
     for name in CONFIGS:
         q = variant(p, name, onnx)
@@ -179,18 +179,22 @@ def bench_configs(p: Punctuator, requests, audio: float, onnx: Path, args) -> Di
         run = timed_run(q, requests, args.repeats)
         reference = reference or run
         out[name] = {**rtf_of(run, audio), **output_change(run, reference)}
-    threads: Dict = {}
+    threads: dict = {}
     for n in args.threads:
         torch.set_num_threads(n)
         for name in ("float32", FASTEST):
             q = variant(p, name, onnx, n)
             list(q.run(requests[:1]))
-            threads[f"{name} | {n}"] = {"threads": n, "config": name, **rtf_of(timed_run(q, requests, args.repeats), audio)}
+            threads[f"{name} | {n}"] = {
+                "threads": n,
+                "config": name,
+                **rtf_of(timed_run(q, requests, args.repeats), audio),
+            }
     torch.set_num_threads(1)
     return {"configs": out, "threads": threads}
 
 
-def bench_size(size: str, args) -> Dict:
+def bench_size(size: str, args) -> dict:
     import tempfile
 
     models = common.random_models(size)
@@ -214,7 +218,7 @@ def bench_size(size: str, args) -> Dict:
     return res
 
 
-def model_flops(p: Punctuator, requests) -> Dict:
+def model_flops(p: Punctuator, requests) -> dict:
     """FLOPs per second of audio of each model (first utterances up to ~10 s)."""
     feats = p.features(requests)
     sample, dur = [], 0.0
@@ -231,7 +235,7 @@ def model_flops(p: Punctuator, requests) -> Dict:
     return {"am": am_f / dur / 1e9, "bert": bert_f / dur / 1e9, "tdnn_fully_conv": (tdnn_f - bert_f) / dur / 1e9}
 
 
-def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> Dict:
+def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> dict:
     """The AM's full pass with the layer-12 tap (the pipeline) against a pass only to layer 12 (a dump)."""
     feats = p.features(requests)
 
@@ -244,10 +248,13 @@ def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> Dict:
         for r in requests:
             p.am(torch.from_numpy(feats[r.id]).unsqueeze(0), layer=12)
 
-    return {"full_pass_with_tap": best_cpu(am_full, repeats) / audio, "to_layer_12_only": best_cpu(am_to_12, repeats) / audio}
+    return {
+        "full_pass_with_tap": best_cpu(am_full, repeats) / audio,
+        "to_layer_12_only": best_cpu(am_to_12, repeats) / audio,
+    }
 
 
-def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) -> Dict:
+def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) -> dict:
     """The TDNN windowed (the paper's way), fully convolutional over fused frames, with the word-factored
     fusion layer (the pipeline's default), batched, and in ONNX Runtime; all on the same inputs."""
     from punct.inference.onnx_runtime import OnnxTdnnConvStack, graph_name
@@ -262,7 +269,9 @@ def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) 
         table, index = text_table(x.word_vectors.numpy()), x.word_index.numpy()
         windows += [cut_window(x.acoustic.numpy(), table, index, int(c), ctx) for c in x.centres]
     cut_time = time.process_time() - t0
-    fused = [torch.from_numpy(fuse_frames(x.word_vectors.numpy(), x.acoustic.numpy(), x.word_index.numpy())) for x in inputs]
+    fused = [
+        torch.from_numpy(fuse_frames(x.word_vectors.numpy(), x.acoustic.numpy(), x.word_index.numpy())) for x in inputs
+    ]
     onnx_stacks = {prec: OnnxTdnnConvStack(onnx / graph_name("tdnn", prec)) for prec in ("float32", "int8")}
     forms = {
         "windowed": lambda: torch.cat([torch.softmax(p.tdnn(torch.from_numpy(np.stack(windows[b:b + 128]))), -1)
@@ -277,7 +286,7 @@ def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) 
         "ONNX int8": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(
             *x.tensors(p.device), conv_stack=onnx_stacks["int8"]), -1) for x in inputs]),
     }
-    out: Dict = {"words": len(windows), "window_cutting_rtf": cut_time / audio, "forms": {}}
+    out: dict = {"words": len(windows), "window_cutting_rtf": cut_time / audio, "forms": {}}
     with torch.inference_mode():
         reference = forms["windowed"]().numpy()
         for name, fn in forms.items():
@@ -295,7 +304,7 @@ def batched(p: Punctuator, inputs) -> list:
 
 
 @torch.inference_mode()
-def recipe_f1(args) -> Dict:
+def recipe_f1(args) -> dict:
     """Overall F1 of every configuration on a trained recipe's dev split, from the audio through the whole
     pipeline (``Punctuator.run`` over the dev cuts, scored against the aligned cuts' labels).  int8 graphs
     are calibrated on ``--calibration-utterances`` random training utterances."""
@@ -324,12 +333,17 @@ def recipe_f1(args) -> Dict:
         train = from_cuts("data/fbank/mustc_cuts_train.jsonl.gz")
         random.Random(0).shuffle(train)
         base = Punctuator.from_recipe(".")
-        out: Dict = {"measured": True, "recipe": str(recipe), "alpha": base.alpha, "utterances": len(requests),
+        out: dict = {"measured": True, "recipe": str(recipe), "alpha": base.alpha, "utterances": len(requests),
                      "calibration_utterances": args.calibration_utterances, "configs": {}}
         with tempfile.TemporaryDirectory(prefix="bench_onnx_recipe_") as tmp:
             onnx = Path(tmp) / "onnx"
-            export_recipe(base, onnx, am_checkpoint="exp/am/best-valid-loss.pt", tdnn_checkpoint="exp/tdnn/best-valid-f1.pt",
-                          calibration=train[: args.calibration_utterances])
+            export_recipe(
+                base,
+                onnx,
+                am_checkpoint="exp/am/best-valid-loss.pt",
+                tdnn_checkpoint="exp/tdnn/best-valid-f1.pt",
+                calibration=train[: args.calibration_utterances],
+            )
             for name in CONFIGS:
                 p = variant(base, name, onnx)
                 start = time.process_time()
@@ -345,7 +359,7 @@ def recipe_f1(args) -> Dict:
     return out
 
 
-def stage8_f1(results_json: Path, split: str) -> Dict:
+def stage8_f1(results_json: Path, split: str) -> dict:
     """Stage 8's overall F1 of BERT, the TDNN and the ensemble at the chosen alpha on ``split`` (results.json)."""
     systems = json.loads(results_json.read_text(encoding="utf-8"))["systems"][split]
     chosen = next(name for name in systems if "chosen on dev" in name)
@@ -353,9 +367,9 @@ def stage8_f1(results_json: Path, split: str) -> Dict:
             "ensemble_f1": systems[chosen]["overall"]["f1"]}
 
 
-def score_results(results, labelled: Dict) -> Dict:
-    from punct.scoring.punct_scores import score
+def score_results(results, labelled: dict) -> dict:
     from punct.labels import PUNCT4
+    from punct.scoring.punct_scores import score
 
     ref, bert, tdnn, ens, skipped = [], [], [], [], 0
     for o in results:
@@ -371,43 +385,64 @@ def score_results(results, labelled: Dict) -> Dict:
             "ensemble_f1": f1(ens), "labels": ens}
 
 
-def print_tables(results: Dict) -> None:
+def print_tables(results: dict) -> None:
     sizes = results["sizes"]
     for size, r in sizes.items():
-        rows = [[name, c["rtf_total"], c["cpu_rtf_total"]] + [c["cpu_rtf_parts"][st] for st in STAGES if st != "ensemble"]
-                + [c["label_agreement"]] for name, c in r["configs"].items()]
-        common.print_table(f"{size} size: RTF on 1 thread (CPU s per s of audio; load {results['machine_before']['load_1_5_15']})",
-                           ["configuration", "wall", "CPU", *[st for st in STAGES if st != "ensemble"], "labels = float32"],
-                           rows)
-        common.print_table(f"{size} size: threads (wall RTF; CPU RTF counts every thread)",
-                           ["configuration", "threads", "wall", "CPU"],
-                           [[t["config"], t["threads"], t["rtf_total"], t["cpu_rtf_total"]] for t in r["threads"].values()])
+        rows = [
+            [name, c["rtf_total"], c["cpu_rtf_total"]]
+            + [c["cpu_rtf_parts"][st] for st in STAGES if st != "ensemble"]
+            + [c["label_agreement"]]
+            for name, c in r["configs"].items()
+        ]
+        common.print_table(
+            f"{size} size: RTF on 1 thread (CPU s per s of audio; load {results['machine_before']['load_1_5_15']})",
+            ["configuration", "wall", "CPU", *[st for st in STAGES if st != "ensemble"], "labels = float32"],
+            rows,
+        )
+        common.print_table(
+            f"{size} size: threads (wall RTF; CPU RTF counts every thread)",
+            ["configuration", "threads", "wall", "CPU"],
+            [[t["config"], t["threads"], t["rtf_total"], t["cpu_rtf_total"]] for t in r["threads"].values()],
+        )
     rows = []
     for s, r in sizes.items():
         g, c = r["gflops_per_audio_second"], r["configs"]["float32"]["cpu_rtf_parts"]
         for part, key, stage in (("AM (full pass)", "am", "am"), ("BERT", "bert", "bert"),
                                  ("TDNN (word-factored)", "tdnn_fully_conv", "tdnn")):
             rows.append([s, part, r["params_m"][key.split("_")[0]], g[key], c[stage], g[key] / max(c[stage], 1e-12)])
-    common.print_table("Where the float32 time goes: FLOPs per second of audio and the rate achieved on one thread",
-                       ["size", "model", "M params", "GFLOP / s audio", "CPU s / s audio", "achieved GFLOP/s"], rows)
-    common.print_table("AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)", ["size", "full pass", "to layer 12"],
-                       [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]] for s, r in sizes.items()])
-    common.print_table("TDNN forms on the same inputs (CPU RTF; max |posterior diff| vs windowed)",
-                       ["size", "words", "form", "RTF", "max |diff|"],
-                       [[s, r["tdnn"]["words"], form, f["rtf"], f["max_abs_diff_vs_windowed"]]
-                        for s, r in sizes.items() for form, f in r["tdnn"]["forms"].items()])
+    common.print_table(
+        "Where the float32 time goes: FLOPs per second of audio and the rate achieved on one thread",
+        ["size", "model", "M params", "GFLOP / s audio", "CPU s / s audio", "achieved GFLOP/s"],
+        rows,
+    )
+    common.print_table(
+        "AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)",
+        ["size", "full pass", "to layer 12"],
+        [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]] for s, r in sizes.items()],
+    )
+    common.print_table(
+        "TDNN forms on the same inputs (CPU RTF; max |posterior diff| vs windowed)",
+        ["size", "words", "form", "RTF", "max |diff|"],
+        [
+            [s, r["tdnn"]["words"], form, f["rtf"], f["max_abs_diff_vs_windowed"]]
+            for s, r in sizes.items()
+            for form, f in r["tdnn"]["forms"].items()
+        ],
+    )
     f1 = results["recipe_f1"]
     if f1["measured"]:
         stage8 = f1["stage8"]
-        common.print_table(f"F1 on the trained recipe's dev split ({f1['recipe']}, alpha {f1['alpha']}, "
-                           f"{f1['configs']['float32']['words']} words, int8 calibrated on {f1['calibration_utterances']} "
-                           "train utterances; ensemble change and labels changed: against stage 8 and float32)",
-                           ["configuration", "BERT F1", "TDNN F1", "ensemble F1", "ensemble change", "labels changed",
-                            "CPU s"],
-                           [["stage 8 (results.json)", stage8["bert_f1"], stage8["tdnn_f1"], stage8["ensemble_f1"], 0,
-                             "", ""]]
-                           + [[k, c["bert_f1"], c["tdnn_f1"], c["ensemble_f1"], c["ensemble_change"], c["labels_changed"],
-                               c["cpu_s"]] for k, c in f1["configs"].items()])
+        common.print_table(
+            f"F1 on the trained recipe's dev split ({f1['recipe']}, alpha {f1['alpha']}, "
+            f"{f1['configs']['float32']['words']} words, int8 calibrated on {f1['calibration_utterances']} "
+            "train utterances; ensemble change and labels changed: against stage 8 and float32)",
+            ["configuration", "BERT F1", "TDNN F1", "ensemble F1", "ensemble change", "labels changed", "CPU s"],
+            [["stage 8 (results.json)", stage8["bert_f1"], stage8["tdnn_f1"], stage8["ensemble_f1"], 0, "", ""]]
+            + [
+                [k, c["bert_f1"], c["tdnn_f1"], c["ensemble_f1"], c["ensemble_change"], c["labels_changed"], c["cpu_s"]]
+                for k, c in f1["configs"].items()
+            ],
+        )
     else:
         print(f"F1 of the configurations: not measured ({f1['reason']})")
 
@@ -418,7 +453,7 @@ def main() -> None:
     warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    results: Dict = {"machine_before": common.machine(), "sizes": {}}
+    results: dict = {"machine_before": common.machine(), "sizes": {}}
     for size in args.sizes:
         results["sizes"][size] = bench_size(size, args)
     results["recipe_f1"] = {"measured": False, "reason": "--skip-f1"} if args.skip_f1 else recipe_f1(args)

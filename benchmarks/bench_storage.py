@@ -23,12 +23,11 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
 
+import common  # noqa: E402
 import numpy as np
 import torch
 
-import common  # noqa: E402
 from punct.features import FeatureConfig
 from punct.inference.pipeline import am_forward
 from punct.io.shards import MatrixReader, ShardWriter
@@ -45,7 +44,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def layer12_matrices(size: str, audio_seconds: float, recipe: Path) -> Dict:
+def layer12_matrices(size: str, audio_seconds: float, recipe: Path) -> dict:
     """{"source": ..., "matrices": [(key, (T, D))], "audio_seconds": s} from a trained or random AM."""
 
     trained = recipe / "exp" / "am" / "best-valid-loss.pt"
@@ -69,7 +68,7 @@ def layer12_matrices(size: str, audio_seconds: float, recipe: Path) -> Dict:
             "audio_seconds": sum(m.shape[0] for _, m in mats) / 100.0}
 
 
-def measure(data: Dict, tmp: Path) -> List[Dict]:
+def measure(data: dict, tmp: Path) -> list[dict]:
     rows = []
     values = np.concatenate([m for _, m in data["matrices"]])
     rms = float(np.sqrt(np.mean(values.astype(np.float64) ** 2)))
@@ -94,7 +93,7 @@ def measure(data: Dict, tmp: Path) -> List[Dict]:
     return rows
 
 
-def f1_by_compression(recipe: Path) -> Dict:
+def f1_by_compression(recipe: Path) -> dict:
     need = ["exp/am/best-valid-loss.pt", "exp/tdnn/best-valid-f1.pt", "exp/emb_bert/dev/vec.scp",
             "exp/emb_bert/dev/post.scp", "data/fbank/mustc_cuts_dev.jsonl.gz", "data/fbank/mustc_cuts_dev_ali.jsonl.gz"]
     missing = [p for p in need if not (recipe / p).exists()]
@@ -103,13 +102,13 @@ def f1_by_compression(recipe: Path) -> Dict:
     from punct.am.dataset import load_split
     from punct.am.dump import dump_shard
     from punct.am.train import load_model as load_am
-    from punct.scoring.ensemble import ensemble
+    from punct.inference.pipeline import read_chosen_alpha
+    from punct.labels import PUNCT4
     from punct.models.punct_tdnn.dataset import FusionCorpus
     from punct.models.punct_tdnn.infer import corpus_predictions
     from punct.models.punct_tdnn.train import load_model as load_tdnn
-    from punct.inference.pipeline import read_chosen_alpha
+    from punct.scoring.ensemble import ensemble
     from punct.scoring.punct_scores import score
-    from punct.labels import PUNCT4
 
     cwd = os.getcwd()
     os.chdir(recipe)  # feature storage paths in the cuts are relative to the recipe directory
@@ -119,7 +118,7 @@ def f1_by_compression(recipe: Path) -> Dict:
         alpha = read_chosen_alpha(Path("exp/results/results.json"))
         cuts, cmvn = load_split(Path("data/fbank"), "dev", "mustc")
         bert_post = MatrixReader("exp/emb_bert/dev/post.scp")
-        out: Dict = {"measured": True, "alpha": alpha, "by_compression": {}}
+        out: dict = {"measured": True, "alpha": alpha, "by_compression": {}}
         with tempfile.TemporaryDirectory(prefix="bench_storage_f1_") as tmp:
             for comp in COMPRESSIONS:
                 prefix = Path(tmp) / f"emb_{comp}"
@@ -138,7 +137,7 @@ def f1_by_compression(recipe: Path) -> Dict:
                     tdnn_labels_changed=int((p_tdnn.argmax(1) != base_post.argmax(1)).sum()),
                     ensemble_labels_changed=int((ensemble(p_tdnn, p_bert, alpha).argmax(1) != base_ens).sum()))
         base = out["by_compression"]["none"]
-        for comp, r in out["by_compression"].items():
+        for _comp, r in out["by_compression"].items():
             r["tdnn_f1_change"] = r["tdnn_f1"] - base["tdnn_f1"]
             r["ensemble_f1_change"] = r["ensemble_f1"] - base["ensemble_f1"]
         return out
@@ -149,7 +148,7 @@ def f1_by_compression(recipe: Path) -> Dict:
 def main() -> None:
     args = get_parser().parse_args()
     torch.set_num_threads(1)
-    results: Dict = {"machine_before": common.machine(), "storage": {}}
+    results: dict = {"machine_before": common.machine(), "storage": {}}
     sizes = ["paper", "mini"]
     if (args.recipe_dir / "exp" / "am" / "best-valid-loss.pt").exists():
         sizes.append("trained")
@@ -171,12 +170,34 @@ def main() -> None:
                         "max |error|", "RMS error / RMS"], rows)
     f1 = results["f1"]
     if f1["measured"]:
-        common.print_table(f"F1 on dev by shard compression (trained recipe, alpha {f1['alpha']})",
-                           ["compression", "words", "TDNN F1", "change", "ensemble F1", "change",
-                            "max |TDNN post. change|", "TDNN labels changed", "ensemble labels changed"],
-                           [[c, r["words"], r["tdnn_f1"], r["tdnn_f1_change"], r["ensemble_f1"], r["ensemble_f1_change"],
-                             r["max_abs_tdnn_posterior_change"], r["tdnn_labels_changed"], r["ensemble_labels_changed"]]
-                            for c, r in f1["by_compression"].items()])
+        common.print_table(
+            f"F1 on dev by shard compression (trained recipe, alpha {f1['alpha']})",
+            [
+                "compression",
+                "words",
+                "TDNN F1",
+                "change",
+                "ensemble F1",
+                "change",
+                "max |TDNN post. change|",
+                "TDNN labels changed",
+                "ensemble labels changed",
+            ],
+            [
+                [
+                    c,
+                    r["words"],
+                    r["tdnn_f1"],
+                    r["tdnn_f1_change"],
+                    r["ensemble_f1"],
+                    r["ensemble_f1_change"],
+                    r["max_abs_tdnn_posterior_change"],
+                    r["tdnn_labels_changed"],
+                    r["ensemble_labels_changed"],
+                ]
+                for c, r in f1["by_compression"].items()
+            ],
+        )
     else:
         print(f"F1 change by compression: not measured ({f1['reason']})")
     print(f"load before/after: {results['machine_before']['uptime']} / {results['machine_after']['uptime']}")

@@ -27,17 +27,16 @@ import functools
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
 
+import common  # noqa: E402
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, RandomSampler
 
-import common  # noqa: E402
-from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
-from punct.models.punct_tdnn.train import TrainTdnnConfig, build_model, make_optimizer
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
+from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
+from punct.models.punct_tdnn.train import TrainTdnnConfig, build_model, make_optimizer
 from punct.utils.config import load_config
 
 DIMS = {"paper": (768, 1024), "mini": (384, 256)}  # (BERT dim, AM layer-12 dim)
@@ -53,7 +52,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def write_synthetic(root: Path, num_utts: int, text_dim: int, am_dim: int, seed: int) -> List:
+def write_synthetic(root: Path, num_utts: int, text_dim: int, am_dim: int, seed: int) -> list:
     """Aligned cuts (in memory) + emb.scp (two-byte) + vec.scp under ``root``; returns the cuts."""
     from lhotse import MonoCut, Recording, SupervisionSegment
     from lhotse.audio import AudioSource
@@ -102,7 +101,7 @@ def loader_rate(dataset, batch_size: int, windows: int, workers: int, seed: int,
     return seen / (clock() - start)
 
 
-def model_rate(cfg: TrainTdnnConfig, input_dim: int, batches: List, budget: float, utterance_mode: bool) -> float:
+def model_rate(cfg: TrainTdnnConfig, input_dim: int, batches: list, budget: float, utterance_mode: bool) -> float:
     model = build_model(cfg, input_dim)
     model.train()
     optimizer = make_optimizer(cfg, model)
@@ -123,10 +122,10 @@ def model_rate(cfg: TrainTdnnConfig, input_dim: int, batches: List, budget: floa
     return seen / (time.process_time() - cpu)  # CPU time: one thread, robust to other jobs' load
 
 
-def bench_size(size: str, args) -> Dict:
+def bench_size(size: str, args) -> dict:
     text_dim, am_dim = DIMS[size]
     cfg = load_config(TrainTdnnConfig, common.CONF / ("tdnn.yaml" if size == "paper" else "tdnn_mini.yaml"))
-    res: Dict = {"size": size, "text_dim": text_dim, "am_dim": am_dim, "batch_size": cfg.batch_size}
+    res: dict = {"size": size, "text_dim": text_dim, "am_dim": am_dim, "batch_size": cfg.batch_size}
     with tempfile.TemporaryDirectory(prefix=f"bench_train_{size}_") as tmp:
         root = Path(tmp)
         cuts = write_synthetic(root, args.utterances, text_dim, am_dim, args.seed)
@@ -154,11 +153,16 @@ def bench_size(size: str, args) -> Dict:
         if size == "mini":
             udata = UtteranceDataset(corpus)
             collate = functools.partial(collate_utterances, context=cfg.model.context)
-            ubatches = [collate([udata[i] for i in range(b, b + cfg.utterances_per_batch)])
-                        for b in range(0, min(len(udata), 4 * cfg.utterances_per_batch), cfg.utterances_per_batch)]
-            res["model_windows_per_s"]["utterance"] = model_rate(cfg, corpus.input_dim, ubatches, args.model_seconds, True)
-            res["loader_windows_per_s"]["utterance_warm_0w"] = loader_rate(udata, cfg.utterances_per_batch,
-                                                                           args.loader_windows, 0, args.seed, collate)
+            ubatches = [
+                collate([udata[i] for i in range(b, b + cfg.utterances_per_batch)])
+                for b in range(0, min(len(udata), 4 * cfg.utterances_per_batch), cfg.utterances_per_batch)
+            ]
+            res["model_windows_per_s"]["utterance"] = model_rate(
+                cfg, corpus.input_dim, ubatches, args.model_seconds, True
+            )
+            res["loader_windows_per_s"]["utterance_warm_0w"] = loader_rate(
+                udata, cfg.utterances_per_batch, args.loader_windows, 0, args.seed, collate
+            )
     # CPU-time rates on both sides (1-worker rates are wall-clock and mostly show how much CPU the machine had left)
     worst_loader = min(res["loader_windows_per_s"]["loader_cold_0w"], res["loader_windows_per_s"]["loader_warm_0w"])
     res["loader_over_model"] = worst_loader / res["model_windows_per_s"]["window"]
@@ -169,7 +173,7 @@ def main() -> None:
     args = get_parser().parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
-    results: Dict = {"machine_before": common.machine(), "sizes": {}}
+    results: dict = {"machine_before": common.machine(), "sizes": {}}
     for size in args.sizes:
         results["sizes"][size] = bench_size(size, args)
     results["machine_after"] = common.machine()
@@ -179,12 +183,34 @@ def main() -> None:
         rows.append([size, "windowed", r["batch_size"], r["model_windows_per_s"]["window"], L["loader_cold_0w"],
                      L["loader_warm_0w"], L["loader_cold_1w"], L["loader_warm_1w"], r["loader_over_model"]])
         if "utterance" in r["model_windows_per_s"]:
-            rows.append([size, "fully conv (utterances)", "8 utts", r["model_windows_per_s"]["utterance"], "-",
-                         L["utterance_warm_0w"], "-", "-",
-                         L["utterance_warm_0w"] / r["model_windows_per_s"]["utterance"]])
-    common.print_table(f"TDNN training, 1 thread (windows = words per s; load {results['machine_before']['load_1_5_15']})",
-                       ["size", "mode", "batch", "model step", "loader cold 0w", "loader warm 0w", "loader cold 1w",
-                        "loader warm 1w", "loader / model (0w, CPU)"], rows)
+            rows.append(
+                [
+                    size,
+                    "fully conv (utterances)",
+                    "8 utts",
+                    r["model_windows_per_s"]["utterance"],
+                    "-",
+                    L["utterance_warm_0w"],
+                    "-",
+                    "-",
+                    L["utterance_warm_0w"] / r["model_windows_per_s"]["utterance"],
+                ]
+            )
+    common.print_table(
+        f"TDNN training, 1 thread (windows = words per s; load {results['machine_before']['load_1_5_15']})",
+        [
+            "size",
+            "mode",
+            "batch",
+            "model step",
+            "loader cold 0w",
+            "loader warm 0w",
+            "loader cold 1w",
+            "loader warm 1w",
+            "loader / model (0w, CPU)",
+        ],
+        rows,
+    )
     print(f"load before/after: {results['machine_before']['uptime']} / {results['machine_after']['uptime']}")
     common.write_json("train", results)
 

@@ -10,8 +10,8 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ CONF = REPO / "egs" / "mustc" / "conf"
 MINI_CORPUS = REPO / "egs" / "mustc" / "data" / "corpus_mini"
 
 
-def machine() -> Dict:
+def machine() -> dict:
     """CPU, load and library versions, recorded with every result."""
     import torch
 
@@ -115,7 +115,7 @@ def speech_requests(audio_seconds: float, split: str = "dev", corpus: Path = MIN
     return requests, total
 
 
-def print_table(title: str, header: Sequence[str], rows: List[Sequence]) -> str:
+def print_table(title: str, header: Sequence[str], rows: list[Sequence]) -> str:
     cells = [[str(c) for c in header]] + [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = [f"## {title}", "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths)) + " |",
@@ -138,7 +138,7 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def write_json(name: str, data: Dict) -> Path:
+def write_json(name: str, data: dict) -> Path:
     from punct.utils.atomic import atomic_write_text
 
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -44,8 +44,9 @@ The first word of a segment (``first_word``: ``include`` or ``exclude``)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class LabelSet:
     """Named class names in index order; ``classes[NO_MARK]`` is "no mark" in this set's on-disk spelling."""
 
     name: str
-    classes: Tuple[str, ...]
+    classes: tuple[str, ...]
 
     @property
     def none(self) -> str:
@@ -66,17 +67,17 @@ class LabelSet:
         return self.classes[NO_MARK]
 
     @property
-    def marks(self) -> Tuple[str, ...]:
+    def marks(self) -> tuple[str, ...]:
         """Every class but "no mark"."""
         return self.classes[NO_MARK + 1:]
 
     def __len__(self) -> int:
         return len(self.classes)
 
-    def index(self) -> Dict[str, int]:
+    def index(self) -> dict[str, int]:
         return class_index(self.classes)
 
-    def encode(self, labels: Sequence[str]) -> List[int]:
+    def encode(self, labels: Sequence[str]) -> list[int]:
         return encode_labels(labels, self.classes)
 
 
@@ -85,27 +86,27 @@ PUNCT9 = LabelSet("punct9", ("blank", ",", ".", "!", "?", ":", "-", '"', ";"))
 CASE = LabelSet("case", ("blank", "cap"))
 CAP = CASE.classes[1]
 QUOTE = '"'
-LABEL_SETS: Dict[str, LabelSet] = {s.name: s for s in (PUNCT4, PUNCT9, CASE)}
+LABEL_SETS: dict[str, LabelSet] = {s.name: s for s in (PUNCT4, PUNCT9, CASE)}
 
 # scheme -> (punctuation set, case set or None)
-LABEL_SCHEMES: Dict[str, Tuple[LabelSet, Optional[LabelSet]]] = {
+LABEL_SCHEMES: dict[str, tuple[LabelSet, LabelSet | None]] = {
     "punct4": (PUNCT4, None),
     "itn": (PUNCT9, CASE),
 }
 
 
-def label_scheme(name: str) -> Tuple[LabelSet, Optional[LabelSet]]:
+def label_scheme(name: str) -> tuple[LabelSet, LabelSet | None]:
     """``(punctuation set, case set or None)`` of a scheme name; an unknown name is an error listing them."""
     if name not in LABEL_SCHEMES:
         raise ValueError(f"label_set must be one of {sorted(LABEL_SCHEMES)}, got {name!r}")
     return LABEL_SCHEMES[name]
 
 
-def class_index(classes: Sequence[str]) -> Dict[str, int]:
+def class_index(classes: Sequence[str]) -> dict[str, int]:
     return {name: i for i, name in enumerate(classes)}
 
 
-def encode_labels(labels: Sequence[str], classes: Sequence[str] = PUNCT4.classes) -> List[int]:
+def encode_labels(labels: Sequence[str], classes: Sequence[str] = PUNCT4.classes) -> list[int]:
     """Label names -> class indices; an unknown name is an error that names it."""
     index = class_index(classes)
     try:
@@ -114,12 +115,12 @@ def encode_labels(labels: Sequence[str], classes: Sequence[str] = PUNCT4.classes
         raise ValueError(f"unknown punctuation label {e.args[0]!r}; classes are {list(classes)}") from None
 
 
-def _unknown(labels: Sequence[str], classes: Optional[Sequence[str]]) -> List[str]:
+def _unknown(labels: Sequence[str], classes: Sequence[str] | None) -> list[str]:
     """The labels not among ``classes``, sorted (none when ``classes`` is None: not checked)."""
     return [] if classes is None else sorted(set(labels) - set(classes))
 
 
-def _id_and_custom(sup: Any) -> Tuple[Optional[str], Optional[Mapping[str, Any]]]:
+def _id_and_custom(sup: Any) -> tuple[str | None, Mapping[str, Any] | None]:
     """``(id, custom)`` of a lhotse ``SupervisionSegment`` or of its JSON dict."""
     return (sup.get("id"), sup.get("custom")) if isinstance(sup, Mapping) else (sup.id, sup.custom)
 
@@ -133,19 +134,19 @@ class WordLabels:
     """
 
     id: str
-    words: Tuple[str, ...]
-    punct: Tuple[str, ...]
-    case: Optional[Tuple[str, ...]] = None
+    words: tuple[str, ...]
+    punct: tuple[str, ...]
+    case: tuple[str, ...] | None = None
 
     @classmethod
     def from_supervision(
         cls,
         sup: Any,
-        punct_set: Union[LabelSet, Sequence[str], None] = PUNCT4,
-        case_set: Union[LabelSet, Sequence[str], None] = None,
+        punct_set: LabelSet | Sequence[str] | None = PUNCT4,
+        case_set: LabelSet | Sequence[str] | None = None,
         *,
         where: str = "",
-    ) -> "WordLabels":
+    ) -> WordLabels:
         """Reads and validates ``custom["words"/"punct"]`` (and ``"case"`` when ``case_set`` is given).
 
         Args:
@@ -178,7 +179,7 @@ class WordLabels:
         return cls(sid, words, punct, case)
 
     @staticmethod
-    def words_of(sup: Any) -> List[str]:
+    def words_of(sup: Any) -> list[str]:
         """``custom["words"]`` alone (an acoustic model's transcript needs no labels)."""
         sid, custom = _id_and_custom(sup)
         words = (custom or {}).get("words")
@@ -187,7 +188,7 @@ class WordLabels:
         return list(words)
 
     @staticmethod
-    def word_fields(sup: Any, keys: Sequence[str], num_words: int) -> Dict[str, List[Any]]:
+    def word_fields(sup: Any, keys: Sequence[str], num_words: int) -> dict[str, list[Any]]:
         """Further per-word lists of ``custom`` (e.g. a corpus' word ids), each checked to hold ``num_words``
         items; a ValueError naming the supervision when one is missing or of another length."""
         sid, custom = _id_and_custom(sup)
@@ -199,7 +200,7 @@ class WordLabels:
             raise ValueError(f"supervision {sid}: custom lists differ in length")
         return {k: list(custom[k]) for k in keys}
 
-    def to_custom(self) -> Dict[str, List[str]]:
+    def to_custom(self) -> dict[str, list[str]]:
         """The ``custom`` fields of the data contract (lists, as lhotse writes them)."""
         custom = {"words": list(self.words), "punct": list(self.punct)}
         if self.case is not None:
@@ -225,11 +226,11 @@ class TimedWord(NamedTuple):
     def centre(self) -> float:
         return 0.5 * (self.start + self.end)
 
-    def shifted(self, offset: float) -> "TimedWord":
+    def shifted(self, offset: float) -> TimedWord:
         return self._replace(start=self.start + offset, end=self.end + offset)
 
 
-def aligned_words(sup: Any) -> Optional[List[TimedWord]]:
+def aligned_words(sup: Any) -> list[TimedWord] | None:
     """The supervision's ``alignment["word"]`` as TimedWords (times relative to the recording, ``end`` =
     ``start + duration``); None when it has no word alignment.
 
@@ -245,13 +246,15 @@ def aligned_words(sup: Any) -> Optional[List[TimedWord]]:
             (item["symbol"], item["start"], item["duration"], item.get("score")) if isinstance(item, Mapping)
             else (item[0], item[1], item[2], item[3] if len(item) > 3 else None)
         )
-        out.append(TimedWord(symbol, float(start), float(start) + float(duration), 0.0 if score is None else float(score)))
+        out.append(
+            TimedWord(symbol, float(start), float(start) + float(duration), 0.0 if score is None else float(score))
+        )
     return out
 
 
 # ---- the first word of a segment (see the module docstring) ----------------------------------------
 
-FIRST_WORD_RULES: Tuple[str, ...] = ("include", "exclude")
+FIRST_WORD_RULES: tuple[str, ...] = ("include", "exclude")
 T = TypeVar("T")
 
 
@@ -275,7 +278,7 @@ def mask_first_word(labels: Sequence[Any], rule: str, ignore: int = IGNORE_INDEX
     return out
 
 
-def copy_first_word(hyp: Sequence[T], ref: Sequence[T], rule: str) -> List[T]:
+def copy_first_word(hyp: Sequence[T], ref: Sequence[T], rule: str) -> list[T]:
     """A segment's written predictions: ``hyp`` with the first word's label taken from ``ref`` when
     ``rule`` is exclude (the thesis' output), so the output stays complete."""
     if len(hyp) != len(ref):

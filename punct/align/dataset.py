@@ -13,18 +13,25 @@ writes the synthesizer's own transcript in the same format under ``synth/``).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Set, Tuple
 
 from lhotse import SupervisionSegment
 from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
 
+from punct.align.nw import AlignConfig
+from punct.align.segments import (
+    AlignedWord,
+    OfficialWord,
+    Segment,
+    SegmentConfig,
+    SegmentCounts,
+    align_recording,
+    build_segments,
+)
 from punct.labels import CASE, PUNCT9, TimedWord, WordLabels
 from punct.text.token_labels import normalise_word
-from punct.align.nw import AlignConfig
-from punct.align.segments import (AlignedWord, OfficialWord, Segment, SegmentConfig, SegmentCounts, align_recording,
-                                   build_segments)
 from punct.utils.atomic import atomic_write_text
 
 
@@ -54,9 +61,9 @@ class ItnDatasetConfig:
         return SegmentConfig(**{k: v for k, v in dataclasses.asdict(self).items() if k in names})
 
 
-def read_recognised_words(path: Pathlike) -> List[TimedWord]:
+def read_recognised_words(path: Pathlike) -> list[TimedWord]:
     """``word<TAB>start<TAB>end`` lines -> TimedWords; bad lines name the file and line."""
-    out: List[TimedWord] = []
+    out: list[TimedWord] = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, start=1):
             if not line.strip():
@@ -78,7 +85,7 @@ def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
     atomic_write_text(path, "".join(f"{w.word}\t{w.start:.3f}\t{w.end:.3f}\n" for w in words))
 
 
-def official_words(sup: SupervisionSegment) -> List[OfficialWord]:
+def official_words(sup: SupervisionSegment) -> list[OfficialWord]:
     """The official words stored by data preparation (``punct.corpora``) in a supervision's custom."""
     labelled = WordLabels.from_supervision(sup, PUNCT9, CASE)
     c = WordLabels.word_fields(sup, ("word_ids", "speakers", "sentence_idx"), len(labelled))
@@ -94,11 +101,11 @@ def process_recording(
     recording_id: str,
     rec_words: Sequence[TimedWord],
     off_words: Sequence[OfficialWord],
-    dev_speakers: Set[str],
-    test_speakers: Set[str],
+    dev_speakers: set[str],
+    test_speakers: set[str],
     config: ItnDatasetConfig,
     counts: SegmentCounts,
-) -> Tuple[List[AlignedWord], List[Segment]]:
+) -> tuple[list[AlignedWord], list[Segment]]:
     rows = align_recording(rec_words, off_words, config.align_config())
     segments = build_segments(recording_id, rows, dev_speakers, test_speakers, config.segment_config(), counts)
     return rows, segments
@@ -129,7 +136,7 @@ def segment_text(words: Sequence[str], punct: Sequence[str]) -> str:
     return " ".join(w + ("" if p == PUNCT9.none else p) for w, p in zip(words, punct))
 
 
-def segment_to_supervision(seg: Segment, language: Optional[str] = None) -> SupervisionSegment:
+def segment_to_supervision(seg: Segment, language: str | None = None) -> SupervisionSegment:
     """A segment as a lhotse supervision; custom words follow the data contract (:class:`punct.labels.WordLabels`)
     (lower-case words, one label per word) plus the case labels and the cased words."""
     words = [w.word for w in seg.words]

@@ -23,8 +23,9 @@ vectorised over pairs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,8 +42,8 @@ class AlignConfig:
 
 
 class AlignedPair(NamedTuple):
-    rec: Optional[int]  # index into the recognised words, None = blank
-    off: Optional[int]  # index into the official words, None = blank
+    rec: int | None  # index into the recognised words, None = blank
+    off: int | None  # index into the official words, None = blank
     distance: int  # character edit distance (length of the word when aligned to a blank)
 
 
@@ -59,7 +60,7 @@ def levenshtein(a: str, b: str) -> int:
     return prev[-1]
 
 
-def _encode(words: Sequence[str], codes: Dict[str, int], pad: int) -> Tuple[np.ndarray, np.ndarray]:
+def _encode(words: Sequence[str], codes: dict[str, int], pad: int) -> tuple[np.ndarray, np.ndarray]:
     length = np.array([len(w) for w in words], dtype=np.int64)
     width = max(1, int(length.max()) if len(words) else 1)
     arr = np.full((len(words), width), pad, dtype=np.int32)
@@ -73,7 +74,7 @@ def pairwise_edit_distance(a_words: Sequence[str], b_words: Sequence[str], block
     out = np.zeros((len(a_words), len(b_words)), dtype=np.int32)
     if not len(a_words) or not len(b_words):
         return out
-    codes: Dict[str, int] = {}
+    codes: dict[str, int] = {}
     b_arr, b_len = _encode(b_words, codes, pad=-2)
     order = np.argsort([len(w) for w in a_words], kind="stable")  # blocks of similar length
     rows = max(1, block_pairs // len(b_words))
@@ -103,7 +104,7 @@ def pairwise_edit_distance(a_words: Sequence[str], b_words: Sequence[str], block
 
 def align_words(
     rec: Sequence[str], off: Sequence[str], config: AlignConfig = AlignConfig()
-) -> Tuple[List[AlignedPair], float]:
+) -> tuple[list[AlignedPair], float]:
     """Optimal affine-gap alignment of two word sequences.
 
     Args:
@@ -137,7 +138,7 @@ def align_words(
 
 
 def _fill(sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float, e: float
-          ) -> Tuple[np.ndarray, np.ndarray]:
+          ) -> tuple[np.ndarray, np.ndarray]:
     """Gotoh's three matrices (M: pair, X: gap in ``off``, Y: gap in ``rec``) row by row, vectorised
     over columns.  Returns the back pointers ``(n + 1, m + 1)`` (M | X << 2 | Y << 4) and the final
     ``[M, X, Y]`` costs."""
@@ -154,7 +155,7 @@ def _fill(sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float,
     ptr[0, 2:] |= np.uint8(_Y << 4)
     for i in range(1, n + 1):
         best_prev = np.minimum(np.minimum(M, X), Y)
-        arg_prev = np.where(M <= np.minimum(X, Y), _M, np.where(X <= Y, _X, _Y)).astype(np.uint8)
+        arg_prev = np.where(np.minimum(X, Y) >= M, _M, np.where(X <= Y, _X, _Y)).astype(np.uint8)
         nM = np.full(m + 1, inf)
         nM[1:] = best_prev[:-1] + sub_u[rec_idx[i - 1]][off_idx]
         open_x = np.minimum(M, Y) + o
@@ -178,9 +179,9 @@ def _fill(sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float,
 
 
 def _traceback(ptr: np.ndarray, state: int, dist: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray,
-               rec: Sequence[str], off: Sequence[str]) -> List[AlignedPair]:
+               rec: Sequence[str], off: Sequence[str]) -> list[AlignedPair]:
     """The pairs of the best path, from the end cell in ``state`` back to the start, in order."""
-    pairs: List[AlignedPair] = []
+    pairs: list[AlignedPair] = []
     i, j = len(rec), len(off)
     while i > 0 or j > 0:
         p = ptr[i, j]
@@ -216,6 +217,6 @@ def alignment_cost(pairs: Sequence[AlignedPair], rec: Sequence[str], off: Sequen
     return cost
 
 
-def exact_pairs(pairs: Sequence[AlignedPair]) -> List[AlignedPair]:
+def exact_pairs(pairs: Sequence[AlignedPair]) -> list[AlignedPair]:
     """The aligned pairs with zero edit distance (the words the dataset keeps)."""
     return [p for p in pairs if p.rec is not None and p.off is not None and p.distance == 0]

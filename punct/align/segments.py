@@ -34,14 +34,15 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import NamedTuple
 
 import numpy as np
 
+from punct.align.nw import AlignConfig, align_words
 from punct.labels import CAP, CASE, PUNCT9, TimedWord
 from punct.text.token_labels import normalise_word
-from punct.align.nw import AlignConfig, align_words
 
 SPLITS = ("train", "dev", "test")
 
@@ -61,11 +62,11 @@ class OfficialWord(NamedTuple):
 class AlignedWord(NamedTuple):
     word_idx: int  # index among the official words; -1 for a recognised word without one
     sentence_idx: int
-    rec_word: Optional[str]
-    word: Optional[str]  # official (gold) word as written; None for a recognised-only row
-    speaker: Optional[str]
-    start: Optional[float]
-    end: Optional[float]
+    rec_word: str | None
+    word: str | None  # official (gold) word as written; None for a recognised-only row
+    speaker: str | None
+    start: float | None
+    end: float | None
     punct: str
     case: str
     distance: int
@@ -73,7 +74,7 @@ class AlignedWord(NamedTuple):
 
 def align_recording(
     rec_words: Sequence[TimedWord], off_words: Sequence[OfficialWord], config: AlignConfig = AlignConfig()
-) -> List[AlignedWord]:
+) -> list[AlignedWord]:
     """Aligns a recording's recognised and official words; one row per alignment pair."""
     pairs, _ = align_words(
         [w.word.lower() for w in rec_words], [normalise_word(w.word) for w in off_words], config
@@ -83,7 +84,9 @@ def align_recording(
     for p in pairs:
         r = rec_words[p.rec] if p.rec is not None else None
         if p.off is None:
-            rows.append(AlignedWord(-1, last_sentence, r.word, None, None, r.start, r.end, PUNCT9.none, CASE.none, p.distance))
+            rows.append(
+                AlignedWord(-1, last_sentence, r.word, None, None, r.start, r.end, PUNCT9.none, CASE.none, p.distance)
+            )
             continue
         o = off_words[p.off]
         last_sentence = o.sentence_idx
@@ -100,9 +103,9 @@ def is_exact(row: AlignedWord) -> bool:
     return row.word is not None and row.rec_word is not None and row.distance == 0
 
 
-def zero_distance_runs(rows: Sequence[AlignedWord]) -> List[List[AlignedWord]]:
-    runs: List[List[AlignedWord]] = []
-    cur: List[AlignedWord] = []
+def zero_distance_runs(rows: Sequence[AlignedWord]) -> list[list[AlignedWord]]:
+    runs: list[list[AlignedWord]] = []
+    cur: list[AlignedWord] = []
     for row in rows:
         if is_exact(row):
             cur.append(row)
@@ -131,7 +134,7 @@ class Segment:
     recording_id: str
     index: int
     split: str
-    words: List[AlignedWord]
+    words: list[AlignedWord]
 
     @property
     def id(self) -> str:
@@ -150,7 +153,7 @@ class Segment:
         return self.end - self.start
 
     @property
-    def speakers(self) -> List[str]:
+    def speakers(self) -> list[str]:
         return sorted({w.speaker for w in self.words})
 
     def to_dict(self) -> dict:
@@ -184,15 +187,15 @@ class SegmentCounts:
     no_punct_or_cap: int = 0
     too_short: int = 0
     kept: int = 0
-    extra: Dict[str, int] = field(default_factory=dict)
+    extra: dict[str, int] = field(default_factory=dict)
 
-    def add(self, other: "SegmentCounts") -> None:
+    def add(self, other: SegmentCounts) -> None:
         for name in ("runs", "words_in_runs", "bad_char_duration_words", "mixed_speaker_runs",
                      "split_runs", "no_punct_or_cap", "too_short", "kept"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-def assign_split(speakers: Set[str], dev: Set[str], test: Set[str]) -> Optional[str]:
+def assign_split(speakers: set[str], dev: set[str], test: set[str]) -> str | None:
     """train/dev/test for a run's speakers; None when it must be dropped."""
     held = speakers & (dev | test)
     if not held:
@@ -204,7 +207,7 @@ def assign_split(speakers: Set[str], dev: Set[str], test: Set[str]) -> Optional[
 
 def choose_heldout_speakers(
     speakers: Iterable[str], num_dev: int, num_test: int, seed: int
-) -> Tuple[List[str], List[str]]:
+) -> tuple[list[str], list[str]]:
     """A seeded random choice of disjoint dev and test speaker lists (thesis: 30 and 30)."""
     pool = sorted(set(speakers))
     if num_dev + num_test > len(pool):
@@ -221,7 +224,7 @@ def _char_duration_ok(w: AlignedWord, config: SegmentConfig) -> bool:
     return config.min_char_duration <= d <= config.max_char_duration
 
 
-def split_long(words: List[AlignedWord], config: SegmentConfig, rng: np.random.Generator) -> List[List[AlignedWord]]:
+def split_long(words: list[AlignedWord], config: SegmentConfig, rng: np.random.Generator) -> list[list[AlignedWord]]:
     """Cuts Binomial(n, p)-second prefixes off a run until the rest is at most max_duration."""
     pieces = []
     rest = list(words)
@@ -245,11 +248,11 @@ def has_punct_or_cap(words: Sequence[AlignedWord]) -> bool:
 def build_segments(
     recording_id: str,
     rows: Sequence[AlignedWord],
-    dev_speakers: Set[str],
-    test_speakers: Set[str],
+    dev_speakers: set[str],
+    test_speakers: set[str],
     config: SegmentConfig = SegmentConfig(),
-    counts: Optional[SegmentCounts] = None,
-) -> List[Segment]:
+    counts: SegmentCounts | None = None,
+) -> list[Segment]:
     """Runs of exactly aligned words -> filtered, split, labelled segments (module docstring)."""
     counts = counts if counts is not None else SegmentCounts()
     rng = np.random.default_rng([config.seed, zlib.crc32(recording_id.encode("utf-8"))])
@@ -257,7 +260,7 @@ def build_segments(
     for run in zero_distance_runs(rows):
         counts.runs += 1
         counts.words_in_runs += len(run)
-        cur: List[AlignedWord] = []
+        cur: list[AlignedWord] = []
         for w in run:  # (a) character duration, per word; a bad word cuts the run
             if _char_duration_ok(w, config):
                 cur.append(w)
@@ -268,7 +271,7 @@ def build_segments(
                 cur = []
         if cur:
             runs.append(cur)
-    segments: List[Segment] = []
+    segments: list[Segment] = []
     for run in runs:
         split = assign_split({w.speaker for w in run}, dev_speakers, test_speakers)  # (b)
         if split is None:
@@ -288,15 +291,23 @@ def build_segments(
     return segments
 
 
-def dataset_statistics(segments: Iterable[Segment]) -> Dict[str, dict]:
+def dataset_statistics(segments: Iterable[Segment]) -> dict[str, dict]:
     """Per split (and "total"): segments, words, hours, speakers, label counts, and in ``segments_with``
     the number of segments holding each label at least once (a rare mark's test count)."""
-    stats: Dict[str, dict] = {}
+    stats: dict[str, dict] = {}
     for seg in segments:
         for key in (seg.split, "total"):
             s = stats.setdefault(
-                key, {"segments": 0, "words": 0, "seconds": 0.0, "speakers": set(), "punct": Counter(), "case": Counter(),
-                      "segments_with": Counter()}
+                key,
+                {
+                    "segments": 0,
+                    "words": 0,
+                    "seconds": 0.0,
+                    "speakers": set(),
+                    "punct": Counter(),
+                    "case": Counter(),
+                    "segments_with": Counter(),
+                },
             )
             s["segments"] += 1
             s["words"] += len(seg.words)
@@ -308,7 +319,7 @@ def dataset_statistics(segments: Iterable[Segment]) -> Dict[str, dict]:
     return stats
 
 
-def format_statistics(stats: Dict[str, dict]) -> str:
+def format_statistics(stats: dict[str, dict]) -> str:
     """Tables shaped like the thesis' Table 3.4 (sizes) and Table 3.5 (label percentages)."""
     keys = [k for k in (*SPLITS, "total") if k in stats]
     out = ["| Set | Segments | Words | Duration (hours) | Speakers |", "|---|---:|---:|---:|---:|"]
@@ -331,7 +342,7 @@ def format_statistics(stats: Dict[str, dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _segments_with_table(stats: Dict[str, dict], keys: Sequence[str]) -> List[str]:
+def _segments_with_table(stats: dict[str, dict], keys: Sequence[str]) -> list[str]:
     """Segments holding each mark (and a capital) at least once, per split: can a rare mark be learned and scored?"""
     labels = [c for c in PUNCT9.classes if c != PUNCT9.none] + [CAP]
     out = ["Segments containing each label at least once:", "",

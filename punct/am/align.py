@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 from lhotse import CutSet, load_manifest
 from lhotse.utils import fastcopy
 from tqdm import tqdm
 
 from punct.am.ctm import ctm_lines, spans_to_items
-from punct.am.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
 from punct.am.dataset import cut_words
 from punct.am.infer import run_model
 from punct.am.tokens import BLANK, SPACE, TokenTable
+from punct.am.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
 from punct.labels import aligned_words
@@ -41,12 +40,12 @@ def align_cut(model, cut, cmvn: SpeakerCmvn, tokens: TokenTable, device=None):
     return fastcopy(cut, supervisions=[aligned_sup]), spans
 
 
-def job_paths(ali_dir: Path, split: str, job: int) -> Tuple[Path, Path, Path]:
+def job_paths(ali_dir: Path, split: str, job: int) -> tuple[Path, Path, Path]:
     d = Path(ali_dir) / split
     return d / f"cuts.{job}.jsonl.gz", d / f"ctm.{job}", d / f"failed.{job}"
 
 
-def align_job(model, cuts: List, cmvn: SpeakerCmvn, tokens: TokenTable, ali_dir: Path, split: str, job: int,
+def align_job(model, cuts: list, cmvn: SpeakerCmvn, tokens: TokenTable, ali_dir: Path, split: str, job: int,
               device=None) -> Counter:
     cuts_out, ctm_out, failed_out = job_paths(ali_dir, split, job)
     aligned, ctm, failed = [], [], []
@@ -69,7 +68,7 @@ def align_job(model, cuts: List, cmvn: SpeakerCmvn, tokens: TokenTable, ali_dir:
     return counts
 
 
-def merge_alignments(ali_dir: Path, split: str, nj: int, order: List[str], cuts_out: Path) -> Dict[str, int]:
+def merge_alignments(ali_dir: Path, split: str, nj: int, order: list[str], cuts_out: Path) -> dict[str, int]:
     """Merges the jobs' outputs in ``order`` (the split's cut order); returns counts by outcome."""
     aligned, ctm_by_id, failed = {}, {}, []
     for job in range(1, nj + 1):
@@ -83,14 +82,14 @@ def merge_alignments(ali_dir: Path, split: str, nj: int, order: List[str], cuts_
         failed.extend(f.read_text(encoding="utf-8").splitlines(keepends=True))
     with atomic_path(cuts_out, suffix=".jsonl.gz") as tmp:
         CutSet.from_cuts([aligned[i] for i in order if i in aligned]).to_file(tmp)
-    atomic_write_text(Path(ali_dir) / f"{split}.ctm", "".join(l for i in order for l in ctm_by_id.get(i, [])))
+    atomic_write_text(Path(ali_dir) / f"{split}.ctm", "".join(line for i in order for line in ctm_by_id.get(i, [])))
     atomic_write_text(Path(ali_dir) / f"{split}.failed", "".join(failed))
     counts = Counter(line.split(maxsplit=1)[1].split(":", 1)[0] for line in failed)
     counts["aligned"] = len(aligned)
     return dict(counts)
 
 
-def hypothesis_starts(cuts: CutSet) -> Dict[str, Tuple[List[str], List[float]]]:
+def hypothesis_starts(cuts: CutSet) -> dict[str, tuple[list[str], list[float]]]:
     """``{cut id: (words, starts relative to the cut)}`` from aligned cuts."""
     out = {}
     for cut in cuts:

@@ -9,13 +9,13 @@ when its reference words equal the aligned words; otherwise it is counted as a m
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 from lhotse.utils import Pathlike
 
 
-def read_word_times(path: Pathlike) -> Dict[str, Tuple[List[str], List[Optional[float]]]]:
+def read_word_times(path: Pathlike) -> dict[str, tuple[list[str], list[float | None]]]:
     out = {}
     with open(path, encoding="utf-8") as f:
         for line_number, line in enumerate(f, 1):
@@ -33,10 +33,10 @@ def read_word_times(path: Pathlike) -> Dict[str, Tuple[List[str], List[Optional[
     return out
 
 
-def start_errors(reference: Dict[str, Tuple[List[str], List[Optional[float]]]],
-                 hypothesis: Dict[str, Tuple[Sequence[str], Sequence[float]]]) -> Tuple[np.ndarray, Dict[str, int]]:
+def start_errors(reference: dict[str, tuple[list[str], list[float | None]]],
+                 hypothesis: dict[str, tuple[Sequence[str], Sequence[float]]]) -> tuple[np.ndarray, dict[str, int]]:
     """Signed errors (hyp - ref, seconds) of every comparable word start, and counts of what was compared."""
-    errors: List[float] = []
+    errors: list[float] = []
     counts = {"segments": 0, "words": 0, "word_mismatch": 0, "no_reference": 0}
     for key, (words, starts) in hypothesis.items():
         if key not in reference:
@@ -55,9 +55,9 @@ def start_errors(reference: Dict[str, Tuple[List[str], List[Optional[float]]]],
     return np.asarray(errors, dtype=np.float64), counts
 
 
-def summarise(errors: np.ndarray, counts: Dict[str, int]) -> Dict[str, float]:
+def summarise(errors: np.ndarray, counts: dict[str, int]) -> dict[str, float]:
     """Median / 90th percentile of |error| in ms, mean signed error, share within 50 ms and 100 ms."""
-    summary: Dict[str, float] = dict(counts)
+    summary: dict[str, float] = dict(counts)
     if errors.size:
         abs_ms = np.abs(errors) * 1000
         summary.update({
@@ -70,7 +70,7 @@ def summarise(errors: np.ndarray, counts: Dict[str, int]) -> Dict[str, float]:
     return summary
 
 
-def format_summary(split: str, summary: Dict[str, float]) -> str:
+def format_summary(split: str, summary: dict[str, float]) -> str:
     if "median_abs_ms" not in summary:
         return f"{split}: no comparable words ({summary})\n"
     return (f"{split}: word-start error vs synthesizer times over {summary['words']} words "

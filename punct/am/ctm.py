@@ -10,8 +10,8 @@ The CTM is per utterance: ``<cut id> 1 <start> <duration> <word>`` with times re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence, Tuple
 
 from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
@@ -21,7 +21,9 @@ from punct.am.viterbi import WordSpan
 FRAME_SHIFT = 0.01
 
 
-def spans_to_items(spans: Sequence[WordSpan], cut_start: float, frame_shift: float = FRAME_SHIFT) -> List[AlignmentItem]:
+def spans_to_items(
+    spans: Sequence[WordSpan], cut_start: float, frame_shift: float = FRAME_SHIFT
+) -> list[AlignmentItem]:
     return [
         AlignmentItem(symbol=s.word, start=round(cut_start + s.start * frame_shift, 8),
                       duration=round((s.end - s.start) * frame_shift, 8))
@@ -29,13 +31,20 @@ def spans_to_items(spans: Sequence[WordSpan], cut_start: float, frame_shift: flo
     ]
 
 
-def items_to_frames(items: Sequence[AlignmentItem], cut_start: float, frame_shift: float = FRAME_SHIFT) -> List[Tuple[int, int]]:
+def items_to_frames(
+    items: Sequence[AlignmentItem], cut_start: float, frame_shift: float = FRAME_SHIFT
+) -> list[tuple[int, int]]:
     """``[start, end)`` frame spans relative to the cut (the inverse of :func:`spans_to_items`)."""
-    return [(int(round((it.start - cut_start) / frame_shift)), int(round((it.start + it.duration - cut_start) / frame_shift)))
-            for it in items]
+    return [
+        (
+            int(round((it.start - cut_start) / frame_shift)),
+            int(round((it.start + it.duration - cut_start) / frame_shift)),
+        )
+        for it in items
+    ]
 
 
-def ctm_lines(cut_id: str, spans: Sequence[WordSpan], frame_shift: float = FRAME_SHIFT) -> List[str]:
+def ctm_lines(cut_id: str, spans: Sequence[WordSpan], frame_shift: float = FRAME_SHIFT) -> list[str]:
     return [f"{cut_id} 1 {s.start * frame_shift:.2f} {(s.end - s.start) * frame_shift:.2f} {s.word}\n" for s in spans]
 
 

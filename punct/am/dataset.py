@@ -8,8 +8,8 @@ every other stage uses), optionally SpecAugment-style masks in training.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -18,16 +18,16 @@ from lhotse.utils import Pathlike
 
 from punct.am.tokens import TokenTable, UnknownCharacterError
 from punct.features.cmvn import SpeakerCmvn
-from punct.labels import WordLabels
 from punct.features.compute import cuts_path, feature_frames, load_cut_features
+from punct.labels import WordLabels
 
 
-def cut_words(cut) -> List[str]:
+def cut_words(cut) -> list[str]:
     """The supervision's ``custom["words"]`` (data contract)."""
     return WordLabels.words_of(cut.supervisions[0])
 
 
-def load_split(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -> Tuple[CutSet, SpeakerCmvn]:
+def load_split(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -> tuple[CutSet, SpeakerCmvn]:
     """A split's cuts (with features) and its CMVN stats."""
     path = cuts_path(fbank_dir, split, prefix, suffix)
     cmvn_path = Path(fbank_dir) / f"cmvn_{split}.json"
@@ -37,16 +37,16 @@ def load_split(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -
     return load_manifest(path), SpeakerCmvn.load(cmvn_path)
 
 
-def ctc_frames_needed(ids: List[int]) -> int:
+def ctc_frames_needed(ids: list[int]) -> int:
     """Fewest output frames a CTC path over ``ids`` needs: one per token, plus a blank between repeats."""
     return len(ids) + sum(1 for a, b in zip(ids, ids[1:]) if a == b)
 
 
-def load_train_splits(fbank_dirs: Sequence[Pathlike], split: str, prefix: str) -> Tuple[CutSet, SpeakerCmvn]:
+def load_train_splits(fbank_dirs: Sequence[Pathlike], split: str, prefix: str) -> tuple[CutSet, SpeakerCmvn]:
     """One split from several stage-1 folders (a corpus and its AM-only extra talks), as one CutSet with
     one CMVN table.  A speaker (or cut id) in two folders is an error: its statistics would be ambiguous."""
     cut_sets, cmvns = zip(*(load_split(d, split, prefix) for d in fbank_dirs))
-    stats: Dict = {}
+    stats: dict = {}
     for fbank_dir, cmvn in zip(fbank_dirs, cmvns):
         shared = set(stats) & set(cmvn.stats)
         if shared:
@@ -105,14 +105,14 @@ def spec_augment(feats: torch.Tensor, rng: np.random.Generator, num_time_masks: 
 class CtcDataset(torch.utils.data.Dataset):
     """``dataset[cuts]`` -> dict(feats (N, T, F), feat_lens (N,), targets (sum L,), target_lens (N,), ids)."""
 
-    def __init__(self, cmvn: SpeakerCmvn, tokens: TokenTable, spec_augment: Optional[Dict] = None,
+    def __init__(self, cmvn: SpeakerCmvn, tokens: TokenTable, spec_augment: dict | None = None,
                  seed: int = 0) -> None:
         self.cmvn = cmvn
         self.tokens = tokens
         self.spec_augment = spec_augment
         self.rng = np.random.default_rng(seed)
 
-    def __getitem__(self, cuts: CutSet) -> Dict:
+    def __getitem__(self, cuts: CutSet) -> dict:
         cuts = cuts.sort_by_duration(ascending=False)
         feats, targets = [], []
         for cut in cuts:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
 
 import torch
 
 
-
-def greedy_ids(logits: torch.Tensor, length: int) -> List[int]:
+def greedy_ids(logits: torch.Tensor, length: int) -> list[int]:
     """(T, V) logits of one utterance -> token ids: best path, repeats merged, blanks removed."""
     best = logits[:length].argmax(dim=-1).tolist()
     out, prev = [], -1
@@ -20,7 +19,7 @@ def greedy_ids(logits: torch.Tensor, length: int) -> List[int]:
     return out
 
 
-def edit_ops(ref: Sequence[str], hyp: Sequence[str]) -> Tuple[int, int, int]:
+def edit_ops(ref: Sequence[str], hyp: Sequence[str]) -> tuple[int, int, int]:
     """(substitutions, deletions, insertions) of the minimum edit between word lists."""
     n, m = len(ref), len(hyp)
     # cost, sub, del, ins per cell, by rows

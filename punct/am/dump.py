@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Dict, List
 
 from tqdm import tqdm
 
@@ -22,8 +21,8 @@ from punct.features.compute import load_cut_features
 from punct.io.shards import ShardWriter, is_shard_done
 
 
-def dump_shard(model, cuts: List, cmvn: SpeakerCmvn, prefix: Path, layer: int, compression: str,
-               device=None, throttle: float = 0.0) -> Dict[str, float]:
+def dump_shard(model, cuts: list, cmvn: SpeakerCmvn, prefix: Path, layer: int, compression: str,
+               device=None, throttle: float = 0.0) -> dict[str, float]:
     """Writes one shard; returns ``{"cuts", "audio_seconds", "cpu_seconds", "wall_seconds"}``."""
     kwargs = {} if device is None else {"device": device}
     audio, cpu0, wall0 = 0.0, time.process_time(), time.time()
@@ -47,8 +46,8 @@ def dump_shard(model, cuts: List, cmvn: SpeakerCmvn, prefix: Path, layer: int, c
 __all__ = ["dump_shard", "is_shard_done"]
 
 
-def benchmark_throughput(config_path: Path, cuts: List, cmvn: SpeakerCmvn, num_tokens: int, layer: int,
-                         max_audio_seconds: float = 60.0) -> Dict[str, float]:
+def benchmark_throughput(config_path: Path, cuts: list, cmvn: SpeakerCmvn, num_tokens: int, layer: int,
+                         max_audio_seconds: float = 60.0) -> dict[str, float]:
     """Audio seconds per CPU second of a layer-``layer`` dump with a randomly initialised model of
     ``config_path``'s size (e.g. the paper-size conf/am.yaml), on the first cuts up to ``max_audio_seconds``."""
     import torch

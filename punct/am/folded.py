@@ -18,7 +18,6 @@ break the chains of int8 convolutions in ONNX Runtime's channels-last layout (be
 from __future__ import annotations
 
 import copy
-from typing import List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -44,8 +43,8 @@ class FoldedAcousticModel(nn.Module):
             # a layer's output is x = scale * x~ + offset: the bypass scales go into the scale, so that a
             # factorised layer adds its bypass without a multiplication
             scale, offset = 1.0, b
-            scales: List[float] = [1.0, 1.0]
-            offsets: List[torch.Tensor] = [torch.zeros(model.splice.out_dim), offset]  # per layer index
+            scales: list[float] = [1.0, 1.0]
+            offsets: list[torch.Tensor] = [torch.zeros(model.splice.out_dim), offset]  # per layer index
             self.linear, self.affine = nn.ModuleList(), nn.ModuleList()
             self.strides = []
             for i, block in enumerate(model.tdnnf, start=2):
@@ -77,7 +76,7 @@ class FoldedAcousticModel(nn.Module):
             self.offsets[k, : o.numel()] = o
         self.register_buffer("scales", torch.tensor(scales))
 
-    def forward_with_tap(self, feats: torch.Tensor, layer: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward_with_tap(self, feats: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(N, T, F) -> (layer ``layer``'s output (N, T, C), logits (N, T, V)) for a tdnnf layer (2..13)."""
         if not 2 <= layer <= 1 + len(self.linear):
             raise ValueError(f"the folded model taps tdnnf layers 2..{1 + len(self.linear)}, got {layer}")
@@ -86,7 +85,7 @@ class FoldedAcousticModel(nn.Module):
         x = self.splice(_pad_replicate(feats.transpose(1, 2), left, right))
         x = F.relu(self.tdnn1(x))
         consumed = self.splice_left
-        tapped: Optional[torch.Tensor] = None
+        tapped: torch.Tensor | None = None
         for i, (linear, affine, s) in enumerate(zip(self.linear, self.affine, self.strides), 2):
             bypass = x[:, :, s: x.shape[2] - s] if s else x
             x = F.relu(affine(linear(x))) + bypass

@@ -7,8 +7,6 @@ layer-k embeddings) has exactly the feature frame count, frame t aligned with fe
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 import torch
 
@@ -16,7 +14,7 @@ from punct.am.model import TdnnAcousticModel
 
 
 @torch.no_grad()
-def run_model(model: TdnnAcousticModel, feats: np.ndarray, layer: Optional[int] = None,
+def run_model(model: TdnnAcousticModel, feats: np.ndarray, layer: int | None = None,
               device: torch.device = torch.device("cpu")) -> np.ndarray:
     """(T, F) CMVN-normalised features -> (T, C): layer ``layer``'s output, or the log-posteriors when None."""
     model.eval()

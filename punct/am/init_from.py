@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, Tuple
 
 import torch
 from lhotse.utils import Pathlike
@@ -31,7 +30,7 @@ OUTPUT_LAYER = "output"
 
 
 def transfer_weights(source: torch.nn.Module, source_tokens: TokenTable, target: torch.nn.Module,
-                     target_tokens: TokenTable) -> Dict[str, int]:
+                     target_tokens: TokenTable) -> dict[str, int]:
     """Copies matching tensors of ``source`` into ``target`` in place; counts of copied/kept tensors."""
     src = source.state_dict()
     dst = target.state_dict()
@@ -62,7 +61,7 @@ def training_tokens(fbank_dir: Pathlike, prefix: str, split: str = "train") -> T
 
 
 def write_init_checkpoint(source_checkpoint: Pathlike, config: AmConfig, fbank_dir: Pathlike, prefix: str,
-                          exp_dir: Pathlike, seed: int = 42) -> Tuple[Path, Dict[str, int]]:
+                          exp_dir: Pathlike, seed: int = 42) -> tuple[Path, dict[str, int]]:
     """``<exp_dir>/epoch-0.pt``: a ``config`` model initialised from ``source_checkpoint``."""
     seed_everything(seed)
     source, source_tokens = load_model(Path(source_checkpoint))

@@ -22,7 +22,6 @@ Shapes at the interface are ``(N, T, C)``; inside, ``(N, C, T)`` for the convolu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -36,10 +35,10 @@ class AmModelConfig:
     """Model hyper-parameters (conf/am.yaml ``model:``)."""
 
     feat_dim: int = 40
-    splice: Tuple[int, ...] = (-1, 0, 1)
+    splice: tuple[int, ...] = (-1, 0, 1)
     dim: int = 1024
     bottleneck_dim: int = 128
-    time_strides: Tuple[int, ...] = (1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3)  # tdnnf2..tdnnf13
+    time_strides: tuple[int, ...] = (1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3)  # tdnnf2..tdnnf13
     prefinal_small_dim: int = 256
     prefinal_big_dim: int = 1024
     bypass_scale: float = 0.66
@@ -60,7 +59,7 @@ class TdnnSplice(nn.Module):
     (N, F, T) -> (N, F * len(offsets), T - left - right) (valid positions only).
     """
 
-    def __init__(self, feat_dim: int, offsets: Tuple[int, ...]) -> None:
+    def __init__(self, feat_dim: int, offsets: tuple[int, ...]) -> None:
         super().__init__()
         self.offsets = tuple(offsets)
         if list(self.offsets) != list(range(self.offsets[0], self.offsets[-1] + 1)):
@@ -158,11 +157,11 @@ class TdnnAcousticModel(nn.Module):
     def layer_names(self):
         return ["input", "tdnn1"] + [f"tdnnf{i}" for i in range(2, 2 + len(self.tdnnf))] + ["prefinal", "output"]
 
-    def context(self) -> Tuple[int, int]:
+    def context(self) -> tuple[int, int]:
         """Frames of left/right context the whole network sees."""
         return self.splice.left + sum(self.config.time_strides), self.splice.right + sum(self.config.time_strides)
 
-    def forward(self, feats: torch.Tensor, layer: Optional[int] = None, subsample: int = 1) -> torch.Tensor:
+    def forward(self, feats: torch.Tensor, layer: int | None = None, subsample: int = 1) -> torch.Tensor:
         """feats (N, T, F) -> (N, T, num_tokens) logits, or layer ``layer``'s (N, T, C) output.
 
         The input is padded once by repeating its first/last frame over the network's context, then
@@ -181,7 +180,7 @@ class TdnnAcousticModel(nn.Module):
         tapped, logits = self._run(feats, tap=layer, stop_at_tap=True)
         return logits if tapped is None else tapped
 
-    def forward_with_tap(self, feats: torch.Tensor, layer: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward_with_tap(self, feats: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """One pass giving both layer ``layer``'s (N, T, C) output and the (N, T, num_tokens) logits.
 
         Equal to ``(forward(feats, layer), forward(feats))`` at the cost of the second call alone
@@ -191,8 +190,8 @@ class TdnnAcousticModel(nn.Module):
         tapped, logits = self._run(feats, tap=layer, stop_at_tap=False)
         return tapped, logits
 
-    def _run(self, feats: torch.Tensor, tap: Optional[int], stop_at_tap: bool
-             ) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
+    def _run(self, feats: torch.Tensor, tap: int | None, stop_at_tap: bool
+             ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(layer ``tap``'s output cropped to the input frames or None, the logits or None when stopped at the tap)."""
         t = feats.shape[1]
         left, right = self.context()

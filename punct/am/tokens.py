@@ -7,8 +7,8 @@ The text of an utterance is its ``custom["words"]`` joined by single spaces (the
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence
 
 from lhotse.utils import Pathlike
 
@@ -28,8 +28,8 @@ class TokenTable:
             raise ValueError(f"token 0 must be {BLANK}")
         if len(set(symbols)) != len(symbols):
             raise ValueError("duplicate symbols in token table")
-        self.symbols: List[str] = list(symbols)
-        self.ids: Dict[str, int] = {s: i for i, s in enumerate(self.symbols)}
+        self.symbols: list[str] = list(symbols)
+        self.ids: dict[str, int] = {s: i for i, s in enumerate(self.symbols)}
 
     def __len__(self) -> int:
         return len(self.symbols)
@@ -39,7 +39,7 @@ class TokenTable:
         return self.ids[SPACE]
 
     @staticmethod
-    def from_words(word_lists: Iterable[Sequence[str]]) -> "TokenTable":
+    def from_words(word_lists: Iterable[Sequence[str]]) -> TokenTable:
         chars = set()
         for words in word_lists:
             for word in words:
@@ -48,9 +48,9 @@ class TokenTable:
         chars.discard(SPACE)
         return TokenTable([BLANK, SPACE] + sorted(chars))
 
-    def encode_words(self, words: Sequence[str]) -> List[int]:
+    def encode_words(self, words: Sequence[str]) -> list[int]:
         """Token ids of the words joined by the separator; raises UnknownCharacterError."""
-        ids: List[int] = []
+        ids: list[int] = []
         for i, word in enumerate(words):
             if i:
                 ids.append(self.space_id)
@@ -60,7 +60,7 @@ class TokenTable:
                 ids.append(self.ids[ch])
         return ids
 
-    def decode_words(self, ids: Iterable[int]) -> List[str]:
+    def decode_words(self, ids: Iterable[int]) -> list[str]:
         """Token ids (blanks and repeats already removed) -> words."""
         text = "".join(" " if i == self.space_id else self.symbols[i] for i in ids if i != 0)
         return text.split()
@@ -69,8 +69,8 @@ class TokenTable:
         atomic_write_text(path, "".join(f"{s} {i}\n" for i, s in enumerate(self.symbols)))
 
     @staticmethod
-    def load(path: Pathlike) -> "TokenTable":
-        symbols: List[str] = []
+    def load(path: Pathlike) -> TokenTable:
+        symbols: list[str] = []
         for line_number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
             fields = line.split()
             if len(fields) != 2 or not fields[1].isdigit() or int(fields[1]) != len(symbols):

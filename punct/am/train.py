@@ -20,28 +20,35 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, Sequence, Tuple
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
-from lhotse.utils import Pathlike
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
+from lhotse.utils import Pathlike
 from tqdm import tqdm
 
 from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
-from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.model import AmModelConfig, TdnnAcousticModel
 from punct.am.tokens import SPACE, TokenTable
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
-from punct.utils.config import config_from_dict, load_config, save_config
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
-from punct.training.loop import (NO_AMP, Amp, DistInfo, latest_checkpoint, loader_options, seed_everything,
-                                  setup_distributed)
+from punct.training.loop import (
+    NO_AMP,
+    Amp,
+    DistInfo,
+    latest_checkpoint,
+    loader_options,
+    seed_everything,
+    setup_distributed,
+)
+from punct.utils.config import config_from_dict, load_config, save_config
 
 
 @dataclass(frozen=True)
@@ -100,8 +107,8 @@ def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
     return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
 
 
-def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc: torch.nn.CTCLoss,
-                 subsample: int = 1, amp: Amp = NO_AMP) -> Tuple[torch.Tensor, int]:
+def compute_loss(model: torch.nn.Module, batch: dict, device: torch.device, ctc: torch.nn.CTCLoss,
+                 subsample: int = 1, amp: Amp = NO_AMP) -> tuple[torch.Tensor, int]:
     """Summed CTC loss of a batch over every ``subsample``-th output frame, and the batch's input frame
     count (the loss is reported per input frame).  The network runs under ``amp``'s autocast; the
     log-softmax and CTC run in float32 (CTC sums products of many small probabilities)."""
@@ -115,7 +122,7 @@ def compute_loss(model: torch.nn.Module, batch: Dict, device: torch.device, ctc:
     return loss, int(feat_lens.sum())
 
 
-def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterator[Dict]:
+def _synchronised(batches, dist_info: DistInfo, device: torch.device) -> Iterator[dict]:
     """Yields batches while every rank has one."""
     iterator = iter(batches)
     while True:
@@ -171,7 +178,9 @@ def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.C
 
 def save_checkpoint(path: Path, *, model, optimizer, state: AmTrainState, config: AmConfig, tokens: TokenTable) -> None:
     """``epoch-N.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token table."""
-    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols)
+    checkpoint.save_checkpoint(
+        path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols
+    )
 
 
 def training_config(checkpoint: Path) -> AmConfig:
@@ -180,7 +189,7 @@ def training_config(checkpoint: Path) -> AmConfig:
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
-def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable]:
+def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable]:
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
     data = load_checkpoint(checkpoint, device)
     config = config_from_dict(AmConfig, data["config"], str(checkpoint))
@@ -191,7 +200,7 @@ def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> 
 
 
 def load_am(am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT,
-            device: torch.device = torch.device("cpu")) -> Tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
+            device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
     """The model, its token table and its feature config from an AM folder (``exp/am`` of ``steps/train_am.sh``, or a
     pre-trained one in the same format: ``checkpoint`` and ``mfcc.yaml``, the feature config it was trained with)."""
     am_dir = Path(am_dir)
@@ -220,8 +229,14 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
         spec = dict(num_time_masks=config.num_time_masks, max_time=config.max_time_mask,
                     num_freq_masks=config.num_freq_masks, max_freq=config.max_freq_mask)
     train_sampler = DynamicBucketingSampler(
-        train_cuts, max_duration=config.max_duration, num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)), shuffle=True, seed=seed,
-        world_size=dist_info.world_size, rank=dist_info.rank, drop_last=dist_info.world_size > 1,
+        train_cuts,
+        max_duration=config.max_duration,
+        num_buckets=max(1, min(config.num_buckets, len(train_cuts) // 2)),
+        shuffle=True,
+        seed=seed,
+        world_size=dist_info.world_size,
+        rank=dist_info.rank,
+        drop_last=dist_info.world_size > 1,
     )
     options = loader_options(config.num_workers, device)
     train_loader = torch.utils.data.DataLoader(
@@ -236,7 +251,8 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
 
 def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable,
                   device: torch.device) -> AmTrainState:
-    """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be ``tokens``."""
+    """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be
+    ``tokens``."""
     checkpoint = latest_checkpoint(exp_dir)
     if checkpoint is None:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
@@ -254,7 +270,7 @@ def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.opti
 def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str, device_name: str = "auto",
                  seed: int = 42, resume: bool = False, train_split: str = "train",
                  dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
-                 amp: str = "none") -> Tuple[AmTrainState, TdnnAcousticModel]:
+                 amp: str = "none") -> tuple[AmTrainState, TdnnAcousticModel]:
     """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
 
     ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini
@@ -266,26 +282,18 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     precision = Amp(amp, device.type)
     seed_everything(seed, device.type)
     exp_dir = Path(exp_dir)
-    train_cuts, train_cmvn = load_train_splits([fbank_dir, *extra_train_dirs], train_split, prefix)
-    dev_cuts, dev_cmvn = load_split(fbank_dir, dev_split, prefix)
-    tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
-    if dist_info.is_main:
-        exp_dir.mkdir(parents=True, exist_ok=True)
-        tokens.save(exp_dir / "tokens.txt")
-        save_config(config, exp_dir / "config.yaml")
-    logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
-    train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
-    dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
-    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
-                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
-
+    tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn) = _prepare_data(
+        config=config, fbank_dirs=[fbank_dir, *extra_train_dirs], exp_dir=exp_dir, prefix=prefix,
+        train_split=train_split, dev_split=dev_split, dist_info=dist_info, device=device)
     model = build_model(config, len(tokens)).to(device)
     logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
                  model.context())
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
     train_sampler, train_loader, dev_loader = make_loaders(
         train_cuts=train_cuts, train_cmvn=train_cmvn, dev_cuts=dev_cuts, dev_cmvn=dev_cmvn, tokens=tokens,
         config=config, seed=seed, dist_info=dist_info, device=device)
@@ -295,16 +303,7 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
                                      epoch=epoch, device=device, dist_info=dist_info, ctc=ctc, amp=precision)
         state.epoch = epoch
-        if epoch < first_dev_loss_epoch(config):
-            logging.info("epoch %d: train loss/frame %.4f (%s)", epoch, train_loss, dev_loss_scope(config))
-            improved = False
-        else:
-            valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
-            improved = valid_loss < state.best_valid_loss
-            if improved:
-                state.best_valid_loss, state.best_epoch = valid_loss, epoch
-            logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
-                         " (best)" if improved else "")
+        improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
         if dist_info.is_main:
             save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state,
                             config=config, tokens=tokens)
@@ -316,6 +315,42 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     if dist_info.world_size > 1:
         dist.barrier()
     return state, (model.module if hasattr(model, "module") else model)
+
+
+def _prepare_data(*, config: AmConfig, fbank_dirs: Sequence[Path], exp_dir: Path, prefix: str, train_split: str,
+                  dev_split: str, dist_info: DistInfo, device: torch.device):
+    """The token table of the training cuts (written with the config by the main rank), and the usable
+    training and dev cuts, each with its CMVN: ``tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn)``."""
+    train_cuts, train_cmvn = load_train_splits(fbank_dirs, train_split, prefix)
+    dev_cuts, dev_cmvn = load_split(fbank_dirs[0], dev_split, prefix)
+    tokens = TokenTable.from_words(cut_words(c) for c in train_cuts)
+    if dist_info.is_main:
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        tokens.save(exp_dir / "tokens.txt")
+        save_config(config, exp_dir / "config.yaml")
+    logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
+    train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
+    dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
+    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
+                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
+    return tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn)
+
+
+def _validate(model, dev_loader, device: torch.device, ctc, config: AmConfig, state: AmTrainState,
+              train_loss: float) -> bool:
+    """Logs the epoch's losses, with its dev loss where computed (:func:`first_dev_loss_epoch`); whether that is
+    the best so far (``state`` then records it)."""
+    epoch = state.epoch
+    if epoch < first_dev_loss_epoch(config):
+        logging.info("epoch %d: train loss/frame %.4f (%s)", epoch, train_loss, dev_loss_scope(config))
+        return False
+    valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
+    improved = valid_loss < state.best_valid_loss
+    if improved:
+        state.best_valid_loss, state.best_epoch = valid_loss, epoch
+    logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
+                 " (best)" if improved else "")
+    return improved
 
 
 def first_dev_loss_epoch(config: AmConfig) -> int:

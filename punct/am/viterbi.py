@@ -8,8 +8,8 @@ states, with a backpointer per (frame, state); ~0.1 s for T = 3000, L = 300.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -29,7 +29,7 @@ def min_frames(tokens: Sequence[int]) -> int:
     return len(tokens) + sum(1 for a, b in zip(tokens, tokens[1:]) if a == b)
 
 
-def ctc_forced_align(log_probs: np.ndarray, tokens: Sequence[int], blank: int = 0) -> Tuple[np.ndarray, float]:
+def ctc_forced_align(log_probs: np.ndarray, tokens: Sequence[int], blank: int = 0) -> tuple[np.ndarray, float]:
     """Best CTC path of ``tokens`` through ``log_probs`` (T, V).
 
     Returns ``(token_index, score)``: for each frame, the index (0..L-1) of the reference token it
@@ -41,7 +41,7 @@ def ctc_forced_align(log_probs: np.ndarray, tokens: Sequence[int], blank: int = 
     if L == 0:
         raise AlignmentError("empty transcript", "no tokens to align")
     need = min_frames(tokens)
-    if T < need:
+    if need > T:
         raise AlignmentError("too few frames", f"{T} frames < {need} needed for {L} tokens")
     ext = np.full(2 * L + 1, blank, dtype=np.int64)
     ext[1::2] = tokens
@@ -89,7 +89,7 @@ class WordSpan:
     end: int
 
 
-def word_spans(token_index: np.ndarray, words: Sequence[str], word_of_token: Sequence[int]) -> List[WordSpan]:
+def word_spans(token_index: np.ndarray, words: Sequence[str], word_of_token: Sequence[int]) -> list[WordSpan]:
     """Frame spans of ``words`` from a forced alignment.
 
     ``word_of_token[j]`` is the word number of reference token j, or -1 for a separator token.
@@ -110,14 +110,14 @@ def word_spans(token_index: np.ndarray, words: Sequence[str], word_of_token: Seq
     return [WordSpan(word, int(s), int(e) + 1) for word, s, e in zip(words, first, last)]
 
 
-def encode_for_alignment(words: Sequence[str], token_ids, space_id: int) -> Tuple[List[int], List[int]]:
+def encode_for_alignment(words: Sequence[str], token_ids, space_id: int) -> tuple[list[int], list[int]]:
     """Token ids of ``words`` joined by the separator and each token's word number (-1 for separators).
 
     ``token_ids`` maps a character to its id (a dict or TokenTable.ids); an unknown character
     raises AlignmentError("unknown character").
     """
-    tokens: List[int] = []
-    word_of_token: List[int] = []
+    tokens: list[int] = []
+    word_of_token: list[int] = []
     for i, word in enumerate(words):
         if i:
             tokens.append(space_id)

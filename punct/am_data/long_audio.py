@@ -27,19 +27,19 @@ utterance with id ``<recording id>_<4-digit index>``, ``custom["words"]`` = the 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet, load_manifest
 from lhotse.utils import Pathlike
 
-from punct.labels import TimedWord
 from punct.align.dataset import official_words, read_recognised_words
-from punct.text.token_labels import normalise_word
 from punct.align.nw import align_words
 from punct.am_data.utterances import write_am_manifests
+from punct.labels import TimedWord
+from punct.text.token_labels import normalise_word
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class AmDataConfig:
     dev_recordings: int = 1  # recordings held out for the dev WER
 
 
-def read_words_checked(path: Pathlike, duration: Optional[float] = None) -> List[TimedWord]:
+def read_words_checked(path: Pathlike, duration: float | None = None) -> list[TimedWord]:
     """A ``words.tsv`` file; words must be in time order and inside the recording (file:line errors)."""
     words = read_recognised_words(path)
     with open(path, encoding="utf-8") as f:
@@ -68,11 +68,11 @@ def read_words_checked(path: Pathlike, duration: Optional[float] = None) -> List
     return words
 
 
-def word_speakers(words: Sequence[TimedWord], off_words: Sequence[str], off_speakers: Sequence[str]) -> List[str]:
+def word_speakers(words: Sequence[TimedWord], off_words: Sequence[str], off_speakers: Sequence[str]) -> list[str]:
     """Speaker of each spoken word: that of its aligned official word; unaligned words take the
     speaker of the previous aligned word (the next one at the start)."""
     pairs, _ = align_words([w.word.lower() for w in words], [normalise_word(w) for w in off_words])
-    speakers: List[Optional[str]] = [None] * len(words)
+    speakers: list[str | None] = [None] * len(words)
     for p in pairs:
         if p.rec is not None and p.off is not None:
             speakers[p.rec] = off_speakers[p.off]
@@ -88,7 +88,7 @@ def word_speakers(words: Sequence[TimedWord], off_words: Sequence[str], off_spea
     return speakers  # type: ignore[return-value]
 
 
-def _split_at_longest_pause(words: List[TimedWord], max_duration: float) -> List[List[TimedWord]]:
+def _split_at_longest_pause(words: list[TimedWord], max_duration: float) -> list[list[TimedWord]]:
     if len(words) < 2 or words[-1].end - words[0].start <= max_duration:
         return [words]
     gaps = [b.start - a.end for a, b in zip(words, words[1:])]
@@ -97,9 +97,9 @@ def _split_at_longest_pause(words: List[TimedWord], max_duration: float) -> List
 
 
 def split_utterances(words: Sequence[TimedWord], speakers: Sequence[str],
-                     config: AmDataConfig = AmDataConfig()) -> List[Tuple[List[TimedWord], str]]:
+                     config: AmDataConfig = AmDataConfig()) -> list[tuple[list[TimedWord], str]]:
     """Runs of one speaker's words split at pauses and to at most ``max_duration``; (words, speaker)."""
-    runs: List[Tuple[List[TimedWord], str]] = []
+    runs: list[tuple[list[TimedWord], str]] = []
     for i, w in enumerate(words):
         if i and speakers[i] == speakers[i - 1] and w.start - words[i - 1].end < config.min_pause:
             runs[-1][0].append(w)
@@ -111,8 +111,13 @@ def split_utterances(words: Sequence[TimedWord], speakers: Sequence[str],
     return [(u, s) for u, s in out if len(u) >= config.min_words]
 
 
-def recording_supervisions(recording: Recording, words: Sequence[TimedWord], speakers: Sequence[str],
-                           config: AmDataConfig = AmDataConfig(), language: Optional[str] = None) -> List[SupervisionSegment]:
+def recording_supervisions(
+    recording: Recording,
+    words: Sequence[TimedWord],
+    speakers: Sequence[str],
+    config: AmDataConfig = AmDataConfig(),
+    language: str | None = None,
+) -> list[SupervisionSegment]:
     """The utterance supervisions of one recording (speaker = recording id, see the module doc)."""
     utterances = split_utterances(words, speakers, config)
     sups = []
@@ -130,22 +135,29 @@ def recording_supervisions(recording: Recording, words: Sequence[TimedWord], spe
     return sups
 
 
-def choose_dev_recordings(recording_ids: Sequence[str], num: int, seed: int) -> List[str]:
+def choose_dev_recordings(recording_ids: Sequence[str], num: int, seed: int) -> list[str]:
     if num >= len(recording_ids):
         raise ValueError(f"cannot hold out {num} of {len(recording_ids)} recordings for dev: nothing left to train on")
     rng = np.random.default_rng(seed)
     return sorted(rng.choice(sorted(recording_ids), size=num, replace=False).tolist())
 
 
-def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Optional[Pathlike] = None,
-                    config: AmDataConfig = AmDataConfig(), seed: int = 42, *, prefix: str) -> Dict[str, Dict[str, object]]:
+def prepare_am_data(
+    manifest_dir: Pathlike,
+    words_dir: Pathlike,
+    output_dir: Pathlike | None = None,
+    config: AmDataConfig = AmDataConfig(),
+    seed: int = 42,
+    *,
+    prefix: str,
+) -> dict[str, dict[str, object]]:
     """Stage-0 manifests ``<prefix>_{recordings,supervisions}_all`` + spoken words -> {split: {"recordings",
     "supervisions"}}; written as ``<prefix>_<kind>_<split>.jsonl.gz`` when output_dir.  The utterances keep
     the language of their recording's official supervision."""
     manifest_dir, words_dir = Path(manifest_dir), Path(words_dir)
     recordings = load_manifest(manifest_dir / f"{prefix}_recordings_all.jsonl.gz")
     official = {s.recording_id: s for s in load_manifest(manifest_dir / f"{prefix}_supervisions_all.jsonl.gz")}
-    sups: Dict[str, List[SupervisionSegment]] = {}
+    sups: dict[str, list[SupervisionSegment]] = {}
     missing = 0
     for rec in recordings:
         path = words_dir / f"{rec.id}.words.tsv"
@@ -163,7 +175,7 @@ def prepare_am_data(manifest_dir: Pathlike, words_dir: Pathlike, output_dir: Opt
     if not sups:
         raise ValueError(f"{words_dir}: no <recording id>.words.tsv for any recording of {manifest_dir}")
     dev = set(choose_dev_recordings(list(sups), config.dev_recordings, seed))
-    out: Dict[str, Dict[str, object]] = {}
+    out: dict[str, dict[str, object]] = {}
     for split, ids in (("train", [r for r in sups if r not in dev]), ("dev", sorted(dev))):
         out[split] = {
             "recordings": RecordingSet.from_recordings(recordings[r] for r in ids),

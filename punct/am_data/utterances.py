@@ -49,9 +49,10 @@ import logging
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Literal, NamedTuple
 
 import numpy as np
 import soundfile as sf
@@ -74,9 +75,15 @@ TAG = re.compile(r"^(<[^<>\s]+>|\[[^\[\]\s]+\])$")
 @dataclass(frozen=True)
 class UtteranceImportConfig:
     alphabet: str = ""  # the AM's characters (lowercase letters); empty: every letter
-    tags: Literal["drop", "skip"] = "drop"  # tokens like <unk>, [noise]: removed from the text, or the utterance skipped
-    numbers: Literal["spoken", "keep"] = "spoken"  # tokens with digits said as Czech words (see the module doc), or kept
-    cmvn_group: Literal["recording", "speaker"] = "recording"  # the supervisions' speaker (CMVN stats): see the module doc
+    tags: Literal["drop", "skip"] = (
+        "drop"  # tokens like <unk>, [noise]: removed from the text, or the utterance skipped
+    )
+    numbers: Literal["spoken", "keep"] = (
+        "spoken"  # tokens with digits said as Czech words (see the module doc), or kept
+    )
+    cmvn_group: Literal["recording", "speaker"] = (
+        "recording"  # the supervisions' speaker (CMVN stats): see the module doc
+    )
     dev_unit: Literal["speaker", "recording"] = "speaker"  # held out together for dev (without given dev data)
     dev_share: float = 0.1  # share of dev units held out (at least one)
     max_duration: float = 30.0  # seconds; longer utterances are skipped
@@ -84,12 +91,16 @@ class UtteranceImportConfig:
     sampling_rate: int = 16000  # the AM's feature rate; other recordings are resampled (lhotse transform)
 
     def __post_init__(self) -> None:
-        if self.alphabet != unicodedata.normalize("NFC", self.alphabet).lower() or any(c.isspace() for c in self.alphabet):
+        if self.alphabet != unicodedata.normalize("NFC", self.alphabet).lower() or any(
+            c.isspace() for c in self.alphabet
+        ):
             raise ValueError(f"alphabet must be lowercase NFC characters without spaces, got {self.alphabet!r}")
         if not 0.0 < self.dev_share < 1.0:
             raise ValueError(f"dev_share must be in (0, 1), got {self.dev_share}")
         if self.max_duration <= 0 or self.end_tolerance < 0:
-            raise ValueError(f"max_duration must be > 0 and end_tolerance >= 0, got {self.max_duration}, {self.end_tolerance}")
+            raise ValueError(
+                f"max_duration must be > 0 and end_tolerance >= 0, got {self.max_duration}, {self.end_tolerance}"
+            )
 
 
 @dataclass(frozen=True)
@@ -99,13 +110,13 @@ class ImportedUtterance:
     id: str
     recording: Recording
     start: float
-    end: Optional[float]  # None: to the end of the recording
-    text: Optional[str]
-    speaker: Optional[str]
-    language: Optional[str]
+    end: float | None  # None: to the end of the recording
+    text: str | None
+    speaker: str | None
+    language: str | None
     where: str  # the line of the transcript
     span_where: str  # the line of the time span (Kaldi: segments or wav.scp)
-    channel: Union[int, List[int]] = 0
+    channel: int | list[int] = 0
 
 
 class Skips:
@@ -124,7 +135,7 @@ class Skips:
 
 
 class Normalised(NamedTuple):
-    words: List[str]
+    words: list[str]
     reason: str = ""  # why the utterance cannot be used; empty when it can
     detail: str = ""
 
@@ -135,7 +146,7 @@ def _allowed(ch: str, alphabet: str) -> bool:
 
 def normalise_transcript(text: str, config: UtteranceImportConfig = UtteranceImportConfig()) -> Normalised:
     """A transcript -> the AM's words (see the module doc), or the reason it cannot be used."""
-    words: List[str] = []
+    words: list[str] = []
     for token in unicodedata.normalize("NFC", text).lower().split():
         if TAG.match(token):
             if config.tags == "skip":
@@ -184,7 +195,7 @@ def audio_recording(recording_id: str, path: str, where: str, sampling_rate: int
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 
-def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[ImportedUtterance]:
+def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> list[ImportedUtterance]:
     """The utterances of a Kaldi data directory; every wav.scp entry is checked (``audio_recording``)."""
     data = read_kaldi_data_dir(path)
     recordings = {rid: audio_recording(rid, e.value, e.where, config.sampling_rate) for rid, e in data.wav.items()}
@@ -199,8 +210,19 @@ def kaldi_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips
             if utt_id not in data.utt2spk:
                 raise ValueError(f"{text.where}: utterance {utt_id} is not in {data.path / 'utt2spk'}")
             speaker = data.utt2spk[utt_id].value
-        out.append(ImportedUtterance(utt_id, recordings[seg.recording_id], seg.start, seg.end, text.value, speaker, None,
-                             text.where, seg.where))
+        out.append(
+            ImportedUtterance(
+                utt_id,
+                recordings[seg.recording_id],
+                seg.start,
+                seg.end,
+                text.value,
+                speaker,
+                None,
+                text.where,
+                seg.where,
+            )
+        )
     listed = "segments" if data.has_segments else "wav.scp"
     for utt_id in data.text.keys() - data.segments.keys():
         skips.add("no audio", data.text[utt_id].where, f"{utt_id} is not in {data.path / listed}")
@@ -223,11 +245,12 @@ def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: floa
     if sup.duration <= 0:
         raise ValueError(f"{where}: supervision {sup.id}: duration {sup.duration} s")
     start = offset + sup.start
-    return ImportedUtterance(sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where,
-                     sup.channel)
+    return ImportedUtterance(
+        sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where, sup.channel
+    )
 
 
-def _manifest_files(path: Path) -> Tuple[Optional[Path], Optional[Path], Optional[Path]]:
+def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
     """(recordings, supervisions, cuts) manifests of a folder (or a cuts file); one of each kind at most."""
     if path.is_file():
         return None, None, path
@@ -244,7 +267,7 @@ def _manifest_files(path: Path) -> Tuple[Optional[Path], Optional[Path], Optiona
     return found["recordings"], found["supervisions"], found["cuts"]
 
 
-def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[ImportedUtterance]:
+def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> list[ImportedUtterance]:
     """The supervisions of lhotse manifests (see the module doc) as utterances; errors name ``file:line``."""
     rec_file, sup_file, cuts_file = _manifest_files(Path(path))
     out = []
@@ -265,7 +288,7 @@ def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[Imp
                                  f"which {rec_file} does not list")
             out.append(_supervision_utterance(sup, recordings[sup.recording_id], 0.0, where))
         return out
-    checked: Dict[str, Recording] = {}
+    checked: dict[str, Recording] = {}
     for where, record in read_jsonl(cuts_file, "cuts manifest"):
         if record.get("type") != "MonoCut" or not record.get("recording"):
             raise ValueError(f"{where}: a {record.get('type')} without a recording; expected MonoCuts of recordings")
@@ -280,7 +303,7 @@ def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> List[Imp
     return out
 
 
-def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> List[ImportedUtterance]:
+def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips) -> list[ImportedUtterance]:
     """A Kaldi data directory or lhotse manifests -> utterances (unique ids)."""
     path = Path(path)
     if not path.exists():
@@ -289,7 +312,7 @@ def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips)
         utterances = kaldi_utterances(path, config, skips)
     else:
         utterances = lhotse_utterances(path, config)
-    seen: Dict[str, str] = {}
+    seen: dict[str, str] = {}
     for utt in utterances:
         if utt.id in seen:
             raise ValueError(f"{utt.where}: utterance {utt.id!r} again (first at {seen[utt.id]}): ids must be unique")
@@ -297,7 +320,9 @@ def read_utterances(path: Pathlike, config: UtteranceImportConfig, skips: Skips)
     return utterances
 
 
-def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips) -> Optional[SupervisionSegment]:
+def utterance_supervision(
+    utt: ImportedUtterance, config: UtteranceImportConfig, skips: Skips
+) -> SupervisionSegment | None:
     """The AM supervision of one utterance, or None (a counted skip)."""
     duration = utt.recording.duration
     end = duration if utt.end is None else utt.end
@@ -307,7 +332,9 @@ def utterance_supervision(utt: ImportedUtterance, config: UtteranceImportConfig,
         return None
     end = min(end, duration)
     if end - utt.start > config.max_duration:
-        skips.add("longer than max_duration", utt.span_where, f"{utt.id}: {end - utt.start:.1f} s > {config.max_duration} s")
+        skips.add(
+            "longer than max_duration", utt.span_where, f"{utt.id}: {end - utt.start:.1f} s > {config.max_duration} s"
+        )
         return None
     norm = normalise_transcript(utt.text or "", config)
     if norm.reason:
@@ -326,7 +353,7 @@ def dev_unit_of(sup: SupervisionSegment, unit: str) -> str:
     return sup.custom["speaker"] if unit == "speaker" else sup.recording_id
 
 
-def choose_dev_units(units: Iterable[str], share: float, seed: int) -> List[str]:
+def choose_dev_units(units: Iterable[str], share: float, seed: int) -> list[str]:
     """``share`` of the distinct units (at least one), drawn with ``seed``; at least one unit stays for training."""
     units = sorted(set(units))
     if len(units) < 2:
@@ -338,7 +365,7 @@ def choose_dev_units(units: Iterable[str], share: float, seed: int) -> List[str]
 
 
 def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
-                    ) -> Tuple[Dict[str, Recording], List[SupervisionSegment]]:
+                    ) -> tuple[dict[str, Recording], list[SupervisionSegment]]:
     """The recordings and AM supervisions of one input (skipped utterances counted in ``skips``)."""
     utterances = read_utterances(path, config, skips)
     sups = [s for s in (utterance_supervision(u, config, skips) for u in utterances) if s is not None]
@@ -348,8 +375,8 @@ def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
     return recordings, sups
 
 
-def _check_shared_ids(recordings: Dict[str, Recording], sups: Sequence[SupervisionSegment],
-                      dev_recordings: Dict[str, Recording], dev_sups: Sequence[SupervisionSegment],
+def _check_shared_ids(recordings: dict[str, Recording], sups: Sequence[SupervisionSegment],
+                      dev_recordings: dict[str, Recording], dev_sups: Sequence[SupervisionSegment],
                       dev_path: Pathlike) -> None:
     """Given dev data must not repeat a training utterance id, nor use a recording id for other audio."""
     shared = sorted({s.id for s in sups} & {s.id for s in dev_sups})
@@ -362,7 +389,7 @@ def _check_shared_ids(recordings: Dict[str, Recording], sups: Sequence[Supervisi
 
 
 def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImportConfig, seed: int
-                       ) -> Tuple[List[SupervisionSegment], List[SupervisionSegment], List[str]]:
+                       ) -> tuple[list[SupervisionSegment], list[SupervisionSegment], list[str]]:
     """(train, dev, dev units): a seeded share of the speakers or recordings held out for dev."""
     dev_units = set(choose_dev_units((dev_unit_of(s, config.dev_unit) for s in sups), config.dev_share, seed))
     train = [s for s in sups if dev_unit_of(s, config.dev_unit) not in dev_units]
@@ -370,9 +397,9 @@ def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImpo
     return train, dev, sorted(dev_units)
 
 
-def import_utterance_data(data: Pathlike, output_dir: Optional[Pathlike] = None,
+def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
                           config: UtteranceImportConfig = UtteranceImportConfig(), seed: int = 42, *, prefix: str,
-                          dev: Optional[Pathlike] = None) -> Dict[str, Dict[str, object]]:
+                          dev: Pathlike | None = None) -> dict[str, dict[str, object]]:
     """Utterance data (and optional dev data) -> {split: {"recordings", "supervisions"}} for train and dev,
     written as ``<prefix>_<kind>_<split>.jsonl.gz`` (and ``import_stats.json``) when ``output_dir``."""
     skips = {str(data): Skips()}
@@ -386,8 +413,11 @@ def import_utterance_data(data: Pathlike, output_dir: Optional[Pathlike] = None,
         _check_shared_ids(recordings, sups, dev_recordings, dev_sups, dev)
         recordings.update(dev_recordings)
         train, held_out = sups, f"the given dev data {dev}"
-    out: Dict[str, Dict[str, object]] = {}
-    stats: Dict[str, object] = {"dev_part": held_out, "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()}}
+    out: dict[str, dict[str, object]] = {}
+    stats: dict[str, object] = {
+        "dev_part": held_out,
+        "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()},
+    }
     for split, split_sups in (("train", train), ("dev", dev_sups)):
         rec_ids = sorted({s.recording_id for s in split_sups})
         out[split] = {"recordings": RecordingSet.from_recordings(recordings[r] for r in rec_ids),
@@ -401,13 +431,13 @@ def import_utterance_data(data: Pathlike, output_dir: Optional[Pathlike] = None,
     return out
 
 
-def split_stats(sups: Sequence[SupervisionSegment], num_recordings: int) -> Dict[str, object]:
+def split_stats(sups: Sequence[SupervisionSegment], num_recordings: int) -> dict[str, object]:
     return {"utterances": len(sups), "recordings": num_recordings,
             "speakers": len({s.custom["speaker"] for s in sups}),
             "hours": round(sum(s.duration for s in sups) / 3600, 4)}
 
 
-def write_am_manifests(manifests: Dict[str, Dict[str, object]], output_dir: Pathlike, prefix: str) -> None:
+def write_am_manifests(manifests: dict[str, dict[str, object]], output_dir: Pathlike, prefix: str) -> None:
     """``<prefix>_{recordings,supervisions}_<split>.jsonl.gz`` in ``output_dir``, each written atomically."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -31,11 +31,17 @@ from punct.utils.jobs import add_job_arguments, check_job, job_share
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     add_am_input_arguments(parser, "align")
-    parser.add_argument("--ali-dir", type=Path, default=None, help="output folder [<am-dir>/ali]; aligned cuts go to --fbank-dir")
+    parser.add_argument(
+        "--ali-dir", type=Path, default=None, help="output folder [<am-dir>/ali]; aligned cuts go to --fbank-dir"
+    )
     parser.add_argument("--merge", action="store_true", help="merge the jobs' outputs and measure quality")
     parser.add_argument("--max-fail", type=float, default=0.05, help="fail when more than this share cannot be aligned")
-    parser.add_argument("--word-times-dir", type=Path, default=None,
-                        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional")
+    parser.add_argument(
+        "--word-times-dir",
+        type=Path,
+        default=None,
+        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional",
+    )
     parser.add_argument("--overwrite", action="store_true", help="redo a finished job")
     add_device_arguments(parser)
     add_job_arguments(parser)

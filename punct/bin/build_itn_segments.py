@@ -20,7 +20,6 @@ import dataclasses
 import json
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
 
 from lhotse import RecordingSet, SupervisionSet, load_manifest, load_manifest_lazy
 from tqdm import tqdm
@@ -69,11 +68,11 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_list(path: Path) -> List[str]:
+def _read_list(path: Path) -> list[str]:
     return sorted({ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()})
 
 
-def heldout_speakers(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) -> Tuple[Set[str], Set[str]]:
+def heldout_speakers(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) -> tuple[set[str], set[str]]:
     """Dev and test speaker sets from the given lists, else drawn with the seed from all speakers."""
     all_speakers = sorted({s for sup in supervisions for s in sup.custom["speakers"]})
     if args.dev_speakers or args.test_speakers:
@@ -89,7 +88,7 @@ def heldout_speakers(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) 
     return set(dev), set(test)
 
 
-def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: Set[str], test: Set[str]) -> dict:
+def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: set[str], test: set[str]) -> dict:
     """What a job part is made from, stored with it: a part made from other recognised words (a
     re-recognition, or --words-from switched), another config or other held-out speakers is redone."""
     words_files = [args.recognised_dir / f"{sup.recording_id}.words.tsv" for sup in sups]
@@ -103,7 +102,7 @@ def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: Set[str], test: Set[str])
     return json.loads(json.dumps(inputs))  # as read back from the counts file
 
 
-def _stored_inputs(part: Path) -> Optional[dict]:
+def _stored_inputs(part: Path) -> dict | None:
     counts = part.with_suffix(".counts.json")
     return json.loads(counts.read_text()).get("inputs") if counts.exists() else None
 
@@ -168,8 +167,8 @@ def merge(args) -> None:
     if missing:
         raise FileNotFoundError(f"unfinished job parts: {missing}")
     dicts = [json.loads(ln) for p in parts for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    totals: Dict[str, float] = {}
-    filters: Dict[str, float] = {}
+    totals: dict[str, float] = {}
+    filters: dict[str, float] = {}
     for p in parts:
         c = json.loads(p.with_suffix(".counts.json").read_text())
         for k, v in c["totals"].items():
@@ -197,13 +196,17 @@ def merge(args) -> None:
         "| Statistics | Before | After (zero edit distance) |\n|---|---:|---:|\n"
         f"| Recordings | {int(totals.get('recordings', 0))} | {int(totals.get('recordings', 0))} |\n"
         f"| Words | {int(totals.get('official_words', 0))} | {int(totals.get('exact_words', 0))} |\n"
-        f"| Hours (sum of word durations after) | {totals.get('official_seconds', 0) / 3600:.3f} | {totals.get('exact_seconds', 0) / 3600:.3f} |\n"
+        f"| Hours (sum of word durations after) | {totals.get('official_seconds', 0) / 3600:.3f} "
+        f"| {totals.get('exact_seconds', 0) / 3600:.3f} |\n"
     )
     filter_lines = "".join(f"| {k} | {int(v)} |\n" for k, v in filters.items())
     report = (
-        "# Segment dataset (long recordings aligned to official transcripts)\n\n## Alignment (thesis Table 3.3)\n\n" + before_after
-        + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n" + filter_lines
-        + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n" + format_statistics(stats)
+        "# Segment dataset (long recordings aligned to official transcripts)\n\n## Alignment (thesis Table 3.3)\n\n"
+        + before_after
+        + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n"
+        + filter_lines
+        + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n"
+        + format_statistics(stats)
     )
     atomic_write_text(args.out_dir / "stats.md", report)
     plain = {k: {kk: (sorted(vv) if isinstance(vv, set) else dict(vv) if hasattr(vv, "items") else vv)
@@ -215,7 +218,7 @@ def merge(args) -> None:
     mark_done(args.out_dir)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging(args.log_file)
     cfg = config_from_args(ItnDatasetConfig, args, args.config)

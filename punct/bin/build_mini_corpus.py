@@ -11,20 +11,28 @@ import sys
 import time
 from pathlib import Path
 
-from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
+from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.text.normalize import NormalizeConfig, add_normalize_arguments, format_mark_table
-
 from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_mini_corpus_arguments(parser, SIZES, "tiny: a few minutes of audio (tests, CI); mini: about 80 min "
-                              "(the recipe default)", "r-cran-janeaustenr", "MuST-C layout: data/{train,dev,tst-COMMON}")
-    parser.add_argument("--text-file", type=Path, default=None,
-                        help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen")
+    add_mini_corpus_arguments(
+        parser,
+        SIZES,
+        "tiny: a few minutes of audio (tests, CI); mini: about 80 min (the recipe default)",
+        "r-cran-janeaustenr",
+        "MuST-C layout: data/{train,dev,tst-COMMON}",
+    )
+    parser.add_argument(
+        "--text-file",
+        type=Path,
+        default=None,
+        help="read this UTF-8 text file (blank-line separated paragraphs) instead of Jane Austen",
+    )
     parser.add_argument("--nj", type=int, default=1, help="talks synthesized in parallel")
     add_normalize_arguments(parser)
     return parser

@@ -10,11 +10,9 @@ import json
 import logging
 import sys
 import time
-from typing import List, Optional
 
-from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
-
+from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -26,7 +24,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     cfg = config_for_size(args.size, args.seed)
     try:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, List
 
 from lhotse import load_manifest_lazy
 
-from punct.recognition.word_lm import estimate_word_lm
 from punct.labels import WordLabels
+from punct.recognition.word_lm import estimate_word_lm
 from punct.text.token_labels import normalise_word
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import setup_logging
@@ -35,7 +35,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def transcript_words(paths: List[Path]) -> Iterator[List[str]]:
+def transcript_words(paths: list[Path]) -> Iterator[list[str]]:
     for path in paths:
         for n, sup in enumerate(load_manifest_lazy(path), start=1):
             words = WordLabels.from_supervision(sup, None, where=f"{path}:{n}").words

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import torch
 
+from punct.io.shards import ShardWriter, is_shard_done
+from punct.io.sources import check_split_sources
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.train import checkpoint_inputs, checkpoint_train_config, corpus_classes, load_model
-from punct.io.sources import check_split_sources
-from punct.io.shards import ShardWriter, is_shard_done
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share
@@ -34,10 +34,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, required=True, help="TDNN checkpoint (exp/tdnn/best-valid-f1.pt)")
     parser.add_argument("--split", required=True, help="split name (dev, test)")
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of the aligned cut manifests")
-    parser.add_argument("--cuts-pattern", required=True,
-                        help="cut manifest name in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)")
-    parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
-    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
+    parser.add_argument(
+        "--cuts-pattern",
+        required=True,
+        help="cut manifest name in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)",
+    )
+    parser.add_argument(
+        "--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp"
+    )
+    parser.add_argument(
+        "--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp"
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (exp/tdnn/post/<split>)")
     add_device_arguments(parser, threads_help="torch intra-op threads")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")

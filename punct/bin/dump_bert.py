@@ -21,16 +21,15 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 from tqdm import tqdm
 
+from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
+from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
 from punct.models.text.data import read_utterances
 from punct.models.text.infer import word_outputs
-from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
-from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
 
@@ -46,9 +45,13 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=-1,
                         help="sub-tokens of context around predicted words in long texts; -1: the training value")
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
-    parser.add_argument("--word-vectors", choices=WORD_VECTORS, default="fine-tuned",
-                        help="encoder of the word vectors: the fine-tuned model's (EfficientPunct) or the pretrained "
-                             "one it started from (its punct_model.json base_encoder); posteriors: the fine-tuned model")
+    parser.add_argument(
+        "--word-vectors",
+        choices=WORD_VECTORS,
+        default="fine-tuned",
+        help="encoder of the word vectors: the fine-tuned model's (EfficientPunct) or the pretrained "
+        "one it started from (its punct_model.json base_encoder); posteriors: the fine-tuned model",
+    )
     add_word_dump_arguments(parser)
     return parser
 
@@ -57,7 +60,9 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     model = PunctBert.from_pretrained(args.model_dir).to(device)
     model.head_spec(args.head)  # fails early with the known head names
     utterances = job_share(read_utterances(args.supervisions, model.head_spec(args.head).classes), args.job, args.nj)
-    logging.info("job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances))
+    logging.info(
+        "job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances)
+    )
     max_length, context = model.inference_chunking(args.max_length, args.context)
     logging.info("chunks of at most %d tokens with %d sub-tokens of context", max_length, context)
     vector_model = None
@@ -69,7 +74,7 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     return ((out.id, out.vectors, out.posteriors[args.head]) for out in progress)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
     source = WordVectorSource(model_dir=str(args.model_dir), model_sha256=files_sha256(weight_files(args.model_dir)),
                               word_vectors=args.word_vectors)

@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
-
+from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.models.cross_attention.data import ItnDataset, read_segments
 from punct.models.cross_attention.dump import load_text_model, word_outputs
-from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
 
@@ -30,7 +28,12 @@ from punct.utils.jobs import job_share
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--checkpoint", type=Path, required=True, help="text-only model (exp/text/best-valid-f1.pt)")
-    parser.add_argument("--supervisions", type=Path, required=True, help="segments of the split (parczech_supervisions_<split>.jsonl.gz)")
+    parser.add_argument(
+        "--supervisions",
+        type=Path,
+        required=True,
+        help="segments of the split (parczech_supervisions_<split>.jsonl.gz)",
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_text/dev")
     parser.add_argument("--batch-size", type=int, default=32, help="segments per forward pass")
     add_word_dump_arguments(parser)
@@ -46,7 +49,7 @@ def text_model_items(args: argparse.Namespace, device: torch.device) -> WordItem
     return ((out.id, out.vectors, out.posteriors) for out in word_outputs(model, dataset, args.batch_size, device))
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
     run_word_dump(args, lambda device: text_model_items(args, device))
 

@@ -3,10 +3,11 @@
 
 Per head, p = alpha * p_tdnn + (1 - alpha) * p_text for alpha = 0.0, 0.1, ..., 1.0; each head's alpha is
 chosen on the dev split by the one-standard-error rule (a mixture only if it beats both single models by more
-than a bootstrap standard error over the dev segments; punctuation: macro F1 over the 8 marks; case: [cap] F1).  References and words
-come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).  Writes, for every split,
-<tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and <out-dir>/decode/<split>.jsonl (the ensemble),
-scored by egs/parczech/local/score_itn.sh, and <out-dir>/alpha.json (the dev sweep and the chosen alphas).
+than a bootstrap standard error over the dev segments; punctuation: macro F1 over the 8 marks; case: [cap]
+F1).  References and words come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).
+Writes, for every split, <tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and
+<out-dir>/decode/<split>.jsonl (the ensemble), scored by egs/parczech/local/score_itn.sh, and
+<out-dir>/alpha.json (the dev sweep and the chosen alphas).
 
 --first-word (punct.labels): exclude chooses the alphas on every word but each segment's first and writes the
 first word's reference labels as its predictions (the thesis); include uses every word; auto (default) takes
@@ -19,27 +20,49 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import List, Optional
 
-from punct.scoring.ensemble import default_alphas
 from punct.labels import FIRST_WORD_RULES
-from punct.models.punct_tdnn.segment_ensemble import HEADS, choose_head_alphas, head_predictions, head_sweeps, paired_split, write_predictions
 from punct.models.cross_attention.data import read_segments
+from punct.models.punct_tdnn.segment_ensemble import (
+    HEADS,
+    choose_head_alphas,
+    head_predictions,
+    head_sweeps,
+    paired_split,
+    write_predictions,
+)
+from punct.scoring.ensemble import default_alphas
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import log_config, setup_logging
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--segments-dir", type=Path, default=Path("data/segments"), help="<prefix>_supervisions_<split>.jsonl.gz")
+    parser.add_argument(
+        "--segments-dir", type=Path, default=Path("data/segments"), help="<prefix>_supervisions_<split>.jsonl.gz"
+    )
     parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
-    parser.add_argument("--text-post-dir", type=Path, default=Path("exp/emb_text"), help="text-only posteriors: <dir>/<split>/post.scp")
-    parser.add_argument("--tdnn-dir", type=Path, default=Path("exp/efficientpunct_tdnn"), help="TDNN folder: post/<split>/post.scp in, decode/ out")
-    parser.add_argument("--out-dir", type=Path, default=Path("exp/efficientpunct"), help="ensemble folder: decode/<split>.jsonl, alpha.json")
+    parser.add_argument(
+        "--text-post-dir", type=Path, default=Path("exp/emb_text"), help="text-only posteriors: <dir>/<split>/post.scp"
+    )
+    parser.add_argument(
+        "--tdnn-dir",
+        type=Path,
+        default=Path("exp/efficientpunct_tdnn"),
+        help="TDNN folder: post/<split>/post.scp in, decode/ out",
+    )
+    parser.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("exp/efficientpunct"),
+        help="ensemble folder: decode/<split>.jsonl, alpha.json",
+    )
     parser.add_argument("--dev-split", default="dev", help="split on which the alphas are chosen")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to write")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
-    parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (one-se rule)")
+    parser.add_argument(
+        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (one-se rule)"
+    )
     parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the resamples")
     parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
                         help="each segment's first word: scored and written as predicted (include) or not scored and "
@@ -60,7 +83,7 @@ def first_word_rule(choice: str, tdnn_dir: Path) -> str:
     return checkpoint_train_config(ckpt).first_word
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging(args.out_dir / "log" / "ensemble.log")
     log_config(vars(args), "arguments")
@@ -72,8 +95,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     data = {}
     for split in splits:
         segments = read_segments(args.segments_dir / f"{args.prefix}_supervisions_{split}.jsonl.gz")
-        data[split] = paired_split(segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp",
-                                   first_word)
+        data[split] = paired_split(
+            segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp", first_word
+        )
         if data[split].skipped:
             logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,
                             len(data[split].skipped), len(segments), data[split].skipped[0])
@@ -82,10 +106,18 @@ def main(argv: Optional[List[str]] = None) -> None:
     choices = choose_head_alphas(data[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed)
     chosen = {head: choice.alpha for head, choice in choices.items()}
     for head, choice in choices.items():
-        logging.info("%s alpha chosen on %s: %.1f (%s)", head, args.dev_split, choice.alpha, choice.describe("the text model"))
+        logging.info(
+            "%s alpha chosen on %s: %.1f (%s)", head, args.dev_split, choice.alpha, choice.describe("the text model")
+        )
     for split in splits:
-        write_predictions(args.tdnn_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], {h: 1.0 for h in HEADS}))
-        write_predictions(args.out_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], chosen))
+        write_predictions(
+            args.tdnn_dir / "decode" / f"{split}.jsonl",
+            data[split],
+            head_predictions(data[split], {h: 1.0 for h in HEADS}),
+        )
+        write_predictions(
+            args.out_dir / "decode" / f"{split}.jsonl", data[split], head_predictions(data[split], chosen)
+        )
     summary = {
         "dev_split": args.dev_split,
         "first_word": first_word,

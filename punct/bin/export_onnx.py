@@ -19,7 +19,6 @@ import logging
 import random
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
@@ -53,7 +52,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     from punct.inference.export import export_recipe
 
     args = parse_and_log(get_parser(), argv)
@@ -64,7 +63,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise SystemExit("export_onnx: int8 needs calibration speech: give one of --cuts, --wav-scp (with --text)")
         if args.wav_scp is not None and args.text is None:
             raise SystemExit("export_onnx: --wav-scp needs --text")
-        calibration = from_cuts(args.cuts) if args.cuts is not None else from_kaldi(args.wav_scp, args.text, args.utt2spk)
+        calibration = (
+            from_cuts(args.cuts) if args.cuts is not None else from_kaldi(args.wav_scp, args.text, args.utt2spk)
+        )
         random.Random(args.seed).shuffle(calibration)
         calibration = calibration[: args.calibration_utterances]
     paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)

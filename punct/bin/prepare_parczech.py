@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import List, Optional
 
 from punct.corpora.parczech import prepare_parczech
 from punct.utils.logging import log_config, setup_logging
@@ -15,7 +14,9 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("corpus_dir", type=Path, help="folder with <term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} and .vert files")
+    parser.add_argument(
+        "corpus_dir", type=Path, help="folder with <term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} and .vert files"
+    )
     parser.add_argument("out_dir", type=Path, help="where parczech_{recordings,supervisions}_all.jsonl.gz go")
     parser.add_argument("--numbers", choices=["spoken", "keep"], default="spoken",
                         help="official tokens with digits (and %% § / +): said as words (num2words) or kept as written")
@@ -23,7 +24,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging(args.log_file)
     log_config({"args": vars(args)})

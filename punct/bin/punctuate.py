@@ -33,7 +33,6 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
@@ -45,33 +44,66 @@ from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 
 
-def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The input options: Kaldi files, a cut manifest or one audio file, and where the transcripts come from."""
     src = parser.add_argument_group("input (one of --wav-scp, --cuts, --wav)")
     src.add_argument("--wav-scp", type=Path, default=None, help="Kaldi wav.scp: '<utt> <path>' or '<utt> <command> |'")
-    src.add_argument("--text", type=Path, default=None,
-                     help="with --wav-scp: Kaldi text '<utt> <transcript>'; with --wav: a file holding the transcript")
-    src.add_argument("--utt2spk", type=Path, default=None, help="with --wav-scp: '<utt> <speaker>' for per-speaker CMVN")
-    src.add_argument("--segments", type=Path, default=None,
-                     help="with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings)")
+    src.add_argument(
+        "--text",
+        type=Path,
+        default=None,
+        help="with --wav-scp: Kaldi text '<utt> <transcript>'; with --wav: a file holding the transcript",
+    )
+    src.add_argument(
+        "--utt2spk", type=Path, default=None, help="with --wav-scp: '<utt> <speaker>' for per-speaker CMVN"
+    )
+    src.add_argument(
+        "--segments",
+        type=Path,
+        default=None,
+        help="with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings)",
+    )
     src.add_argument("--cuts", type=Path, default=None, help="lhotse cut manifest (transcript = supervision text)")
     src.add_argument("--wav", type=Path, default=None, help="one audio file")
     src.add_argument("--transcript", default=None, help="with --wav: the transcript itself")
     src.add_argument("--utt-id", default=None, help="with --wav: the utterance id [file stem]")
-    src.add_argument("--transcript-from", choices=("input", "am"), default="input",
-                     help="input: the given transcripts; am: the acoustic model's greedy hypothesis (no transcript needed)")
+    src.add_argument(
+        "--transcript-from",
+        choices=("input", "am"),
+        default="input",
+        help="input: the given transcripts; am: the acoustic model's greedy hypothesis (no transcript needed)",
+    )
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model options: a trained recipe folder, any of whose files may be given instead."""
     models = parser.add_argument_group("models (defaults: the recipe's files)")
     models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
     models.add_argument("--feat-config", type=Path, default=None, help="[<recipe>/conf/mfcc.yaml]")
     models.add_argument("--am-model", type=Path, default=None, help="[<recipe>/exp/am/best-valid-loss.pt]")
     models.add_argument("--bert-model-dir", type=Path, default=None, help="[<recipe>/exp/bert/best-valid-f1]")
     models.add_argument("--tdnn-model", type=Path, default=None, help="[<recipe>/exp/tdnn/best-valid-f1.pt]")
-    models.add_argument("--results-json", type=Path, default=None,
-                        help="stage 8's results with chosen_alpha [<recipe>/exp/results/results.json]")
-    models.add_argument("--alpha", type=float, default=None, help="ensemble weight of the TDNN [chosen_alpha of stage 8]")
-    parser.add_argument("--cmvn", default="speaker",
-                        help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
-                             "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one")
+    models.add_argument(
+        "--results-json",
+        type=Path,
+        default=None,
+        help="stage 8's results with chosen_alpha [<recipe>/exp/results/results.json]",
+    )
+    models.add_argument(
+        "--alpha", type=float, default=None, help="ensemble weight of the TDNN [chosen_alpha of stage 8]"
+    )
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    add_input_arguments(parser)
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--cmvn",
+        default="speaker",
+        help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
+        "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one",
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
     parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
     parser.add_argument("--max-length", type=int, default=0,
@@ -132,7 +164,7 @@ def speaker_share(requests: list, job: int, nj: int) -> list:
     return [r for group in job_share(list(by_speaker.values()), job, nj) for r in group]
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parse_and_log(get_parser(), argv)
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)

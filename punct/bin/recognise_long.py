@@ -16,9 +16,10 @@ Per recording: ``<out-dir>/<recording id>.words.tsv`` (``word<TAB>start<TAB>end`
 mini corpus' synth folder) and ``<out-dir>/<recording id>.stats.json`` (chunks, merge cases, CPU
 time, and with ``--ref-dir`` the word errors against ``<ref-dir>/<recording id>.words.tsv``).  Both
 are written atomically, the words file last: a recording whose words file is newer than the model (the AM
-checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and decoder, is
-done and skipped on a re-run unless ``--overwrite``.  See ``punct.recognition.recogniser`` (the AM's features and CMVN) and
-``punct.recognition.transformers_ctc`` (frame rate and vocabulary of a transformers model), ``punct.recognition.beam_search``.
+checkpoint, or the newest file of the --asr-model folder) and the LM, and whose stats name that model and
+decoder, is done and skipped on a re-run unless ``--overwrite``.  See ``punct.recognition.recogniser`` (the
+AM's features and CMVN) and ``punct.recognition.transformers_ctc`` (frame rate and vocabulary of a
+transformers model), ``punct.recognition.beam_search``.
 """
 
 from __future__ import annotations
@@ -28,18 +29,17 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Dict, List
 
 import torch
 from lhotse import RecordingSet, load_manifest
 from tqdm import tqdm
 
+from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
+from punct.recognition.chunks import ChunkConfig
 from punct.recognition.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors
 from punct.recognition.transformers_ctc import load_transformers_ctc
 from punct.recognition.word_lm import read_word_lm
-from punct.recognition.chunks import ChunkConfig
-from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args
@@ -51,7 +51,9 @@ GREEDY = "greedy"
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_recordings_all.jsonl.gz)")
+    parser.add_argument(
+        "--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_recordings_all.jsonl.gz)"
+    )
     parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--am-dir", type=Path, help="the recipe's AM folder: best-valid-loss.pt and mfcc.yaml")
@@ -62,11 +64,21 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ref-dir", type=Path, default=None,
                         help="optional folder of reference <recording id>.words.tsv (the synth folder) for the WER")
     parser.add_argument("--config", type=Path, default=None, help="YAML with ChunkConfig values")
-    parser.add_argument("--lm", type=Path, default=None,
-                        help="a word n-gram LM (ARPA) for beam search (BeamSearchConfig); without it: greedy decoding")
-    parser.add_argument("--decode-config", type=Path, default=None, help="YAML with BeamSearchConfig values (with --lm)")
-    parser.add_argument("--summary", type=Path, default=None,
-                        help="instead of recognising: sum the stats of every recording into this file")
+    parser.add_argument(
+        "--lm",
+        type=Path,
+        default=None,
+        help="a word n-gram LM (ARPA) for beam search (BeamSearchConfig); without it: greedy decoding",
+    )
+    parser.add_argument(
+        "--decode-config", type=Path, default=None, help="YAML with BeamSearchConfig values (with --lm)"
+    )
+    parser.add_argument(
+        "--summary",
+        type=Path,
+        default=None,
+        help="instead of recognising: sum the stats of every recording into this file",
+    )
     parser.add_argument("--overwrite", action="store_true", help="recognise finished recordings again")
     add_device_arguments(parser)
     add_config_arguments(parser, ChunkConfig)
@@ -127,7 +139,7 @@ def decoder_name(args, beam_config: BeamSearchConfig) -> str:
     return f"{CtcBeamSearch.describe_config(beam_config)} with LM {args.lm.resolve()}"
 
 
-def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_config: BeamSearchConfig) -> Dict[str, int]:
+def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_config: BeamSearchConfig) -> dict[str, int]:
     device = resolve_device(args.device)
     share = job_share([r for r in recordings], args.job, args.nj)
     model, name, decoder = model_file(args), model_name(args), decoder_name(args, beam_config)
@@ -145,11 +157,13 @@ def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_conf
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for rec in tqdm(todo, desc=f"recognise job {args.job}", mininterval=10):
         words, counts = recognise_recording(rec, recogniser, config, decode)
-        stats: Dict[str, object] = {"recording": rec.id, "model": name, "decoder": decoder, **counts}
+        stats: dict[str, object] = {"recording": rec.id, "model": name, "decoder": decoder, **counts}
         if args.ref_dir is not None:
             ref_path = words_path(args.ref_dir, rec.id)
             if ref_path.is_file():
-                stats["errors"] = word_errors([w.word for w in read_recognised_words(ref_path)], [w.word for w in words])
+                stats["errors"] = word_errors(
+                    [w.word for w in read_recognised_words(ref_path)], [w.word for w in words]
+                )
             else:
                 logging.warning("%s: no such file; no WER for %s", ref_path, rec.id)
         atomic_write_text(stats_path(args.out_dir, rec.id), json.dumps(stats) + "\n")
@@ -163,8 +177,8 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
     missing = [r.id for r in recordings if not words_path(out_dir, r.id).is_file()]
     if missing:
         raise FileNotFoundError(f"{out_dir}: {len(missing)} recordings not recognised yet, e.g. {missing[0]}")
-    totals: Dict[str, float] = {}
-    errors: List[Dict[str, int]] = []
+    totals: dict[str, float] = {}
+    errors: list[dict[str, int]] = []
     models, decoders = set(), set()
     for rec in recordings:
         path = stats_path(out_dir, rec.id)

@@ -15,8 +15,8 @@ It reads one or more results.json (one per run, e.g. one per seed) of one kind, 
   rows the results hold) with [,], [.], [cap] and macro F1, the marks (of 8) with F1 > 0 and, where score_itn
   recorded it, the macro F1 minus the baseline's (text-only) with its paired bootstrap interval; for one run each
   F1 with its bootstrap 95 % interval, for several runs mean ± sd and a second table of each run's values (macro
-  F1 with its interval); then per run the segments and words, the first-word rule, and where recorded the AM's dev WER, the recognition WER,
-  the ensemble alphas and the wall time (a row no run recorded is left out).
+  F1 with its interval); then per run the segments and words, the first-word rule, and where recorded the AM's
+  dev WER, the recognition WER, the ensemble alphas and the wall time (a row no run recorded is left out).
 
 sd is the sample standard deviation (n - 1); with one run there is no mean ± sd.
 
@@ -51,7 +51,6 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 from punct.results.regions import replace_region, tables_and_summary, update_regions
 from punct.utils.atomic import atomic_write_text
@@ -66,14 +65,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true", help="with --regions: compare, rewrite nothing")
     parser.add_argument("--split", default="test", help="split whose scores the tables show")
     parser.add_argument("--readme", type=Path, default=None, help="rewrite the marked region of this file")
-    parser.add_argument("--name", default=None,
-                        help="marker name: <!-- results:NAME:begin/end -->, e.g. the recipe's folder name (needed with --readme)")
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="marker name: <!-- results:NAME:begin/end -->, e.g. the recipe's folder name (needed with --readme)",
+    )
     parser.add_argument("--out-dir", type=Path, default=None, help="also write summary.json and summary.md here")
     parser.add_argument("--command", default="", help="the command that produced the runs (shown under the tables)")
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = get_parser()
     args = parser.parse_args(argv)
     if args.readme is not None and not args.name:

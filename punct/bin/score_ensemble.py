@@ -21,7 +21,6 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -47,34 +46,61 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of <prefix>_cuts_<split>_ali.jsonl.gz (references)")
+    parser.add_argument(
+        "--cuts-dir",
+        type=Path,
+        default=Path("data/fbank"),
+        help="folder of <prefix>_cuts_<split>_ali.jsonl.gz (references)",
+    )
     parser.add_argument("--prefix", required=True, help="manifest name prefix: <prefix>_cuts_<split>[_ali].jsonl.gz")
-    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT posteriors: <dir>/<split>/post.scp")
-    parser.add_argument("--tdnn-post-dir", type=Path, default=Path("exp/tdnn/post"), help="TDNN posteriors: <dir>/<split>/post.scp")
+    parser.add_argument(
+        "--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT posteriors: <dir>/<split>/post.scp"
+    )
+    parser.add_argument(
+        "--tdnn-post-dir", type=Path, default=Path("exp/tdnn/post"), help="TDNN posteriors: <dir>/<split>/post.scp"
+    )
     parser.add_argument("--dev-split", default="dev", help="split on which alpha is chosen")
     parser.add_argument("--test-split", default="test", help="split reported")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
     parser.add_argument("--paper-alpha", type=float, default=PAPER_ALPHA, help="the paper's alpha, also reported")
-    parser.add_argument("--alpha-rule", choices=("paired-se", "one-se", "argmax"), default="paired-se",
-                        help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
-                             "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), "
-                             "or the highest overall F1 (argmax)")
-    parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev utterances (SE rules)")
+    parser.add_argument(
+        "--alpha-rule",
+        choices=("paired-se", "one-se", "argmax"),
+        default="paired-se",
+        help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
+        "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), "
+        "or the highest overall F1 (argmax)",
+    )
+    parser.add_argument(
+        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev utterances (SE rules)"
+    )
     parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the bootstrap resamples (SE rules)")
     parser.add_argument("--am-dir", type=Path, default=Path("exp/am"), help="acoustic model folder (parameter count)")
-    parser.add_argument("--bert-dir", type=Path, default=Path("exp/bert"), help="fine-tuned BERT folder (parameter count)")
-    parser.add_argument("--tdnn-model", type=Path, default=Path("exp/tdnn/best-valid-f1.pt"), help="TDNN checkpoint (parameter count)")
+    parser.add_argument(
+        "--bert-dir", type=Path, default=Path("exp/bert"), help="fine-tuned BERT folder (parameter count)"
+    )
+    parser.add_argument(
+        "--tdnn-model", type=Path, default=Path("exp/tdnn/best-valid-f1.pt"), help="TDNN checkpoint (parameter count)"
+    )
     parser.add_argument("--out-dir", type=Path, default=Path("exp/results"), help="output folder")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNGs")
-    parser.add_argument("--supervisions-dir", type=Path, default=None,
-                        help="stage-0 manifests (<prefix>_supervisions_<split>.jsonl.gz): count what was dropped before scoring")
-    parser.add_argument("--am-emb-dir", type=Path, default=None,
-                        help="layer-12 shards (<dir>/<split>/emb.scp): names stage 4 when a cut lacks TDNN posteriors")
+    parser.add_argument(
+        "--supervisions-dir",
+        type=Path,
+        default=None,
+        help="stage-0 manifests (<prefix>_supervisions_<split>.jsonl.gz): count what was dropped before scoring",
+    )
+    parser.add_argument(
+        "--am-emb-dir",
+        type=Path,
+        default=None,
+        help="layer-12 shards (<dir>/<split>/emb.scp): names stage 4 when a cut lacks TDNN posteriors",
+    )
     parser.add_argument("--seed", type=int, default=None, help="the run's seed, recorded in results.json")
     return parser
 
 
-def manifest_words(path: Path) -> Dict[str, int]:
+def manifest_words(path: Path) -> dict[str, int]:
     """Supervision id -> number of words, from a stage-0 supervision manifest."""
     from lhotse import load_manifest_lazy
 
@@ -83,7 +109,7 @@ def manifest_words(path: Path) -> Dict[str, int]:
     return {sup.id: len(WordLabels.words_of(sup)) for sup in load_manifest_lazy(path)}
 
 
-def stage3_failures(path: Path) -> Dict[str, str]:
+def stage3_failures(path: Path) -> dict[str, str]:
     """Cut id -> reason of stage 3's ``<split>.failed`` (lines ``<cut id> <reason>: <detail>``); {} if absent."""
     if not path.is_file():
         return {}
@@ -95,7 +121,7 @@ def stage3_failures(path: Path) -> Dict[str, str]:
     return failures
 
 
-def cut_ids(path: Path) -> Optional[Set[str]]:
+def cut_ids(path: Path) -> set[str] | None:
     """The ids of a cut manifest, or None if there is no such file."""
     if not path.is_file():
         return None
@@ -109,10 +135,10 @@ class StageOutputs:
     """The ids that each stage produced for a split, to tell why an utterance never reached scoring
     (None: that stage's output was not given, so it is not asked)."""
 
-    feature_cuts: Optional[Set[str]]  # stage 1: <prefix>_cuts_<split>.jsonl.gz
-    aligned_cuts: Set[str]  # stage 3: <prefix>_cuts_<split>_ali.jsonl.gz
-    am_embeddings: Optional[MatrixReader]  # stage 4: emb.scp
-    bert_vectors: Optional[MatrixReader]  # stage 6: vec.scp
+    feature_cuts: set[str] | None  # stage 1: <prefix>_cuts_<split>.jsonl.gz
+    aligned_cuts: set[str]  # stage 3: <prefix>_cuts_<split>_ali.jsonl.gz
+    am_embeddings: MatrixReader | None  # stage 4: emb.scp
+    bert_vectors: MatrixReader | None  # stage 6: vec.scp
     bert_posteriors: MatrixReader  # stage 6: post.scp
 
     def reason(self, key: str) -> str:
@@ -120,7 +146,9 @@ class StageOutputs:
         if self.feature_cuts is not None and key not in self.feature_cuts:
             return "without features at stage 1"
         if key not in self.aligned_cuts:
-            return "not aligned at stage 3" if self.feature_cuts is not None else "not in the aligned cuts (stage 1 or 3)"
+            return (
+                "not aligned at stage 3" if self.feature_cuts is not None else "not in the aligned cuts (stage 1 or 3)"
+            )
         if key not in self.bert_posteriors:
             return "without BERT posteriors at stage 6"
         if self.am_embeddings is not None and key not in self.am_embeddings:
@@ -130,7 +158,7 @@ class StageOutputs:
         return "without TDNN posteriors at stage 8"
 
 
-def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndarray], skipped: List[str]) -> Coverage:
+def split_coverage(args: argparse.Namespace, split: str, refs: dict[str, np.ndarray], skipped: list[str]) -> Coverage:
     """What of the split was scored: against the stage-0 supervisions with --supervisions-dir (else the
     aligned cuts), with the reason each other utterance was dropped and stage 3's failure detail."""
     aligned = args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz"
@@ -158,7 +186,7 @@ def split_coverage(args: argparse.Namespace, split: str, refs: Dict[str, np.ndar
     return result
 
 
-def references(cuts_path: Path) -> Dict[str, np.ndarray]:
+def references(cuts_path: Path) -> dict[str, np.ndarray]:
     from lhotse import CutSet
 
     if not cuts_path.exists():
@@ -169,8 +197,8 @@ def references(cuts_path: Path) -> Dict[str, np.ndarray]:
     return refs
 
 
-def choose_dev_alpha(args: argparse.Namespace, sweep: List[SweepPoint], dev: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                     lengths: List[int], alphas: List[float]) -> AlphaChoice:
+def choose_dev_alpha(args: argparse.Namespace, sweep: list[SweepPoint], dev: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     lengths: list[int], alphas: list[float]) -> AlphaChoice:
     if args.alpha_rule == "paired-se":
         return choose_alpha_paired(*dev, lengths, alphas, args.num_resamples, args.bootstrap_seed)
     if args.alpha_rule == "one-se":
@@ -178,6 +206,64 @@ def choose_dev_alpha(args: argparse.Namespace, sweep: List[SweepPoint], dev: Tup
     best = choose_alpha(sweep)
     best_score = next(p.scores.overall["f1"] for p in sweep if p.alpha == best)
     return AlphaChoice(best, "argmax", best, best_score, 0.0, 0)
+
+
+def read_split(args: argparse.Namespace, split: str):
+    """One split's stacked references and posteriors ``(ref, p_tdnn, p_bert)``, the words of each scored
+    utterance (in :func:`paired_posteriors`' order) and what was scored of the manifest (a dict)."""
+    refs = references(args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz")
+    tdnn_scp = args.tdnn_post_dir / split / "post.scp"
+    bert_scp = args.bert_emb_dir / split / "post.scp"
+    for path in (tdnn_scp, bert_scp):
+        if not path.exists():
+            raise FileNotFoundError(f"no such file: {path}")
+    ref, pt, pb, skipped = paired_posteriors(tdnn_scp, bert_scp, refs)
+    if skipped:
+        logging.warning(
+            "%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)",
+            split,
+            len(skipped),
+            len(refs),
+            skipped[0],
+        )
+    lost = set(skipped)
+    lengths = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
+    scored = split_coverage(args, split, refs, skipped)
+    if scored.words != len(ref):
+        raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
+    logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
+    return (ref, pt, pb), lengths, scored.to_dict()
+
+
+def score_systems(data: dict, classes: list[str], chosen: float, paper_alpha: float) -> dict[str, dict]:
+    """Per split, the scores of BERT alone, the TDNN alone and the ensemble at the chosen and the paper's alpha."""
+    systems = {}
+    for split, (ref, pt, pb) in data.items():
+        systems[split] = {
+            "BERT only": score(ref, pb.argmax(1), classes).to_dict(),
+            "TDNN": score(ref, pt.argmax(1), classes).to_dict(),
+            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(
+                ref, ensemble(pt, pb, chosen).argmax(1), classes
+            ).to_dict(),
+            f"Ensemble (alpha={paper_alpha:.1f}, paper)": score(
+                ref, ensemble(pt, pb, paper_alpha).argmax(1), classes
+            ).to_dict(),
+        }
+        for name, s in systems[split].items():
+            logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])
+    return systems
+
+
+def sweep_records(sweeps: dict, classes: list[str]) -> dict[str, list[dict]]:
+    """Per split, the alpha sweep as results.json records it."""
+    return {
+        split: [
+            {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "macro_f1": p.scores.macro_f1,
+             "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
+            for p in points
+        ]
+        for split, points in sweeps.items()
+    }
 
 
 def main() -> None:
@@ -190,37 +276,12 @@ def main() -> None:
         alphas = sorted(alphas + [args.paper_alpha])
     data, lengths, splits = {}, {}, {}
     for split in (args.dev_split, args.test_split):
-        refs = references(args.cuts_dir / f"{args.prefix}_cuts_{split}_ali.jsonl.gz")
-        tdnn_scp = args.tdnn_post_dir / split / "post.scp"
-        bert_scp = args.bert_emb_dir / split / "post.scp"
-        for path in (tdnn_scp, bert_scp):
-            if not path.exists():
-                raise FileNotFoundError(f"no such file: {path}")
-        ref, pt, pb, skipped = paired_posteriors(tdnn_scp, bert_scp, refs)
-        if skipped:
-            logging.warning("%s: %d of %d utterances lack a posterior and are not scored (e.g. %s)", split, len(skipped), len(refs), skipped[0])
-        data[split] = (ref, pt, pb)
-        lost = set(skipped)
-        lengths[split] = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
-        scored = split_coverage(args, split, refs, skipped)
-        if scored.words != len(ref):
-            raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
-        splits[split] = scored.to_dict()
-        logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
+        data[split], lengths[split], splits[split] = read_split(args, split)
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
     choice = choose_dev_alpha(args, sweeps[args.dev_split], data[args.dev_split], lengths[args.dev_split], alphas)
     chosen = choice.alpha
     logging.info("alpha chosen on %s: %.1f (%s)", args.dev_split, chosen, choice.describe())
-    systems = {}
-    for split, (ref, pt, pb) in data.items():
-        systems[split] = {
-            "BERT only": score(ref, pb.argmax(1), classes).to_dict(),
-            "TDNN": score(ref, pt.argmax(1), classes).to_dict(),
-            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(ref, ensemble(pt, pb, chosen).argmax(1), classes).to_dict(),
-            f"Ensemble (alpha={args.paper_alpha:.1f}, paper)": score(ref, ensemble(pt, pb, args.paper_alpha).argmax(1), classes).to_dict(),
-        }
-        for name, s in systems[split].items():
-            logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])
+    systems = score_systems(data, classes, chosen, args.paper_alpha)
     results = {
         "seed": args.seed,
         "classes": classes,
@@ -229,19 +290,11 @@ def main() -> None:
         "alpha_choice": choice.to_dict(),
         "paper_alpha": args.paper_alpha,
         "systems": systems,
-        "alpha_sweep": {
-            split: [
-                {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "macro_f1": p.scores.macro_f1,
-                 "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
-                for p in points
-            ]
-            for split, points in sweeps.items()
-        },
+        "alpha_sweep": sweep_records(sweeps, classes),
         "parameters": parameter_breakdown(args.am_dir, args.bert_dir, args.tdnn_model),
         "acoustic_model": acoustic_model_health(args.am_dir, [args.dev_split, args.test_split]),
     }
     write_results(results, args.out_dir, plot=not args.no_plots)
-
 
 if __name__ == "__main__":
     main()

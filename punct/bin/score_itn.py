@@ -31,8 +31,6 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
-
 
 from punct.labels import FIRST_WORD_RULES, PUNCT9
 from punct.results import itn as itn_results
@@ -46,40 +44,59 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("models", nargs="+", help="<model dir>:<row name> (decode/<split>.jsonl inside)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/results")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to score")
-    parser.add_argument("--train-supervisions", type=Path, default=None,
-                        help="training supervisions: sort the table's classes by their frequency (default: thesis order)")
+    parser.add_argument(
+        "--train-supervisions",
+        type=Path,
+        default=None,
+        help="training supervisions: sort the table's classes by their frequency (default: thesis order)",
+    )
     parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the segments")
     parser.add_argument("--seed", type=int, default=42, help="bootstrap seed")
     parser.add_argument("--length-edges", default=",".join(map(str, itn.DEFAULT_LENGTH_EDGES)),
                         help="word-count bin edges for F1 by input length")
     parser.add_argument("--max-attention-plots", type=int, default=4, help="cross-attention plots per model and split")
-    parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
-                        help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
-                             "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)")
-    parser.add_argument("--baseline", default="text-only",
-                        help="row name of the model every other one is compared with (macro F1 difference, paired "
-                             "bootstrap interval); no such row: no comparison")
+    parser.add_argument(
+        "--first-word",
+        choices=("auto",) + FIRST_WORD_RULES,
+        default="auto",
+        help="each segment's first word: scored (include) or not (exclude); auto: the rule the "
+        "predictions were written under (their first_word, set by conf/mm*.yaml and conf/tdnn*.yaml)",
+    )
+    parser.add_argument(
+        "--baseline",
+        default="text-only",
+        help="row name of the model every other one is compared with (macro F1 difference, paired "
+        "bootstrap interval); no such row: no comparison",
+    )
     parser.add_argument("--run-seed", type=int, default=None, help="the run's seed, recorded in results.json")
-    parser.add_argument("--am-dir", type=Path, default=None,
-                        help="the acoustic model's folder: its dev WER (wer_dev.txt, stage 1) goes into results.json")
-    parser.add_argument("--words-dir", type=Path, default=None,
-                        help="stage 2's recognised words: the WER in their <recording>.stats.json goes into results.json")
+    parser.add_argument(
+        "--am-dir",
+        type=Path,
+        default=None,
+        help="the acoustic model's folder: its dev WER (wer_dev.txt, stage 1) goes into results.json",
+    )
+    parser.add_argument(
+        "--words-dir",
+        type=Path,
+        default=None,
+        help="stage 2's recognised words: the WER in their <recording>.stats.json goes into results.json",
+    )
     return parser
 
 
-def train_counts(path: Optional[Path]) -> Optional[Dict[str, int]]:
+def train_counts(path: Path | None) -> dict[str, int] | None:
     if path is None:
         return None
     from punct.models.cross_attention.data import read_segments
 
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for seg in read_segments(path):
         for p in seg.punct:
             counts[PUNCT9.classes[p]] = counts.get(PUNCT9.classes[p], 0) + 1
     return counts
 
 
-def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
+def parse_models(specs: list[str]) -> list[tuple[Path, str]]:
     """``<model dir>:<row name>`` arguments -> (dir, row name)."""
     models = []
     for spec in specs:
@@ -90,7 +107,7 @@ def parse_models(specs: List[str]) -> List[Tuple[Path, str]]:
     return models
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     out: Path = args.out_dir
     (out / "plots").mkdir(parents=True, exist_ok=True)
@@ -104,7 +121,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     placeholders = [] if any(n.startswith(row) for _, n in models) else [row]
 
     md = itn_results.header_lines(args.num_resamples, args.seed)
-    all_scores: Dict[str, Dict[str, itn.ItnScores]] = {}
+    all_scores: dict[str, dict[str, itn.ItnScores]] = {}
     for split in [s for s in args.splits.split(",") if s]:
         first_word = None if args.first_word == "auto" else args.first_word
         all_scores[split], rule = itn_results.score_split(

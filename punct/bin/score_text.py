@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 from punct.io.shards import MatrixReader
 from punct.labels import PUNCT4, class_index
@@ -33,7 +32,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
     classes = PUNCT4.classes
     index = class_index(classes)
@@ -46,7 +45,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             continue
         post = reader[utt.id]
         if post.shape != (len(utt.words), len(classes)):
-            raise ValueError(f"{args.posteriors}: {utt.id} has shape {post.shape}, expected ({len(utt.words)}, {len(classes)})")
+            raise ValueError(
+                f"{args.posteriors}: {utt.id} has shape {post.shape}, expected ({len(utt.words)}, {len(classes)})"
+            )
         ref.extend(index[label] for label in utt.labels)
         hyp.extend(post.argmax(axis=1).tolist())
         scored_words[utt.id] = len(utt.words)
@@ -57,9 +58,16 @@ def main(argv: Optional[List[str]] = None) -> None:
         logging.warning("%s: %s", args.supervisions, scored.summary())
     scores = score(ref, hyp, classes)
     write_scores(scores, args.out, args.title or f"{args.posteriors}", scored)
-    logging.info("%s: overall F1 %.1f (P %.1f R %.1f), macro F1 %.1f over %d words -> %s.md", args.title or args.posteriors,
-                 100 * scores.overall["f1"], 100 * scores.overall["precision"], 100 * scores.overall["recall"],
-                 100 * scores.macro_f1, scores.num_words, args.out)
+    logging.info(
+        "%s: overall F1 %.1f (P %.1f R %.1f), macro F1 %.1f over %d words -> %s.md",
+        args.title or args.posteriors,
+        100 * scores.overall["f1"],
+        100 * scores.overall["precision"],
+        100 * scores.overall["recall"],
+        100 * scores.macro_f1,
+        scores.num_words,
+        args.out,
+    )
 
 
 if __name__ == "__main__":

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import List, Optional
 
 from punct.models.text.config import BertTrainConfig
-from punct.text.normalize import NormalizeConfig, add_normalize_arguments
 from punct.models.text.train import run_training
+from punct.text.normalize import NormalizeConfig, add_normalize_arguments
 from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
 from punct.utils.cli import HelpFormatter
 from punct.utils.config import add_config_arguments, config_from_args
@@ -44,7 +43,7 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     start_rank_logging(args.exp_dir)
     cfg = config_from_args(BertTrainConfig, args, args.config)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 from pathlib import Path
-from typing import List, Optional
 
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.model import MODEL_KINDS
@@ -42,13 +41,19 @@ from punct.utils.logging import log_config
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--model", choices=MODEL_KINDS, required=True, help="text: text-only baseline; mm: cross-attention")
+    parser.add_argument(
+        "--model", choices=MODEL_KINDS, required=True, help="text: text-only baseline; mm: cross-attention"
+    )
     parser.add_argument("--config", type=Path, default=None, help="YAML with MmConfig values (flags override)")
-    parser.add_argument("--data-dir", type=Path, required=True, help="segments: <prefix>_{supervisions,recordings}_<split>.jsonl.gz")
+    parser.add_argument(
+        "--data-dir", type=Path, required=True, help="segments: <prefix>_{supervisions,recordings}_<split>.jsonl.gz"
+    )
     parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     parser.add_argument("--train-split", default="train", help="training split name")
     parser.add_argument("--dev-split", default="dev", help="split for model selection")
-    parser.add_argument("--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model")
+    parser.add_argument(
+        "--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model"
+    )
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/mm_pe")
     add_resume_device_amp_arguments(parser)
     add_config_arguments(parser, MmConfig)
@@ -59,7 +64,7 @@ def manifests(data_dir: Path, prefix: str, split: str):
     return data_dir / f"{prefix}_supervisions_{split}.jsonl.gz", data_dir / f"{prefix}_recordings_{split}.jsonl.gz"
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     start_rank_logging(args.exp_dir)
     cfg = config_from_args(MmConfig, args, args.config)

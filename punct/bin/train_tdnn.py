@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
+from punct.io.sources import split_sources
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
-from punct.io.sources import split_sources
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.utils.atomic import atomic_write_text, mark_done
@@ -36,14 +36,26 @@ from punct.utils.logging import log_config, setup_logging
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--config", type=Path, default=None, help="YAML config (conf/tdnn.yaml or conf/tdnn_mini.yaml)")
-    parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz")
-    parser.add_argument("--cuts-pattern", default="mustc_cuts_{split}_ali.jsonl.gz", help="cut manifest name in --cuts-dir ({split} = split)")
-    parser.add_argument("--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp")
-    parser.add_argument("--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp")
+    parser.add_argument(
+        "--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz"
+    )
+    parser.add_argument(
+        "--cuts-pattern",
+        default="mustc_cuts_{split}_ali.jsonl.gz",
+        help="cut manifest name in --cuts-dir ({split} = split)",
+    )
+    parser.add_argument(
+        "--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp"
+    )
+    parser.add_argument(
+        "--bert-emb-dir", type=Path, default=Path("exp/emb_bert"), help="BERT word vectors: <dir>/<split>/vec.scp"
+    )
     parser.add_argument("--train-split", default="train", help="training split name")
     parser.add_argument("--dev-split", default="dev", help="dev split (checkpoint selection); empty: none")
     parser.add_argument("--exp-dir", type=Path, default=Path("exp/tdnn"), help="output folder")
-    parser.add_argument("--resume", default="", help="checkpoint to continue from, or 'latest' for the newest epoch-N.pt in --exp-dir")
+    parser.add_argument(
+        "--resume", default="", help="checkpoint to continue from, or 'latest' for the newest epoch-N.pt in --exp-dir"
+    )
     parser.add_argument("--seed", type=int, default=42, help="seed of initialisation and example order")
     add_device_arguments(parser, num_threads=0, threads_help="torch intra-op threads (0: torch's default)",
                          device_help=TORCHRUN_DEVICE_HELP)
@@ -69,8 +81,14 @@ def main() -> None:
     classes, case_classes = corpus_classes(cfg)
     train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split, args.cuts_pattern)
     train_corpus = open_split(
-        train_paths["cuts"], train_paths["acoustic_scp"], train_paths["text_scp"], cfg.cache_utterances, classes, case_classes,
-        cfg.model.window_centre, cfg.first_word,
+        train_paths["cuts"],
+        train_paths["acoustic_scp"],
+        train_paths["text_scp"],
+        cfg.cache_utterances,
+        classes,
+        case_classes,
+        cfg.model.window_centre,
+        cfg.first_word,
     )
     dev_corpus = None
     if args.dev_split and dist.is_main:
@@ -99,7 +117,9 @@ def main() -> None:
         ckpt = load_checkpoint(args.exp_dir / f"epoch-{cfg.epochs}.pt")
         atomic_write_text(args.exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
         mark_done(args.exp_dir / "best-valid-f1.pt")
-        logging.info("best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])
+        logging.info(
+            "best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"]
+        )
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()
 

@@ -57,16 +57,16 @@ import json
 import logging
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import soundfile as sf
 
+from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.synthesis.debian import download_deb, unpack_deb
 from punct.text.token_labels import PUNCT_MAP, extract_labels, is_mark
-from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
 
 logger = logging.getLogger(__name__)
@@ -106,14 +106,14 @@ class CzechMiniConfig:
     sitting_seconds: float = 360.0  # planned from the text; the audio comes out ~20 % longer
     num_speakers: int = 16
     female_share: float = 0.4  # probability that a drawn speaker is a woman
-    male_variants: Tuple[str, ...] = MALE_VARIANTS  # espeak-ng variants of the cs voice, one per speaker
-    female_variants: Tuple[str, ...] = FEMALE_VARIANTS
-    pitch: Tuple[int, int] = (25, 75)  # espeak pitch (0-99) per speaker, drawn uniformly, bounds included
-    rate: Tuple[int, int] = (140, 210)  # words per minute per speaker, bounds included
-    intonation: Tuple[int, int] = (50, 50)  # espeak pitch range (0-100) per speaker; equal bounds: no draw
+    male_variants: tuple[str, ...] = MALE_VARIANTS  # espeak-ng variants of the cs voice, one per speaker
+    female_variants: tuple[str, ...] = FEMALE_VARIANTS
+    pitch: tuple[int, int] = (25, 75)  # espeak pitch (0-99) per speaker, drawn uniformly, bounds included
+    rate: tuple[int, int] = (140, 210)  # words per minute per speaker, bounds included
+    intonation: tuple[int, int] = (50, 50)  # espeak pitch range (0-100) per speaker; equal bounds: no draw
     # Fortunes whose labels hold one of ``rare_marks`` are drawn ``rare_mark_weight`` times as often
     # (weighted sampling without replacement); weight 1: a uniform permutation, as before the option.
-    rare_marks: Tuple[str, ...] = ()
+    rare_marks: tuple[str, ...] = ()
     rare_mark_weight: float = 1.0
     filler_rate: float = 0.02
     repeat_rate: float = 0.01
@@ -122,12 +122,13 @@ class CzechMiniConfig:
     number_rate: float = 0.15
 
 
-SIZES: Dict[str, dict] = {
+SIZES: dict[str, dict] = {
     "tiny": dict(num_sittings=3, sitting_seconds=75.0, num_speakers=6),
     "mini": dict(num_sittings=10, sitting_seconds=360.0, num_speakers=16),
     # ~6.7 h, 56 speakers over 16 male and 11 female variants, wider pitch/rate/intonation; fortunes with
     # the four rarest labels (each in < 5 % of the fortunes) drawn 5 times as often: 2-3x as many segments
-    # with ! ? ; " as the uniform draw of the same size (seed 42, 36 sittings: ! in 50 segments against 22, ; 79 against 26).
+    # with ! ? ; " as the uniform draw of the same size (seed 42, 36 sittings: ! in 50 segments against 22,
+    # ; 79 against 26).
     # 56 sittings and speakers rather than 42 and 46 (5.0 h): the ten extra speakers are test speakers
     # (conf/segments_small.yaml), so the training set stays the same and the test set doubles.
     "small": dict(num_sittings=56, sitting_seconds=360.0, num_speakers=56, male_variants=WIDE_MALE_VARIANTS,
@@ -162,7 +163,7 @@ def fetch_fortunes(cache_dir: Path) -> Path:
     return folder
 
 
-def clean_fortune(text: str) -> Optional[str]:
+def clean_fortune(text: str) -> str | None:
     """One fortune -> a single line of prose, or None if it is unsuitable."""
     lines = [ln.strip() for ln in text.splitlines() if not ln.strip().startswith("--")]
     prose = re.sub(r"\s+", " ", " ".join(lines)).strip()
@@ -175,7 +176,7 @@ def clean_fortune(text: str) -> Optional[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def read_fortunes(folder: Path) -> Tuple[str, ...]:
+def read_fortunes(folder: Path) -> tuple[str, ...]:
     """All usable fortunes of the Czech files, in a fixed order (file name, position)."""
     out = []
     for path in sorted(folder.iterdir()):
@@ -189,7 +190,7 @@ def read_fortunes(folder: Path) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def tokenize(text: str) -> List[str]:
+def tokenize(text: str) -> list[str]:
     """UDPipe-like tokens: words, numbers, ``...`` and every other non-space character alone."""
     return TOKEN.findall(text)
 
@@ -222,8 +223,8 @@ _TENS = ["", "", "dvacet", "třicet", "čtyřicet", "padesát", "šedesát", "se
 _HUNDREDS = ["", "sto", "dvě stě", "tři sta", "čtyři sta", "pět set", "šest set", "sedm set", "osm set", "devět set"]
 
 
-def _below_thousand(n: int) -> List[str]:
-    words: List[str] = []
+def _below_thousand(n: int) -> list[str]:
+    words: list[str] = []
     h, rest = divmod(n, 100)
     if h:
         words += _HUNDREDS[h].split()
@@ -238,14 +239,14 @@ def _below_thousand(n: int) -> List[str]:
     return words
 
 
-def number_words(n: int) -> List[str]:
+def number_words(n: int) -> list[str]:
     """Czech cardinal (nominative) for 0 <= n < 1,000,000, e.g. 1998 -> tisíc devět set devadesát osm."""
     if not 0 <= n < 1_000_000:
         raise ValueError(f"number {n} out of range")
     if n == 0:
         return ["nula"]
     th, rest = divmod(n, 1000)
-    words: List[str] = []
+    words: list[str] = []
     if th == 1:
         words.append("tisíc")
     elif 2 <= th <= 4:
@@ -255,7 +256,7 @@ def number_words(n: int) -> List[str]:
     return words + _below_thousand(rest)
 
 
-def spoken_form(token: str) -> List[str]:
+def spoken_form(token: str) -> list[str]:
     """How a record token is said: lower-case word(s); marks are not said."""
     if is_mark(token):
         return []
@@ -270,14 +271,14 @@ def spoken_form(token: str) -> List[str]:
 class SpokenFortune:
     """One fortune as recorded (tokens, sentence index per token) and as spoken."""
 
-    tokens: List[str]
-    sentence: List[int]
-    spoken: List[str]
+    tokens: list[str]
+    sentence: list[int]
+    spoken: list[str]
     synth_text: str
-    spans: List[Tuple[int, int]]  # character span of each spoken word in synth_text
+    spans: list[tuple[int, int]]  # character span of each spoken word in synth_text
 
 
-def _number_phrase(rng: np.random.Generator) -> List[str]:
+def _number_phrase(rng: np.random.Generator) -> list[str]:
     kind = rng.integers(3)
     if kind == 0:
         return ["v", "roce", str(int(rng.integers(1990, 2022)))]
@@ -286,8 +287,8 @@ def _number_phrase(rng: np.random.Generator) -> List[str]:
     return ["podle", "tisku", str(int(rng.integers(100, 999)))]
 
 
-def _with_number_phrase(tokens: List[str], rng: np.random.Generator, cfg: CzechMiniConfig,
-                        counts: Dict[str, int]) -> List[str]:
+def _with_number_phrase(tokens: list[str], rng: np.random.Generator, cfg: CzechMiniConfig,
+                        counts: dict[str, int]) -> list[str]:
     """``tokens``, sometimes (``cfg.number_rate`` per sentence end) with a number phrase before a final mark."""
     finals = [i for i, t in enumerate(tokens) if t in {".", "!", "?"} and i > 0 and not is_mark(tokens[i - 1])]
     if finals and rng.random() < cfg.number_rate * len(finals):
@@ -298,14 +299,14 @@ def _with_number_phrase(tokens: List[str], rng: np.random.Generator, cfg: CzechM
 
 
 def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str],
-                   counts: Dict[str, int]) -> SpokenFortune:
+                   counts: dict[str, int]) -> SpokenFortune:
     """Record tokens and spoken words of one fortune, with the record/speech differences."""
     tokens = _with_number_phrase(tokenize(text), rng, cfg, counts)
-    record: List[str] = []
-    sentence: List[int] = []
-    spoken: List[str] = []
-    synth_parts: List[str] = []
-    spans: List[Tuple[int, int]] = []
+    record: list[str] = []
+    sentence: list[int] = []
+    spoken: list[str] = []
+    synth_parts: list[str] = []
+    spans: list[tuple[int, int]] = []
     s_idx = 0
     pos = 0
 
@@ -358,7 +359,7 @@ def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vo
 # Speech
 
 
-def _word_ends(audio: np.ndarray, starts: Sequence[float], sr: int) -> List[float]:
+def _word_ends(audio: np.ndarray, starts: Sequence[float], sr: int) -> list[float]:
     """End of each word: the last 10 ms frame above -35 dB re the peak before the next start."""
     hop = sr // 100
     n = len(audio) // hop
@@ -374,7 +375,7 @@ def _word_ends(audio: np.ndarray, starts: Sequence[float], sr: int) -> List[floa
     return ends
 
 
-def word_starts(events, spans: Sequence[Tuple[int, int]], duration: float) -> Tuple[List[float], int]:
+def word_starts(events, spans: Sequence[tuple[int, int]], duration: float) -> tuple[list[float], int]:
     """Start of each spoken word from espeak word events, tolerating merged events.
 
     The ``cs`` voice merges short unstressed words with their neighbour into one event
@@ -382,7 +383,7 @@ def word_starts(events, spans: Sequence[Tuple[int, int]], duration: float) -> Tu
     position between its neighbours' starts.  Returns (starts, number of interpolated words).
     """
     usable = sorted((e for e in events if e.length > 0), key=lambda e: e.offset)
-    found: List[Optional[float]] = []
+    found: list[float | None] = []
     j, prev_end = 0, 0
     for begin, end in spans:
         while j < len(usable) and usable[j].offset < prev_end:
@@ -404,7 +405,7 @@ def word_starts(events, spans: Sequence[Tuple[int, int]], duration: float) -> Tu
     return [float(x) for x in starts], sum(t is None for t in found)
 
 
-def _draw(rng: np.random.Generator, bounds: Tuple[int, int]) -> int:
+def _draw(rng: np.random.Generator, bounds: tuple[int, int]) -> int:
     """An integer in ``bounds`` (both included); equal bounds take no draw, so the stream of the
     tiny and mini corpora, built before the option existed, is unchanged."""
     low, high = bounds
@@ -441,8 +442,8 @@ COUNTERS = ("number_phrases", "fillers", "unsaid_record_words", "edited_words", 
             "fortunes", "interpolated_word_starts")
 
 
-def _speak(engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: List[str],
-           counts: Dict[str, int]):
+def _speak(engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: list[str],
+           counts: dict[str, int]):
     """One fortune as an utterance (edits drawn from ``rng``) read by a jittered ``voice``:
     ``(utterance, voice used, 16 kHz audio, word starts, word ends)``."""
     from punct.synthesis.tts import Voice, resample
@@ -459,10 +460,10 @@ def _speak(engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniCon
     return utt, jitter, audio, starts, _word_ends(audio, starts, SAMPLE_RATE)
 
 
-def _vertical_tokens(utt, paragraph_id: str, speaker_id: str) -> List[VerticalToken]:
+def _vertical_tokens(utt, paragraph_id: str, speaker_id: str) -> list[VerticalToken]:
     """The utterance's record tokens with TEI word ids ``<paragraph>.s<N>.w<N>``."""
     tokens = []
-    w_in_sentence: Dict[int, int] = {}
+    w_in_sentence: dict[int, int] = {}
     for tok, sent in zip(utt.tokens, utt.sentence):
         w_in_sentence[sent] = w_in_sentence.get(sent, 0) + 1
         wid = f"{paragraph_id}.s{sent + 1}.w{w_in_sentence[sent]}"
@@ -471,7 +472,7 @@ def _vertical_tokens(utt, paragraph_id: str, speaker_id: str) -> List[VerticalTo
 
 
 def _write_sitting(out_dir: Path, cfg: CzechMiniConfig, s: int, rng: np.random.Generator, begin, planned: float,
-                   pieces: List[np.ndarray], tokens: List[VerticalToken], said: List[Tuple[str, float, float]]) -> dict:
+                   pieces: list[np.ndarray], tokens: list[VerticalToken], said: list[tuple[str, float, float]]) -> dict:
     """Sitting ``s``: its wav (with a little noise), vertical and spoken words; returns its summary record
     (and its length in seconds under ``_seconds``)."""
     wav = np.concatenate(pieces)
@@ -511,18 +512,18 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
     vocab = sorted({t.lower() for f in fortunes[:2000] for t in tokenize(f) if t.isalpha() and len(t) > 2})
     speakers = draw_speakers(rng, cfg.num_speakers, cfg)
     engine = Espeak.get()
-    counts: Dict[str, int] = {k: 0 for k in COUNTERS}
+    counts: dict[str, int] = {k: 0 for k in COUNTERS}
     next_fortune = 0
-    speaker_queue: List[int] = []
+    speaker_queue: list[int] = []
     recordings = []
     base = datetime.datetime(2014, 1, 7, 9, 0)
     total_seconds = 0.0
     for s in range(cfg.num_sittings):
         begin = base + datetime.timedelta(days=int(7 * s + rng.integers(0, 3)), minutes=int(rng.integers(0, 300)))
-        pieces: List[np.ndarray] = [np.zeros(int(rng.uniform(0.3, 1.0) * SAMPLE_RATE), np.float32)]
+        pieces: list[np.ndarray] = [np.zeros(int(rng.uniform(0.3, 1.0) * SAMPLE_RATE), np.float32)]
         position = len(pieces[0])
-        tokens: List[VerticalToken] = []
-        said: List[Tuple[str, float, float]] = []
+        tokens: list[VerticalToken] = []
+        said: list[tuple[str, float, float]] = []
         doc = f"ps2013-{s + 1:03d}-01-000-000"
         u = 0
         planned = 0.0  # seconds estimated from the text: the plan must not depend on the audio (see below)
@@ -562,7 +563,7 @@ def _write_build_summary(out_dir: Path, summary: dict) -> dict:
     return summary
 
 
-def read_spoken_words(path: Path) -> List[Tuple[str, float, float]]:
+def read_spoken_words(path: Path) -> list[tuple[str, float, float]]:
     """``synth/<id>.words.tsv`` -> [(word, start, end)]; malformed lines name file and line."""
     out = []
     with open(path, encoding="utf-8") as f:

@@ -60,16 +60,16 @@ import unicodedata
 import warnings
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import soundfile as sf
 
+from punct.labels import PUNCT4
 from punct.synthesis.debian import download_deb, unpack_deb
 from punct.synthesis.tts import Espeak, Voice, resample, word_starts_for_spans
-from punct.labels import PUNCT4
 from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_write_text
 
@@ -97,21 +97,21 @@ class MiniCorpusConfig:
     min_seconds: float = 3.0  # segment duration range (as MuST-C)
     max_seconds: float = 20.0
     median_seconds: float = 5.0
-    gap_seconds: Tuple[float, float] = (0.25, 1.2)  # silence between segments
+    gap_seconds: tuple[float, float] = (0.25, 1.2)  # silence between segments
     question_draws_eval: int = 8  # best-of-N talk starts for dev/test, by question count
     question_draws_train: int = 2
     # Training talks share the English voices evenly (each reads n/6 talks, rounded): drawn at random,
     # the 16 mini training talks had no en-gb-scotland and two en-029 talks while dev had four such talks,
     # and the acoustic model's WER on those voices was 73-77 % against 42-54 % on the others (issue 12).
     balanced_train_voices: bool = True
-    splits: Dict[str, SplitSize] = field(default_factory=dict)
+    splits: dict[str, SplitSize] = field(default_factory=dict)
     # Talk ids of split i are talk_id_base * (i + 1) + 1, ...; a corpus built beside the main one (the
     # acoustic model's extra training talks) takes another base, so that talks and speakers stay unique.
     talk_id_base: int = 1000
     extra_text_words: int = 0  # words of training text without audio (text/train_extra.txt); 0: none
 
 
-SIZES: Dict[str, Dict[str, SplitSize]] = {
+SIZES: dict[str, dict[str, SplitSize]] = {
     # a few minutes of audio: tests and CI
     "tiny": {"train": SplitSize(4, 45.0), "dev": SplitSize(2, 30.0), "tst-COMMON": SplitSize(2, 30.0)},
     # about an hour and a half: the recipe default.  Dev and test have 8 talks each (about 20 min, 4,000+
@@ -124,9 +124,9 @@ SIZES: Dict[str, Dict[str, SplitSize]] = {
     "mini_am": {"train": SplitSize(32, 180.0)},
 }
 # sizes built beside a main corpus: their own talk ids and random stream
-TALK_ID_BASES: Dict[str, int] = {"mini_am": 100000}
+TALK_ID_BASES: dict[str, int] = {"mini_am": 100000}
 # extra training text for the text branch (no audio), in words
-EXTRA_TEXT_WORDS: Dict[str, int] = {"tiny": 1500, "mini": 50000}
+EXTRA_TEXT_WORDS: dict[str, int] = {"tiny": 1500, "mini": 50000}
 EXTRA_TEXT_FILE = "text/train_extra.txt"
 EXTRA_TEXT_BLOCK_SENTENCES = 20
 
@@ -149,7 +149,8 @@ def split_rng(cfg: MiniCorpusConfig, split_index: int) -> np.random.Generator:
 
 
 def fetch_janeaustenr(cache_dir: Path) -> Path:
-    """The unpacked package's ``data`` folder, downloading the .deb into ``cache_dir`` if needed (R is not installed)."""
+    """The unpacked package's ``data`` folder, downloading the .deb into ``cache_dir`` if needed (R is not
+    installed)."""
     cache_dir = Path(cache_dir)
     data_dir = cache_dir / "janeaustenr" / _RDATA_DIR
     if (data_dir / "Rdata.rdx").exists():
@@ -161,7 +162,7 @@ def fetch_janeaustenr(cache_dir: Path) -> Path:
     return data_dir
 
 
-def read_janeaustenr(data_dir: Path) -> Dict[str, List[str]]:
+def read_janeaustenr(data_dir: Path) -> dict[str, list[str]]:
     """Novel name -> its text lines, from R's lazy-load database (``Rdata.rdx`` index, ``Rdata.rdb`` blobs)."""
     import rdata
 
@@ -173,7 +174,7 @@ def read_janeaustenr(data_dir: Path) -> Dict[str, List[str]]:
     data_dir = Path(data_dir)
     index = parse(gzip.decompress((data_dir / "Rdata.rdx").read_bytes()))
     blob = (data_dir / "Rdata.rdb").read_bytes()
-    books: Dict[str, List[str]] = {}
+    books: dict[str, list[str]] = {}
     for name, (offset, length) in index["variables"].items():
         chunk = blob[int(offset):int(offset) + int(length)]
         expected = struct.unpack(">I", chunk[:4])[0]
@@ -184,7 +185,7 @@ def read_janeaustenr(data_dir: Path) -> Dict[str, List[str]]:
     return books
 
 
-def load_austen(cache_dir: Path) -> Dict[str, List[str]]:
+def load_austen(cache_dir: Path) -> dict[str, list[str]]:
     """Jane Austen's novels as lines; parsed once, then read from ``<cache_dir>/janeaustenr_books.json``."""
     cache = Path(cache_dir) / "janeaustenr_books.json"
     if cache.exists():
@@ -194,10 +195,10 @@ def load_austen(cache_dir: Path) -> Dict[str, List[str]]:
     return books
 
 
-def paragraphs_from_lines(lines: Sequence[str]) -> List[str]:
+def paragraphs_from_lines(lines: Sequence[str]) -> list[str]:
     """Blank-line separated paragraphs, cleaned; headings (no lowercase letter) dropped."""
-    paragraphs: List[str] = []
-    current: List[str] = []
+    paragraphs: list[str] = []
+    current: list[str] = []
     for line in list(lines) + [""]:
         line = line.strip()
         if line:
@@ -219,9 +220,9 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def split_sentences(paragraph: str) -> List[str]:
+def split_sentences(paragraph: str) -> list[str]:
     """Sentences of a paragraph: after . ? ! (and closing quotes), a space and a capital; not after Mr. etc."""
-    sentences: List[str] = []
+    sentences: list[str] = []
     start = 0
     i = 0
     n = len(paragraph)
@@ -247,13 +248,13 @@ def split_sentences(paragraph: str) -> List[str]:
     return [s for s in sentences if s]
 
 
-def split_long(sentence: str, max_words: int) -> List[str]:
+def split_long(sentence: str, max_words: int) -> list[str]:
     """Pieces of at most ``max_words`` words, cut after , ; : where possible, else between words."""
     words = sentence.split()
     if len(words) <= max_words:
         return [sentence]
-    pieces: List[str] = []
-    current: List[str] = []
+    pieces: list[str] = []
+    current: list[str] = []
     for w in words:
         current.append(w)
         clause_end = w.rstrip("\"')").endswith((",", ";", ":"))
@@ -268,7 +269,7 @@ def split_long(sentence: str, max_words: int) -> List[str]:
     return pieces
 
 
-def split_sources(books: Dict[str, List[str]]) -> Dict[str, List[str]]:
+def split_sources(books: dict[str, list[str]]) -> dict[str, list[str]]:
     """Sentences per split; no sentence in two splits (see the module docstring)."""
     paragraphs = {name: paragraphs_from_lines(lines) for name, lines in sorted(books.items())}
     if "prideprejudice" in paragraphs and len(paragraphs) > 1:
@@ -284,7 +285,7 @@ def split_sources(books: Dict[str, List[str]]) -> Dict[str, List[str]]:
 
 
 def extra_text_paragraphs(sentences: Sequence[str], num_words: int,
-                          block_sentences: int = EXTRA_TEXT_BLOCK_SENTENCES) -> List[str]:
+                          block_sentences: int = EXTRA_TEXT_BLOCK_SENTENCES) -> list[str]:
     """About ``num_words`` words of ``sentences`` (at least that many, unless the text is shorter) as
     paragraphs of ``block_sentences`` consecutive sentences, the blocks spread evenly over the text."""
     if num_words <= 0 or not sentences:
@@ -293,7 +294,7 @@ def extra_text_paragraphs(sentences: Sequence[str], num_words: int,
     blocks = [sentences[i * block_sentences:(i + 1) * block_sentences] for i in range(num_blocks)]
     words_per_block = sum(len(s.split()) for s in sentences[:num_blocks * block_sentences]) / num_blocks
     wanted = min(num_blocks, math.ceil(num_words / max(words_per_block, 1.0)))
-    paragraphs: List[str] = []
+    paragraphs: list[str] = []
     taken = 0
     for b in np.unique(np.linspace(0, num_blocks - 1, wanted).round().astype(int)):
         paragraphs.append(" ".join(blocks[b]))
@@ -303,7 +304,7 @@ def extra_text_paragraphs(sentences: Sequence[str], num_words: int,
     return paragraphs
 
 
-def _write_extra_text(tmp: Path, cfg: MiniCorpusConfig, train_sentences: Sequence[str]) -> Dict[str, int]:
+def _write_extra_text(tmp: Path, cfg: MiniCorpusConfig, train_sentences: Sequence[str]) -> dict[str, int]:
     """``text/train_extra.txt`` (paragraphs separated by blank lines); returns its paragraph and word counts."""
     paragraphs = extra_text_paragraphs(train_sentences, cfg.extra_text_words)
     if not paragraphs:
@@ -325,19 +326,19 @@ class TalkSegment:
     text: str
     offset: float = 0.0
     duration: float = 0.0
-    words: List[str] = field(default_factory=list)
-    starts: Optional[List[float]] = None  # synthesizer word starts, seconds from the segment start
+    words: list[str] = field(default_factory=list)
+    starts: list[float] | None = None  # synthesizer word starts, seconds from the segment start
 
 
 @dataclass
 class Talk:
     talk_id: int
     voice: Voice
-    segments: List[TalkSegment]
+    segments: list[TalkSegment]
     noise_dbfs: float
 
 
-def draw_voice(rng: np.random.Generator, name: Optional[str] = None) -> Voice:
+def draw_voice(rng: np.random.Generator, name: str | None = None) -> Voice:
     """A random voice; ``name`` replaces the drawn English voice (the draw is made either way)."""
     drawn = str(rng.choice(ENGLISH_VOICES))
     return Voice(
@@ -349,14 +350,14 @@ def draw_voice(rng: np.random.Generator, name: Optional[str] = None) -> Voice:
     )
 
 
-def balanced_voice_names(num_talks: int, rng: np.random.Generator) -> List[str]:
+def balanced_voice_names(num_talks: int, rng: np.random.Generator) -> list[str]:
     """English voice names for ``num_talks`` talks in random order, each voice floor or ceil of n/6 times."""
     voices = list(rng.permutation(ENGLISH_VOICES))
     names = [str(voices[i % len(voices)]) for i in range(num_talks)]
     return [names[i] for i in rng.permutation(num_talks)]
 
 
-def _segment_targets(rng: np.random.Generator, cfg: MiniCorpusConfig, words_per_second: float, n: int) -> List[int]:
+def _segment_targets(rng: np.random.Generator, cfg: MiniCorpusConfig, words_per_second: float, n: int) -> list[int]:
     seconds = np.exp(rng.normal(math.log(cfg.median_seconds), 0.5, size=n))
     seconds = np.clip(seconds, cfg.min_seconds, cfg.max_seconds)
     return [max(3, int(round(s * words_per_second))) for s in seconds]
@@ -365,17 +366,17 @@ def _segment_targets(rng: np.random.Generator, cfg: MiniCorpusConfig, words_per_
 def pack_segments(
     sentences: Sequence[str], start: int, rng: np.random.Generator, cfg: MiniCorpusConfig,
     words_per_second: float, total_seconds: float,
-) -> Tuple[List[str], int]:
+) -> tuple[list[str], int]:
     """Segment texts read from ``sentences[start:]`` until about ``total_seconds``; returns them and the end index."""
     max_words = int(cfg.max_seconds * words_per_second)
     min_words = int(math.ceil(cfg.min_seconds * words_per_second))
-    texts: List[str] = []
+    texts: list[str] = []
     spoken = 0.0
     i = start
-    pending: List[str] = []  # pieces of the current sentence not yet used
+    pending: list[str] = []  # pieces of the current sentence not yet used
     while spoken < total_seconds and (pending or i < len(sentences)):
         target = _segment_targets(rng, cfg, words_per_second, 1)[0]
-        current: List[str] = []
+        current: list[str] = []
         count = 0
         while pending or i < len(sentences):
             if not pending:
@@ -401,12 +402,12 @@ def pack_segments(
 def plan_talks(
     sentences: Sequence[str], split: str, first_id: int, size: SplitSize, cfg: MiniCorpusConfig,
     rng: np.random.Generator,
-) -> List[Talk]:
+) -> list[Talk]:
     """Talks of one split: voice, contiguous text, best-of-N start by question count."""
     draws = cfg.question_draws_train if split == "train" else cfg.question_draws_eval
-    used: List[Tuple[int, int]] = []
-    talks: List[Talk] = []
-    names: Sequence[Optional[str]] = [None] * size.talks
+    used: list[tuple[int, int]] = []
+    talks: list[Talk] = []
+    names: Sequence[str | None] = [None] * size.talks
     if split == "train" and cfg.balanced_train_voices:
         # from a child stream: the talks' text, rate and pitch stay those of the random draw
         names = balanced_voice_names(size.talks, rng.spawn(1)[0])
@@ -440,13 +441,13 @@ def plan_talks(
 
 
 def synthesize_talk(talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig,
-                    norm: NormalizeConfig) -> Tuple[np.ndarray, int]:
+                    norm: NormalizeConfig) -> tuple[np.ndarray, int]:
     """The talk's 16 kHz waveform; fills each segment's offset, duration, words and starts.
 
     Returns the waveform and the number of segments whose word events could not be mapped.
     """
     engine = Espeak.get()
-    pieces: List[np.ndarray] = []
+    pieces: list[np.ndarray] = []
     position = int(rng.uniform(0.3, 1.0) * SAMPLE_RATE)
     pieces.append(np.zeros(position, np.float32))
     unmapped = 0
@@ -460,8 +461,13 @@ def synthesize_talk(talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig,
         seg.words = norm_result.words
         spans = norm_result.spans
         seg.starts = word_starts_for_spans(
-            synth.words, spans, synth.phonemes,
-            lambda i, text=seg.text, voice=jitter: engine.phoneme_count(text[spans[i][0]:spans[i][1]], voice))
+            synth.words,
+            spans,
+            synth.phonemes,
+            lambda i, text=seg.text, voice=jitter, spans=spans: engine.phoneme_count(
+                text[spans[i][0] : spans[i][1]], voice
+            ),
+        )
         if seg.starts is None:
             unmapped += 1
         seg.offset = position / SAMPLE_RATE
@@ -486,7 +492,7 @@ def label_counts(texts: Sequence[str], norm: NormalizeConfig = NormalizeConfig()
     return counts
 
 
-def format_label_table(rows: Dict[str, Counter], extra: Optional[Dict[str, Dict[str, str]]] = None) -> str:
+def format_label_table(rows: dict[str, Counter], extra: dict[str, dict[str, str]] | None = None) -> str:
     """One line per split: counts and shares of NP , . ?"""
     extra = extra or {}
     extra_cols = sorted({k for v in extra.values() for k in v})
@@ -509,7 +515,7 @@ def _yaml_line(seg: TalkSegment, talk_id: int) -> str:
             f"wav: ted_{talk_id}.wav}}")
 
 
-def _synthesize_job(job) -> Tuple[Talk, int]:
+def _synthesize_job(job) -> tuple[Talk, int]:
     talk, seed, cfg, norm, wav_path = job
     wav, unmapped = synthesize_talk(talk, np.random.default_rng(list(seed)), cfg, norm)
     sf.write(wav_path, wav, SAMPLE_RATE, subtype="PCM_16")
@@ -518,9 +524,8 @@ def _synthesize_job(job) -> Tuple[Talk, int]:
 
 def _new_build_dir(out_dir: Path, overwrite: bool) -> Path:
     """A temporary folder beside ``out_dir`` (renamed to it when the build is complete)."""
-    if out_dir.exists() and any(out_dir.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{out_dir} exists; rebuilding it needs --overwrite")
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise FileExistsError(f"{out_dir} exists; rebuilding it needs --overwrite")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     umask = os.umask(0)
@@ -542,10 +547,10 @@ def _replace_dir(tmp: Path, out_dir: Path) -> None:
         os.replace(tmp, out_dir)
 
 
-def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, sources: Dict[str, List[str]], norm: NormalizeConfig):
+def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, sources: dict[str, list[str]], norm: NormalizeConfig):
     """The talks of every split (from its sentences, ``split_sources``) and one synthesis job per talk (the split
     folders are created)."""
-    plans: Dict[str, List[Talk]] = {}
+    plans: dict[str, list[Talk]] = {}
     jobs = []
     for s_index, split in enumerate(SPLITS):
         if split not in cfg.splits:
@@ -562,7 +567,7 @@ def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, sources: Dict[str, List[str]]
     return plans, jobs
 
 
-def _write_split_text(txt_dir: Path, split: str, results: List, norm: NormalizeConfig) -> Dict[str, object]:
+def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeConfig) -> dict[str, object]:
     """MuST-C text files of one split from its synthesized talks; returns the split's summary."""
     yaml_lines, en_lines, time_lines = [], [], []
     unmapped = 0
@@ -594,8 +599,8 @@ def _write_split_text(txt_dir: Path, split: str, results: List, norm: NormalizeC
     }
 
 
-def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summary: Dict[str, Dict[str, object]],
-                   extra_text: Dict[str, int]) -> None:
+def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summary: dict[str, dict[str, object]],
+                   extra_text: dict[str, int]) -> None:
     table = format_label_table(
         {s: Counter(v["labels"]) for s, v in summary.items()},
         {s: {"segments": str(v["segments"]), "minutes": f"{v['hours'] * 60:.1f}",
@@ -609,16 +614,16 @@ def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summ
 
 
 def build_mini_corpus(
-    out_dir: Path, cfg: MiniCorpusConfig, books: Dict[str, List[str]], overwrite: bool = False,
+    out_dir: Path, cfg: MiniCorpusConfig, books: dict[str, list[str]], overwrite: bool = False,
     norm: NormalizeConfig = NormalizeConfig(), num_jobs: int = 1,
-) -> Dict[str, Dict[str, object]]:
+) -> dict[str, dict[str, object]]:
     """Builds the corpus into ``out_dir`` (atomically: a temporary folder renamed at the end).
 
     Returns per split: segments, hours, label counts, word-time omissions.
     """
     out_dir = Path(out_dir)
     tmp = _new_build_dir(out_dir, overwrite)
-    summary: Dict[str, Dict[str, object]] = {}
+    summary: dict[str, dict[str, object]] = {}
     try:
         sources = split_sources(books)
         plans, jobs = _plan_splits(tmp, cfg, sources, norm)

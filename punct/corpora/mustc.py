@@ -35,9 +35,9 @@ import json
 import logging
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import soundfile as sf
@@ -52,7 +52,7 @@ from punct.utils.atomic import atomic_path
 logger = logging.getLogger(__name__)
 
 # Our split name -> MuST-C folder name.
-MUSTC_SPLITS: Dict[str, str] = {"train": "train", "dev": "dev", "test": "tst-COMMON"}
+MUSTC_SPLITS: dict[str, str] = {"train": "train", "dev": "dev", "test": "tst-COMMON"}
 SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words", "unspeakable_token")
 
 _FLOW_LINE = re.compile(r"^\s*-\s*\{(?P<body>.*)\}\s*$")
@@ -84,14 +84,14 @@ class SplitStats:
 # Reading the text files
 
 
-def parse_yaml_line(line: str, path: Path, lineno: int) -> Dict[str, str]:
+def parse_yaml_line(line: str, path: Path, lineno: int) -> dict[str, str]:
     """``- {duration: 2.71, offset: 12.34, speaker_id: spk.9, wav: ted_9.wav}`` -> dict of strings."""
     m = _FLOW_LINE.match(line)
     if not m:
         raise ValueError(f"{path}:{lineno}: malformed segment line (expected '- {{duration: .., offset: .., "
                          f"speaker_id: .., wav: ..}}'): {line.strip()[:120]!r}")
     body = m.group("body").strip()
-    values: Dict[str, str] = {}
+    values: dict[str, str] = {}
     pos = 0
     while pos < len(body):
         pm = _PAIR.match(body, pos)
@@ -102,7 +102,7 @@ def parse_yaml_line(line: str, path: Path, lineno: int) -> Dict[str, str]:
     return values
 
 
-def read_yaml_segments(path: Path) -> List[Tuple[int, str, float, float, str]]:
+def read_yaml_segments(path: Path) -> list[tuple[int, str, float, float, str]]:
     """(line, wav, offset, duration, speaker) per segment line; blank lines are ignored."""
     entries = []
     for lineno, line in enumerate(_read_lines(path), start=1):
@@ -124,7 +124,7 @@ def read_yaml_segments(path: Path) -> List[Tuple[int, str, float, float, str]]:
     return entries
 
 
-def _read_lines(path: Path) -> List[str]:
+def _read_lines(path: Path) -> list[str]:
     """Lines of a UTF-8 file; a byte that is not UTF-8 is an error naming the line."""
     try:
         raw = Path(path).read_bytes()
@@ -145,7 +145,7 @@ def _read_lines(path: Path) -> List[str]:
     return out
 
 
-def read_split_entries(split_dir: Path, split: str, language: str = "en") -> List[SegmentEntry]:
+def read_split_entries(split_dir: Path, split: str, language: str = "en") -> list[SegmentEntry]:
     """The segments of one MuST-C split folder with their English text."""
     yaml_path = split_dir / "txt" / f"{split}.yaml"
     text_path = split_dir / "txt" / f"{split}.{language}"
@@ -178,9 +178,9 @@ class _WavInfo:
     """Recordings by wav path, opened once; ``None`` for a missing/unreadable wav (with the reason)."""
 
     def __init__(self) -> None:
-        self._cache: Dict[Path, Tuple[Optional[Recording], str]] = {}
+        self._cache: dict[Path, tuple[Recording | None, str]] = {}
 
-    def get(self, path: Path) -> Tuple[Optional[Recording], str]:
+    def get(self, path: Path) -> tuple[Recording | None, str]:
         if path not in self._cache:
             if not path.is_file():
                 self._cache[path] = (None, "missing_wav")
@@ -196,8 +196,8 @@ class _WavInfo:
 
 def make_supervision(
     seg_id: str, recording: Recording, start: float, duration: float, speaker: str, text: str,
-    norm: NormalizeConfig, extra: Optional[Dict[str, object]] = None,
-) -> Tuple[Optional[SupervisionSegment], str]:
+    norm: NormalizeConfig, extra: dict[str, object] | None = None,
+) -> tuple[SupervisionSegment | None, str]:
     """A supervision with words and labels, and ``""``; or None and the skip reason with its detail:
     ``no_words``, or ``unspeakable_token`` (a token that cannot be said as words: punct.text.numbers)."""
     result = normalize(text, norm)
@@ -205,7 +205,7 @@ def make_supervision(
         return None, f"unspeakable_token: {', '.join(result.unspeakable)}"
     if not result.words:
         return None, "no_words"
-    custom: Dict[str, object] = WordLabels(seg_id, tuple(result.words), tuple(result.labels)).to_custom()
+    custom: dict[str, object] = WordLabels(seg_id, tuple(result.words), tuple(result.labels)).to_custom()
     if extra:
         custom.update(extra)
     return SupervisionSegment(
@@ -222,7 +222,7 @@ def _count_skip(stats: SplitStats, why: str, where: str) -> None:
         logger.warning("%s skipped: %s", where, why.replace("_", " ", 1))
 
 
-def _fit_to_recording(start: float, duration: float, recording: Recording, tolerance: float) -> Optional[float]:
+def _fit_to_recording(start: float, duration: float, recording: Recording, tolerance: float) -> float | None:
     """The duration, clipped to the recording's end if it overshoots by at most ``tolerance``; else None."""
     end = start + duration
     if end <= recording.duration + 1e-6:
@@ -235,13 +235,13 @@ def _fit_to_recording(start: float, duration: float, recording: Recording, toler
 def prepare_split(
     corpus_dir: Path, mustc_split: str, norm: NormalizeConfig = NormalizeConfig(), language: str = "en",
     end_tolerance: float = 0.1,
-) -> Tuple[RecordingSet, SupervisionSet, SplitStats]:
+) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
     """Reads one MuST-C split folder."""
     split_dir = split_dir_of(Path(corpus_dir), mustc_split)
     yaml_path = split_dir / "txt" / f"{mustc_split}.yaml"
     entries = read_split_entries(split_dir, mustc_split, language)
-    by_talk: Dict[str, List[SegmentEntry]] = defaultdict(list)
-    seen: Dict[Tuple[str, float, float], int] = {}
+    by_talk: dict[str, list[SegmentEntry]] = defaultdict(list)
+    seen: dict[tuple[str, float, float], int] = {}
     for e in entries:
         key = (e.wav, round(e.offset, 4), round(e.duration, 4))
         if key in seen:
@@ -251,8 +251,8 @@ def prepare_split(
         by_talk[e.wav].append(e)
     wavs = _WavInfo()
     stats = SplitStats()
-    recordings: List[Recording] = []
-    supervisions: List[SupervisionSegment] = []
+    recordings: list[Recording] = []
+    supervisions: list[SupervisionSegment] = []
     for wav_name in sorted(by_talk):
         talk = sorted(by_talk[wav_name], key=lambda e: (e.offset, e.line))
         recording, reason = wavs.get(split_dir / "wav" / wav_name)
@@ -289,17 +289,17 @@ def prepare_split(
     return RecordingSet.from_recordings(recordings), SupervisionSet.from_segments(supervisions), stats
 
 
-Manifests = Dict[str, Dict[str, Union[RecordingSet, SupervisionSet]]]
+Manifests = dict[str, dict[str, RecordingSet | SupervisionSet]]
 
 
 def prepare_mustc(
-    corpus_dir: Pathlike, output_dir: Optional[Pathlike] = None, splits: Sequence[str] = ("train", "dev", "test"),
+    corpus_dir: Pathlike, output_dir: Pathlike | None = None, splits: Sequence[str] = ("train", "dev", "test"),
     norm: NormalizeConfig = NormalizeConfig(), language: str = "en", end_tolerance: float = 0.1,
-) -> Tuple[Manifests, Dict[str, SplitStats]]:
+) -> tuple[Manifests, dict[str, SplitStats]]:
     """Manifests per split (train/dev/test = train/dev/tst-COMMON); written to ``output_dir`` if given."""
     corpus_dir = Path(corpus_dir)
     manifests: Manifests = {}
-    stats: Dict[str, SplitStats] = {}
+    stats: dict[str, SplitStats] = {}
     for split in splits:
         if split not in MUSTC_SPLITS:
             raise ValueError(f"unknown split {split!r}; known: {sorted(MUSTC_SPLITS)}")
@@ -307,7 +307,7 @@ def prepare_mustc(
         manifests[split] = {"recordings": recs, "supervisions": sups}
         stats[split] = st
     check_disjoint(manifests)
-    for split, m in manifests.items():
+    for m in manifests.values():
         validate_recordings_and_supervisions(m["recordings"], m["supervisions"])
     if output_dir is not None:
         write_manifests(manifests, Path(output_dir))
@@ -316,7 +316,7 @@ def prepare_mustc(
 
 def check_disjoint(manifests: Manifests) -> None:
     """No recording (talk) and no supervision id in two splits."""
-    owner: Dict[str, str] = {}
+    owner: dict[str, str] = {}
     for split, m in manifests.items():
         for rec in m["recordings"]:
             if rec.id in owner and owner[rec.id] != split:
@@ -342,7 +342,7 @@ def write_manifests(manifests: Manifests, output_dir: Path, prefix: str = "mustc
 @dataclass
 class UnipuncItem:
     line: int
-    ids: List[str]  # MuST-C segment ids, e.g. ["ted_767_0", "ted_767_1"]
+    ids: list[str]  # MuST-C segment ids, e.g. ["ted_767_0", "ted_767_1"]
     wav_path: str  # as written: <MUSTC1_PATH>/dev/wav/ted_767.wav
     start_sample: int
     num_samples: int
@@ -350,10 +350,10 @@ class UnipuncItem:
     speaker: str
 
 
-def read_unipunc_items(path: Path) -> List[UnipuncItem]:
+def read_unipunc_items(path: Path) -> list[UnipuncItem]:
     """UniPunc's JSON Lines (``train-audio.json``, ``test-audio.json``)."""
-    items: List[UnipuncItem] = []
-    seen: Dict[str, int] = {}
+    items: list[UnipuncItem] = []
+    seen: dict[str, int] = {}
     for lineno, line in enumerate(_read_lines(path), start=1):
         if not line.strip():
             continue
@@ -398,12 +398,12 @@ def _resolve_unipunc_wav(corpus_dir: Path, wav_path: str) -> Path:
 
 def unipunc_manifests(
     items: Sequence[UnipuncItem], corpus_dir: Path, source: Path, norm: NormalizeConfig, end_tolerance: float = 0.1,
-) -> Tuple[RecordingSet, SupervisionSet, SplitStats]:
+) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
     """One supervision per UniPunc item, id = the item's first MuST-C segment id."""
     wavs = _WavInfo()
     stats = SplitStats()
-    recordings: Dict[str, Recording] = {}
-    supervisions: List[SupervisionSegment] = []
+    recordings: dict[str, Recording] = {}
+    supervisions: list[SupervisionSegment] = []
     for item in items:
         path = _resolve_unipunc_wav(corpus_dir, item.wav_path)
         recording, reason = wavs.get(path)
@@ -437,9 +437,9 @@ def unipunc_manifests(
 
 
 def prepare_unipunc(
-    corpus_dir: Pathlike, unipunc_dir: Pathlike, output_dir: Optional[Pathlike] = None, seed: int = 42,
+    corpus_dir: Pathlike, unipunc_dir: Pathlike, output_dir: Pathlike | None = None, seed: int = 42,
     dev_fraction: float = 0.1, norm: NormalizeConfig = NormalizeConfig(), end_tolerance: float = 0.1,
-) -> Tuple[Manifests, Dict[str, SplitStats]]:
+) -> tuple[Manifests, dict[str, SplitStats]]:
     """EfficientPunct's split of UniPunc: train/dev = train-audio.json 90/10 (seeded), test = test-audio.json.
 
     The chosen line indices (0-based item indices of train-audio.json) go to ``unipunc_split.json``.
@@ -460,7 +460,7 @@ def prepare_unipunc(
         "test": (test_items, test_path),
     }
     manifests: Manifests = {}
-    stats: Dict[str, SplitStats] = {}
+    stats: dict[str, SplitStats] = {}
     for split, (items, source) in parts.items():
         recs, sups, st = unipunc_manifests(items, corpus_dir, source, norm, end_tolerance)
         validate_recordings_and_supervisions(recs, sups)
@@ -481,7 +481,7 @@ def prepare_unipunc(
 # Summary
 
 
-def format_summary(stats: Dict[str, SplitStats]) -> str:
+def format_summary(stats: dict[str, SplitStats]) -> str:
     """Per split: segments, hours, words, label counts and shares, skips."""
     head = f"{'split':<6}{'segments':>9}{'hours':>8}{'words':>9}" + "".join(f"{c:>16}" for c in PUNCT4.classes)
     head += "  skipped"

@@ -25,21 +25,20 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Optional, Tuple
 
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 from lhotse.utils import Pathlike
 
+from punct.corpora.parczech_vertical import find_recordings, read_speakers, read_vertical, write_speakers
 from punct.labels import WordLabels
 from punct.text.token_labels import ExtractionStats
-from punct.corpora.parczech_vertical import find_recordings, read_speakers, read_vertical, write_speakers
 from punct.utils.atomic import atomic_path
 
 logger = logging.getLogger(__name__)
 
 
 def official_supervision(recording: Recording, vert_path: Path, stats: ExtractionStats,
-                         numbers: str = "spoken") -> Optional[SupervisionSegment]:
+                         numbers: str = "spoken") -> SupervisionSegment | None:
     vertical = read_vertical(vert_path)
     words = vertical.words(stats, numbers)
     if not words:
@@ -66,8 +65,8 @@ def official_supervision(recording: Recording, vert_path: Path, stats: Extractio
 
 
 def prepare_parczech(
-    corpus_dir: Pathlike, output_dir: Optional[Pathlike] = None, numbers: str = "spoken",
-) -> Tuple[RecordingSet, SupervisionSet, Dict[str, int]]:
+    corpus_dir: Pathlike, output_dir: Pathlike | None = None, numbers: str = "spoken",
+) -> tuple[RecordingSet, SupervisionSet, dict[str, int]]:
     """Reads a ParCzech-layout corpus; writes the manifests when ``output_dir`` is given.  ``numbers``:
     "spoken" (numbers said as words) or "keep" (as written), see ``punct.text.token_labels`` rule 5; the
     counts hold ``tokens_spoken_numbers`` and ``tokens_unspeakable`` (kept as written, logged)."""

@@ -31,9 +31,10 @@ from __future__ import annotations
 import csv
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional
+from typing import NamedTuple
 
 from lhotse.utils import Pathlike
 
@@ -55,18 +56,18 @@ class VerticalToken(NamedTuple):
 @dataclass
 class Vertical:
     path: Path
-    tokens: List[VerticalToken]
+    tokens: list[VerticalToken]
     skipped_lines: int = 0
 
     @property
     def recording_id(self) -> str:
         return vertical_stem(self.path)
 
-    def words(self, stats: Optional[ExtractionStats] = None, numbers: str = "spoken") -> List[OfficialWord]:
+    def words(self, stats: ExtractionStats | None = None, numbers: str = "spoken") -> list[OfficialWord]:
         """Labeled words: see ``punct.text.token_labels.extract_labels`` for the rules (the words of a
         spoken number share its token's id)."""
-        labeled: List[LabeledWord] = extract_labels((t.token for t in self.tokens), stats, numbers)
-        sentence_index: Dict[str, int] = {}
+        labeled: list[LabeledWord] = extract_labels((t.token for t in self.tokens), stats, numbers)
+        sentence_index: dict[str, int] = {}
         out = []
         for i, w in enumerate(labeled):
             tok = self.tokens[w.token_index]
@@ -75,7 +76,7 @@ class Vertical:
         return out
 
     @property
-    def speakers(self) -> List[str]:
+    def speakers(self) -> list[str]:
         return sorted({t.speaker for t in self.tokens})
 
 
@@ -102,7 +103,7 @@ def sentence_key(word_id: str, path: Pathlike, line: int) -> str:
 def read_vertical(path: Pathlike) -> Vertical:
     """Reads one vertical; see the module docstring for the format and the tolerance."""
     path = Path(path)
-    tokens: List[VerticalToken] = []
+    tokens: list[VerticalToken] = []
     skipped = 0
     with open(path, encoding="utf-8") as f:
         for n, raw in enumerate(f, start=1):
@@ -149,10 +150,10 @@ def write_vertical(path: Pathlike, tokens: Iterable[VerticalToken]) -> None:
 class SpeakerInfo:
     id: str
     gender: str
-    extra: Dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=dict)
 
 
-def read_speakers(path: Pathlike) -> Dict[str, SpeakerInfo]:
+def read_speakers(path: Pathlike) -> dict[str, SpeakerInfo]:
     """Speaker metadata TSV (header with ``id`` and ``gender``) -> {id: SpeakerInfo}."""
     path = Path(path)
     with open(path, encoding="utf-8", newline="") as f:
@@ -164,7 +165,7 @@ def read_speakers(path: Pathlike) -> Dict[str, SpeakerInfo]:
         missing = [c for c in ("id", "gender") if c not in header]
         if missing:
             raise ValueError(f"{path}:1: header {header} lacks column(s) {missing}")
-        speakers: Dict[str, SpeakerInfo] = {}
+        speakers: dict[str, SpeakerInfo] = {}
         for n, row in enumerate(reader, start=2):
             if not row or not any(c.strip() for c in row):
                 continue
@@ -185,7 +186,7 @@ def write_speakers(path: Pathlike, speakers: Iterable[SpeakerInfo]) -> None:
     atomic_write_text(path, "".join(rows))
 
 
-def find_recordings(root: Pathlike, audio_extensions=(".mp3", ".wav", ".flac")) -> Dict[str, Dict[str, Path]]:
+def find_recordings(root: Pathlike, audio_extensions=(".mp3", ".wav", ".flac")) -> dict[str, dict[str, Path]]:
     """Pairs audio files and verticals under ``root`` by name.
 
     ParCzech keeps audio at ``<term>ps/audio/YYYY/MM/DD/<16 digits>.mp3``; the vertical of
@@ -194,7 +195,7 @@ def find_recordings(root: Pathlike, audio_extensions=(".mp3", ".wav", ".flac")) 
     for the recordings that have both; the others are logged and counted.
     """
     root = Path(root)
-    audio: Dict[str, Path] = {}
+    audio: dict[str, Path] = {}
     for p in sorted(root.rglob("*")):
         if p.suffix.lower() in audio_extensions and p.is_file():
             if p.stem in audio:

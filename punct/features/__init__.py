@@ -1,7 +1,7 @@
 """Acoustic features: kaldi-native-fbank extractors for lhotse, per-speaker CMVN, stage-1 computation."""
 
 from dataclasses import dataclass, field
-from typing import Any, Dict
+from typing import Any
 
 from punct.features.extractor import KnfFbank, KnfFbankConfig, KnfMfcc, KnfMfccConfig, make_extractor  # noqa: F401
 from punct.features.vectorised import VectorisedExtractor, supports
@@ -13,7 +13,7 @@ class FeatureConfig:
 
     kind: str = "mfcc"  # mfcc or fbank
     norm_vars: bool = False  # per-speaker CMVN: also divide by the standard deviation
-    options: Dict[str, Any] = field(default_factory=dict)  # KnfMfccConfig / KnfFbankConfig fields
+    options: dict[str, Any] = field(default_factory=dict)  # KnfMfccConfig / KnfFbankConfig fields
 
     def extractor(self, vectorised: bool = False):
         """The lhotse extractor; ``vectorised``: NumPy over all frames at once when the options allow

@@ -11,9 +11,9 @@ is removed unless ``norm_vars`` is set.  A cut whose speaker has no stats is an 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, Tuple
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -38,7 +38,7 @@ class CmvnStats:
         self.sum += feats.sum(axis=0)
         self.sumsq += (feats ** 2).sum(axis=0)
 
-    def merge(self, other: "CmvnStats") -> None:
+    def merge(self, other: CmvnStats) -> None:
         if other.count == 0:
             return
         if self.sum.size == 0:
@@ -48,18 +48,18 @@ class CmvnStats:
         self.sum += other.sum
         self.sumsq += other.sumsq
 
-    def mean_std(self, floor: float = 1e-10) -> Tuple[np.ndarray, np.ndarray]:
+    def mean_std(self, floor: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
         if self.count == 0:
             raise ValueError("CMVN stats with no frames")
         mean = self.sum / self.count
         var = np.maximum(self.sumsq / self.count - mean ** 2, floor)
         return mean, np.sqrt(var)
 
-    def to_dict(self) -> Dict:
+    def to_dict(self) -> dict:
         return {"count": int(self.count), "sum": self.sum.tolist(), "sumsq": self.sumsq.tolist()}
 
     @staticmethod
-    def from_dict(data: Dict) -> "CmvnStats":
+    def from_dict(data: dict) -> CmvnStats:
         return CmvnStats(int(data["count"]), np.asarray(data["sum"], dtype=np.float64),
                          np.asarray(data["sumsq"], dtype=np.float64))
 
@@ -67,15 +67,15 @@ class CmvnStats:
 class SpeakerCmvn:
     """Per-speaker CMVN stats and their application."""
 
-    def __init__(self, stats: Dict[str, CmvnStats], norm_vars: bool = False) -> None:
+    def __init__(self, stats: dict[str, CmvnStats], norm_vars: bool = False) -> None:
         self.stats = stats
         self.norm_vars = norm_vars
-        self._cache: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     @staticmethod
-    def accumulate(pairs: Iterable[Tuple[str, np.ndarray]], norm_vars: bool = False) -> "SpeakerCmvn":
+    def accumulate(pairs: Iterable[tuple[str, np.ndarray]], norm_vars: bool = False) -> SpeakerCmvn:
         """From (speaker, feature matrix) pairs."""
-        stats: Dict[str, CmvnStats] = {}
+        stats: dict[str, CmvnStats] = {}
         for speaker, feats in pairs:
             stats.setdefault(speaker, CmvnStats()).accumulate(feats)
         return SpeakerCmvn(stats, norm_vars)
@@ -97,7 +97,7 @@ class SpeakerCmvn:
         atomic_write_text(path, json.dumps(data))
 
     @staticmethod
-    def load(path: Pathlike) -> "SpeakerCmvn":
+    def load(path: Pathlike) -> SpeakerCmvn:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
             stats = {k: CmvnStats.from_dict(v) for k, v in data["speakers"].items()}

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest
@@ -42,12 +41,11 @@ from punct.features.cmvn import SpeakerCmvn
 from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
 
-
 # lilcom's accuracy in the stage-1 archives: values are stored as multiples of 2 ** LILCOM_TICK_POWER.
 LILCOM_TICK_POWER = -5
 
 
-def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str) -> Tuple[Path, Path]:
+def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str) -> tuple[Path, Path]:
     manifest_dir = Path(manifest_dir)
     return (manifest_dir / f"{prefix}_recordings_{split}.jsonl.gz",
             manifest_dir / f"{prefix}_supervisions_{split}.jsonl.gz")
@@ -83,7 +81,7 @@ def load_split_cuts(manifest_dir: Pathlike, split: str, prefix: str) -> CutSet:
     return supervision_cuts(load_manifest(rec_path), load_manifest(sup_path))
 
 
-def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest: Pathlike) -> Dict[str, int]:
+def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest: Pathlike) -> dict[str, int]:
     """Features of ``cuts`` into one lilcom archive; writes the cuts with features attached.
 
     A cut whose audio cannot be read or is shorter than one window is skipped, logged and counted.
@@ -95,7 +93,7 @@ def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest
         raise ValueError(f"{storage_path}: lilcom chunky archives must end in .lca")
     tmp_storage = storage_path.with_name(storage_path.stem + ".tmp.lca")
     tmp_storage.unlink(missing_ok=True)
-    with_feats: List = []
+    with_feats: list = []
     skipped = 0
     with LilcomChunkyWriter(tmp_storage, tick_power=LILCOM_TICK_POWER) as writer:
         for cut in tqdm(cuts, desc=f"features {storage_path.name}", mininterval=5):
@@ -150,8 +148,8 @@ def stored_features(feats: np.ndarray, num_samples: int, frame_shift: float, sam
     :func:`load_cut_features` reads back: lilcom-quantised as :func:`compute_job` writes it (the stored
     padding rows included, since lilcom compresses in chunks of frames).  The acoustic model was trained
     on these values, so ``punctuate`` computes the same."""
-    from lhotse.features.compression import lilcom_compress_chunked
     import lilcom
+    from lhotse.features.compression import lilcom_compress_chunked
 
     stored = pad_to_lhotse_frames(feats, num_samples, frame_shift, sampling_rate)
     chunks = lilcom_compress_chunked(stored, tick_power=LILCOM_TICK_POWER, chunk_size=LilcomChunkyWriter.CHUNK_SIZE)
@@ -172,7 +170,7 @@ def feature_frames(cut) -> int:
     return min(f.num_frames, snip)
 
 
-def load_cut_features(cut, cmvn: Optional[SpeakerCmvn] = None) -> np.ndarray:
+def load_cut_features(cut, cmvn: SpeakerCmvn | None = None) -> np.ndarray:
     """The cut's (S, D) float32 feature matrix (S = :func:`feature_frames`), with the speaker's CMVN
     applied when given."""
     if cut.features is None:
@@ -184,7 +182,7 @@ def load_cut_features(cut, cmvn: Optional[SpeakerCmvn] = None) -> np.ndarray:
     return np.asarray(feats, dtype=np.float32)
 
 
-def merge_jobs(parts: List[Path], split_cuts: CutSet, output: Pathlike) -> CutSet:
+def merge_jobs(parts: list[Path], split_cuts: CutSet, output: Pathlike) -> CutSet:
     """Concatenates per-job cut manifests in ``split_cuts`` order; writes ``output`` atomically."""
     for part in parts:
         if not is_done(part):

@@ -14,7 +14,7 @@ as Kaldi reads them (this shifts c0 only).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Dict
+from typing import Any
 
 import kaldi_native_fbank as knf
 import numpy as np
@@ -26,11 +26,11 @@ INT16_SCALE = 32768.0
 class _DictConfig:
     """The ``to_dict``/``from_dict`` pair lhotse calls on an extractor's config to store and rebuild it."""
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> Any:
+    def from_dict(cls, data: dict[str, Any]) -> Any:
         return cls(**data)
 
 
@@ -138,7 +138,7 @@ class KnfMfcc(_KnfExtractor):
     name = "kaldi-native-mfcc"
     config_type = KnfMfccConfig
 
-    def _online_computer(self) -> "knf.OnlineMfcc":
+    def _online_computer(self) -> knf.OnlineMfcc:
         opts = knf.MfccOptions()
         _frame_options(self.config, opts)
         opts.num_ceps = self.config.num_ceps
@@ -156,7 +156,7 @@ class KnfFbank(_KnfExtractor):
     name = "kaldi-native-fbank"
     config_type = KnfFbankConfig
 
-    def _online_computer(self) -> "knf.OnlineFbank":
+    def _online_computer(self) -> knf.OnlineFbank:
         opts = knf.FbankOptions()
         _frame_options(self.config, opts)
         return knf.OnlineFbank(opts)

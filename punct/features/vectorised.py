@@ -17,7 +17,6 @@ at float32 epsilon; for MFCC an orthonormal DCT-II and the sine lifter.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Tuple, Union
 
 import numpy as np
 import torch
@@ -28,7 +27,7 @@ WINDOWS = ("povey", "hanning", "hamming", "rectangular")
 LOG_FLOOR = float(np.finfo(np.float32).eps)
 
 
-def supports(config: Union[KnfMfccConfig, KnfFbankConfig]) -> bool:
+def supports(config: KnfMfccConfig | KnfFbankConfig) -> bool:
     """True when the vectorised computation reproduces kaldi-native-fbank for ``config``."""
     return (config.snip_edges and config.dither == 0.0 and not config.use_energy
             and config.window_type in WINDOWS)
@@ -79,14 +78,14 @@ def dct_with_lifter(num_ceps: int, num_bins: int, lifter: float) -> np.ndarray:
     return dct.T
 
 
-def frame_sizes(config) -> Tuple[int, int, int]:
+def frame_sizes(config) -> tuple[int, int, int]:
     """Window length, shift and FFT size in samples."""
     length = int(config.sampling_rate * config.frame_length_ms / 1000)
     shift = int(config.sampling_rate * config.frame_shift_ms / 1000)
     return length, shift, 1 << max(length - 1, 1).bit_length()
 
 
-def log_mel(samples: np.ndarray, config: Union[KnfMfccConfig, KnfFbankConfig]) -> torch.Tensor:
+def log_mel(samples: np.ndarray, config: KnfMfccConfig | KnfFbankConfig) -> torch.Tensor:
     """(frames, num_mel_bins) float32 log mel energies of mono ``samples`` in [-1, 1]."""
     if not supports(config):
         raise ValueError(f"the vectorised features do not cover {config}; use kaldi-native-fbank")
@@ -121,7 +120,7 @@ def _tensor(matrix: np.ndarray) -> torch.Tensor:
 class VectorisedExtractor:
     """``extract(samples, sampling_rate)`` like the lhotse extractors of :mod:`punct.features.extractor`."""
 
-    def __init__(self, config: Union[KnfMfccConfig, KnfFbankConfig]) -> None:
+    def __init__(self, config: KnfMfccConfig | KnfFbankConfig) -> None:
         if not supports(config):
             raise ValueError(f"the vectorised features do not cover {config}; use kaldi-native-fbank")
         self.config = config

@@ -9,14 +9,13 @@ written last, so a folder without it is an interrupted export.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.models.punct_tdnn.tdnn import pad_utterance
 from punct.inference.inputs import Request, UtteranceError
 from punct.inference.onnx_runtime import (
     DEFAULT_PERCENTILE,
@@ -30,6 +29,7 @@ from punct.inference.onnx_runtime import (
 )
 from punct.inference.pipeline import Punctuator
 from punct.io.sources import file_sha256
+from punct.models.punct_tdnn.tdnn import pad_utterance
 
 AM_CHUNK_FRAMES = 400  # calibration pieces (4 s of features)
 TDNN_CHUNK_FRAMES = 700  # calibration pieces of the padded TDNN input (300 padding frames + 4 s)
@@ -37,7 +37,7 @@ TDNN_CHUNK_FRAMES = 700  # calibration pieces of the padded TDNN input (300 padd
 
 @torch.inference_mode()
 def calibration_feeds(punctuator: Punctuator, requests: Sequence[Request]
-                      ) -> Tuple[List[Dict[str, np.ndarray]], List[Dict[str, np.ndarray]]]:
+                      ) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
     """(AM feeds, TDNN feeds) of the requests that go through the float pipeline, in pieces of one shape
     each; failures are logged and counted."""
     feats = punctuator.features(requests)
@@ -63,7 +63,7 @@ def calibration_feeds(punctuator: Punctuator, requests: Sequence[Request]
     return am_chunks(am_feeds), tdnn_chunks(tdnn_inputs)
 
 
-def am_chunks(feats: Sequence[np.ndarray], frames: int = AM_CHUNK_FRAMES) -> List[Dict[str, np.ndarray]]:
+def am_chunks(feats: Sequence[np.ndarray], frames: int = AM_CHUNK_FRAMES) -> list[dict[str, np.ndarray]]:
     """AM calibration feeds of one shape: (1, n, F) pieces, n = ``frames`` or the shortest utterance.
 
     The percentile calibrator stacks its observations, so every feed must have the same shape."""
@@ -71,8 +71,8 @@ def am_chunks(feats: Sequence[np.ndarray], frames: int = AM_CHUNK_FRAMES) -> Lis
     return [{"feats": np.ascontiguousarray(f[:, b:b + n])} for f in feats for b in range(0, f.shape[1] - n + 1, n)]
 
 
-def tdnn_chunks(inputs: Sequence[Tuple[np.ndarray, np.ndarray, np.ndarray]], frames: int = TDNN_CHUNK_FRAMES
-                ) -> List[Dict[str, np.ndarray]]:
+def tdnn_chunks(inputs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], frames: int = TDNN_CHUNK_FRAMES
+                ) -> list[dict[str, np.ndarray]]:
     """TDNN calibration feeds of one shape: (padded acoustic, word vectors, word index) cut into half-overlapping
     pieces of ``frames`` (or the shortest input), each utterance's word table zero-padded to the longest."""
     words = max(v.shape[0] for _, v, _ in inputs)
@@ -88,9 +88,18 @@ def tdnn_chunks(inputs: Sequence[Tuple[np.ndarray, np.ndarray, np.ndarray]], fra
     return feeds
 
 
-def export_recipe(punctuator: Punctuator, out_dir: Pathlike, *, am_checkpoint: Pathlike, tdnn_checkpoint: Pathlike,
-                  precisions: Sequence[str] = PRECISIONS, calibration: Sequence[Request] = (),
-                  per_channel: bool = True, reduce_range: bool = False, percentile: float = DEFAULT_PERCENTILE) -> ExportInfo:
+def export_recipe(
+    punctuator: Punctuator,
+    out_dir: Pathlike,
+    *,
+    am_checkpoint: Pathlike,
+    tdnn_checkpoint: Pathlike,
+    precisions: Sequence[str] = PRECISIONS,
+    calibration: Sequence[Request] = (),
+    per_channel: bool = True,
+    reduce_range: bool = False,
+    percentile: float = DEFAULT_PERCENTILE,
+) -> ExportInfo:
     """Writes ``<out_dir>/{am,tdnn}[.int8].onnx`` and export.json; int8 needs ``calibration`` requests.
 
     ``punctuator`` must hold the float PyTorch models (not quantised, no ONNX backend)."""

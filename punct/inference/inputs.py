@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import io
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -41,14 +41,14 @@ class Request:
 
     id: str
     audio: Callable[[], tuple]
-    transcript: Optional[str]
+    transcript: str | None
     speaker: str
     source: str  # where the audio comes from (for messages)
 
 
-def read_table(path: Pathlike, allow_empty_value: bool = False) -> Dict[str, str]:
+def read_table(path: Pathlike, allow_empty_value: bool = False) -> dict[str, str]:
     """``<key> <value...>`` lines -> dict; a malformed or duplicate line is an error naming file:line."""
-    table: Dict[str, str] = {}
+    table: dict[str, str] = {}
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
@@ -120,9 +120,9 @@ def _segment_loader(recording: Callable[[], tuple], start: float, end: float, so
     return load
 
 
-def read_segments(path: Pathlike, wavs: Dict[str, str]) -> Dict[str, tuple]:
+def read_segments(path: Pathlike, wavs: dict[str, str]) -> dict[str, tuple]:
     """Kaldi ``segments`` (``<utt> <recording> <start> <end>``, end -1 = to the end) -> {utt: (rec, start, end)}."""
-    out: Dict[str, tuple] = {}
+    out: dict[str, tuple] = {}
     for line_number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -130,7 +130,9 @@ def read_segments(path: Pathlike, wavs: Dict[str, str]) -> Dict[str, tuple]:
         try:
             utt, rec, start, end = fields[0], fields[1], float(fields[2]), float(fields[3])
         except (IndexError, ValueError):
-            raise ValueError(f"{path}:{line_number}: expected '<utt> <recording> <start> <end>', got {line!r}") from None
+            raise ValueError(
+                f"{path}:{line_number}: expected '<utt> <recording> <start> <end>', got {line!r}"
+            ) from None
         if rec not in wavs:
             raise ValueError(f"{path}:{line_number}: recording {rec!r} is not in wav.scp")
         if utt in out:
@@ -139,8 +141,8 @@ def read_segments(path: Pathlike, wavs: Dict[str, str]) -> Dict[str, tuple]:
     return out
 
 
-def from_kaldi(wav_scp: Pathlike, text: Optional[Pathlike], utt2spk: Optional[Pathlike] = None,
-               segments: Optional[Pathlike] = None) -> List[Request]:
+def from_kaldi(wav_scp: Pathlike, text: Pathlike | None, utt2spk: Pathlike | None = None,
+               segments: Pathlike | None = None) -> list[Request]:
     """Requests in wav.scp order (or ``segments`` order).  An utterance missing from ``text`` gets transcript
     ``""`` (it fails as an empty transcript); with ``text`` None every transcript comes from the AM."""
     wavs = read_table(wav_scp)
@@ -168,7 +170,7 @@ def from_kaldi(wav_scp: Pathlike, text: Optional[Pathlike], utt2spk: Optional[Pa
     ]
 
 
-def from_cuts(manifest: Pathlike, use_transcripts: bool = True) -> List[Request]:
+def from_cuts(manifest: Pathlike, use_transcripts: bool = True) -> list[Request]:
     """Requests from a lhotse cut manifest (first supervision: text and speaker)."""
     from lhotse import load_manifest
 
@@ -188,6 +190,6 @@ def from_cuts(manifest: Pathlike, use_transcripts: bool = True) -> List[Request]
     return requests
 
 
-def from_pair(wav: Pathlike, transcript: Optional[str], utt_id: Optional[str] = None) -> Request:
+def from_pair(wav: Pathlike, transcript: str | None, utt_id: str | None = None) -> Request:
     utt_id = utt_id or Path(wav).stem
     return Request(utt_id, wav_loader(str(wav)), transcript, utt_id, str(wav))

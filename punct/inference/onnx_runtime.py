@@ -25,9 +25,9 @@ import io
 import json
 import logging
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -56,7 +56,7 @@ class ExportInfo:
     am_dim: int
     text_dim: int
     num_tokens: int
-    precisions: Tuple[str, ...]
+    precisions: tuple[str, ...]
     am_sha256: str  # the checkpoint files the graphs were made from
     tdnn_sha256: str
     calibration_utterances: int = 0  # for int8
@@ -81,13 +81,13 @@ class _TappedAm(torch.nn.Module):
         super().__init__()
         self.am, self.layer = am, layer
 
-    def forward(self, feats: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, feats: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         emb, logits = self.am.forward_with_tap(feats, self.layer)
         return emb, logits.log_softmax(dim=-1)
 
 
-def _export(module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...], path: Path, input_names: Sequence[str],
-            output_names: Sequence[str], dynamic_axes: Dict[str, Dict[int, str]]) -> None:
+def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], path: Path, input_names: Sequence[str],
+            output_names: Sequence[str], dynamic_axes: dict[str, dict[int, str]]) -> None:
     import warnings
 
     module = module.eval()
@@ -137,7 +137,7 @@ def export_tdnn(factored: WordFactoredTdnn, path: Pathlike, frames: int = 400, w
     return path
 
 
-def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequence[Dict[str, np.ndarray]],
+def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequence[dict[str, np.ndarray]],
                   per_channel: bool = True, reduce_range: bool = False, percentile: float = DEFAULT_PERCENTILE) -> Path:
     """Static int8 quantisation (QDQ, u8 activations, s8 weights) with activation ranges from ``calibration``,
     a list of input feeds of one shape: the ``percentile`` of each activation's values (0: min/max)."""
@@ -231,7 +231,7 @@ class OnnxAcousticModel:
     def __init__(self, path: Pathlike, threads: int = 1) -> None:
         self.session = session(path, threads)
 
-    def __call__(self, feats: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    def __call__(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         emb, log_probs = self.session.run(None, {"feats": np.ascontiguousarray(feats, dtype=np.float32)[None]})
         return emb[0], log_probs[0]
 
@@ -244,8 +244,14 @@ class OnnxTdnnConvStack:
         self.session = session(path, threads)
 
     def __call__(self, acoustic: torch.Tensor, word_vectors: torch.Tensor, word_index: torch.Tensor) -> torch.Tensor:
-        (conv,) = self.session.run(None, {"acoustic": acoustic.float().numpy(), "word_vectors": word_vectors.float().numpy(),
-                                          "word_index": word_index.numpy().astype(np.int64)})
+        (conv,) = self.session.run(
+            None,
+            {
+                "acoustic": acoustic.float().numpy(),
+                "word_vectors": word_vectors.float().numpy(),
+                "word_index": word_index.numpy().astype(np.int64),
+            },
+        )
         return torch.from_numpy(conv)
 
 
@@ -253,15 +259,16 @@ class OnnxTdnnConvStack:
 class OnnxModels:
     """The sessions a Punctuator runs; a part that is None runs in PyTorch."""
 
-    am: Optional[OnnxAcousticModel]
-    tdnn: Optional[OnnxTdnnConvStack]
+    am: OnnxAcousticModel | None
+    tdnn: OnnxTdnnConvStack | None
     info: ExportInfo
     precision: str
 
 
 def load_sessions(folder: Pathlike, precision: str = "int8", threads: int = 1,
-                  am_checkpoint: Optional[Pathlike] = None, tdnn_checkpoint: Optional[Pathlike] = None) -> OnnxModels:
-    """The AM and TDNN sessions of an export folder; with the checkpoints given, checks the export was made from them."""
+                  am_checkpoint: Pathlike | None = None, tdnn_checkpoint: Pathlike | None = None) -> OnnxModels:
+    """The AM and TDNN sessions of an export folder; with the checkpoints given, checks the export was made
+    from them."""
     folder = Path(folder)
     info = read_export_info(folder)
     if precision not in info.precisions:

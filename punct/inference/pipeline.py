@@ -34,32 +34,32 @@ import json
 import logging
 import math
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.am.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
 from punct.am.decode import greedy_ids
 from punct.am.model import TdnnAcousticModel
 from punct.am.tokens import BLANK, SPACE, TokenTable
-from punct.scoring.ensemble import PAPER_ALPHA, ensemble
+from punct.am.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
 from punct.features.compute import stored_features
+from punct.inference.inputs import Request, UtteranceError
 from punct.io.shards import compression_method, stored_matrix
 from punct.io.sources import AcousticSource, WordVectorSource, files_sha256
+from punct.labels import PUNCT4
 from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
-from punct.inference.inputs import Request, UtteranceError
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
-from punct.labels import PUNCT4
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
+from punct.scoring.ensemble import PAPER_ALPHA, ensemble
 from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.device import has_native_bf16
 
@@ -70,8 +70,8 @@ class StageTimer:
     """Wall seconds (``seconds``) and CPU seconds of this process (``cpu_seconds``) spent in each stage."""
 
     def __init__(self) -> None:
-        self.seconds: Dict[str, float] = {s: 0.0 for s in STAGES}
-        self.cpu_seconds: Dict[str, float] = {s: 0.0 for s in STAGES}
+        self.seconds: dict[str, float] = {s: 0.0 for s in STAGES}
+        self.cpu_seconds: dict[str, float] = {s: 0.0 for s in STAGES}
 
     @contextmanager
     def __call__(self, stage: str):
@@ -94,9 +94,9 @@ class Result:
 
     id: str
     text: str  # punctuated text: the transcript's words as given (case kept) followed by the marks
-    words: List[str]  # normalised words (lowercase) that were aligned and classified
-    labels: List[str]  # predicted mark per word (PUNCT4.classes)
-    spans: List[Tuple[int, int]]  # [start, end) frames of each word (100 frames/s, relative to the utterance)
+    words: list[str]  # normalised words (lowercase) that were aligned and classified
+    labels: list[str]  # predicted mark per word (PUNCT4.classes)
+    spans: list[tuple[int, int]]  # [start, end) frames of each word (100 frames/s, relative to the utterance)
     p_tdnn: np.ndarray  # (W, 4)
     p_bert: np.ndarray  # (W, 4)
     p_ensemble: np.ndarray  # (W, 4)
@@ -104,16 +104,16 @@ class Result:
     transcript_from: str  # "given" or "am"
     duration: float  # seconds of audio
 
-    def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> Dict:
-        def rows(p: np.ndarray) -> List[List[float]]:
+    def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> dict:
+        def rows(p: np.ndarray) -> list[list[float]]:
             return [[round(float(v), 6) for v in row] for row in p]
 
         return {
             "id": self.id, "text": self.text, "transcript_from": self.transcript_from, "alpha": self.alpha,
             "duration": round(self.duration, 4), "classes": list(classes),
             "words": [
-                {"word": w, "label": l, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
-                for w, l, (s, e), pt, pb, pe in zip(self.words, self.labels, self.spans, rows(self.p_tdnn),
+                {"word": w, "label": label, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
+                for w, label, (s, e), pt, pb, pe in zip(self.words, self.labels, self.spans, rows(self.p_tdnn),
                                                     rows(self.p_bert), rows(self.p_ensemble))
             ],
         }
@@ -132,15 +132,24 @@ class _Prepared:
 
     request: Request
     text: str
-    words: List[str]
-    char_spans: List[Tuple[int, int]]
+    words: list[str]
+    char_spans: list[tuple[int, int]]
     embedding: np.ndarray  # (T, Da) layer-12
-    spans: List[WordSpan]
+    spans: list[WordSpan]
     transcript_from: str
     duration: float
 
 
-def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequence[str]) -> str:
+def _chunk_lengths(bert: PunctBert, max_length: int, context: int) -> tuple[int, int]:
+    """BERT's input length and context when long transcripts are chunked as in training (0 / -1: the model's
+    training values); the encoder's position table bounds the chunk length; the context must leave room to
+    predict."""
+    max_length, context = bert.inference_chunking(max_length, context)
+    max_length = min(max_length, int(getattr(bert.encoder.config, "max_position_embeddings", max_length)))
+    return max_length, min(context, (max_length - 2) // 2 - 1)
+
+
+def render_text(text: str, char_spans: Sequence[tuple[int, int]], labels: Sequence[str]) -> str:
     """The words of ``text`` (surface forms as written) each followed by its predicted mark.
 
     Marks already in the text are replaced by the predicted ones.  Two words written without a space
@@ -148,13 +157,13 @@ def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequen
     The words of one written number ("2008" -> two thousand eight) share its span: it is written once,
     with the mark of its last word.
     """
-    grouped: List[Tuple[Tuple[int, int], str]] = []
+    grouped: list[tuple[tuple[int, int], str]] = []
     for span, label in zip(char_spans, labels):
         if grouped and grouped[-1][0] == tuple(span):
             grouped[-1] = (grouped[-1][0], label)
         else:
             grouped.append((tuple(span), label))
-    out: List[str] = []
+    out: list[str] = []
     n = len(grouped)
     char_spans = [span for span, _ in grouped]
     for i, ((start, end), label) in enumerate(grouped):
@@ -174,7 +183,7 @@ def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequen
 
 @torch.inference_mode()
 def am_forward(model: TdnnAcousticModel, feats: np.ndarray, layer: int,
-               device: torch.device = torch.device("cpu")) -> Tuple[np.ndarray, np.ndarray]:
+               device: torch.device = torch.device("cpu")) -> tuple[np.ndarray, np.ndarray]:
     """One pass of the acoustic model: (layer ``layer`` output (T, C), CTC log-posteriors (T, V)).
 
     Equal to ``model(x, layer=layer)`` and ``model(x).log_softmax(-1)`` (checked by the tests); layer must
@@ -187,7 +196,7 @@ def am_forward(model: TdnnAcousticModel, feats: np.ndarray, layer: int,
     return emb[0].float().cpu().numpy(), logits[0].log_softmax(dim=-1).float().cpu().numpy()
 
 
-def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Utterances padded by ``context`` frames each side, then to the longest: (B, L, Da) acoustic frames,
     all word vectors (sum W, Dt), (B, L) word rows offset into them (-1: padding or before the first word)."""
     padded = [pad_utterance(x.acoustic, x.word_index, context) for x in inputs]
@@ -246,25 +255,32 @@ class Punctuator:
 
     onnx = None  # OnnxModels once use_onnx() was called
 
-    def __init__(self, *, feature_config: FeatureConfig, am: TdnnAcousticModel, tokens: TokenTable, bert: PunctBert,
-                 tdnn: PunctTdnn, alpha: float = PAPER_ALPHA, layer: int = 12, device: torch.device = torch.device("cpu"),
-                 normalize_config: NormalizeConfig = NormalizeConfig(), max_length: int = 0, context: int = -1,
-                 bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
-                 global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False,
-                 word_vector_model: Optional[PunctBert] = None, embedding_compression: str = "none",
-                 vectorised_features: bool = False) -> None:
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-        classes = tuple(bert.head_spec(head).classes)
-        if classes != PUNCT4.classes or tdnn.config.num_classes != len(classes):
-            raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
-                             f"expected {PUNCT4.classes}")
-        am_dim = am.config.dim
-        if bert.hidden_size + am_dim != tdnn.config.input_dim:
-            raise ValueError(f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
-                             f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?")
-        if word_vector_model is not None and word_vector_model.hidden_size != bert.hidden_size:
-            raise ValueError(f"word vectors of {word_vector_model.hidden_size} dims, BERT has {bert.hidden_size}")
+    def __init__(
+        self,
+        *,
+        feature_config: FeatureConfig,
+        am: TdnnAcousticModel,
+        tokens: TokenTable,
+        bert: PunctBert,
+        tdnn: PunctTdnn,
+        alpha: float = PAPER_ALPHA,
+        layer: int = 12,
+        device: torch.device = torch.device("cpu"),
+        normalize_config: NormalizeConfig = NormalizeConfig(),
+        max_length: int = 0,
+        context: int = -1,
+        bert_batch_size: int = 32,
+        group_size: int = 16,
+        tdnn_batch: bool = False,
+        head: str = "punct",
+        global_cmvn: CmvnStats | None = None,
+        bert_bf16: bool = False,
+        word_vector_model: PunctBert | None = None,
+        embedding_compression: str = "none",
+        vectorised_features: bool = False,
+    ) -> None:
+        classes = self._check_models(am=am, bert=bert, tdnn=tdnn, alpha=alpha, layer=layer, head=head,
+                                     word_vector_model=word_vector_model)
         compression_method(embedding_compression)  # fails early on an unknown name
         self.feature_config = feature_config
         self.extractor = feature_config.extractor(vectorised=vectorised_features)
@@ -282,11 +298,7 @@ class Punctuator:
         self.layer = layer
         self.device = device
         self.normalize_config = normalize_config
-        # Long transcripts are chunked as in training (0 / -1: the model's training values); the encoder's
-        # position table bounds the chunk length; the context must leave room to predict.
-        max_length, context = bert.inference_chunking(max_length, context)
-        self.max_length = min(max_length, int(getattr(bert.encoder.config, "max_position_embeddings", max_length)))
-        self.context = min(context, (self.max_length - 2) // 2 - 1)
+        self.max_length, self.context = _chunk_lengths(bert, max_length, context)
         self.bert_batch_size = bert_batch_size
         self.group_size = max(1, group_size)
         self.tdnn_batch = tdnn_batch
@@ -298,15 +310,36 @@ class Punctuator:
         self.bert_bf16 = bert_bf16
         self.timer = StageTimer()
 
+    @staticmethod
+    def _check_models(*, am: TdnnAcousticModel, bert: PunctBert, tdnn: PunctTdnn, alpha: float, layer: int,
+                      head: str, word_vector_model: PunctBert | None) -> tuple[str, ...]:
+        """The classes of BERT's ``head``, once the models are known to fit together (ValueError if not)."""
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        classes = tuple(bert.head_spec(head).classes)
+        if classes != PUNCT4.classes or tdnn.config.num_classes != len(classes):
+            raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
+                             f"expected {PUNCT4.classes}")
+        am_dim = am.config.dim
+        if bert.hidden_size + am_dim != tdnn.config.input_dim:
+            raise ValueError(
+                f"the TDNN expects {tdnn.config.input_dim}-dim frames but BERT ({bert.hidden_size}) + "
+                f"AM layer {layer} ({am_dim}) give {bert.hidden_size + am_dim}: models from different recipes?"
+            )
+        if word_vector_model is not None and word_vector_model.hidden_size != bert.hidden_size:
+            raise ValueError(f"word vectors of {word_vector_model.hidden_size} dims, BERT has {bert.hidden_size}")
+        return classes
+
     # ---- construction from a recipe directory ------------------------------------------------
 
     @classmethod
-    def from_recipe(cls, recipe_dir: Pathlike = ".", *, feat_config: Optional[Pathlike] = None,
-                    am_checkpoint: Optional[Pathlike] = None, bert_dir: Optional[Pathlike] = None,
-                    tdnn_checkpoint: Optional[Pathlike] = None, results_json: Optional[Pathlike] = None,
-                    normalize_config: Optional[Pathlike] = None, alpha: Optional[float] = None,
-                    device: torch.device = torch.device("cpu"), **kwargs) -> "Punctuator":
-        """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be overridden."""
+    def from_recipe(cls, recipe_dir: Pathlike = ".", *, feat_config: Pathlike | None = None,
+                    am_checkpoint: Pathlike | None = None, bert_dir: Pathlike | None = None,
+                    tdnn_checkpoint: Pathlike | None = None, results_json: Pathlike | None = None,
+                    normalize_config: Pathlike | None = None, alpha: float | None = None,
+                    device: torch.device = torch.device("cpu"), **kwargs) -> Punctuator:
+        """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be
+        overridden."""
         from punct.am.train import load_model as load_am
         from punct.models.punct_tdnn.train import load_model as load_tdnn
         from punct.utils.config import load_config
@@ -317,7 +350,9 @@ class Punctuator:
                              normalize_config=normalize_config)
         for name in ("feat_config", "am_checkpoint", "bert_dir", "tdnn_checkpoint"):
             if not paths[name].exists():
-                raise FileNotFoundError(f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)")
+                raise FileNotFoundError(
+                    f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)"
+                )
         feature_config = load_config(FeatureConfig, paths["feat_config"])
         norm = NormalizeConfig()
         if paths["normalize_config"].exists():
@@ -336,7 +371,7 @@ class Punctuator:
                    layer=inputs.layer, device=device, normalize_config=norm, word_vector_model=word_vector_model,
                    embedding_compression=inputs.compression, **kwargs)
 
-    def quantize(self, parts: Sequence[str] = ("bert",)) -> "Punctuator":
+    def quantize(self, parts: Sequence[str] = ("bert",)) -> Punctuator:
         """Dynamic int8 quantisation of the Linear layers of ``parts`` ("bert", "tdnn"; CPU only); returns self.
 
         BERT only by default: on the TDNN the per-call quantisation of the (frames x 1792) activations
@@ -363,7 +398,7 @@ class Punctuator:
         return self
 
     def use_onnx(self, folder: Pathlike, precision: str = "int8", threads: int = 1,
-                 am_checkpoint: Optional[Pathlike] = None, tdnn_checkpoint: Optional[Pathlike] = None) -> "Punctuator":
+                 am_checkpoint: Pathlike | None = None, tdnn_checkpoint: Pathlike | None = None) -> Punctuator:
         """Runs the AM and the TDNN's conv stack in ONNX Runtime from an export folder
         (``punct.bin.export_onnx``); CPU only. With the checkpoints given, checks the export was made from them."""
         from punct.inference.onnx_runtime import load_sessions
@@ -381,11 +416,11 @@ class Punctuator:
 
     # ---- the pipeline ----------------------------------------------------------------------
 
-    def features(self, requests: Sequence[Request], durations: Optional[Dict[str, float]] = None
-                 ) -> Dict[str, Union[np.ndarray, UtteranceError]]:
+    def features(self, requests: Sequence[Request], durations: dict[str, float] | None = None
+                 ) -> dict[str, np.ndarray | UtteranceError]:
         """CMVN-normalised features of each request (or its error); CMVN per speaker over ``requests``.
         ``durations``, when given, receives each readable utterance's audio duration in seconds."""
-        raw: Dict[str, Union[np.ndarray, UtteranceError]] = {}
+        raw: dict[str, np.ndarray | UtteranceError] = {}
         for req in requests:
             try:
                 with self.timer("audio"):
@@ -420,11 +455,14 @@ class Punctuator:
                 cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
             return {k: cmvn.apply(speaker_of[k], v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
 
-    def _words(self, req: Request) -> Tuple[str, List[str], List[Tuple[int, int]]]:
+    def _words(self, req: Request) -> tuple[str, list[str], list[tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)
         if normalized.unspeakable:
-            raise UtteranceError("unspeakable token", f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
-                                 "said as words (punct.text.numbers); write it out or remove it")
+            raise UtteranceError(
+                "unspeakable token",
+                f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
+                "said as words (punct.text.numbers); write it out or remove it",
+            )
         if not normalized.words:
             raise UtteranceError("empty transcript", f"transcript {req.transcript!r} has no words")
         import unicodedata
@@ -437,7 +475,7 @@ class Punctuator:
                                  "acoustic model's token table; the AM never saw them")
         return text, list(normalized.words), list(normalized.spans)
 
-    def acoustic(self, req: Request, feats: np.ndarray, duration: Optional[float] = None) -> _Prepared:
+    def acoustic(self, req: Request, feats: np.ndarray, duration: float | None = None) -> _Prepared:
         """Layer-12 embeddings and word spans of one utterance."""
         if req.transcript is not None:
             text, words, char_spans = self._words(req)  # checked before spending time on the AM
@@ -467,7 +505,7 @@ class Punctuator:
         return _Prepared(req, text, words, char_spans, emb, spans, "given" if req.transcript is not None else "am",
                          feats.shape[0] / 100.0 if duration is None else duration)
 
-    def classify(self, prepared: Sequence[_Prepared]) -> List[Result]:
+    def classify(self, prepared: Sequence[_Prepared]) -> list[Result]:
         """BERT, TDNN and the ensemble over a group of prepared utterances."""
         if not prepared:
             return []
@@ -486,21 +524,21 @@ class Punctuator:
                                       p.transcript_from, p.duration))
         return results
 
-    def bert_outputs(self, prepared: Sequence[_Prepared]) -> List[WordOutputs]:
+    def bert_outputs(self, prepared: Sequence[_Prepared]) -> list[WordOutputs]:
         """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's)."""
         utts = [Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
             return list(word_outputs(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device,
                                      self.word_vector_model))
 
-    def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> List[TdnnInput]:
+    def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> list[TdnnInput]:
         """The TDNN's inputs of each utterance: acoustic frames, word vectors, frame -> word, window centres."""
         return [tdnn_input(p.embedding, out.vectors, np.array([s.start for s in p.spans], dtype=np.int64),
                            np.array([s.end for s in p.spans], dtype=np.int64), self.tdnn.config.window_centre)
                 for p, out in zip(prepared, outputs)]
 
     @torch.inference_mode()
-    def _tdnn_posteriors(self, inputs: List[TdnnInput]) -> List[np.ndarray]:
+    def _tdnn_posteriors(self, inputs: list[TdnnInput]) -> list[np.ndarray]:
         conv_stack = self.onnx.tdnn if self.onnx is not None else None  # None: the PyTorch conv stack
         if not self.tdnn_batch:
             return [word_posteriors(self.factored, x, self.device, conv_stack) for x in inputs]
@@ -511,17 +549,17 @@ class Punctuator:
         probs = torch.softmax(self.factored.tdnn.head(slices), -1).cpu().numpy()
         return np.split(probs, np.cumsum([len(x.centres) for x in inputs])[:-1])
 
-    def run(self, requests: Sequence[Request]) -> Iterator[Union[Result, Failure]]:
+    def run(self, requests: Sequence[Request]) -> Iterator[Result | Failure]:
         """Yields a Result or a Failure per request, in order."""
         ids = [r.id for r in requests]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})
             raise ValueError(f"duplicate utterance ids {dup[:5]}: ids must be unique")
-        durations: Dict[str, float] = {}
+        durations: dict[str, float] = {}
         feats = self.features(requests, durations)
         for g in range(0, len(requests), self.group_size):
             group = requests[g: g + self.group_size]
-            outcome: Dict[str, Union[_Prepared, Failure]] = {}
+            outcome: dict[str, _Prepared | Failure] = {}
             for req in group:
                 f = feats[req.id]
                 try:
@@ -545,7 +583,7 @@ class TdnnInputs:
     word_vectors: str  # fine-tuned or pretrained
 
 
-def tdnn_inputs_of(paths: Dict[str, Path], feature_config: FeatureConfig) -> TdnnInputs:
+def tdnn_inputs_of(paths: dict[str, Path], feature_config: FeatureConfig) -> TdnnInputs:
     """What the TDNN at ``paths["tdnn_checkpoint"]`` was trained on, after checking that the AM, BERT and CMVN
     mode of ``paths`` / ``feature_config`` are the ones that made its inputs (ValueError naming the files
     otherwise).  A checkpoint saved before the record existed gets layer 12, unquantised embeddings and the
@@ -586,7 +624,7 @@ def merged_cmvn(path: Pathlike) -> CmvnStats:
     return merged
 
 
-def recipe_paths(recipe: Path, **overrides) -> Dict[str, Path]:
+def recipe_paths(recipe: Path, **overrides) -> dict[str, Path]:
     """The recipe's default model paths (relative to the recipe directory), with overrides."""
     defaults = {
         "feat_config": recipe / "conf" / "mfcc.yaml",

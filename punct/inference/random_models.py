@@ -11,16 +11,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence
 
 import torch
 import yaml
 from lhotse.utils import Pathlike
 
-from punct.am.model import TdnnAcousticModel
-from punct.am.model import AmModelConfig
+from punct.am.model import AmModelConfig, TdnnAcousticModel
 from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.models.punct_tdnn.tdnn import PunctTdnn
 from punct.models.punct_tdnn.tdnn import TdnnConfig as PunctTdnnConfig
@@ -82,19 +81,19 @@ def random_models(*, am_config: AmModelConfig, bert_config, tokenizer, tdnn_conf
     return RandomModels(am.eval(), tokens, bert.eval(), tdnn.eval())
 
 
-def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: Optional[float] = 0.4,
-                compression: str = "none", word_vectors: str = "fine-tuned") -> Dict[str, Path]:
+def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: float | None = 0.4,
+                compression: str = "none", word_vectors: str = "fine-tuned") -> dict[str, Path]:
     """Writes conf/mfcc.yaml, exp/am/best-valid-loss.pt, exp/bert/best-valid-f1/, exp/tdnn/best-valid-f1.pt
     and (unless alpha is None) exp/results/results.json, as stages 1-8 would; the TDNN records that its
     inputs were layer 12 of this AM (stage-4 shards with ``compression``) and ``word_vectors`` of this BERT."""
     import dataclasses
 
-    from punct.io.sources import AcousticSource, WordVectorSource, file_sha256, files_sha256
-    from punct.models.text.model import weight_files
     from punct.am.train import AmConfig, AmTrainState
     from punct.am.train import save_checkpoint as save_am
+    from punct.io.sources import AcousticSource, WordVectorSource, file_sha256, files_sha256
     from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.models.punct_tdnn.train import save_checkpoint as save_tdnn
+    from punct.models.text.model import weight_files
     from punct.training.loop import TrainState
 
     recipe = Path(recipe_dir)

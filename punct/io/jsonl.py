@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, TextIO, Tuple
+from typing import Any, TextIO
 
 from lhotse.utils import Pathlike
 
@@ -15,7 +16,7 @@ def open_text(path: Path) -> TextIO:
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
-def read_jsonl(path: Pathlike, what: str) -> Iterator[Tuple[str, Any]]:
+def read_jsonl(path: Pathlike, what: str) -> Iterator[tuple[str, Any]]:
     """(``file:line``, record) of every non-blank line; ``what`` names the file in the missing-file error."""
     path = Path(path)
     if not path.is_file():

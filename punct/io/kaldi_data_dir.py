@@ -21,9 +21,9 @@ Whether an utterance has a transcript and audio is the caller's decision (see
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Tuple
 
 from lhotse.utils import Pathlike
 
@@ -43,21 +43,21 @@ class KaldiSegment:
     utterance_id: str
     recording_id: str
     start: float
-    end: Optional[float]
+    end: float | None
     where: str
 
 
 @dataclass(frozen=True)
 class KaldiDataDir:
     path: Path
-    wav: Dict[str, Entry]
-    text: Dict[str, Entry]
-    segments: Dict[str, KaldiSegment]  # from ``segments``, or one whole-recording segment per wav.scp entry
-    utt2spk: Optional[Dict[str, Entry]]
+    wav: dict[str, Entry]
+    text: dict[str, Entry]
+    segments: dict[str, KaldiSegment]  # from ``segments``, or one whole-recording segment per wav.scp entry
+    utt2spk: dict[str, Entry] | None
     has_segments: bool
 
 
-def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of the non-blank lines of a UTF-8 file."""
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
@@ -69,11 +69,11 @@ def _lines(path: Path) -> Iterator[Tuple[int, str]]:
                 yield number, line
 
 
-def read_table(path: Pathlike, allow_empty: bool = False) -> Dict[str, Entry]:
+def read_table(path: Pathlike, allow_empty: bool = False) -> dict[str, Entry]:
     """``<key> <value>`` lines -> {key: Entry}; a repeated key or (unless ``allow_empty``) a missing value
     is an error naming the line."""
     path = Path(path)
-    entries: Dict[str, Entry] = {}
+    entries: dict[str, Entry] = {}
     for number, line in _lines(path):
         fields = line.strip().split(maxsplit=1)
         key, value = fields[0], fields[1].strip() if len(fields) > 1 else ""
@@ -86,7 +86,7 @@ def read_table(path: Pathlike, allow_empty: bool = False) -> Dict[str, Entry]:
     return entries
 
 
-def _parse_segment(key: str, entry: Entry, recordings: Dict[str, Entry]) -> KaldiSegment:
+def _parse_segment(key: str, entry: Entry, recordings: dict[str, Entry]) -> KaldiSegment:
     fields = entry.value.split()
     if len(fields) != 3:
         raise ValueError(f"{entry.where}: expected '<utterance-id> <recording-id> <start> <end>', got "
@@ -119,5 +119,7 @@ def read_kaldi_data_dir(path: Pathlike) -> KaldiDataDir:
     utt2spk = read_table(path / "utt2spk") if (path / "utt2spk").is_file() else None
     for entry in (utt2spk or {}).values():
         if len(entry.value.split()) != 1:
-            raise ValueError(f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker")
+            raise ValueError(
+                f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker"
+            )
     return KaldiDataDir(path, wav, text, segments, utt2spk, has_segments)

@@ -12,8 +12,9 @@ import argparse
 import io
 import logging
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING
 
 import kaldiio
 import numpy as np
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 COMPRESSION = {"none": None, "speech_feature": 2, "two_byte": 3, "one_byte": 5}
 
 
-def compression_method(name: str) -> Optional[int]:
+def compression_method(name: str) -> int | None:
     if name not in COMPRESSION:
         raise ValueError(f"unknown compression '{name}'; choose one of {sorted(COMPRESSION)}")
     return COMPRESSION[name]
@@ -51,12 +52,12 @@ def stored_matrix(matrix: np.ndarray, compression: str) -> np.ndarray:
     return np.asarray(stored, dtype=np.float32)
 
 
-def shard_paths(prefix: Pathlike) -> Tuple[Path, Path]:
+def shard_paths(prefix: Pathlike) -> tuple[Path, Path]:
     prefix = Path(prefix)
     return prefix.with_name(prefix.name + ".ark"), prefix.with_name(prefix.name + ".scp")
 
 
-def is_shard_done(prefix: Pathlike, newer_than: Optional[Pathlike] = None) -> bool:
+def is_shard_done(prefix: Pathlike, newer_than: Pathlike | None = None) -> bool:
     return is_done(shard_paths(prefix)[1], newer_than)
 
 
@@ -73,10 +74,10 @@ class ShardWriter:
         self.compression = compression_method(compression)
         self.tmp_ark = self.ark_path.with_name(f".{self.ark_path.name}.{os.getpid()}.tmp")
         self._ark = None
-        self._scp_lines: List[str] = []
+        self._scp_lines: list[str] = []
         self._keys: set = set()
 
-    def __enter__(self) -> "ShardWriter":
+    def __enter__(self) -> ShardWriter:
         clear_done(self.scp_path)
         self._ark = open(self.tmp_ark, "wb")
         return self
@@ -103,7 +104,7 @@ class ShardWriter:
         mark_done(self.scp_path)
 
 
-def write_shard(prefix: Pathlike, items: Iterable[Tuple[str, np.ndarray]], compression: str = "none") -> int:
+def write_shard(prefix: Pathlike, items: Iterable[tuple[str, np.ndarray]], compression: str = "none") -> int:
     """Writes all items to one shard; returns how many were written."""
     count = 0
     with ShardWriter(prefix, compression) as writer:
@@ -113,7 +114,7 @@ def write_shard(prefix: Pathlike, items: Iterable[Tuple[str, np.ndarray]], compr
     return count
 
 
-def word_shard_prefixes(out_dir: Path, job: int) -> Tuple[Path, Path]:
+def word_shard_prefixes(out_dir: Path, job: int) -> tuple[Path, Path]:
     """``<out_dir>/vec.JOB`` and ``<out_dir>/post.JOB``: one dump job's word vectors and word posteriors."""
     return out_dir / f"vec.{job}", out_dir / f"post.{job}"
 
@@ -126,7 +127,7 @@ def shards_to_skip(prefixes: Sequence[Path], overwrite: bool) -> bool:
     return True
 
 
-def write_word_shards(vec_prefix: Path, post_prefix: Path, items: Iterable[Tuple[str, np.ndarray, np.ndarray]],
+def write_word_shards(vec_prefix: Path, post_prefix: Path, items: Iterable[tuple[str, np.ndarray, np.ndarray]],
                       compression: str = "none") -> None:
     """Writes (key, word vectors, word posteriors) to a vector shard (compressed) and a posterior shard (not)."""
     with ShardWriter(vec_prefix, compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
@@ -138,8 +139,8 @@ def write_word_shards(vec_prefix: Path, post_prefix: Path, items: Iterable[Tuple
 
 def merge_scps(parts: Iterable[Pathlike], output: Pathlike) -> int:
     """Concatenates shard scps into one (like Kaldi's ``cat emb.*.scp > emb.scp``); checks keys are unique."""
-    lines: List[str] = []
-    seen: Dict[str, Path] = {}
+    lines: list[str] = []
+    seen: dict[str, Path] = {}
     for part in parts:
         part = Path(part)
         for line_number, line in enumerate(part.read_text(encoding="utf-8").splitlines(), 1):
@@ -160,7 +161,7 @@ class MatrixReader:
     """Random access to matrices by key from one scp (or several), loaded lazily."""
 
     def __init__(self, *scp_files: Pathlike) -> None:
-        self._index: Dict[str, str] = {}
+        self._index: dict[str, str] = {}
         for scp in scp_files:
             for line_number, line in enumerate(Path(scp).read_text(encoding="utf-8").splitlines(), 1):
                 fields = line.split(maxsplit=1)
@@ -174,20 +175,20 @@ class MatrixReader:
     def __len__(self) -> int:
         return len(self._index)
 
-    def keys(self) -> List[str]:
+    def keys(self) -> list[str]:
         return list(self._index)
 
     def __getitem__(self, key: str) -> np.ndarray:
         return np.asarray(kaldiio.load_mat(self._index[key]))
 
-    def items(self) -> Iterator[Tuple[str, np.ndarray]]:
+    def items(self) -> Iterator[tuple[str, np.ndarray]]:
         for key in self._index:
             yield key, self[key]
 
 
 # ---- the per-job dump of word vectors and posteriors (dump_bert, dump_itn_text) ----------------------------
 
-WordItems = Iterable[Tuple[str, np.ndarray, np.ndarray]]  # (key, word vectors, word posteriors)
+WordItems = Iterable[tuple[str, np.ndarray, np.ndarray]]  # (key, word vectors, word posteriors)
 
 
 def add_word_dump_arguments(parser: argparse.ArgumentParser) -> None:

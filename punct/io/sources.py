@@ -18,9 +18,10 @@ import dataclasses
 import hashlib
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Type, TypeVar, Union
+from typing import TypeVar
 
 from lhotse.utils import Pathlike
 
@@ -89,7 +90,7 @@ class WordVectorSource:
                              "retrain the TDNN (stages 6 and 7) or point to the BERT it was trained with")
 
 
-Source = Union[AcousticSource, WordVectorSource]
+Source = AcousticSource | WordVectorSource
 S = TypeVar("S", AcousticSource, WordVectorSource)
 
 
@@ -100,7 +101,7 @@ def write_source(folder: Pathlike, source: Source) -> Path:
     return path
 
 
-def read_source(folder: Pathlike, kind: Type[S]) -> Optional[S]:
+def read_source(folder: Pathlike, kind: type[S]) -> S | None:
     """The source recorded in ``folder``, or None (dumped before sources were recorded)."""
     path = Path(folder) / SOURCE_FILE
     if not path.is_file():
@@ -111,16 +112,16 @@ def read_source(folder: Pathlike, kind: Type[S]) -> Optional[S]:
         raise ValueError(f"{path}: not a {kind.__name__} record ({e})") from e
 
 
-def split_sources(am_dir: Pathlike, text_dir: Pathlike, splits: Iterable[str]) -> Dict[str, Optional[Dict]]:
+def split_sources(am_dir: Pathlike, text_dir: Pathlike, splits: Iterable[str]) -> dict[str, dict | None]:
     """The acoustic and word-vector sources shared by ``splits`` of two dump folders, as a checkpoint records
     them (``{"acoustic": {...} or None, "word_vectors": {...} or None}``).
 
     Raises ValueError naming the two files when two splits were dumped differently (e.g. train with the
     pretrained encoder's vectors, dev with the fine-tuned one's)."""
-    inputs: Dict[str, Optional[Dict]] = {}
+    inputs: dict[str, dict | None] = {}
     for name, root, kind in (("acoustic", am_dir, AcousticSource), ("word_vectors", text_dir, WordVectorSource)):
-        first: Optional[Source] = None
-        first_path: Optional[Path] = None
+        first: Source | None = None
+        first_path: Path | None = None
         for split in splits:
             folder = Path(root) / split
             source = read_source(folder, kind)
@@ -138,7 +139,7 @@ def split_sources(am_dir: Pathlike, text_dir: Pathlike, splits: Iterable[str]) -
     return inputs
 
 
-def check_split_sources(recorded: Optional[Dict[str, Optional[Dict]]], am_dir: Pathlike, text_dir: Pathlike,
+def check_split_sources(recorded: dict[str, dict | None] | None, am_dir: Pathlike, text_dir: Pathlike,
                         split: str, checkpoint: Pathlike) -> None:
     """Raises ValueError when ``split``'s dumps were made otherwise than the training inputs a checkpoint
     recorded (``recorded``: the checkpoint's ``inputs``; None or a missing part is not checked)."""

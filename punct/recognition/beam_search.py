@@ -16,8 +16,8 @@ without expanding anything.  A chunk starts without context (it may start inside
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class _Hyp:
 class CtcBeamSearch:
     """``decode(log_probs)``: the words of a chunk's (T, V) CTC log-posteriors."""
 
-    def __init__(self, vocab: Sequence[str], lm: Optional[WordNgramLm], config: BeamSearchConfig = BeamSearchConfig(),
+    def __init__(self, vocab: Sequence[str], lm: WordNgramLm | None, config: BeamSearchConfig = BeamSearchConfig(),
                  space: str = "|", blank: int = 0) -> None:
         if space not in vocab:
             raise ValueError(f"the word separator {space!r} is not among the {len(vocab)} symbols")
@@ -77,7 +77,7 @@ class CtcBeamSearch:
         self.config = config
         self.space_id = self.vocab.index(space)
         self.blank_id = blank
-        self._word_scores: Dict[tuple, float] = {}
+        self._word_scores: dict[tuple, float] = {}
 
     @staticmethod
     def describe_config(c: BeamSearchConfig) -> str:
@@ -103,14 +103,14 @@ class CtcBeamSearch:
         return lm, history
 
     @staticmethod
-    def _same_text(hyps: Dict[str, _Hyp], hyp: _Hyp) -> _Hyp:
+    def _same_text(hyps: dict[str, _Hyp], hyp: _Hyp) -> _Hyp:
         """The next frame's hypothesis of ``hyp``'s text (a blank or a collapsed repeat adds nothing to it)."""
         same = hyps.get(hyp.text)
         if same is None:
             same = hyps[hyp.text] = _Hyp(hyp.text, hyp.lm, hyp.history, hyp.partial, hyp.oov, hyp.last)
         return same
 
-    def _extend(self, hyps: Dict[str, _Hyp], parent: _Hyp, token: int, score: float) -> None:
+    def _extend(self, hyps: dict[str, _Hyp], parent: _Hyp, token: int, score: float) -> None:
         """Adds ``score`` (parent's CTC score + the token) to the child text of ``parent`` + ``token``."""
         if token == self.space_id:
             if not parent.partial:  # a space with no word before it changes nothing: it counts as a blank
@@ -135,13 +135,13 @@ class CtcBeamSearch:
                 child = hyps[text] = _Hyp(text, lm, parent.history, partial, oov, token)
         child.nonblank = _logadd(child.nonblank, score)
 
-    def decode(self, log_probs: np.ndarray) -> List[str]:
+    def decode(self, log_probs: np.ndarray) -> list[str]:
         log_probs = np.asarray(log_probs, dtype=np.float64)
         if log_probs.ndim != 2 or log_probs.shape[1] != len(self.vocab):
             raise ValueError(f"log-posteriors of shape {log_probs.shape}, expected (T, {len(self.vocab)})")
         start = _Hyp("", 0.0, (), "", False, -1)
         start.blank = 0.0
-        beams: List[_Hyp] = [start]
+        beams: list[_Hyp] = [start]
         keep = log_probs >= log_probs.max(axis=1, keepdims=True) - self.config.token_prune
         blank_only = keep.sum(axis=1) == 1
         blank_only &= keep[:, self.blank_id]
@@ -157,7 +157,7 @@ class CtcBeamSearch:
                 pending, pending_frames = 0.0, 0
             frame = log_probs[t]
             tokens = np.flatnonzero(keep[t]).tolist()
-            hyps: Dict[str, _Hyp] = {}
+            hyps: dict[str, _Hyp] = {}
             for h in beams:
                 total = h.ctc
                 for k in tokens:

@@ -24,8 +24,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class ChunkConfig:
     tolerance: float = 0.5  # max distance of the centres of the same word seen by two chunks
 
 
-def plan_chunks(num_samples: int, sample_rate: int, config: ChunkConfig = ChunkConfig()) -> List[AudioChunk]:
+def plan_chunks(num_samples: int, sample_rate: int, config: ChunkConfig = ChunkConfig()) -> list[AudioChunk]:
     """Start/end samples of the chunks covering a recording."""
     if config.overlap_seconds >= config.chunk_seconds:
         raise ValueError(f"overlap {config.overlap_seconds} s must be shorter than the chunk {config.chunk_seconds} s")
@@ -58,7 +59,7 @@ def plan_chunks(num_samples: int, sample_rate: int, config: ChunkConfig = ChunkC
     return chunks
 
 
-def _match_overlap(a: Sequence[TimedWord], b: Sequence[TimedWord], tolerance: float) -> List[Tuple[int, int]]:
+def _match_overlap(a: Sequence[TimedWord], b: Sequence[TimedWord], tolerance: float) -> list[tuple[int, int]]:
     """Longest common subsequence of two word lists (same word, centres within tolerance)."""
     n, m = len(a), len(b)
     L = np.zeros((n + 1, m + 1), dtype=np.int32)
@@ -86,7 +87,7 @@ def merge_two(
     overlap_start: float,
     overlap_end: float,
     tolerance: float = 0.5,
-) -> Tuple[List[TimedWord], str]:
+) -> tuple[list[TimedWord], str]:
     """Joins two consecutive chunk transcripts (absolute times); returns (words, case name)."""
     mid = 0.5 * (overlap_start + overlap_end)
     a_idx = [i for i, w in enumerate(left) if w.end > overlap_start]
@@ -111,8 +112,8 @@ def merge_chunk_words(
     chunks: Sequence[AudioChunk],
     sample_rate: int,
     tolerance: float = 0.5,
-    counts: Optional[dict] = None,
-) -> List[TimedWord]:
+    counts: dict | None = None,
+) -> list[TimedWord]:
     """Merges per-chunk transcripts (times already relative to the recording) in order."""
     if len(chunk_words) != len(chunks):
         raise ValueError(f"{len(chunk_words)} transcripts for {len(chunks)} chunks")
@@ -134,8 +135,8 @@ def ctc_word_times(
     words: Sequence[str],
     frame_shift: float = 0.01,
     offset: float = 0.0,
-    space: Optional[str] = " ",
-) -> List[TimedWord]:
+    space: str | None = " ",
+) -> list[TimedWord]:
     """Word timestamps by CTC segmentation.
 
     Args:

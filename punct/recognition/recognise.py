@@ -11,7 +11,7 @@ transcripts are merged at the overlap midpoints (``merge_chunk_words``).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from punct.recognition.chunks import ChunkConfig, ctc_word_times, merge_chunk_wo
 DEFAULT_SPACE = "|"
 
 
-def greedy_words(log_probs: np.ndarray, vocab: Sequence[str], space: Optional[str] = DEFAULT_SPACE) -> List[str]:
+def greedy_words(log_probs: np.ndarray, vocab: Sequence[str], space: str | None = DEFAULT_SPACE) -> list[str]:
     """Best path: argmax per frame, repeats collapsed, blanks (index 0) dropped, split at ``space``."""
     best = np.asarray(log_probs).argmax(axis=1)
     keep = np.ones(len(best), dtype=bool)
@@ -38,10 +38,10 @@ def recognise_long(
     vocab: Sequence[str],
     frame_shift: float = 0.01,
     config: ChunkConfig = ChunkConfig(),
-    space: Optional[str] = DEFAULT_SPACE,
-    counts: Optional[Dict[str, int]] = None,
-    decode: Optional[Callable[[np.ndarray], List[str]]] = None,
-) -> List[TimedWord]:
+    space: str | None = DEFAULT_SPACE,
+    counts: dict[str, int] | None = None,
+    decode: Callable[[np.ndarray], list[str]] | None = None,
+) -> list[TimedWord]:
     """Words with times (seconds from the recording start) of a long recording.
 
     Args:
@@ -54,7 +54,7 @@ def recognise_long(
       decode: a chunk's log-posteriors -> its words; default greedy (``greedy_words``).
     """
     chunks = plan_chunks(len(audio), sample_rate, config)
-    per_chunk: List[List[TimedWord]] = []
+    per_chunk: list[list[TimedWord]] = []
     for c in chunks:
         lp = posterior_fn(audio[c.start : c.end])
         words = decode(lp) if decode is not None else greedy_words(lp, vocab, space)

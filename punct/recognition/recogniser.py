@@ -1,10 +1,11 @@
 """Long-recording recognition (stage 2 of the speech-informed ITN recipe): the recogniser interface and
 the recipe's own CTC acoustic model behind it.
 
-``recognise_recording`` is the one chunked recognition of a recording (``punct.recognition.recognise.recognise_long``:
-~30 s chunks, greedy CTC or beam search with a word LM, CTC segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``:
-``TdnnRecogniser`` here, or ``punct.recognition.transformers_ctc.TransformersCtcRecogniser`` (a local transformers
-CTC folder, e.g. a Czech wav2vec2).
+``recognise_recording`` is the one chunked recognition of a recording
+(``punct.recognition.recognise.recognise_long``: ~30 s chunks, greedy CTC or beam search with a word LM, CTC
+segmentation, merge at the overlap midpoints) for any ``ChunkRecogniser``: ``TdnnRecogniser`` here, or
+``punct.recognition.transformers_ctc.TransformersCtcRecogniser`` (a local transformers CTC folder, e.g. a Czech
+wav2vec2).
 
 An AM folder (``exp/am`` of ``steps/train_am.sh``, or a pre-trained one in the same format) holds
 ``best-valid-loss.pt`` (model, config and token table) and ``mfcc.yaml`` (the feature config the
@@ -23,8 +24,9 @@ network alone (``punct.am.infer.run_model``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -103,7 +105,7 @@ class TdnnRecogniser:
 
     @classmethod
     def from_dir(cls, am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
-                 device: torch.device = torch.device("cpu")) -> "TdnnRecogniser":
+                 device: torch.device = torch.device("cpu")) -> TdnnRecogniser:
         model, tokens, feat_config = load_am(am_dir, checkpoint, device)
         return cls(model, tokens, feat_config, device, name=f"TDNN CTC acoustic model {Path(am_dir) / checkpoint}")
 
@@ -125,14 +127,15 @@ def load_audio(recording: Recording, sample_rate: int) -> np.ndarray:
 
 
 def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk_config: ChunkConfig = ChunkConfig(),
-                        decode: Optional[Callable[[np.ndarray], List[str]]] = None,
-                        ) -> Tuple[List[TimedWord], Dict[str, float]]:
+                        decode: Callable[[np.ndarray], list[str]] | None = None,
+                        ) -> tuple[list[TimedWord], dict[str, float]]:
     """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds).
-    ``decode``: a chunk's log-posteriors -> words (default greedy; ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
+    ``decode``: a chunk's log-posteriors -> words (default greedy;
+    ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
     start = time.process_time()
     audio = load_audio(recording, recogniser.sample_rate)
     posterior_fn = recogniser.posteriors_for(recording.id, audio)
-    counts: Dict[str, float] = {"matched": 0, "discarded": 0, "concatenated": 0}
+    counts: dict[str, float] = {"matched": 0, "discarded": 0, "concatenated": 0}
     words = recognise_long(audio, recogniser.sample_rate, posterior_fn, recogniser.symbols,
                            frame_shift=recogniser.frame_shift, config=chunk_config, space=SPACE, counts=counts,
                            decode=decode)
@@ -143,14 +146,14 @@ def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk
     return words, counts
 
 
-def word_errors(ref: List[str], hyp: List[str]) -> Dict[str, int]:
+def word_errors(ref: list[str], hyp: list[str]) -> dict[str, int]:
     """Edit counts of a whole recording's recognised words against the reference words."""
     stats = WerStats()
     stats.add([w.lower() for w in ref], [w.lower() for w in hyp])
     return {"words": stats.words, "sub": stats.sub, "dele": stats.dele, "ins": stats.ins}
 
 
-def total_wer(per_recording: List[Dict[str, int]]) -> Optional[WerStats]:
+def total_wer(per_recording: list[dict[str, int]]) -> WerStats | None:
     if not per_recording:
         return None
     total = WerStats()

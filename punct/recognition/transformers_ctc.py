@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.recognition.recogniser import PosteriorFn
 from punct.am.tokens import SPACE
+from punct.recognition.recogniser import PosteriorFn
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +48,12 @@ class CtcVocabulary:
     """The recogniser symbols (0: blank, then ``SPACE``, then lowercase characters) and, for each, the
     model's output columns whose probabilities it sums."""
 
-    symbols: Tuple[str, ...]
-    groups: Tuple[Tuple[int, ...], ...]
+    symbols: tuple[str, ...]
+    groups: tuple[tuple[int, ...], ...]
 
 
-def ctc_vocabulary(token_ids: Dict[str, int], num_outputs: int, blank: str, delimiter: str,
-                   unknown: Optional[str] = None, special: Collection[str] = (), where: str = "") -> CtcVocabulary:
+def ctc_vocabulary(token_ids: dict[str, int], num_outputs: int, blank: str, delimiter: str,
+                   unknown: str | None = None, special: Collection[str] = (), where: str = "") -> CtcVocabulary:
     """Folds a CTC tokenizer's vocabulary (token -> output column) onto recogniser symbols.
 
     Args:
@@ -67,7 +67,7 @@ def ctc_vocabulary(token_ids: Dict[str, int], num_outputs: int, blank: str, deli
     for name, token in (("pad (CTC blank)", blank), ("word delimiter", delimiter)):
         if token_ids.get(token, num_outputs) >= num_outputs:
             raise ValueError(f"{where}: the {name} token {token!r} is not one of the model's {num_outputs} outputs")
-    groups: Dict[str, List[int]] = {BLANK: [], SPACE: []}
+    groups: dict[str, list[int]] = {BLANK: [], SPACE: []}
     named = set()
     for token, column in sorted(token_ids.items(), key=lambda item: item[1]):
         if column >= num_outputs or column in named:
@@ -82,7 +82,7 @@ def ctc_vocabulary(token_ids: Dict[str, int], num_outputs: int, blank: str, deli
     return CtcVocabulary(tuple(groups), tuple(tuple(sorted(g)) for g in groups.values()))
 
 
-def _symbol(token: str, blank: str, delimiter: str, unknown: Optional[str], special: Collection[str],
+def _symbol(token: str, blank: str, delimiter: str, unknown: str | None, special: Collection[str],
             where: str) -> str:
     if token == blank or (token in special and token not in (delimiter, unknown)):
         return BLANK

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple
 
 from lhotse.utils import Pathlike
 
@@ -25,13 +25,13 @@ from punct.utils.atomic import atomic_write_text
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 LN10 = math.log(10.0)
 
-Ngram = Tuple[str, ...]
+Ngram = tuple[str, ...]
 
 
 class WordNgramLm:
     """A backoff n-gram model: ``log_probs[ngram]`` and ``backoffs[context]``, natural logs."""
 
-    def __init__(self, order: int, log_probs: Dict[Ngram, float], backoffs: Dict[Ngram, float]) -> None:
+    def __init__(self, order: int, log_probs: dict[Ngram, float], backoffs: dict[Ngram, float]) -> None:
         if order < 1:
             raise ValueError(f"n-gram order must be >= 1, got {order}")
         if (UNK,) not in log_probs:
@@ -39,8 +39,8 @@ class WordNgramLm:
         self.order = order
         self.log_probs = log_probs
         self.backoffs = backoffs
-        self.vocab: FrozenSet[str] = frozenset(g[0] for g in log_probs if len(g) == 1) - {BOS, EOS, UNK}
-        self.prefixes: FrozenSet[str] = frozenset(w[:i] for w in self.vocab for i in range(1, len(w) + 1))
+        self.vocab: frozenset[str] = frozenset(g[0] for g in log_probs if len(g) == 1) - {BOS, EOS, UNK}
+        self.prefixes: frozenset[str] = frozenset(w[:i] for w in self.vocab for i in range(1, len(w) + 1))
 
     def is_prefix(self, partial: str) -> bool:
         """True if ``partial`` begins (or is) a word of the vocabulary."""
@@ -60,7 +60,7 @@ class WordNgramLm:
             context = context[1:]  # the unigram (context ()) always has <unk>
 
     def to_arpa(self) -> str:
-        by_order: Dict[int, List[Ngram]] = defaultdict(list)
+        by_order: dict[int, list[Ngram]] = defaultdict(list)
         for g in self.log_probs:
             by_order[len(g)].append(g)
         lines = ["\\data\\"] + [f"ngram {n}={len(by_order[n])}" for n in range(1, self.order + 1)] + [""]
@@ -79,10 +79,10 @@ class WordNgramLm:
         atomic_write_text(path, self.to_arpa())
 
     @classmethod
-    def read_arpa(cls, path: Pathlike) -> "WordNgramLm":
+    def read_arpa(cls, path: Pathlike) -> WordNgramLm:
         """An ARPA file (log10 values, as KenLM writes them); errors name the file and line."""
-        log_probs: Dict[Ngram, float] = {}
-        backoffs: Dict[Ngram, float] = {}
+        log_probs: dict[Ngram, float] = {}
+        backoffs: dict[Ngram, float] = {}
         order, section = 0, None
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, start=1):
@@ -125,7 +125,7 @@ def estimate_word_lm(texts: Iterable[Sequence[str]], order: int = 3) -> WordNgra
     """Interpolated absolute discounting over word sequences, in backoff form."""
     if order < 1:
         raise ValueError(f"n-gram order must be >= 1, got {order}")
-    counts: List[Counter] = [Counter() for _ in range(order + 1)]  # counts[n][ngram]
+    counts: list[Counter] = [Counter() for _ in range(order + 1)]  # counts[n][ngram]
     for words in texts:
         stream = (BOS,) + tuple(words) + (EOS,)
         counts[1].update((w,) for w in stream[1:])  # <s> is a context, never predicted
@@ -137,15 +137,15 @@ def estimate_word_lm(texts: Iterable[Sequence[str]], order: int = 3) -> WordNgra
     total = sum(counts[1].values())
     d1 = _discount(counts[1])
     uniform = d1 * len(counts[1]) / total / (len(counts[1]) + 1)
-    probs: Dict[Ngram, float] = {g: (c - d1) / total + uniform for g, c in counts[1].items()}
+    probs: dict[Ngram, float] = {g: (c - d1) / total + uniform for g, c in counts[1].items()}
     probs[(UNK,)] = uniform
-    log_probs: Dict[Ngram, float] = {g: math.log(p) for g, p in probs.items()}
+    log_probs: dict[Ngram, float] = {g: math.log(p) for g, p in probs.items()}
     log_probs[(BOS,)] = -99.0 * LN10  # KenLM's convention: <s> is a context only
-    backoffs: Dict[Ngram, float] = {}
+    backoffs: dict[Ngram, float] = {}
     lower = WordNgramLm(1, log_probs, backoffs)  # shares the dicts: order n adds only keys it never reads
     for n in range(2, order + 1):
         d = _discount(counts[n])
-        by_context: Dict[Ngram, Dict[str, int]] = defaultdict(dict)
+        by_context: dict[Ngram, dict[str, int]] = defaultdict(dict)
         for g, c in counts[n].items():
             by_context[g[:-1]][g[-1]] = c
         for context, followers in by_context.items():

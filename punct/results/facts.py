@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Dict, List, Optional
 
 
-def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str, float]]:
+def acoustic_model_health(am_dir: Path, splits: list[str]) -> dict[str, dict[str, float]]:
     """The AM's greedy WER (``wer_<split>.txt``) and forced-alignment word-start error against the
     synthesizer (``ali/<split>.ali_error.json``, mini corpus only) where stages 2-3 wrote them."""
-    health: Dict[str, Dict[str, float]] = {}
+    health: dict[str, dict[str, float]] = {}
     for split in splits:
         wer_file, ali_file = am_dir / f"wer_{split}.txt", am_dir / "ali" / f"{split}.ali_error.json"
         if wer_file.exists():
@@ -27,8 +26,9 @@ def acoustic_model_health(am_dir: Path, splits: List[str]) -> Dict[str, Dict[str
     return health
 
 
-def find_am_checkpoint(am_dir: Path) -> Optional[Path]:
-    """The acoustic model checkpoint ``punct.am.train`` selects (``best-valid-loss.pt``), else its newest ``epoch-N.pt``."""
+def find_am_checkpoint(am_dir: Path) -> Path | None:
+    """The acoustic model checkpoint ``punct.am.train`` selects (``best-valid-loss.pt``), else its newest
+    ``epoch-N.pt``."""
     from punct.am.train import BEST_CHECKPOINT
     from punct.training.loop import latest_checkpoint
 
@@ -44,9 +44,9 @@ def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
     return model.parameters_to_layer(layer)
 
 
-def parameter_breakdown(am_dir: Optional[Path], bert_dir: Optional[Path], tdnn_checkpoint: Optional[Path]) -> Dict:
+def parameter_breakdown(am_dir: Path | None, bert_dir: Path | None, tdnn_checkpoint: Path | None) -> dict:
     """Table 5: {"embedding": {...}, "inference": {...}, "notes": [...]}; unreadable counts are None."""
-    notes: List[str] = []
+    notes: list[str] = []
     am = bert_encoder = bert_head = tdnn = None
     if am_dir is not None:
         ckpt = find_am_checkpoint(Path(am_dir)) if Path(am_dir).is_dir() else None

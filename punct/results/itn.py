@@ -31,9 +31,9 @@ import dataclasses
 import json
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from punct.labels import PUNCT9
 from punct.results.facts import acoustic_model_health
@@ -46,7 +46,7 @@ from punct.utils.atomic import atomic_write_text
 
 KIND = "itn"
 # The table's F1 columns: key in ItnRun.f1 -> header.
-F1_COLUMNS: Tuple[Tuple[str, str], ...] = ((",", "[,] F1"), (".", "[.] F1"), ("cap", "[cap] F1"), ("macro", "macro F1"))
+F1_COLUMNS: tuple[tuple[str, str], ...] = ((",", "[,] F1"), (".", "[.] F1"), ("cap", "[cap] F1"), ("macro", "macro F1"))
 MARKS_ABOVE_ZERO = "marks with F1 > 0"
 
 
@@ -63,7 +63,7 @@ def score_file(name: str, split: str) -> str:
     return f"scores/{safe(name)}.{split}.json"
 
 
-def split_counts(scores: Dict[str, ItnScores]) -> Dict:
+def split_counts(scores: dict[str, ItnScores]) -> dict:
     """A split's rule and counts (those of the first row) and the rows scored on other segments."""
     first = next(iter(scores.values()))
     other = {name: {"segments": s.num_segments, "words": s.num_words} for name, s in scores.items()
@@ -72,13 +72,13 @@ def split_counts(scores: Dict[str, ItnScores]) -> Dict:
             "scored_words": first.scored_words, "other_counts": other}
 
 
-def chosen_alpha(model_dir: Path) -> Optional[Dict[str, float]]:
+def chosen_alpha(model_dir: Path) -> dict[str, float] | None:
     """The per-head alphas an ensemble chose on dev (``<model dir>/alpha.json``, punct.bin.ensemble_itn)."""
     path = Path(model_dir) / "alpha.json"
     return json.loads(path.read_text(encoding="utf-8")).get("chosen_alpha") if path.is_file() else None
 
 
-def recognition_facts(words_dir: Path) -> Dict:
+def recognition_facts(words_dir: Path) -> dict:
     """Stage 2's recognition WER, summed over the ``<recording>.stats.json`` of ``words_dir`` that hold word
     errors against a reference; {} when none does (e.g. words from the synthesizer, or no reference)."""
     errors, models = [], set()
@@ -95,9 +95,9 @@ def recognition_facts(words_dir: Path) -> Dict:
             "errors": wrong, "recordings": len(errors), "models": sorted(models)}
 
 
-def run_facts(am_dir: Optional[Path] = None, words_dir: Optional[Path] = None) -> Dict:
+def run_facts(am_dir: Path | None = None, words_dir: Path | None = None) -> dict:
     """What the recipe's files say about the run: the AM's dev WER and the recognition WER, where written."""
-    facts: Dict[str, Dict] = {}
+    facts: dict[str, dict] = {}
     if am_dir is not None:
         health = acoustic_model_health(Path(am_dir), ["dev"])
         if health.get("wer"):
@@ -109,8 +109,8 @@ def run_facts(am_dir: Optional[Path] = None, words_dir: Optional[Path] = None) -
     return facts
 
 
-def build_results(models: Sequence[Tuple[Path, str]], scores: Dict[str, Dict[str, ItnScores]], classes: Sequence[str],
-                  bootstrap: Dict, seed: Optional[int] = None, facts: Optional[Dict] = None) -> Dict:
+def build_results(models: Sequence[tuple[Path, str]], scores: dict[str, dict[str, ItnScores]], classes: Sequence[str],
+                  bootstrap: dict, seed: int | None = None, facts: dict | None = None) -> dict:
     """The results.json of a run (module docstring) from the scores of every split (split -> row -> scores)."""
     rows = []
     for path, name in models:
@@ -132,28 +132,28 @@ class ItnRun:
     """One run's split as the tables show it (F1 as fractions; None: not recorded)."""
 
     path: Path
-    seed: Optional[int]
+    seed: int | None
     split: str
-    f1: Dict[str, Dict[str, Interval]]  # row -> "," | "." | "cap" | "macro" -> F1 with its 95 % interval
-    marks_above_zero: Dict[str, int]  # row -> marks whose F1 is above 0
+    f1: dict[str, dict[str, Interval]]  # row -> "," | "." | "cap" | "macro" -> F1 with its 95 % interval
+    marks_above_zero: dict[str, int]  # row -> marks whose F1 is above 0
     num_marks: int
-    counts: Dict  # the split's entry of results.json (first_word, segments, words, scored_words, other_counts)
-    alphas: Dict[str, Dict[str, float]]  # row -> head -> alpha chosen on dev
-    bootstrap: Dict
-    am_dev_wer: Optional[float]  # percent
-    recognition_wer: Optional[float]
-    wall_seconds: Optional[float]
+    counts: dict  # the split's entry of results.json (first_word, segments, words, scored_words, other_counts)
+    alphas: dict[str, dict[str, float]]  # row -> head -> alpha chosen on dev
+    bootstrap: dict
+    am_dev_wer: float | None  # percent
+    recognition_wer: float | None
+    wall_seconds: float | None
     # row -> macro F1 minus the baseline row's with its paired bootstrap interval (score_itn --baseline); empty in
     # results.json files written before
-    vs_baseline: Dict[str, Interval] = dataclasses.field(default_factory=dict)
-    baseline: Optional[str] = None
+    vs_baseline: dict[str, Interval] = dataclasses.field(default_factory=dict)
+    baseline: str | None = None
 
     @property
     def name(self) -> str:
         return run_name(self.seed, self.path)
 
 
-def _interval(d: Dict) -> Interval:
+def _interval(d: dict) -> Interval:
     return Interval(d["value"], d["low"], d["high"])
 
 
@@ -183,12 +183,12 @@ def read_itn_run(path: Path, split: str = "test") -> ItnRun:
     )
 
 
-def row_names(runs: Sequence[ItnRun]) -> List[str]:
+def row_names(runs: Sequence[ItnRun]) -> list[str]:
     """The rows of every run, in the order they first appear."""
     return list(dict.fromkeys(name for r in runs for name in r.f1))
 
 
-def percent(run: ItnRun, row: str, key: str) -> Optional[float]:
+def percent(run: ItnRun, row: str, key: str) -> float | None:
     """F1 of a row in percent, or the count of marks above 0 (key MARKS_ABOVE_ZERO); None if the run lacks the row."""
     if row not in run.f1:
         return None
@@ -200,12 +200,12 @@ def interval_cell(iv: Interval) -> str:
     return f"{100 * iv.value:.1f} ({100 * iv.low:.1f}-{100 * iv.high:.1f})"
 
 
-def difference_cell(iv: Optional[Interval]) -> str:
+def difference_cell(iv: Interval | None) -> str:
     """"+5.2 (+3.0, +7.4)": a difference of F1 and its paired 95 % interval in points; "—" for none."""
     return "—" if iv is None else f"{100 * iv.value:+.1f} ({100 * iv.low:+.1f}, {100 * iv.high:+.1f})"
 
 
-def baseline_of(runs: Sequence[ItnRun]) -> Optional[str]:
+def baseline_of(runs: Sequence[ItnRun]) -> str | None:
     """The baseline row of the paired differences when every run recorded them against the same one, else None."""
     baselines = {r.baseline for r in runs}
     return baselines.pop() if len(baselines) == 1 else None
@@ -215,7 +215,7 @@ def difference_header(baseline: str) -> str:
     return f"macro F1 minus {baseline} (paired)"
 
 
-def f1_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
+def f1_rows(runs: Sequence[ItnRun]) -> list[list[str]]:
     """One row per model: each F1 with its interval (one run) or mean ± sd over the runs, the marks above 0, and
     when the runs recorded them the paired macro-F1 differences to the baseline."""
     rows = []
@@ -245,7 +245,7 @@ def per_run_cell(run: ItnRun, row: str, key: str) -> str:
     return number(percent(run, row, key), 0 if key == MARKS_ABOVE_ZERO else 1)
 
 
-def per_run_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
+def per_run_rows(runs: Sequence[ItnRun]) -> list[list[str]]:
     """One row per model and column of the first table, one column per run (F1 in percent)."""
     rows = []
     for row in row_names(runs):
@@ -263,7 +263,7 @@ def counts_cell(run: ItnRun) -> str:
     return f"{c['segments']} ({c['words']} words, {c['scored_words']} scored)"
 
 
-def fact_rows(runs: Sequence[ItnRun]) -> List[List[str]]:
+def fact_rows(runs: Sequence[ItnRun]) -> list[list[str]]:
     """Per-run facts: segments and words, first-word rule, the WERs and ensemble alphas where recorded, wall time."""
     several = len(runs) > 1
     split = runs[0].split
@@ -310,16 +310,20 @@ def itn_caption(runs: Sequence[ItnRun], command: str = "") -> str:
     text += (f"; macro F1 = mean F1 of the {runs[0].num_marks} marks; first word of each segment "
              f"{'not scored' if runs[0].counts['first_word'] == 'exclude' else 'scored'}.")
     if baseline_of(runs):
-        text += (f" Macro F1 minus {baseline_of(runs)}: the difference in points on the same segments, with a paired"
-                 " bootstrap 95 % interval (both models resampled with the same draws).")
-    other = sorted({f"{name} ({c['segments']} segments)" for r in runs for name, c in r.counts.get("other_counts", {}).items()})
+        text += (
+            f" Macro F1 minus {baseline_of(runs)}: the difference in points on the same segments, with a paired"
+            " bootstrap 95 % interval (both models resampled with the same draws)."
+        )
+    other = sorted(
+        {f"{name} ({c['segments']} segments)" for r in runs for name, c in r.counts.get("other_counts", {}).items()}
+    )
     if other:
         text += f" Rows scored on other segments than the first: {', '.join(other)}."
     text += f" Generated by `punct.bin.results_table` from {len(runs)} results.json (egs/parczech stage 6)"
     return text + (f" of `{command}`.\n" if command else ".\n")
 
 
-def itn_summary(runs: Sequence[ItnRun]) -> Dict:
+def itn_summary(runs: Sequence[ItnRun]) -> dict:
     """Machine-readable summary: per model the runs' F1 ("," "." "cap" "macro"; fractions) and marks above 0,
     each with mean and sample sd, and the same for the per-run facts."""
     models = {}
@@ -343,10 +347,10 @@ def itn_summary(runs: Sequence[ItnRun]) -> Dict:
 # ---- RESULTS.md tables (punct.bin.score_itn) --------------------------------------------------------
 
 # Table 5.1's row order: the marks by frequency in the thesis' training set.
-THESIS_CLASS_ORDER: Tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")
+THESIS_CLASS_ORDER: tuple[str, ...] = (",", ".", "-", "?", ":", '"', "!", ";")
 
 
-def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:
+def class_order(train_counts: dict[str, int] | None = None) -> list[str]:
     """Marks sorted by training frequency (Table 5.1); the thesis' order without counts."""
     if not train_counts:
         return list(THESIS_CLASS_ORDER)
@@ -356,7 +360,7 @@ def class_order(train_counts: Optional[Dict[str, int]] = None) -> List[str]:
 EFFICIENTPUNCT_ROW = "EfficientPunct"
 
 
-def results_table(scores: Dict[str, ItnScores], order: Sequence[str], placeholder_rows: Sequence[str] = ()) -> str:
+def results_table(scores: dict[str, ItnScores], order: Sequence[str], placeholder_rows: Sequence[str] = ()) -> str:
     """Table 5.1 with the models as rows: F1 (95 % interval) of every mark and [cap], macro F1.
     ``placeholder_rows`` are models not scored yet (a row of dashes, to be filled in)."""
     cols = [f"[{c}]" for c in order] + ["[cap]", "macro F1"]
@@ -369,18 +373,22 @@ def results_table(scores: Dict[str, ItnScores], order: Sequence[str], placeholde
     return "\n".join(lines) + "\n"
 
 
-def detection_table(scores: Dict[str, ItnScores]) -> str:
-    lines = ["| Model | PDP | PDR | PDP short 25 % | PDR short 25 % | PDP long 25 % | PDR long 25 % | overall F1 (micro) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+def detection_table(scores: dict[str, ItnScores]) -> str:
+    lines = [
+        "| Model | PDP | PDR | PDP short 25 % | PDR short 25 % | PDP long 25 % | PDR long 25 % | overall F1 (micro) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, s in scores.items():
         d = s.detection
-        lines.append(f"| {name} | {100 * d['all']['pdp']:.2f} | {100 * d['all']['pdr']:.2f} | {100 * d['short']['pdp']:.2f} | "
-                     f"{100 * d['short']['pdr']:.2f} | {100 * d['long']['pdp']:.2f} | {100 * d['long']['pdr']:.2f} | "
-                     f"{100 * s.punct_scores['overall']['f1']:.2f} |")
+        lines.append(
+            f"| {name} | {100 * d['all']['pdp']:.2f} | {100 * d['all']['pdr']:.2f} | {100 * d['short']['pdp']:.2f} | "
+            f"{100 * d['short']['pdr']:.2f} | {100 * d['long']['pdp']:.2f} | {100 * d['long']['pdr']:.2f} | "
+            f"{100 * s.punct_scores['overall']['f1']:.2f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def length_table(scores: Dict[str, ItnScores]) -> str:
+def length_table(scores: dict[str, ItnScores]) -> str:
     bins = []
     for s in scores.values():
         for b in s.by_length:
@@ -397,7 +405,7 @@ def length_table(scores: Dict[str, ItnScores]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def paired_table(scores: Dict[str, ItnScores]) -> str:
+def paired_table(scores: dict[str, ItnScores]) -> str:
     """Macro F1 minus the baseline's with its paired 95 % interval, one row per compared model ("" without any)."""
     rows = [(name, s) for name, s in scores.items() if s.macro_f1_vs_baseline is not None]
     if not rows:
@@ -405,23 +413,29 @@ def paired_table(scores: Dict[str, ItnScores]) -> str:
     lines = [f"| Model | macro F1 minus {rows[0][1].baseline}'s (paired 95 % interval) | interval above 0 |",
              "|---|---:|---|"]
     for name, s in rows:
-        lines.append(f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |")
+        lines.append(
+            f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def header_lines(num_resamples: int, seed: int) -> List[str]:
+def header_lines(num_resamples: int, seed: int) -> list[str]:
     """RESULTS.md's opening paragraph."""
-    return ["# Punctuation and capitalisation (speech-informed ITN, stage 6)", "",
-            f"F1 in % with bootstrap 95 % confidence intervals ({num_resamples} resamples of the segments, seed "
-            f"{seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
-            "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
-            "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
-            f"(rows whose names start with `{EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
-            "`results.json` (`python -m punct.bin.results_table` makes the README table from it).", ""]
+    return [
+        "# Punctuation and capitalisation (speech-informed ITN, stage 6)",
+        "",
+        f"F1 in % with bootstrap 95 % confidence intervals ({num_resamples} resamples of the segments, seed "
+        f"{seed}); macro F1 = mean over the 8 marks (blank excluded). Marks ordered by training frequency. "
+        "PDP/PDR: punctuation detection precision/recall (any mark vs. none), also on the shortest and longest 25 % "
+        "of the segments. Without EfficientPunct rows an EfficientPunct placeholder row is shown "
+        f"(rows whose names start with `{EFFICIENTPUNCT_ROW}` replace it). Every number is also in "
+        "`results.json` (`python -m punct.bin.results_table` makes the README table from it).",
+        "",
+    ]
 
 
-def split_lines(split: str, scores: Dict[str, ItnScores], rule: str, order: List[str],
-                placeholders: List[str]) -> List[str]:
+def split_lines(split: str, scores: dict[str, ItnScores], rule: str, order: list[str],
+                placeholders: list[str]) -> list[str]:
     """RESULTS.md's section of one split."""
     any_s = next(iter(scores.values()))
     paired = paired_table(scores)
@@ -441,9 +455,9 @@ class Bootstrap:
     seed: int = 42
 
 
-def score_split(models: Sequence[Tuple[Path, str]], split: str, first_word: Optional[str], baseline: str,
+def score_split(models: Sequence[tuple[Path, str]], split: str, first_word: str | None, baseline: str,
                 bootstrap: Bootstrap, edges: Sequence[int], max_attention_plots: int,
-                out: Path) -> Tuple[Dict[str, ItnScores], str]:
+                out: Path) -> tuple[dict[str, ItnScores], str]:
     """Scores every model on ``split`` under one first-word rule (``first_word``, or None: the rule the
     predictions were written under); writes the scores and plots under ``out``; returns the scores and the rule."""
     predictions = {name: itn.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
@@ -452,11 +466,13 @@ def score_split(models: Sequence[Tuple[Path, str]], split: str, first_word: Opti
     except ValueError as e:
         rules = {name: sorted({s.first_word for s in segs}) for name, segs in predictions.items()}
         raise ValueError(f"{split}: {e} (rules written per model: {rules})") from None
-    scores: Dict[str, ItnScores] = {}
-    for path, name in models:
+    scores: dict[str, ItnScores] = {}
+    for _path, name in models:
         scores[name] = itn.score_itn(predictions[name], bootstrap.num_resamples, bootstrap.seed, edges, rule)
     if baseline in scores:
-        skipped = itn.compare_with_baseline(predictions, scores, baseline, rule, bootstrap.num_resamples, bootstrap.seed)
+        skipped = itn.compare_with_baseline(
+            predictions, scores, baseline, rule, bootstrap.num_resamples, bootstrap.seed
+        )
         for name in skipped:
             logging.warning("%s %s: its segments are not %s's: no paired difference", name, split, baseline)
     else:

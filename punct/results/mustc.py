@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
 
 from lhotse.utils import Pathlike
 
@@ -41,11 +41,11 @@ KIND = "ensemble"
 MARK_NAMES = {",": "Comma", ".": "Full stop", "?": "Question"}
 
 
-def _pct(x: Optional[float]) -> str:
+def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
-def _count(n: Optional[int]) -> str:
+def _count(n: int | None) -> str:
     return "n/a" if n is None else f"{n:,} ({n:.1e})"
 
 
@@ -56,7 +56,7 @@ def _mark_label(c: str) -> str:
 MAX_LISTED_DROPS = 10  # dropped utterances named in RESULTS.md (results.json lists all)
 
 
-def scored_lines(splits: Dict[str, Dict]) -> List[str]:
+def scored_lines(splits: dict[str, dict]) -> list[str]:
     """Per split: what was scored out of the manifest, and the dropped utterances with their reason."""
     lines = []
     for split, info in splits.items():
@@ -66,11 +66,13 @@ def scored_lines(splits: Dict[str, Dict]) -> List[str]:
         for key, reason in dropped[:MAX_LISTED_DROPS]:
             lines.append(f"  - `{key}`: {reason}")
         if len(dropped) > MAX_LISTED_DROPS:
-            lines.append(f"  - ... and {len(dropped) - MAX_LISTED_DROPS} more (results.json: splits.{split}.dropped_ids)")
+            lines.append(
+                f"  - ... and {len(dropped) - MAX_LISTED_DROPS} more (results.json: splits.{split}.dropped_ids)"
+            )
     return lines
 
 
-def f1_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
+def f1_table(systems: dict[str, dict], marks: Sequence[str]) -> list[str]:
     """Table 3 shape: F1 per mark, overall (micro) and macro, one row per system."""
     lines = ["| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |",
              "|---|" + "---:|" * (len(marks) + 2)]
@@ -80,16 +82,20 @@ def f1_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
     return lines
 
 
-def precision_recall_table(systems: Dict[str, Dict], marks: Sequence[str]) -> List[str]:
+def precision_recall_table(systems: dict[str, dict], marks: Sequence[str]) -> list[str]:
     lines = ["| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |",
              "|---|" + "---:|" * (2 * len(marks) + 2)]
     for name, s in systems.items():
         cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {_pct(s['overall']['precision'])} | {_pct(s['overall']['recall'])} |"
+        )
     return lines
 
 
-def alpha_table(sweep: Dict[str, List[Dict]], marks: Sequence[str], chosen_alpha: float) -> List[str]:
+def alpha_table(sweep: dict[str, list[dict]], marks: Sequence[str], chosen_alpha: float) -> list[str]:
     """Table 4 shape: per alpha and split, F1 per mark, overall and macro; the dev choice marked."""
     splits = list(sweep)
     columns = list(marks) + ["overall", "macro"]
@@ -105,7 +111,7 @@ def alpha_table(sweep: Dict[str, List[Dict]], marks: Sequence[str], chosen_alpha
     return lines
 
 
-def parameter_table(params: Dict) -> List[str]:
+def parameter_table(params: dict) -> list[str]:
     """Table 5 shape: embedding and inference network parameters; an unknown count is "n/a"."""
     lines = ["| Part | Component | Parameters |", "|---|---|---:|"]
     for part in ("embedding", "inference"):
@@ -119,21 +125,22 @@ def parameter_table(params: Dict) -> List[str]:
     return lines
 
 
-def alpha_rule(results: Dict) -> str:
+def alpha_rule(results: dict) -> str:
     """How stage 8 chose alpha (results.json written before the rule was recorded: the argmax)."""
     choice = results.get("alpha_choice")
     return AlphaChoice(**choice).describe() if choice else "highest overall F1"
 
 
-def render_markdown(results: Dict) -> str:
-    marks: List[str] = results["classes"][1:]
+def render_markdown(results: dict) -> str:
+    marks: list[str] = results["classes"][1:]
     lines = ["# Results: EfficientPunct (BERT, punctuation TDNN, ensemble)", "", "What was scored:", ""]
     lines += scored_lines(results["splits"])
     lines.append("")
     if results.get("seed") is not None:
         lines.append(f"- seed: {results['seed']}")
     lines += [
-        f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; the paper's alpha: {results['paper_alpha']:.1f}",
+        f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; "
+        f"the paper's alpha: {results['paper_alpha']:.1f}",
         "- overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\"); macro = mean F1 of , . ? "
         "(Huang et al.'s \"overall\": the mean of the three marks' scores); numbers in percent",
         "",
@@ -150,14 +157,16 @@ def render_markdown(results: Dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_results(results: Dict, out_dir: Pathlike, confusion_system: Optional[str] = None, plot: bool = True) -> Path:
+def write_results(results: dict, out_dir: Pathlike, confusion_system: str | None = None, plot: bool = True) -> Path:
     """Writes RESULTS.md, results.json and the plots into ``out_dir``; returns the markdown path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = dict(results)
     if plot:
         plots = {"overall and macro F1 against alpha": "f1_vs_alpha.png"}
-        plot_f1_vs_alpha(results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png")
+        plot_f1_vs_alpha(
+            results["alpha_sweep"], results["chosen_alpha"], results["paper_alpha"], out_dir / "f1_vs_alpha.png"
+        )
         last_split = list(results["systems"])[-1]
         systems = results["systems"][last_split]
         for name in [confusion_system] if confusion_system else list(systems):
@@ -185,24 +194,24 @@ class RunResult:
     """The numbers of one run's split (F1 as fractions, as in results.json; None: not recorded)."""
 
     path: Path
-    seed: Optional[int]
-    f1: Dict[str, Dict[str, float]]  # model -> "overall" | "macro" | a mark -> F1
+    seed: int | None
+    f1: dict[str, dict[str, float]]  # model -> "overall" | "macro" | a mark -> F1
     alpha: float
-    scored_utterances: Optional[int]
-    manifest_utterances: Optional[int]
-    scored_words: Optional[int]
-    manifest_words: Optional[int]
-    dev_wer: Optional[float]  # percent
-    test_wer: Optional[float]  # percent
-    dev_alignment_ms: Optional[float]
-    wall_seconds: Optional[float]
+    scored_utterances: int | None
+    manifest_utterances: int | None
+    scored_words: int | None
+    manifest_words: int | None
+    dev_wer: float | None  # percent
+    test_wer: float | None  # percent
+    dev_alignment_ms: float | None
+    wall_seconds: float | None
 
     @property
     def name(self) -> str:
         return run_name(self.seed, self.path)
 
 
-def system_key(systems: Dict, model: str) -> str:
+def system_key(systems: dict, model: str) -> str:
     """The results.json key of a model; the ensemble is the one at the alpha chosen on dev."""
     if model != "Ensemble":
         if model not in systems:
@@ -214,7 +223,7 @@ def system_key(systems: Dict, model: str) -> str:
     raise KeyError(f"no ensemble chosen on dev among {sorted(systems)}")
 
 
-def model_f1(scores: Dict, marks: Sequence[str]) -> Dict[str, float]:
+def model_f1(scores: dict, marks: Sequence[str]) -> dict[str, float]:
     f1 = {"overall": scores["overall"]["f1"], "macro": scores["macro_f1"]}
     f1.update({mark: scores["per_class"][mark]["f1"] for mark in marks if mark in scores.get("per_class", {})})
     return f1
@@ -241,7 +250,7 @@ def read_run(path: Path, split: str = "test") -> RunResult:
     )
 
 
-def run_quantities(runs: Sequence[RunResult]) -> Dict[str, List[Optional[float]]]:
+def run_quantities(runs: Sequence[RunResult]) -> dict[str, list[float | None]]:
     """The per-run numbers other than F1, by name (units in the name)."""
     return {
         "alpha": [r.alpha for r in runs],
@@ -254,7 +263,7 @@ def run_quantities(runs: Sequence[RunResult]) -> Dict[str, List[Optional[float]]
     }
 
 
-def summary(runs: Sequence[RunResult], split: str = "test") -> Dict:
+def summary(runs: Sequence[RunResult], split: str = "test") -> dict:
     """Machine-readable summary: per model and F1 kind (overall, macro, each mark) the runs' values,
     mean and sample sd (fractions), and the same for the other per-run numbers."""
     marks = [m for m in runs[0].f1[MODELS[0]] if m not in F1_KINDS]
@@ -272,7 +281,7 @@ def summary(runs: Sequence[RunResult], split: str = "test") -> Dict:
     }
 
 
-def f1_rows(runs: Sequence[RunResult]) -> List[List[str]]:
+def f1_rows(runs: Sequence[RunResult]) -> list[list[str]]:
     """One row per model and F1 kind: the runs' F1 in percent, then mean ± sd when several runs."""
     rows = []
     for model in MODELS:
@@ -292,7 +301,7 @@ def scored_cell(run: RunResult) -> str:
     return f"{run.scored_utterances} of {run.manifest_utterances} ({run.scored_words} of {run.manifest_words})"
 
 
-def run_rows(runs: Sequence[RunResult], split: str) -> List[List[str]]:
+def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
     """Per-run numbers: alpha, AM dev and test WER, alignment error, utterances and words scored, wall time."""
     several = len(runs) > 1
     rows = []
@@ -301,7 +310,7 @@ def run_rows(runs: Sequence[RunResult], split: str) -> List[List[str]]:
                                   ("AM test WER (%, greedy CTC)", [r.test_wer for r in runs], 1),
                                   ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
         row = [label] + [number(v, digits) for v in values]
-        rows.append(row + ([mean_sd_cell(values, lambda x: number(x, digits))] if several else []))
+        rows.append(row + ([mean_sd_cell(values, lambda x, digits=digits: number(x, digits))] if several else []))
     rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
     walls = [r.wall_seconds for r in runs]
     rows.append(["wall time"] + [duration(w) for w in walls] + ([mean_sd_cell(walls, duration)] if several else []))

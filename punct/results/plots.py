@@ -5,8 +5,8 @@ and detection F1 by input length (egs/parczech, Stankov 2024 Figures 5.13 and 5.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -25,7 +25,7 @@ def _pyplot():
     return plt
 
 
-def plot_f1_vs_alpha(sweep: Dict[str, List[Dict]], chosen: float, paper_alpha: float, path: Path) -> None:
+def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: float, path: Path) -> None:
     """Overall and macro F1 against alpha, one line each per split; the dev choice and the paper's alpha marked."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -60,7 +60,15 @@ def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], t
     ax.set_yticks(range(len(classes)), labels=[f"{c} ({int(n)})" for c, n in zip(classes, rows[:, 0])])
     for i in range(len(classes)):
         for j in range(len(classes)):
-            ax.text(j, i, f"{pct[i, j]:.0f}", ha="center", va="center", fontsize=7, color="white" if pct[i, j] > 50 else "black")
+            ax.text(
+                j,
+                i,
+                f"{pct[i, j]:.0f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if pct[i, j] > 50 else "black",
+            )
     ax.set_xlabel("prediction")
     ax.set_ylabel("reference (words)")
     ax.set_title(title, fontsize=9)
@@ -70,7 +78,7 @@ def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], t
     plt.close(fig)
 
 
-def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
+def plot_attention(example: dict, title: str, path: Pathlike) -> None:
     """Cross-attention (text tokens x audio frames) of one segment (Figure 5.13): rows labelled
     with each word (with its reference mark and case) at its last sub-token, columns with the
     word assigned to each latent frame."""
@@ -101,7 +109,7 @@ def plot_attention(example: Dict, title: str, path: Pathlike) -> None:
     plt.close(fig)
 
 
-def plot_f1_by_length(scores: Dict[str, ItnScores], title: str, path: Pathlike) -> None:
+def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) -> None:
     """Detection F1 per input-length bin for every model (Figure 5.33)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -123,9 +131,12 @@ def plot_itn_model(path: Path, name: str, file_name: str, split: str, s: ItnScor
     cross-attention of up to ``max_attention`` segments."""
     cm_p = np.asarray(s.punct_scores["confusion"])
     cm_c = np.asarray(s.case_scores["confusion"])
-    plot_confusion(cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)",
-                   plots / f"confusion_punct_{file_name}_{split}.png")
-    plot_confusion(cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{file_name}_{split}.png")
+    plot_confusion(
+        cm_p, PUNCT9.classes, f"{name} {split}: punctuation (row %)", plots / f"confusion_punct_{file_name}_{split}.png"
+    )
+    plot_confusion(
+        cm_c, CASE.classes, f"{name} {split}: case (row %)", plots / f"confusion_case_{file_name}_{split}.png"
+    )
     attn_file = path / "decode" / f"{split}.attention.json"
     if attn_file.is_file():
         for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):

@@ -10,9 +10,9 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
 
 from punct.results import itn, mustc
 from punct.utils.atomic import atomic_write_text
@@ -30,7 +30,7 @@ def replace_region(text: str, name: str, content: str, where: str = "README") ->
 REGION_BEGIN = re.compile(r"<!-- results:([\w.-]+):begin -->")
 
 
-def region_names(text: str) -> List[str]:
+def region_names(text: str) -> list[str]:
     """The names of the ``results:<name>`` regions of ``text``, in order."""
     return REGION_BEGIN.findall(text)
 
@@ -55,7 +55,7 @@ def results_kind(path: Path) -> str:
                      f"(kind {itn.KIND!r})")
 
 
-def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> Tuple[str, str, Dict]:
+def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> tuple[str, str, dict]:
     """(kind, the markdown tables with their caption, the summary) of runs of one kind."""
     kinds = sorted({results_kind(path) for path in paths})
     if len(kinds) > 1:
@@ -80,12 +80,12 @@ class Region:
 
     name: str
     readme: Path
-    results: Tuple[Path, ...]
+    results: tuple[Path, ...]
     command: str = ""
     split: str = "test"
 
 
-def read_regions(path: Path) -> List[Region]:
+def read_regions(path: Path) -> list[Region]:
     """The regions a ``RESULTS/regions.yaml`` lists (paths resolved against its folder)."""
     import yaml
 

@@ -11,13 +11,13 @@ utils/multi_seed.sh writes beside each run's results.json.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 
-def mean_sd(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float]]:
+def mean_sd(values: Sequence[float | None]) -> tuple[float, float] | None:
     """Mean and sample standard deviation (0 for one value); None if a value is missing."""
     if not values or any(v is None for v in values):
         return None
@@ -25,47 +25,47 @@ def mean_sd(values: Sequence[Optional[float]]) -> Optional[Tuple[float, float]]:
     return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0
 
 
-def spread(values: Sequence[Optional[float]]) -> Dict:
+def spread(values: Sequence[float | None]) -> dict:
     """{"values": [...], "mean": m, "sd": s} (mean and sd None when a run lacks the value)."""
     stats = mean_sd(values)
     return {"values": list(values), "mean": stats[0] if stats else None, "sd": stats[1] if stats else None}
 
 
-def number(value: Optional[float], digits: int = 1) -> str:
+def number(value: float | None, digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def duration(seconds: Optional[float]) -> str:
+def duration(seconds: float | None) -> str:
     if seconds is None:
         return "n/a"
     minutes, rest = divmod(int(round(seconds)), 60)
     return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
-def mean_sd_cell(values: Sequence[Optional[float]], fmt: Callable[[Optional[float]], str] = number) -> str:
+def mean_sd_cell(values: Sequence[float | None], fmt: Callable[[float | None], str] = number) -> str:
     """"69.0 ± 2.6"; n/a when a run lacks the value."""
     stats = mean_sd(values)
     return "n/a" if stats is None else f"{fmt(stats[0])} ± {fmt(stats[1])}"
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int) -> List[str]:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int) -> list[str]:
     """The lines of a markdown table: the first ``text_columns`` columns left-aligned, the rest right."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * text_columns + "---:|" * (len(header) - text_columns)]
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def read_run_json(results: Path) -> Dict:
+def read_run_json(results: Path) -> dict:
     """The ``run.json`` beside a results.json (utils/multi_seed.sh: seed, wall_seconds, command ...); {} if absent."""
     run_file = Path(results).parent / "run.json"
     return json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
 
 
-def run_name(seed: Optional[int], results: Path) -> str:
+def run_name(seed: int | None, results: Path) -> str:
     """A run's column title: "seed N", else the folder of its results.json."""
     return f"seed {seed}" if seed is not None else Path(results).parent.name
 
 
-def parse_markdown_table(text: str, heading: str) -> List[List[str]]:
+def parse_markdown_table(text: str, heading: str) -> list[list[str]]:
     """Rows (cells as strings, header first, separator dropped) of the first table after ``heading``."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("#") and heading in line)

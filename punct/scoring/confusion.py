@@ -23,7 +23,7 @@ scores 1000 resamples in one call.
 
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def confusion_matrices(refs: Sequence[Sequence[int]], hyps: Sequence[Sequence[in
 
 
 def precision_recall_f1(tp: np.ndarray, num_hyp: np.ndarray,
-                        num_ref: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                        num_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision, recall and F1 from counts of one shape (0 where undefined)."""
     tp, num_hyp, num_ref = (np.asarray(x, dtype=np.float64) for x in (tp, num_hyp, num_ref))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -62,7 +62,7 @@ def precision_recall_f1(tp: np.ndarray, num_hyp: np.ndarray,
     return p, r, f
 
 
-def class_scores(cm: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def class_scores(cm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-class precision, recall and F1 of (..., C, C) confusion matrices, each (..., C)."""
     cm = np.asarray(cm, dtype=np.float64)
     return precision_recall_f1(np.diagonal(cm, axis1=-2, axis2=-1), cm.sum(axis=-2), cm.sum(axis=-1))
@@ -78,12 +78,12 @@ def macro_f1(cm: np.ndarray) -> np.ndarray:
     return class_f1(cm)[..., 1:].mean(axis=-1)
 
 
-def _mark_counts(cm: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _mark_counts(cm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Words predicted as some mark, and words whose reference is some mark -> (...), (...)."""
     return cm[..., :, 1:].sum(axis=(-2, -1)), cm[..., 1:, :].sum(axis=(-2, -1))
 
 
-def micro_scores(cm: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def micro_scores(cm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision, recall and F1 of the marks pooled (a mark predicted as another mark is wrong) -> (...) each."""
     cm = np.asarray(cm, dtype=np.float64)
     return precision_recall_f1(np.diagonal(cm, axis1=-2, axis2=-1)[..., 1:].sum(axis=-1), *_mark_counts(cm))

@@ -20,8 +20,8 @@ alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -40,7 +40,7 @@ def overall_f1(scores: PunctScores) -> float:
     return scores.overall["f1"]
 
 
-def default_alphas(step: float = 0.1) -> List[float]:
+def default_alphas(step: float = 0.1) -> list[float]:
     """0.0, 0.1, ..., 1.0 (rounded, so 0.30000000000000004 prints as 0.3)."""
     n = int(round(1.0 / step))
     return [round(i * step, 10) for i in range(n + 1)]
@@ -62,7 +62,7 @@ class SweepPoint:
 
 def alpha_sweep(
     ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, classes: Sequence[str], alphas: Sequence[float]
-) -> List[SweepPoint]:
+) -> list[SweepPoint]:
     return [SweepPoint(a, score(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), classes)) for a in alphas]
 
 
@@ -90,7 +90,7 @@ class AlphaChoice:
     single_alpha: float = -1.0  # paired-se: the better single model (0.0 or 1.0; -1: not compared)
     single_score: float = 0.0
 
-    def to_dict(self) -> Dict:
+    def to_dict(self) -> dict:
         return asdict(self)
 
     def describe(self, text_model: str = "BERT") -> str:
@@ -101,12 +101,17 @@ class AlphaChoice:
             best = f"paired rule: dev argmax alpha {self.best_alpha:.1f} ({self.metric} {100 * self.best_score:.1f})"
             if self.best_alpha in name or self.single_alpha < 0:
                 return f"{best}, {name.get(self.best_alpha, 'a mixture')}"
-            gain = (f"{100 * (self.best_score - self.single_score):+.1f} over {name[self.single_alpha]}, standard error "
-                    f"{100 * self.standard_error:.1f} of the paired difference over {self.num_resamples} resamples of "
-                    "the utterances")
+            gain = (
+                f"{100 * (self.best_score - self.single_score):+.1f} over {name[self.single_alpha]}, standard error "
+                f"{100 * self.standard_error:.1f} of the paired difference over {self.num_resamples} resamples of "
+                "the utterances"
+            )
             return f"{best}; {gain}: {'kept' if self.alpha == self.best_alpha else name[self.alpha]}"
-        best = (f"one-standard-error rule: best alpha {self.best_alpha:.1f} ({self.metric} {100 * self.best_score:.1f}, standard "
-                f"error {100 * self.standard_error:.1f} over {self.num_resamples} resamples of the utterances)")
+        best = (
+            f"one-standard-error rule: best alpha {self.best_alpha:.1f} "
+            f"({self.metric} {100 * self.best_score:.1f}, standard "
+            f"error {100 * self.standard_error:.1f} over {self.num_resamples} resamples of the utterances)"
+        )
         single = {0.0: f"{text_model} alone", 1.0: "the TDNN alone"}.get(self.alpha)
         if single is None:
             return f"{best}; no single model within one standard error of it"
@@ -119,29 +124,42 @@ def utterance_confusions(ref: np.ndarray, hyp: np.ndarray, lengths: Sequence[int
     """(S, C, C) confusion matrices of the utterances whose words are stacked in ``ref``/``hyp``
     (``lengths``: words per utterance, in stacking order)."""
     if sum(lengths) != len(ref) or len(ref) != len(hyp) or not len(lengths):
-        raise ValueError(f"{len(lengths)} utterances of {sum(lengths)} words do not split {len(ref)} references / {len(hyp)} predictions")
+        raise ValueError(
+            f"{len(lengths)} utterances of {sum(lengths)} words do not split "
+            f"{len(ref)} references / {len(hyp)} predictions"
+        )
     bounds = np.cumsum(lengths)[:-1]
     return confusion_matrices(np.split(ref, bounds), np.split(hyp, bounds), num_classes)
 
 
 def _sweep_confusions(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
                       alphas: Sequence[float], num_resamples: int,
-                      statistic: Callable[[np.ndarray], np.ndarray]) -> Tuple[List[np.ndarray], List[float], int]:
+                      statistic: Callable[[np.ndarray], np.ndarray]) -> tuple[list[np.ndarray], list[float], int]:
     """Per-utterance confusions and the dev score of each alpha, and the index of the best (ties: smallest alpha)."""
     if not alphas:
         raise ValueError("no alphas")
     if num_resamples < 2:
         raise ValueError(f"a standard error needs at least 2 resamples, got {num_resamples}")
     num_classes = p_tdnn.shape[1]
-    confusions = [utterance_confusions(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), lengths, num_classes) for a in alphas]
+    confusions = [
+        utterance_confusions(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), lengths, num_classes) for a in alphas
+    ]
     scores = [float(statistic(c.sum(axis=0))) for c in confusions]
     best = max(range(len(alphas)), key=lambda i: (scores[i], -alphas[i]))
     return confusions, scores, best
 
 
-def choose_alpha_paired(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
-                        alphas: Sequence[float], num_resamples: int = 1000, seed: int = 42,
-                        statistic: Callable[[np.ndarray], np.ndarray] = micro_f1, metric: str = "overall F1") -> AlphaChoice:
+def choose_alpha_paired(
+    ref: np.ndarray,
+    p_tdnn: np.ndarray,
+    p_bert: np.ndarray,
+    lengths: Sequence[int],
+    alphas: Sequence[float],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    statistic: Callable[[np.ndarray], np.ndarray] = micro_f1,
+    metric: str = "overall F1",
+) -> AlphaChoice:
     """The paired rule on ``statistic`` of the summed confusion matrix (default overall F1); see the module
     docstring.  The best alpha is the argmax (ties: the smallest alpha); when it is a mixture, its gain over
     the better single model of ``alphas`` (0.0, 1.0; ties: the smaller alpha) is compared with the standard
@@ -159,9 +177,17 @@ def choose_alpha_paired(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray,
                        alphas[single], scores[single])
 
 
-def choose_alpha_one_se(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
-                        alphas: Sequence[float], num_resamples: int = 1000, seed: int = 42,
-                        statistic: Callable[[np.ndarray], np.ndarray] = micro_f1, metric: str = "overall F1") -> AlphaChoice:
+def choose_alpha_one_se(
+    ref: np.ndarray,
+    p_tdnn: np.ndarray,
+    p_bert: np.ndarray,
+    lengths: Sequence[int],
+    alphas: Sequence[float],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    statistic: Callable[[np.ndarray], np.ndarray] = micro_f1,
+    metric: str = "overall F1",
+) -> AlphaChoice:
     """The one-standard-error rule on ``statistic`` of the summed confusion matrix (default overall
     (micro) F1; ``metric`` names it); see the module docstring.
 
@@ -179,8 +205,8 @@ def choose_alpha_one_se(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray,
 
 
 def paired_posteriors(
-    tdnn_scp: Pathlike, bert_scp: Pathlike, references: Dict[str, np.ndarray]
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray, List[str]]:
+    tdnn_scp: Pathlike, bert_scp: Pathlike, references: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Stacks, over the utterances of ``references`` (key -> label ids, in its order), the reference
     labels and the two posteriors.  An utterance missing from either scp, or whose row counts differ
     from its number of words, is skipped and counted; returns (ref, p_tdnn, p_bert, skipped keys)."""
@@ -193,7 +219,8 @@ def paired_posteriors(
         a, b = tdnn[key], bert[key]
         if a.shape != (len(labels), b.shape[1]) or b.shape[0] != len(labels):
             raise ValueError(
-                f"{key}: {len(labels)} words but TDNN posteriors {a.shape} ({tdnn_scp}) and BERT posteriors {b.shape} ({bert_scp})"
+                f"{key}: {len(labels)} words but TDNN posteriors {a.shape} ({tdnn_scp}) "
+                f"and BERT posteriors {b.shape} ({bert_scp})"
             )
         refs.append(np.asarray(labels))
         pt.append(a)

@@ -9,8 +9,8 @@ segments' shared difficulty cancels out of their difference.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Tuple
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def bootstrap_values(confusions: np.ndarray, statistic: Callable[[np.ndarray], n
 
 
 def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
-              seed: int = 42, level: float = 0.95) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+              seed: int = 42, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bootstrap interval over segments.
 
     Args:
@@ -68,7 +68,7 @@ def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarr
 
 
 def paired_difference(confusions: np.ndarray, baseline: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray],
-                      num_resamples: int = 1000, seed: int = 42, level: float = 0.95) -> Tuple[float, float, float]:
+                      num_resamples: int = 1000, seed: int = 42, level: float = 0.95) -> tuple[float, float, float]:
     """``statistic`` of a model minus that of a baseline on the same segments: (point, low, high), the bounds from
     resamples drawn the same for both (:func:`bootstrap_values` with one seed).  ``confusions`` and ``baseline``:
     (S, C, C) per-segment confusion matrices, segment i of both the same segment; a scalar statistic."""

@@ -40,8 +40,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -52,7 +53,7 @@ from punct.scoring.confusion import class_f1, confusion_matrices, detection, mac
 from punct.scoring.intervals import Interval, bootstrap, paired_difference
 from punct.scoring.punct_scores import score
 
-DEFAULT_LENGTH_EDGES: Tuple[int, ...] = (5, 10, 15, 20, 30, 50)
+DEFAULT_LENGTH_EDGES: tuple[int, ...] = (5, 10, 15, 20, 30, 50)
 
 
 class SegmentResult(NamedTuple):
@@ -69,7 +70,7 @@ class SegmentResult(NamedTuple):
         return len(self.punct_ref)
 
 
-def read_predictions(path: Pathlike) -> List[SegmentResult]:
+def read_predictions(path: Pathlike) -> list[SegmentResult]:
     """Prediction lines -> segments; a malformed line is an error naming the file and line."""
     return [_segment_result(d, where) for where, d in read_jsonl(path, "predictions file")]
 
@@ -95,7 +96,7 @@ def _segment_result(d: dict, where: str) -> SegmentResult:
     return SegmentResult(str(d.get("id", where.rsplit(":", 1)[-1])), pr, ph, cr, ch, rule)
 
 
-def scoring_rule(segments: Sequence[SegmentResult], first_word: Optional[str] = None) -> str:
+def scoring_rule(segments: Sequence[SegmentResult], first_word: str | None = None) -> str:
     """The first-word rule to score ``segments`` by: ``first_word``, or (None) the one rule they were written
     under.  Errors: segments written under both rules (the table would mix two protocols; exclude scores
     both alike), or include asked for predictions whose first word was copied from the reference."""
@@ -111,7 +112,7 @@ def scoring_rule(segments: Sequence[SegmentResult], first_word: Optional[str] = 
     return first_word
 
 
-FIRST_WORD_NOTES: Dict[str, str] = {
+FIRST_WORD_NOTES: dict[str, str] = {
     "exclude": "First word of each segment: excluded (`first_word: exclude`, as the thesis, section 5.9 and "
                "Figure 5.34): its punctuation (the mark after it) and case are neither trained nor scored, and the "
                "written predictions copy them from the reference.",
@@ -141,21 +142,21 @@ def segment_confusions(segments: Sequence[SegmentResult], task: str, first_word:
 class ItnScores:
     num_segments: int
     num_words: int
-    punct_f1: Dict[str, Interval]  # non-blank classes
+    punct_f1: dict[str, Interval]  # non-blank classes
     cap_f1: Interval
     macro_f1: Interval
-    detection: Dict[str, Dict[str, float]]  # all / short / long -> pdp, pdr, f1, segments
-    by_length: List[Dict] = field(default_factory=list)  # per length bin
-    punct_scores: Dict = field(default_factory=dict)  # punct.scoring.punct_scores.score(...).to_dict()
-    case_scores: Dict = field(default_factory=dict)
+    detection: dict[str, dict[str, float]]  # all / short / long -> pdp, pdr, f1, segments
+    by_length: list[dict] = field(default_factory=list)  # per length bin
+    punct_scores: dict = field(default_factory=dict)  # punct.scoring.punct_scores.score(...).to_dict()
+    case_scores: dict = field(default_factory=dict)
     first_word: str = "include"  # the rule scored by (punct.labels)
     scored_words: int = 0  # words whose labels are scored (num_words less the first words under exclude)
     # macro F1 minus the baseline model's on the same segments, paired bootstrap interval (punct.bin.score_itn
     # --baseline); None for the baseline itself or without one
-    macro_f1_vs_baseline: Optional[Interval] = None
-    baseline: Optional[str] = None
+    macro_f1_vs_baseline: Interval | None = None
+    baseline: str | None = None
 
-    def to_dict(self) -> Dict:
+    def to_dict(self) -> dict:
         iv = lambda x: {"value": x.value, "low": x.low, "high": x.high}  # noqa: E731
         return {"num_segments": self.num_segments, "num_words": self.num_words, "first_word": self.first_word,
                 "scored_words": self.scored_words,
@@ -166,21 +167,21 @@ class ItnScores:
                    {"baseline": self.baseline, "macro_f1_vs_baseline": iv(self.macro_f1_vs_baseline)})}
 
 
-def short_long(segments: Sequence[SegmentResult]) -> Tuple[List[int], List[int]]:
+def short_long(segments: Sequence[SegmentResult]) -> tuple[list[int], list[int]]:
     """Indices of the shortest and the longest 25 % of the segments (by words, ties by id)."""
     order = sorted(range(len(segments)), key=lambda i: (segments[i].num_words, segments[i].id))
     k = max(1, int(round(len(order) / 4))) if order else 0
     return order[:k], order[len(order) - k:]
 
 
-def length_bins(edges: Sequence[int]) -> List[Tuple[int, float]]:
+def length_bins(edges: Sequence[int]) -> list[tuple[int, float]]:
     """[lo, hi) word-count bins: below the first edge, between edges, and from the last edge on."""
     edges = list(edges)
     return [(0, edges[0])] + list(zip(edges[:-1], edges[1:])) + [(edges[-1], math.inf)]
 
 
 def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed: int = 42,
-              length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES, first_word: Optional[str] = None) -> ItnScores:
+              length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES, first_word: str | None = None) -> ItnScores:
     """Every statistic of the module docstring, on the words scored under ``first_word`` (None: the rule the
     segments were written under, :func:`scoring_rule`)."""
     if not segments:
@@ -193,7 +194,9 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
     f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
     macro = bootstrap(pc, macro_f1, num_resamples, seed)
     cap_point, cap_low, cap_high = bootstrap(cc, class_f1, num_resamples, seed)
-    punct_f1 = {c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i}
+    punct_f1 = {
+        c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i
+    }
 
     short, long = short_long(segments)
     det = {}
@@ -216,7 +219,10 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
                           "segments": int(len(idx)), "words": int(lengths[idx].sum()),
                           "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
 
-    flat = {k: np.concatenate([getattr(s, k)[start:] for s in segments]) for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")}
+    flat = {
+        k: np.concatenate([getattr(s, k)[start:] for s in segments])
+        for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")
+    }
     all_p = score(flat["punct_ref"], flat["punct_hyp"], PUNCT9.classes)
     all_c = score(flat["case_ref"], flat["case_hyp"], CASE.classes)
     return ItnScores(
@@ -227,8 +233,8 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
     )
 
 
-def compare_with_baseline(predictions: Dict[str, Sequence[SegmentResult]], scores: Dict[str, ItnScores], baseline: str,
-                          rule: str, num_resamples: int = 1000, seed: int = 42) -> List[str]:
+def compare_with_baseline(predictions: dict[str, Sequence[SegmentResult]], scores: dict[str, ItnScores], baseline: str,
+                          rule: str, num_resamples: int = 1000, seed: int = 42) -> list[str]:
     """Sets the paired macro-F1 difference against ``baseline`` (:func:`paired_difference`) of every other model in
     ``scores`` (model -> :func:`score_itn` under ``rule``); returns the models left without one because their
     segments (ids) are not the baseline's."""

@@ -13,9 +13,9 @@ utterances and words of the reference manifest that reached scoring, and why the
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -26,17 +26,17 @@ from punct.utils.atomic import atomic_write_text
 
 @dataclass
 class PunctScores:
-    classes: List[str]
+    classes: list[str]
     confusion: np.ndarray
-    per_class: Dict[str, Dict[str, float]] = field(default_factory=dict)
-    overall: Dict[str, float] = field(default_factory=dict)
+    per_class: dict[str, dict[str, float]] = field(default_factory=dict)
+    overall: dict[str, float] = field(default_factory=dict)
     macro_f1: float = 0.0
 
     @property
     def num_words(self) -> int:
         return int(self.confusion.sum())
 
-    def to_dict(self) -> Dict:
+    def to_dict(self) -> dict:
         return {
             "classes": list(self.classes),
             "num_words": self.num_words,
@@ -51,9 +51,15 @@ class PunctScores:
         lines += ["| class | precision | recall | F1 | support |", "|---|---:|---:|---:|---:|"]
         for name in self.classes[1:]:
             s = self.per_class[name]
-            lines.append(f"| {name} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | {100 * s['f1']:.1f} | {s['support']} |")
+            lines.append(
+                f"| {name} | {100 * s['precision']:.1f} | {100 * s['recall']:.1f} | {100 * s['f1']:.1f} "
+                f"| {s['support']} |"
+            )
         o = self.overall
-        lines.append(f"| overall (micro) | {100 * o['precision']:.1f} | {100 * o['recall']:.1f} | {100 * o['f1']:.1f} | {o['support']} |")
+        lines.append(
+            f"| overall (micro) | {100 * o['precision']:.1f} | {100 * o['recall']:.1f} | {100 * o['f1']:.1f} "
+            f"| {o['support']} |"
+        )
         lines.append(f"| macro F1 | | | {100 * self.macro_f1:.1f} | |")
         lines += ["", f"Confusion matrix ({self.num_words} words; rows = reference, columns = prediction):", ""]
         lines.append("| ref \\ hyp | " + " | ".join(self.classes) + " |")
@@ -74,7 +80,7 @@ def score(ref: Sequence[int], hyp: Sequence[int], classes: Sequence[str]) -> Pun
     return PunctScores(list(classes), cm, per_class, overall, float(macro_f1(cm)))
 
 
-def _entry(precision: float, recall: float, f1: float, support: int) -> Dict[str, float]:
+def _entry(precision: float, recall: float, f1: float, support: int) -> dict[str, float]:
     return {"precision": float(precision), "recall": float(recall), "f1": float(f1), "support": int(support)}
 
 
@@ -96,11 +102,11 @@ class Coverage:
     manifest_words: int
     utterances: int
     words: int
-    dropped: Dict[str, Dropped] = field(default_factory=dict)
-    dropped_ids: Dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, Dropped] = field(default_factory=dict)
+    dropped_ids: dict[str, str] = field(default_factory=dict)
     words_differ: int = 0  # scored utterances whose word count differs from the manifest's
     # segments stage 0 left out of the manifest, by reason (e.g. unspeakable_token: punct.text.numbers)
-    not_in_manifest: Dict[str, int] = field(default_factory=dict)
+    not_in_manifest: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
         """"56 of 57 utterances (1491 of 1543 words) scored; dropped: 1 not aligned at stage 3 (52 words)"."""
@@ -115,13 +121,13 @@ class Coverage:
             text += "; left out of the manifest at stage 0: " + ", ".join(skipped)
         return text
 
-    def to_dict(self) -> Dict:
+    def to_dict(self) -> dict:
         data = asdict(self)
         data["dropped"] = {reason: asdict(d) for reason, d in self.dropped.items()}
         return data
 
     @staticmethod
-    def from_dict(data: Mapping) -> "Coverage":
+    def from_dict(data: Mapping) -> Coverage:
         fields = dict(data)
         fields["dropped"] = {reason: Dropped(**d) for reason, d in data.get("dropped", {}).items()}
         return Coverage(**fields)
@@ -131,8 +137,8 @@ def coverage(
     manifest: str,
     manifest_words: Mapping[str, int],
     scored_words: Mapping[str, int],
-    reasons: Optional[Mapping[str, str]] = None,
-    details: Optional[Mapping[str, str]] = None,
+    reasons: Mapping[str, str] | None = None,
+    details: Mapping[str, str] | None = None,
     default_reason: str = "not scored",
 ) -> Coverage:
     """Compares the utterances of a reference manifest (id -> number of words) with those scored
@@ -144,8 +150,8 @@ def coverage(
         raise ValueError(f"{len(unknown)} scored utterance(s) are not in {manifest} (e.g. {unknown[0]}): "
                          "do the cut ids match the supervision ids?")
     reasons, details = reasons or {}, details or {}
-    dropped: Dict[str, Dropped] = {}
-    dropped_ids: Dict[str, str] = {}
+    dropped: dict[str, Dropped] = {}
+    dropped_ids: dict[str, str] = {}
     for key, num_words in manifest_words.items():
         if key in scored_words:
             continue
@@ -166,7 +172,7 @@ def coverage(
     )
 
 
-def write_scores(scores: PunctScores, prefix: Pathlike, title: str = "", scored: Optional[Coverage] = None) -> None:
+def write_scores(scores: PunctScores, prefix: Pathlike, title: str = "", scored: Coverage | None = None) -> None:
     """Writes ``<prefix>.md`` and ``<prefix>.json`` atomically; ``scored`` says what the scores cover."""
     prefix = Path(prefix)
     markdown, data = scores.to_markdown(title), scores.to_dict()

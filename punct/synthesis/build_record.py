@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable, List
+from typing import Any
 
 from punct.synthesis.debian import default_cache_dir
 from punct.utils.atomic import is_done
@@ -23,7 +24,7 @@ def _as_json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def config_changes(corpus_dir: Path, cfg: Any) -> List[str]:
+def config_changes(corpus_dir: Path, cfg: Any) -> list[str]:
     """The fields of dataclass ``cfg`` whose values differ from those recorded in ``corpus_dir/build.json``,
     each as ``"name: built X, asked Y"``; an empty list when the corpus was built from ``cfg``."""
     record = Path(corpus_dir) / "build.json"

@@ -19,9 +19,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import threading
-from math import gcd
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Tuple
+from math import gcd
 
 import numpy as np
 from scipy.signal import resample_poly  # imported here, not in each forked synthesis process
@@ -105,17 +105,17 @@ class PhonemeEvent:
 class Synthesis:
     audio: np.ndarray  # float32 in [-1, 1], mono, ``sample_rate`` Hz
     sample_rate: int
-    words: List[WordEvent]
-    phonemes: List[PhonemeEvent] = field(default_factory=list)
+    words: list[WordEvent]
+    phonemes: list[PhonemeEvent] = field(default_factory=list)
 
 
 class Espeak:
     """The espeak-ng library, initialised once per process (the library is not re-entrant)."""
 
     _lock = threading.Lock()
-    _instance: Optional["Espeak"] = None
+    _instance: Espeak | None = None
 
-    def __init__(self, library: Optional[str] = None) -> None:
+    def __init__(self, library: str | None = None) -> None:
         name = library or ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1"
         try:
             self._lib = ctypes.CDLL(name)
@@ -143,14 +143,14 @@ class Espeak:
             _AUDIO_OUTPUT_SYNCHRONOUS, 0, None, _INITIALIZE_DONT_EXIT | _INITIALIZE_PHONEME_EVENTS)
         if self.sample_rate <= 0:
             raise RuntimeError(f"espeak_Initialize failed ({self.sample_rate})")
-        self._chunks: List[np.ndarray] = []
-        self._events: List[Tuple[int, int, int]] = []
-        self._phonemes: List[Tuple[int, int, str]] = []
+        self._chunks: list[np.ndarray] = []
+        self._events: list[tuple[int, int, int]] = []
+        self._phonemes: list[tuple[int, int, str]] = []
         self._callback = _CALLBACK(self._on_audio)  # keep a reference: the library holds the pointer
         lib.espeak_SetSynthCallback(self._callback)
 
     @classmethod
-    def get(cls) -> "Espeak":
+    def get(cls) -> Espeak:
         with cls._lock:
             if cls._instance is None:
                 cls._instance = cls()
@@ -222,9 +222,9 @@ def resample(audio: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
 
 
 def word_starts_for_spans(
-    events: Sequence[WordEvent], spans: Sequence[Tuple[int, int]],
-    phonemes: Sequence[PhonemeEvent] = (), phoneme_count: Optional[Callable[[int], int]] = None,
-) -> Optional[List[float]]:
+    events: Sequence[WordEvent], spans: Sequence[tuple[int, int]],
+    phonemes: Sequence[PhonemeEvent] = (), phoneme_count: Callable[[int], int] | None = None,
+) -> list[float] | None:
     """Start time of each word given as a character span ``(begin, end)`` of the synthesized text.
 
     A word takes the first event that starts after the previous word's end and before its own end
@@ -237,7 +237,7 @@ def word_starts_for_spans(
     result is None and the caller leaves the segment out of the word-time file.
     """
     usable = sorted((e for e in events if e.length > 0), key=lambda e: e.offset)
-    own: List[Optional[WordEvent]] = []
+    own: list[WordEvent | None] = []
     j = 0
     prev_end = 0
     for begin, end in spans:
@@ -249,7 +249,7 @@ def word_starts_for_spans(
         else:
             own.append(None)
         prev_end = max(end, begin)
-    starts: List[float] = []
+    starts: list[float] = []
     i = 0
     while i < len(spans):
         event = own[i]
@@ -271,8 +271,8 @@ def word_starts_for_spans(
     return starts
 
 
-def _split_group(event: WordEvent, words: List[int], end: int, phonemes: Sequence[PhonemeEvent],
-                 phoneme_count: Optional[Callable[[int], int]]) -> Optional[List[float]]:
+def _split_group(event: WordEvent, words: list[int], end: int, phonemes: Sequence[PhonemeEvent],
+                 phoneme_count: Callable[[int], int] | None) -> list[float] | None:
     """Starts of ``words`` (indices), which share ``event``; their text ends at character ``end``."""
     if phoneme_count is None or not phonemes:
         return None

@@ -48,9 +48,9 @@ from __future__ import annotations
 import argparse
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Tuple
+from typing import NamedTuple
 
 from punct.labels import PUNCT4
 from punct.text import numbers as num
@@ -72,9 +72,9 @@ class NormalizeConfig:
     quote: str = PUNCT4.none  # '"', '“', '”', '«', '»', and quoting apostrophes
     bracket: str = PUNCT4.none  # "(", ")", "[", "]" around ordinary text
     events: str = "drop"  # "(Laughter)"-like events: "drop" or "keep" (read as words)
-    abbreviations: Tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
+    abbreviations: tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
     # Their dot is a full stop only at the end of the text or before a capitalised word (see the module doc).
-    sentence_abbreviations: Tuple[str, ...] = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    sentence_abbreviations: tuple[str, ...] = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
                                                "oct", "nov", "dec", "etc", "am", "pm")
     numbers: str = "spoken"  # "spoken": numbers and symbols read as words (punct.text.numbers); "keep": digits stay
 
@@ -86,10 +86,12 @@ class NormalizeConfig:
         if self.events not in ("drop", "keep"):
             raise ValueError(f"normalize config: events must be 'drop' or 'keep', got {self.events!r}")
         if self.numbers not in num.NUMBERS_MODES:
-            raise ValueError(f"normalize config: numbers must be one of {list(num.NUMBERS_MODES)}, got {self.numbers!r}")
+            raise ValueError(
+                f"normalize config: numbers must be one of {list(num.NUMBERS_MODES)}, got {self.numbers!r}"
+            )
 
 
-def mark_table(config: NormalizeConfig = NormalizeConfig()) -> Dict[str, str]:
+def mark_table(config: NormalizeConfig = NormalizeConfig()) -> dict[str, str]:
     """Canonical punctuation mark -> label: the single table behind every label."""
     return {
         ",": ",",
@@ -160,10 +162,10 @@ FORMATTING_SYMBOLS = frozenset("_*/#\\|~^`♪♫")
 
 
 class Normalized(NamedTuple):
-    words: List[str]  # lowercase, punctuation stripped
-    labels: List[str]  # one of PUNCT4.classes per word
-    spans: List[Tuple[int, int]]  # character span of each word in the NFKC text (a number's words share one)
-    unspeakable: Tuple[str, ...] = ()  # tokens that cannot be said (numbers: spoken); the caller skips or refuses
+    words: list[str]  # lowercase, punctuation stripped
+    labels: list[str]  # one of PUNCT4.classes per word
+    spans: list[tuple[int, int]]  # character span of each word in the NFKC text (a number's words share one)
+    unspeakable: tuple[str, ...] = ()  # tokens that cannot be said (numbers: spoken); the caller skips or refuses
 
 
 def _unspeakable_symbol(ch: str) -> bool:
@@ -192,91 +194,118 @@ def _is_alnum(ch: str) -> bool:
     return ch.isalnum()
 
 
+@dataclass
+class _WordsSoFar:
+    """What :func:`normalize` has read so far: words with their labels and spans, and unspeakable tokens."""
+
+    words: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    unspeakable: list[str] = field(default_factory=list)
+
+    def append(self, word: str, start: int, end: int) -> None:
+        self.words.append(word)
+        self.labels.append(PUNCT4.none)
+        self.spans.append((start, end))
+
+
 def normalize(text: str, config: NormalizeConfig = NormalizeConfig()) -> Normalized:
     """Words and labels of one segment's text (see the module docstring for the rules)."""
     text = unicodedata.normalize("NFKC", text)
-    if config.events == "drop":
-        # Blank out events, keeping the character positions of everything else.
-        text_for_tokens = _EVENT_RE.sub(lambda m: " " * len(m.group(0)), text)
-    else:
-        text_for_tokens = text
+    text_for_tokens = _blank_events(text) if config.events == "drop" else text
     table = mark_table(config)
     spoken = config.numbers == "spoken"
-    words: List[str] = []
-    labels: List[str] = []
-    spans: List[Tuple[int, int]] = []
-    unspeakable: List[str] = []
+    out = _WordsSoFar()
     token_re = _SPOKEN_TOKEN_RE if spoken else _TOKEN_RE
     tokens = [(m.lastgroup, m.group(0), m.start(), m.end()) for m in token_re.finditer(text_for_tokens)]
     for k, (kind, tok, start, end) in enumerate(tokens):
         before = text_for_tokens[start - 1] if start > 0 else " "
         after = text_for_tokens[end] if end < len(text_for_tokens) else " "
         if spoken and (kind == "number" or (kind == "word" and num.has_digit(tok))):
-            try:
-                said = num.speak(tok, "en") if kind == "number" else [w for w, _ in num.mixed(tok, "en")]
-            except num.Unspeakable as e:
-                unspeakable.append(f"{tok} ({e.reason})")
-                continue
-            for w in said:
-                words += num.words_of(w) if kind == "number" else [w.lower()]
-            labels += [PUNCT4.none] * (len(words) - len(labels))
-            spans += [(start, end)] * (len(words) - len(spans))
+            _add_spoken_number(out, kind, tok, start, end)
         elif kind in ("word", "number", "acronym"):
-            if kind == "number":
-                word = tok.replace(",", "")
-            elif kind == "acronym":
-                word = tok.replace(".", "")
-            else:
-                word = tok
-            word = word.lower()
-            # "don" + "'" + "t" written together -> one word "don't".
-            if (
-                k >= 2 and words and tokens[k - 1][0] == "apostrophe" and tokens[k - 1][2] == spans[-1][1]
-                and tokens[k - 1][3] == start
-            ):
-                words[-1] = words[-1] + "'" + word
-                joined, j = spans[-1], len(spans) - 1
-                while j >= 0 and spans[j] == joined:  # all words of a spoken number keep one span
-                    spans[j] = (joined[0], end)
-                    j -= 1
-                continue
-            words.append(word)
-            labels.append(PUNCT4.none)
-            spans.append((start, end))
-            if kind == "acronym" and _dot_ends_sentence(tokens, k, word, config):
-                _attach(labels, table["."])
+            _add_word(out, tokens, k, config, table)
         elif kind == "apostrophe":
-            if _is_alnum(before) and _is_alnum(after):
-                continue  # inside a word: joined above
-            _attach(labels, table['"'])
+            if not (_is_alnum(before) and _is_alnum(after)):  # inside a word: joined by _add_word
+                _attach(out.labels, table['"'])
         elif kind == "mark":
-            inside = _is_alnum(before) and _is_alnum(after)
-            if tok in (".", ",", ":", "-") and inside:
-                continue  # 3.5 (keep), 10:30, ted.com, twenty-one: splits the token, no label
-            if tok == "." and words and before.isalnum() and words[-1] in config.abbreviations:
-                continue  # Mr. keeps its dot
-            if (tok == "." and words and before.isalnum() and words[-1] in config.sentence_abbreviations
-                    and not _dot_ends_sentence(tokens, k, words[-1], config)):
-                continue  # "on Jan. 5", "etc. and": the dot belongs to the abbreviation
-            canon = _CANONICAL["-"] if tok.startswith("--") else _CANONICAL.get(tok, tok)
-            _attach(labels, table.get(canon, PUNCT4.none))
+            if not _mark_is_silent(out.words, tokens, k, before, after, config):
+                canon = _CANONICAL["-"] if tok.startswith("--") else _CANONICAL.get(tok, tok)
+                _attach(out.labels, table.get(canon, PUNCT4.none))
         elif kind == "other" and spoken and tok in num.SYMBOL_WORDS["en"]:
-            words.append(num.SYMBOL_WORDS["en"][tok])
-            labels.append(PUNCT4.none)
-            spans.append((start, end))
+            out.append(num.SYMBOL_WORDS["en"][tok], start, end)
         elif kind == "other" and spoken and _unspeakable_symbol(tok):
-            unspeakable.append(f"{tok} (a symbol with no spoken form)")
+            out.unspeakable.append(f"{tok} (a symbol with no spoken form)")
         # space and other symbols: nothing
-    return Normalized(words, labels, spans, tuple(unspeakable))
+    return Normalized(out.words, out.labels, out.spans, tuple(out.unspeakable))
 
 
-def _attach(labels: List[str], label: str) -> None:
+def _blank_events(text: str) -> str:
+    """``text`` with its events blanked out, keeping the character positions of everything else."""
+    return _EVENT_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _add_spoken_number(out: _WordsSoFar, kind: str, tok: str, start: int, end: int) -> None:
+    """The words a number (or a word with digits) is said as, all with the token's span (numbers: spoken)."""
+    try:
+        said = num.speak(tok, "en") if kind == "number" else [w for w, _ in num.mixed(tok, "en")]
+    except num.Unspeakable as e:
+        out.unspeakable.append(f"{tok} ({e.reason})")
+        return
+    for w in said:
+        out.words.extend(num.words_of(w) if kind == "number" else [w.lower()])
+    out.labels.extend([PUNCT4.none] * (len(out.words) - len(out.labels)))
+    out.spans.extend([(start, end)] * (len(out.words) - len(out.spans)))
+
+
+def _add_word(out: _WordsSoFar, tokens, k: int, config: NormalizeConfig, table: dict[str, str]) -> None:
+    """A word, number (written) or acronym token: a new word, or the end of a word written with an apostrophe."""
+    kind, tok, start, end = tokens[k]
+    if kind == "number":
+        word = tok.replace(",", "")
+    elif kind == "acronym":
+        word = tok.replace(".", "")
+    else:
+        word = tok
+    word = word.lower()
+    words, spans = out.words, out.spans
+    # "don" + "'" + "t" written together -> one word "don't".
+    if (
+        k >= 2 and words and tokens[k - 1][0] == "apostrophe" and tokens[k - 1][2] == spans[-1][1]
+        and tokens[k - 1][3] == start
+    ):
+        words[-1] = words[-1] + "'" + word
+        joined, j = spans[-1], len(spans) - 1
+        while j >= 0 and spans[j] == joined:  # all words of a spoken number keep one span
+            spans[j] = (joined[0], end)
+            j -= 1
+        return
+    out.append(word, start, end)
+    if kind == "acronym" and _dot_ends_sentence(tokens, k, word, config):
+        _attach(out.labels, table["."])
+
+
+def _mark_is_silent(words: list[str], tokens, k: int, before: str, after: str, config: NormalizeConfig) -> bool:
+    """Whether the mark at token ``k`` gives no label: it is part of a token or of an abbreviation."""
+    tok = tokens[k][1]
+    if tok in (".", ",", ":", "-") and _is_alnum(before) and _is_alnum(after):
+        return True  # 3.5 (keep), 10:30, ted.com, twenty-one: splits the token, no label
+    if tok == "." and words and before.isalnum() and words[-1] in config.abbreviations:
+        return True  # Mr. keeps its dot
+    # "on Jan. 5", "etc. and": the dot belongs to the abbreviation
+    return bool(
+        tok == "." and words and before.isalnum() and words[-1] in config.sentence_abbreviations
+        and not _dot_ends_sentence(tokens, k, words[-1], config)
+    )
+
+
+def _attach(labels: list[str], label: str) -> None:
     """Gives ``label`` to the last word if it is stronger than what the word has."""
     if labels and _PRIORITY[label] > _PRIORITY[labels[-1]]:
         labels[-1] = label
 
 
-def words_and_labels(text: str, config: NormalizeConfig = NormalizeConfig()) -> Tuple[List[str], List[str]]:
+def words_and_labels(text: str, config: NormalizeConfig = NormalizeConfig()) -> tuple[list[str], list[str]]:
     result = normalize(text, config)
     return result.words, result.labels
 

@@ -41,7 +41,6 @@ stage 0, a counted token in egs/parczech stage 0) and log it, and never keep the
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Tuple
 
 from num2words import num2words
 
@@ -50,7 +49,7 @@ NUMBERS_MODES = ("spoken", "keep")  # the ``numbers`` option of the text configs
 
 # English number token as written in running text: optional currency, digits (with thousands commas),
 # optional decimals, then an ordinal/plural suffix or a percent sign; never followed by a letter or digit.
-CURRENCY_EN: Dict[str, Tuple[str, str]] = {"$": ("dollar", "dollars"), "€": ("euro", "euros"),
+CURRENCY_EN: dict[str, tuple[str, str]] = {"$": ("dollar", "dollars"), "€": ("euro", "euros"),
                                            "£": ("pound", "pounds")}
 SCALES_EN = ("hundred", "thousand", "million", "billion", "trillion")
 NUMBER_EN = (r"(?:[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:st|nd|rd|th|s|\s?%)?(?![^\W_])"
@@ -63,7 +62,7 @@ CZECH_NUMBER = re.compile(r"(?P<int>\d+)(?:,(?P<frac>\d+))?(?P<ord>\.)?")
 
 # Symbols that stand for words.  English symbols not listed here are handled by normalize.py (dropped as
 # formatting, or unspeakable); Czech ones are the mini corpus' readings (punct.corpora.mini_czech).
-SYMBOL_WORDS: Dict[str, Dict[str, str]] = {
+SYMBOL_WORDS: dict[str, dict[str, str]] = {
     "en": {"%": "percent", "&": "and", "+": "plus", "=": "equals", "@": "at"},
     "cs": {"%": "procent", "§": "paragraf", "/": "lomeno", "+": "plus"},
 }
@@ -86,22 +85,22 @@ def _check(lang: str) -> None:
         raise ValueError(f"numbers: language {lang!r} is not one of {list(LANGUAGES)}")
 
 
-def words_of(spoken: str) -> List[str]:
+def words_of(spoken: str) -> list[str]:
     """num2words' text -> lowercase words: letters only ("twenty-eight," -> twenty, eight)."""
     return [w.lower() for w in _WORD.findall(spoken)]
 
 
-def _fix(words: List[str], lang: str) -> List[str]:
+def _fix(words: list[str], lang: str) -> list[str]:
     if lang == "en":
         return [w for w in words if w != "and"]
-    out: List[str] = []
+    out: list[str] = []
     for w in words:
         m = _CS_HUNDREDS.match(w)
         out += [g for g in m.groups() if g] if m else [w]
     return out
 
 
-def cardinal(digits: str, lang: str) -> List[str]:
+def cardinal(digits: str, lang: str) -> list[str]:
     """The words of a digit string ("28" -> twenty eight); leading zeros and long strings digit by digit."""
     _check(lang)
     if not digits.isdigit():
@@ -111,7 +110,7 @@ def cardinal(digits: str, lang: str) -> List[str]:
     return _fix(words_of(num2words(int(digits), lang=lang)), lang)
 
 
-def _decimal(whole: str, frac: str, lang: str) -> List[str]:
+def _decimal(whole: str, frac: str, lang: str) -> list[str]:
     point = {"en": ["point"], "cs": ["celá"]}[lang]
     if lang == "cs":
         # num2words' Czech reads the fraction as a number ("3,25" -> tři celá dvacet pět), as Czechs do.
@@ -119,12 +118,12 @@ def _decimal(whole: str, frac: str, lang: str) -> List[str]:
     return cardinal(whole, lang) + point + [w for d in frac for w in cardinal(d, lang)]
 
 
-def _plural_en(words: List[str]) -> List[str]:
+def _plural_en(words: list[str]) -> list[str]:
     last = words[-1]
     return words[:-1] + [last[:-1] + "ies" if last.endswith("y") else last + "s"]
 
 
-def speak(token: str, lang: str) -> List[str]:
+def speak(token: str, lang: str) -> list[str]:
     """The spoken words of one written number token (see the module doc for the forms).
 
     Raises:
@@ -176,7 +175,7 @@ def _ordinal_suffix_ok(digits: str, suffix: str) -> bool:
     return suffix == want
 
 
-def _number_en(digits: str, year_ok: bool) -> List[str]:
+def _number_en(digits: str, year_ok: bool) -> list[str]:
     """A cardinal, or a year for four digits in 1100-1999 and 2010-2099 ("nineteen ninety eight")."""
     n = int(digits)
     if year_ok and len(digits) == 4 and (1100 <= n <= 1999 or 2010 <= n <= 2099):
@@ -188,10 +187,10 @@ def has_digit(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
-def mixed(token: str, lang: str) -> List[Tuple[str, bool]]:
+def mixed(token: str, lang: str) -> list[tuple[str, bool]]:
     """A token of letters and digits ("MP3", "LC10", "5pm") -> its runs, each (words, spoken):
     letter runs as written, digit runs as cardinals."""
-    out: List[Tuple[str, bool]] = []
+    out: list[tuple[str, bool]] = []
     for run in re.findall(r"\d+|[^\W\d_]+", token):
         if run.isdigit():
             out += [(w, True) for w in cardinal(run, lang)]

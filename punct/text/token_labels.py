@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 from punct.labels import CAP, CASE, PUNCT9, QUOTE
 from punct.text import numbers as num
@@ -48,7 +49,7 @@ from punct.text import numbers as num
 logger = logging.getLogger(__name__)
 
 # Raw mark -> class; a value of None removes the token (replaced by white space).
-PUNCT_MAP: Dict[str, Optional[str]] = {
+PUNCT_MAP: dict[str, str | None] = {
     ",": ",",
     ".": ".",
     "!": "!",
@@ -120,7 +121,7 @@ class ExtractionStats:
     spoken_numbers: int = 0  # tokens with digits or word symbols said as words (numbers="spoken")
     unspeakable: int = 0  # such tokens that could not be said: kept as written (logged)
 
-    def add(self, other: "ExtractionStats") -> None:
+    def add(self, other: ExtractionStats) -> None:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -128,7 +129,7 @@ class ExtractionStats:
 _RUN = re.compile(r"\d+|[^\W\d_]+|[-.,]|.", re.DOTALL)
 
 
-def spoken_words(token: str, numbers: str = "spoken") -> List[Tuple[str, str]]:
+def spoken_words(token: str, numbers: str = "spoken") -> list[tuple[str, str]]:
     """(word, case label) of one word token (rule 5 above).
 
     Raises:
@@ -140,7 +141,7 @@ def spoken_words(token: str, numbers: str = "spoken") -> List[Tuple[str, str]]:
         return [(token, case_label(token))]
     if token in num.SYMBOL_WORDS["cs"] or num.CZECH_NUMBER.fullmatch(token):
         return [(w, CASE.none) for w in num.speak(token, "cs")]
-    out: List[Tuple[str, str]] = []
+    out: list[tuple[str, str]] = []
     for run in _RUN.findall(token):
         if run.isdigit():
             out += [(w, CASE.none) for w in num.cardinal(run, "cs")]
@@ -154,8 +155,8 @@ def spoken_words(token: str, numbers: str = "spoken") -> List[Tuple[str, str]]:
 
 
 def extract_labels(
-    tokens: Iterable[str], stats: Optional[ExtractionStats] = None, numbers: str = "spoken",
-) -> List[LabeledWord]:
+    tokens: Iterable[str], stats: ExtractionStats | None = None, numbers: str = "spoken",
+) -> list[LabeledWord]:
     """Official transcript tokens -> one (word, punct, case) per word.
 
     Args:
@@ -167,8 +168,8 @@ def extract_labels(
       spoken number share it).
     """
     stats = stats if stats is not None else ExtractionStats()
-    words: List[LabeledWord] = []
-    pending: List[str] = []
+    words: list[LabeledWord] = []
+    pending: list[str] = []
 
     def flush() -> None:
         if words and pending:
@@ -207,7 +208,7 @@ def extract_labels(
     return words
 
 
-def label_counts(words: Iterable[LabeledWord]) -> Tuple[Dict[str, int], Dict[str, int]]:
+def label_counts(words: Iterable[LabeledWord]) -> tuple[dict[str, int], dict[str, int]]:
     """Counts of each punctuation and case class (all classes present, zeros included)."""
     punct = {c: 0 for c in PUNCT9.classes}
     case = {c: 0 for c in CASE.classes}

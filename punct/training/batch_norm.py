@@ -14,8 +14,8 @@ Averaging over the epoch's own batches instead (the weights still changing) left
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from itertools import islice
-from typing import Callable, Iterable, List
 
 import torch
 from torch import nn
@@ -23,7 +23,7 @@ from torch import nn
 BATCH_NORM_STATS = ("ema", "recompute")
 
 
-def batch_norms(model: nn.Module) -> List[nn.modules.batchnorm._BatchNorm]:
+def batch_norms(model: nn.Module) -> list[nn.modules.batchnorm._BatchNorm]:
     return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any, Dict, List, Optional, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,10 +26,10 @@ from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_path
 
-MapLocation = Union[str, torch.device, None]
+MapLocation = str | torch.device | None
 
 
-def _legacy_numpy_rng_globals() -> List[Any]:
+def _legacy_numpy_rng_globals() -> list[Any]:
     """The globals of a pickled 1-d uint32 ndarray (the MT19937 key of ``np.random.get_state()``)."""
     from numpy._core.multiarray import _reconstruct
 
@@ -44,7 +44,7 @@ def _legacy_numpy_rng_globals() -> List[Any]:
 
 
 def save_checkpoint(path: Pathlike, *, model: torch.nn.Module, config: Any,
-                    optimizer: Optional[torch.optim.Optimizer] = None, state: Any = None, **extra: Any) -> None:
+                    optimizer: torch.optim.Optimizer | None = None, state: Any = None, **extra: Any) -> None:
     """Writes ``path`` atomically in the format above; ``model`` may be DDP-wrapped, ``config`` and ``state``
     are dataclasses (``state`` and ``optimizer`` None for a model-only file)."""
     module = model.module if hasattr(model, "module") else model
@@ -69,7 +69,7 @@ def load_checkpoint(path: Pathlike, map_location: MapLocation = "cpu", *, legacy
         return torch.load(path, map_location=map_location, weights_only=True)
 
 
-def rng_state() -> Dict[str, Any]:
+def rng_state() -> dict[str, Any]:
     """Python, NumPy and torch RNG states as checkpoint-safe values (NumPy's key array as a list)."""
     name, keys, pos, has_gauss, cached_gaussian = np.random.get_state(legacy=True)
     return {
@@ -79,7 +79,7 @@ def rng_state() -> Dict[str, Any]:
     }
 
 
-def set_rng_state(state: Dict[str, Any]) -> None:
+def set_rng_state(state: dict[str, Any]) -> None:
     """Restores :func:`rng_state` (also the older form with the NumPy key as an ndarray)."""
     random.setstate(state["python"])
     name, keys, pos, has_gauss, cached_gaussian = state["numpy"]
@@ -88,7 +88,7 @@ def set_rng_state(state: Dict[str, Any]) -> None:
 
 
 
-def average_state_dicts(state_dicts: List[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
+def average_state_dicts(state_dicts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """The element-wise mean of models' floating-point weights and buffers (icefall's ``--avg``); integer
     buffers (BatchNorm's ``num_batches_tracked``) are the last model's."""
     if not state_dicts:

@@ -7,7 +7,7 @@ punctuation TDNN (utterance mode) and the ParCzech text-only and cross-attention
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch

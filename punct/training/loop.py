@@ -11,9 +11,11 @@ import os
 import random
 import re
 import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ContextManager, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -66,10 +68,10 @@ class TrainState:
     step: int = 0
     best_f1: float = -1.0  # best dev score so far (an F1; minus the dev loss for train_mm's dev_metric: loss)
     best_epoch: int = 0
-    history: List[Dict] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)
 
 
-def epoch_checkpoints(exp_dir: Path) -> List[Tuple[int, Path]]:
+def epoch_checkpoints(exp_dir: Path) -> list[tuple[int, Path]]:
     """``(epoch, path)`` of every ``epoch-N.pt`` in ``exp_dir``, oldest first."""
     found = []
     for path in Path(exp_dir).glob("epoch-*.pt"):
@@ -79,7 +81,7 @@ def epoch_checkpoints(exp_dir: Path) -> List[Tuple[int, Path]]:
     return sorted(found)
 
 
-def latest_checkpoint(exp_dir: Path) -> Optional[Path]:
+def latest_checkpoint(exp_dir: Path) -> Path | None:
     checkpoints = epoch_checkpoints(exp_dir)
     return checkpoints[-1][1] if checkpoints else None
 
@@ -124,7 +126,7 @@ def init_distributed(dist: DistInfo, device: torch.device) -> None:
         logging.info("rank %d of %d joined the %s process group", dist.rank, dist.world_size, backend)
 
 
-def setup_distributed(device_name: str) -> Tuple[DistInfo, torch.device]:
+def setup_distributed(device_name: str) -> tuple[DistInfo, torch.device]:
     """torchrun's environment, this rank's device (cuda:<local rank> on GPUs) and the process group."""
     from punct.utils.device import resolve_device
 
@@ -164,7 +166,7 @@ def wrap_ddp(model: torch.nn.Module, device: torch.device, dist: DistInfo,
         find_unused_parameters=find_unused_parameters)
 
 
-def rank_batches(order: Sequence[int], batch_size: int, dist: DistInfo = DistInfo()) -> List[List[int]]:
+def rank_batches(order: Sequence[int], batch_size: int, dist: DistInfo = DistInfo()) -> list[list[int]]:
     """This rank's batches of ``order`` (the same order on every rank), ``batch_size`` items each.
 
     Global batch k is ``order[k * B * W : (k + 1) * B * W]`` (B = batch_size, W = world size) and rank r
@@ -192,12 +194,12 @@ class RankBatchSampler(torch.utils.data.Sampler):
         usable = self.num_items - self.num_items % self.dist.world_size
         return -(-usable // (self.batch_size * self.dist.world_size))
 
-    def __iter__(self) -> Iterator[List[int]]:
+    def __iter__(self) -> Iterator[list[int]]:
         order = torch.randperm(self.num_items, generator=self.generator).tolist()
         yield from rank_batches(order, self.batch_size, self.dist)
 
 
-def loader_options(num_workers: int, device: torch.device) -> Dict[str, Any]:
+def loader_options(num_workers: int, device: torch.device) -> dict[str, Any]:
     """DataLoader arguments: ``num_workers`` loading processes, and page-locked (pinned) batches when they
     go to a GPU, so that the host-to-device copies are faster and can overlap computation."""
     return {"num_workers": num_workers, "pin_memory": device.type == "cuda"}
@@ -254,7 +256,7 @@ class Amp:
     def dtype(self) -> torch.dtype:
         return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.mode, torch.float32)
 
-    def autocast(self) -> ContextManager:
+    def autocast(self) -> AbstractContextManager:
         if not self.enabled:
             return contextlib.nullcontext()
         return torch.autocast(self.device_type, dtype=self.dtype)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 from lhotse.utils import Pathlike
 
@@ -54,7 +54,7 @@ def done_marker(path: Pathlike) -> Path:
     return path / ".done" if path.is_dir() else path.with_name(path.name + ".done")
 
 
-def is_done(path: Pathlike, newer_than: Optional[Pathlike] = None) -> bool:
+def is_done(path: Pathlike, newer_than: Pathlike | None = None) -> bool:
     """Whether ``path`` was finished; with ``newer_than`` (e.g. the model it was made with), also
     whether it was finished after that file last changed: outputs of an older model count as not done."""
     marker = done_marker(path)

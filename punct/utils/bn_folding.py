@@ -9,19 +9,20 @@ convolution that computes valid positions only, a constant input offset c adds t
 from __future__ import annotations
 
 import copy
-from typing import Tuple
 
 import torch
 from torch import nn
 
 
-def batch_norm_affine(norm: nn.BatchNorm1d) -> Tuple[torch.Tensor, torch.Tensor]:
+def batch_norm_affine(norm: nn.BatchNorm1d) -> tuple[torch.Tensor, torch.Tensor]:
     """(a, b) with norm(v) = a * v + b per channel, in eval mode."""
     a = norm.weight / torch.sqrt(norm.running_var + norm.eps)
     return a, norm.bias - a * norm.running_mean
 
 
-def scaled_conv(conv: nn.Conv1d, scale: torch.Tensor, shift: torch.Tensor, add: float | torch.Tensor = 0.0) -> nn.Conv1d:
+def scaled_conv(
+    conv: nn.Conv1d, scale: torch.Tensor, shift: torch.Tensor, add: float | torch.Tensor = 0.0
+) -> nn.Conv1d:
     """A copy of ``conv`` computing scale * (conv(x) + shift) + add, per output channel."""
     out = copy.deepcopy(conv)
     bias = conv.bias if conv.bias is not None else torch.zeros(conv.out_channels)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import List, Optional
 
 from punct.utils.logging import log_config, setup_logging
 
@@ -40,7 +39,7 @@ def add_am_input_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--prefix", required=True, help="cut manifest name prefix: <prefix>_cuts_<split>.jsonl.gz")
 
 
-def parse_and_log(parser: argparse.ArgumentParser, argv: Optional[List[str]] = None,
+def parse_and_log(parser: argparse.ArgumentParser, argv: list[str] | None = None,
                   title: str = "arguments") -> argparse.Namespace:
     """Parses ``argv`` (None: the command line), starts logging to stderr and logs the arguments first."""
     args = parser.parse_args(argv)

@@ -13,15 +13,16 @@ import argparse
 import dataclasses
 import types
 import typing
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 
 C = TypeVar("C")
 
 
-def read_yaml(path: Path) -> Dict[str, Any]:
+def read_yaml(path: Path) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
         try:
             data = yaml.safe_load(f) or {}
@@ -32,7 +33,7 @@ def read_yaml(path: Path) -> Dict[str, Any]:
     return data
 
 
-def config_from_dict(config_type: Type[C], values: Dict[str, Any], source: str = "config") -> C:
+def config_from_dict(config_type: type[C], values: dict[str, Any], source: str = "config") -> C:
     """Builds ``config_type`` from a dict; nested dataclass fields take nested dicts.
 
     Every value is checked against its field's type hint (see :func:`convert_value`); a mismatch or an
@@ -41,15 +42,15 @@ def config_from_dict(config_type: Type[C], values: Dict[str, Any], source: str =
     return config_type(**_field_values(config_type, values, source))
 
 
-def load_config(config_type: Type[C], path: Optional[Path] = None, **overrides: Any) -> C:
+def load_config(config_type: type[C], path: Path | None = None, **overrides: Any) -> C:
     """YAML file (optional) first, then ``overrides`` (None values are ignored)."""
-    values: Dict[str, Any] = _field_values(config_type, read_yaml(Path(path)), str(path)) if path else {}
+    values: dict[str, Any] = _field_values(config_type, read_yaml(Path(path)), str(path)) if path else {}
     given = {k: v for k, v in overrides.items() if v is not None}
     values.update(_field_values(config_type, given, "overrides"))
     return config_type(**values)
 
 
-def _field_values(config_type: Type, values: Dict[str, Any], source: str, prefix: str = "") -> Dict[str, Any]:
+def _field_values(config_type: type, values: dict[str, Any], source: str, prefix: str = "") -> dict[str, Any]:
     """``values`` checked and converted field by field (not yet passed to the constructor)."""
     fields = {f.name for f in dataclasses.fields(config_type)}
     unknown = sorted(set(values) - fields)
@@ -57,7 +58,9 @@ def _field_values(config_type: Type, values: Dict[str, Any], source: str, prefix
         where = f"{source}: {prefix}" if prefix else source
         raise ValueError(f"{where}: unknown option(s) {unknown} for {config_type.__name__}; known: {sorted(fields)}")
     hints = typing.get_type_hints(config_type)
-    return {name: convert_value(value, hints.get(name, Any), source, _join(prefix, name)) for name, value in values.items()}
+    return {
+        name: convert_value(value, hints.get(name, Any), source, _join(prefix, name)) for name, value in values.items()
+    }
 
 
 def convert_value(value: Any, hint: Any, source: str, key: str) -> Any:
@@ -112,7 +115,24 @@ def _type_name(hint: Any) -> str:
         return "Any"
     if isinstance(hint, type) and not typing.get_args(hint):
         return hint.__name__
-    return str(hint).replace("typing.", "")
+    return str(_typing_spelling(hint)).replace("typing.", "")
+
+
+_TYPING_GENERICS = {tuple: typing.Tuple, list: typing.List, dict: typing.Dict}  # noqa: UP006
+
+
+def _typing_spelling(hint: Any) -> Any:
+    """``hint`` spelled with typing's names, so that ``float | None`` and ``tuple[int, ...]`` read in a
+    message as ``Optional[float]`` and ``Tuple[int, ...]`` do, whichever way the field was annotated."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if not args or origin is typing.Literal:
+        return hint
+    args = tuple(_typing_spelling(a) for a in args)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[args]  # noqa: UP007
+    if origin in _TYPING_GENERICS:
+        return _TYPING_GENERICS[origin][args]
+    return hint
 
 
 def _show(value: Any, limit: int = 60) -> str:
@@ -158,7 +178,7 @@ def _convert_str(value: Any, source: str, key: str) -> str:
     raise _mismatch(source, key, str, value, "quote the value to keep it a string")
 
 
-_SCALARS: Dict[type, Callable[[Any, str, str], Any]] = {
+_SCALARS: dict[type, Callable[[Any, str, str], Any]] = {
     bool: _convert_bool,
     int: _convert_int,
     float: _convert_float,
@@ -186,7 +206,7 @@ def _convert_literal(value: Any, hint: Any, source: str, key: str) -> Any:
     raise _mismatch(source, key, hint, value)
 
 
-def _convert_dataclass(value: Any, hint: Type, source: str, key: str) -> Any:
+def _convert_dataclass(value: Any, hint: type, source: str, key: str) -> Any:
     if isinstance(value, hint):
         return value
     if isinstance(value, dict):
@@ -200,7 +220,7 @@ def _sequence_items(value: Any, hint: Any, source: str, key: str) -> Sequence[An
     raise _mismatch(source, key, hint, value, "write a list, e.g. [1, 2]")
 
 
-def _convert_tuple(value: Any, hint: Any, source: str, key: str) -> Tuple[Any, ...]:
+def _convert_tuple(value: Any, hint: Any, source: str, key: str) -> tuple[Any, ...]:
     items = _sequence_items(value, hint, source, key)
     args = typing.get_args(hint)
     if not args:
@@ -214,14 +234,14 @@ def _convert_tuple(value: Any, hint: Any, source: str, key: str) -> Tuple[Any, .
     return tuple(convert_value(v, h, source, f"{key}[{i}]") for i, (v, h) in enumerate(zip(items, item_hints)))
 
 
-def _convert_list(value: Any, hint: Any, source: str, key: str) -> List[Any]:
+def _convert_list(value: Any, hint: Any, source: str, key: str) -> list[Any]:
     items = _sequence_items(value, hint, source, key)
     args = typing.get_args(hint)
     item_hint = args[0] if args else Any
     return [convert_value(v, item_hint, source, f"{key}[{i}]") for i, v in enumerate(items)]
 
 
-def _convert_dict(value: Any, hint: Any, source: str, key: str) -> Dict[Any, Any]:
+def _convert_dict(value: Any, hint: Any, source: str, key: str) -> dict[Any, Any]:
     if not isinstance(value, dict):
         raise _mismatch(source, key, hint, value, "write a mapping, e.g. {name: value}")
     key_hint, value_hint = typing.get_args(hint) or (Any, Any)
@@ -236,7 +256,7 @@ def _flag_type(hint: Any):
     if hint is bool:
         return lambda s: {"true": True, "false": False, "1": True, "0": False}[s.lower()]
     origin = typing.get_origin(hint)
-    if origin is typing.Union:  # Optional[X]
+    if origin is typing.Union or origin is types.UnionType:  # Optional[X] or X | None
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         return _flag_type(args[0]) if args else str
     if origin in (tuple, list):
@@ -245,7 +265,7 @@ def _flag_type(hint: Any):
     return hint if hint in (int, float, str) else str
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, config_type: Type, prefix: str = "") -> None:
+def add_config_arguments(parser: argparse.ArgumentParser, config_type: type, prefix: str = "") -> None:
     """Adds one ``--field-name`` flag per scalar field (default None = take the config's value)."""
     hints = typing.get_type_hints(config_type)
     group = parser.add_argument_group(f"{config_type.__name__} (override values of --config)")
@@ -265,7 +285,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_type: Type, pre
         )
 
 
-def config_from_args(config_type: Type[C], args: argparse.Namespace, config_path: Optional[Path], prefix: str = "") -> C:
+def config_from_args(config_type: type[C], args: argparse.Namespace, config_path: Path | None, prefix: str = "") -> C:
     """The config of ``config_path`` with every flag the user gave on top."""
     overrides = {
         f.name: getattr(args, f"{prefix.replace('-', '_')}{f.name}", None)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import List, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -18,7 +19,7 @@ def check_job(job: int, nj: int) -> None:
         raise ValueError(f"--job must be in 1..--nj, got --job {job} --nj {nj}")
 
 
-def job_share(items: Sequence[T], job: int, nj: int) -> List[T]:
+def job_share(items: Sequence[T], job: int, nj: int) -> list[T]:
     """The contiguous share of ``items`` for job ``job`` of ``nj`` (1-based); shares differ by at most one."""
     check_job(job, nj)
     n = len(items)

@@ -7,13 +7,13 @@ import logging
 import sys
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s"
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
-def setup_logging(log_file: Optional[Path] = None, level: int = logging.INFO) -> None:
+def setup_logging(log_file: Path | None = None, level: int = logging.INFO) -> None:
     """Logs to stderr, and also to ``log_file`` when given."""
     handlers: list = [logging.StreamHandler(sys.stderr)]
     if log_file is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+
 import numpy as np
 import torch
 
@@ -39,7 +40,9 @@ class AmFrames:
     def __init__(self, model: TdnnAcousticModel, feat_config: FeatureConfig, layer: int, stride: int,
                  where: str = "acoustic model") -> None:
         if not 0 <= layer < model.num_layers:
-            raise ValueError(f"{where}: am_layer must be in 0..{model.num_layers - 1} ({model.layer_names()}), got {layer}")
+            raise ValueError(
+                f"{where}: am_layer must be in 0..{model.num_layers - 1} ({model.layer_names()}), got {layer}"
+            )
         self.model = model.eval().requires_grad_(False)
         self.feat_config = feat_config
         self.extractor = feat_config.extractor()
@@ -67,7 +70,8 @@ class AmFrames:
 
 
 def pool_frames(frames: np.ndarray, stride: int) -> np.ndarray:
-    """(T, C) -> (T // stride, C): the mean of each group of ``stride`` consecutive rows (a last partial group is dropped)."""
+    """(T, C) -> (T // stride, C): the mean of each group of ``stride`` consecutive rows (a last partial group
+    is dropped)."""
     num = frames.shape[0] // stride
     return frames[: num * stride].reshape(num, stride, frames.shape[1]).mean(axis=1)
 

@@ -7,7 +7,6 @@ config shrinks the dimensions so that a model trains in minutes on 2 CPU cores.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
 
 from punct.labels import check_first_word
 
@@ -47,9 +46,9 @@ class MmConfig:
     am_frame_stride: int = 4  # average groups of this many AM frames (10 ms each) into one audio frame: the audio
     # transformer's cost grows with the square of the frame count (15 s: 1500 AM frames, 375 at stride 4)
     # ---- convolutional sound encoder (thesis 5.6) ---------------------------------------
-    conv_channels: Tuple[int, ...] = (128, 256, 256, 512, 512, 768, 768)
-    conv_kernels: Tuple[int, ...] = (2, 2, 2, 2, 2, 2, 2)
-    conv_strides: Tuple[int, ...] = (2, 2, 2, 2, 1, 2, 1)
+    conv_channels: tuple[int, ...] = (128, 256, 256, 512, 512, 768, 768)
+    conv_kernels: tuple[int, ...] = (2, 2, 2, 2, 2, 2, 2)
+    conv_strides: tuple[int, ...] = (2, 2, 2, 2, 1, 2, 1)
     conv_dropout: float = 0.1
     conv_layer_norm_eps: float = 1.0e-5
     audio_layers: int = 2  # transformer encoder blocks after the convolutions

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -50,14 +51,14 @@ class ItnSegment(NamedTuple):
     recording_id: str
     start: float  # seconds in the recording
     duration: float
-    words: List[str]
-    punct: List[int]  # PUNCT9.classes ids
-    case: List[int]  # CASE.classes ids
-    word_starts: List[float]  # seconds from the segment start
-    word_ends: List[float]
+    words: list[str]
+    punct: list[int]  # PUNCT9.classes ids
+    case: list[int]  # CASE.classes ids
+    word_starts: list[float]  # seconds from the segment start
+    word_ends: list[float]
 
 
-def _segment(d: dict, where: str, p_index: Dict[str, int], c_index: Dict[str, int]) -> ItnSegment:
+def _segment(d: dict, where: str, p_index: dict[str, int], c_index: dict[str, int]) -> ItnSegment:
     labelled = WordLabels.from_supervision(d, PUNCT9, CASE, where=where)
     timed = aligned_words(d) or []
     words = list(labelled.words)
@@ -71,7 +72,7 @@ def _segment(d: dict, where: str, p_index: Dict[str, int], c_index: Dict[str, in
     return ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends)
 
 
-def read_segments(path: Pathlike) -> List[ItnSegment]:
+def read_segments(path: Pathlike) -> list[ItnSegment]:
     """Stage-2 supervisions -> segments; a malformed record is an error naming file and line."""
     p_index, c_index = class_index(PUNCT9.classes), class_index(CASE.classes)
     return [_segment(d, where, p_index, c_index) for where, d in read_jsonl(path, "supervision manifest")]
@@ -118,8 +119,8 @@ class ItnDataset(torch.utils.data.Dataset):
     def __init__(self, segments: Sequence[ItnSegment], recordings, tokenizer, cfg: MmConfig, with_audio: bool,
                  where: str = "data") -> None:
         self.cfg, self.with_audio, self.recordings = cfg, with_audio, recordings
-        self.segments: List[ItnSegment] = []
-        self.text: List[tuple] = []
+        self.segments: list[ItnSegment] = []
+        self.text: list[tuple] = []
         skipped = unknown = 0
         for seg in segments:
             enc = encode_text(tokenizer, seg.words, cfg.max_length)
@@ -130,7 +131,9 @@ class ItnDataset(torch.utils.data.Dataset):
             self.text.append(enc)
             unknown += len({w for t, w in zip(enc[0], enc[2]) if t == tokenizer.unk_token_id})
         if skipped:
-            logging.warning("%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length)
+            logging.warning(
+                "%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length
+            )
         num_words = sum(len(s.words) for s in self.segments)
         logging.log(logging.WARNING if unknown else logging.INFO, "%s: %d of %d words hold the text tokenizer's "
                     "unknown token", where, unknown, num_words)
@@ -142,13 +145,15 @@ class ItnDataset(torch.utils.data.Dataset):
             raise ValueError(f"random_audio_unit must be samples or frames, got {cfg.random_audio_unit!r}")
         self.mel = MelSpectrogram(cfg.sample_rate, cfg.win_length, cfg.hop_length, cfg.num_mel_bins, cfg.log_mel)
         self.geometry = SoundGeometry.from_config(cfg)
-        self.am_frames: Optional[AmFrames] = None
-        self.am_cache: Dict[int, np.ndarray] = {}  # segment index -> its (frames, dim) float16 AM frames
+        self.am_frames: AmFrames | None = None
+        self.am_cache: dict[int, np.ndarray] = {}  # segment index -> its (frames, dim) float16 AM frames
         if with_audio and cfg.sound_encoder == "am":
             self.am_frames = am_frames_of(cfg)
             self.geometry = self.am_frames.geometry
             if self.am_frames.sample_rate != cfg.sample_rate:
-                raise ValueError(f"{cfg.am_dir}: the AM reads {self.am_frames.sample_rate} Hz, sample_rate is {cfg.sample_rate}")
+                raise ValueError(
+                    f"{cfg.am_dir}: the AM reads {self.am_frames.sample_rate} Hz, sample_rate is {cfg.sample_rate}"
+                )
 
     def __len__(self) -> int:
         return len(self.segments)
@@ -177,7 +182,7 @@ class ItnDataset(torch.utils.data.Dataset):
             self.am_cache[i] = frames.astype(np.float16)
         return torch.from_numpy(self.am_cache[i].astype(np.float32))
 
-    def __getitem__(self, i: int) -> Dict:
+    def __getitem__(self, i: int) -> dict:
         seg = self.segments[i]
         ids, positions, token_words = self.text[i]
         # training targets: with first_word exclude the first word's labels are ignored (punct.labels)
@@ -198,11 +203,13 @@ class ItnDataset(torch.utils.data.Dataset):
             if self.cfg.random_audio and self.cfg.random_audio_unit == "frames":
                 mel = torch.from_numpy(permute_audio(mel.numpy(), permutation_seed(self.cfg.seed, seg.id)))
             ex["mel"] = mel
-            ex["frame_words"] = self.geometry.frame_words(seg.word_starts, seg.word_ends, self.geometry.num_latent(mel.size(0)))
+            ex["frame_words"] = self.geometry.frame_words(
+                seg.word_starts, seg.word_ends, self.geometry.num_latent(mel.size(0))
+            )
         return ex
 
 
-def collate(examples: Sequence[Dict], pad_id: int) -> Dict[str, torch.Tensor]:
+def collate(examples: Sequence[dict], pad_id: int) -> dict[str, torch.Tensor]:
     """Pads a list of examples into a batch (see :class:`punct.models.cross_attention.model.CrossAttentionModel`)."""
     n = len(examples)
     max_t = max(len(e["input_ids"]) for e in examples)
@@ -240,7 +247,7 @@ def collate(examples: Sequence[Dict], pad_id: int) -> Dict[str, torch.Tensor]:
     return batch
 
 
-def pad_frames(frames: Sequence[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+def pad_frames(frames: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """(F_i, C) tensors -> (N, max F_i, C) zero-padded and the (N,) lengths."""
     lengths = torch.tensor([x.size(0) for x in frames], dtype=torch.long)
     out = torch.zeros((len(frames), int(lengths.max()), frames[0].size(1)))
@@ -256,7 +263,7 @@ def pad_frame_words(frame_words: Sequence[np.ndarray]) -> torch.Tensor:
     return out
 
 
-def load_split(supervisions: Pathlike, recordings: Optional[Pathlike], tokenizer, cfg: MmConfig, with_audio: bool,
+def load_split(supervisions: Pathlike, recordings: Pathlike | None, tokenizer, cfg: MmConfig, with_audio: bool,
                max_segments: int = 0) -> ItnDataset:
     """One split's dataset from its stage-2 manifests (``max_segments`` > 0: a seeded sample)."""
     segments = read_segments(supervisions)

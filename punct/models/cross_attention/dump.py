@@ -10,9 +10,10 @@ argmax is the text-only row's prediction.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Dict, Iterator, NamedTuple, Tuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -25,7 +26,7 @@ from punct.models.cross_attention.train import loader, to_device
 from punct.models.text.model import PunctBert
 from punct.training.checkpoint import load_checkpoint
 
-HEADS: Tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
+HEADS: tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
 
 
 class SegmentOutputs(NamedTuple):
@@ -34,7 +35,7 @@ class SegmentOutputs(NamedTuple):
     posteriors: np.ndarray  # (W, 9 + 2): punctuation softmax, then case softmax
 
 
-def _config_from_dict(values: Dict) -> MmConfig:
+def _config_from_dict(values: dict) -> MmConfig:
     known = {f.name: f for f in fields(MmConfig)}
     unknown = sorted(set(values) - set(known))
     if unknown:
@@ -42,14 +43,16 @@ def _config_from_dict(values: Dict) -> MmConfig:
     return MmConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
-def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("cpu")) -> Tuple[TextOnlyModel, MmConfig]:
+def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("cpu")) -> tuple[TextOnlyModel, MmConfig]:
     """The text-only model of ``punct.bin.train_mm`` (``exp/text/best-valid-f1.pt``), in eval mode."""
     checkpoint = Path(checkpoint)
     if not checkpoint.is_file():
         raise FileNotFoundError(f"{checkpoint}: no such checkpoint")
     saved = load_checkpoint(checkpoint, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
     if saved.get("kind") != "text":
-        raise ValueError(f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model")
+        raise ValueError(
+            f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model"
+        )
     cfg = _config_from_dict(saved["config"])
     # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
     text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
@@ -59,7 +62,9 @@ def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("c
 
 
 @torch.no_grad()
-def word_outputs(model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device) -> Iterator[SegmentOutputs]:
+def word_outputs(
+    model: TextOnlyModel, dataset: ItnDataset, batch_size: int, device: torch.device
+) -> Iterator[SegmentOutputs]:
     """Vectors and two-head posteriors of every segment of ``dataset``, in dataset order."""
     model.eval()
     pad_id = model.text.tokenizer.pad_token_id or 0

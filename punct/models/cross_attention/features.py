@@ -24,8 +24,9 @@ def mel_filterbank(num_bins: int, n_fft: int, sample_rate: int, f_min: float = 0
     """(n_fft // 2 + 1, num_bins) triangular filters, HTK mel scale, peak 1."""
     f_max = f_max or sample_rate / 2
     freqs = torch.linspace(0, sample_rate / 2, n_fft // 2 + 1, dtype=torch.float64)
-    mel_points = torch.linspace(float(hz_to_mel(torch.tensor(f_min))), float(hz_to_mel(torch.tensor(f_max))), num_bins + 2,
-                                dtype=torch.float64)
+    mel_points = torch.linspace(
+        float(hz_to_mel(torch.tensor(f_min))), float(hz_to_mel(torch.tensor(f_max))), num_bins + 2, dtype=torch.float64
+    )
     hz = mel_to_hz(mel_points)
     lower, center, upper = hz[:-2], hz[1:-1], hz[2:]
     up = (freqs[:, None] - lower[None, :]) / (center - lower)[None, :]

@@ -4,8 +4,8 @@ model's pooled frames (:class:`AmFrameGeometry`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, Tuple
 
 import numpy as np
 
@@ -30,14 +30,16 @@ class SoundGeometry:
     win_length: int
     hop_length: int
     sample_rate: int
-    kernels: Tuple[int, ...]
-    strides: Tuple[int, ...]
+    kernels: tuple[int, ...]
+    strides: tuple[int, ...]
 
     @staticmethod
-    def from_config(cfg: MmConfig) -> "SoundGeometry":
+    def from_config(cfg: MmConfig) -> SoundGeometry:
         if not (len(cfg.conv_channels) == len(cfg.conv_kernels) == len(cfg.conv_strides)):
             raise ValueError("conv_channels, conv_kernels and conv_strides must have the same length")
-        return SoundGeometry(cfg.win_length, cfg.hop_length, cfg.sample_rate, tuple(cfg.conv_kernels), tuple(cfg.conv_strides))
+        return SoundGeometry(
+            cfg.win_length, cfg.hop_length, cfg.sample_rate, tuple(cfg.conv_kernels), tuple(cfg.conv_strides)
+        )
 
     @property
     def stride(self) -> int:
@@ -64,7 +66,7 @@ class SoundGeometry:
             n = (n - k) // s + 1 if n >= k else 0
         return max(n, 0)
 
-    def frame_windows(self, num_frames: int) -> Tuple[np.ndarray, np.ndarray]:
+    def frame_windows(self, num_frames: int) -> tuple[np.ndarray, np.ndarray]:
         """(start, end) seconds of each latent frame's time window."""
         hop_s = self.hop_length / self.sample_rate
         span = (self.receptive_field - 1) * self.hop_length + self.win_length
@@ -114,7 +116,7 @@ class AmFrameGeometry:
         """Pooled frames of a segment of ``num_samples`` (a last incomplete group is dropped)."""
         return self.num_feature_frames(num_samples) // self.stride
 
-    def frame_windows(self, num_frames: int) -> Tuple[np.ndarray, np.ndarray]:
+    def frame_windows(self, num_frames: int) -> tuple[np.ndarray, np.ndarray]:
         """(start, end) seconds of each pooled frame's time window."""
         first_centre = np.arange(num_frames) * self.stride * self.frame_shift + self.frame_length / 2
         start = first_centre - self.frame_shift / 2

@@ -22,16 +22,16 @@ LayerNorm -> Linear to D [+ e(word of frame)] -> the transformer encoder blocks 
 their times are :class:`punct.models.cross_attention.geometry.AmFrameGeometry`'s (10 ms AM frames, averaged in groups).
 
 The positional embedding ``e`` is one table shared by both modalities: word ``i``'s audio
-frames (by the word timestamps, see :class:`punct.models.cross_attention.geometry.SoundGeometry`) and word ``i``'s sub-tokens get
-``e(i)``; special tokens and frames that overlap no word get nothing.  On the audio side it is
-added after the convolutions (before the transformer blocks), on the text side to the final
+frames (by the word timestamps, see :class:`punct.models.cross_attention.geometry.SoundGeometry`) and
+word ``i``'s sub-tokens get ``e(i)``; special tokens and frames that overlap no word get nothing.  On the
+audio side it is added after the convolutions (before the transformer blocks), on the text side to the final
 hidden states of the text encoder (thesis 5.7).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -47,7 +47,7 @@ PUNCT_HEAD = "punct"
 CASE_HEAD = "case"
 
 
-def head_specs(cfg: MmConfig) -> List[HeadSpec]:
+def head_specs(cfg: MmConfig) -> list[HeadSpec]:
     """The two heads of every model of the ``itn`` label scheme (thesis 5.1: dropout 0.2, Linear 768 + tanh, Linear)."""
     punct_set, case_set = label_scheme("itn")
     return [HeadSpec(name, label_set.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)
@@ -69,7 +69,9 @@ def add_word_positions(x: torch.Tensor, word_index: torch.Tensor, table: nn.Embe
 class ConvBlock(nn.Module):
     """Conv1d (no padding) -> LayerNorm over channels -> GELU -> dropout; (N, T, Cin) -> (N, T', Cout)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel: int, stride: int, dropout: float, eps: float) -> None:
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel: int, stride: int, dropout: float, eps: float
+    ) -> None:
         super().__init__()
         self.conv = nn.Conv1d(in_channels, out_channels, kernel, stride)
         self.norm = nn.LayerNorm(out_channels, eps=eps)
@@ -104,10 +106,12 @@ class SoundEncoder(nn.Module):
         self.transformer = audio_transformer(cfg, d_model)
 
     def latent_lengths(self, mel_lengths: torch.Tensor) -> torch.Tensor:
-        return torch.tensor([self.geometry.num_latent(int(n)) for n in mel_lengths], dtype=torch.long, device=mel_lengths.device)
+        return torch.tensor(
+            [self.geometry.num_latent(int(n)) for n in mel_lengths], dtype=torch.long, device=mel_lengths.device
+        )
 
-    def forward(self, mel: torch.Tensor, mel_lengths: torch.Tensor, frame_words: Optional[torch.Tensor] = None,
-                positions: Optional[nn.Embedding] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, mel: torch.Tensor, mel_lengths: torch.Tensor, frame_words: torch.Tensor | None = None,
+                positions: nn.Embedding | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """
         Args:
           mel: (N, M, bins) padded mel frames.
@@ -134,8 +138,13 @@ def audio_transformer(cfg: MmConfig, d_model: int) -> nn.TransformerEncoder:
     return nn.TransformerEncoder(layer, cfg.audio_layers, enable_nested_tensor=False)
 
 
-def encode_frames(transformer: nn.TransformerEncoder, x: torch.Tensor, lengths: torch.Tensor,
-                  frame_words: Optional[torch.Tensor], positions: Optional[nn.Embedding]) -> Tuple[torch.Tensor, torch.Tensor]:
+def encode_frames(
+    transformer: nn.TransformerEncoder,
+    x: torch.Tensor,
+    lengths: torch.Tensor,
+    frame_words: torch.Tensor | None,
+    positions: nn.Embedding | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(N, F, D) frames with ``lengths`` valid ones [+ e(word of frame)] -> the transformer's (N, F, D) and the
     (N, F) padding mask (True = padding)."""
     pad = torch.arange(x.size(1), device=x.device)[None, :] >= lengths[:, None]
@@ -163,8 +172,8 @@ class AmSoundEncoder(nn.Module):
         self.dropout = nn.Dropout(cfg.audio_dropout)
         self.transformer = audio_transformer(cfg, d_model)
 
-    def forward(self, frames: torch.Tensor, lengths: torch.Tensor, frame_words: Optional[torch.Tensor] = None,
-                positions: Optional[nn.Embedding] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, frames: torch.Tensor, lengths: torch.Tensor, frame_words: torch.Tensor | None = None,
+                positions: nn.Embedding | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """frames (N, F, in_dim) padded, lengths (N,) valid frames -> (N, F, D) and the (N, F) padding mask."""
         if int(lengths.min()) < 1:
             raise ValueError("a segment has no acoustic-model frame")
@@ -208,12 +217,21 @@ class MultimodalBlock(nn.Module):
                 nn.init.zeros_(linear.weight)
                 nn.init.zeros_(linear.bias)
 
-    def forward(self, text: torch.Tensor, text_pad: torch.Tensor, audio: torch.Tensor, audio_pad: torch.Tensor,
-                need_weights: bool = False, cross_mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def forward(
+        self,
+        text: torch.Tensor,
+        text_pad: torch.Tensor,
+        audio: torch.Tensor,
+        audio_pad: torch.Tensor,
+        need_weights: bool = False,
+        cross_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """text (N, T, D), audio (N, F, D), pads True at padding -> (N, T, D) and optionally the
         head-averaged cross-attention weights (N, T, F).  ``cross_mask`` (N, T, F), True = not attended
         (:func:`aligned_attention_mask`, which includes the audio padding), replaces ``audio_pad`` there."""
-        x = self.norm1(text + self.drop1(self.self_attn(text, text, text, key_padding_mask=text_pad, need_weights=False)[0]))
+        x = self.norm1(
+            text + self.drop1(self.self_attn(text, text, text, key_padding_mask=text_pad, need_weights=False)[0])
+        )
         if cross_mask is None:
             y, weights = self.cross_attn(x, audio, audio, key_padding_mask=audio_pad, need_weights=need_weights)
         else:
@@ -240,7 +258,7 @@ class TextOnlyModel(nn.Module):
         super().__init__()
         self.text = text
 
-    def forward(self, batch: Dict[str, torch.Tensor], need_attention: bool = False) -> Dict[str, torch.Tensor]:
+    def forward(self, batch: dict[str, torch.Tensor], need_attention: bool = False) -> dict[str, torch.Tensor]:
         _, logits = self.text(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
         return logits
 
@@ -269,10 +287,12 @@ class CrossAttentionModel(nn.Module):
             for _ in range(cfg.mm_layers)
         )
 
-    def forward(self, batch: Dict[str, torch.Tensor], need_attention: bool = False) -> Dict[str, torch.Tensor]:
+    def forward(self, batch: dict[str, torch.Tensor], need_attention: bool = False) -> dict[str, torch.Tensor]:
         """Logits per head (N, W, C); with ``need_attention`` also ``"attention"``: the last
         block's head-averaged cross-attention (N, T, F)."""
-        hidden = self.text.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+        hidden = self.text.encoder(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+        ).last_hidden_state
         if self.positions is not None:
             hidden = add_word_positions(hidden, batch["token_words"], self.positions)
         frames, lengths = (batch[key] for key in self.sound.inputs)
@@ -280,11 +300,19 @@ class CrossAttentionModel(nn.Module):
         text_pad = batch["attention_mask"] == 0
         cross_mask = None
         if self.attention == "aligned":
-            cross_mask = aligned_attention_mask(batch["token_words"], batch["frame_words"], audio_pad, self.attention_context)
+            cross_mask = aligned_attention_mask(
+                batch["token_words"], batch["frame_words"], audio_pad, self.attention_context
+            )
         weights = None
         for i, block in enumerate(self.blocks):
-            hidden, weights = block(hidden, text_pad, audio, audio_pad, need_weights=need_attention and i == len(self.blocks) - 1,
-                                    cross_mask=cross_mask)
+            hidden, weights = block(
+                hidden,
+                text_pad,
+                audio,
+                audio_pad,
+                need_weights=need_attention and i == len(self.blocks) - 1,
+                cross_mask=cross_mask,
+            )
         vectors = _gather_words(hidden, batch["word_positions"])
         out = {name: head(vectors) for name, head in self.text.heads.items()}
         if need_attention:
@@ -295,7 +323,7 @@ class CrossAttentionModel(nn.Module):
 MODEL_KINDS = ("text", "mm")
 
 
-def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None, am_dim: int = 0) -> nn.Module:
+def build_model(kind: str, cfg: MmConfig, text: PunctBert | None = None, am_dim: int = 0) -> nn.Module:
     """A fresh model; ``text`` (a PunctBert with :func:`head_specs`) defaults to the configured encoder;
     ``am_dim`` (``sound_encoder: am``): the AM frame size, by default read from ``cfg.am_dir``'s model."""
     if kind not in MODEL_KINDS:
@@ -308,7 +336,9 @@ def build_model(kind: str, cfg: MmConfig, text: Optional[PunctBert] = None, am_d
         freeze_embeddings(text.encoder, text.added_letters.ids)
     if kind == "text":
         if cfg.positional or cfg.random_audio:
-            logging.warning("text-only model: positional=%s and random_audio=%s have no effect", cfg.positional, cfg.random_audio)
+            logging.warning(
+                "text-only model: positional=%s and random_audio=%s have no effect", cfg.positional, cfg.random_audio
+            )
         return TextOnlyModel(text)
     if cfg.sound_encoder == "am" and am_dim < 1:
         am_dim = am_frames_of(cfg).dim
@@ -338,7 +368,7 @@ def truncate_encoder(encoder: nn.Module, num_layers: int) -> None:
         encoder.config.num_hidden_layers = num_layers
 
 
-def new_parameters(model: nn.Module) -> List[nn.Parameter]:
+def new_parameters(model: nn.Module) -> list[nn.Parameter]:
     """Parameters that are new to the pretrained text encoder: everything outside it, and the trained rows of
     added letters (:class:`punct.models.text.letters.LetterRowsEmbedding`: copies of their base letters'
     rows that have to learn what the copies lack); they train at ``lr_new``."""

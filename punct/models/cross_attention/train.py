@@ -24,7 +24,6 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -32,26 +31,36 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, first_scored, scored_mask
-from punct.scoring.punct_scores import score
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, load_split
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
 from punct.models.text.model import encoder_spec
+from punct.scoring.punct_scores import score
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.training.class_weights import inverse_frequency_weights
-from punct.training.loop import (NO_AMP, Amp, DistInfo, RankBatchSampler, TrainState, latest_checkpoint,
-                                 prune_checkpoints, seed_everything, setup_distributed, wrap_ddp)
+from punct.training.loop import (
+    NO_AMP,
+    Amp,
+    DistInfo,
+    RankBatchSampler,
+    TrainState,
+    latest_checkpoint,
+    prune_checkpoints,
+    seed_everything,
+    setup_distributed,
+    wrap_ddp,
+)
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.config import save_config
 
 # (supervisions, recordings) manifest paths of a split
-SplitPaths = Tuple[Path, Path]
+SplitPaths = tuple[Path, Path]
 
 
-def two_head_loss(logits: Dict[str, torch.Tensor], batch: Dict[str, torch.Tensor], punct_weight: float = 0.5,
-                  case_weight: float = 0.5, punct_class_weights: Optional[torch.Tensor] = None,
-                  ) -> Tuple[torch.Tensor, Dict[str, float]]:
+def two_head_loss(logits: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], punct_weight: float = 0.5,
+                  case_weight: float = 0.5, punct_class_weights: torch.Tensor | None = None,
+                  ) -> tuple[torch.Tensor, dict[str, float]]:
     """``punct_weight * CE_punct + case_weight * CE_case`` over the labelled words; returns the
     loss and its parts as floats.  ``punct_class_weights``: CE_punct is the class-weighted mean
     (sum of w[label] * loss over sum of w[label])."""
@@ -76,7 +85,7 @@ def lr_factor(step: int, total_steps: int, warmup_fraction: float) -> float:
 def build_optimizer(model: torch.nn.Module, cfg: MmConfig) -> torch.optim.Optimizer:
     """AdamW with groups (pretrained/new x decay/no decay); each group's ``peak_lr`` is kept for the schedule."""
     new_ids = {id(p) for p in new_parameters(model)}
-    groups: Dict[Tuple[bool, bool], List] = {}
+    groups: dict[tuple[bool, bool], list] = {}
     for name, p in model.named_parameters():
         if not p.requires_grad:
             continue
@@ -85,11 +94,13 @@ def build_optimizer(model: torch.nn.Module, cfg: MmConfig) -> torch.optim.Optimi
     param_groups = []
     for (is_new, no_decay), params in groups.items():
         peak = cfg.lr_new if (is_new and cfg.lr_new > 0) else cfg.lr
-        param_groups.append({"params": params, "weight_decay": 0.0 if no_decay else cfg.weight_decay, "lr": peak, "peak_lr": peak})
+        param_groups.append(
+            {"params": params, "weight_decay": 0.0 if no_decay else cfg.weight_decay, "lr": peak, "peak_lr": peak}
+        )
     return torch.optim.AdamW(param_groups)
 
 
-def to_device(batch: Dict[str, torch.Tensor], device: torch.device) -> Dict[str, torch.Tensor]:
+def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
@@ -111,13 +122,13 @@ class Predictions:
     """Per-segment references and predictions (class names) of one split, written under the rule
     ``first_word`` (exclude: the first word's predictions are copies of its references, not scored)."""
 
-    ids: List[str] = field(default_factory=list)
-    words: List[List[str]] = field(default_factory=list)
-    punct_ref: List[List[str]] = field(default_factory=list)
-    punct_hyp: List[List[str]] = field(default_factory=list)
-    case_ref: List[List[str]] = field(default_factory=list)
-    case_hyp: List[List[str]] = field(default_factory=list)
-    losses: List[float] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    words: list[list[str]] = field(default_factory=list)
+    punct_ref: list[list[str]] = field(default_factory=list)
+    punct_hyp: list[list[str]] = field(default_factory=list)
+    case_ref: list[list[str]] = field(default_factory=list)
+    case_hyp: list[list[str]] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
     first_word: str = "include"
 
     def flat_ids(self, which: str) -> np.ndarray:
@@ -135,8 +146,8 @@ class Predictions:
     def write(self, path: Path) -> None:
         """One JSON line per segment (the format :mod:`punct.scoring.itn` reads, with the first-word rule)."""
         lines = [json.dumps({"id": i, "words": w, "punct_ref": pr, "punct_hyp": ph, "case_ref": cr, "case_hyp": ch,
-                             "loss": round(l, 5), "first_word": self.first_word}, ensure_ascii=False)
-                 for i, w, pr, ph, cr, ch, l in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,
+                             "loss": round(loss, 5), "first_word": self.first_word}, ensure_ascii=False)
+                 for i, w, pr, ph, cr, ch, loss in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,
                                                     self.case_ref, self.case_hyp, self.losses)]
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
@@ -144,20 +155,27 @@ class Predictions:
 
 
 @torch.no_grad()
-def predict(model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: torch.device, pad_id: int) -> Predictions:
+def predict(
+    model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: torch.device, pad_id: int
+) -> Predictions:
     """Argmax predictions and the per-segment loss (over the trained words) of every segment, in dataset
     order; under ``cfg.first_word`` exclude the first word's predictions are its reference labels."""
     model.eval()
     out = Predictions(first_word=cfg.first_word)
-    rows: Dict[int, tuple] = {}
+    rows: dict[int, tuple] = {}
     for batch in loader(dataset, cfg.eval_batch_size, False, 0, pad_id, cfg.num_workers):
         batch = to_device(batch, device)
         logits = model(batch)
         for r, i in enumerate(batch["index"].tolist()):
             n = len(dataset.segments[i].words)
-            lp, lc = (_segment_loss(logits[head][r, :n], batch[f"labels_{head}"][r, :n]) for head in (PUNCT_HEAD, CASE_HEAD))
-            rows[i] = (logits[PUNCT_HEAD][r, :n].argmax(-1).tolist(), logits[CASE_HEAD][r, :n].argmax(-1).tolist(),
-                       float(cfg.punct_weight * lp + cfg.case_weight * lc))
+            lp, lc = (
+                _segment_loss(logits[head][r, :n], batch[f"labels_{head}"][r, :n]) for head in (PUNCT_HEAD, CASE_HEAD)
+            )
+            rows[i] = (
+                logits[PUNCT_HEAD][r, :n].argmax(-1).tolist(),
+                logits[CASE_HEAD][r, :n].argmax(-1).tolist(),
+                float(cfg.punct_weight * lp + cfg.case_weight * lc),
+            )
     for i, seg in enumerate(dataset.segments):
         hp, hc, loss = rows[i]
         out.ids.append(seg.id)
@@ -177,7 +195,7 @@ def _segment_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX)
 
 
-def quartile_worst(dataset: ItnDataset, losses: List[float]) -> List[int]:
+def quartile_worst(dataset: ItnDataset, losses: list[float]) -> list[int]:
     """Index of the highest-loss segment in each quartile of word counts (thesis 5.5.3)."""
     order = sorted(range(len(dataset)), key=lambda i: (len(dataset.segments[i].words), dataset.segments[i].id))
     chosen = []
@@ -189,8 +207,9 @@ def quartile_worst(dataset: ItnDataset, losses: List[float]) -> List[int]:
 
 
 @torch.no_grad()
-def attention_examples(model: torch.nn.Module, dataset: ItnDataset, indices: List[int], device: torch.device, pad_id: int,
-                       tokenizer) -> List[Dict]:
+def attention_examples(
+    model: torch.nn.Module, dataset: ItnDataset, indices: list[int], device: torch.device, pad_id: int, tokenizer
+) -> list[dict]:
     """The last block's cross-attention (text tokens x audio frames) of some segments, for plots."""
     if not getattr(model, "uses_audio", False):
         return []
@@ -204,12 +223,20 @@ def attention_examples(model: torch.nn.Module, dataset: ItnDataset, indices: Lis
         ids, _, token_words = dataset.text[i]
         num_frames = len(example["frame_words"])
         starts, _ = dataset.geometry.frame_windows(num_frames)
-        out.append({
-            "id": seg.id, "tokens": tokenizer.convert_ids_to_tokens(ids), "token_words": token_words,
-            "words": seg.words, "punct": [PUNCT9.classes[x] for x in seg.punct], "case": [CASE.classes[x] for x in seg.case],
-            "word_starts": seg.word_starts, "frame_starts": starts.tolist(),
-            "frame_words": example["frame_words"].tolist(), "attention": attn[:, :num_frames].cpu().numpy().tolist(),
-        })
+        out.append(
+            {
+                "id": seg.id,
+                "tokens": tokenizer.convert_ids_to_tokens(ids),
+                "token_words": token_words,
+                "words": seg.words,
+                "punct": [PUNCT9.classes[x] for x in seg.punct],
+                "case": [CASE.classes[x] for x in seg.case],
+                "word_starts": seg.word_starts,
+                "frame_starts": starts.tolist(),
+                "frame_words": example["frame_words"].tolist(),
+                "attention": attn[:, :num_frames].cpu().numpy().tolist(),
+            }
+        )
     return out
 
 
@@ -222,7 +249,9 @@ def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **e
     ``text_encoder`` (:func:`punct.models.text.model.encoder_spec`: the text encoder's config and tokenizer
     files, so that a decoder rebuilds the model without the encoder folder and with the training tokenizer)."""
     module = model.module if hasattr(model, "module") else model
-    checkpoint.save_checkpoint(path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra)
+    checkpoint.save_checkpoint(
+        path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra
+    )
 
 
 def sync(dist: DistInfo) -> None:
@@ -231,7 +260,7 @@ def sync(dist: DistInfo) -> None:
         torch.distributed.barrier()
 
 
-def punct_class_weights(train: ItnDataset, cfg: MmConfig) -> Optional[torch.Tensor]:
+def punct_class_weights(train: ItnDataset, cfg: MmConfig) -> torch.Tensor | None:
     """The punctuation loss' class weights from the training words' marks (each segment's first word left
     out under ``first_word: exclude``), or None for ``punct_class_weight_power`` 0."""
     if cfg.punct_class_weight_power == 0:
@@ -246,7 +275,7 @@ def punct_class_weights(train: ItnDataset, cfg: MmConfig) -> Optional[torch.Tens
 
 def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainState, total_steps: int,
                     device: torch.device, amp: Amp = NO_AMP, progress: bool = True,
-                    punct_weights: Optional[torch.Tensor] = None) -> Dict[str, float]:
+                    punct_weights: torch.Tensor | None = None) -> dict[str, float]:
     """One pass over (this rank's share of) the training set; returns the mean losses.  The model runs
     under ``amp``'s autocast, the losses on float32 logits (``punct_weights``: the punctuation classes')."""
     model.train()
@@ -290,17 +319,23 @@ def resume(exp_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimiz
     return state
 
 
-def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, losses: Dict[str, float],
-              device: torch.device, pad_id: int, seconds: float) -> Optional[Dict]:
+def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, losses: dict[str, float],
+              device: torch.device, pad_id: int, seconds: float) -> dict | None:
     """Dev scores of the epoch just trained into ``state.history``; when it is the best so far by
     ``cfg.dev_metric`` (:func:`selection_score`), the epoch becomes ``state.best_epoch`` and its punctuation and
     case scores are returned."""
     preds = predict(model, dev, cfg, device, pad_id)
     p_scores, c_scores = preds.scores()
     f1 = p_scores.macro_f1
-    record = {"epoch": state.epoch, "step": state.step, **{f"train_{k}": v for k, v in losses.items()},
-              "dev_loss": float(np.mean(preds.losses)), "dev_macro_f1": f1, "dev_cap_f1": c_scores.per_class["cap"]["f1"],
-              **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]}}
+    record = {
+        "epoch": state.epoch,
+        "step": state.step,
+        **{f"train_{k}": v for k, v in losses.items()},
+        "dev_loss": float(np.mean(preds.losses)),
+        "dev_macro_f1": f1,
+        "dev_cap_f1": c_scores.per_class["cap"]["f1"],
+        **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]},
+    }
     state.history.append(record)
     logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
                  losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
@@ -312,7 +347,7 @@ def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, los
     return None
 
 
-def selection_score(record: Dict, cfg: MmConfig) -> float:
+def selection_score(record: dict, cfg: MmConfig) -> float:
     """An epoch's dev score for checkpoint selection, higher is better: the macro F1, or minus the dev loss."""
     return record["dev_macro_f1"] if cfg.dev_metric == "macro_f1" else -record["dev_loss"]
 
@@ -326,13 +361,13 @@ def describe_best(state: TrainState, cfg: MmConfig) -> str:
 
 
 def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState,
-              scores: Dict) -> None:
+              scores: dict) -> None:
     save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=state.epoch)
     atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps({"epoch": state.epoch, **scores}, indent=2) + "\n")
     logging.info("new %s: saved %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
 
 
-def averaged_epochs(last_epoch: int, cfg: MmConfig) -> Tuple[int, int]:
+def averaged_epochs(last_epoch: int, cfg: MmConfig) -> tuple[int, int]:
     """First and last epoch of the average that ``average_epochs`` > 1 makes after epoch ``last_epoch``."""
     return max(1, last_epoch - cfg.average_epochs + 1), last_epoch
 
@@ -401,7 +436,7 @@ def with_absolute_am_dir(cfg: MmConfig, kind: str) -> MmConfig:
 
 
 def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
-                 decode_paths: Dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
+                 decode_paths: dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
                  device_name: str = "auto", amp: str = "none") -> None:
     """The whole stage: trains model ``kind`` (text or mm), keeps the best epoch by ``cfg.dev_metric`` or the average of
     the last ``cfg.average_epochs`` (rank 0), then decodes the splits of ``decode_paths`` with it (the dev split's data
@@ -461,7 +496,7 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
         decode_best(model, exp_dir, decode_paths, {dev_paths: dev}, cfg, state, device, pad_id)
 
 
-def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: Dict[str, SplitPaths], loaded: Dict, cfg: MmConfig,
+def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: dict[str, SplitPaths], loaded: dict, cfg: MmConfig,
                 state: TrainState, device: torch.device, pad_id: int) -> None:
     """Rank 0 after training: ``history.json``, the best model's decodes of ``decode_paths``, ``.done``.
     ``loaded``: split paths -> data already loaded (the dev split)."""

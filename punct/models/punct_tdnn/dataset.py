@@ -30,15 +30,26 @@ from __future__ import annotations
 
 import collections
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
 from torch.utils.data import Dataset
 
+from punct.io.shards import MatrixReader
+from punct.labels import (
+    PUNCT4,
+    TimedWord,
+    WordLabels,
+    aligned_words,
+    check_first_word,
+    encode_labels,
+    mask_first_word,
+    scored_mask,
+)
 from punct.models.punct_tdnn.frames import (
     FRAME_RATE,
     WINDOW_CENTRES,
@@ -48,9 +59,6 @@ from punct.models.punct_tdnn.frames import (
     window_centres,
     word_frame_spans,
 )
-from punct.io.shards import MatrixReader
-from punct.labels import (PUNCT4, TimedWord, WordLabels, aligned_words, check_first_word, encode_labels, mask_first_word,
-                          scored_mask)
 
 
 @dataclass(frozen=True)
@@ -61,10 +69,10 @@ class UtteranceIndex:
     word_starts: np.ndarray  # (W,) first frame of each word, relative to the cut start
     word_ends: np.ndarray  # (W,) exclusive end frame
     labels: np.ndarray  # (W,) class indices
-    case_labels: Optional[np.ndarray] = None  # (W,) case class indices, with a case head
+    case_labels: np.ndarray | None = None  # (W,) case class indices, with a case head
 
 
-def _cut_words(cut, source: str, classes, case_classes) -> Tuple[WordLabels, List[TimedWord]]:
+def _cut_words(cut, source: str, classes, case_classes) -> tuple[WordLabels, list[TimedWord]]:
     """The cut's words and labels (validated) and its aligned words (times relative to the recording)."""
     if not cut.supervisions:
         raise ValueError(f"{source}: cut {cut.id} has no supervision")
@@ -98,7 +106,7 @@ class FusionCorpus:
         classes: Sequence[str] = PUNCT4.classes,
         cache_utterances: int = 256,
         frame_rate: int = FRAME_RATE,
-        case_classes: Optional[Sequence[str]] = None,
+        case_classes: Sequence[str] | None = None,
         window_centre: str = "transition",
         first_word: str = "include",
     ) -> None:
@@ -116,9 +124,9 @@ class FusionCorpus:
         self.acoustic = MatrixReader(acoustic_scp)
         self.text = MatrixReader(text_scp)
         self.cache_utterances = cache_utterances
-        self._cache: "collections.OrderedDict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]]" = collections.OrderedDict()
-        self.utterances: List[UtteranceIndex] = []
-        self.skipped: Dict[str, int] = collections.Counter()
+        self._cache: collections.OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = collections.OrderedDict()
+        self.utterances: list[UtteranceIndex] = []
+        self.skipped: dict[str, int] = collections.Counter()
         for cut in cuts:
             utterance = self._index_cut(cut, source, frame_rate)
             if utterance is not None:
@@ -139,12 +147,16 @@ class FusionCorpus:
         self.text_dim = int(self.text[first].shape[1])
         self.acoustic_dim = int(self.acoustic[first].shape[1])
 
-    def _index_cut(self, cut, source: str, frame_rate: float) -> Optional[UtteranceIndex]:
+    def _index_cut(self, cut, source: str, frame_rate: float) -> UtteranceIndex | None:
         """The cut's word frame spans and label ids, or None (counted in ``skipped``) when it cannot be used."""
         labelled, items = _cut_words(cut, source, self.classes, self.case_classes)
         words = labelled.words
-        for reason, missing in (("no acoustic matrix", cut.id not in self.acoustic), ("no BERT vectors", cut.id not in self.text),
-                                ("no words", not words), ("words/alignment lengths differ", len(items) != len(words))):
+        for reason, missing in (
+            ("no acoustic matrix", cut.id not in self.acoustic),
+            ("no BERT vectors", cut.id not in self.text),
+            ("no words", not words),
+            ("words/alignment lengths differ", len(items) != len(words)),
+        ):
             if missing:
                 self._skip(reason, cut.id)
                 return None
@@ -200,7 +212,7 @@ class FusionCorpus:
         labels = info.labels if self.case_classes is None else np.stack([info.labels, info.case_labels], axis=1)
         return mask_first_word(labels, self.first_word)
 
-    def matrices(self, utt: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def matrices(self, utt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``."""
         if utt in self._cache:
             self._cache.move_to_end(utt)
@@ -224,7 +236,7 @@ class FusionCorpus:
                 self._cache.popitem(last=False)
         return entry
 
-    def utterance_frames(self, utt: int) -> Tuple[np.ndarray, np.ndarray]:
+    def utterance_frames(self, utt: int) -> tuple[np.ndarray, np.ndarray]:
         """Fused frames (T, Dt + Da) of a whole utterance and its words' centre frames (W,)."""
         acoustic, table, word_index = self.matrices(utt)
         fused = np.concatenate([table[word_index], acoustic], axis=1)
@@ -246,7 +258,7 @@ class FusedWindowDataset(Dataset):
     """torch Dataset of (window (2*context+1, D) float32, label) over a FusionCorpus's words (item i is the
     corpus example ``examples[i]``; default: every word)."""
 
-    def __init__(self, corpus: FusionCorpus, context: int = 150, examples: Optional[np.ndarray] = None) -> None:
+    def __init__(self, corpus: FusionCorpus, context: int = 150, examples: np.ndarray | None = None) -> None:
         self.corpus = corpus
         self.context = context
         self.examples = np.arange(len(corpus)) if examples is None else np.asarray(examples)
@@ -263,7 +275,7 @@ class FusedWindowDataset(Dataset):
 
 def split_paths(
     cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str, cuts_pattern: str
-) -> Dict[str, Path]:
+) -> dict[str, Path]:
     """The contract's file names of one split (e.g. data/fbank, exp/emb_am, exp/emb_bert, "dev");
     ``cuts_pattern`` names the cuts (e.g. "<prefix>_cuts_{split}.jsonl.gz" for segments)."""
     return {
@@ -280,7 +292,7 @@ def open_split(
     text_scp: Pathlike,
     cache_utterances: int = 256,
     classes: Sequence[str] = PUNCT4.classes,
-    case_classes: Optional[Sequence[str]] = None,
+    case_classes: Sequence[str] | None = None,
     window_centre: str = "transition",
     first_word: str = "include",
 ) -> FusionCorpus:
@@ -307,15 +319,15 @@ class UtteranceDataset(Dataset):
     def __len__(self) -> int:
         return len(self.corpus.utterances)
 
-    def __getitem__(self, utt: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def __getitem__(self, utt: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         frames, centres = self.corpus.utterance_frames(utt)
         labels = self.corpus.utterance_labels(utt)
         return torch.from_numpy(frames), torch.from_numpy(centres.astype(np.int64)), torch.from_numpy(labels)
 
 
 def collate_utterances(
-    items: Sequence[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]], context: int
-) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    items: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], context: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Pads utterances to (B, context + max T + context, D) with zeros; returns
     (padded frames, batch row of each word, centre of each word, label of each word)."""
     longest = max(frames.shape[0] for frames, _, _ in items)

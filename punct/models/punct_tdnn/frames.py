@@ -13,7 +13,7 @@ later word.  Each word's window is centred by ``window_centres`` (see there for 
 
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ FRAME_RATE = 100  # frames per second (10 ms shift)
 
 def word_frame_spans(
     starts_sec: Sequence[float], ends_sec: Sequence[float], offset: float = 0.0, frame_rate: int = FRAME_RATE
-) -> Tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Word times (seconds, on the recording's axis) -> start frames and exclusive end frames relative to
     ``offset`` (the cut start).  Every word covers at least one frame."""
     starts = np.rint((np.asarray(starts_sec, dtype=np.float64) - offset) * frame_rate).astype(np.int64)
@@ -44,7 +44,9 @@ def frame_word_index(word_starts: np.ndarray, num_frames: int) -> np.ndarray:
 WINDOW_CENTRES = ("transition", "word_end")
 
 
-def window_centres(word_starts: np.ndarray, word_ends: np.ndarray, num_frames: int, rule: str = "transition") -> np.ndarray:
+def window_centres(
+    word_starts: np.ndarray, word_ends: np.ndarray, num_frames: int, rule: str = "transition"
+) -> np.ndarray:
     """Centre frame of each word's window, clipped into the utterance.
 
     * ``transition`` (EfficientPunct, section 3.2): the point of transition to the next token, with the

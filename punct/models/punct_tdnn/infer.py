@@ -9,8 +9,8 @@ once per word), equal to the 301-frame windows in eval mode.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -29,7 +29,7 @@ class TdnnInput:
     word_index: torch.Tensor  # (T,) word of each frame, -1 before the first
     centres: torch.Tensor  # (W,) window centre frames
 
-    def tensors(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
+    def tensors(self, device: torch.device) -> tuple[torch.Tensor, ...]:
         """(acoustic, word_vectors, word_index, centres) on ``device``."""
         return tuple(x.to(device) for x in (self.acoustic, self.word_vectors, self.word_index, self.centres))
 
@@ -57,9 +57,9 @@ def word_posteriors(factored: WordFactoredTdnn, x: TdnnInput, device: torch.devi
 
 @torch.no_grad()
 def utterance_posteriors(
-    model: PunctTdnn, corpus: FusionCorpus, device: torch.device, utterances: Optional[Sequence[int]] = None,
+    model: PunctTdnn, corpus: FusionCorpus, device: torch.device, utterances: Sequence[int] | None = None,
     progress: bool = False,
-) -> Iterator[Tuple[str, np.ndarray]]:
+) -> Iterator[tuple[str, np.ndarray]]:
     """Yields (cut id, (W, num_outputs) posteriors) for each utterance of ``corpus`` (eval mode)."""
     was_training = model.training
     model.eval()
@@ -79,7 +79,8 @@ def utterance_posteriors(
         model.train(was_training)
 
 
-def corpus_predictions(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Tuple[np.ndarray, np.ndarray]:
-    """(punctuation reference labels (N,), posteriors (N, num_outputs)) over all words of the corpus, in corpus order."""
+def corpus_predictions(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> tuple[np.ndarray, np.ndarray]:
+    """(punctuation reference labels (N,), posteriors (N, num_outputs)) over all words of the corpus, in corpus
+    order."""
     posts = [p for _, p in utterance_posteriors(model, corpus, device)]
     return corpus.labels, np.concatenate(posts, axis=0)

@@ -17,7 +17,7 @@ rank gets the same number (like torch's DistributedSampler).
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import numpy as np
 from torch.utils.data import Sampler
@@ -45,7 +45,7 @@ def epoch_order(
     balance: str,
     seed: int,
     epoch: int,
-    groups: Optional[np.ndarray] = None,
+    groups: np.ndarray | None = None,
     group_size: int = 0,
     limit: int = 0,
 ) -> np.ndarray:
@@ -91,7 +91,7 @@ class EpochSampler(Sampler):
         seed: int = 0,
         rank: int = 0,
         world_size: int = 1,
-        groups: Optional[np.ndarray] = None,
+        groups: np.ndarray | None = None,
         group_size: int = 0,
         limit: int = 0,
     ) -> None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -41,7 +41,7 @@ def cap_f1(cm: np.ndarray) -> np.ndarray:
 
 
 # head -> (classes, first column, dev selection statistic, its name)
-HEADS: Dict[str, Tuple[Tuple[str, ...], int, Statistic, str]] = {
+HEADS: dict[str, tuple[tuple[str, ...], int, Statistic, str]] = {
     "punct": (tuple(PUNCT9.classes), 0, confusion.macro_f1, "macro F1 (8 marks)"),
     "case": (tuple(CASE.classes), len(PUNCT9.classes), cap_f1, "[cap] F1"),
 }
@@ -53,10 +53,10 @@ class SplitPosteriors:
     """Segments that have both posteriors, with their stacked references and posteriors, and the
     first-word rule they are scored and written under."""
 
-    segments: List[ItnSegment]
+    segments: list[ItnSegment]
     p_tdnn: np.ndarray  # (N words, 11)
     p_text: np.ndarray  # (N words, 11)
-    skipped: List[str]
+    skipped: list[str]
     first_word: str = "include"
 
     def reference(self, head: str) -> np.ndarray:
@@ -70,7 +70,7 @@ class SplitPosteriors:
         classes, first = HEADS[head][:2]
         return posteriors[:, first : first + len(classes)]
 
-    def scored_lengths(self) -> List[int]:
+    def scored_lengths(self) -> list[int]:
         """Scored words per segment, in stacking order."""
         keep, lengths, pos = self.scored(), [], 0
         for seg in self.segments:
@@ -102,18 +102,23 @@ def paired_split(segments: Sequence[ItnSegment], tdnn_scp: Pathlike, text_scp: P
     return SplitPosteriors(kept, np.concatenate(pt), np.concatenate(pb), skipped, first_word)
 
 
-def head_sweeps(data: SplitPosteriors, alphas: Sequence[float]) -> Dict[str, List[SweepPoint]]:
+def head_sweeps(data: SplitPosteriors, alphas: Sequence[float]) -> dict[str, list[SweepPoint]]:
     """Alpha sweep of each head on one split's scored words."""
     keep = data.scored()
     return {
-        head: alpha_sweep(data.reference(head)[keep], data.block(data.p_tdnn, head)[keep], data.block(data.p_text, head)[keep],
-                          classes, alphas)
+        head: alpha_sweep(
+            data.reference(head)[keep],
+            data.block(data.p_tdnn, head)[keep],
+            data.block(data.p_text, head)[keep],
+            classes,
+            alphas,
+        )
         for head, (classes, *_) in HEADS.items()
     }
 
 
 def choose_head_alphas(data: SplitPosteriors, alphas: Sequence[float], num_resamples: int = 1000,
-                       seed: int = 42) -> Dict[str, AlphaChoice]:
+                       seed: int = 42) -> dict[str, AlphaChoice]:
     """Each head's alpha on one split's scored words by the one-standard-error rule on its own statistic
     (punct: macro F1 over the 8 marks; case: [cap] F1), resampling the segments."""
     keep, lengths = data.scored(), data.scored_lengths()
@@ -125,7 +130,7 @@ def choose_head_alphas(data: SplitPosteriors, alphas: Sequence[float], num_resam
     }
 
 
-def head_predictions(data: SplitPosteriors, alphas: Dict[str, float]) -> Dict[str, np.ndarray]:
+def head_predictions(data: SplitPosteriors, alphas: dict[str, float]) -> dict[str, np.ndarray]:
     """Argmax of each head's ensemble (alpha 1: the TDNN alone)."""
     return {
         head: ensemble(data.block(data.p_tdnn, head), data.block(data.p_text, head), alphas[head]).argmax(axis=1)
@@ -133,7 +138,7 @@ def head_predictions(data: SplitPosteriors, alphas: Dict[str, float]) -> Dict[st
     }
 
 
-def write_predictions(path: Pathlike, data: SplitPosteriors, hyps: Dict[str, np.ndarray]) -> None:
+def write_predictions(path: Pathlike, data: SplitPosteriors, hyps: dict[str, np.ndarray]) -> None:
     """``decode/<split>.jsonl`` in the format of :func:`punct.scoring.itn.read_predictions` (with ``first_word``
     exclude, the first word's predictions are its reference labels)."""
     lines, pos = [], 0
@@ -143,7 +148,9 @@ def write_predictions(path: Pathlike, data: SplitPosteriors, hyps: Dict[str, np.
         for head, (classes, *_) in HEADS.items():
             ref = [classes[i] for i in getattr(seg, head)]
             line[f"{head}_ref"] = ref
-            line[f"{head}_hyp"] = copy_first_word([classes[int(i)] for i in hyps[head][pos : pos + n]], ref, data.first_word)
+            line[f"{head}_hyp"] = copy_first_word(
+                [classes[int(i)] for i in hyps[head][pos : pos + n]], ref, data.first_word
+            )
         line["first_word"] = data.first_word
         lines.append(json.dumps(line, ensure_ascii=False))
         pos += n

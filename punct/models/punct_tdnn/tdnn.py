@@ -34,8 +34,8 @@ A 301-frame window centred on frame c of the utterance starts at c in padded coo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -43,7 +43,7 @@ from torch.nn import functional as F
 
 from punct.models.punct_tdnn.frames import WINDOW_CENTRES
 
-HEAD_NAMES: Tuple[str, ...] = ("punct", "case")  # order of the heads' logit blocks
+HEAD_NAMES: tuple[str, ...] = ("punct", "case")  # order of the heads' logit blocks
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,12 @@ class TdnnConfig:
 
     input_dim: int = 1792  # BERT dim + acoustic dim; the training script derives it from the shards
     fusion_dim: int = 512  # output of the first (per-frame) linear layer
-    channels: Tuple[int, ...] = (256, 256, 128, 128, 64, 64)  # conv outputs before the last (class) layer
-    kernels: Tuple[int, ...] = (9, 9, 5, 5, 7, 7, 5)
-    dilations: Tuple[int, ...] = (1, 2, 1, 2, 1, 2, 1)
+    channels: tuple[int, ...] = (256, 256, 128, 128, 64, 64)  # conv outputs before the last (class) layer
+    kernels: tuple[int, ...] = (9, 9, 5, 5, 7, 7, 5)
+    dilations: tuple[int, ...] = (1, 2, 1, 2, 1, 2, 1)
     num_classes: int = 4  # punctuation classes (the first head)
-    case_classes: int = 0  # >0: a second (case) head with this many classes; the last conv layer has one channel per class of every head
+    # >0: a second (case) head with this many classes; the last conv layer has one channel per class of every head
+    case_classes: int = 0
     window: int = 301  # frames per example, centred on each word's window_centre
     # transition (the paper: the frame before the next word, pause attached to the word) or word_end
     # (the word's last aligned frame); checkpoints from before this option used word_end
@@ -79,13 +80,14 @@ class TdnnConfig:
             raise ValueError(f"TdnnConfig: window must be odd (centred on a frame), got {self.window}")
         if self.num_classes < 2 or self.case_classes < 0 or self.case_classes == 1:
             raise ValueError(
-                f"TdnnConfig: need num_classes >= 2 and case_classes 0 or >= 2, got {self.num_classes}, {self.case_classes}"
+                "TdnnConfig: need num_classes >= 2 and case_classes 0 or >= 2, "
+                f"got {self.num_classes}, {self.case_classes}"
             )
         if self.output_frames < 1:
             raise ValueError(f"TdnnConfig: window {self.window} is shorter than the receptive field {self.shrink + 1}")
 
     @property
-    def head_sizes(self) -> Dict[str, int]:
+    def head_sizes(self) -> dict[str, int]:
         """Classes of each head, in logit-block order."""
         sizes = {HEAD_NAMES[0]: self.num_classes}
         if self.case_classes:
@@ -155,7 +157,7 @@ class PunctTdnn(nn.Module):
         return torch.cat(logits, dim=1)
 
     def forward(
-        self, windows: torch.Tensor, utterance: Optional[torch.Tensor] = None, centres: Optional[torch.Tensor] = None
+        self, windows: torch.Tensor, utterance: torch.Tensor | None = None, centres: torch.Tensor | None = None
     ) -> torch.Tensor:
         """(N, window, D) windows -> (N, num_outputs) logits (all heads; see ``split_heads``).
 
@@ -166,7 +168,8 @@ class PunctTdnn(nn.Module):
             return self.batch_logits(windows, utterance, centres)
         if windows.shape[1] != self.config.window or windows.shape[2] != self.config.input_dim:
             raise ValueError(
-                f"PunctTdnn expects windows (N, {self.config.window}, {self.config.input_dim}), got {tuple(windows.shape)}"
+                f"PunctTdnn expects windows (N, {self.config.window}, {self.config.input_dim}), "
+                f"got {tuple(windows.shape)}"
             )
         return self.head(self.conv_stack(windows))
 
@@ -222,7 +225,9 @@ class WordFactoredTdnn(nn.Module):
         super().__init__()
         fusion_dim, input_dim = tdnn.fusion.weight.shape
         if not 0 < text_dim < input_dim:
-            raise ValueError(f"text_dim must be in 1..{input_dim - 1} (the TDNN's input is {input_dim}), got {text_dim}")
+            raise ValueError(
+                f"text_dim must be in 1..{input_dim - 1} (the TDNN's input is {input_dim}), got {text_dim}"
+            )
         self.tdnn = tdnn
         self.config = tdnn.config
         self.text_dim = text_dim
@@ -296,7 +301,7 @@ class FoldedWordFactoredTdnn(nn.Module):
         return x + self.offset[:, None]
 
 
-def pad_utterance(acoustic: torch.Tensor, word_index: torch.Tensor, context: int) -> Tuple[torch.Tensor, torch.Tensor]:
+def pad_utterance(acoustic: torch.Tensor, word_index: torch.Tensor, context: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``context`` padding frames on each side: zero acoustic frames with word index -1."""
     padded_acoustic = F.pad(acoustic, (0, 0, context, context))
     padded_index = F.pad(word_index, (context, context), value=-1)
@@ -310,7 +315,7 @@ def word_slices(conv: torch.Tensor, centres: torch.Tensor, output_frames: int) -
     return conv[:, centres.unsqueeze(1) + offsets].transpose(0, 1)
 
 
-def split_heads(logits: torch.Tensor, config: TdnnConfig) -> Dict[str, torch.Tensor]:
+def split_heads(logits: torch.Tensor, config: TdnnConfig) -> dict[str, torch.Tensor]:
     """(..., num_outputs) logits -> head name -> (..., classes of the head)."""
     if logits.shape[-1] != config.num_outputs:
         raise ValueError(f"expected {config.num_outputs} logits per word, got {logits.shape[-1]}")

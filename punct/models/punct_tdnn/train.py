@@ -21,9 +21,9 @@ import logging
 import shutil
 import time
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Deque, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -31,18 +31,19 @@ from lhotse.utils import Pathlike
 from torch import nn
 from torch.utils.data import DataLoader
 
+from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
 from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
-from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
 from punct.scoring.punct_scores import score
-from punct.utils.atomic import atomic_path
 from punct.training import checkpoint
 from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
+from punct.utils.atomic import atomic_path
+
 
 @dataclass(frozen=True)
 class TrainTdnnConfig:
@@ -73,9 +74,13 @@ class TrainTdnnConfig:
     # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
     # effect, 0.5 a softer balance that keeps the rare marks' precision
     class_weight_power: float = 1.0
-    label_set: str = "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
+    label_set: str = (
+        "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
+    )
     case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
-    dev_metric: str = "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
+    dev_metric: str = (
+        "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
+    )
     # each cut's first word: include (train and score every word, EfficientPunct) or exclude (neither trained nor
     # scored, the ParCzech thesis; conf/tdnn*.yaml of egs/parczech); see punct.labels
     first_word: str = "include"
@@ -102,7 +107,9 @@ class TrainTdnnConfig:
         classes = punct_set.classes
         case_classes = case_set.classes if case_set is not None else None
         if self.model.num_classes != len(classes):
-            raise ValueError(f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}")
+            raise ValueError(
+                f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}"
+            )
         if self.model.case_classes and (case_classes is None or self.model.case_classes != len(case_classes)):
             raise ValueError(f"label_set {self.label_set} has no {self.model.case_classes}-class case labels")
         if self.dev_metric not in ("overall_f1", "macro_f1"):
@@ -117,7 +124,7 @@ class TrainTdnnConfig:
             raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
 
 
-def corpus_classes(cfg: TrainTdnnConfig) -> Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]:
+def corpus_classes(cfg: TrainTdnnConfig) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """(punctuation classes, case classes or None) that FusionCorpus reads for this config."""
     punct_set, case_set = label_scheme(cfg.label_set)
     return punct_set.classes, (case_set.classes if case_set is not None and cfg.model.case_classes else None)
@@ -133,7 +140,9 @@ def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
     from punct.utils.config import config_from_dict
 
     ckpt = load_checkpoint(path)
-    train_config = dict(ckpt["config"] if "config" in ckpt else ckpt["train_config"])  # train_config: before the shared format
+    train_config = dict(
+        ckpt["config"] if "config" in ckpt else ckpt["train_config"]
+    )  # train_config: before the shared format
     train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
     return config_from_dict(TrainTdnnConfig, train_config, str(path))
 
@@ -149,14 +158,14 @@ def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimi
 
 
 def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig,
-                    inputs: Optional[Dict] = None) -> None:
+                    inputs: dict | None = None) -> None:
     """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config`` and ``inputs``,
     what its training inputs were made from (``punct.io.sources.split_sources``; None: not known)."""
     checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=cfg,
                                model_config=dataclasses.asdict(unwrap(model).config), inputs=inputs)
 
 
-def checkpoint_inputs(path: Pathlike) -> Optional[Dict]:
+def checkpoint_inputs(path: Pathlike) -> dict | None:
     """What the TDNN's training inputs were made from (``{"acoustic": ..., "word_vectors": ...}``, each a
     ``punct.io.sources`` record as a dict or None), or None for checkpoints saved before it was recorded."""
     return load_checkpoint(path).get("inputs")
@@ -173,7 +182,7 @@ def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> Pu
     return model.to(device).eval()
 
 
-def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> Dict:
+def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> dict:
     """Dev scores of the punctuation head (overall and macro F1, per class), and the case head's."""
     ref, post = corpus_predictions(model, corpus, device)
     ref, post = ref[corpus.scored], post[corpus.scored]  # the words scored under corpus.first_word
@@ -190,7 +199,7 @@ def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device)
     return record
 
 
-def build_criteria(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device) -> Dict[str, nn.Module]:
+def build_criteria(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device) -> dict[str, nn.Module]:
     """Cross-entropy per head.  The utterance mode weights the classes of every head (``class_weights``,
     capped by ``max_class_weight``); the window mode balances punctuation by oversampling and leaves the
     case head unweighted (an example has one sampling weight)."""
@@ -199,7 +208,9 @@ def build_criteria(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.dev
         if corpus.case_classes is None:
             raise ValueError("the TDNN has a case head but the corpus has no case labels (FusionCorpus case_classes)")
         if len(corpus.case_classes) != cfg.model.case_classes:
-            raise ValueError(f"case head of {cfg.model.case_classes} classes, corpus case classes {corpus.case_classes}")
+            raise ValueError(
+                f"case head of {cfg.model.case_classes} classes, corpus case classes {corpus.case_classes}"
+            )
         counts["case"] = corpus.case_counts()
     if len(corpus.classes) != cfg.model.num_classes:
         raise ValueError(f"punctuation head of {cfg.model.num_classes} classes, corpus classes {corpus.classes}")
@@ -217,12 +228,12 @@ def tdnn_loss(
     if not cfg.model.case_classes:
         return criteria["punct"](logits, labels)
     heads = split_heads(logits, cfg.model)
-    return (1.0 - cfg.case_weight) * criteria["punct"](heads["punct"], labels[:, 0]) + cfg.case_weight * criteria["case"](
-        heads["case"], labels[:, 1]
-    )
+    return (1.0 - cfg.case_weight) * criteria["punct"](heads["punct"], labels[:, 0]) + cfg.case_weight * criteria[
+        "case"
+    ](heads["case"], labels[:, 1])
 
 
-def _check_corpora(cfg: TrainTdnnConfig, *corpora: Optional[FusionCorpus]) -> None:
+def _check_corpora(cfg: TrainTdnnConfig, *corpora: FusionCorpus | None) -> None:
     """The splits were opened with the config's window centre and first-word rule."""
     for corpus in corpora:
         if corpus is not None and corpus.window_centre != cfg.model.window_centre:
@@ -240,7 +251,13 @@ def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer
     if ckpt.get("optimizer"):
         optimizer.load_state_dict(ckpt["optimizer"])
     state = TrainState(**ckpt["state"])
-    logging.info("resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)", resume, state.epoch, state.best_f1, state.best_epoch)
+    logging.info(
+        "resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)",
+        resume,
+        state.epoch,
+        state.best_f1,
+        state.best_epoch,
+    )
     return state
 
 
@@ -254,7 +271,7 @@ def _log_model(cfg: TrainTdnnConfig, model: PunctTdnn, corpus: FusionCorpus) -> 
 
 
 def make_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device, seed: int,
-                dist: DistInfo) -> Tuple[DataLoader, EpochSampler]:
+                dist: DistInfo) -> tuple[DataLoader, EpochSampler]:
     """This rank's training batches (windows or whole utterances, per ``cfg.example_unit``) and their sampler."""
     loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
     if cfg.num_workers > 0:
@@ -286,9 +303,20 @@ def forward_batch(net: nn.Module, batch: Sequence[torch.Tensor], cfg: TrainTdnnC
     return net(batch[0], utterance=batch[1], centres=batch[2])
 
 
-def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.Optimizer, criteria, cfg: TrainTdnnConfig,
-                    state: TrainState, epoch: int, device: torch.device, dist: DistInfo, precision: Amp,
-                    progress: bool, kept: Optional[Deque] = None) -> Dict:
+def train_one_epoch(
+    net: nn.Module,
+    loader: DataLoader,
+    optimizer: torch.optim.Optimizer,
+    criteria,
+    cfg: TrainTdnnConfig,
+    state: TrainState,
+    epoch: int,
+    device: torch.device,
+    dist: DistInfo,
+    precision: Amp,
+    progress: bool,
+    kept: deque | None = None,
+) -> dict:
     """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds).
     ``kept`` (a bounded deque) receives the batches as they are trained on: the last ones remain."""
     net.train()
@@ -318,9 +346,9 @@ def train_one_epoch(net: nn.Module, loader: DataLoader, optimizer: torch.optim.O
     return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
 
 
-def finish_epoch(record: Dict, model: PunctTdnn, optimizer: torch.optim.Optimizer, state: TrainState,
-                 cfg: TrainTdnnConfig, dev_corpus: Optional[FusionCorpus], exp_dir: Path, device: torch.device,
-                 inputs: Optional[Dict] = None) -> None:
+def finish_epoch(record: dict, model: PunctTdnn, optimizer: torch.optim.Optimizer, state: TrainState,
+                 cfg: TrainTdnnConfig, dev_corpus: FusionCorpus | None, exp_dir: Path, device: torch.device,
+                 inputs: dict | None = None) -> None:
     """Rank 0 after each epoch: dev scores, history, ``epoch-N.pt``, and ``best-valid-f1.pt`` when improved."""
     epoch = record["epoch"]
     if dev_corpus is not None:
@@ -341,15 +369,15 @@ def finish_epoch(record: Dict, model: PunctTdnn, optimizer: torch.optim.Optimize
 def train_tdnn(
     cfg: TrainTdnnConfig,
     train_corpus: FusionCorpus,
-    dev_corpus: Optional[FusionCorpus],
+    dev_corpus: FusionCorpus | None,
     exp_dir: Pathlike,
     device: torch.device,
     seed: int = 42,
-    resume: Optional[Pathlike] = None,
+    resume: Pathlike | None = None,
     dist: DistInfo = DistInfo(),
     progress: bool = True,
     amp: str = "none",
-    inputs: Optional[Dict] = None,
+    inputs: dict | None = None,
 ) -> PunctTdnn:
     """Trains for ``cfg.epochs`` epochs; returns the (unwrapped) model as trained by the last epoch.
 
@@ -379,8 +407,10 @@ def train_tdnn(
             group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
         # batch_norm_stats recompute: the epoch's last batches, kept as they were trained on (no second read)
         recompute = cfg.batch_norm_stats == "recompute" and dist.is_main  # rank 0 evaluates and saves the model
-        kept: Optional[Deque] = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
-        record = train_one_epoch(net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept)
+        kept: deque | None = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
+        record = train_one_epoch(
+            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept
+        )
         if kept is not None:
             start = time.time()
             recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))
@@ -395,7 +425,7 @@ def train_tdnn(
     return model
 
 
-def class_weights(cfg: TrainTdnnConfig, counts: Union[FusionCorpus, np.ndarray]) -> torch.Tensor:
+def class_weights(cfg: TrainTdnnConfig, counts: FusionCorpus | np.ndarray) -> torch.Tensor:
     """Loss weights of the utterance mode: (majority count / class count) ** ``class_weight_power``
     (power 1: the expected effect of oversampling to the majority count), capped at ``max_class_weight``;
     all ones for ``balance: none``; absent classes weigh 0.

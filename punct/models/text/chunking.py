@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, NamedTuple, Sequence
+from typing import NamedTuple
 
 from punct.models.text.letters import strip_diacritics
 
@@ -40,7 +41,7 @@ class Chunk(NamedTuple):
     pred_end: int
 
 
-def plan_chunks(piece_lengths: Sequence[int], max_content: int, context: int) -> List[Chunk]:
+def plan_chunks(piece_lengths: Sequence[int], max_content: int, context: int) -> list[Chunk]:
     """Splits words with the given sub-token counts into chunks (see the module docstring).
 
     Args:
@@ -66,7 +67,7 @@ def plan_chunks(piece_lengths: Sequence[int], max_content: int, context: int) ->
     suffix = [0] * (num_words + 1)
     for i in range(num_words - 1, -1, -1):
         suffix[i] = suffix[i + 1] + piece_lengths[i]
-    chunks: List[Chunk] = []
+    chunks: list[Chunk] = []
     pred_start = 0
     while pred_start < num_words:
         # Left context: whole words before pred_start, within the context budget.
@@ -90,7 +91,11 @@ def plan_chunks(piece_lengths: Sequence[int], max_content: int, context: int) ->
             start += 1
         # Right context: whole words after the predicted ones, within the budget and the chunk size.
         end, right = pred_end, 0
-        while end < num_words and right + piece_lengths[end] <= context and left + used + right + piece_lengths[end] <= max_content:
+        while (
+            end < num_words
+            and right + piece_lengths[end] <= context
+            and left + used + right + piece_lengths[end] <= max_content
+        ):
             right += piece_lengths[end]
             end += 1
         chunks.append(Chunk(start, end, pred_start, pred_end))
@@ -102,14 +107,14 @@ def plan_chunks(piece_lengths: Sequence[int], max_content: int, context: int) ->
 class WordPieces:
     """Sub-token ids of each word of one utterance, plus how many words needed repair."""
 
-    pieces: List[List[int]]
+    pieces: list[list[int]]
     num_empty: int = 0
     num_truncated: int = 0
 
 
-def _split_by_word(tokenizer, words: Sequence[str]) -> List[List[int]]:
+def _split_by_word(tokenizer, words: Sequence[str]) -> list[list[int]]:
     """Sub-token ids of each word, grouped by the tokenizer's word ids (never by ``##`` or ``Ġ`` marks)."""
-    pieces: List[List[int]] = [[] for _ in words]
+    pieces: list[list[int]] = [[] for _ in words]
     if words:
         encoding = tokenizer(list(words), is_split_into_words=True, add_special_tokens=False)
         for token_id, word_id in zip(encoding["input_ids"], encoding.word_ids()):
@@ -150,9 +155,9 @@ def word_pieces(tokenizer, words: Sequence[str], max_content: int) -> WordPieces
 class EncodedChunk(NamedTuple):
     """One encoder input: token ids with specials, and per predicted word its last sub-token position."""
 
-    input_ids: List[int]
-    word_positions: List[int]  # position in input_ids of the last sub-token of each predicted word
-    word_indices: List[int]  # index of that word in the utterance
+    input_ids: list[int]
+    word_positions: list[int]  # position in input_ids of the last sub-token of each predicted word
+    word_indices: list[int]  # index of that word in the utterance
 
 
 def special_ids(tokenizer) -> tuple:
@@ -163,7 +168,9 @@ def special_ids(tokenizer) -> tuple:
     return cls_id, sep_id
 
 
-def encode_chunks(pieces: Sequence[Sequence[int]], max_length: int, context: int, cls_id: int, sep_id: int) -> List[EncodedChunk]:
+def encode_chunks(
+    pieces: Sequence[Sequence[int]], max_length: int, context: int, cls_id: int, sep_id: int
+) -> list[EncodedChunk]:
     """Applies :func:`plan_chunks` to per-word sub-tokens and builds ``[CLS] ... [SEP]`` inputs."""
     chunks = plan_chunks([len(p) for p in pieces], max_length - 2, context)
     encoded = []

@@ -10,24 +10,25 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Optional, Sequence
+from typing import NamedTuple
 
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import open_text, read_jsonl
-from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.labels import PUNCT4, WordLabels, class_index
+from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.text.normalize import NormalizeConfig, normalize
 
 
 class Utterance(NamedTuple):
     id: str
-    words: List[str]
-    labels: List[str]
+    words: list[str]
+    labels: list[str]
 
 
-def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> List[Utterance]:
+def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> list[Utterance]:
     """Supervisions of a lhotse ``*.jsonl(.gz)`` manifest -> utterances.
 
     A record without ``custom.words``/``custom.punct``, with lists of different lengths or an
@@ -41,7 +42,7 @@ def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> 
 
 
 def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0,
-                    norm: Optional[NormalizeConfig] = None) -> List[Utterance]:
+                    norm: NormalizeConfig | None = None) -> list[Utterance]:
     """Punctuated prose -> pseudo-utterances of ``words_per_utterance`` words.
 
     Paragraphs (blank-line separated) are normalised with ``norm`` (the mark -> label mapping the
@@ -55,11 +56,11 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
         raise FileNotFoundError(f"{path}: no such extra text file")
     if words_per_utterance < 1:
         raise ValueError(f"words_per_utterance must be >= 1, got {words_per_utterance}")
-    words: List[str] = []
-    labels: List[str] = []
-    paragraph: List[str] = []
+    words: list[str] = []
+    labels: list[str] = []
+    paragraph: list[str] = []
 
-    unspeakable: List[str] = []
+    unspeakable: list[str] = []
 
     def flush() -> None:
         if paragraph:
@@ -85,7 +86,11 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
         words, labels = words[:max_words], labels[:max_words]
     stem = path.name.split(".")[0]
     return [
-        Utterance(f"{stem}-{i // words_per_utterance}", words[i : i + words_per_utterance], labels[i : i + words_per_utterance])
+        Utterance(
+            f"{stem}-{i // words_per_utterance}",
+            words[i : i + words_per_utterance],
+            labels[i : i + words_per_utterance],
+        )
         for i in range(0, len(words), words_per_utterance)
     ]
 
@@ -95,17 +100,17 @@ class Example(NamedTuple):
 
     utt_index: int
     chunk: EncodedChunk
-    labels: List[int]
+    labels: list[int]
 
 
 def make_examples(
     utterances: Sequence[Utterance], tokenizer, max_length: int, context: int, classes: Sequence[str] = PUNCT4.classes,
     where: str = "data",
-) -> List[Example]:
+) -> list[Example]:
     """Tokenizes and chunks every utterance; utterances without words are counted and skipped."""
     index = class_index(classes)
     cls_id, sep_id = special_ids(tokenizer)
-    examples: List[Example] = []
+    examples: list[Example] = []
     empty = repaired_empty = repaired_long = 0
     for u, utt in enumerate(utterances):
         if not utt.words:
@@ -122,7 +127,7 @@ def make_examples(
     return examples
 
 
-def batches(examples: Sequence[Example], batch_size: int, shuffle: bool, seed: int = 0) -> Iterator[List[Example]]:
+def batches(examples: Sequence[Example], batch_size: int, shuffle: bool, seed: int = 0) -> Iterator[list[Example]]:
     """Batches of examples; shuffled with ``seed`` (use seed + epoch for a new order each epoch)."""
     order = list(range(len(examples)))
     if shuffle:

@@ -6,7 +6,8 @@ run in batches of similar length, and the per-word results put back in word orde
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -18,7 +19,7 @@ from punct.models.text.model import PunctBert, collate_chunks
 class WordOutputs(NamedTuple):
     id: str
     vectors: np.ndarray  # (W, H) final hidden state at each word's last sub-token
-    posteriors: Dict[str, np.ndarray]  # head -> (W, C) softmax
+    posteriors: dict[str, np.ndarray]  # head -> (W, C) softmax
 
 
 @torch.no_grad()
@@ -34,11 +35,16 @@ def predict_words(
         group = utterances[g : g + group_size]
         examples = _examples(group, model, max_length, context)
         vectors = [np.zeros((len(u.words), hidden), dtype=np.float32) for u in group]
-        posts = {h.name: [np.zeros((len(u.words), len(h.classes)), dtype=np.float32) for u in group] for h in model.head_specs}
+        posts = {
+            h.name: [np.zeros((len(u.words), len(h.classes)), dtype=np.float32) for u in group]
+            for h in model.head_specs
+        }
         for batch_indices in similar_length_batches([len(e.chunk.input_ids) for e in examples], batch_size):
             batch_examples = [examples[i] for i in batch_indices]
             batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id)
-            vec, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device))
+            vec, logits = model(
+                batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
+            )
             vec = vec.float().cpu().numpy()
             probs = {name: torch.softmax(x.float(), dim=-1).cpu().numpy() for name, x in logits.items()}
             for row, e in enumerate(batch_examples):
@@ -53,7 +59,7 @@ def predict_words(
 
 def word_outputs(
     model: PunctBert, utterances: Sequence[Utterance], max_length: int, context: int, batch_size: int,
-    device: torch.device, vector_model: Optional[PunctBert] = None,
+    device: torch.device, vector_model: PunctBert | None = None,
 ) -> Iterator[WordOutputs]:
     """:func:`predict_words` of ``model``, with the word vectors of ``vector_model`` when given (e.g. the
     encoder ``model`` was fine-tuned from: ``punct.models.text.model.pretrained_encoder_model``): stage 6's
@@ -70,11 +76,11 @@ def word_outputs(
         yield WordOutputs(out.id, vec.vectors, out.posteriors)
 
 
-def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding: float = 0.2) -> List[List[int]]:
+def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding: float = 0.2) -> list[list[int]]:
     """Indices of ``lengths`` sorted by length and cut into batches of at most ``batch_size`` whose padding
     is at most ``max_padding`` of the batch's tokens: padded positions cost as much as real ones, so one
     batch of 7 chunks of 20-46 tokens took ~10 % longer than batches of like lengths (BERT-base, one CPU thread)."""
-    batches: List[List[int]] = []
+    batches: list[list[int]] = []
     tokens = 0
     for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
         if batches and len(batches[-1]) < batch_size:
@@ -91,4 +97,6 @@ def similar_length_batches(lengths: Sequence[int], batch_size: int, max_padding:
 def _examples(group: Sequence[Utterance], model: PunctBert, max_length: int, context: int):
     """Examples without labels (inference needs only the words)."""
     unlabeled = [Utterance(u.id, u.words, [model.head_specs[0].classes[0]] * len(u.words)) for u in group]
-    return make_examples(unlabeled, model.tokenizer, max_length, context, model.head_specs[0].classes, where="inference")
+    return make_examples(
+        unlabeled, model.tokenizer, max_length, context, model.head_specs[0].classes, where="inference"
+    )

@@ -27,8 +27,9 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -43,14 +44,16 @@ class AddedLetters:
     """Tokens added by :func:`add_letters`: ``tokens[i]`` took id ``ids[i]``, its embedding row a copy of
     row ``base_ids[i]``."""
 
-    tokens: Tuple[str, ...] = ()
-    ids: Tuple[int, ...] = ()
-    base_ids: Tuple[int, ...] = ()
+    tokens: tuple[str, ...] = ()
+    ids: tuple[int, ...] = ()
+    base_ids: tuple[int, ...] = ()
 
 
 def strip_diacritics(text: str) -> str:
     """``text`` without diacritics (NFD, combining marks dropped, NFC): č -> c, ů -> u, ł -> ł, müller -> muller."""
-    return unicodedata.normalize("NFC", "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch)))
+    return unicodedata.normalize(
+        "NFC", "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+    )
 
 
 def base_token(token: str) -> str:
@@ -60,10 +63,10 @@ def base_token(token: str) -> str:
     return strip_diacritics(token)
 
 
-def letter_list(tokenizer: Any, letters: str) -> List[str]:
+def letter_list(tokenizer: Any, letters: str) -> list[str]:
     """The distinct letters of ``letters`` (NFC; lower-cased when the tokenizer lower-cases), in order."""
     lower = bool(getattr(tokenizer, "do_lower_case", False))
-    out: List[str] = []
+    out: list[str] = []
     for ch in unicodedata.normalize("NFC", letters):
         ch = ch.lower() if lower else ch
         if not ch.isspace() and ch not in out:
@@ -80,10 +83,12 @@ def keeps_word(tokenizer: Any, word: str) -> bool:
     return tokenizer.decode(ids).strip() in (word, word.lower())
 
 
-def lost_letters(tokenizer: Any, letters: str) -> List[str]:
+def lost_letters(tokenizer: Any, letters: str) -> list[str]:
     """The letters of ``letters`` that ``tokenizer`` loses at the start or inside a word (probed as the
     words ``x`` and ``xx``)."""
-    return [x for x in letter_list(tokenizer, letters) if not (keeps_word(tokenizer, x) and keeps_word(tokenizer, x + x))]
+    return [
+        x for x in letter_list(tokenizer, letters) if not (keeps_word(tokenizer, x) and keeps_word(tokenizer, x + x))
+    ]
 
 
 def is_extendable(tokenizer: Any) -> bool:
@@ -93,7 +98,7 @@ def is_extendable(tokenizer: Any) -> bool:
     return isinstance(tokenizer, BertTokenizer) and any(UNUSED_TOKEN.match(t) for t in tokenizer.get_vocab())
 
 
-def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> Tuple[Any, AddedLetters]:
+def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> tuple[Any, AddedLetters]:
     """A copy of the WordPiece ``tokenizer`` that keeps accents, with each of ``letters`` and its ``##``
     piece in the lowest free ``[unusedN]`` slots (tokens already in the vocabulary are not added again)."""
     from transformers import BertTokenizer
@@ -111,7 +116,9 @@ def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> Tuple[Any, AddedLett
     for token, slot in zip(wanted, free):
         base = base_token(token)
         if base == token or base not in vocab:
-            raise ValueError(f"letter token {token!r}: its base {base!r} is not in the vocabulary to start its embedding from")
+            raise ValueError(
+                f"letter token {token!r}: its base {base!r} is not in the vocabulary to start its embedding from"
+            )
         del new_vocab[token_of[slot]]
         new_vocab[token] = slot
         base_ids.append(vocab[base])
@@ -133,7 +140,7 @@ def init_letter_rows(encoder: nn.Module, added: AddedLetters) -> None:
         weight[list(added.ids)] = weight[list(added.base_ids)]
 
 
-def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> Tuple[Any, AddedLetters]:
+def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> tuple[Any, AddedLetters]:
     """The tokenizer and (in place) the encoder of the module doc, for the letters of ``letters`` that
     ``tokenizer`` loses; the tokenizer unchanged when it loses none or cannot be extended (a warning)."""
     lost = lost_letters(tokenizer, letters)
@@ -148,8 +155,14 @@ def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> Tuple[Any, 
     if still:
         raise RuntimeError(f"the extended tokenizer still loses {' '.join(still)}")
     init_letter_rows(encoder, added)
-    logging.info("text encoder: added the letters %s as %d tokens in [unusedN] slots (ids %d-%d), accents kept; their "
-                 "embeddings start from the base letters'", " ".join(lost), len(added.ids), min(added.ids), max(added.ids))
+    logging.info(
+        "text encoder: added the letters %s as %d tokens in [unusedN] slots (ids %d-%d), accents kept; their "
+        "embeddings start from the base letters'",
+        " ".join(lost),
+        len(added.ids),
+        min(added.ids),
+        max(added.ids),
+    )
     return extended, added
 
 
@@ -193,12 +206,12 @@ class LetterRowsEmbedding(nn.Module):
         return torch.where((row >= 0).unsqueeze(-1), self.rows[row.clamp(min=0)], out)
 
 
-def _fold_rows(module: LetterRowsEmbedding, state_dict: Dict[str, Any], prefix: str, local_metadata: Any) -> None:
+def _fold_rows(module: LetterRowsEmbedding, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
     weight = state_dict[prefix + "weight"].clone()
     weight[module.ids] = state_dict.pop(prefix + "rows").to(weight.dtype)
     state_dict[prefix + "weight"] = weight
 
 
-def _unfold_rows(module: LetterRowsEmbedding, state_dict: Dict[str, Any], prefix: str, *args: Any) -> None:
+def _unfold_rows(module: LetterRowsEmbedding, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
     if prefix + "weight" in state_dict and prefix + "rows" not in state_dict:
         state_dict[prefix + "rows"] = state_dict[prefix + "weight"][module.ids.to(state_dict[prefix + "weight"].device)]

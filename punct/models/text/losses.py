@@ -41,14 +41,14 @@ scalar; ``features`` are the encoder's final hidden states of those words (used 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-LOSSES: Dict[str, Callable[..., nn.Module]] = {}
+LOSSES: dict[str, Callable[..., nn.Module]] = {}
 
 
 def register_loss(name: str):
@@ -87,10 +87,10 @@ def build_loss(config: LossConfig) -> nn.Module:
 @register_loss("ce")
 class CrossEntropyLoss(nn.Module):
     @classmethod
-    def from_config(cls, config: LossConfig) -> "CrossEntropyLoss":
+    def from_config(cls, config: LossConfig) -> CrossEntropyLoss:
         return cls()
 
-    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         return F.cross_entropy(logits, labels)
 
 
@@ -103,10 +103,10 @@ class FocalLoss(nn.Module):
         self.gamma = gamma
 
     @classmethod
-    def from_config(cls, config: LossConfig) -> "FocalLoss":
+    def from_config(cls, config: LossConfig) -> FocalLoss:
         return cls(config.focal_gamma)
 
-    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         log_p = F.log_softmax(logits, dim=-1).gather(1, labels.unsqueeze(1)).squeeze(1)  # (M,)
         p = log_p.exp()
         return (-((1.0 - p) ** self.gamma) * log_p).mean()
@@ -163,11 +163,11 @@ class CrossEntropySCLLoss(nn.Module):
         self.reduction = reduction
 
     @classmethod
-    def from_config(cls, config: LossConfig) -> "CrossEntropySCLLoss":
+    def from_config(cls, config: LossConfig) -> CrossEntropySCLLoss:
         return cls(config.scl_lambda, config.scl_temperature, config.scl_base_temperature, config.scl_reduction,
                    config.scl_form)
 
-    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         if features is None:
             raise ValueError("the scl loss needs the word features")
         ce = F.cross_entropy(logits, labels)

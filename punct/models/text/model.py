@@ -67,9 +67,10 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import torch
 from lhotse.utils import Pathlike
@@ -93,13 +94,13 @@ class HeadSpec:
     """One classification head: its name, class names (index order) and MLP shape."""
 
     name: str = "punct"
-    classes: Tuple[str, ...] = PUNCT4.classes
+    classes: tuple[str, ...] = PUNCT4.classes
     hidden: int = 1024
     activation: str = "relu"
     dropout: float = 0.1
 
     @staticmethod
-    def from_dict(d: Dict) -> "HeadSpec":
+    def from_dict(d: dict) -> HeadSpec:
         d = dict(d)
         d["classes"] = tuple(d.get("classes", PUNCT4.classes))
         return HeadSpec(**d)
@@ -125,14 +126,18 @@ def load_tokenizer(name_or_path: Pathlike):
 
     tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     pre_tokenizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
-    if pre_tokenizer is not None and "ByteLevel" in str(pre_tokenizer.__getstate__()) and not tokenizer.add_prefix_space:
+    if (
+        pre_tokenizer is not None
+        and "ByteLevel" in str(pre_tokenizer.__getstate__())
+        and not tokenizer.add_prefix_space
+    ):
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, add_prefix_space=True)
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"{name_or_path}: {type(tokenizer).__name__} is not a fast tokenizer; word ids are needed")
     return tokenizer
 
 
-def encoder_spec(model: "PunctBert") -> Dict[str, Any]:
+def encoder_spec(model: PunctBert) -> dict[str, Any]:
     """The encoder's config and tokenizer files as plain values, for checkpoints that hold only state dicts:
     ``{"config": config.json as a dict, "tokenizer_files": {file name: text}}``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,8 +174,8 @@ class PunctBert(nn.Module):
     """
 
     def __init__(self, encoder: nn.Module, tokenizer, heads: Sequence[HeadSpec] = (HeadSpec(),),
-                 chunking: Optional[Dict[str, int]] = None, added_letters: AddedLetters = AddedLetters(),
-                 base_encoder: Optional[str] = None) -> None:
+                 chunking: dict[str, int] | None = None, added_letters: AddedLetters = AddedLetters(),
+                 base_encoder: str | None = None) -> None:
         super().__init__()
         self.added_letters = added_letters
         # the encoder this model started from (folder or hub name; "" = the offline MiniLM; None: not known)
@@ -182,7 +187,7 @@ class PunctBert(nn.Module):
             raise ValueError(f"need at least one head and unique head names, got {names}")
         self.encoder = encoder
         self.tokenizer = tokenizer
-        self.head_specs: Tuple[HeadSpec, ...] = tuple(heads)
+        self.head_specs: tuple[HeadSpec, ...] = tuple(heads)
         hidden_size = encoder.config.hidden_size
         self.heads = nn.ModuleDict({h.name: PunctHead(hidden_size, h) for h in heads})
 
@@ -190,7 +195,7 @@ class PunctBert(nn.Module):
     def hidden_size(self) -> int:
         return self.encoder.config.hidden_size
 
-    def inference_chunking(self, max_length: int = 0, context: int = -1) -> Tuple[int, int]:
+    def inference_chunking(self, max_length: int = 0, context: int = -1) -> tuple[int, int]:
         """(max_length, context) for chunking texts at inference: the given values, else the ones the model
         was trained on (a long transcript is then cut into pieces of the training length: read as one
         512-token chunk, a model trained on 128-token chunks lost 9 points of overall F1), else 512 / 32."""
@@ -206,7 +211,7 @@ class PunctBert(nn.Module):
 
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, word_positions: torch.Tensor
-    ) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Per-word vectors and logits.
 
         Args:
@@ -226,8 +231,8 @@ class PunctBert(nn.Module):
     # ---- saving and loading -------------------------------------------------------------
 
     @classmethod
-    def from_encoder(cls, name_or_path: Optional[str], heads: Sequence[HeadSpec] = (HeadSpec(),),
-                     letters: str = "") -> "PunctBert":
+    def from_encoder(cls, name_or_path: str | None, heads: Sequence[HeadSpec] = (HeadSpec(),),
+                     letters: str = "") -> PunctBert:
         """A fresh model over a pretrained encoder (local folder or hub name; None = offline MiniLM);
         ``letters`` the tokenizer loses are added to a WordPiece vocabulary (:mod:`punct.models.text.letters`)."""
         from transformers import AutoModel
@@ -247,7 +252,7 @@ class PunctBert(nn.Module):
         return cls(encoder, tokenizer, heads, added_letters=added, base_encoder=base)
 
     @classmethod
-    def from_spec(cls, spec: Dict[str, Any], heads: Sequence[HeadSpec] = (HeadSpec(),)) -> "PunctBert":
+    def from_spec(cls, spec: dict[str, Any], heads: Sequence[HeadSpec] = (HeadSpec(),)) -> PunctBert:
         """A model of :func:`encoder_spec`'s values with random weights (to load a state dict into)."""
         from transformers import AutoConfig, AutoModel
 
@@ -281,7 +286,7 @@ class PunctBert(nn.Module):
         (folder / LEGACY_HEADS_FILE).unlink(missing_ok=True)  # stale heads of an earlier save
         atomic_write_text(folder / MODEL_JSON, json.dumps(specs, indent=2) + "\n")
 
-    def specs_dict(self) -> Dict:
+    def specs_dict(self) -> dict:
         """The contents of ``punct_model.json`` (module doc)."""
         specs = {
             "format_version": FORMAT_VERSION, "heads_file": HEADS_FILE, "encoder_hidden_size": self.hidden_size,
@@ -294,7 +299,7 @@ class PunctBert(nn.Module):
         return specs
 
     @classmethod
-    def from_pretrained(cls, folder: Pathlike, map_location: Union[str, torch.device] = "cpu") -> "PunctBert":
+    def from_pretrained(cls, folder: Pathlike, map_location: str | torch.device = "cpu") -> PunctBert:
         """Loads a folder of :meth:`save_pretrained`, or of the earlier layout with ``heads.pt``."""
         from transformers import AutoModel
 
@@ -314,7 +319,7 @@ class PunctBert(nn.Module):
         return model
 
 
-def weight_files(folder: Pathlike) -> List[Path]:
+def weight_files(folder: Pathlike) -> list[Path]:
     """The files of a model folder that hold trained weights (encoder, heads), for its digest."""
     names = ("model.safetensors", "pytorch_model.bin", HEADS_FILE, LEGACY_HEADS_FILE)
     files = [Path(folder) / n for n in names if (Path(folder) / n).is_file()]
@@ -335,16 +340,19 @@ def pretrained_encoder_model(model: PunctBert) -> PunctBert:
     encoder = AutoModel.from_pretrained(name_or_path)
     tuned = model.encoder.get_input_embeddings().weight.shape
     if encoder.get_input_embeddings().weight.shape != tuned:
-        raise ValueError(f"base encoder {name_or_path}: input embeddings {tuple(encoder.get_input_embeddings().weight.shape)} "
-                         f"differ from the fine-tuned model's {tuple(tuned)} (letters added to the vocabulary?)")
-    pretrained = PunctBert(encoder, model.tokenizer, model.head_specs, model.chunking, model.added_letters,
-                           model.base_encoder)
+        raise ValueError(
+            f"base encoder {name_or_path}: input embeddings {tuple(encoder.get_input_embeddings().weight.shape)} "
+            f"differ from the fine-tuned model's {tuple(tuned)} (letters added to the vocabulary?)"
+        )
+    pretrained = PunctBert(
+        encoder, model.tokenizer, model.head_specs, model.chunking, model.added_letters, model.base_encoder
+    )
     pretrained.heads.load_state_dict(model.heads.state_dict())
     return pretrained.to(next(model.parameters()).device).eval()
 
 
-def load_head_weights(folder: Path, saved: Dict,
-                      map_location: Union[str, torch.device] = "cpu") -> Dict[str, torch.Tensor]:
+def load_head_weights(folder: Path, saved: dict,
+                      map_location: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     """The heads' state dict of a model folder: safetensors (format 2), or ``heads.pt`` (format 1) read with
     ``weights_only=True`` (tensors only, no arbitrary pickled objects)."""
     if int(saved.get("format_version", 1)) >= 2:
@@ -355,9 +363,9 @@ def load_head_weights(folder: Path, saved: Dict,
 
 
 def collate_chunks(
-    chunks: Sequence[Tuple[List[int], List[int]]], pad_id: int, labels: Optional[Sequence[Dict[str, List[int]]]] = None,
+    chunks: Sequence[tuple[list[int], list[int]]], pad_id: int, labels: Sequence[dict[str, list[int]]] | None = None,
     ignore_index: int = -100,
-) -> Dict[str, torch.Tensor]:
+) -> dict[str, torch.Tensor]:
     """Pads chunks ``(input_ids, word_positions)`` into a batch.
 
     Returns input_ids (N, T), attention_mask (N, T), word_positions (N, W), word_mask (N, W)
@@ -376,7 +384,12 @@ def collate_chunks(
         attention_mask[i, : len(ids)] = 1
         word_positions[i, : len(positions)] = torch.tensor(positions, dtype=torch.long)
         word_mask[i, : len(positions)] = True
-    batch = {"input_ids": input_ids, "attention_mask": attention_mask, "word_positions": word_positions, "word_mask": word_mask}
+    batch = {
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
+        "word_positions": word_positions,
+        "word_mask": word_mask,
+    }
     if labels is not None:
         for head in labels[0]:
             tensor = torch.full((n, max_w), ignore_index, dtype=torch.long)

@@ -12,25 +12,23 @@ import random
 import shutil
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
 
 import torch
 from tqdm import tqdm
 
-from punct.scoring.punct_scores import score
+from punct.labels import PUNCT4, class_index
 from punct.models.text.config import BertTrainConfig
 from punct.models.text.data import Example, Utterance, make_examples, read_extra_text, read_utterances
 from punct.models.text.infer import predict_words
-from punct.labels import PUNCT4, class_index
-from punct.text.normalize import NormalizeConfig
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
-from punct.utils.atomic import atomic_write_text, mark_done
+from punct.scoring.punct_scores import score
+from punct.text.normalize import NormalizeConfig
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
-from punct.utils.config import save_config
 from punct.training.loop import (
     NO_AMP,
     Amp,
@@ -44,6 +42,8 @@ from punct.training.loop import (
     unwrap,
     wrap_ddp,
 )
+from punct.utils.atomic import atomic_write_text, mark_done
+from punct.utils.config import save_config
 
 HEAD = "punct"  # one head over PUNCT4.classes
 # Config values that may change when a run is resumed (they do not change what was learned).
@@ -65,7 +65,7 @@ def warmup_factor(step: int, warmup_steps: int) -> float:
     return min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
 
 
-def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], device: torch.device, amp: Amp = NO_AMP):
+def compute_loss(model: PunctBert, loss_fn, batch: dict[str, torch.Tensor], device: torch.device, amp: Amp = NO_AMP):
     """Mean over heads of the loss on the labelled words; returns (loss, number of words).  The encoder
     and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32."""
     with amp.autocast():
@@ -83,7 +83,7 @@ def compute_loss(model: PunctBert, loss_fn, batch: Dict[str, torch.Tensor], devi
     return total / len(logits), num_words
 
 
-def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist: DistInfo) -> List[List[Example]]:
+def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist: DistInfo) -> list[list[Example]]:
     """This rank's batches of one epoch: the shuffled order of ``batches(examples, batch_size, True, seed)``
     (the same on every rank) split by :func:`rank_batches`; one process gets exactly ``batches``'."""
     order = list(range(len(examples)))
@@ -163,7 +163,7 @@ def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> Non
                       json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n")
 
 
-def load_training_utterances(train: Path, cfg: BertTrainConfig, norm: Optional[NormalizeConfig] = None) -> List[Utterance]:
+def load_training_utterances(train: Path, cfg: BertTrainConfig, norm: NormalizeConfig | None = None) -> list[Utterance]:
     """The training utterances (at most ``max_train_utts``, drawn with ``cfg.seed``) and the optional extra text,
     normalised with ``norm`` (the corpus' mark -> label mapping; None: the defaults)."""
     utterances = read_utterances(train)
@@ -201,8 +201,12 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
     heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
     model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
-    logging.info("model: %s with %.1f M parameters (heads %.2f M)", type(model.encoder).__name__,
-                 sum(p.numel() for p in model.parameters()) / 1e6, sum(p.numel() for p in model.heads.parameters()) / 1e6)
+    logging.info(
+        "model: %s with %.1f M parameters (heads %.2f M)",
+        type(model.encoder).__name__,
+        sum(p.numel() for p in model.parameters()) / 1e6,
+        sum(p.numel() for p in model.heads.parameters()) / 1e6,
+    )
     return model
 
 
@@ -219,12 +223,14 @@ def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, 
     optimizer.load_state_dict(saved["optimizer"])
     state = TrainState(**saved["state"])
     set_rng_state(saved["rng"])
-    logging.info("resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch)
+    logging.info(
+        "resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch
+    )
     return state
 
 
 def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path, resume: bool = False,
-                 device_name: str = "auto", amp: str = "none", norm: Optional[NormalizeConfig] = None) -> None:
+                 device_name: str = "auto", amp: str = "none", norm: NormalizeConfig | None = None) -> None:
     """The whole stage: trains on ``train`` (supervisions), selects on ``dev``, writes ``exp_dir``.
 
     ``norm`` labels the extra text (``cfg.extra_text``); the supervisions carry their labels already."""
@@ -246,8 +252,9 @@ def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path,
     elif resume:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
 
-    train_examples = make_examples(load_training_utterances(train, cfg, norm), model.tokenizer, cfg.max_length, cfg.context,
-                                   where=str(train))
+    train_examples = make_examples(
+        load_training_utterances(train, cfg, norm), model.tokenizer, cfg.max_length, cfg.context, where=str(train)
+    )
     dev_utterances = read_utterances(dev)
     logging.info("%d training chunks; %d dev utterances", len(train_examples), len(dev_utterances))
     if not train_examples:

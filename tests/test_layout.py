@@ -1,0 +1,145 @@
+"""The package's shape: one concept per subpackage, imports only downwards, one name one meaning.
+
+The floors below (also in ``punct/__init__.py``'s docstring), lowest first: a module may import its own
+area and the areas on lower floors, never one on its own floor or higher (no lazy import inside a function
+either), so no two areas import each other.  An area is a subpackage of ``punct`` (``punct.models.<model>``
+for the models) or ``punct.labels``.
+
+  0  utils
+  1  labels, io, features, training, synthesis
+  2  text, scoring, am
+  3  align, recognition, models (its docstring only), models.text
+  4  am_data, corpora, models.cross_attention
+  5  models.punct_tdnn
+  6  inference, results
+  7  bin
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "punct"
+
+FLOORS = [
+    ["punct.utils"],
+    ["punct.labels", "punct.io", "punct.features", "punct.training", "punct.synthesis"],
+    ["punct.text", "punct.scoring", "punct.am"],
+    ["punct.align", "punct.recognition", "punct.models", "punct.models.text"],
+    ["punct.am_data", "punct.corpora", "punct.models.cross_attention"],
+    ["punct.models.punct_tdnn"],
+    ["punct.inference", "punct.results"],
+    ["punct.bin"],
+]
+MAX_FUNCTION_LINES = 60
+
+
+@functools.cache
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def area(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "models":
+        return ".".join(parts[:3])
+    return ".".join(parts[:2])
+
+
+def imported_modules(module: str, path: Path) -> set[str]:
+    """Every ``punct.*`` module a file imports, at the top or inside a function (``from punct.models import
+    text`` imports ``punct.models.text``; a relative import is resolved against ``module``)."""
+    known = modules()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
+            source = ".".join(part for part in (base, node.module) if part)
+            for alias in node.names:
+                names.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source)
+    return {name for name in names if name == "punct" or name.startswith("punct.")}
+
+
+def area_imports() -> dict[str, dict[str, list[str]]]:
+    """area -> imported area -> the modules that import it."""
+    edges: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for module, path in modules().items():
+        for target in imported_modules(module, path):
+            if target == "punct":
+                continue
+            if area(target) != area(module):
+                edges[area(module)][area(target)].append(module)
+    return edges
+
+
+def floor_of() -> dict[str, int]:
+    return {name: level for level, names in enumerate(FLOORS) for name in names}
+
+
+def test_only_labels_lives_at_the_top() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert top == ["__init__.py", "labels.py"], f"top-level modules besides labels.py: {top}"
+
+
+def test_every_area_is_on_a_floor_and_named_in_its_docstring() -> None:
+    floors = floor_of()
+    areas = {area(m) for m in modules() if m != "punct"}
+    assert sorted(areas - set(floors)) == [], "areas missing from FLOORS"
+    assert sorted(set(floors) - areas) == [], "FLOORS names areas that do not exist"
+    undocumented = [str(init) for init in sorted(PACKAGE.rglob("__init__.py")) if not ast.get_docstring(
+        ast.parse(init.read_text()))]
+    assert undocumented == [], "subpackages without a docstring naming their concept"
+
+
+def test_imports_go_only_downwards() -> None:
+    floors = floor_of()
+    upward = [
+        f"{importer} ({floors[source]}) imports {target} ({floors[target]})"
+        for source, targets in area_imports().items()
+        for target, importers in targets.items()
+        for importer in importers
+        if floors[target] >= floors[source]
+    ]
+    assert upward == []
+
+
+def test_no_two_classes_share_a_name() -> None:
+    where = defaultdict(list)
+    for module, path in modules().items():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(module)
+    assert {name: places for name, places in where.items() if len(places) > 1} == {}
+
+
+def test_functions_are_short() -> None:
+    long = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if node.end_lineno - first + 1 > MAX_FUNCTION_LINES:
+                    long.append(f"{module}.{node.name}: {node.end_lineno - first + 1} lines")
+    assert long == []
+
+
+def test_the_package_docstring_lists_the_floors() -> None:
+    """punct/__init__.py's docstring draws FLOORS: one line per floor, ``N  area, area`` without ``punct.``."""
+    drawn = {}
+    for line in (ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text())) or "").splitlines():
+        number, _, names = line.strip().partition("  ")
+        if number.isdigit():
+            drawn[int(number)] = [name.split(" (")[0].strip() for name in names.split(",")]
+    assert drawn == {level: [name.removeprefix("punct.") for name in names] for level, names in enumerate(FLOORS)}
