@@ -21,16 +21,16 @@ import importlib
 import re
 import shlex
 import subprocess
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Optional, Set, Tuple
-
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = sorted(p.name for p in (REPO / "egs").iterdir() if (p / "run.sh").is_file())
 
 
-def doc_files() -> List[Path]:
+def doc_files() -> list[Path]:
     return [REPO / "README.md", *sorted(REPO.glob("egs/*/README.md")), *sorted(REPO.glob("egs/*/RESULTS.md")),
             *sorted(REPO.glob("egs/*/local/README.md")), *sorted(REPO.glob("docs/*.md")), REPO / "benchmarks" / "README.md"]
 
@@ -48,7 +48,7 @@ _RUNNERS = {"$train_cmd", "$decode_cmd", "$cuda_cmd", '"$train_cmd"', '"$decode_
 _SEPARATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "(", ")"}
 
 
-def script_of(token: str, recipe: Optional[str]) -> Optional[str]:
+def script_of(token: str, recipe: str | None) -> str | None:
     """The script a command token names, as a repository path (or "python -m ..."); None when it names none."""
     if token in _RUNNERS:
         return "utils/run.pl"
@@ -64,7 +64,7 @@ def script_of(token: str, recipe: Optional[str]) -> Optional[str]:
     return f"egs/{recipe}/{path}" if recipe else f"egs/?/{path}"
 
 
-def tokens_of(command: str) -> List[str]:
+def tokens_of(command: str) -> list[str]:
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
     lexer.whitespace_split = True
     try:
@@ -73,13 +73,13 @@ def tokens_of(command: str) -> List[str]:
         return command.split()
 
 
-def options_after_scripts(command: str, recipe: Optional[str]) -> Iterator[Tuple[str, str]]:
+def options_after_scripts(command: str, recipe: str | None) -> Iterator[tuple[str, str]]:
     """(script, option) for each option that follows a script on ``command``.
 
     A shell script's options end at its first positional argument (Kaldi's parse_options: each ``--name`` takes
     one value); what follows goes to the recipe's run.sh for utils/multi_seed.sh, to nothing for the others.
     """
-    current: Optional[str] = None
+    current: str | None = None
     tokens = tokens_of(command)
     i = 0
     while i < len(tokens):
@@ -107,7 +107,7 @@ def options_after_scripts(command: str, recipe: Optional[str]) -> Iterator[Tuple
 _CD = re.compile(r"(?:^|[;&(]\s*)cd\s+(?:\.\./\.\./)?(?:egs/)?(?P<recipe>[a-z]+)\b")
 
 
-def mentions(path: Path, rel: Optional[Path] = None) -> Iterator[Mention]:
+def mentions(path: Path, rel: Path | None = None) -> Iterator[Mention]:
     """Every (script, option) that ``path`` names; ``rel``: where it stands in the repository (default: where it is)."""
     rel = rel or path.relative_to(REPO)
     recipe = rel.parts[1] if rel.parts[0] == "egs" else None
@@ -162,7 +162,7 @@ def mentions(path: Path, rel: Optional[Path] = None) -> Iterator[Mention]:
 
 # ---- what a script accepts -------------------------------------------------------------------------------------------
 
-def _parser_options(parser: argparse.ArgumentParser) -> Set[str]:
+def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
     found = set()
     for action in parser._actions:
         found.update(s for s in action.option_strings if s.startswith("--"))
@@ -172,8 +172,8 @@ def _parser_options(parser: argparse.ArgumentParser) -> Set[str]:
     return found
 
 
-@lru_cache(maxsize=None)
-def accepted(script: str) -> Optional[Set[str]]:
+@cache
+def accepted(script: str) -> set[str] | None:
     """The options of ``script``'s --help; None when the script does not exist."""
     if script.startswith("python -m "):
         module = script[len("python -m "):]
@@ -197,11 +197,11 @@ def accepted(script: str) -> Optional[Set[str]]:
 
 # ---- the tests -------------------------------------------------------------------------------------------------------
 
-def all_mentions() -> List[Mention]:
+def all_mentions() -> list[Mention]:
     return [m for f in doc_files() for m in mentions(f)]
 
 
-def unknown(found: List[Mention]) -> List[str]:
+def unknown(found: list[Mention]) -> list[str]:
     bad = []
     for m in found:
         options = accepted(m.script)

@@ -7,10 +7,10 @@ import pytest
 import soundfile as sf
 from lhotse import load_manifest
 
-from punct.bin import build_itn_segments, prepare_parczech
-from punct.labels import TimedWord
 from punct.align.dataset import read_recognised_words, segment_text, write_recognised_words
+from punct.bin import build_itn_segments, prepare_parczech
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
+from punct.labels import TimedWord
 
 TEXT_A = ("Dobrý den , vážené kolegyně , vážení kolegové . Dnes projednáme tisk 912 , který vám byl doručen "
           "6. března . Nyní se táži navrhovatelky , zda má zájem vystoupit . Prosím , paní poslankyně , máte slovo .")
@@ -123,9 +123,9 @@ def test_segment_text_and_bad_words_file(tmp_path):
 
 
 def test_segment_dict_round_trip_multi_speaker():
-    from punct.bin.build_itn_segments import _segment_from_dict
     from punct.align.dataset import segment_to_supervision
     from punct.align.segments import AlignedWord, Segment
+    from punct.bin.build_itn_segments import _segment_from_dict
 
     words = [AlignedWord(k, 0, "a", w, "A" if k < 3 else "B", 1.0 + k, 1.5 + k, "," if k == 2 else "blank",
                          "cap" if k == 0 else "blank", 0) for k, w in enumerate(["Ano", "tak", "jo", "dobře", "ne"])]

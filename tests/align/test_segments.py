@@ -6,6 +6,7 @@ from punct.labels import CAP, PUNCT9, TimedWord
 BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 from punct.align.segments import (
     AlignedWord,
+    OfficialWord,
     SegmentConfig,
     SegmentCounts,
     align_recording,
@@ -17,7 +18,6 @@ from punct.align.segments import (
     split_long,
     zero_distance_runs,
 )
-from punct.align.segments import OfficialWord
 
 
 def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", dist=0, rec=True):
@@ -28,7 +28,7 @@ def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", 
 def test_align_recording_rows_and_runs():
     off_tokens = [("Usnesení", BLANK, CAP), ("bylo", BLANK, BLANK), ("doručeno", ",", BLANK), ("6", ".", BLANK), ("Nyní", BLANK, CAP)]
     off = [OfficialWord(w, p, c, f"d.u1.p1.s1.w{k}", "A", 0, k) for k, (w, p, c) in enumerate(off_tokens)]
-    rec = [TimedWord(w, k * 0.5, k * 0.5 + 0.4) for k, w in enumerate("usnesení bylo ehm doručeno šestého nyní".split())]
+    rec = [TimedWord(w, k * 0.5, k * 0.5 + 0.4) for k, w in enumerate(["usnesení", "bylo", "ehm", "doručeno", "šestého", "nyní"])]
     rows = align_recording(rec, off)
     assert [(r.rec_word, r.word, r.distance) for r in rows] == [
         ("usnesení", "Usnesení", 0), ("bylo", "bylo", 0), ("ehm", None, 3), ("doručeno", "doručeno", 0),
@@ -108,7 +108,7 @@ def test_build_segments_deterministic_and_statistics():
     c = build_segments("r", rows, set(), set(), SegmentConfig(seed=4))
     assert [s.to_dict() for s in a] == [s.to_dict() for s in b]
     assert [s.to_dict() for s in a] != [s.to_dict() for s in c]
-    assert all(5 <= len(s.words) and s.duration >= 1.5 for s in a)
+    assert all(len(s.words) >= 5 and s.duration >= 1.5 for s in a)
     stats = dataset_statistics(a)
     assert stats["train"]["words"] == sum(len(s.words) for s in a) and "dev" not in stats
     table = format_statistics(stats)

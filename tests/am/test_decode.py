@@ -27,8 +27,8 @@ def test_edit_operations(ref, hyp, ops):
 
 def test_wer_summary():
     stats = WerStats()
-    stats.add("a b c d".split(), "a x c d e".split())
-    stats.add("e f".split(), "e f".split())
+    stats.add(["a", "b", "c", "d"], ["a", "x", "c", "d", "e"])
+    stats.add(["e", "f"], ["e", "f"])
     assert stats.words == 6 and stats.errors == 2
     assert stats.wer == pytest.approx(100 * 2 / 6)
     assert stats.summary().startswith("%WER 33.33 [ 2 / 6, 1 ins, 0 del, 1 sub ]")

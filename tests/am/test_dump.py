@@ -21,7 +21,6 @@ from punct.am.tokens import TokenTable
 from punct.am.train import AmConfig, AmTrainState, build_model, load_model, save_checkpoint
 from punct.features.compute import load_cut_features
 from punct.io.shards import MatrixReader, is_shard_done, shard_paths
-
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")

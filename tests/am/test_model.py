@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import torch
 
-from punct.am.model import EMBEDDING_LAYER, TdnnAcousticModel, AmModelConfig
+from punct.am.model import EMBEDDING_LAYER, AmModelConfig, TdnnAcousticModel
 
 TINY = AmModelConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
 

@@ -13,7 +13,6 @@ from punct.am.model import AmModelConfig
 from punct.am.train import AmConfig, load_model, run_training
 from punct.features.compute import feature_frames
 from punct.training.loop import latest_checkpoint
-
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")

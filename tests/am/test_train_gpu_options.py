@@ -4,17 +4,17 @@ SpecAugment generators."""
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pytest
 import torch
 import yaml
 
 from punct.am import train as am_train
-from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.model import AmModelConfig, TdnnAcousticModel
 from punct.am.train import compute_loss, reseed_worker, run_training
 from punct.bin import train_am
 from punct.training.loop import Amp
-
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
 
 SMALL = AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24)

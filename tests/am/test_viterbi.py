@@ -6,8 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from punct.am.viterbi import (AlignmentError, ctc_forced_align, encode_for_alignment, min_frames,
-                                 word_spans)
+from punct.am.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, min_frames, word_spans
 
 
 def _planted(tokens, rng, vocab, blank_between=(0, 4), token_frames=(1, 3)):

@@ -11,15 +11,15 @@ import torch
 import yaml
 from lhotse import Recording, RecordingSet
 
+from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.am.infer import run_model
 from punct.am.model import AmModelConfig
 from punct.am.tokens import TokenTable
 from punct.am.train import AmConfig, AmTrainState, build_model, load_am, save_checkpoint
 from punct.bin import recognise_long
-from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig, plan_chunks
-from punct.align.dataset import read_recognised_words, write_recognised_words
+from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
 
 MFCC = {"kind": "mfcc", "norm_vars": True,
         "options": {"sampling_rate": 16000, "num_ceps": 13, "num_mel_bins": 23, "dither": 0.0}}

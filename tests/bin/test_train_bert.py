@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import re
 import importlib
+import json
 import random
+import re
 
 import numpy as np
 import pytest
 import torch
 
-from tests.helpers.text_model import make_encoder, make_tokenizer
 from punct.io.shards import MatrixReader, merge_scps
 from punct.models.text.model import PunctBert
+from tests.helpers.text_model import make_encoder, make_tokenizer
 
 # A lexical rule a tiny model learns quickly: "cat" takes a comma, sentences end in "sat" (".")
 # or "ran" ("?"), every other word has no punctuation.
@@ -162,8 +162,9 @@ def test_train_resume_dump_and_score(setup, capfd):
 
 
 def test_bad_manifest_names_file_and_line(tmp_path):
-    from punct.models.text.data import read_utterances
     import gzip
+
+    from punct.models.text.data import read_utterances
 
     path = tmp_path / "bad.jsonl.gz"
     with gzip.open(path, "wt") as f:

@@ -6,8 +6,8 @@ import json
 
 import torch
 
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, write_corpus
 from punct.bin import score_itn, train_mm
+from tests.helpers.cross_attention import make_encoder, make_tokenizer, write_corpus
 
 
 def _bert_folder(tmp_path):

@@ -13,14 +13,26 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from punct.labels import WordLabels
-from punct.synthesis.build_record import config_changes, reuse_built_corpus
 from punct.corpora.mini_english import (
-    ENGLISH_VOICES, EXTRA_TEXT_BLOCK_SENTENCES, EXTRA_TEXT_FILE, MiniCorpusConfig, SplitSize, balanced_voice_names,
-    build_mini_corpus, config_for_size, extra_text_paragraphs, load_austen, paragraphs_from_lines, plan_talks,
-    split_long, split_sentences, split_sources,
+    ENGLISH_VOICES,
+    EXTRA_TEXT_BLOCK_SENTENCES,
+    EXTRA_TEXT_FILE,
+    MiniCorpusConfig,
+    SplitSize,
+    balanced_voice_names,
+    build_mini_corpus,
+    config_for_size,
+    extra_text_paragraphs,
+    load_austen,
+    paragraphs_from_lines,
+    plan_talks,
+    split_long,
+    split_sentences,
+    split_sources,
 )
 from punct.corpora.mustc import prepare_mustc
+from punct.labels import WordLabels
+from punct.synthesis.build_record import config_changes, reuse_built_corpus
 from punct.text.normalize import normalize
 
 
@@ -204,7 +216,7 @@ def test_build_is_read_by_the_mustc_reader_and_word_times_match(built, tmp_path)
             sup = sups[entry["id"]]
             assert entry["words"] == supervision_words(sup)[0]
             assert len(entry["starts"]) == len(entry["words"])
-            assert 0.0 <= entry["starts"][0] and entry["starts"][-1] < sup.duration
+            assert entry["starts"][0] >= 0.0 and entry["starts"][-1] < sup.duration
             assert all(b >= a for a, b in zip(entry["starts"], entry["starts"][1:]))
             mapped += 1
     assert mapped > 0

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import pytest
 import soundfile as sf
 from lhotse import load_manifest
 
-from punct.labels import WordLabels
 from punct.corpora.mustc import format_summary, prepare_mustc, prepare_split, prepare_unipunc, read_unipunc_items
+from punct.labels import WordLabels
 from punct.text.normalize import NormalizeConfig
 
 
@@ -24,7 +24,7 @@ def supervision_words(sup):
 
 SR = 16000
 # (offset, duration, text) per talk; written to the yaml in the order given (not sorted).
-TALKS: Dict[str, Dict[str, List[Tuple[float, float, str]]]] = {
+TALKS: dict[str, dict[str, list[tuple[float, float, str]]]] = {
     "train": {
         "ted_11": [(4.0, 2.0, "And then, it stopped."), (0.5, 3.0, "Hello, everyone! How are you?"),
                    (7.0, 1.5, "(Laughter) Great; thanks.")],
@@ -65,7 +65,7 @@ def make_mustc(root: Path, talks=TALKS, v2: bool = False, wav_seconds=WAV_SECOND
     return root
 
 
-def split_files(root: Path, split: str) -> Tuple[Path, Path]:
+def split_files(root: Path, split: str) -> tuple[Path, Path]:
     txt = root / "data" / split / "txt"
     return txt / f"{split}.yaml", txt / f"{split}.en"
 

@@ -10,7 +10,6 @@ from lhotse import load_manifest
 
 from punct.features.compute import feature_frames
 from punct.io.shards import MatrixReader
-
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")

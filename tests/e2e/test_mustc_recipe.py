@@ -130,8 +130,9 @@ def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, mo
     """--tdnn-word-vectors pretrained: stage 6 dumps the vectors of the encoder stage 5 started from, with the
     fine-tuned posteriors (the tiny run's default, auto, is fine-tuned); stage 7 then trains the TDNN again from
     scratch rather than skipping or resuming the one trained on the fine-tuned vectors."""
-    from punct.io.shards import MatrixReader
     import numpy as np
+
+    from punct.io.shards import MatrixReader
 
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
     for name in ("data/manifests", "data/corpus_tiny", "data/fbank", "exp/am", "exp/bert", "exp/emb_am",
@@ -217,9 +218,9 @@ def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "te
     align, and scores the F1 of results.json."""
     from lhotse import load_manifest
 
-    from punct.scoring.ensemble import ensemble
     from punct.io.shards import MatrixReader
     from punct.labels import PUNCT4, WordLabels
+    from punct.scoring.ensemble import ensemble
     from punct.scoring.punct_scores import score
 
     data = kaldi_data_dir(recipe, split, out / "data")
@@ -269,8 +270,9 @@ def test_punctuate_reproduces_stage8(tiny_recipe, tmp_path):
 @pytest.mark.slurm
 def test_parallel_stages_through_slurm_give_the_same_outputs(tiny_recipe, slurm_cluster, tmp_path, monkeypatch):
     """Stage 1 (features) and stage 4 (layer-12 dump) again, as SLURM array jobs, into a fresh copy."""
-    from punct.io.shards import MatrixReader
     import numpy as np
+
+    from punct.io.shards import MatrixReader
 
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
     for name in ("data/manifests", "data/corpus_tiny", "exp/am"):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.recipe_copy import copy_recipe
 from tests.helpers.am_data_dirs import kaldi_dir_per_utterance, kaldi_dir_with_segments, speak_utterances
+from tests.helpers.recipe_copy import copy_recipe
 from tests.helpers.tiny_wav2vec2 import save_wav2vec2_ctc
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,6 @@ from lhotse.utils import compute_num_frames, fastcopy
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import cuts_path, feature_frames, load_cut_features, pad_to_lhotse_frames
 from punct.features.extractor import KnfMfcc, expected_num_frames
-
 from tests.helpers.espeak_corpus import cached_corpus, compute_fbank, espeak_available
 
 SPLITS = ("train", "dev", "test")

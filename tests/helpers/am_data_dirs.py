@@ -9,7 +9,7 @@ writes two 16 kHz "sittings" (each two speakers' utterances separated by silence
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ class Spoken(NamedTuple):
     rate: int
 
 
-def speak_utterances() -> List[Spoken]:
+def speak_utterances() -> list[Spoken]:
     from punct.synthesis.tts import Espeak, Voice
 
     try:
@@ -49,11 +49,11 @@ def speak_utterances() -> List[Spoken]:
     return out
 
 
-def write_lines(path: Path, lines: List[str]) -> None:
+def write_lines(path: Path, lines: list[str]) -> None:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def kaldi_dir_with_segments(root: Path, spoken: List[Spoken]) -> Dict[str, tuple]:
+def kaldi_dir_with_segments(root: Path, spoken: list[Spoken]) -> dict[str, tuple]:
     """Two sittings (speakers 1-2 and 3-4) in ``root/wav``; returns {utt id: (recording, start, end)}."""
     from punct.synthesis.tts import resample
 
@@ -78,7 +78,7 @@ def kaldi_dir_with_segments(root: Path, spoken: List[Spoken]) -> Dict[str, tuple
     return times
 
 
-def kaldi_dir_per_utterance(root: Path, spoken: List[Spoken], prefix: str = "") -> None:
+def kaldi_dir_per_utterance(root: Path, spoken: list[Spoken], prefix: str = "") -> None:
     """One wav per utterance at espeak's own rate; no segments file; ids (and speakers) start with ``prefix``."""
     (root / "wav").mkdir(parents=True, exist_ok=True)
     for utt in spoken:

@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Dict, List
 
 import numpy as np
 import soundfile as sf
@@ -52,14 +51,14 @@ def words_and_punct(text: str):
     return words, punct
 
 
-def make_corpus(root: Path, sentences_per_talk: int = 3, seed: int = 0) -> Dict[str, List[str]]:
+def make_corpus(root: Path, sentences_per_talk: int = 3, seed: int = 0) -> dict[str, list[str]]:
     from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 
     rng = np.random.default_rng(seed)
     root = Path(root)
     (root / "wav").mkdir(parents=True, exist_ok=True)
     (root / "manifests").mkdir(parents=True, exist_ok=True)
-    ids: Dict[str, List[str]] = {}
+    ids: dict[str, list[str]] = {}
     sentence = 0
     for split, talks in SPLITS.items():
         recordings, supervisions = [], []

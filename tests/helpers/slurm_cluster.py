@@ -15,7 +15,6 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
 
 # The daemons and mungekey live in sbin, which a non-login PATH may lack.
 for _sbin in ("/usr/sbin", "/sbin"):
@@ -32,7 +31,7 @@ SLURMD_PID = Path("/run/slurmd.pid")
 MUNGE_PID = Path("/run/munge/munged.pid")
 
 
-def why_slurm_cannot_run() -> Optional[str]:
+def why_slurm_cannot_run() -> str | None:
     """None when this machine can run the test cluster, else the reason."""
     if os.geteuid() != 0:
         return "SLURM tests need root (to start munged, slurmctld and slurmd)"
@@ -42,11 +41,11 @@ def why_slurm_cannot_run() -> Optional[str]:
     return None
 
 
-def _run(cmd: List[str], **kwargs) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
 
 
-def _pid_alive(pid_file: Path, name: str) -> Optional[int]:
+def _pid_alive(pid_file: Path, name: str) -> int | None:
     try:
         pid = int(pid_file.read_text().strip())
         comm = Path(f"/proc/{pid}/comm").read_text().strip()
@@ -65,7 +64,7 @@ def _node_line() -> str:
 @dataclass
 class SlurmCluster:
     node: str = field(default_factory=lambda: socket.gethostname().split(".")[0])
-    started_pids: List[int] = field(default_factory=list)
+    started_pids: list[int] = field(default_factory=list)
 
     def write_config(self) -> None:
         CONF_DIR.mkdir(parents=True, exist_ok=True)
@@ -119,7 +118,7 @@ class SlurmCluster:
             )
         )
 
-    def start(self, wait_seconds: float = 60.0) -> "SlurmCluster":
+    def start(self, wait_seconds: float = 60.0) -> SlurmCluster:
         self.stop()
         for d in (SPOOL_CTLD, SPOOL_D, LOG_DIR, Path("/run/munge"), Path("/var/log/munge"), Path("/var/lib/munge")):
             d.mkdir(parents=True, exist_ok=True)

@@ -9,14 +9,13 @@ so the acoustic side carries the label; the BERT vectors and posteriors carry it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List
 
 import numpy as np
 import torch
 
-from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
+from punct.models.punct_tdnn.tdnn import TdnnConfig
 
 PAUSES = {"NP": (0, 3), ",": (8, 13), ".": (16, 23), "?": (16, 23)}
 LABEL_P = (0.6, 0.2, 0.15, 0.05)
@@ -25,7 +24,7 @@ LABEL_P = (0.6, 0.2, 0.15, 0.05)
 def make_split(
     root: Path, split: str, num_utts: int = 12, text_dim: int = 6, am_dim: int = 5, seed: int = 0,
     text_signal: float = 0.3,
-) -> Dict[str, Path]:
+) -> dict[str, Path]:
     """Writes <root>/data/fbank/mustc_cuts_<split>_ali.jsonl.gz, <root>/exp/emb_am/<split>/emb.scp and
     <root>/exp/emb_bert/<split>/{vec,post}.scp; returns their paths."""
     from lhotse import CutSet, MonoCut, Recording, SupervisionSegment
@@ -33,7 +32,7 @@ def make_split(
     from lhotse.supervision import AlignmentItem
 
     rng = np.random.default_rng(seed)
-    cuts: List = []
+    cuts: list = []
     am, vec, post = [], [], []
     for u in range(num_utts):
         key = f"ted_{split}{u}_0"
@@ -99,7 +98,7 @@ def randomise_batch_norms(model: torch.nn.Module) -> None:
 SMALL_TDNN = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
 
 
-def train_dev_splits(root: Path, seed: int, num_utts: int = 8) -> Dict[str, object]:
+def train_dev_splits(root: Path, seed: int, num_utts: int = 8) -> dict[str, object]:
     """Opened synthetic train and dev splits (3-dim text, 2-dim acoustic vectors) for the training tests."""
     from punct.models.punct_tdnn.dataset import open_split
 

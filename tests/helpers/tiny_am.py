@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from punct.am.model import TdnnAcousticModel, AmModelConfig
+from punct.am.model import AmModelConfig, TdnnAcousticModel
 from punct.am.train import AmConfig, AmTrainState, save_checkpoint
 from punct.inference.random_models import MFCC_YAML, token_table
 

@@ -3,8 +3,8 @@ byte-level BPE trained offline on the test's sentences (``tokenizers``) and a 2-
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import torch
 

@@ -11,10 +11,10 @@ import pytest
 import soundfile as sf
 import torch
 
-from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
 from punct.inference.inputs import Request, UtteranceError, from_kaldi, from_pair, wav_loader
 from punct.inference.pipeline import Failure, Punctuator, Result, am_forward, render_text
 from punct.inference.random_models import make_tokenizer, random_models, save_recipe
+from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
 from punct.models.text.data import Utterance
 from punct.models.text.infer import predict_words
 

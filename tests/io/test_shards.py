@@ -29,11 +29,10 @@ def test_round_trip(tmp_path, compression, tolerance):
 
 
 def test_interrupted_writer_leaves_no_finished_shard(tmp_path):
-    with pytest.raises(KeyboardInterrupt):
-        with ShardWriter(tmp_path / "emb.2") as writer:
-            for key, matrix in random_items(3):
-                writer.write(key, matrix)
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), ShardWriter(tmp_path / "emb.2") as writer:
+        for key, matrix in random_items(3):
+            writer.write(key, matrix)
+        raise KeyboardInterrupt
     assert not is_shard_done(tmp_path / "emb.2")
     assert not (tmp_path / "emb.2.scp").exists() and not (tmp_path / "emb.2.ark").exists()
     assert list(tmp_path.iterdir()) == []

@@ -5,17 +5,17 @@ import math
 import numpy as np
 import pytest
 
+from punct.bin import build_word_lm
 from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
 from punct.recognition.recognise import greedy_words
 from punct.recognition.word_lm import EOS, UNK, WordNgramLm, estimate_word_lm, read_word_lm
-from punct.bin import build_word_lm
 
 VOCAB = ["<blk>", "|"] + list("abcdehijklmnoprstuvyzáéíýčřšž")
 TEXTS = [
-    "dobrý den vážení poslanci".split(),
-    "vážení poslanci zákon je schválen".split(),
-    "návrh zákona je schválen dobrý den".split(),
-    "rozpočet je schválen a výbor souhlasí".split(),
+    ["dobrý", "den", "vážení", "poslanci"],
+    ["vážení", "poslanci", "zákon", "je", "schválen"],
+    ["návrh", "zákona", "je", "schválen", "dobrý", "den"],
+    ["rozpočet", "je", "schválen", "a", "výbor", "souhlasí"],
 ]
 
 
@@ -73,7 +73,7 @@ def spell(text, space_prob=0.9):
 
 def test_beam_search_without_lm_agrees_with_greedy_on_clear_posteriors():
     lp = posteriors(spell("dobrý den vážení poslanci"))
-    assert greedy_words(lp, VOCAB) == CtcBeamSearch(VOCAB, None).decode(lp) == "dobrý den vážení poslanci".split()
+    assert greedy_words(lp, VOCAB) == CtcBeamSearch(VOCAB, None).decode(lp) == ["dobrý", "den", "vážení", "poslanci"]
 
 
 def test_lm_joins_a_word_split_by_a_spurious_space():

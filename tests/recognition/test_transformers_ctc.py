@@ -17,6 +17,7 @@ import torch
 from lhotse import Recording, RecordingSet
 
 from punct.align.dataset import read_recognised_words
+from punct.bin import recognise_long
 from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.recognition.recogniser import load_audio
 from punct.recognition.transformers_ctc import (
@@ -27,7 +28,6 @@ from punct.recognition.transformers_ctc import (
     load_transformers_ctc,
     output_frames,
 )
-from punct.bin import recognise_long
 from tests.helpers.tiny_wav2vec2 import save_wav2vec2_ctc
 
 SENTENCES = ["Dobrý den, vážení poslanci.", "Zákon o státním rozpočtu byl dnes schválen.",

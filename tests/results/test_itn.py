@@ -11,23 +11,22 @@ import random
 import re
 import statistics
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 import pytest
 
 from punct.bin import results_table, score_itn
-from punct.results.regions import tables_and_summary
 from punct.labels import PUNCT9
+from punct.results.regions import tables_and_summary
 from tests.results.test_mustc import write_run as write_mustc_run
 
 MARKS = PUNCT9.classes[1:]
 ROWS = ("text-only", "multimodal", "EfficientPunct TDNN", "EfficientPunct ensemble")
 DROPPED = 2  # the ensemble row leaves out the last segments of each split (as one without posteriors would)
 MARK_WEIGHTS = {"blank": 60, ",": 14, ".": 10, "?": 4, "!": 3, ":": 3, "-": 2, '"': 2, ";": 2}
-Segment = Tuple[List[str], List[str]]  # (marks, cases) of the words
+Segment = tuple[list[str], list[str]]  # (marks, cases) of the words
 
 
-def reference(split: str, num: int = 24) -> List[Segment]:
+def reference(split: str, num: int = 24) -> list[Segment]:
     """The same reference segments in every run (one corpus)."""
     rng = random.Random(f"corpus-{split}")
     segments = []
@@ -38,7 +37,7 @@ def reference(split: str, num: int = 24) -> List[Segment]:
     return segments
 
 
-def predict(segments: List[Segment], rng: random.Random, accuracy: float) -> List[Segment]:
+def predict(segments: list[Segment], rng: random.Random, accuracy: float) -> list[Segment]:
     """Right with probability ``accuracy``, else blank, , or . (cap flipped); the first word copies the reference
     (what the writers do under first_word exclude)."""
     hyp = []
@@ -49,7 +48,7 @@ def predict(segments: List[Segment], rng: random.Random, accuracy: float) -> Lis
     return hyp
 
 
-def f1(pairs: List[Tuple[str, str]], cls: str) -> float:
+def f1(pairs: list[tuple[str, str]], cls: str) -> float:
     """2 TP / (2 TP + FP + FN): the F1 of one class, counted here rather than by punct.scoring.punct_scores."""
     tp = sum(r == cls and h == cls for r, h in pairs)
     fp = sum(r != cls and h == cls for r, h in pairs)
@@ -57,7 +56,7 @@ def f1(pairs: List[Tuple[str, str]], cls: str) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def expected_scores(ref: List[Segment], hyp: List[Segment]) -> Dict[str, float]:
+def expected_scores(ref: list[Segment], hyp: list[Segment]) -> dict[str, float]:
     """F1 of , . [cap], macro F1 over the 8 marks, and the marks with F1 > 0, on every word but the first."""
     marks = [(r, h) for (rm, _), (hm, _) in zip(ref, hyp) for r, h in zip(rm[1:], hm[1:])]
     cases = [(r, h) for (_, rc), (_, hc) in zip(ref, hyp) for r, h in zip(rc[1:], hc[1:])]
@@ -66,7 +65,7 @@ def expected_scores(ref: List[Segment], hyp: List[Segment]) -> Dict[str, float]:
             "macro": sum(per_mark.values()) / len(MARKS), "marks": sum(v > 0 for v in per_mark.values())}
 
 
-def write_decode(model_dir: Path, split: str, ref: List[Segment], hyp: List[Segment]) -> None:
+def write_decode(model_dir: Path, split: str, ref: list[Segment], hyp: list[Segment]) -> None:
     lines = [json.dumps({"id": f"{split}-{k:03d}", "words": [f"w{i}" for i in range(len(rm))], "first_word": "exclude",
                          "punct_ref": rm, "punct_hyp": hm, "case_ref": rc, "case_hyp": hc})
              for k, ((rm, rc), (hm, hc)) in enumerate(zip(ref, hyp))]
@@ -74,7 +73,7 @@ def write_decode(model_dir: Path, split: str, ref: List[Segment], hyp: List[Segm
     (model_dir / "decode" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
 
 
-def write_facts(root: Path) -> Tuple[Path, Path]:
+def write_facts(root: Path) -> tuple[Path, Path]:
     """An AM folder with stage 1's wer_dev.txt and a words folder with stage 2's stats (one without a reference)."""
     am, words = root / "exp" / "am", root / "exp" / "asr" / "am_words"
     am.mkdir(parents=True)
@@ -86,8 +85,8 @@ def write_facts(root: Path) -> Tuple[Path, Path]:
     return am, words
 
 
-def score_run(root: Path, run_seed: int, splits: Tuple[str, ...] = ("dev", "test"), facts: bool = False,
-              wall: Optional[float] = None) -> Tuple[Path, Dict[str, Dict[str, float]]]:
+def score_run(root: Path, run_seed: int, splits: tuple[str, ...] = ("dev", "test"), facts: bool = False,
+              wall: float | None = None) -> tuple[Path, dict[str, dict[str, float]]]:
     """Predictions of every row, scored by punct.bin.score_itn into <root>/exp/results; returns results.json
     and the test scores computed here, by row."""
     expected = {}

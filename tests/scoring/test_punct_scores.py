@@ -7,9 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from punct.scoring.punct_scores import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
 from punct.labels import PUNCT4
-
+from punct.scoring.punct_scores import Coverage, Dropped, confusion_matrix, coverage, score, write_scores
 
 # ref:  NP  ,  .  NP  ?  ,  .  NP  .  NP
 # hyp:  NP  ,  ,  .   ?  NP .  NP  .  ?

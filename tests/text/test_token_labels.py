@@ -32,7 +32,7 @@ def test_mapping_parentheses_ellipsis_dashes_and_removed_marks():
 
 def test_several_marks_first_kept_and_counted():
     stats = ExtractionStats()
-    got = extract_labels("Co ? ! Nic , , ano".split(), stats)
+    got = extract_labels(["Co", "?", "!", "Nic", ",", ",", "ano"], stats)
     assert [w.punct for w in got] == ["?", ",", BLANK]
     assert stats.merged_marks == 2 and stats.words == 3 and stats.marks == 4
 
@@ -77,7 +77,7 @@ def test_case_labels():
 
 
 def test_counts_and_normalise():
-    p, c = label_counts(extract_labels("A b , c .".split()))
+    p, c = label_counts(extract_labels(["A", "b", ",", "c", "."]))
     assert p[","] == 1 and p["."] == 1 and p[BLANK] == 1 and p["?"] == 0
     assert c[CAP] == 1 and c[BLANK] == 2
     assert normalise_word("Důchodů,") == "důchodů"

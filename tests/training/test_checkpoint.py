@@ -3,6 +3,7 @@ old resume checkpoints."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import random
 
@@ -10,10 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-import dataclasses
-
-from punct.training.checkpoint import (average_state_dicts, load_checkpoint, rng_state, save_checkpoint,
-                                      set_rng_state)
+from punct.training.checkpoint import average_state_dicts, load_checkpoint, rng_state, save_checkpoint, set_rng_state
 from punct.training.loop import TrainState
 
 

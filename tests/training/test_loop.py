@@ -9,8 +9,17 @@ import pytest
 import torch
 
 from punct.training import loop as training
-from punct.training.loop import (AMP_MODES, NO_AMP, Amp, DistInfo, RankBatchSampler, add_amp_argument, loader_options,
-                                  rank_batches, resolve_amp)
+from punct.training.loop import (
+    AMP_MODES,
+    NO_AMP,
+    Amp,
+    DistInfo,
+    RankBatchSampler,
+    add_amp_argument,
+    loader_options,
+    rank_batches,
+    resolve_amp,
+)
 from punct.utils.device import has_native_bf16
 
 

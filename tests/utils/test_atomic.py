@@ -11,10 +11,9 @@ from punct.utils.atomic import atomic_path, atomic_write_text, clear_done, is_do
 
 def test_atomic_path_leaves_nothing_on_failure(tmp_path):
     target = tmp_path / "out.txt"
-    with pytest.raises(RuntimeError):
-        with atomic_path(target) as tmp:
-            tmp.write_text("half")
-            raise RuntimeError("interrupted")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("interrupted")
     assert list(tmp_path.iterdir()) == []
     atomic_write_text(target, "whole")
     assert target.read_text() == "whole" and len(list(tmp_path.iterdir())) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Tuple, Type
+from typing import Any, Literal
 
 import pytest
 
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True)
 class Optim:
     lr: float = 1e-3
-    betas: Tuple[float, float] = (0.9, 0.999)
+    betas: tuple[float, float] = (0.9, 0.999)
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,10 @@ class Typed:
     epochs: int = 10
     name: str = "am"
     augment: bool = False
-    dropout: Optional[float] = None
-    kernels: Tuple[int, ...] = (3, 3)
-    layers: List[int] = field(default_factory=list)
-    options: Dict[str, int] = field(default_factory=dict)
+    dropout: float | None = None
+    kernels: tuple[int, ...] = (3, 3)
+    layers: list[int] = field(default_factory=list)
+    options: dict[str, int] = field(default_factory=dict)
     anything: Any = None
     mode: Literal["sum", "mean"] = "sum"
 
@@ -40,7 +40,7 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def error_of(config_type: Type, path: Path, **overrides: Any) -> str:
+def error_of(config_type: type, path: Path, **overrides: Any) -> str:
     with pytest.raises(ValueError) as info:
         load_config(config_type, path, **overrides)
     return str(info.value)
@@ -119,18 +119,18 @@ def test_config_from_dict_names_its_source():
     assert config_from_dict(Typed, {"optim": Optim(lr=0.5)}).optim.lr == 0.5
 
 
-def recipe_config_classes() -> Dict[str, Type]:
+def recipe_config_classes() -> dict[str, type]:
     """conf/<name>[_variant].yaml -> the class its stage loads it with (steps/*.sh, egs/*/local/*.sh ->
     punct/bin/*.py)."""
-    from punct.am.train import AmConfig
-    from punct.features import FeatureConfig
-    from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.align.dataset import ItnDatasetConfig
-    from punct.models.cross_attention.config import MmConfig
-    from punct.models.text.config import BertTrainConfig
-    from punct.text.normalize import NormalizeConfig
+    from punct.am.train import AmConfig
     from punct.am_data.utterances import UtteranceImportConfig
+    from punct.features import FeatureConfig
+    from punct.models.cross_attention.config import MmConfig
+    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.models.text.config import BertTrainConfig
     from punct.recognition.beam_search import BeamSearchConfig
+    from punct.text.normalize import NormalizeConfig
 
     return {
         "am": AmConfig, "bert": BertTrainConfig, "tdnn": TrainTdnnConfig, "mfcc": FeatureConfig,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
-from typing import Tuple
 
 import pytest
 
@@ -16,7 +15,7 @@ class DemoConfig:
     hidden_dim: int = 1024
     learning_rate: float = 1e-5
     use_specaug: bool = False
-    kernel_sizes: Tuple[int, ...] = (9, 9, 5)
+    kernel_sizes: tuple[int, ...] = (9, 9, 5)
     name: str = "am"
     extra: dict = field(default_factory=dict)
 

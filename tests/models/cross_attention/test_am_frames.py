@@ -16,8 +16,8 @@ from punct.models.cross_attention.geometry import NO_WORD, AmFrameGeometry
 from punct.models.cross_attention.model import AmSoundEncoder, build_model, head_specs
 from punct.models.cross_attention.train import build_optimizer, two_head_loss, with_absolute_am_dir
 from punct.models.text.model import PunctBert
-from tests.helpers.tiny_am import TINY_AM, write_am_dir
 from tests.helpers.cross_attention import make_encoder, tiny_config, write_corpus
+from tests.helpers.tiny_am import TINY_AM, write_am_dir
 
 
 @pytest.fixture

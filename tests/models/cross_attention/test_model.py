@@ -8,14 +8,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.helpers.cross_attention import make_encoder, tiny_config, write_corpus
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import collate, encode_text, load_split, permute_audio, read_segments
 from punct.models.cross_attention.features import MelSpectrogram
 from punct.models.cross_attention.geometry import NO_WORD, SoundGeometry
-from punct.models.cross_attention.model import CrossAttentionModel, SoundEncoder, add_word_positions, build_model, head_specs
+from punct.models.cross_attention.model import (
+    CrossAttentionModel,
+    SoundEncoder,
+    add_word_positions,
+    build_model,
+    head_specs,
+)
 from punct.models.cross_attention.train import lr_factor, two_head_loss
 from punct.models.text.model import PunctBert
+from tests.helpers.cross_attention import make_encoder, tiny_config, write_corpus
 
 
 def test_thesis_geometry_frame_counts():

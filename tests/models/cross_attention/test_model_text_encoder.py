@@ -25,8 +25,8 @@ from punct.models.text.letters import add_letters
 from punct.models.text.model import PunctBert, load_tokenizer
 from punct.training.checkpoint import load_checkpoint
 from tests.helpers import tiny_bert
-from tests.helpers.recipe_copy import copy_recipe
 from tests.helpers.cross_attention import WORDS, tiny_config, write_corpus
+from tests.helpers.recipe_copy import copy_recipe
 
 REPO = Path(__file__).resolve().parents[3]
 CZECH = "áčďéěíňóřšťúůýž"

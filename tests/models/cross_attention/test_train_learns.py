@@ -45,8 +45,8 @@ import pytest
 
 from punct.bin import train_mm
 from punct.labels import PUNCT9
-from punct.scoring.punct_scores import score
 from punct.models.cross_attention.geometry import SoundGeometry
+from punct.scoring.punct_scores import score
 from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config
 
 SEED = int(os.environ.get("PUNCT_TEST_LEARNS_SEED", "0"))

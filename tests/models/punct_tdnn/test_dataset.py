@@ -9,11 +9,11 @@ import pytest
 import torch
 from lhotse import CutSet
 
+from punct.io.shards import MatrixReader, write_shard
+from punct.labels import PUNCT4
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, open_split
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig
-from punct.io.shards import MatrixReader, write_shard
-from punct.labels import PUNCT4
 from tests.helpers.synthetic_splits import make_split
 
 

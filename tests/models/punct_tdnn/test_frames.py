@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from punct.models.punct_tdnn.frames import cut_window, frame_word_index, fuse_frames, text_table, window_centres, word_frame_spans
+from punct.models.punct_tdnn.frames import (
+    cut_window,
+    frame_word_index,
+    fuse_frames,
+    text_table,
+    window_centres,
+    word_frame_spans,
+)
 
 
 def hand_made():

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from punct.models.punct_tdnn.train import TrainTdnnConfig, class_weights, forward_batch, load_model, make_loader, train_tdnn
+from punct.models.punct_tdnn.train import (
+    TrainTdnnConfig,
+    class_weights,
+    forward_batch,
+    load_model,
+    make_loader,
+    train_tdnn,
+)
 from punct.training.batch_norm import recompute_batch_norm_stats
 from punct.training.loop import DistInfo, latest_checkpoint
 from tests.helpers.synthetic_splits import SMALL_TDNN, train_dev_splits

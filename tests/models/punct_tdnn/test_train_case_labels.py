@@ -10,12 +10,21 @@ import numpy as np
 import pytest
 import torch
 
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, UtteranceDataset, collate_utterances, open_split
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.tdnn import TdnnConfig
-from punct.models.punct_tdnn.train import (TrainTdnnConfig, build_criteria, build_model, corpus_classes, dev_overall_f1,
-                                           load_model, make_loader, tdnn_loss, train_tdnn)
-from punct.labels import CASE, IGNORE_INDEX, PUNCT9
+from punct.models.punct_tdnn.train import (
+    TrainTdnnConfig,
+    build_criteria,
+    build_model,
+    corpus_classes,
+    dev_overall_f1,
+    load_model,
+    make_loader,
+    tdnn_loss,
+    train_tdnn,
+)
 from punct.scoring.punct_scores import score
 from punct.training.loop import DistInfo
 from tests.helpers.synthetic_splits import make_split

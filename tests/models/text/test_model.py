@@ -7,10 +7,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from punct.models.text.train import compute_loss
 from punct.models.text.data import Utterance, make_examples
 from punct.models.text.losses import LossConfig, build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.models.text.train import compute_loss
 
 
 def test_default_head_is_efficientpunct_mlp(tiny_tokenizer, tiny_encoder):
