@@ -1,9 +1,6 @@
 import numpy as np
 import pytest
 
-from punct.labels import CAP, PUNCT9, TimedWord
-
-BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 from punct.align.segments import (
     AlignedWord,
     OfficialWord,
@@ -18,6 +15,9 @@ from punct.align.segments import (
     split_long,
     zero_distance_runs,
 )
+from punct.labels import CAP, PUNCT9, TimedWord
+
+BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 
 
 def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", dist=0, rec=True):

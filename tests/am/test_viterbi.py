@@ -47,9 +47,9 @@ def _all_paths(T, tokens):
     """Every frame labelling that collapses to ``tokens`` (brute force), as token-index arrays."""
     L = len(tokens)
     for labels in itertools.product(range(-1, L), repeat=T):
-        seq = [l for l in labels]
+        seq = list(labels)
         # must be non-decreasing over non-blank frames, cover every index, and collapse correctly
-        nonblank = [l for l in seq if l >= 0]
+        nonblank = [label for label in seq if label >= 0]
         if sorted(set(nonblank)) != list(range(L)) or nonblank != sorted(nonblank):
             continue
         ok = True

@@ -185,7 +185,7 @@ def test_extra_text_pseudo_utterances(tmp_path):
     path.write_text("The cat sat, and the dog ran.\nWhy did it?\n\nSo it sat on\nthe mat.\n", encoding="utf-8")
     utts = read_extra_text(path, words_per_utterance=5)
     words = [w for u in utts for w in u.words]
-    labels = [l for u in utts for l in u.labels]
+    labels = [label for u in utts for label in u.labels]
     assert words == ["the", "cat", "sat", "and", "the", "dog", "ran", "why", "did", "it", "so", "it", "sat", "on", "the", "mat"]
     assert labels == ["NP", "NP", ",", "NP", "NP", "NP", ".", "NP", "NP", "?", "NP", "NP", "NP", "NP", "NP", "."]
     assert [len(u.words) for u in utts] == [5, 5, 5, 1]

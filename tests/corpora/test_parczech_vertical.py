@@ -1,8 +1,5 @@
 import pytest
 
-from punct.labels import CAP, PUNCT9
-
-BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 from punct.corpora.parczech_vertical import (
     SpeakerInfo,
     VerticalToken,
@@ -12,6 +9,9 @@ from punct.corpora.parczech_vertical import (
     write_speakers,
     write_vertical,
 )
+from punct.labels import CAP, PUNCT9
+
+BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
 
 DOC = "ps2013-016-01-000-000"
 VERT = (

@@ -110,8 +110,8 @@ def test_stages_2_3_with_a_transformers_ctc_model(tmp_path):
     assert "long-recording %WER" in output  # against the synthesizer's words of the mini corpus
     words_dir = work / "exp" / "asr" / "words"
     assert words_dir.resolve() == (work / "exp" / "asr" / "asr_model_words").resolve()
-    recordings = [json.loads(line)["id"] for line in
-                  gzip.open(work / "data" / "manifests" / "parczech_recordings_all.jsonl.gz", "rt")]
+    with gzip.open(work / "data" / "manifests" / "parczech_recordings_all.jsonl.gz", "rt") as f:
+        recordings = [json.loads(line)["id"] for line in f]
     assert len(recordings) == 3
     recognised = 0
     for rec_id in recordings:

@@ -229,9 +229,9 @@ def test_cli_writes_outputs_and_exit_code(recipe, tmp_path, capsys):
     assert main(args) == 1
     assert "missing.wav: no such file" in capsys.readouterr().err
     lines = (tmp_path / "out" / "text").read_text().splitlines()
-    assert [l.split()[0] for l in lines] == ["a", "c"]
+    assert [line.split()[0] for line in lines] == ["a", "c"]
     assert lines[0].split(maxsplit=1)[1].replace(",", "").replace(".", "").replace("?", "") == "Hello world the cat"
-    docs = [json.loads(l) for l in (tmp_path / "out" / "punct.jsonl").read_text().splitlines()]
+    docs = [json.loads(line) for line in (tmp_path / "out" / "punct.jsonl").read_text().splitlines()]
     assert [d["id"] for d in docs] == ["a", "c"] and docs[0]["alpha"] == ALPHA
     assert (tmp_path / "out" / "failed").read_text().startswith("b missing audio")
     assert main(args + ["--allow-failures"]) == 0
@@ -270,8 +270,8 @@ def test_steps_punctuate_sh_jobs_and_merge(recipe, tmp_path):
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "1 utterance(s) failed" in proc.stderr
     out = work / "exp" / "punct"
-    assert [l.split()[0] for l in (out / "text").read_text().splitlines()] == ["s0", "s2", "s3"]
-    assert [json.loads(l)["id"] for l in (out / "punct.jsonl").read_text().splitlines()] == ["s0", "s2", "s3"]
+    assert [line.split()[0] for line in (out / "text").read_text().splitlines()] == ["s0", "s2", "s3"]
+    assert [json.loads(line)["id"] for line in (out / "punct.jsonl").read_text().splitlines()] == ["s0", "s2", "s3"]
     assert (out / "failed").read_text().startswith("s1 unknown characters")
     assert not list(out.glob("text.*"))  # per-job files merged away
 

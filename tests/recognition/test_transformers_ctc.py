@@ -142,7 +142,7 @@ def test_vocabulary_folds_specials_case_and_unnamed_outputs():
 def test_one_chunk_gives_the_models_greedy_transcript(model_dir, corpus, tmp_path):
     out = tmp_path / "words"
     assert recognise_long.main(args(corpus, model_dir, out, "--chunk-seconds", "100")) == 0
-    for rec_id, seconds in DURATIONS.items():
+    for rec_id in DURATIONS:
         rec = Recording.from_file(corpus / f"{rec_id}.wav")
         expected, times = model_greedy(model_dir, load_audio(rec, 16000))
         words = read_recognised_words(out / f"{rec_id}.words.tsv")

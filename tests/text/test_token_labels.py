@@ -1,7 +1,7 @@
 from punct.labels import CAP, CASE, PUNCT9
+from punct.text.token_labels import ExtractionStats, extract_labels, label_counts, normalise_word
 
 BLANK = PUNCT9.none  # "no mark" in the punct9 and case sets
-from punct.text.token_labels import ExtractionStats, extract_labels, label_counts, normalise_word
 
 
 def labels(text):
