@@ -56,7 +56,7 @@ def noise_acoustics(paths, root, split: str, seed: int):
     """A copy of the split's acoustic shard with every matrix replaced by noise of the same shape."""
     rng = np.random.default_rng(seed)
     reader = MatrixReader(paths["acoustic_scp"])
-    noisy = [(key, rng.normal(0, 1, reader[key].shape).astype(np.float32)) for key in reader]
+    noisy = [(key, rng.normal(0, 1, reader[key].shape).astype(np.float32)) for key in list(reader.keys())]
     prefix = root / "exp" / "noise_am" / split / "emb"
     write_shard(prefix, noisy)
     return prefix.with_suffix(".scp")
