@@ -26,7 +26,7 @@ def draw_by_share(amounts: Mapping[str, float], shares: Sequence[float], seed: i
     The units are visited in a seeded permutation of their sorted ids; part k takes, from the units the earlier
     parts left, each one that brings its sum closer to its target without passing ``max_share`` of the total,
     until the target is reached.  When no unit does (every unit is larger than twice the target), the part
-    takes the smallest unit within ``max_share``.  ValueError when there is none, naming ``what`` (speaker,
+    takes the first unit in that order within ``max_share``.  ValueError when there is none, naming ``what`` (speaker,
     recording).
     """
     if not 0.0 < max_share < 1.0:
@@ -61,7 +61,7 @@ def draw_by_share(amounts: Mapping[str, float], shares: Sequence[float], seed: i
                     f"no {what} holds at most {max_share:.0%} of the {total / 3600:.3f} h (the smallest left holds "
                     f"{min(amounts[u] for u in order) / total:.0%}, {largest!r} {amounts[largest] / total:.0%}): "
                     f"give the held-out data separately, or split by a smaller unit")
-            part = [min(fitting, key=lambda u: (amounts[u], u))]
+            part = fitting[:1]
         order = [u for u in order if u not in part]
         if not order:
             raise ValueError(f"the held-out parts would take every {what}: nothing left to train on")
