@@ -75,6 +75,6 @@ def small_part_warning(name: str, seconds: float, items: int, min_seconds: float
     if seconds >= min_seconds and items >= min_items:
         return None
     message = (f"{name} holds {seconds / 60:.1f} min in {items} {item_name} (less than {min_seconds / 60:.1f} min "
-               f"or {min_items} {item_name}): its scores will be noisy")
+               f"or {min_items} {item_name}): too small to train on or to score reliably")
     logger.warning("%s", message)
     return message
