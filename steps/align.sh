@@ -11,6 +11,7 @@ cpu_cmd=                 # job runner of the merge, which needs no GPU ($decode_
 splits="train dev test"  # splits to align
 prefix=                  # required: cut manifest name prefix (e.g. mustc, parczech)
 max_fail=0.05            # fail when a larger share of a split cannot be aligned
+min_aligned=1            # fail when fewer cuts of a split are aligned
 word_times_dir=          # corpus data folder with <split>/txt/<split>.word_times.jsonl (mini corpus)
 device=auto              # auto, cpu or cuda
 overwrite=false          # redo finished jobs
@@ -23,7 +24,7 @@ echo "$0 $@"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <am-dir>"
   echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini/data data/fbank exp/am"
-  echo "main options: --prefix NAME (required) --nj N --cmd CMD --cpu-cmd CMD --splits \"train dev test\" --max-fail 0.05 --word-times-dir DIR"
+  echo "main options: --prefix NAME (required) --nj N --cmd CMD --cpu-cmd CMD --splits \"train dev test\" --max-fail 0.05 --min-aligned 1 --word-times-dir DIR"
   exit 1
 fi
 [ -n "$prefix" ] || { echo "$0: --prefix is required (manifests are named <prefix>_..._<split>.jsonl.gz, e.g. --prefix mustc)" >&2; exit 1; }
@@ -57,5 +58,9 @@ $cmd JOB=1:$nj $dir/ali/log/align.JOB.log \
     --device $device --job JOB --nj $nj $opt
 ${cpu_cmd:-$cmd --gpu 0} $dir/ali/log/merge.log \
   python -m punct.bin.align --fbank-dir $fbank_dir --am-dir $dir --splits $todo --prefix $prefix \
-    --nj $nj --merge --max-fail $max_fail $wt
+    --nj $nj --merge --max-fail $max_fail --min-aligned $min_aligned $wt || {
+  grep -h "ERROR" $dir/ali/log/merge.log | sed "s|^.*\] |$0: |" >&2
+  echo "$0: stopped: too little aligned (see $dir/ali/log/merge.log)" >&2
+  exit 1
+}
 grep -h "cuts aligned\|word-start error" $dir/ali/log/merge.log | sed "s|^.*\] |$0: |" || true

@@ -9,7 +9,7 @@ set -euo pipefail
 
 # Begin configuration section.
 prefix=            # required: output manifest name prefix (e.g. the recipe's corpus name)
-dev=               # dev utterances in the same forms; empty: a seeded share of <data> (config: dev_unit, dev_share)
+dev=               # dev utterances in the same forms; empty: a seeded dev_share of the hours of <data> (config: dev_unit, dev_share)
 import_config=     # YAML of UtteranceImportConfig values (alphabet, tags, cmvn_group, dev_unit, dev_share ...)
 feat_config=       # the AM's feature config: audio is resampled to its sampling_rate
 seed=42            # choice of the held-out dev speakers/recordings

@@ -20,6 +20,8 @@ num_workers=                  # DataLoader workers per process; empty: the confi
 resume=false                  # continue from the latest epoch-N.pt (an interrupted run of the same options always does)
 overwrite=false               # retrain from scratch even if finished
 decode_splits="dev test"      # splits for the WER check
+max_dev_wer=                  # stop when the dev WER (%) is above this (AM learned nothing); empty: the am config's
+                              # max_dev_wer; none: no check
 prefix=                       # required: cut manifest name prefix (e.g. mustc, parczech)
 train_opts=                   # extra flags for punct.bin.train_am (e.g. "--num-epochs 2")
 extra_train_dirs=             # more stage-1 folders whose train split is added (AM-only training talks)
@@ -36,7 +38,7 @@ if [ $# -ne 2 ]; then
   echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
   echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16|auto --resume true --overwrite true"
   echo "              --cmd CMD (training) --cpu-cmd CMD (decode) --num-workers N"
-  echo "              --decode-splits \"dev test\""
+  echo "              --decode-splits \"dev test\" --max-dev-wer PERCENT|none"
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
 fi
@@ -88,3 +90,8 @@ fi
 for split in $decode_splits; do
   echo "$0: $split: $(cat $dir/wer_${split}.txt)"
 done
+if [[ " $decode_splits " == *" dev "* ]]; then
+  # an AM that learned nothing stops the recipe here, with the options that help (punct.am.dev_wer)
+  python -m punct.bin.check_am_wer --config $am_config --wer-file $dir/wer_dev.txt ${max_dev_wer:+--max-dev-wer $max_dev_wer} \
+    || { echo "$0: stopped: the AM's dev WER is above max_dev_wer (see the message above)" >&2; exit 1; }
+fi

@@ -30,7 +30,7 @@ am_data=             # utterance-level AM training data for stage 1 (any corpus,
                      # as a Kaldi data dir): a Kaldi data dir (wav.scp, text, optional segments, utt2spk), a
                      # folder of lhotse manifests (*recordings* + *supervisions*, or *cuts*), or a cuts manifest;
                      # text and dev-part rules in conf/utterances.yaml; empty: utterances cut from the mini corpus
-am_data_dev=         # the dev part of --am-data in the same forms; empty: a seeded share of --am-data's speakers
+am_data_dev=         # the dev part of --am-data in the same forms; empty: --am-data's speakers holding a seeded ~10 % of its hours
 am_init=             # stage 1 starts from this trained AM checkpoint with the same layer dims (e.g.
                      # ../mustc/exp/am/best-valid-loss.pt) and uses conf/am<suffix>_init.yaml
 text_model=          # text encoder of stage 4 (and so of stage 5's text features): a local folder that transformers'
@@ -72,7 +72,7 @@ Options (defaults in brackets):
   --lm-order N         stage-2 beam search with a word N-gram LM of the official transcripts; 0: greedy [${lm_order}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
   --am-data DIR        stage-1 AM training utterances: Kaldi data dir or lhotse manifests [${am_data}]
-  --am-data-dev DIR    their dev part; empty: a seeded share of --am-data's speakers [${am_data_dev}]
+  --am-data-dev DIR    their dev part; empty: speakers with a seeded ~10 % of --am-data's hours [${am_data_dev}]
   --am-init CKPT       stage-1 training starts from this AM checkpoint [${am_init}]
   --text-model DIR     text encoder folder (AutoTokenizer/AutoModel, e.g. RobeCzech) of stage 4 and of the
                        stage-5 text features; empty: the config's bert_model (offline MiniLM) [${text_model}]

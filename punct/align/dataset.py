@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from lhotse import SupervisionSegment
 from lhotse.supervision import AlignmentItem
@@ -52,6 +53,28 @@ class ItnDatasetConfig:
     num_dev_speakers: int = 30  # held-out speakers drawn when no lists are given (thesis: 30/30)
     num_test_speakers: int = 30
     seed: int = 42
+    # Held out by a share of the hours instead (a corpus with a few dominant speakers: a count of speakers can put
+    # most of it in dev or test): whole units (split_by) drawn with the seed until dev and test hold about these
+    # shares, none that would take a part above max_heldout_share (punct.utils.heldout.draw_by_share).  A speaker's
+    # hours are estimated from the official words (each recording's duration shared by its speakers' word counts).
+    split_by: Literal["speaker", "recording"] = "speaker"  # recording: every segment of a recording in one split
+    dev_share: float | None = None  # None: num_dev_speakers (a count; split_by speaker only)
+    test_share: float | None = None  # None: num_test_speakers
+    max_heldout_share: float = 1 / 3
+    # stage 3 stops (after writing stats.md) when a split has fewer segments: nothing to train on or to score
+    min_train_segments: int = 10
+    min_dev_segments: int = 1
+    min_test_segments: int = 1
+
+    def __post_init__(self) -> None:
+        if (self.dev_share is None) != (self.test_share is None):
+            raise ValueError(f"give both dev_share and test_share, or neither (got {self.dev_share}, {self.test_share})")
+        if self.split_by == "recording" and self.dev_share is None:
+            raise ValueError("split_by: recording draws recordings by a share of the hours: give dev_share and test_share")
+
+    @property
+    def by_share(self) -> bool:
+        return self.dev_share is not None
 
     def align_config(self) -> AlignConfig:
         return AlignConfig(gap_open=self.gap_open, gap_extend=self.gap_extend, sub_weight=self.sub_weight)
@@ -59,6 +82,23 @@ class ItnDatasetConfig:
     def segment_config(self) -> SegmentConfig:
         names = {f.name for f in dataclasses.fields(SegmentConfig)}
         return SegmentConfig(**{k: v for k, v in dataclasses.asdict(self).items() if k in names})
+
+
+def too_few_segments(out_dir: Pathlike, segments: dict[str, int], config: ItnDatasetConfig,
+                     official_words: int, exact_words: int) -> str | None:
+    """Why the segment dataset is too small to train or score a model (a split under its ``min_<split>_segments``),
+    with what helps; None when it is not."""
+    minimum = {"train": config.min_train_segments, "dev": config.min_dev_segments, "test": config.min_test_segments}
+    short = [f"{segments.get(split, 0)} {split} (min_{split}_segments {least})" for split, least in minimum.items()
+             if segments.get(split, 0) < least]
+    if not short:
+        return None
+    return (f"{out_dir}: too few segments to train or score a model: " + ", ".join(short) + f"; {exact_words} of "
+            f"{official_words} official words were recognised exactly (stats.md: the alignment, the filters, the "
+            "splits).  What helps: better recognised words (stage 1/2: an AM with a lower dev WER: more AM data, "
+            "--am-init <trained AM>, --asr-model <transformers CTC folder>, more epochs), more recordings, or "
+            "held-out parts with more speech (dev_share/test_share of the hours, split_by: recording); the minimums "
+            "are config values (min_train_segments, min_dev_segments, min_test_segments).")
 
 
 def read_recognised_words(path: Pathlike) -> list[TimedWord]:

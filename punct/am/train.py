@@ -84,6 +84,10 @@ class AmConfig:
     # With average_epochs > 1: false computes only the average's dev loss, not the averaged single epochs'
     # (they decide nothing; on the mini corpus they cost ~50 s of stage 2's ~11 minutes).
     averaged_epochs_dev_loss: bool = True
+    # Stage 1/2 stops when the greedy dev WER (wer_dev.txt) is above this (%): an AM that never left the CTC blank
+    # plateau recognises almost no words, and the later stages would run on nothing (punct.am.dev_wer).
+    # None: no check (the toy AMs of the tiny corpora).
+    max_dev_wer: float | None = 90.0
 
 
 FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints

@@ -32,8 +32,11 @@ speaker (Kaldi's per-speaker CMVN): with a ``utt2spk`` that maps each utterance 
 was cut from (e.g. the ParCzech ASR release, one wav per segment) this gives per-source-recording stats.
 The true speaker is kept in ``custom["speaker"]`` either way (the recording id when there is none).
 
-Dev part: the given dev data (``dev``), else ``dev_share`` of the ``dev_unit``s (speakers or recordings,
-at least one, never all) drawn with ``seed``: train and dev then share no speaker (recording).
+Dev part: the given dev data (``dev``), else ``dev_unit``s (speakers or recordings) drawn with ``seed`` until
+they hold about ``dev_share`` of the hours, none that would take dev above ``max_dev_share``
+(``punct.utils.heldout.draw_by_share``): train and dev then share no speaker (recording), and a corpus with a few
+dominant speakers keeps them in training.  A train or dev part under ``min_split_minutes`` or
+``min_split_utterances`` is logged as a warning (and listed in ``import_stats.json``).
 
 Validation: structural errors raise ValueError naming ``file:line`` (a malformed line, a repeated id, a
 missing or unreadable audio file (soundfile), a supervision on an unknown recording).  Utterance problems
@@ -49,12 +52,11 @@ import logging
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-import numpy as np
 import soundfile as sf
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 from lhotse.audio import AudioSource
@@ -66,6 +68,7 @@ from punct.io.kaldi_data_dir import read_kaldi_data_dir
 from punct.text import numbers as num
 from punct.text.token_labels import spoken_words
 from punct.utils.atomic import atomic_path, atomic_write_text
+from punct.utils.heldout import draw_by_share, small_part_warning
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +88,10 @@ class UtteranceImportConfig:
         "recording"  # the supervisions' speaker (CMVN stats): see the module doc
     )
     dev_unit: Literal["speaker", "recording"] = "speaker"  # held out together for dev (without given dev data)
-    dev_share: float = 0.1  # share of dev units held out (at least one)
+    dev_share: float = 0.1  # share of the hours held out for dev (whole dev units, at least one)
+    max_dev_share: float = 1 / 3  # no dev unit is drawn that would take dev above this share of the hours
+    min_split_minutes: float = 2.0  # a train or dev part with less speech is warned about
+    min_split_utterances: int = 20  # a train or dev part with fewer utterances is warned about
     max_duration: float = 30.0  # seconds; longer utterances are skipped
     end_tolerance: float = 0.05  # seconds a segment may end after its audio (clipped); more is a skip
     sampling_rate: int = 16000  # the AM's feature rate; other recordings are resampled (lhotse transform)
@@ -95,8 +101,8 @@ class UtteranceImportConfig:
             c.isspace() for c in self.alphabet
         ):
             raise ValueError(f"alphabet must be lowercase NFC characters without spaces, got {self.alphabet!r}")
-        if not 0.0 < self.dev_share < 1.0:
-            raise ValueError(f"dev_share must be in (0, 1), got {self.dev_share}")
+        if not 0.0 < self.dev_share <= self.max_dev_share < 1.0:
+            raise ValueError(f"need 0 < dev_share <= max_dev_share < 1, got {self.dev_share}, {self.max_dev_share}")
         if self.max_duration <= 0 or self.end_tolerance < 0:
             raise ValueError(
                 f"max_duration must be > 0 and end_tolerance >= 0, got {self.max_duration}, {self.end_tolerance}"
@@ -353,15 +359,14 @@ def dev_unit_of(sup: SupervisionSegment, unit: str) -> str:
     return sup.custom["speaker"] if unit == "speaker" else sup.recording_id
 
 
-def choose_dev_units(units: Iterable[str], share: float, seed: int) -> list[str]:
-    """``share`` of the distinct units (at least one), drawn with ``seed``; at least one unit stays for training."""
-    units = sorted(set(units))
-    if len(units) < 2:
-        raise ValueError(f"{len(units)} dev unit(s): cannot hold one out for dev and train on the rest; give the dev "
+def choose_dev_units(hours: Mapping[str, float], share: float, seed: int, max_share: float = 1 / 3,
+                     what: str = "dev unit") -> list[str]:
+    """Units (unit -> hours) drawn with ``seed`` until they hold about ``share`` of the hours, never more than
+    ``max_share`` (``punct.utils.heldout.draw_by_share``); at least one unit stays for training."""
+    if len(hours) < 2:
+        raise ValueError(f"{len(hours)} {what}(s): cannot hold one out for dev and train on the rest; give the dev "
                          "data separately, or use another dev_unit")
-    num = min(len(units) - 1, max(1, round(share * len(units))))
-    rng = np.random.default_rng(seed)
-    return sorted(rng.choice(units, size=num, replace=False).tolist())
+    return draw_by_share(hours, [share], seed, max_share, what)[0]
 
 
 def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
@@ -390,8 +395,12 @@ def _check_shared_ids(recordings: dict[str, Recording], sups: Sequence[Supervisi
 
 def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImportConfig, seed: int
                        ) -> tuple[list[SupervisionSegment], list[SupervisionSegment], list[str]]:
-    """(train, dev, dev units): a seeded share of the speakers or recordings held out for dev."""
-    dev_units = set(choose_dev_units((dev_unit_of(s, config.dev_unit) for s in sups), config.dev_share, seed))
+    """(train, dev, dev units): speakers or recordings holding a seeded ``dev_share`` of the hours held out for dev."""
+    hours: dict[str, float] = {}
+    for s in sups:
+        unit = dev_unit_of(s, config.dev_unit)
+        hours[unit] = hours.get(unit, 0.0) + s.duration / 3600
+    dev_units = set(choose_dev_units(hours, config.dev_share, seed, config.max_dev_share, config.dev_unit))
     train = [s for s in sups if dev_unit_of(s, config.dev_unit) not in dev_units]
     dev = [s for s in sups if dev_unit_of(s, config.dev_unit) in dev_units]
     return train, dev, sorted(dev_units)
@@ -406,7 +415,8 @@ def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
     recordings, sups = supervisions_of(data, config, skips[str(data)])
     if dev is None:
         train, dev_sups, units = split_supervisions(sups, config, seed)
-        held_out = f"{len(units)} {config.dev_unit}(s) drawn with seed {seed}: {', '.join(units)}"
+        held_out = (f"{len(units)} {config.dev_unit}(s) drawn with seed {seed} for {config.dev_share:.0%} of the "
+                    f"hours: {', '.join(units)}")
     else:
         skips[str(dev)] = Skips()
         dev_recordings, dev_sups = supervisions_of(dev, config, skips[str(dev)])
@@ -414,16 +424,20 @@ def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
         recordings.update(dev_recordings)
         train, held_out = sups, f"the given dev data {dev}"
     out: dict[str, dict[str, object]] = {}
-    stats: dict[str, object] = {
-        "dev_part": held_out,
-        "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()},
-    }
+    stats: dict[str, object] = {"dev_part": held_out, "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()}}
+    warnings: list[str] = []
     for split, split_sups in (("train", train), ("dev", dev_sups)):
         rec_ids = sorted({s.recording_id for s in split_sups})
         out[split] = {"recordings": RecordingSet.from_recordings(recordings[r] for r in rec_ids),
                       "supervisions": SupervisionSet.from_segments(split_sups)}
         stats[split] = split_stats(split_sups, len(rec_ids))
         logger.info("%s: %s", split, stats[split])
+        warning = small_part_warning(f"the AM's {split} part", sum(s.duration for s in split_sups), len(split_sups),
+                                     60 * config.min_split_minutes, config.min_split_utterances)
+        if warning:
+            warnings.append(warning)
+    if warnings:
+        stats["warnings"] = warnings
     logger.info("dev: %s; skipped utterances: %s", held_out, stats["skipped"])
     if output_dir is not None:
         write_am_manifests(out, output_dir, prefix)

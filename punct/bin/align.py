@@ -36,16 +36,34 @@ def get_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--merge", action="store_true", help="merge the jobs' outputs and measure quality")
     parser.add_argument("--max-fail", type=float, default=0.05, help="fail when more than this share cannot be aligned")
-    parser.add_argument(
-        "--word-times-dir",
-        type=Path,
-        default=None,
-        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional",
-    )
+    parser.add_argument("--min-aligned", type=int, default=1,
+                        help="fail when fewer cuts of a split are aligned (stage 4 would have nothing to train on)")
+    parser.add_argument("--word-times-dir", type=Path, default=None,
+                        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished job")
     add_device_arguments(parser)
     add_job_arguments(parser)
     return parser
+
+
+def alignment_problem(split: str, aligned: int, total: int, reasons: dict[str, int], max_fail: float,
+                      min_aligned: int) -> str | None:
+    """Why a split's alignment is too poor to go on (more than ``max_fail`` failed, or fewer than ``min_aligned``
+    aligned), with what helps; None when it is not."""
+    failed = total - aligned
+    if aligned >= min_aligned and not (total and failed / total > max_fail):
+        return None
+    share = f"{100 * failed / total:.1f}%" if total else "no cuts"
+    helps = []
+    if "unknown character" in reasons:
+        helps.append("'unknown character': the AM's tokens (tokens.txt) lack characters of the text: train the AM on "
+                     "text that has them, or normalise them away (conf/normalize.yaml)")
+    if set(reasons) - {"unknown character"} or not reasons:
+        helps.append("'no path', 'too few frames', 'word without frames': the AM learned too little (its dev WER: "
+                     "wer_dev.txt): more AM training data (--am-extra-size mini_am) or more epochs (num_epochs)")
+    return (f"{split}: {aligned} of {total} cuts aligned, {failed} ({share}) failed (by reason: {reasons}): more than "
+            f"--max-fail {100 * max_fail:.1f}% or fewer than --min-aligned {min_aligned} aligned, too little for the "
+            "stages after it.  What helps: " + "; ".join(helps) + ".")
 
 
 def merge_split(args, split: str, ali_dir: Path) -> bool:
@@ -54,9 +72,9 @@ def merge_split(args, split: str, ali_dir: Path) -> bool:
     out = cuts_path(args.fbank_dir, split, args.prefix, "_ali")
     counts = merge_alignments(ali_dir, split, args.nj, [c.id for c in cuts], out)
     total = len(cuts)
-    failed = total - counts["aligned"]
+    reasons = {k: v for k, v in counts.items() if k != "aligned"}
     logging.info("%s: %d of %d cuts aligned; failures by reason: %s (list: %s)", split, counts["aligned"],
-                 total, {k: v for k, v in counts.items() if k != "aligned"}, ali_dir / f"{split}.failed")
+                 total, reasons, ali_dir / f"{split}.failed")
     if args.word_times_dir is not None:
         # MuST-C layout names the test split tst-COMMON
         candidates = [args.word_times_dir / name / "txt" / f"{name}.word_times.jsonl"
@@ -71,9 +89,9 @@ def merge_split(args, split: str, ali_dir: Path) -> bool:
             atomic_write_text(ali_dir / f"{split}.ali_error.txt", text)
             atomic_write_text(ali_dir / f"{split}.ali_error.json", json.dumps(summary, indent=1) + "\n")
             logging.info("%s", text.strip())
-    if total and failed / total > args.max_fail:
-        logging.error("%s: %d of %d cuts (%.1f%%) failed to align, more than --max-fail %.1f%%", split,
-                      failed, total, 100 * failed / total, 100 * args.max_fail)
+    problem = alignment_problem(split, counts["aligned"], total, reasons, args.max_fail, args.min_aligned)
+    if problem:
+        logging.error("%s (list: %s)", problem, ali_dir / f"{split}.failed")
         return False
     mark_done(out)
     return True

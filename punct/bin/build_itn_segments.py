@@ -9,8 +9,12 @@
 Inputs: ``<prefix>_{recordings,supervisions}_all.jsonl.gz`` of stage 0 and
 ``<recognised-dir>/<recording id>.words.tsv`` (word, start, end).  Outputs in ``--out-dir``:
 ``align/<recording id>.tsv`` (the thesis' per-word alignment table), ``parts/segments.JOB.jsonl``,
-``{dev,test}_speakers.txt``, and after ``--merge``: ``<prefix>_{recordings,supervisions}_{train,dev,test}.jsonl.gz``,
-``stats.md`` and ``stats.json``.
+``{dev,test}_speakers.txt`` (``{dev,test}_recordings.txt`` with ``split_by: recording``), and after ``--merge``:
+``<prefix>_{recordings,supervisions}_{train,dev,test}.jsonl.gz``, ``stats.md`` and ``stats.json``.
+
+Held-out parts: the given speaker lists, else ``num_dev_speakers``/``num_test_speakers`` drawn with the seed, or with
+``dev_share``/``test_share`` speakers (``--split-by recording``: recordings) holding those shares of the hours.  The
+merge exits 1, after writing ``stats.md``, when a split has fewer segments than ``min_{train,dev,test}_segments``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import sys
 from pathlib import Path
 
 from lhotse import RecordingSet, SupervisionSet, load_manifest, load_manifest_lazy
@@ -31,6 +36,7 @@ from punct.align.dataset import (
     process_recording,
     read_recognised_words,
     segment_to_supervision,
+    too_few_segments,
 )
 from punct.align.segments import (
     SPLITS,
@@ -44,6 +50,7 @@ from punct.align.segments import (
 )
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
 from punct.utils.config import add_config_arguments, config_from_args
+from punct.utils.heldout import draw_by_share
 from punct.utils.jobs import add_job_arguments, job_share
 from punct.utils.logging import log_config, setup_logging
 
@@ -68,24 +75,65 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class TooFewSegments(RuntimeError):
+    """A split of the segment dataset is under its configured minimum."""
+
+
 def _read_list(path: Path) -> list[str]:
     return sorted({ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()})
 
 
-def heldout_speakers(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) -> tuple[set[str], set[str]]:
-    """Dev and test speaker sets from the given lists, else drawn with the seed from all speakers."""
-    all_speakers = sorted({s for sup in supervisions for s in sup.custom["speakers"]})
+def speaker_hours(supervisions) -> dict[str, float]:
+    """Each speaker's estimated hours: every recording's duration shared by its speakers' official word counts."""
+    hours: dict[str, float] = {}
+    for sup in supervisions:
+        speakers = sup.custom["speakers"]
+        for speaker in set(speakers):
+            hours[speaker] = hours.get(speaker, 0.0) + sup.duration / 3600 * speakers.count(speaker) / len(speakers)
+    return hours
+
+
+def heldout_units(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) -> tuple[set[str], set[str]]:
+    """Dev and test units (speakers, or recordings with ``split_by: recording``) from the given lists, else drawn
+    with the seed: a count of speakers, or a share of the hours (``dev_share``, ``test_share``).  Written to
+    ``{dev,test}_{speakers,recordings}.txt``."""
+    unit = cfg.split_by
     if args.dev_speakers or args.test_speakers:
+        if unit != "speaker":
+            raise ValueError("--dev-speakers/--test-speakers name speakers: they need split_by: speaker")
         dev = _read_list(args.dev_speakers) if args.dev_speakers else []
         test = _read_list(args.test_speakers) if args.test_speakers else []
         both = set(dev) & set(test)
         if both:
             raise ValueError(f"speakers in both dev and test lists: {sorted(both)[:5]}")
+    elif cfg.by_share:
+        hours = (speaker_hours(supervisions) if unit == "speaker"
+                 else {sup.recording_id: sup.duration / 3600 for sup in supervisions})
+        test, dev = draw_by_share(hours, [cfg.test_share, cfg.dev_share], cfg.seed, cfg.max_heldout_share, unit)
+        total = sum(hours.values())
+        logging.info("held out by hours: test %d %ss (%.1f%% of %.3f h), dev %d (%.1f%%)", len(test), unit,
+                     100 * sum(hours[u] for u in test) / total, total, len(dev), 100 * sum(hours[u] for u in dev) / total)
     else:
+        all_speakers = sorted({s for sup in supervisions for s in sup.custom["speakers"]})
         dev, test = choose_heldout_speakers(all_speakers, cfg.num_dev_speakers, cfg.num_test_speakers, cfg.seed)
-    atomic_write_text(args.out_dir / "dev_speakers.txt", "".join(f"{s}\n" for s in dev))
-    atomic_write_text(args.out_dir / "test_speakers.txt", "".join(f"{s}\n" for s in test))
+    atomic_write_text(args.out_dir / f"dev_{unit}s.txt", "".join(f"{s}\n" for s in dev))
+    atomic_write_text(args.out_dir / f"test_{unit}s.txt", "".join(f"{s}\n" for s in test))
     return set(dev), set(test)
+
+
+def recording_heldout(cfg: ItnDatasetConfig, sup, dev: set[str], test: set[str]) -> tuple[set[str], set[str]]:
+    """The held-out speaker sets build_segments reads for one recording: with ``split_by: recording`` every
+    speaker of a dev (test) recording, none of a training one; else the held-out speakers themselves."""
+    if cfg.split_by == "speaker":
+        return dev, test
+    speakers = set(sup.custom["speakers"])
+    return (speakers if sup.recording_id in dev else set()), (speakers if sup.recording_id in test else set())
+
+
+# Config values that do not change a job part (the merge's minimums), or change it only through the held-out
+# units, which job_inputs stores: a part made before they existed is still up to date.
+NOT_PART_INPUTS = ("split_by", "dev_share", "test_share", "max_heldout_share", "min_train_segments",
+                   "min_dev_segments", "min_test_segments")
 
 
 def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: set[str], test: set[str]) -> dict:
@@ -95,9 +143,9 @@ def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: set[str], test: set[str])
     inputs = {
         "recognised_dir": str(args.recognised_dir.resolve()),
         "words_mtime": max((f.stat().st_mtime for f in words_files if f.exists()), default=0.0),
-        "config": dataclasses.asdict(cfg),
-        "dev_speakers": sorted(dev),
-        "test_speakers": sorted(test),
+        "config": {k: v for k, v in dataclasses.asdict(cfg).items() if k not in NOT_PART_INPUTS},
+        f"dev_{cfg.split_by}s": sorted(dev),
+        f"test_{cfg.split_by}s": sorted(test),
     }
     return json.loads(json.dumps(inputs))  # as read back from the counts file
 
@@ -112,7 +160,7 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
     if args.recognised_dir is None:
         raise ValueError("--recognised-dir is required unless --merge")
     supervisions = load_manifest(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")
-    dev, test = heldout_speakers(args, cfg, supervisions)
+    dev, test = heldout_units(args, cfg, supervisions)
     sups = job_share(sorted(supervisions, key=lambda s: s.recording_id), args.job, args.nj)
     inputs = job_inputs(args, cfg, sups, dev, test)
     if is_done(part) and not args.overwrite:
@@ -132,7 +180,8 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
             continue
         rec_words = read_recognised_words(words_file)
         off = official_words(sup)
-        rows, segments = process_recording(sup.recording_id, rec_words, off, dev, test, cfg, counts)
+        rows, segments = process_recording(sup.recording_id, rec_words, off, *recording_heldout(cfg, sup, dev, test),
+                                           cfg, counts)
         atomic_write_text(args.out_dir / "align" / f"{sup.recording_id}.tsv", alignment_table(rows, segments))
         runs = zero_distance_runs(rows)
         totals["recordings"] += 1
@@ -161,7 +210,9 @@ def _segment_from_dict(d: dict) -> Segment:
     return seg
 
 
-def merge(args) -> None:
+def merge(args, cfg: ItnDatasetConfig) -> None:
+    """The job parts -> manifests per split, stats.md and stats.json; TooFewSegments (after writing them, before the
+    done marker) when a split is under its minimum."""
     parts = [args.out_dir / "parts" / f"segments.{j}.jsonl" for j in range(1, args.nj + 1)]
     missing = [str(p) for p in parts if not is_done(p)]
     if missing:
@@ -215,20 +266,29 @@ def merge(args) -> None:
                       json.dumps({"totals": totals, "filters": filters, "splits": plain}, indent=1,
                                  ensure_ascii=False) + "\n")
     print(report, end="")
+    problem = too_few_segments(args.out_dir, {k: v["segments"] for k, v in stats.items()}, cfg,
+                               int(totals.get("official_words", 0)), int(totals.get("exact_words", 0)))
+    if problem:
+        raise TooFewSegments(problem)
     mark_done(args.out_dir)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     args = get_parser().parse_args(argv)
     setup_logging(args.log_file)
     cfg = config_from_args(ItnDatasetConfig, args, args.config)
     log_config({"args": vars(args), "config": dataclasses.asdict(cfg)})
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.merge:
-        merge(args)
+        try:
+            merge(args, cfg)
+        except TooFewSegments as e:
+            logging.error("%s", e)
+            return 1
     else:
         run_job(args, cfg)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

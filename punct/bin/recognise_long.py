@@ -80,6 +80,9 @@ def get_parser() -> argparse.ArgumentParser:
         help="instead of recognising: sum the stats of every recording into this file",
     )
     parser.add_argument("--overwrite", action="store_true", help="recognise finished recordings again")
+    parser.add_argument("--min-words-per-minute", type=float, default=10.0,
+                        help="with --summary: exit 1 when fewer words per minute of audio were recognised (speech has "
+                             "~100-150): the recogniser learned (almost) nothing; 0: no check")
     add_device_arguments(parser)
     add_config_arguments(parser, ChunkConfig)
     add_config_arguments(parser, BeamSearchConfig)
@@ -172,8 +175,8 @@ def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_conf
     return {"recognised": len(todo), "skipped_done": len(share) - len(todo)}
 
 
-def summarise(out_dir: Path, recordings: RecordingSet) -> str:
-    """Totals over the recordings' stats files; raises if a recording is not finished."""
+def summarise(out_dir: Path, recordings: RecordingSet) -> tuple[str, dict[str, float]]:
+    """The summary text and totals over the recordings' stats files; raises if a recording is not finished."""
     missing = [r.id for r in recordings if not words_path(out_dir, r.id).is_file()]
     if missing:
         raise FileNotFoundError(f"{out_dir}: {len(missing)} recordings not recognised yet, e.g. {missing[0]}")
@@ -200,7 +203,18 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> str:
     wer = total_wer(errors)
     if wer is not None:
         lines.append(f"long-recording {wer.summary().split(' %SER')[0]} ({len(errors)} recordings with a reference)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", totals
+
+
+def too_few_words(summary_path: Path, words: float, seconds: float, min_words_per_minute: float) -> str | None:
+    """Why the recognised words are too few for stage 3 (under ``min_words_per_minute``), with what helps."""
+    if min_words_per_minute <= 0 or seconds <= 0 or words / (seconds / 60) >= min_words_per_minute:
+        return None
+    return (f"{summary_path}: {int(words)} words recognised in {seconds / 3600:.2f} h of audio "
+            f"({words / (seconds / 60):.1f} per minute, fewer than --min-words-per-minute {min_words_per_minute:g}): "
+            "the recogniser learned (almost) nothing, and stage 3 would find no segments.  What helps: an AM with a "
+            "lower dev WER (stage 1: more --am-data, --am-init <trained AM>, more epochs), or a trained recogniser "
+            "(--asr-model <transformers CTC folder>, --am-dir <trained AM>).")
 
 
 def main(argv=None) -> int:
@@ -212,9 +226,13 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.num_threads)
     recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
     if args.summary is not None:
-        text = summarise(args.out_dir, recordings)
+        text, totals = summarise(args.out_dir, recordings)
         atomic_write_text(args.summary, text)
         logging.info("%s:\n%s", args.summary, text.strip())
+        problem = too_few_words(args.summary, totals["words"], totals["duration"], args.min_words_per_minute)
+        if problem:
+            logging.error("%s", problem)
+            return 1
         return 0
     check_job(args.job, args.nj)
     if args.lm is not None and not args.lm.is_file():

@@ -64,10 +64,11 @@ def test_prepare_and_build_segments(tmp_path):
     out = tmp_path / "segments"
     test_list = tmp_path / "test.txt"
     test_list.write_text("EvaMala.1980\n")
-    common = ["--prefix", "parczech", "--manifest-dir", str(man), "--out-dir", str(out), "--test-speakers", str(test_list), "--nj", "2"]
+    common = ["--prefix", "parczech", "--manifest-dir", str(man), "--out-dir", str(out), "--test-speakers", str(test_list), "--nj", "2",
+              "--min-train-segments", "1", "--min-dev-segments", "0"]  # two recordings: no dev speaker
     for job in ("1", "2"):
         build_itn_segments.main(common + ["--recognised-dir", str(rec_dir), "--job", job])
-    build_itn_segments.main(common + ["--merge"])
+    assert build_itn_segments.main(common + ["--merge"]) == 0
 
     table = (out / "align" / "2014021816581712.tsv").read_text(encoding="utf-8").splitlines()
     assert table[0].split("\t")[:4] == ["word_idx", "sentence_idx", "rec_word", "gold_word"]

@@ -112,15 +112,17 @@ def test_dev_part_is_seeded(segmented, tmp_path):
     again = import_utterance_data(root, None, CONFIG, seed=1, prefix="parczech")
     assert sorted(s.id for s in again["dev"]["supervisions"]) == dev_of[1]
     assert len({tuple(v) for v in dev_of.values()}) > 1  # the seed chooses
-    assert choose_dev_units(["a", "b", "c", "d", "e"], 0.4, seed=0) == choose_dev_units(list("edcba"), 0.4, seed=0)
-    assert len(choose_dev_units(list("abcdefghij"), 0.3, seed=0)) == 3
+    hours = {u: 1.0 for u in "abcde"}
+    assert choose_dev_units(hours, 0.2, seed=0) == choose_dev_units(dict(reversed(hours.items())), 0.2, seed=0)
+    assert len(choose_dev_units({u: 1.0 for u in "abcdefghij"}, 0.3, seed=0)) == 3
     with pytest.raises(ValueError, match="cannot hold one out"):
-        choose_dev_units(["a"], 0.5, seed=0)
+        choose_dev_units({"a": 1.0}, 0.5, seed=0)
 
 
 def test_cmvn_by_speaker_and_dev_by_recording(segmented, tmp_path):
     root, _ = segmented
-    config = UtteranceImportConfig(alphabet=CZECH, cmvn_group="speaker", dev_unit="recording", dev_share=0.5)
+    config = UtteranceImportConfig(alphabet=CZECH, cmvn_group="speaker", dev_unit="recording", dev_share=0.5,
+                                   max_dev_share=0.6)  # two sittings: one is half the hours
     parts = import_utterance_data(root, None, config, seed=0, prefix="parczech")
     dev = list(parts["dev"]["supervisions"])
     assert all(s.speaker == s.custom["speaker"] == s.id.split("-")[0] for s in dev)

@@ -20,6 +20,8 @@ decode_config=               # YAML with the beam search's values (punct.recogni
 device=auto                  # auto, cpu or cuda
 num_threads=1                # torch CPU threads per job
 overwrite=false              # recognise finished recordings again
+min_words_per_minute=10      # stop when fewer words per minute of audio were recognised (the recogniser learned
+                             # nothing; speech has ~100-150); 0: no check
 # End configuration section.
 
 echo "$0 $*"
@@ -43,7 +45,7 @@ else
   echo "e.g.: $0 --nj 2 --ref-dir data/corpus_mini/synth data/manifests exp/am exp/asr/words"
   echo "e.g.: $0 --nj 2 --asr-model /models/wav2vec2-cs data/manifests exp/asr/words"
   echo "Options: --cmd CMD, --nj N, --asr-model DIR, --ref-dir DIR, --chunk-config YAML, --lm ARPA, --decode-config YAML,"
-  echo "         --device DEV, --overwrite true"
+  echo "         --device DEV, --overwrite true, --min-words-per-minute N"
   exit 1
 fi
 
@@ -63,5 +65,12 @@ job_opts=(--device $device --num-threads $num_threads)
 $overwrite && job_opts+=(--overwrite)
 $cmd JOB=1:$nj $log_dir/recognise.JOB.log \
   python -m punct.bin.recognise_long "${opts[@]}" "${job_opts[@]}" --job JOB --nj $nj
-python -m punct.bin.recognise_long "${opts[@]}" --summary $(dirname $dir)/summary.txt 2> $log_dir/summary.log
-sed "s|^|$0: |" $(dirname $dir)/summary.txt
+rc=0
+python -m punct.bin.recognise_long "${opts[@]}" --summary $(dirname $dir)/summary.txt \
+  --min-words-per-minute $min_words_per_minute 2> $log_dir/summary.log || rc=$?
+[ -f $(dirname $dir)/summary.txt ] && sed "s|^|$0: |" $(dirname $dir)/summary.txt
+if [ $rc -ne 0 ]; then
+  grep -h "ERROR" $log_dir/summary.log >&2 || tail -n 5 $log_dir/summary.log >&2
+  echo "$0: stopped (see $log_dir/summary.log)" >&2
+  exit 1
+fi

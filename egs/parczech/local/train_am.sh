@@ -18,6 +18,7 @@ seed=42                       # random seed
 num_threads=2                 # torch CPU threads (stage 1 runs alone: 2 threads, 7.2 against 6.1 batches/s with 1)
 nproc=1                       # processes (GPUs) under torchrun
 amp=                          # mixed precision: none, bf16, fp16 or auto; empty: the am config's amp
+max_dev_wer=                  # stop when the dev WER (%) is above this; empty: the am config's max_dev_wer; none: no check
 # End configuration section.
 
 echo "$0 $*"
@@ -28,7 +29,8 @@ echo "$0 $*"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.: $0 --am-config conf/am_mini_init.yaml --init ../mustc/exp/am/best-valid-loss.pt data/am_fbank exp/am"
-  echo "Options: --cmd CMD, --cpu-cmd CMD, --am-config YAML, --feat-config YAML, --init CHECKPOINT, --device DEV, --seed N"
+  echo "Options: --cmd CMD, --cpu-cmd CMD, --am-config YAML, --feat-config YAML, --init CHECKPOINT, --device DEV, --seed N,"
+  echo "         --max-dev-wer PERCENT|none"
   exit 1
 fi
 fbank=$1
@@ -55,5 +57,6 @@ if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
     --prefix parczech --exp-dir $dir --seed $seed
 fi
 steps/train_am.sh --cmd "$cmd --num-threads $num_threads" --cpu-cmd "${cpu_cmd:-$cmd --gpu 0}" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
-  --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" $fbank $dir
+  --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" --max-dev-wer "$max_dev_wer" \
+  $fbank $dir
 cp $feat_config $dir/mfcc.yaml

@@ -1,0 +1,47 @@
+"""After AM training (steps/train_am.sh): stop when the AM's greedy dev WER is above ``max_dev_wer``.
+
+  python -m punct.bin.check_am_wer --config conf/am.yaml --wer-file exp/am/wer_dev.txt [--max-dev-wer 95]
+
+Exit status 1 with a message (punct.am.dev_wer: why, and the options that help) when the WER is above the limit
+(``--max-dev-wer``, else the config's ``max_dev_wer``; ``none`` turns the check off); 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from punct.am.dev_wer import AmLearnedNothing, check_dev_wer
+from punct.am.train import AmConfig
+from punct.utils.config import load_config
+
+
+def _limit(text: str) -> float | None:
+    return None if text.lower() in ("none", "null", "off") else float(text)
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--config", type=Path, required=True, help="the AM config (its max_dev_wer)")
+    parser.add_argument("--wer-file", type=Path, required=True, help="wer_dev.txt of punct.bin.decode_am")
+    parser.add_argument("--max-dev-wer", type=_limit, default=argparse.SUPPRESS,
+                        help="highest dev WER (%%) that goes on; none: no check (default: the config's max_dev_wer)")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = get_parser().parse_args(argv)
+    limit = args.max_dev_wer if "max_dev_wer" in args else load_config(AmConfig, args.config).max_dev_wer
+    try:
+        wer = check_dev_wer(args.wer_file, limit, str(args.config))
+    except AmLearnedNothing as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        return 1
+    print(f"dev WER {wer:.2f} % " + ("(no max_dev_wer check)" if limit is None else f"<= max_dev_wer {limit:g} %"),
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
