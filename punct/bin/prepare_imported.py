@@ -75,17 +75,21 @@ def main() -> None:
     parts = {"train": args.train_parts, "dev": args.dev_part, "test": args.test_part}
     if not args.source_dir.is_dir():
         raise SystemExit(f"{args.source_dir}: no such directory")
-    stamp = json.dumps({"source_dir": str(args.source_dir.resolve()), "form": args.form, "parts": parts,
-                        "inputs": input_fingerprint(input_files(args, parts)), "text_field": args.text_field,
-                        "end_tolerance": args.end_tolerance, "sampling_rate": args.sampling_rate,
-                        "normalize": repr(norm)}, sort_keys=True)
-    print(format_mark_table(norm))
-    if already_prepared(args.output_dir, stamp, args.overwrite):
-        return
-    begin = time.time()
-    _, stats = prepare_imported(args.form, args.source_dir, args.output_dir, parts=parts, norm=norm,
-                                text_field=args.text_field, end_tolerance=args.end_tolerance,
-                                sampling_rate=args.sampling_rate)
+    try:
+        stamp = json.dumps({"source_dir": str(args.source_dir.resolve()), "form": args.form, "parts": parts,
+                            "inputs": input_fingerprint(input_files(args, parts)), "text_field": args.text_field,
+                            "end_tolerance": args.end_tolerance, "sampling_rate": args.sampling_rate,
+                            "normalize": repr(norm)}, sort_keys=True)
+        print(format_mark_table(norm))
+        if already_prepared(args.output_dir, stamp, args.overwrite):
+            return
+        begin = time.time()
+        _, stats = prepare_imported(args.form, args.source_dir, args.output_dir, parts=parts, norm=norm,
+                                    text_field=args.text_field, end_tolerance=args.end_tolerance,
+                                    sampling_rate=args.sampling_rate)
+    except (FileNotFoundError, ValueError) as e:  # bad input: the message names the file (and line)
+        logging.error("%s", e)
+        raise SystemExit(1) from None
     write_report(args.output_dir, stats, stamp)
     logging.info("prepared %s (%s) -> %s in %.1f s", args.source_dir, args.form, args.output_dir, time.time() - begin)
 
