@@ -8,6 +8,8 @@
 #   ./run.sh --stage 3 --stop-stage 5         # a range of stages
 #   ./run.sh --mustc-root /data/MUSTC_v1.0/en-de --unipunc-dir /data/unipunc \
 #     --bert-model bert-base-uncased        # the paper's settings (README: differences from the paper)
+#   ./run.sh --manifests data/libritts --train-parts train-clean-100 --dev-part dev-clean \
+#     --test-part test-clean --text-field orig_text   # a corpus of your own: lhotse manifests (or --data-dir)
 set -euo pipefail
 command_line="$0 $*"
 run_args=("$@")
@@ -17,6 +19,15 @@ stage=0              # first stage to run
 stop_stage=100       # last stage to run
 nj=2                 # parallel jobs for features, alignment and embedding dumps
 mustc_root=          # MuST-C v1/v2 en-X directory (holds data/{train,dev,tst-COMMON}); empty: mini corpus
+manifests=           # instead: lhotse manifests of your own corpus, <corpus>_{recordings,supervisions}_<part>.jsonl.gz
+                     # with punctuated text (what lhotse's prepare_* recipes write)
+data_dir=            # instead: Kaldi data dirs of your own corpus, <dir>/<part>/{wav.scp,text[,segments,utt2spk]}
+                     # with punctuated text
+train_parts=train    # --manifests/--data-dir: comma-separated parts that make the train split
+dev_part=dev         # --manifests/--data-dir: the part (or comma-separated parts) of the dev split
+test_part=test       # --manifests/--data-dir: the part (or comma-separated parts) of the test split
+text_field=text      # --manifests: the supervisions' field with the punctuated text: text, or a key of their
+                     # custom (LibriTTS: orig_text; its text is the normalized one)
 unipunc_dir=         # folder with UniPunc's train-audio.json/test-audio.json (optional)
 corpus_size=mini     # mini corpus size when no --mustc-root: tiny (tests) or mini (about an hour)
 am_extra_size=none   # AM-only extra talks beside the mini corpus: mini_am (~1.7 h of other voices) or none
@@ -58,6 +69,15 @@ Options (defaults in brackets):
   --stop-stage N       last stage [${stop_stage}]
   --nj N               parallel jobs [${nj}]
   --mustc-root DIR     MuST-C en-X directory; empty builds the mini corpus [${mustc_root}]
+  --manifests DIR      instead of MuST-C: lhotse manifests <corpus>_{recordings,supervisions}_<part>.jsonl.gz,
+                       punctuated text (lhotse's prepare_* recipes write them) [${manifests}]
+  --data-dir DIR       instead of MuST-C: Kaldi data dirs DIR/<part>/{wav.scp,text} (+ segments, utt2spk),
+                       punctuated text [${data_dir}]
+  --train-parts A,B    parts of --manifests/--data-dir that make train [${train_parts}]
+  --dev-part X         part(s) that make dev [${dev_part}]
+  --test-part Y        part(s) that make test [${test_part}]
+  --text-field F       --manifests: supervision field with the punctuated text: text or a custom key
+                       (LibriTTS: orig_text) [${text_field}]
   --unipunc-dir DIR    UniPunc split (train-audio.json, test-audio.json) [${unipunc_dir}]
   --corpus-size SIZE   tiny or mini, for the mini corpus [${corpus_size}]
   --am-extra-size S    AM-only extra talks beside the mini corpus: mini_am or none [${am_extra_size}]
@@ -89,13 +109,21 @@ HELP
 
 no_positional_arguments "$@"
 
-if [ -z "$mustc_root" ]; then
+# The corpus: the mini corpus (built), MuST-C, or a corpus of your own (lhotse manifests or Kaldi data dirs).
+corpus_form=mini
+[ -n "$mustc_root" ] && corpus_form=mustc && corpus_dir=$mustc_root
+[ -n "$manifests" ] && corpus_form=manifests && corpus_dir=$manifests
+[ -n "$data_dir" ] && corpus_form=data-dir && corpus_dir=$data_dir
+if [ "$(printf '%s\n' "$mustc_root" "$manifests" "$data_dir" | grep -c .)" -gt 1 ]; then
+  echo "$0: give only one of --mustc-root, --manifests and --data-dir" >&2
+  exit 2
+fi
+if [ $corpus_form = mini ]; then
   corpus_dir=data/corpus_${corpus_size}
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
   # the tiny corpus' toy TDNN learns only from the fine-tuned vectors
   [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && tdnn_word_vectors=pretrained
 else
-  corpus_dir=$mustc_root
   am_extra_size=none
 fi
 [ "$tdnn_word_vectors" = auto ] && tdnn_word_vectors=fine-tuned
@@ -122,8 +150,8 @@ fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
 
 log "$command_line"
-if [ -n "$mustc_root" ] && [ -z "$bert_model" ]; then
-  # --mustc-root runs the paper's settings but for the encoder: the one conf/bert.yaml names, else the offline MiniLM
+if [ $corpus_form != mini ] && [ -z "$bert_model" ]; then
+  # a real corpus runs the paper's settings but for the encoder: the one conf/bert.yaml names, else the offline MiniLM
   conf_encoder=$(python -c "import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get('bert_model') or '')" \
     conf/bert${conf_suffix}.yaml)
   if [ "$(basename "${conf_encoder:-none}")" != bert-base-uncased ]; then
@@ -134,7 +162,7 @@ fi
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: corpus -> lhotse manifests: ${corpus_dir} -> data/manifests"
-  if [ -z "$mustc_root" ]; then
+  if [ $corpus_form = mini ]; then
     # The embedded mini corpus (Jane Austen read by espeak-ng) in MuST-C layout.  A built corpus
     # is kept; rebuild it with: local/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
     local/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
@@ -142,8 +170,15 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   fi
   # English text + words and labels per segment (mark -> label mapping: conf/normalize.yaml);
   # test = tst-COMMON, or UniPunc's split with --unipunc-dir.
-  local/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
-    ${unipunc_dir:+--unipunc-dir "$unipunc_dir"} $corpus_dir data/manifests
+  if [ $corpus_form = manifests ] || [ $corpus_form = data-dir ]; then
+    # Your own corpus: the same manifests, words and labels; other sampling rates resampled to 16 kHz.
+    local/prepare_imported.sh --form $corpus_form --train-parts "$train_parts" --dev-part "$dev_part" \
+      --test-part "$test_part" --text-field "$text_field" --normalize-config conf/normalize.yaml \
+      "$corpus_dir" data/manifests
+  else
+    local/prepare.sh --seed $seed --normalize-config conf/normalize.yaml \
+      ${unipunc_dir:+--unipunc-dir "$unipunc_dir"} $corpus_dir data/manifests
+  fi
   if [ "$am_extra_size" != none ]; then
     log "Stage 0: AM-only training talks: data/corpus_${am_extra_size} -> data/manifests_am"
     local/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
@@ -186,8 +221,8 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   # corpus also the word-start error against the synthesizer's times (exp/am/ali/<split>.ali_error.txt).
   # The tiny CI corpus' toy AM has not seen every character: allow more unalignable cuts there.
   ali_opts=
-  [ -z "$mustc_root" ] && ali_opts="--word-times-dir $corpus_dir/data"
-  [ -z "$mustc_root" ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
+  [ $corpus_form = mini ] && ali_opts="--word-times-dir $corpus_dir/data"
+  [ $corpus_form = mini ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
   steps/align.sh --nj $nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device $ali_opts data/fbank exp/am
 fi
 
@@ -214,7 +249,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   case $bert_extra_text in
     none) extra_text= ;;
     auto) extra_text=
-      if [ -z "$mustc_root" ]; then
+      if [ $corpus_form = mini ]; then
         extra_text=$corpus_dir/text/train_extra.txt
         if [ ! -f $extra_text ]; then  # a mini corpus built before the file existed, or manifests made elsewhere
           log "WARNING: no $extra_text: stage 5 trains on the talks only"

@@ -247,13 +247,28 @@ def _checked_recording(record: dict, where: str, sampling_rate: int) -> Recordin
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 
-def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: float, where: str) -> ImportedUtterance:
+def supervision_text(sup: SupervisionSegment, text_field: str, where: str) -> str | None:
+    """``sup.text`` (``text_field`` "text"), or the string ``sup.custom[text_field]`` (e.g. LibriTTS' ``orig_text``,
+    its punctuated, cased text); a supervision without that custom field is an error naming ``where``."""
+    if text_field == "text":
+        return sup.text
+    custom = sup.custom or {}
+    if text_field not in custom:
+        raise ValueError(f"{where}: supervision {sup.id} has no custom field {text_field!r} (its custom fields: "
+                         f"{sorted(custom)}); choose the text with another text field")
+    value = custom[text_field]
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{where}: supervision {sup.id}: custom {text_field!r} is a {type(value).__name__}, not text")
+    return value
+
+
+def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: float, where: str,
+                           text_field: str = "text") -> ImportedUtterance:
     if sup.duration <= 0:
         raise ValueError(f"{where}: supervision {sup.id}: duration {sup.duration} s")
     start = offset + sup.start
-    return ImportedUtterance(
-        sup.id, rec, start, start + sup.duration, sup.text, sup.speaker, sup.language, where, where, sup.channel
-    )
+    return ImportedUtterance(sup.id, rec, start, start + sup.duration, supervision_text(sup, text_field, where),
+                             sup.speaker, sup.language, where, where, sup.channel)
 
 
 def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
@@ -273,27 +288,34 @@ def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
     return found["recordings"], found["supervisions"], found["cuts"]
 
 
-def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> list[ImportedUtterance]:
+def manifest_utterances(rec_file: Pathlike, sup_file: Pathlike, config: UtteranceImportConfig,
+                        text_field: str = "text") -> list[ImportedUtterance]:
+    """The supervisions of a recordings + supervisions manifest pair as utterances; errors name ``file:line``."""
+    recordings = {}
+    for where, record in read_jsonl(rec_file, "recordings manifest"):
+        rec = _checked_recording(record, where, config.sampling_rate)
+        if rec.id in recordings:
+            raise ValueError(f"{where}: recording {rec.id!r} again: ids must be unique")
+        recordings[rec.id] = rec
+    out = []
+    for where, record in read_jsonl(sup_file, "supervisions manifest"):
+        try:
+            sup = SupervisionSegment.from_dict(record)
+        except Exception as e:  # a missing or mistyped field
+            raise ValueError(f"{where}: not a lhotse SupervisionSegment: {e}") from None
+        if sup.recording_id not in recordings:
+            raise ValueError(f"{where}: supervision {sup.id} is on recording {sup.recording_id!r}, "
+                             f"which {rec_file} does not list")
+        out.append(_supervision_utterance(sup, recordings[sup.recording_id], 0.0, where, text_field))
+    return out
+
+
+def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig, text_field: str = "text") -> list[ImportedUtterance]:
     """The supervisions of lhotse manifests (see the module doc) as utterances; errors name ``file:line``."""
     rec_file, sup_file, cuts_file = _manifest_files(Path(path))
-    out = []
     if rec_file and sup_file:
-        recordings = {}
-        for where, record in read_jsonl(rec_file, "recordings manifest"):
-            rec = _checked_recording(record, where, config.sampling_rate)
-            if rec.id in recordings:
-                raise ValueError(f"{where}: recording {rec.id!r} again: ids must be unique")
-            recordings[rec.id] = rec
-        for where, record in read_jsonl(sup_file, "supervisions manifest"):
-            try:
-                sup = SupervisionSegment.from_dict(record)
-            except Exception as e:  # a missing or mistyped field
-                raise ValueError(f"{where}: not a lhotse SupervisionSegment: {e}") from None
-            if sup.recording_id not in recordings:
-                raise ValueError(f"{where}: supervision {sup.id} is on recording {sup.recording_id!r}, "
-                                 f"which {rec_file} does not list")
-            out.append(_supervision_utterance(sup, recordings[sup.recording_id], 0.0, where))
-        return out
+        return manifest_utterances(rec_file, sup_file, config, text_field)
+    out = []
     checked: dict[str, Recording] = {}
     for where, record in read_jsonl(cuts_file, "cuts manifest"):
         if record.get("type") != "MonoCut" or not record.get("recording"):
@@ -305,7 +327,7 @@ def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig) -> list[Imp
         if cut.recording.id not in checked:
             checked[cut.recording.id] = _checked_recording(cut.recording.to_dict(), where, config.sampling_rate)
         rec = checked[cut.recording.id]
-        out += [_supervision_utterance(sup, rec, cut.start, where) for sup in cut.supervisions]
+        out += [_supervision_utterance(sup, rec, cut.start, where, text_field) for sup in cut.supervisions]
     return out
 
 

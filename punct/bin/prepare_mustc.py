@@ -63,15 +63,8 @@ def main() -> None:
                         "dev_fraction": args.dev_fraction, "normalize": repr(norm), "splits": args.splits},
                        sort_keys=True)
     print(format_mark_table(norm))
-    done = args.output_dir / ".mustc.done"
-    if done.exists() and not args.overwrite:
-        if done.read_text(encoding="utf-8").strip() == stamp:
-            logging.info("%s: manifests already prepared from the same inputs; skipping (--overwrite redoes)",
-                         args.output_dir)
-            print((args.output_dir / "mustc_summary.txt").read_text(encoding="utf-8"), end="")
-            return
-        logging.info("%s: prepared from other inputs before; preparing again", args.output_dir)
-    done.unlink(missing_ok=True)
+    if already_prepared(args.output_dir, stamp, args.overwrite):
+        return
     begin = time.time()
     if args.unipunc_dir is not None:
         _, stats = prepare_unipunc(args.corpus_dir, args.unipunc_dir, args.output_dir, seed=args.seed,
@@ -79,15 +72,35 @@ def main() -> None:
     else:
         _, stats = prepare_mustc(args.corpus_dir, args.output_dir, splits=args.splits, norm=norm,
                                  language=args.language, end_tolerance=args.end_tolerance)
+    write_report(args.output_dir, stats, stamp)
+    logging.info("prepared %s -> %s in %.1f s", args.corpus_dir, args.output_dir, time.time() - begin)
+
+
+def already_prepared(output_dir: Path, stamp: str, overwrite: bool) -> bool:
+    """True (and the summary printed) when ``output_dir`` holds manifests prepared from the inputs ``stamp``
+    describes; else the marker is removed, so that an interrupted preparation never looks complete."""
+    done = output_dir / ".mustc.done"
+    if done.exists() and not overwrite:
+        if done.read_text(encoding="utf-8").strip() == stamp:
+            logging.info("%s: manifests already prepared from the same inputs; skipping (--overwrite redoes)",
+                         output_dir)
+            print((output_dir / "mustc_summary.txt").read_text(encoding="utf-8"), end="")
+            return True
+        logging.info("%s: prepared from other inputs before; preparing again", output_dir)
+    done.unlink(missing_ok=True)
+    return False
+
+
+def write_report(output_dir: Path, stats: dict, stamp: str) -> None:
+    """``mustc_summary.txt``, ``mustc_skipped.json`` and last the ``.mustc.done`` marker with ``stamp``."""
     summary = format_summary(stats)
-    atomic_write_text(args.output_dir / "mustc_summary.txt", summary + "\n")
+    atomic_write_text(output_dir / "mustc_summary.txt", summary + "\n")
     # Segments left out of the manifests, per split and reason: stage 8 shows them in RESULTS.md.
-    atomic_write_text(args.output_dir / "mustc_skipped.json",
+    atomic_write_text(output_dir / "mustc_skipped.json",
                       json.dumps({split: dict(sorted(st.skipped.items())) for split, st in stats.items()},
                                  indent=1, sort_keys=True) + "\n")
     print(summary)
-    atomic_write_text(done, stamp + "\n")
-    logging.info("prepared %s -> %s in %.1f s", args.corpus_dir, args.output_dir, time.time() - begin)
+    atomic_write_text(output_dir / ".mustc.done", stamp + "\n")
 
 
 if __name__ == "__main__":

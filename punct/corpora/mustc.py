@@ -53,7 +53,8 @@ logger = logging.getLogger(__name__)
 
 # Our split name -> MuST-C folder name.
 MUSTC_SPLITS: dict[str, str] = {"train": "train", "dev": "dev", "test": "tst-COMMON"}
-SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words", "unspeakable_token")
+SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words", "unspeakable_token",
+                "no_transcript", "no_audio")  # the last two: an imported corpus (punct.corpora.imported)
 
 _FLOW_LINE = re.compile(r"^\s*-\s*\{(?P<body>.*)\}\s*$")
 _PAIR = re.compile(r"\s*(?P<key>[A-Za-z_][\w]*)\s*:\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*(?:,|$)")

@@ -17,6 +17,11 @@ required, a key given twice, a segment that is not ``<utt> <rec> <start> <end>``
 (or ``end`` -1), a segment on a recording ``wav.scp`` lacks, an ``utt2spk`` value of more than one field.
 Whether an utterance has a transcript and audio is the caller's decision (see
 ``punct.am_data.utterances``): every entry keeps the location of its line.
+
+Why not lhotse's ``lhotse.kaldi.load_kaldi_data_dir`` (1.33): it gives every recording the one sampling rate it
+is told (a 24 kHz wav imported as 16 kHz fails to load, mixed rates cannot be imported), no supervisions without
+``segments`` and ``utt2spk``, the last of a repeated key, and errors without file or line ("not enough values to
+unpack", a bare ``KeyError``) for a short ``segments`` line or a segment without a transcript.
 """
 
 from __future__ import annotations
