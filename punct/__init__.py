@@ -7,8 +7,8 @@ One concept per subpackage, on floors: a module imports its own area and areas o
   1  labels, io, features, training, synthesis
   2  text, scoring, am
   3  align, recognition, models (its docstring only), models.text
-  4  am_data, corpora, models.cross_attention
-  5  models.punct_tdnn
+  4  am_data, models.cross_attention
+  5  corpora, models.punct_tdnn
   6  inference, results
   7  bin
 """

@@ -9,8 +9,8 @@ for the models) or ``punct.labels``.
   1  labels, io, features, training, synthesis
   2  text, scoring, am
   3  align, recognition, models (its docstring only), models.text
-  4  am_data, corpora, models.cross_attention
-  5  models.punct_tdnn
+  4  am_data, models.cross_attention
+  5  corpora, models.punct_tdnn
   6  inference, results
   7  bin
 """
@@ -29,8 +29,8 @@ FLOORS = [
     ["punct.labels", "punct.io", "punct.features", "punct.training", "punct.synthesis"],
     ["punct.text", "punct.scoring", "punct.am"],
     ["punct.align", "punct.recognition", "punct.models", "punct.models.text"],
-    ["punct.am_data", "punct.corpora", "punct.models.cross_attention"],
-    ["punct.models.punct_tdnn"],
+    ["punct.am_data", "punct.models.cross_attention"],
+    ["punct.corpora", "punct.models.punct_tdnn"],
     ["punct.inference", "punct.results"],
     ["punct.bin"],
 ]

@@ -12,7 +12,7 @@ import pytest
 
 from punct.corpora.imported import prepare_imported
 from punct.labels import WordLabels
-from tests.corpora.fake_corpora import LIBRITTS_PARTS, prepared_libritts, write_kaldi_data_dirs
+from tests.helpers.fake_corpora import LIBRITTS_PARTS, prepared_libritts, write_kaldi_data_dirs
 
 PARTS = {split: [part] for split, part in LIBRITTS_PARTS.items()}
 
