@@ -289,17 +289,23 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn) = _prepare_data(
         config=config, fbank_dirs=[fbank_dir, *extra_train_dirs], exp_dir=exp_dir, prefix=prefix,
         train_split=train_split, dev_split=dev_split, dist_info=dist_info, device=device)
-    model = build_model(config, len(tokens)).to(device)
-    logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
-                 model.context())
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
+    model, optimizer, state = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
+    dev_loader, ctc = _train_epochs(config=config, exp_dir=exp_dir, tokens=tokens, train=(train_cuts, train_cmvn),
+                                    dev=(dev_cuts, dev_cmvn), model=model, optimizer=optimizer, state=state, seed=seed,
+                                    dist_info=dist_info, device=device, precision=precision)
+    if dist_info.is_main and config.average_epochs > 1:
+        select_average(exp_dir, state, config, tokens, dev_loader, device, ctc)
     if dist_info.world_size > 1:
-        model = torch.nn.parallel.DistributedDataParallel(
-            model, device_ids=[device.index] if device.type == "cuda" else None
-        )
+        dist.barrier()
+    return state, (model.module if hasattr(model, "module") else model)
+
+
+def _train_epochs(*, config: AmConfig, exp_dir: Path, tokens: TokenTable, train: tuple, dev: tuple, model, optimizer,
+                  state: AmTrainState, seed: int, dist_info: DistInfo, device: torch.device, precision: Amp):
+    """The epochs after ``state.epoch``, each validated and saved; returns the dev loader and the CTC loss (the
+    checkpoint averaging scores with them)."""
     train_sampler, train_loader, dev_loader = make_loaders(
-        train_cuts=train_cuts, train_cmvn=train_cmvn, dev_cuts=dev_cuts, dev_cmvn=dev_cmvn, tokens=tokens,
+        train_cuts=train[0], train_cmvn=train[1], dev_cuts=dev[0], dev_cmvn=dev[1], tokens=tokens,
         config=config, seed=seed, dist_info=dist_info, device=device)
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     for epoch in range(state.epoch + 1, config.num_epochs + 1):
@@ -309,16 +315,34 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
         state.epoch = epoch
         improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
         if dist_info.is_main:
-            save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state,
-                            config=config, tokens=tokens)
-            if improved:
-                save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state,
-                                config=config, tokens=tokens)
-    if dist_info.is_main and config.average_epochs > 1:
-        select_average(exp_dir, state, config, tokens, dev_loader, device, ctc)
+            _save_epoch(exp_dir, epoch, improved, model, optimizer, state, config, tokens)
+    return dev_loader, ctc
+
+
+def _model_and_optimizer(config: AmConfig, tokens: TokenTable, exp_dir: Path, resume: bool, dist_info: DistInfo,
+                         device: torch.device):
+    """The model (wrapped in DDP on several ranks), its Adam optimizer and the training state, resumed from the
+    newest ``epoch-N.pt`` with ``resume``: ``model, optimizer, state``."""
+    model = build_model(config, len(tokens)).to(device)
+    logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
+                 model.context())
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
-        dist.barrier()
-    return state, (model.module if hasattr(model, "module") else model)
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
+    return model, optimizer, state
+
+
+def _save_epoch(exp_dir: Path, epoch: int, improved: bool, model, optimizer, state: AmTrainState, config: AmConfig,
+                tokens: TokenTable) -> None:
+    """``epoch-N.pt``, and ``best-valid-loss.pt`` (without the optimizer) when the dev loss improved."""
+    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state, config=config,
+                    tokens=tokens)
+    if improved:
+        save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config,
+                        tokens=tokens)
 
 
 def _prepare_data(*, config: AmConfig, fbank_dirs: Sequence[Path], exp_dir: Path, prefix: str, train_split: str,
