@@ -210,14 +210,8 @@ def _segment_from_dict(d: dict) -> Segment:
     return seg
 
 
-def merge(args, cfg: ItnDatasetConfig) -> None:
-    """The job parts -> manifests per split, stats.md and stats.json; TooFewSegments (after writing them, before the
-    done marker) when a split is under its minimum."""
-    parts = [args.out_dir / "parts" / f"segments.{j}.jsonl" for j in range(1, args.nj + 1)]
-    missing = [str(p) for p in parts if not is_done(p)]
-    if missing:
-        raise FileNotFoundError(f"unfinished job parts: {missing}")
-    dicts = [json.loads(ln) for p in parts for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+def sum_job_counts(parts: list[Path]) -> tuple[dict[str, float], dict[str, float]]:
+    """The alignment totals and the filter counts of all job parts (their ``.counts.json``), summed."""
     totals: dict[str, float] = {}
     filters: dict[str, float] = {}
     for p in parts:
@@ -227,14 +221,18 @@ def merge(args, cfg: ItnDatasetConfig) -> None:
         for k, v in c["filters"].items():
             if isinstance(v, (int, float)):
                 filters[k] = filters.get(k, 0) + v
-    recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
-    languages = {s.recording_id: s.language
-                 for s in load_manifest_lazy(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")}
-    stats_segments = []
+    return totals, filters
+
+
+def write_split_manifests(args, dicts: list[dict], recordings: RecordingSet,
+                          languages: dict[str, str | None]) -> list[Segment]:
+    """<prefix>_{recordings,supervisions}_<split>.jsonl.gz of every split from the jobs' segment lines
+    ``dicts``; returns the segments of all splits."""
+    segments = []
     for split in SPLITS:
         ds = [d for d in dicts if d["split"] == split]
         segs = [_segment_from_dict(d) for d in ds]
-        stats_segments += segs
+        segments += segs
         sups = SupervisionSet.from_segments(segment_to_supervision(s, languages.get(s.recording_id)) for s in segs)
         rec_ids = sorted({s.recording_id for s in segs})
         recs = RecordingSet.from_recordings(recordings[r] for r in rec_ids)
@@ -242,7 +240,11 @@ def merge(args, cfg: ItnDatasetConfig) -> None:
             with atomic_path(args.out_dir / f"{args.prefix}_{name}_{split}.jsonl.gz", suffix=".jsonl.gz") as tmp:
                 manifest.to_file(tmp)
         logging.info("%s: %d segments from %d recordings", split, len(segs), len(rec_ids))
-    stats = dataset_statistics(stats_segments)
+    return segments
+
+
+def stats_report(totals: dict[str, float], filters: dict[str, float], stats: dict[str, dict]) -> str:
+    """stats.md: the alignment before and after (thesis Table 3.3), the filter counts and the splits' statistics."""
     before_after = (
         "| Statistics | Before | After (zero edit distance) |\n|---|---:|---:|\n"
         f"| Recordings | {int(totals.get('recordings', 0))} | {int(totals.get('recordings', 0))} |\n"
@@ -251,7 +253,7 @@ def merge(args, cfg: ItnDatasetConfig) -> None:
         f"| {totals.get('exact_seconds', 0) / 3600:.3f} |\n"
     )
     filter_lines = "".join(f"| {k} | {int(v)} |\n" for k, v in filters.items())
-    report = (
+    return (
         "# Segment dataset (long recordings aligned to official transcripts)\n\n## Alignment (thesis Table 3.3)\n\n"
         + before_after
         + "\n## Filters (counts)\n\n| filter | count |\n|---|---:|\n"
@@ -259,6 +261,22 @@ def merge(args, cfg: ItnDatasetConfig) -> None:
         + "\n## Splits (Table 3.4) and labels in % of words (Table 3.5)\n\n"
         + format_statistics(stats)
     )
+
+
+def merge(args, cfg: ItnDatasetConfig) -> None:
+    """The job parts -> manifests per split, stats.md and stats.json; TooFewSegments (after writing them, before the
+    done marker) when a split is under its minimum."""
+    parts = [args.out_dir / "parts" / f"segments.{j}.jsonl" for j in range(1, args.nj + 1)]
+    missing = [str(p) for p in parts if not is_done(p)]
+    if missing:
+        raise FileNotFoundError(f"unfinished job parts: {missing}")
+    dicts = [json.loads(ln) for p in parts for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    totals, filters = sum_job_counts(parts)
+    recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
+    languages = {s.recording_id: s.language
+                 for s in load_manifest_lazy(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")}
+    stats = dataset_statistics(write_split_manifests(args, dicts, recordings, languages))
+    report = stats_report(totals, filters, stats)
     atomic_write_text(args.out_dir / "stats.md", report)
     plain = {k: {kk: (sorted(vv) if isinstance(vv, set) else dict(vv) if hasattr(vv, "items") else vv)
                  for kk, vv in v.items()} for k, v in stats.items()}

@@ -25,13 +25,14 @@ from punct.labels import FIRST_WORD_RULES
 from punct.models.cross_attention.data import read_segments
 from punct.models.punct_tdnn.segment_ensemble import (
     HEADS,
+    SplitPosteriors,
     choose_head_alphas,
     head_predictions,
     head_sweeps,
     paired_split,
     write_predictions,
 )
-from punct.scoring.ensemble import default_alphas
+from punct.scoring.ensemble import SweepPoint, default_alphas
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import log_config, setup_logging
 
@@ -83,6 +84,28 @@ def first_word_rule(choice: str, tdnn_dir: Path) -> str:
     return checkpoint_train_config(ckpt).first_word
 
 
+def read_split(args: argparse.Namespace, split: str, first_word: str) -> SplitPosteriors:
+    """One split's segments paired with their TDNN and text-model posteriors; the segments lacking one are
+    logged."""
+    segments = read_segments(args.segments_dir / f"{args.prefix}_supervisions_{split}.jsonl.gz")
+    data = paired_split(
+        segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp", first_word
+    )
+    if data.skipped:
+        logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,
+                        len(data.skipped), len(segments), data.skipped[0])
+    return data
+
+
+def sweep_records(sweeps: dict[str, list[SweepPoint]]) -> dict[str, list[dict]]:
+    """alpha.json's ``dev_sweep``: each head's scores at every alpha."""
+    return {
+        head: [{"alpha": p.alpha, "macro_f1": p.scores.macro_f1, "overall_f1": p.scores.overall["f1"],
+                "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in p.scores.classes[1:]}} for p in points]
+        for head, points in sweeps.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
     setup_logging(args.out_dir / "log" / "ensemble.log")
@@ -92,15 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         splits.insert(0, args.dev_split)
     first_word = first_word_rule(args.first_word, args.tdnn_dir)
     logging.info("first word of each segment: %s", first_word)
-    data = {}
-    for split in splits:
-        segments = read_segments(args.segments_dir / f"{args.prefix}_supervisions_{split}.jsonl.gz")
-        data[split] = paired_split(
-            segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp", first_word
-        )
-        if data[split].skipped:
-            logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,
-                            len(data[split].skipped), len(segments), data[split].skipped[0])
+    data = {split: read_split(args, split, first_word) for split in splits}
     alphas = default_alphas(args.alpha_step)
     sweeps = head_sweeps(data[args.dev_split], alphas)
     choices = choose_head_alphas(data[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed)
@@ -124,11 +139,7 @@ def main(argv: list[str] | None = None) -> None:
         "chosen_alpha": chosen,
         "selection_metric": {head: choice.metric for head, choice in choices.items()},
         "alpha_rule": {head: choice.to_dict() for head, choice in choices.items()},
-        "dev_sweep": {
-            head: [{"alpha": p.alpha, "macro_f1": p.scores.macro_f1, "overall_f1": p.scores.overall["f1"],
-                    "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in p.scores.classes[1:]}} for p in points]
-            for head, points in sweeps.items()
-        },
+        "dev_sweep": sweep_records(sweeps),
         "skipped": {split: len(d.skipped) for split, d in data.items()},
     }
     atomic_write_text(args.out_dir / "alpha.json", json.dumps(summary, indent=1) + "\n")

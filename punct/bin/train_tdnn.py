@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from punct.io.sources import split_sources
-from punct.models.punct_tdnn.dataset import open_split, split_paths
+from punct.models.punct_tdnn.dataset import FusionCorpus, open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
@@ -65,19 +65,9 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main() -> None:
-    args = get_parser().parse_args()
-    dist = dist_from_env()
-    log_name = "train" if dist.world_size == 1 else f"train-rank{dist.rank}"
-    setup_logging(args.exp_dir / "log" / f"{log_name}.log")
-    cfg = config_from_args(TrainTdnnConfig, args, args.config)
-    if dist.is_main:
-        log_config(cfg)
-    if args.num_threads > 0:
-        torch.set_num_threads(args.num_threads)
-    dist, device = setup_distributed(args.device)
-    Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
-
+def open_corpora(args: argparse.Namespace, cfg: TrainTdnnConfig,
+                 with_dev: bool) -> tuple[FusionCorpus, FusionCorpus | None]:
+    """The train split's corpus and (``with_dev``) the dev split's, which caches no utterances."""
     classes, case_classes = corpus_classes(cfg)
     train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split, args.cuts_pattern)
     train_corpus = open_split(
@@ -91,19 +81,49 @@ def main() -> None:
         cfg.first_word,
     )
     dev_corpus = None
-    if args.dev_split and dist.is_main:
+    if with_dev:
         dev_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.dev_split, args.cuts_pattern)
         dev_corpus = open_split(
             dev_paths["cuts"], dev_paths["acoustic_scp"], dev_paths["text_scp"], 0, classes, case_classes,
             cfg.model.window_centre, cfg.first_word,
         )
-    resume = None
-    if args.resume == "latest":
-        resume = latest_checkpoint(args.exp_dir)
-        if resume is None:
-            logging.info("--resume latest: no epoch-N.pt in %s, starting from scratch", args.exp_dir)
-    elif args.resume:
-        resume = Path(args.resume)
+    return train_corpus, dev_corpus
+
+
+def resume_path(resume: str, exp_dir: Path) -> Path | None:
+    """The checkpoint --resume names: 'latest' is the newest epoch-N.pt in ``exp_dir`` (None if there is none),
+    an empty string none."""
+    if resume == "latest":
+        latest = latest_checkpoint(exp_dir)
+        if latest is None:
+            logging.info("--resume latest: no epoch-N.pt in %s, starting from scratch", exp_dir)
+        return latest
+    return Path(resume) if resume else None
+
+
+def write_history(exp_dir: Path, cfg: TrainTdnnConfig) -> None:
+    """train_history.json from the last epoch's checkpoint, and the marker of best-valid-f1.pt."""
+    ckpt = load_checkpoint(exp_dir / f"epoch-{cfg.epochs}.pt")
+    atomic_write_text(exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
+    mark_done(exp_dir / "best-valid-f1.pt")
+    logging.info("best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"])
+
+
+def main() -> None:
+    args = get_parser().parse_args()
+    dist = dist_from_env()
+    log_name = "train" if dist.world_size == 1 else f"train-rank{dist.rank}"
+    setup_logging(args.exp_dir / "log" / f"{log_name}.log")
+    cfg = config_from_args(TrainTdnnConfig, args, args.config)
+    if dist.is_main:
+        log_config(cfg)
+    if args.num_threads > 0:
+        torch.set_num_threads(args.num_threads)
+    dist, device = setup_distributed(args.device)
+    Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
+
+    train_corpus, dev_corpus = open_corpora(args, cfg, with_dev=bool(args.dev_split) and dist.is_main)
+    resume = resume_path(args.resume, args.exp_dir)
     if dist.is_main:
         args.exp_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, args.exp_dir / "config.yaml")
@@ -114,12 +134,7 @@ def main() -> None:
         progress=not args.no_progress, amp=args.amp, inputs=inputs,
     )
     if dist.is_main:
-        ckpt = load_checkpoint(args.exp_dir / f"epoch-{cfg.epochs}.pt")
-        atomic_write_text(args.exp_dir / "train_history.json", json.dumps(ckpt["state"], indent=2) + "\n")
-        mark_done(args.exp_dir / "best-valid-f1.pt")
-        logging.info(
-            "best dev %s %.4f at epoch %d", cfg.dev_metric, ckpt["state"]["best_f1"], ckpt["state"]["best_epoch"]
-        )
+        write_history(args.exp_dir, cfg)
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()
 

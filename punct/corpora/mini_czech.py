@@ -53,11 +53,12 @@ from __future__ import annotations
 
 import datetime
 import functools
+import itertools
 import json
 import logging
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -495,6 +496,49 @@ def _write_sitting(out_dir: Path, cfg: CzechMiniConfig, s: int, rng: np.random.G
             "record_tokens": len(tokens), "spoken_words": len(said), "_seconds": len(wav) / SAMPLE_RATE}
 
 
+def _speaker_turns(rng: np.random.Generator, speakers: list[tuple]) -> Iterator[tuple]:
+    """The speakers (and their voices) in turn: every speaker takes a turn before anyone speaks again, in the
+    order of a permutation drawn when the previous one is used up."""
+    while True:
+        queue = [int(k) for k in rng.permutation(len(speakers))]
+        while queue:
+            yield speakers[queue.pop()]
+
+
+def _speak_sitting(engine, doc: str, turns: Iterator[tuple], texts: Iterator[str], rng: np.random.Generator,
+                   cfg: CzechMiniConfig, vocab: list[str], counts: dict[str, int],
+                   ) -> tuple[list[np.ndarray], list[VerticalToken], list[tuple[str, float, float]], float]:
+    """One sitting of record ``doc``: turns of 1-4 fortunes from ``texts`` until ``cfg.sitting_seconds`` are
+    planned.  Returns the audio pieces, the record tokens, the spoken words (word, start, end in seconds) and
+    the planned length in seconds."""
+    pieces: list[np.ndarray] = [np.zeros(int(rng.uniform(0.3, 1.0) * SAMPLE_RATE), np.float32)]
+    position = len(pieces[0])
+    tokens: list[VerticalToken] = []
+    said: list[tuple[str, float, float]] = []
+    u = 0
+    planned = 0.0  # seconds estimated from the text: the plan must not depend on the audio (see _write_sitting)
+    while planned < cfg.sitting_seconds:
+        u += 1
+        info, voice = next(turns)
+        for p in range(int(rng.integers(1, 5))):
+            if planned >= cfg.sitting_seconds:
+                break
+            counts["fortunes"] += 1
+            utt, jitter, audio, starts, ends = _speak(engine, next(texts), voice, rng, cfg, vocab, counts)
+            offset = position / SAMPLE_RATE
+            said += [(w, offset + a, offset + b) for w, a, b in zip(utt.spoken, starts, ends)]
+            tokens += _vertical_tokens(utt, f"{doc}.u{u}.p{p + 1}", info.id)
+            gap = rng.uniform(0.3, 0.8)
+            pieces += [audio, np.zeros(int(gap * SAMPLE_RATE), np.float32)]
+            position += len(audio) + int(gap * SAMPLE_RATE)
+            planned += len(utt.synth_text) / (jitter.rate * CHARS_PER_WORD / 60.0) + gap
+        gap = rng.uniform(0.8, 2.0)
+        pieces.append(np.zeros(int(gap * SAMPLE_RATE), np.float32))
+        position += int(gap * SAMPLE_RATE)
+        planned += gap
+    return pieces, tokens, said, planned
+
+
 def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path, overwrite: bool = False) -> dict:
     """Builds the corpus (see the module docstring); returns the build summary."""
     from punct.synthesis.tts import Espeak
@@ -513,43 +557,15 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
     speakers = draw_speakers(rng, cfg.num_speakers, cfg)
     engine = Espeak.get()
     counts: dict[str, int] = {k: 0 for k in COUNTERS}
-    next_fortune = 0
-    speaker_queue: list[int] = []
+    texts = itertools.cycle(fortunes[i] for i in order)
+    turns = _speaker_turns(rng, speakers)
     recordings = []
     base = datetime.datetime(2014, 1, 7, 9, 0)
     total_seconds = 0.0
     for s in range(cfg.num_sittings):
         begin = base + datetime.timedelta(days=int(7 * s + rng.integers(0, 3)), minutes=int(rng.integers(0, 300)))
-        pieces: list[np.ndarray] = [np.zeros(int(rng.uniform(0.3, 1.0) * SAMPLE_RATE), np.float32)]
-        position = len(pieces[0])
-        tokens: list[VerticalToken] = []
-        said: list[tuple[str, float, float]] = []
-        doc = f"ps2013-{s + 1:03d}-01-000-000"
-        u = 0
-        planned = 0.0  # seconds estimated from the text: the plan must not depend on the audio (see below)
-        while planned < cfg.sitting_seconds:
-            u += 1
-            if not speaker_queue:  # every speaker takes a turn before anyone speaks again
-                speaker_queue = [int(k) for k in rng.permutation(len(speakers))]
-            info, voice = speakers[speaker_queue.pop()]
-            for p in range(int(rng.integers(1, 5))):
-                if planned >= cfg.sitting_seconds:
-                    break
-                text = fortunes[order[next_fortune % len(order)]]
-                next_fortune += 1
-                counts["fortunes"] += 1
-                utt, jitter, audio, starts, ends = _speak(engine, text, voice, rng, cfg, vocab, counts)
-                offset = position / SAMPLE_RATE
-                said += [(w, offset + a, offset + b) for w, a, b in zip(utt.spoken, starts, ends)]
-                tokens += _vertical_tokens(utt, f"{doc}.u{u}.p{p + 1}", info.id)
-                gap = rng.uniform(0.3, 0.8)
-                pieces += [audio, np.zeros(int(gap * SAMPLE_RATE), np.float32)]
-                position += len(audio) + int(gap * SAMPLE_RATE)
-                planned += len(utt.synth_text) / (jitter.rate * CHARS_PER_WORD / 60.0) + gap
-            gap = rng.uniform(0.8, 2.0)
-            pieces.append(np.zeros(int(gap * SAMPLE_RATE), np.float32))
-            position += int(gap * SAMPLE_RATE)
-            planned += gap
+        pieces, tokens, said, planned = _speak_sitting(engine, f"ps2013-{s + 1:03d}-01-000-000", turns, texts, rng,
+                                                       cfg, vocab, counts)
         recordings.append(_write_sitting(out_dir, cfg, s, rng, begin, planned, pieces, tokens, said))
         total_seconds += recordings[-1].pop("_seconds")
     write_speakers(out_dir / "speakers.tsv", [info for info, _ in speakers])

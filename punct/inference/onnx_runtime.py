@@ -141,13 +141,7 @@ def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequen
                   per_channel: bool = True, reduce_range: bool = False, percentile: float = DEFAULT_PERCENTILE) -> Path:
     """Static int8 quantisation (QDQ, u8 activations, s8 weights) with activation ranges from ``calibration``,
     a list of input feeds of one shape: the ``percentile`` of each activation's values (0: min/max)."""
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        CalibrationMethod,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     if not calibration:
@@ -159,6 +153,29 @@ def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequen
     # feeds it summarises each stride (histograms / ranges) before the next, bounding its memory.
     stride = min(CALIBRATION_STRIDE, len(calibration))
     calibration = list(calibration)[: len(calibration) // stride * stride]
+
+    method = CalibrationMethod.Percentile if percentile > 0 else CalibrationMethod.MinMax
+    extra = {"CalibStridedMinMax": stride, **({"CalibPercentile": percentile} if percentile > 0 else {})}
+    int8_path = Path(int8_path)
+    quiet = logging.getLogger().level
+    logging.getLogger().setLevel(logging.ERROR)  # the quantiser warns about every shape tensor it skips
+    try:  # the calibrator prints its progress on stdout
+        with tempfile.TemporaryDirectory(prefix="punct_quant_") as tmp, atomic_path(int8_path, suffix=".onnx") as out, \
+                contextlib.redirect_stdout(io.StringIO()):
+            prepared = Path(tmp) / "prepared.onnx"
+            quant_pre_process(str(float_path), str(prepared))
+            quantize_static(str(prepared), str(out), _calibration_reader(calibration), quant_format=QuantFormat.QDQ,
+                            per_channel=per_channel, reduce_range=reduce_range, activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8, calibrate_method=method, extra_options=extra)
+    finally:
+        logging.getLogger().setLevel(quiet)
+    return int8_path
+
+
+def _calibration_reader(calibration: Sequence[dict[str, np.ndarray]]):
+    """An onnxruntime ``CalibrationDataReader`` over the feeds; the calibrator reads it one stride at a time
+    through ``set_range``."""
+    from onnxruntime.quantization import CalibrationDataReader
 
     class Feeds(CalibrationDataReader):
         def __init__(self) -> None:
@@ -177,22 +194,7 @@ def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequen
             self.next += 1
             return calibration[self.next - 1]
 
-    method = CalibrationMethod.Percentile if percentile > 0 else CalibrationMethod.MinMax
-    extra = {"CalibStridedMinMax": stride, **({"CalibPercentile": percentile} if percentile > 0 else {})}
-    int8_path = Path(int8_path)
-    quiet = logging.getLogger().level
-    logging.getLogger().setLevel(logging.ERROR)  # the quantiser warns about every shape tensor it skips
-    try:  # the calibrator prints its progress on stdout
-        with tempfile.TemporaryDirectory(prefix="punct_quant_") as tmp, atomic_path(int8_path, suffix=".onnx") as out, \
-                contextlib.redirect_stdout(io.StringIO()):
-            prepared = Path(tmp) / "prepared.onnx"
-            quant_pre_process(str(float_path), str(prepared))
-            quantize_static(str(prepared), str(out), Feeds(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
-                            reduce_range=reduce_range, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                            calibrate_method=method, extra_options=extra)
-    finally:
-        logging.getLogger().setLevel(quiet)
-    return int8_path
+    return Feeds()
 
 
 def write_export_info(folder: Pathlike, info: ExportInfo) -> None:

@@ -187,29 +187,55 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
     if not segments:
         raise ValueError("no segments to score")
     rule = scoring_rule(segments, first_word)
-    start = first_scored(rule)
     pc = segment_confusions(segments, "punct", rule)
     cc = segment_confusions(segments, "case", rule)
-    cap = CASE.classes.index(CAP)
+    punct_f1, cap_f1, macro = _f1_intervals(pc, cc, num_resamples, seed)
+    flat = _scored_labels(segments, first_scored(rule))
+    all_p = score(flat["punct_ref"], flat["punct_hyp"], PUNCT9.classes)
+    all_c = score(flat["case_ref"], flat["case_hyp"], CASE.classes)
+    return ItnScores(
+        num_segments=len(segments), num_words=sum(s.num_words for s in segments), punct_f1=punct_f1, cap_f1=cap_f1,
+        macro_f1=macro, detection=_detection_scores(segments, pc),
+        by_length=_scores_by_length(segments, pc, length_edges), punct_scores=all_p.to_dict(),
+        case_scores=all_c.to_dict(), first_word=rule, scored_words=len(flat["punct_ref"]),
+    )
+
+
+def _f1_intervals(pc: np.ndarray, cc: np.ndarray, num_resamples: int,
+                  seed: int) -> tuple[dict[str, Interval], Interval, Interval]:
+    """Bootstrap intervals from the (S, C, C) punctuation and case confusions: F1 of each non-blank punctuation
+    class, F1 of ``[cap]``, macro F1."""
     f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
     macro = bootstrap(pc, macro_f1, num_resamples, seed)
     cap_point, cap_low, cap_high = bootstrap(cc, class_f1, num_resamples, seed)
     punct_f1 = {
         c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i
     }
+    cap = CASE.classes.index(CAP)
+    return (punct_f1, Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
+            Interval(float(macro[0]), float(macro[1]), float(macro[2])))
 
+
+def _detection_scores(segments: Sequence[SegmentResult], pc: np.ndarray) -> dict[str, dict[str, float]]:
+    """PDP, PDR and detection F1 of all segments and of the shortest / longest 25 % (:func:`short_long`), the
+    quartiles with their longest / shortest segment's words."""
     short, long = short_long(segments)
     det = {}
     for name, idx in (("all", list(range(len(segments)))), ("short", short), ("long", long)):
         p, r, f = detection(pc[idx].sum(axis=0))
-        det[name] = {"pdp": float(p), "pdr": float(r), "f1": float(f), "segments": len(idx),
-                     "max_words" if name == "short" else "min_words":
-                         (max if name == "short" else min)(segments[i].num_words for i in idx)} if name != "all" else \
-            {"pdp": float(p), "pdr": float(r), "f1": float(f), "segments": len(idx)}
+        det[name] = {"pdp": float(p), "pdr": float(r), "f1": float(f), "segments": len(idx)}
+        if name == "short":
+            det[name]["max_words"] = max(segments[i].num_words for i in idx)
+        elif name == "long":
+            det[name]["min_words"] = min(segments[i].num_words for i in idx)
+    return det
 
+
+def _scores_by_length(segments: Sequence[SegmentResult], pc: np.ndarray, edges: Sequence[int]) -> list[dict]:
+    """Detection F1 and macro F1 of each :func:`length_bins` bin that holds segments (Figure 5.33)."""
     by_length = []
     lengths = np.array([s.num_words for s in segments])
-    for lo, hi in length_bins(length_edges):
+    for lo, hi in length_bins(edges):
         idx = np.nonzero((lengths >= lo) & (lengths < hi))[0]
         if not len(idx):
             continue
@@ -218,19 +244,15 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
         by_length.append({"min_words": int(lo), "max_words": None if math.isinf(hi) else int(hi) - 1,
                           "segments": int(len(idx)), "words": int(lengths[idx].sum()),
                           "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
+    return by_length
 
-    flat = {
+
+def _scored_labels(segments: Sequence[SegmentResult], start: int) -> dict[str, np.ndarray]:
+    """The four label arrays of all segments concatenated, each segment from its first scored word ``start``."""
+    return {
         k: np.concatenate([getattr(s, k)[start:] for s in segments])
         for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")
     }
-    all_p = score(flat["punct_ref"], flat["punct_hyp"], PUNCT9.classes)
-    all_c = score(flat["case_ref"], flat["case_hyp"], CASE.classes)
-    return ItnScores(
-        num_segments=len(segments), num_words=int(lengths.sum()), punct_f1=punct_f1,
-        cap_f1=Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
-        macro_f1=Interval(float(macro[0]), float(macro[1]), float(macro[2])), detection=det, by_length=by_length,
-        punct_scores=all_p.to_dict(), case_scores=all_c.to_dict(), first_word=rule, scored_words=len(flat["punct_ref"]),
-    )
 
 
 def compare_with_baseline(predictions: dict[str, Sequence[SegmentResult]], scores: dict[str, ItnScores], baseline: str,

@@ -435,6 +435,45 @@ def with_absolute_am_dir(cfg: MmConfig, kind: str) -> MmConfig:
     return dataclasses.replace(cfg, am_dir=str(Path(cfg.am_dir).resolve()))
 
 
+def model_on(kind: str, cfg: MmConfig, device: torch.device) -> tuple[torch.nn.Module, int]:
+    """A fresh model ``kind`` on ``device`` (its size logged) and its tokenizer's padding id."""
+    model = build_model(kind, cfg)
+    tokenizer = model.text.tokenizer
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    _log_model(model, kind)
+    model.to(device)
+    return model, pad_id
+
+
+def load_train_dev(model: torch.nn.Module, cfg: MmConfig, train_paths: SplitPaths, dev_paths: SplitPaths,
+                   with_dev: bool) -> tuple[ItnDataset, ItnDataset | None]:
+    """The training split (a sample of ``cfg.max_train_segments`` when set) and, ``with_dev`` (rank 0), the dev
+    split, tokenised for ``model`` and with audio when it uses audio."""
+    tokenizer, with_audio = model.text.tokenizer, model.uses_audio
+    train = load_split(*train_paths, tokenizer, cfg, with_audio, cfg.max_train_segments)
+    dev = load_split(*dev_paths, tokenizer, cfg, with_audio) if with_dev else None
+    if not len(train):
+        raise ValueError(f"{train_paths[0]}: no training segments")
+    return train, dev
+
+
+def epoch_loader(train: ItnDataset, cfg: MmConfig, epoch: int, pad_id: int, dist: DistInfo,
+                 pin: bool) -> torch.utils.data.DataLoader:
+    """This rank's batches of epoch ``epoch`` (0-based): a new, seeded order each epoch (also after --resume)."""
+    return loader(train, cfg.batch_size, True, cfg.seed + epoch, pad_id, cfg.num_workers, dist=dist, pin_memory=pin)
+
+
+def end_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer,
+              state: TrainState, dev, losses: dict[str, float], device: torch.device, pad_id: int,
+              seconds: float) -> None:
+    """Rank 0 after an epoch: dev scores, best-valid-f1.pt when the epoch is the best (unless the last epochs
+    are averaged) and epoch-N.pt."""
+    new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, seconds)
+    if new_best is not None and cfg.average_epochs == 1:
+        save_best(exp_dir, model, kind, cfg, state, new_best)
+    save_epoch(exp_dir, model, kind, cfg, optimizer, state)
+
+
 def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
                  decode_paths: dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
                  device_name: str = "auto", amp: str = "none") -> None:
@@ -451,19 +490,9 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
     if dist.is_main:
         save_config(cfg, exp_dir / "config.yaml")
 
-    model = build_model(kind, cfg)
-    tokenizer = model.text.tokenizer
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    _log_model(model, kind)
-    model.to(device)
-    with_audio = model.uses_audio
-
-    train = load_split(*train_paths, tokenizer, cfg, with_audio, cfg.max_train_segments)
-    dev = load_split(*dev_paths, tokenizer, cfg, with_audio) if dist.is_main else None
-    if not len(train):
-        raise ValueError(f"{train_paths[0]}: no training segments")
-    total_steps = cfg.num_epochs * len(loader(train, cfg.batch_size, True, cfg.seed, pad_id, cfg.num_workers, dist=dist,
-                                              pin_memory=pin))
+    model, pad_id = model_on(kind, cfg, device)
+    train, dev = load_train_dev(model, cfg, train_paths, dev_paths, with_dev=dist.is_main)
+    total_steps = cfg.num_epochs * len(epoch_loader(train, cfg, 0, pad_id, dist, pin))
     optimizer = build_optimizer(model, cfg)
     punct_weights = punct_class_weights(train, cfg)
     if punct_weights is not None:
@@ -474,19 +503,14 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
-        # a new, seeded order each epoch (also after --resume)
-        train_loader = loader(train, cfg.batch_size, True, cfg.seed + state.epoch, pad_id, cfg.num_workers, dist=dist,
-                              pin_memory=pin)
+        train_loader = epoch_loader(train, cfg, state.epoch, pad_id, dist, pin)
         losses = train_one_epoch(net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main,
                                  punct_weights)
         state.epoch += 1
         if not dist.is_main:
             sync(dist)  # while rank 0 scores dev and writes the checkpoints
             continue
-        new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, time.time() - t0)
-        if new_best is not None and cfg.average_epochs == 1:
-            save_best(exp_dir, model, kind, cfg, state, new_best)
-        save_epoch(exp_dir, model, kind, cfg, optimizer, state)
+        end_epoch(exp_dir, model, kind, cfg, optimizer, state, dev, losses, device, pad_id, time.time() - t0)
         sync(dist)
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()

@@ -229,6 +229,36 @@ def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, 
     return state
 
 
+def resume_latest(exp_dir: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig,
+                  device: torch.device) -> TrainState:
+    """:func:`resume_from` the newest epoch-N.pt in ``exp_dir``; a new state if there is none."""
+    if (ckpt := latest_checkpoint(exp_dir)) is not None:
+        return resume_from(ckpt, model, optimizer, cfg, device)
+    logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
+    return TrainState()
+
+
+def load_train_dev(train: Path, dev: Path, cfg: BertTrainConfig, norm: NormalizeConfig | None,
+                   tokenizer) -> tuple[list[Example], list[Utterance]]:
+    """The training chunks (:func:`load_training_utterances`, tokenised) and the dev utterances."""
+    train_examples = make_examples(
+        load_training_utterances(train, cfg, norm), tokenizer, cfg.max_length, cfg.context, where=str(train)
+    )
+    dev_utterances = read_utterances(dev)
+    logging.info("%d training chunks; %d dev utterances", len(train_examples), len(dev_utterances))
+    if not train_examples:
+        raise ValueError(f"{train}: no training words")
+    return train_examples, dev_utterances
+
+
+def write_history(exp_dir: Path, state: TrainState) -> None:
+    """Rank 0 after training: history.json, and ``exp_dir`` marked done."""
+    atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
+    logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch,
+                 exp_dir / "best-valid-f1")
+    mark_done(exp_dir)
+
+
 def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path, resume: bool = False,
                  device_name: str = "auto", amp: str = "none", norm: NormalizeConfig | None = None) -> None:
     """The whole stage: trains on ``train`` (supervisions), selects on ``dev``, writes ``exp_dir``.
@@ -246,19 +276,8 @@ def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path,
     loss_fn = build_loss(cfg.loss_config())
     model.to(device)
     optimizer = build_optimizer(model, cfg)
-    state = TrainState()
-    if resume and (ckpt := latest_checkpoint(exp_dir)) is not None:
-        state = resume_from(ckpt, model, optimizer, cfg, device)
-    elif resume:
-        logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
-
-    train_examples = make_examples(
-        load_training_utterances(train, cfg, norm), model.tokenizer, cfg.max_length, cfg.context, where=str(train)
-    )
-    dev_utterances = read_utterances(dev)
-    logging.info("%d training chunks; %d dev utterances", len(train_examples), len(dev_utterances))
-    if not train_examples:
-        raise ValueError(f"{train}: no training words")
+    state = resume_latest(exp_dir, model, optimizer, cfg, device) if resume else TrainState()
+    train_examples, dev_utterances = load_train_dev(train, dev, cfg, norm, model.tokenizer)
 
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
@@ -272,9 +291,6 @@ def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path,
             torch.distributed.barrier()
 
     if dist.is_main:
-        atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
-        logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch,
-                     exp_dir / "best-valid-f1")
-        mark_done(exp_dir)
+        write_history(exp_dir, state)
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()
