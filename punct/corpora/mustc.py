@@ -233,14 +233,8 @@ def _fit_to_recording(start: float, duration: float, recording: Recording, toler
     return None
 
 
-def prepare_split(
-    corpus_dir: Path, mustc_split: str, norm: NormalizeConfig = NormalizeConfig(), language: str = "en",
-    end_tolerance: float = 0.1,
-) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
-    """Reads one MuST-C split folder."""
-    split_dir = split_dir_of(Path(corpus_dir), mustc_split)
-    yaml_path = split_dir / "txt" / f"{mustc_split}.yaml"
-    entries = read_split_entries(split_dir, mustc_split, language)
+def _segments_by_talk(entries: Sequence[SegmentEntry], yaml_path: Path) -> dict[str, list[SegmentEntry]]:
+    """The split's segments grouped by wav; a segment listed twice (same wav, offset and duration) is an error."""
     by_talk: dict[str, list[SegmentEntry]] = defaultdict(list)
     seen: dict[tuple[str, float, float], int] = {}
     for e in entries:
@@ -250,6 +244,42 @@ def prepare_split(
                              f"line {seen[key]})")
         seen[key] = e.line
         by_talk[e.wav].append(e)
+    return by_talk
+
+
+def _talk_supervisions(talk: Sequence[SegmentEntry], recording: Recording, yaml_path: Path, norm: NormalizeConfig,
+                       end_tolerance: float, stats: SplitStats) -> list[SupervisionSegment]:
+    """The supervisions of one talk's segments (sorted by offset), counting what is kept and skipped in ``stats``."""
+    supervisions = []
+    for i, e in enumerate(talk):
+        seg_id = f"{recording.id}_{i}"
+        duration = _fit_to_recording(e.offset, e.duration, recording, end_tolerance)
+        if duration is None:
+            logger.warning("%s:%d: segment %s (%.2f-%.2f s) ends after its wav (%.2f s): skipped", yaml_path,
+                           e.line, seg_id, e.offset, e.offset + e.duration, recording.duration)
+            stats.skipped["beyond_end"] += 1
+            continue
+        if duration < e.duration:
+            stats.clipped += 1
+        sup, why = make_supervision(seg_id, recording, e.offset, duration, e.speaker, e.text, norm)
+        if sup is None:
+            _count_skip(stats, why, f"{yaml_path}:{e.line}: segment {seg_id}")
+            continue
+        supervisions.append(sup)
+        stats.segments += 1
+        stats.seconds += sup.duration
+        stats.labels.update(sup.custom["punct"])
+    return supervisions
+
+
+def prepare_split(
+    corpus_dir: Path, mustc_split: str, norm: NormalizeConfig = NormalizeConfig(), language: str = "en",
+    end_tolerance: float = 0.1,
+) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
+    """Reads one MuST-C split folder."""
+    split_dir = split_dir_of(Path(corpus_dir), mustc_split)
+    yaml_path = split_dir / "txt" / f"{mustc_split}.yaml"
+    by_talk = _segments_by_talk(read_split_entries(split_dir, mustc_split, language), yaml_path)
     wavs = _WavInfo()
     stats = SplitStats()
     recordings: list[Recording] = []
@@ -262,27 +292,9 @@ def prepare_split(
                            split_dir / "wav" / wav_name, len(talk))
             stats.skipped[reason] += len(talk)
             continue
-        kept = 0
-        for i, e in enumerate(talk):
-            seg_id = f"{recording.id}_{i}"
-            duration = _fit_to_recording(e.offset, e.duration, recording, end_tolerance)
-            if duration is None:
-                logger.warning("%s:%d: segment %s (%.2f-%.2f s) ends after its wav (%.2f s): skipped", yaml_path,
-                               e.line, seg_id, e.offset, e.offset + e.duration, recording.duration)
-                stats.skipped["beyond_end"] += 1
-                continue
-            if duration < e.duration:
-                stats.clipped += 1
-            sup, why = make_supervision(seg_id, recording, e.offset, duration, e.speaker, e.text, norm)
-            if sup is None:
-                _count_skip(stats, why, f"{yaml_path}:{e.line}: segment {seg_id}")
-                continue
-            supervisions.append(sup)
-            stats.segments += 1
-            stats.seconds += sup.duration
-            stats.labels.update(sup.custom["punct"])
-            kept += 1
-        if kept:
+        talk_supervisions = _talk_supervisions(talk, recording, yaml_path, norm, end_tolerance, stats)
+        supervisions += talk_supervisions
+        if talk_supervisions:
             recordings.append(recording)
     if not recordings and stats.skipped["missing_wav"] + stats.skipped["unreadable_wav"] > 0:
         raise FileNotFoundError(f"{split_dir / 'wav'}: none of the {len(by_talk)} wavs named in {yaml_path} "
