@@ -99,12 +99,14 @@ def make_batches(config: AmConfig, args: argparse.Namespace, generator: torch.Ge
     for i in torch.randperm(len(groups), generator=generator).tolist():
         frames = torch.tensor([int(x * FRAMES_PER_SECOND) for x in groups[i]])
         targets = torch.tensor([int(x * args.chars_per_second) for x in groups[i]])
-        batches.append({
-            "feats": torch.randn(len(frames), int(frames.max()), config.model.feat_dim, generator=generator),
-            "feat_lens": frames,
-            "targets": torch.randint(1, NUM_TOKENS, (len(frames), int(targets.max())), generator=generator),
-            "target_lens": targets,
-        })
+        batches.append(
+            {
+                "feats": torch.randn(len(frames), int(frames.max()), config.model.feat_dim, generator=generator),
+                "feat_lens": frames,
+                "targets": torch.randint(1, NUM_TOKENS, (len(frames), int(targets.max())), generator=generator),
+                "target_lens": targets,
+            }
+        )
     return batches
 
 
@@ -138,8 +140,7 @@ def measure(config: AmConfig, batches: list[dict], amp: Amp, threads: int, part:
         if i + 1 >= len(batches) and time.perf_counter() - wall0 >= seconds:
             break
     precision = amp.mode if part == "train" and amp.enabled else "float32"
-    return Rate(precision, threads, part, speech,
-                time.process_time() - cpu0, time.perf_counter() - wall0)
+    return Rate(precision, threads, part, speech, time.process_time() - cpu0, time.perf_counter() - wall0)
 
 
 def main() -> None:

@@ -48,19 +48,36 @@ from punct.utils.config import load_config
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", nargs="*", default=["paper", "mini"], choices=["paper", "mini"],
-                        help="model sizes to time (none: only the F1 change of quantisation)")
+    parser.add_argument(
+        "--sizes",
+        nargs="*",
+        default=["paper", "mini"],
+        choices=["paper", "mini"],
+        help="model sizes to time (none: only the F1 change of quantisation)",
+    )
     parser.add_argument("--skip-f1", action="store_true", help="skip the F1 of the configurations on --recipe-dir")
     parser.add_argument("--out-name", default="inference", help="results/<name>.json")
     parser.add_argument("--audio-seconds", type=float, default=60.0, help="speech to run on (mini corpus dev)")
-    parser.add_argument("--recipe-dir", type=Path, default=common.REPO / "egs" / "mustc",
-                        help="trained recipe for the F1 of each configuration (skipped when untrained)")
+    parser.add_argument(
+        "--recipe-dir",
+        type=Path,
+        default=common.REPO / "egs" / "mustc",
+        help="trained recipe for the F1 of each configuration (skipped when untrained)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the smallest time of each part is kept")
-    parser.add_argument("--calibration-utterances", type=int, default=200,
-                        help="random training utterances of the recipe that calibrate its int8 graphs")
+    parser.add_argument(
+        "--calibration-utterances",
+        type=int,
+        default=200,
+        help="random training utterances of the recipe that calibrate its int8 graphs",
+    )
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2], help="thread counts of the threads table")
-    parser.add_argument("--corpus", type=Path, default=common.MINI_CORPUS,
-                        help="mini corpus (data/corpus_mini of a recipe after stage 0) whose speech is timed")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=common.MINI_CORPUS,
+        help="mini corpus (data/corpus_mini of a recipe after stage 0) whose speech is timed",
+    )
     return parser
 
 
@@ -80,8 +97,12 @@ def timed_run(p: Punctuator, requests, repeats: int) -> dict:
         p.timer.reset()
         start, cpu = time.perf_counter(), time.process_time()
         out = list(p.run(requests))
-        run = {"total": time.perf_counter() - start, "cpu": time.process_time() - cpu, "parts": dict(p.timer.seconds),
-               "cpu_parts": dict(p.timer.cpu_seconds)}
+        run = {
+            "total": time.perf_counter() - start,
+            "cpu": time.process_time() - cpu,
+            "parts": dict(p.timer.seconds),
+            "cpu_parts": dict(p.timer.cpu_seconds),
+        }
         if not best:
             best = run
         else:
@@ -115,8 +136,9 @@ CONFIGS = {
     "ONNX float32 AM+TDNN": lambda p, onnx, threads: p.use_onnx(onnx, "float32", threads),
     "ONNX int8 AM+TDNN": lambda p, onnx, threads: p.use_onnx(onnx, "int8", threads),
     "ONNX int8 AM+TDNN, bf16 BERT": lambda p, onnx, threads: bf16_bert(p.use_onnx(onnx, "int8", threads)),
-    "ONNX int8 AM+TDNN, bf16 BERT, vectorised features":
-        lambda p, onnx, threads: vectorised_features(bf16_bert(p.use_onnx(onnx, "int8", threads))),
+    "ONNX int8 AM+TDNN, bf16 BERT, vectorised features": lambda p, onnx, threads: vectorised_features(
+        bf16_bert(p.use_onnx(onnx, "int8", threads))
+    ),
 }
 FASTEST = "ONNX int8 AM+TDNN, bf16 BERT, vectorised features"
 
@@ -153,20 +175,30 @@ def export_random(p: Punctuator, folder: Path, calibration) -> Path:
 
 
 def rtf_of(run: dict, audio: float) -> dict:
-    return {"rtf_total": run["total"] / audio, "rtf_parts": {k: v / audio for k, v in run["parts"].items()},
-            "cpu_rtf_total": run["cpu"] / audio, "cpu_rtf_parts": {k: v / audio for k, v in run["cpu_parts"].items()}}
+    return {
+        "rtf_total": run["total"] / audio,
+        "rtf_parts": {k: v / audio for k, v in run["parts"].items()},
+        "cpu_rtf_total": run["cpu"] / audio,
+        "cpu_rtf_parts": {k: v / audio for k, v in run["cpu_parts"].items()},
+    }
 
 
 def output_change(run: dict, reference: dict) -> dict:
     """Largest posterior changes and label agreement of ``run`` against the float32 run (same requests)."""
-    pairs = [(o, f) for o, f in zip(run["outputs"], reference["outputs"])
-             if not isinstance(o, Failure) and not isinstance(f, Failure) and o.words == f.words]
+    pairs = [
+        (o, f)
+        for o, f in zip(run["outputs"], reference["outputs"])
+        if not isinstance(o, Failure) and not isinstance(f, Failure) and o.words == f.words
+    ]
     a = np.concatenate([f.p_ensemble for _, f in pairs])
     b = np.concatenate([o.p_ensemble for o, _ in pairs])
-    return {"max_abs_ensemble_change": float(np.abs(a - b).max()),
-            "max_abs_tdnn_change": max(float(np.abs(o.p_tdnn - f.p_tdnn).max()) for o, f in pairs),
-            "max_abs_bert_change": max(float(np.abs(o.p_bert - f.p_bert).max()) for o, f in pairs),
-            "label_agreement": float((a.argmax(1) == b.argmax(1)).mean()), "utterances_compared": len(pairs)}
+    return {
+        "max_abs_ensemble_change": float(np.abs(a - b).max()),
+        "max_abs_tdnn_change": max(float(np.abs(o.p_tdnn - f.p_tdnn).max()) for o, f in pairs),
+        "max_abs_bert_change": max(float(np.abs(o.p_bert - f.p_bert).max()) for o, f in pairs),
+        "label_agreement": float((a.argmax(1) == b.argmax(1)).mean()),
+        "utterances_compared": len(pairs),
+    }
 
 
 def bench_configs(p: Punctuator, requests, audio: float, onnx: Path, args) -> dict:
@@ -200,18 +232,33 @@ def bench_size(size: str, args) -> dict:
     models = common.random_models(size)
     feature_config = load_config(FeatureConfig, common.CONF / "mfcc.yaml")
     # layer 12 quantised as the recipe's stage-4 shards are (two_byte, the default), as punctuate then does
-    p = Punctuator(feature_config=feature_config, am=models.am, tokens=models.tokens, bert=models.bert,
-                   tdnn=models.tdnn, alpha=0.4, embedding_compression="two_byte")
+    p = Punctuator(
+        feature_config=feature_config,
+        am=models.am,
+        tokens=models.tokens,
+        bert=models.bert,
+        tdnn=models.tdnn,
+        alpha=0.4,
+        embedding_compression="two_byte",
+    )
     requests, audio = common.speech_requests(args.audio_seconds, corpus=args.corpus)
     calibration, _ = common.speech_requests(args.audio_seconds, split="train", corpus=args.corpus)
-    params = {name: sum(x.numel() for x in m.parameters()) / 1e6
-              for name, m in (("am", models.am), ("bert", models.bert), ("tdnn", models.tdnn))}
+    params = {
+        name: sum(x.numel() for x in m.parameters()) / 1e6
+        for name, m in (("am", models.am), ("bert", models.bert), ("tdnn", models.tdnn))
+    }
     with tempfile.TemporaryDirectory(prefix=f"bench_onnx_{size}_") as tmp:
         onnx = export_random(p, Path(tmp) / "onnx", calibration)
         timings = bench_configs(p, requests, audio, onnx, args)
         words = sum(len(o.words) for o in p.run(requests) if not isinstance(o, Failure))
-        res = {"size": size, "audio_seconds": audio, "utterances": len(requests), "words": words, "params_m": params,
-               **timings}
+        res = {
+            "size": size,
+            "audio_seconds": audio,
+            "utterances": len(requests),
+            "words": words,
+            "params_m": params,
+            **timings,
+        }
         res["gflops_per_audio_second"] = model_flops(p, requests)
         res["am_rtf"] = am_passes(p, requests, audio, args.repeats)
         res["tdnn"] = tdnn_forms(p, requests, audio, args.repeats, onnx)
@@ -274,17 +321,31 @@ def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) 
     ]
     onnx_stacks = {prec: OnnxTdnnConvStack(onnx / graph_name("tdnn", prec)) for prec in ("float32", "int8")}
     forms = {
-        "windowed": lambda: torch.cat([torch.softmax(p.tdnn(torch.from_numpy(np.stack(windows[b:b + 128]))), -1)
-                                       for b in range(0, len(windows), 128)]),
-        "fully conv": lambda: torch.cat([torch.softmax(p.tdnn.utterance_logits(f, x.centres), -1)
-                                         for f, x in zip(fused, inputs)]),
-        "word-factored": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(*x.tensors(p.device)), -1)
-                                            for x in inputs]),
+        "windowed": lambda: torch.cat(
+            [
+                torch.softmax(p.tdnn(torch.from_numpy(np.stack(windows[b : b + 128]))), -1)
+                for b in range(0, len(windows), 128)
+            ]
+        ),
+        "fully conv": lambda: torch.cat(
+            [torch.softmax(p.tdnn.utterance_logits(f, x.centres), -1) for f, x in zip(fused, inputs)]
+        ),
+        "word-factored": lambda: torch.cat(
+            [torch.softmax(p.factored.utterance_logits(*x.tensors(p.device)), -1) for x in inputs]
+        ),
         "word-factored batched": lambda: torch.from_numpy(np.concatenate(batched(p, inputs))),
-        "ONNX float32": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(
-            *x.tensors(p.device), conv_stack=onnx_stacks["float32"]), -1) for x in inputs]),
-        "ONNX int8": lambda: torch.cat([torch.softmax(p.factored.utterance_logits(
-            *x.tensors(p.device), conv_stack=onnx_stacks["int8"]), -1) for x in inputs]),
+        "ONNX float32": lambda: torch.cat(
+            [
+                torch.softmax(p.factored.utterance_logits(*x.tensors(p.device), conv_stack=onnx_stacks["float32"]), -1)
+                for x in inputs
+            ]
+        ),
+        "ONNX int8": lambda: torch.cat(
+            [
+                torch.softmax(p.factored.utterance_logits(*x.tensors(p.device), conv_stack=onnx_stacks["int8"]), -1)
+                for x in inputs
+            ]
+        ),
     }
     out: dict = {"words": len(windows), "window_cutting_rtf": cut_time / audio, "forms": {}}
     with torch.inference_mode():
@@ -318,9 +379,14 @@ def recipe_f1(args) -> dict:
     from punct.inference.inputs import from_cuts
 
     recipe = args.recipe_dir.resolve()
-    need = ["exp/am/best-valid-loss.pt", "exp/bert/best-valid-f1/punct_model.json", "exp/tdnn/best-valid-f1.pt",
-            "data/fbank/mustc_cuts_dev.jsonl.gz", "data/fbank/mustc_cuts_dev_ali.jsonl.gz",
-            "data/fbank/mustc_cuts_train.jsonl.gz"]
+    need = [
+        "exp/am/best-valid-loss.pt",
+        "exp/bert/best-valid-f1/punct_model.json",
+        "exp/tdnn/best-valid-f1.pt",
+        "data/fbank/mustc_cuts_dev.jsonl.gz",
+        "data/fbank/mustc_cuts_dev_ali.jsonl.gz",
+        "data/fbank/mustc_cuts_train.jsonl.gz",
+    ]
     missing = [n for n in need if not (recipe / n).exists()]
     if missing:
         return {"measured": False, "reason": f"no trained recipe in {recipe} when run (missing {', '.join(missing)})"}
@@ -333,8 +399,14 @@ def recipe_f1(args) -> dict:
         train = from_cuts("data/fbank/mustc_cuts_train.jsonl.gz")
         random.Random(0).shuffle(train)
         base = Punctuator.from_recipe(".")
-        out: dict = {"measured": True, "recipe": str(recipe), "alpha": base.alpha, "utterances": len(requests),
-                     "calibration_utterances": args.calibration_utterances, "configs": {}}
+        out: dict = {
+            "measured": True,
+            "recipe": str(recipe),
+            "alpha": base.alpha,
+            "utterances": len(requests),
+            "calibration_utterances": args.calibration_utterances,
+            "configs": {},
+        }
         with tempfile.TemporaryDirectory(prefix="bench_onnx_recipe_") as tmp:
             onnx = Path(tmp) / "onnx"
             export_recipe(
@@ -363,8 +435,11 @@ def stage8_f1(results_json: Path, split: str) -> dict:
     """Stage 8's overall F1 of BERT, the TDNN and the ensemble at the chosen alpha on ``split`` (results.json)."""
     systems = json.loads(results_json.read_text(encoding="utf-8"))["systems"][split]
     chosen = next(name for name in systems if "chosen on dev" in name)
-    return {"bert_f1": systems["BERT only"]["overall"]["f1"], "tdnn_f1": systems["TDNN"]["overall"]["f1"],
-            "ensemble_f1": systems[chosen]["overall"]["f1"]}
+    return {
+        "bert_f1": systems["BERT only"]["overall"]["f1"],
+        "tdnn_f1": systems["TDNN"]["overall"]["f1"],
+        "ensemble_f1": systems[chosen]["overall"]["f1"],
+    }
 
 
 def score_results(results, labelled: dict) -> dict:
@@ -381,8 +456,14 @@ def score_results(results, labelled: dict) -> dict:
         for posts, rows in ((o.p_bert, bert), (o.p_tdnn, tdnn), (o.p_ensemble, ens)):
             rows += posts.argmax(1).tolist()
     f1 = lambda hyp: score(np.array(ref), np.array(hyp), PUNCT4.classes).overall["f1"]  # noqa: E731
-    return {"words": len(ref), "utterances_skipped": skipped, "bert_f1": f1(bert), "tdnn_f1": f1(tdnn),
-            "ensemble_f1": f1(ens), "labels": ens}
+    return {
+        "words": len(ref),
+        "utterances_skipped": skipped,
+        "bert_f1": f1(bert),
+        "tdnn_f1": f1(tdnn),
+        "ensemble_f1": f1(ens),
+        "labels": ens,
+    }
 
 
 def print_tables(results: dict) -> None:
@@ -407,8 +488,11 @@ def print_tables(results: dict) -> None:
     rows = []
     for s, r in sizes.items():
         g, c = r["gflops_per_audio_second"], r["configs"]["float32"]["cpu_rtf_parts"]
-        for part, key, stage in (("AM (full pass)", "am", "am"), ("BERT", "bert", "bert"),
-                                 ("TDNN (word-factored)", "tdnn_fully_conv", "tdnn")):
+        for part, key, stage in (
+            ("AM (full pass)", "am", "am"),
+            ("BERT", "bert", "bert"),
+            ("TDNN (word-factored)", "tdnn_fully_conv", "tdnn"),
+        ):
             rows.append([s, part, r["params_m"][key.split("_")[0]], g[key], c[stage], g[key] / max(c[stage], 1e-12)])
     common.print_table(
         "Where the float32 time goes: FLOPs per second of audio and the rate achieved on one thread",

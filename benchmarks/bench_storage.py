@@ -39,8 +39,12 @@ COMPRESSIONS = ("none", "two_byte", "speech_feature")
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--audio-seconds", type=float, default=60.0, help="speech whose layer-12 matrices are stored")
-    parser.add_argument("--recipe-dir", type=Path, default=common.REPO / "egs" / "mustc",
-                        help="trained recipe for the F1 change (skipped when untrained)")
+    parser.add_argument(
+        "--recipe-dir",
+        type=Path,
+        default=common.REPO / "egs" / "mustc",
+        help="trained recipe for the F1 change (skipped when untrained)",
+    )
     return parser
 
 
@@ -64,8 +68,12 @@ def layer12_matrices(size: str, audio_seconds: float, recipe: Path) -> dict:
     raw = [(r.speaker, r.id, extractor.extract(*r.audio())) for r in requests]
     cmvn = SpeakerCmvn.accumulate([(s, f) for s, _, f in raw], norm_vars=feature_config.norm_vars)
     mats = [(k, am_forward(am, cmvn.apply(s, f), 12)[0]) for s, k, f in raw]
-    return {"source": source, "dim": int(mats[0][1].shape[1]), "matrices": mats,
-            "audio_seconds": sum(m.shape[0] for _, m in mats) / 100.0}
+    return {
+        "source": source,
+        "dim": int(mats[0][1].shape[1]),
+        "matrices": mats,
+        "audio_seconds": sum(m.shape[0] for _, m in mats) / 100.0,
+    }
 
 
 def measure(data: dict, tmp: Path) -> list[dict]:
@@ -86,16 +94,30 @@ def measure(data: dict, tmp: Path) -> list[dict]:
         back = np.concatenate([reader[key] for key, _ in data["matrices"]])
         read_s = time.process_time() - start
         err = back.astype(np.float64) - values
-        rows.append({"compression": comp, "bytes_per_audio_hour": size / hours,
-                     "gb_per_audio_hour": size / hours / 1e9, "write_cpu_s_per_audio_hour": write_s / hours,
-                     "read_cpu_s_per_audio_hour": read_s / hours, "max_abs_error": float(np.abs(err).max()),
-                     "relative_rms_error": float(np.sqrt(np.mean(err ** 2)) / rms), "values_rms": rms})
+        rows.append(
+            {
+                "compression": comp,
+                "bytes_per_audio_hour": size / hours,
+                "gb_per_audio_hour": size / hours / 1e9,
+                "write_cpu_s_per_audio_hour": write_s / hours,
+                "read_cpu_s_per_audio_hour": read_s / hours,
+                "max_abs_error": float(np.abs(err).max()),
+                "relative_rms_error": float(np.sqrt(np.mean(err**2)) / rms),
+                "values_rms": rms,
+            }
+        )
     return rows
 
 
 def f1_by_compression(recipe: Path) -> dict:
-    need = ["exp/am/best-valid-loss.pt", "exp/tdnn/best-valid-f1.pt", "exp/emb_bert/dev/vec.scp",
-            "exp/emb_bert/dev/post.scp", "data/fbank/mustc_cuts_dev.jsonl.gz", "data/fbank/mustc_cuts_dev_ali.jsonl.gz"]
+    need = [
+        "exp/am/best-valid-loss.pt",
+        "exp/tdnn/best-valid-f1.pt",
+        "exp/emb_bert/dev/vec.scp",
+        "exp/emb_bert/dev/post.scp",
+        "data/fbank/mustc_cuts_dev.jsonl.gz",
+        "data/fbank/mustc_cuts_dev_ali.jsonl.gz",
+    ]
     missing = [p for p in need if not (recipe / p).exists()]
     if missing:
         return {"measured": False, "reason": f"no trained recipe in {recipe} when run (missing {', '.join(missing)})"}
@@ -123,8 +145,12 @@ def f1_by_compression(recipe: Path) -> dict:
             for comp in COMPRESSIONS:
                 prefix = Path(tmp) / f"emb_{comp}"
                 dump_shard(am, list(cuts), cmvn, prefix, 12, comp)
-                corpus = FusionCorpus("data/fbank/mustc_cuts_dev_ali.jsonl.gz", f"{prefix}.scp",
-                                      "exp/emb_bert/dev/vec.scp", cache_utterances=0)
+                corpus = FusionCorpus(
+                    "data/fbank/mustc_cuts_dev_ali.jsonl.gz",
+                    f"{prefix}.scp",
+                    "exp/emb_bert/dev/vec.scp",
+                    cache_utterances=0,
+                )
                 ref, p_tdnn = corpus_predictions(tdnn, corpus, torch.device("cpu"))
                 p_bert = np.concatenate([bert_post[u.key] for u in corpus.utterances])
                 tdnn_f1 = score(ref, p_tdnn.argmax(1), PUNCT4.classes).overall["f1"]
@@ -135,7 +161,8 @@ def f1_by_compression(recipe: Path) -> dict:
                 out["by_compression"][comp].update(
                     max_abs_tdnn_posterior_change=float(np.abs(p_tdnn - base_post).max()),
                     tdnn_labels_changed=int((p_tdnn.argmax(1) != base_post.argmax(1)).sum()),
-                    ensemble_labels_changed=int((ensemble(p_tdnn, p_bert, alpha).argmax(1) != base_ens).sum()))
+                    ensemble_labels_changed=int((ensemble(p_tdnn, p_bert, alpha).argmax(1) != base_ens).sum()),
+                )
         base = out["by_compression"]["none"]
         for _comp, r in out["by_compression"].items():
             r["tdnn_f1_change"] = r["tdnn_f1"] - base["tdnn_f1"]
@@ -155,19 +182,41 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_storage_") as tmp:
         for size in sizes:
             data = layer12_matrices(size, args.audio_seconds, args.recipe_dir)
-            results["storage"][size] = {"source": data["source"], "dim": data["dim"],
-                                        "audio_seconds": data["audio_seconds"], "rows": measure(data, Path(tmp))}
+            results["storage"][size] = {
+                "source": data["source"],
+                "dim": data["dim"],
+                "audio_seconds": data["audio_seconds"],
+                "rows": measure(data, Path(tmp)),
+            }
     results["f1"] = f1_by_compression(args.recipe_dir)
     results["machine_after"] = common.machine()
     rows = []
     for size, r in results["storage"].items():
         for row in r["rows"]:
-            rows.append([f"{size} ({r['dim']})", row["compression"], row["gb_per_audio_hour"],
-                         row["write_cpu_s_per_audio_hour"], row["read_cpu_s_per_audio_hour"], row["max_abs_error"],
-                         row["relative_rms_error"]])
-    common.print_table(f"Layer-12 shards per audio hour (load {results['machine_before']['load_1_5_15']})",
-                       ["AM (dims)", "compression", "GB / audio h", "write CPU s / audio h", "read CPU s / audio h",
-                        "max |error|", "RMS error / RMS"], rows)
+            rows.append(
+                [
+                    f"{size} ({r['dim']})",
+                    row["compression"],
+                    row["gb_per_audio_hour"],
+                    row["write_cpu_s_per_audio_hour"],
+                    row["read_cpu_s_per_audio_hour"],
+                    row["max_abs_error"],
+                    row["relative_rms_error"],
+                ]
+            )
+    common.print_table(
+        f"Layer-12 shards per audio hour (load {results['machine_before']['load_1_5_15']})",
+        [
+            "AM (dims)",
+            "compression",
+            "GB / audio h",
+            "write CPU s / audio h",
+            "read CPU s / audio h",
+            "max |error|",
+            "RMS error / RMS",
+        ],
+        rows,
+    )
     f1 = results["f1"]
     if f1["measured"]:
         common.print_table(

@@ -71,9 +71,16 @@ def write_synthetic(root: Path, num_utts: int, text_dim: int, am_dim: int, seed:
         num_frames = frame + 10
         duration = num_frames / 100 + 0.015
         rec = Recording(key, [AudioSource("file", [0], "/nonexistent.wav")], 16000, int(duration * 16000), duration)
-        sup = SupervisionSegment(key, key, 0.0, duration, speaker="spk", text=" ".join(i.symbol for i in items),
-                                 custom={"words": [i.symbol for i in items], "punct": labels},
-                                 alignment={"word": items})
+        sup = SupervisionSegment(
+            key,
+            key,
+            0.0,
+            duration,
+            speaker="spk",
+            text=" ".join(i.symbol for i in items),
+            custom={"words": [i.symbol for i in items], "punct": labels},
+            alignment={"word": items},
+        )
         cuts.append(MonoCut(key, 0.0, duration, 0, recording=rec, supervisions=[sup]))
         am.append((key, rng.normal(0, 1, (num_frames, am_dim)).astype(np.float32)))
         vec.append((key, rng.normal(0, 1, (len(items), text_dim)).astype(np.float32)))
@@ -88,8 +95,9 @@ def loader_rate(dataset, batch_size: int, windows: int, workers: int, seed: int,
     kwargs = dict(num_workers=workers)
     if workers:
         kwargs["prefetch_factor"] = 4
-    loader = DataLoader(dataset, batch_size=batch_size, sampler=RandomSampler(dataset, generator=gen),
-                        collate_fn=collate, **kwargs)
+    loader = DataLoader(
+        dataset, batch_size=batch_size, sampler=RandomSampler(dataset, generator=gen), collate_fn=collate, **kwargs
+    )
     it = iter(loader)
     next(it)  # worker start-up is not throughput
     clock = time.perf_counter if workers else time.process_time  # 0 workers: CPU time of this process
@@ -138,8 +146,9 @@ def bench_size(size: str, args) -> dict:
                 for u in range(len(corpus.utterances)):
                     corpus.matrices(u)  # fill the cache (also inherited by forked workers)
             for workers in (0, 1):
-                rows[f"loader_{name}_{workers}w"] = loader_rate(dataset, cfg.batch_size, args.loader_windows, workers,
-                                                                args.seed)
+                rows[f"loader_{name}_{workers}w"] = loader_rate(
+                    dataset, cfg.batch_size, args.loader_windows, workers, args.seed
+                )
         res["words"] = len(corpus)
         res["loader_windows_per_s"] = rows
         # model step on batches taken from the loader once (so only the model is timed)
@@ -180,8 +189,19 @@ def main() -> None:
     rows = []
     for size, r in results["sizes"].items():
         L = r["loader_windows_per_s"]
-        rows.append([size, "windowed", r["batch_size"], r["model_windows_per_s"]["window"], L["loader_cold_0w"],
-                     L["loader_warm_0w"], L["loader_cold_1w"], L["loader_warm_1w"], r["loader_over_model"]])
+        rows.append(
+            [
+                size,
+                "windowed",
+                r["batch_size"],
+                r["model_windows_per_s"]["window"],
+                L["loader_cold_0w"],
+                L["loader_warm_0w"],
+                L["loader_cold_1w"],
+                L["loader_warm_1w"],
+                r["loader_over_model"],
+            ]
+        )
         if "utterance" in r["model_windows_per_s"]:
             rows.append(
                 [

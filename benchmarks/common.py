@@ -37,9 +37,13 @@ def machine() -> dict:
     except OSError:
         pass
     return {
-        "cpu": cpu, "cores": os.cpu_count(), "load_1_5_15": [round(x, 2) for x in load],
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_1_5_15": [round(x, 2) for x in load],
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
-        "torch": torch.__version__, "torch_threads": torch.get_num_threads(), "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
     }
 
 
@@ -80,8 +84,13 @@ def tokenizer():
 def random_models(size: str, seed: int = 0):
     from punct.inference.random_models import random_models as make
 
-    return make(am_config=am_config(size), bert_config=bert_config(size), tokenizer=tokenizer(),
-                tdnn_config=tdnn_config(size), seed=seed)
+    return make(
+        am_config=am_config(size),
+        bert_config=bert_config(size),
+        tokenizer=tokenizer(),
+        tdnn_config=tdnn_config(size),
+        seed=seed,
+    )
 
 
 def speech_requests(audio_seconds: float, split: str = "dev", corpus: Path = MINI_CORPUS):
@@ -93,8 +102,10 @@ def speech_requests(audio_seconds: float, split: str = "dev", corpus: Path = MIN
 
     txt = corpus / "data" / split / "txt"
     if not (txt / f"{split}.yaml").is_file():
-        raise FileNotFoundError(f"{txt / (split + '.yaml')}: no mini corpus; build it with "
-                                "cd egs/mustc && ./run.sh --stage 0 --stop-stage 0")
+        raise FileNotFoundError(
+            f"{txt / (split + '.yaml')}: no mini corpus; build it with "
+            "cd egs/mustc && ./run.sh --stage 0 --stop-stage 0"
+        )
     segments = yaml.safe_load((txt / f"{split}.yaml").read_text())
     texts = (txt / f"{split}.en").read_text(encoding="utf-8").splitlines()
     requests, total = [], 0.0
@@ -118,8 +129,11 @@ def speech_requests(audio_seconds: float, split: str = "dev", corpus: Path = MIN
 def print_table(title: str, header: Sequence[str], rows: list[Sequence]) -> str:
     cells = [[str(c) for c in header]] + [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = [f"## {title}", "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths)) + " |",
-             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines = [
+        f"## {title}",
+        "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths)) + " |",
+        "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    ]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in cells[1:]]
     text = "\n".join(lines)
     print(text + "\n", flush=True)
@@ -158,5 +172,7 @@ def _json_default(x):
 
 def trained_recipe(recipe: Path) -> bool:
     """True when ``recipe`` holds every model the pipeline needs (stages 2, 5, 7)."""
-    return all((recipe / p).exists() for p in ("exp/am/best-valid-loss.pt", "exp/bert/best-valid-f1/punct_model.json",
-                                                 "exp/tdnn/best-valid-f1.pt"))
+    return all(
+        (recipe / p).exists()
+        for p in ("exp/am/best-valid-loss.pt", "exp/bert/best-valid-f1/punct_model.json", "exp/tdnn/best-valid-f1.pt")
+    )

@@ -69,7 +69,7 @@ class LabelSet:
     @property
     def marks(self) -> tuple[str, ...]:
         """Every class but "no mark"."""
-        return self.classes[NO_MARK + 1:]
+        return self.classes[NO_MARK + 1 :]
 
     def __len__(self) -> int:
         return len(self.classes)
@@ -163,8 +163,10 @@ class WordLabels:
         need = ("words", "punct", "case") if case_set is not None else ("words", "punct")
         missing = [k for k in need if k not in custom]
         if sid is None or missing:
-            raise ValueError(f"{prefix}: no custom {missing} (data contract: custom {list(need)} and an id); "
-                             "prepare it with the data stage")
+            raise ValueError(
+                f"{prefix}: no custom {missing} (data contract: custom {list(need)} and an id); "
+                "prepare it with the data stage"
+            )
         words, punct = tuple(custom["words"]), tuple(custom["punct"])
         case = tuple(custom["case"]) if case_set is not None else None
         if len(words) != len(punct):
@@ -243,7 +245,8 @@ def aligned_words(sup: Any) -> list[TimedWord] | None:
     out = []
     for item in items:
         symbol, start, duration, score = (
-            (item["symbol"], item["start"], item["duration"], item.get("score")) if isinstance(item, Mapping)
+            (item["symbol"], item["start"], item["duration"], item.get("score"))
+            if isinstance(item, Mapping)
             else (item[0], item[1], item[2], item[3] if len(item) > 3 else None)
         )
         out.append(

@@ -31,8 +31,14 @@ RECIPES = sorted(p.name for p in (REPO / "egs").iterdir() if (p / "run.sh").is_f
 
 
 def doc_files() -> list[Path]:
-    return [REPO / "README.md", *sorted(REPO.glob("egs/*/README.md")), *sorted(REPO.glob("egs/*/RESULTS.md")),
-            *sorted(REPO.glob("egs/*/local/README.md")), *sorted(REPO.glob("docs/*.md")), REPO / "benchmarks" / "README.md"]
+    return [
+        REPO / "README.md",
+        *sorted(REPO.glob("egs/*/README.md")),
+        *sorted(REPO.glob("egs/*/RESULTS.md")),
+        *sorted(REPO.glob("egs/*/local/README.md")),
+        *sorted(REPO.glob("docs/*.md")),
+        REPO / "benchmarks" / "README.md",
+    ]
 
 
 class Mention(NamedTuple):
@@ -43,7 +49,9 @@ class Mention(NamedTuple):
 
 # ---- which script a token names ----------------------------------------------------------------------------------
 
-_SHELL = re.compile(r"^(?:\./)?(?:egs/(?P<recipe>[a-z]+)/)?(?P<path>run\.sh|(?:local|steps|utils|tests/gpu)/[\w./-]+\.(?:sh|pl))$")
+_SHELL = re.compile(
+    r"^(?:\./)?(?:egs/(?P<recipe>[a-z]+)/)?(?P<path>run\.sh|(?:local|steps|utils|tests/gpu)/[\w./-]+\.(?:sh|pl))$"
+)
 _RUNNERS = {"$train_cmd", "$decode_cmd", "$cuda_cmd", '"$train_cmd"', '"$decode_cmd"', '"$cuda_cmd"'}
 _SEPARATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "(", ")"}
 
@@ -162,6 +170,7 @@ def mentions(path: Path, rel: Path | None = None) -> Iterator[Mention]:
 
 # ---- what a script accepts -------------------------------------------------------------------------------------------
 
+
 def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
     found = set()
     for action in parser._actions:
@@ -176,7 +185,7 @@ def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
 def accepted(script: str) -> set[str] | None:
     """The options of ``script``'s --help; None when the script does not exist."""
     if script.startswith("python -m "):
-        module = script[len("python -m "):]
+        module = script[len("python -m ") :]
         if not (REPO / (module.replace(".", "/") + ".py")).is_file():
             return None
         return _parser_options(importlib.import_module(module).get_parser()) | {"--help"}
@@ -197,6 +206,7 @@ def accepted(script: str) -> set[str] | None:
 
 # ---- the tests -------------------------------------------------------------------------------------------------------
 
+
 def all_mentions() -> list[Mention]:
     return [m for f in doc_files() for m in mentions(f)]
 
@@ -216,8 +226,13 @@ def test_the_docs_name_options_of_many_scripts():
     """The attribution finds what the READMEs show (so the next test checks something)."""
     found = all_mentions()
     scripts = {m.script for m in found}
-    assert {"egs/mustc/run.sh", "egs/parczech/run.sh", "steps/punctuate.sh",
-            "python -m punct.bin.punctuate", "python -m punct.bin.results_table"} <= scripts, scripts
+    assert {
+        "egs/mustc/run.sh",
+        "egs/parczech/run.sh",
+        "steps/punctuate.sh",
+        "python -m punct.bin.punctuate",
+        "python -m punct.bin.results_table",
+    } <= scripts, scripts
     assert ("egs/mustc/run.sh", "--mustc-root") in {(m.script, m.option) for m in found}
     assert ("egs/parczech/run.sh", "--am-data") in {(m.script, m.option) for m in found}
     assert len(found) > 100
@@ -231,17 +246,20 @@ def test_every_option_a_readme_names_is_in_its_scripts_help():
 def test_a_wrong_option_fails(tmp_path):
     """An option a script does not have, in each place the docs name options, is found."""
     doc = tmp_path / "README.md"
-    doc.write_text("```bash\n./run.sh --stage 3 --no-such-option 1 \\\n  --mustc-root /data\n```\n\n"
-                   "Run `local/score.sh --alpha-rule argmax --nor-this` or `steps/punctuate.sh --nj 2 --nope`.\n\n"
-                   "| `./run.sh` option | what |\n|---|---|\n| `--seed N`, `--not-an-option X` | x |\n\n"
-                   "`python -m punct.bin.punctuate --recipe-dir . --wrong-one` and `local/nowhere.sh --x`\n",
-                   encoding="utf-8")
+    doc.write_text(
+        "```bash\n./run.sh --stage 3 --no-such-option 1 \\\n  --mustc-root /data\n```\n\n"
+        "Run `local/score.sh --alpha-rule argmax --nor-this` or `steps/punctuate.sh --nj 2 --nope`.\n\n"
+        "| `./run.sh` option | what |\n|---|---|\n| `--seed N`, `--not-an-option X` | x |\n\n"
+        "`python -m punct.bin.punctuate --recipe-dir . --wrong-one` and `local/nowhere.sh --x`\n",
+        encoding="utf-8",
+    )
     bad = unknown(list(mentions(doc, Path("egs/mustc/README.md"))))
     for option in ("--no-such-option", "--nor-this", "--nope", "--not-an-option", "--wrong-one"):
         assert any(option in b for b in bad), (option, bad)
     assert any("local/nowhere.sh: no such script" in b for b in bad), bad
-    assert not any(o in b for b in bad for o in ("--stage", "--mustc-root", "--alpha-rule", "--nj", "--seed ",
-                                                    "--recipe-dir")), bad
+    assert not any(
+        o in b for b in bad for o in ("--stage", "--mustc-root", "--alpha-rule", "--nj", "--seed ", "--recipe-dir")
+    ), bad
 
 
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\((?P<target>[^)\s]+)\)")

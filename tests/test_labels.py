@@ -141,9 +141,11 @@ def _segment(sid, punct_ref, case_ref, rule="include"):
 
 
 def _wrong_on_first_words():
-    return [_segment("a", ["blank", ",", "blank", ".", "blank"], ["cap", "blank", "blank", "blank", "cap"]),
-            _segment("b", [".", "blank", "?", "blank", "blank", ","], ["blank", "cap", "blank", "cap", "blank", "blank"]),
-            _segment("c", ["blank", "blank", ",", "blank", "."], ["blank", "blank", "cap", "blank", "blank"])]
+    return [
+        _segment("a", ["blank", ",", "blank", ".", "blank"], ["cap", "blank", "blank", "blank", "cap"]),
+        _segment("b", [".", "blank", "?", "blank", "blank", ","], ["blank", "cap", "blank", "cap", "blank", "blank"]),
+        _segment("c", ["blank", "blank", ",", "blank", "."], ["blank", "blank", "cap", "blank", "blank"]),
+    ]
 
 
 def test_scores_exclude_the_first_word():
@@ -175,10 +177,20 @@ def test_scoring_rule_follows_the_predictions_and_refuses_to_score_copies():
 def _write_decode(model_dir: Path, segments, rule):
     (model_dir / "decode").mkdir(parents=True)
     for split in ("dev", "test"):
-        lines = [json.dumps({"id": s.id, "words": ["w"] * s.num_words, "first_word": rule,
-                             **{k: [(PUNCT9 if k.startswith("punct") else CASE).classes[i] for i in getattr(s, k)]
-                                for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")}})
-                 for s in segments]
+        lines = [
+            json.dumps(
+                {
+                    "id": s.id,
+                    "words": ["w"] * s.num_words,
+                    "first_word": rule,
+                    **{
+                        k: [(PUNCT9 if k.startswith("punct") else CASE).classes[i] for i in getattr(s, k)]
+                        for k in ("punct_ref", "punct_hyp", "case_ref", "case_hyp")
+                    },
+                }
+            )
+            for s in segments
+        ]
         (model_dir / "decode" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
 
 
@@ -187,19 +199,50 @@ def test_score_itn_states_the_rule_in_results(tmp_path):
     _write_decode(tmp_path / "a", segments, "exclude")
     _write_decode(tmp_path / "b", segments, "exclude")
     out = tmp_path / "results"
-    score_itn.main(["--out-dir", str(out), "--num-resamples", "20", "--splits", "test", f"{tmp_path / 'a'}:A",
-                    f"{tmp_path / 'b'}:B"])
+    score_itn.main(
+        [
+            "--out-dir",
+            str(out),
+            "--num-resamples",
+            "20",
+            "--splits",
+            "test",
+            f"{tmp_path / 'a'}:A",
+            f"{tmp_path / 'b'}:B",
+        ]
+    )
     results = (out / "RESULTS.md").read_text()
     assert itn.FIRST_WORD_NOTES["exclude"] in results and "16 words, 13 scored" in results
     scores = json.loads((out / "scores" / "A.test.json").read_text())
     assert scores["first_word"] == "exclude" and scores["cap_f1"]["value"] == 1.0
     with pytest.raises(ValueError, match="cannot be scored"):
-        score_itn.main(["--out-dir", str(out), "--num-resamples", "20", "--splits", "test", "--first-word", "include",
-                        f"{tmp_path / 'a'}:A"])
+        score_itn.main(
+            [
+                "--out-dir",
+                str(out),
+                "--num-resamples",
+                "20",
+                "--splits",
+                "test",
+                "--first-word",
+                "include",
+                f"{tmp_path / 'a'}:A",
+            ]
+        )
     _write_decode(tmp_path / "c", segments, "include")
     with pytest.raises(ValueError, match=r"test: .*both first-word rules.*'C': \['include'\]"):
-        score_itn.main(["--out-dir", str(out), "--num-resamples", "20", "--splits", "test", f"{tmp_path / 'a'}:A",
-                        f"{tmp_path / 'c'}:C"])
+        score_itn.main(
+            [
+                "--out-dir",
+                str(out),
+                "--num-resamples",
+                "20",
+                "--splits",
+                "test",
+                f"{tmp_path / 'a'}:A",
+                f"{tmp_path / 'c'}:C",
+            ]
+        )
     score_itn.main(["--out-dir", str(out), "--num-resamples", "20", "--splits", "test", f"{tmp_path / 'c'}:C"])
     results = (out / "RESULTS.md").read_text()
     assert itn.FIRST_WORD_NOTES["include"] in results and "16 words, 16 scored" in results
@@ -218,8 +261,9 @@ def test_parczech_configs_exclude_the_first_word(suffix):
 
 def test_switch_from_flags_and_bad_values(tmp_path):
     parser = train_mm.get_parser()
-    args = parser.parse_args(["--model", "text", "--data-dir", "d", "--prefix", "parczech", "--exp-dir", "e",
-                              "--first-word", "include"])
+    args = parser.parse_args(
+        ["--model", "text", "--data-dir", "d", "--prefix", "parczech", "--exp-dir", "e", "--first-word", "include"]
+    )
     assert config_from_args(MmConfig, args, REPO / "egs" / "parczech" / "conf" / "mm_tiny.yaml").first_word == "include"
     assert MmConfig().first_word == "include" and TrainTdnnConfig().first_word == "include"
     (tmp_path / "bad.yaml").write_text("first_word: first\n")

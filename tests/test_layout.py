@@ -98,8 +98,9 @@ def test_every_area_is_on_a_floor_and_named_in_its_docstring() -> None:
     areas = {area(m) for m in modules() if m != "punct"}
     assert sorted(areas - set(floors)) == [], "areas missing from FLOORS"
     assert sorted(set(floors) - areas) == [], "FLOORS names areas that do not exist"
-    undocumented = [str(init) for init in sorted(PACKAGE.rglob("__init__.py")) if not ast.get_docstring(
-        ast.parse(init.read_text()))]
+    undocumented = [
+        str(init) for init in sorted(PACKAGE.rglob("__init__.py")) if not ast.get_docstring(ast.parse(init.read_text()))
+    ]
     assert undocumented == [], "subpackages without a docstring naming their concept"
 
 

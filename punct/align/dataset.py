@@ -68,9 +68,13 @@ class ItnDatasetConfig:
 
     def __post_init__(self) -> None:
         if (self.dev_share is None) != (self.test_share is None):
-            raise ValueError(f"give both dev_share and test_share, or neither (got {self.dev_share}, {self.test_share})")
+            raise ValueError(
+                f"give both dev_share and test_share, or neither (got {self.dev_share}, {self.test_share})"
+            )
         if self.split_by == "recording" and self.dev_share is None:
-            raise ValueError("split_by: recording draws recordings by a share of the hours: give dev_share and test_share")
+            raise ValueError(
+                "split_by: recording draws recordings by a share of the hours: give dev_share and test_share"
+            )
 
     @property
     def by_share(self) -> bool:
@@ -84,21 +88,27 @@ class ItnDatasetConfig:
         return SegmentConfig(**{k: v for k, v in dataclasses.asdict(self).items() if k in names})
 
 
-def too_few_segments(out_dir: Pathlike, segments: dict[str, int], config: ItnDatasetConfig,
-                     official_words: int, exact_words: int) -> str | None:
+def too_few_segments(
+    out_dir: Pathlike, segments: dict[str, int], config: ItnDatasetConfig, official_words: int, exact_words: int
+) -> str | None:
     """Why the segment dataset is too small to train or score a model (a split under its ``min_<split>_segments``),
     with what helps; None when it is not."""
     minimum = {"train": config.min_train_segments, "dev": config.min_dev_segments, "test": config.min_test_segments}
-    short = [f"{segments.get(split, 0)} {split} (min_{split}_segments {least})" for split, least in minimum.items()
-             if segments.get(split, 0) < least]
+    short = [
+        f"{segments.get(split, 0)} {split} (min_{split}_segments {least})"
+        for split, least in minimum.items()
+        if segments.get(split, 0) < least
+    ]
     if not short:
         return None
-    return (f"{out_dir}: too few segments to train or score a model: " + ", ".join(short) + f"; {exact_words} of "
-            f"{official_words} official words were recognised exactly (stats.md: the alignment, the filters, the "
-            "splits).  What helps: better recognised words (stage 1/2: an AM with a lower dev WER: more AM data, "
-            "--am-init <trained AM>, --asr-model <transformers CTC folder>, more epochs), more recordings, or "
-            "held-out parts with more speech (dev_share/test_share of the hours, split_by: recording); the minimums "
-            "are config values (min_train_segments, min_dev_segments, min_test_segments).")
+    return (
+        f"{out_dir}: too few segments to train or score a model: " + ", ".join(short) + f"; {exact_words} of "
+        f"{official_words} official words were recognised exactly (stats.md: the alignment, the filters, the "
+        "splits).  What helps: better recognised words (stage 1/2: an AM with a lower dev WER: more AM data, "
+        "--am-init <trained AM>, --asr-model <transformers CTC folder>, more epochs), more recordings, or "
+        "held-out parts with more speech (dev_share/test_share of the hours, split_by: recording); the minimums "
+        "are config values (min_train_segments, min_dev_segments, min_test_segments)."
+    )
 
 
 def read_recognised_words(path: Pathlike) -> list[TimedWord]:
@@ -131,8 +141,15 @@ def official_words(sup: SupervisionSegment) -> list[OfficialWord]:
     c = WordLabels.word_fields(sup, ("word_ids", "speakers", "sentence_idx"), len(labelled))
     n = len(labelled)
     return [
-        OfficialWord(labelled.words[i], labelled.punct[i], labelled.case[i], c["word_ids"][i], c["speakers"][i],
-                     c["sentence_idx"][i], i)
+        OfficialWord(
+            labelled.words[i],
+            labelled.punct[i],
+            labelled.case[i],
+            c["word_ids"][i],
+            c["speakers"][i],
+            c["sentence_idx"][i],
+            i,
+        )
         for i in range(n)
     ]
 
@@ -151,8 +168,19 @@ def process_recording(
     return rows, segments
 
 
-ALIGNMENT_COLUMNS = ("word_idx", "sentence_idx", "rec_word", "gold_word", "speaker", "start", "end", "punc",
-                     "upper", "distance", "segment_idx")
+ALIGNMENT_COLUMNS = (
+    "word_idx",
+    "sentence_idx",
+    "rec_word",
+    "gold_word",
+    "speaker",
+    "start",
+    "end",
+    "punc",
+    "upper",
+    "distance",
+    "segment_idx",
+)
 
 
 def alignment_table(rows: Sequence[AlignedWord], segments: Sequence[Segment]) -> str:
@@ -163,11 +191,23 @@ def alignment_table(rows: Sequence[AlignedWord], segments: Sequence[Segment]) ->
             seg_of[w.word_idx] = s.index
     lines = ["\t".join(ALIGNMENT_COLUMNS)]
     for r in rows:
-        lines.append("\t".join([
-            str(r.word_idx), str(r.sentence_idx), r.rec_word or "", r.word or "", r.speaker or "",
-            "" if r.start is None else f"{r.start:.3f}", "" if r.end is None else f"{r.end:.3f}",
-            r.punct, r.case, str(r.distance), str(seg_of.get(r.word_idx, -1) if r.word is not None else -1),
-        ]))
+        lines.append(
+            "\t".join(
+                [
+                    str(r.word_idx),
+                    str(r.sentence_idx),
+                    r.rec_word or "",
+                    r.word or "",
+                    r.speaker or "",
+                    "" if r.start is None else f"{r.start:.3f}",
+                    "" if r.end is None else f"{r.end:.3f}",
+                    r.punct,
+                    r.case,
+                    str(r.distance),
+                    str(seg_of.get(r.word_idx, -1) if r.word is not None else -1),
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -181,8 +221,9 @@ def segment_to_supervision(seg: Segment, language: str | None = None) -> Supervi
     (lower-case words, one label per word) plus the case labels and the cased words."""
     words = [w.word for w in seg.words]
     punct = [w.punct for w in seg.words]
-    labelled = WordLabels(seg.id, tuple(normalise_word(w) or w.lower() for w in words), tuple(punct),
-                          tuple(w.case for w in seg.words))
+    labelled = WordLabels(
+        seg.id, tuple(normalise_word(w) or w.lower() for w in words), tuple(punct), tuple(w.case for w in seg.words)
+    )
     return SupervisionSegment(
         id=seg.id,
         recording_id=seg.recording_id,
@@ -194,8 +235,13 @@ def segment_to_supervision(seg: Segment, language: str | None = None) -> Supervi
         speaker="+".join(seg.speakers),
         custom={**labelled.to_custom(), "cased_words": words, "word_idx": [w.word_idx for w in seg.words]},
         alignment={
-            "word": [AlignmentItem(symbol=normalise_word(w.word) or w.word.lower(), start=round(w.start, 4),
-                                   duration=round(w.end - w.start, 4)) for w in seg.words]
+            "word": [
+                AlignmentItem(
+                    symbol=normalise_word(w.word) or w.word.lower(),
+                    start=round(w.start, 4),
+                    duration=round(w.end - w.start, 4),
+                )
+                for w in seg.words
+            ]
         },
     )
-

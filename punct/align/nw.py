@@ -137,8 +137,9 @@ def align_words(
     return _traceback(ptr, state, dist, rec_idx, off_idx, rec, off), float(final[state])
 
 
-def _fill(sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float, e: float
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _fill(
+    sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float, e: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Gotoh's three matrices (M: pair, X: gap in ``off``, Y: gap in ``rec``) row by row, vectorised
     over columns.  Returns the back pointers ``(n + 1, m + 1)`` (M | X << 2 | Y << 4) and the final
     ``[M, X, Y]`` costs."""
@@ -178,8 +179,15 @@ def _fill(sub_u: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray, o: float,
     return ptr, np.array([M[m], X[m], Y[m]])
 
 
-def _traceback(ptr: np.ndarray, state: int, dist: np.ndarray, rec_idx: np.ndarray, off_idx: np.ndarray,
-               rec: Sequence[str], off: Sequence[str]) -> list[AlignedPair]:
+def _traceback(
+    ptr: np.ndarray,
+    state: int,
+    dist: np.ndarray,
+    rec_idx: np.ndarray,
+    off_idx: np.ndarray,
+    rec: Sequence[str],
+    off: Sequence[str],
+) -> list[AlignedPair]:
     """The pairs of the best path, from the end cell in ``state`` back to the start, in order."""
     pairs: list[AlignedPair] = []
     i, j = len(rec), len(off)

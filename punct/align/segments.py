@@ -76,9 +76,7 @@ def align_recording(
     rec_words: Sequence[TimedWord], off_words: Sequence[OfficialWord], config: AlignConfig = AlignConfig()
 ) -> list[AlignedWord]:
     """Aligns a recording's recognised and official words; one row per alignment pair."""
-    pairs, _ = align_words(
-        [w.word.lower() for w in rec_words], [normalise_word(w.word) for w in off_words], config
-    )
+    pairs, _ = align_words([w.word.lower() for w in rec_words], [normalise_word(w.word) for w in off_words], config)
     rows = []
     last_sentence = 0
     for p in pairs:
@@ -92,8 +90,16 @@ def align_recording(
         last_sentence = o.sentence_idx
         rows.append(
             AlignedWord(
-                o.word_idx, o.sentence_idx, r.word if r else None, o.word, o.speaker,
-                r.start if r else None, r.end if r else None, o.punct, o.case, p.distance,
+                o.word_idx,
+                o.sentence_idx,
+                r.word if r else None,
+                o.word,
+                o.speaker,
+                r.start if r else None,
+                r.end if r else None,
+                o.punct,
+                o.case,
+                p.distance,
             )
         )
     return rows
@@ -190,8 +196,16 @@ class SegmentCounts:
     extra: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: SegmentCounts) -> None:
-        for name in ("runs", "words_in_runs", "bad_char_duration_words", "mixed_speaker_runs",
-                     "split_runs", "no_punct_or_cap", "too_short", "kept"):
+        for name in (
+            "runs",
+            "words_in_runs",
+            "bad_char_duration_words",
+            "mixed_speaker_runs",
+            "split_runs",
+            "no_punct_or_cap",
+            "too_short",
+            "kept",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -345,8 +359,12 @@ def format_statistics(stats: dict[str, dict]) -> str:
 def _segments_with_table(stats: dict[str, dict], keys: Sequence[str]) -> list[str]:
     """Segments holding each mark (and a capital) at least once, per split: can a rare mark be learned and scored?"""
     labels = [c for c in PUNCT9.classes if c != PUNCT9.none] + [CAP]
-    out = ["Segments containing each label at least once:", "",
-           "| Set | Segments | " + " | ".join(f"[{c}]" for c in labels) + " |", "|---|---:|" + "---:|" * len(labels)]
+    out = [
+        "Segments containing each label at least once:",
+        "",
+        "| Set | Segments | " + " | ".join(f"[{c}]" for c in labels) + " |",
+        "|---|---:|" + "---:|" * len(labels),
+    ]
     for k in keys:
         with_label = stats[k].get("segments_with", Counter())
         out.append(f"| {k} | {stats[k]['segments']} | " + " | ".join(str(with_label[c]) for c in labels) + " |")

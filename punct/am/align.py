@@ -45,8 +45,9 @@ def job_paths(ali_dir: Path, split: str, job: int) -> tuple[Path, Path, Path]:
     return d / f"cuts.{job}.jsonl.gz", d / f"ctm.{job}", d / f"failed.{job}"
 
 
-def align_job(model, cuts: list, cmvn: SpeakerCmvn, tokens: TokenTable, ali_dir: Path, split: str, job: int,
-              device=None) -> Counter:
+def align_job(
+    model, cuts: list, cmvn: SpeakerCmvn, tokens: TokenTable, ali_dir: Path, split: str, job: int, device=None
+) -> Counter:
     cuts_out, ctm_out, failed_out = job_paths(ali_dir, split, job)
     aligned, ctm, failed = [], [], []
     counts: Counter = Counter()

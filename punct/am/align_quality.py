@@ -33,8 +33,10 @@ def read_word_times(path: Pathlike) -> dict[str, tuple[list[str], list[float | N
     return out
 
 
-def start_errors(reference: dict[str, tuple[list[str], list[float | None]]],
-                 hypothesis: dict[str, tuple[Sequence[str], Sequence[float]]]) -> tuple[np.ndarray, dict[str, int]]:
+def start_errors(
+    reference: dict[str, tuple[list[str], list[float | None]]],
+    hypothesis: dict[str, tuple[Sequence[str], Sequence[float]]],
+) -> tuple[np.ndarray, dict[str, int]]:
     """Signed errors (hyp - ref, seconds) of every comparable word start, and counts of what was compared."""
     errors: list[float] = []
     counts = {"segments": 0, "words": 0, "word_mismatch": 0, "no_reference": 0}
@@ -60,21 +62,25 @@ def summarise(errors: np.ndarray, counts: dict[str, int]) -> dict[str, float]:
     summary: dict[str, float] = dict(counts)
     if errors.size:
         abs_ms = np.abs(errors) * 1000
-        summary.update({
-            "median_abs_ms": float(np.median(abs_ms)),
-            "p90_abs_ms": float(np.percentile(abs_ms, 90)),
-            "mean_signed_ms": float(errors.mean() * 1000),
-            "within_50ms": float((abs_ms <= 50).mean()),
-            "within_100ms": float((abs_ms <= 100).mean()),
-        })
+        summary.update(
+            {
+                "median_abs_ms": float(np.median(abs_ms)),
+                "p90_abs_ms": float(np.percentile(abs_ms, 90)),
+                "mean_signed_ms": float(errors.mean() * 1000),
+                "within_50ms": float((abs_ms <= 50).mean()),
+                "within_100ms": float((abs_ms <= 100).mean()),
+            }
+        )
     return summary
 
 
 def format_summary(split: str, summary: dict[str, float]) -> str:
     if "median_abs_ms" not in summary:
         return f"{split}: no comparable words ({summary})\n"
-    return (f"{split}: word-start error vs synthesizer times over {summary['words']} words "
-            f"in {summary['segments']} segments: median {summary['median_abs_ms']:.1f} ms, "
-            f"p90 {summary['p90_abs_ms']:.1f} ms, mean signed {summary['mean_signed_ms']:+.1f} ms, "
-            f"<=50 ms {100 * summary['within_50ms']:.1f}%, <=100 ms {100 * summary['within_100ms']:.1f}% "
-            f"(skipped: {summary['word_mismatch']} word mismatches, {summary['no_reference']} without reference)\n")
+    return (
+        f"{split}: word-start error vs synthesizer times over {summary['words']} words "
+        f"in {summary['segments']} segments: median {summary['median_abs_ms']:.1f} ms, "
+        f"p90 {summary['p90_abs_ms']:.1f} ms, mean signed {summary['mean_signed_ms']:+.1f} ms, "
+        f"<=50 ms {100 * summary['within_50ms']:.1f}%, <=100 ms {100 * summary['within_100ms']:.1f}% "
+        f"(skipped: {summary['word_mismatch']} word mismatches, {summary['no_reference']} without reference)\n"
+    )

@@ -86,27 +86,32 @@ def usable_cuts(cuts: CutSet, tokens: TokenTable, subsample: int = 1) -> CutSet:
     return CutSet.from_cuts(kept)
 
 
-def spec_augment(feats: torch.Tensor, rng: np.random.Generator, num_time_masks: int, max_time: int,
-                 num_freq_masks: int, max_freq: int) -> torch.Tensor:
+def spec_augment(
+    feats: torch.Tensor,
+    rng: np.random.Generator,
+    num_time_masks: int,
+    max_time: int,
+    num_freq_masks: int,
+    max_freq: int,
+) -> torch.Tensor:
     """Zeroes random time and frequency stripes of a (T, F) matrix (features are mean-normalised)."""
     feats = feats.clone()
     t, f = feats.shape
     for _ in range(num_freq_masks):
         width = int(rng.integers(0, max_freq + 1))
         start = int(rng.integers(0, max(1, f - width)))
-        feats[:, start:start + width] = 0
+        feats[:, start : start + width] = 0
     for _ in range(num_time_masks):
         width = int(rng.integers(0, min(max_time, max(1, t // 5)) + 1))
         start = int(rng.integers(0, max(1, t - width)))
-        feats[start:start + width] = 0
+        feats[start : start + width] = 0
     return feats
 
 
 class CtcDataset(torch.utils.data.Dataset):
     """``dataset[cuts]`` -> dict(feats (N, T, F), feat_lens (N,), targets (sum L,), target_lens (N,), ids)."""
 
-    def __init__(self, cmvn: SpeakerCmvn, tokens: TokenTable, spec_augment: dict | None = None,
-                 seed: int = 0) -> None:
+    def __init__(self, cmvn: SpeakerCmvn, tokens: TokenTable, spec_augment: dict | None = None, seed: int = 0) -> None:
         self.cmvn = cmvn
         self.tokens = tokens
         self.spec_augment = spec_augment

@@ -33,8 +33,9 @@ def edit_ops(ref: Sequence[str], hyp: Sequence[str]) -> tuple[int, int, int]:
             if ref[i - 1] == hyp[j - 1]:
                 best = s
             else:
-                best = min((s[0] + 1, s[1] + 1, s[2], s[3]), (d[0] + 1, d[1], d[2] + 1, d[3]),
-                           (a[0] + 1, a[1], a[2], a[3] + 1))
+                best = min(
+                    (s[0] + 1, s[1] + 1, s[2], s[3]), (d[0] + 1, d[1], d[2] + 1, d[3]), (a[0] + 1, a[1], a[2], a[3] + 1)
+                )
             if ref[i - 1] == hyp[j - 1]:
                 best = min(best, (d[0] + 1, d[1], d[2] + 1, d[3]), (a[0] + 1, a[1], a[2], a[3] + 1))
             cur.append(best)
@@ -70,6 +71,8 @@ class WerStats:
         return 100.0 * self.errors / max(1, self.words)
 
     def summary(self) -> str:
-        return (f"%WER {self.wer:.2f} [ {self.errors} / {self.words}, {self.ins} ins, {self.dele} del, {self.sub} sub ]"
-                f" %SER {100.0 * self.sentence_errors / max(1, self.sentences):.2f}"
-                f" [ {self.sentence_errors} / {self.sentences} ]")
+        return (
+            f"%WER {self.wer:.2f} [ {self.errors} / {self.words}, {self.ins} ins, {self.dele} del, {self.sub} sub ]"
+            f" %SER {100.0 * self.sentence_errors / max(1, self.sentences):.2f}"
+            f" [ {self.sentence_errors} / {self.sentences} ]"
+        )

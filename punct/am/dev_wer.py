@@ -44,7 +44,8 @@ def check_dev_wer(wer_path: str | Path, max_dev_wer: float | None, config: str =
         raise AmLearnedNothing(
             f"{wer_path}: the acoustic model's dev WER is {wer:.2f} %, above max_dev_wer {max_dev_wer:g} % "
             f"({config}): it learned (almost) nothing, and the stages after it would recognise, align and train on "
-            f"(almost) no words, so the recipe stops here. " + WHAT_HELPS.format(config=config)
+            f"(almost) no words, so the recipe stops here. "
+            + WHAT_HELPS.format(config=config)
             + f" To go on anyway: --max-dev-wer <percent> (or max_dev_wer: null in {config})."
         )
     return wer

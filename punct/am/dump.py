@@ -21,8 +21,9 @@ from punct.features.compute import load_cut_features
 from punct.io.shards import ShardWriter, is_shard_done
 
 
-def dump_shard(model, cuts: list, cmvn: SpeakerCmvn, prefix: Path, layer: int, compression: str,
-               device=None, throttle: float = 0.0) -> dict[str, float]:
+def dump_shard(
+    model, cuts: list, cmvn: SpeakerCmvn, prefix: Path, layer: int, compression: str, device=None, throttle: float = 0.0
+) -> dict[str, float]:
     """Writes one shard; returns ``{"cuts", "audio_seconds", "cpu_seconds", "wall_seconds"}``."""
     kwargs = {} if device is None else {"device": device}
     audio, cpu0, wall0 = 0.0, time.process_time(), time.time()
@@ -36,18 +37,29 @@ def dump_shard(model, cuts: list, cmvn: SpeakerCmvn, prefix: Path, layer: int, c
             audio += cut.duration
             if throttle:
                 time.sleep(throttle)
-    stats = {"cuts": len(cuts), "audio_seconds": audio, "cpu_seconds": time.process_time() - cpu0,
-             "wall_seconds": time.time() - wall0}
-    logging.info("%s: %d cuts, %.1f s audio, %.1f CPU s: %.1f audio s per CPU s", prefix, len(cuts), audio,
-                 stats["cpu_seconds"], audio / max(stats["cpu_seconds"], 1e-9))
+    stats = {
+        "cuts": len(cuts),
+        "audio_seconds": audio,
+        "cpu_seconds": time.process_time() - cpu0,
+        "wall_seconds": time.time() - wall0,
+    }
+    logging.info(
+        "%s: %d cuts, %.1f s audio, %.1f CPU s: %.1f audio s per CPU s",
+        prefix,
+        len(cuts),
+        audio,
+        stats["cpu_seconds"],
+        audio / max(stats["cpu_seconds"], 1e-9),
+    )
     return stats
 
 
 __all__ = ["dump_shard", "is_shard_done"]
 
 
-def benchmark_throughput(config_path: Path, cuts: list, cmvn: SpeakerCmvn, num_tokens: int, layer: int,
-                         max_audio_seconds: float = 60.0) -> dict[str, float]:
+def benchmark_throughput(
+    config_path: Path, cuts: list, cmvn: SpeakerCmvn, num_tokens: int, layer: int, max_audio_seconds: float = 60.0
+) -> dict[str, float]:
     """Audio seconds per CPU second of a layer-``layer`` dump with a randomly initialised model of
     ``config_path``'s size (e.g. the paper-size conf/am.yaml), on the first cuts up to ``max_audio_seconds``."""
     import torch
@@ -68,6 +80,13 @@ def benchmark_throughput(config_path: Path, cuts: list, cmvn: SpeakerCmvn, num_t
         if audio >= max_audio_seconds:
             break
     params = sum(p.numel() for p in model.parameters()) / 1e6
-    logging.info("throughput of %s (%.2f M params, layer %d, %d threads): %.1f audio s per CPU s (%.1f s audio)",
-                 config_path, params, layer, torch.get_num_threads(), audio / max(cpu, 1e-9), audio)
+    logging.info(
+        "throughput of %s (%.2f M params, layer %d, %d threads): %.1f audio s per CPU s (%.1f s audio)",
+        config_path,
+        params,
+        layer,
+        torch.get_num_threads(),
+        audio / max(cpu, 1e-9),
+        audio,
+    )
     return {"audio_seconds": audio, "cpu_seconds": cpu, "params_m": params}

@@ -87,12 +87,12 @@ class FoldedAcousticModel(nn.Module):
         consumed = self.splice_left
         tapped: torch.Tensor | None = None
         for i, (linear, affine, s) in enumerate(zip(self.linear, self.affine, self.strides), 2):
-            bypass = x[:, :, s: x.shape[2] - s] if s else x
+            bypass = x[:, :, s : x.shape[2] - s] if s else x
             x = F.relu(affine(linear(x))) + bypass
             consumed += s
             if i == layer:
                 start = left - consumed
                 dim = x.shape[1]
-                tapped = (x[:, :, start: start + t] * self.scales[i] + self.offsets[i, :dim, None]).transpose(1, 2)
+                tapped = (x[:, :, start : start + t] * self.scales[i] + self.offsets[i, :dim, None]).transpose(1, 2)
         x = self.proj(F.relu(self.up(self.down(x))))
         return tapped, self.output(x.transpose(1, 2))

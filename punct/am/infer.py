@@ -14,8 +14,9 @@ from punct.am.model import TdnnAcousticModel
 
 
 @torch.no_grad()
-def run_model(model: TdnnAcousticModel, feats: np.ndarray, layer: int | None = None,
-              device: torch.device = torch.device("cpu")) -> np.ndarray:
+def run_model(
+    model: TdnnAcousticModel, feats: np.ndarray, layer: int | None = None, device: torch.device = torch.device("cpu")
+) -> np.ndarray:
     """(T, F) CMVN-normalised features -> (T, C): layer ``layer``'s output, or the log-posteriors when None."""
     model.eval()
     x = torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32)).unsqueeze(0).to(device)

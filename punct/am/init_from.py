@@ -29,8 +29,9 @@ logger = logging.getLogger(__name__)
 OUTPUT_LAYER = "output"
 
 
-def transfer_weights(source: torch.nn.Module, source_tokens: TokenTable, target: torch.nn.Module,
-                     target_tokens: TokenTable) -> dict[str, int]:
+def transfer_weights(
+    source: torch.nn.Module, source_tokens: TokenTable, target: torch.nn.Module, target_tokens: TokenTable
+) -> dict[str, int]:
     """Copies matching tensors of ``source`` into ``target`` in place; counts of copied/kept tensors."""
     src = source.state_dict()
     dst = target.state_dict()
@@ -60,8 +61,9 @@ def training_tokens(fbank_dir: Pathlike, prefix: str, split: str = "train") -> T
     return TokenTable.from_words(cut_words(c) for c in cuts)
 
 
-def write_init_checkpoint(source_checkpoint: Pathlike, config: AmConfig, fbank_dir: Pathlike, prefix: str,
-                          exp_dir: Pathlike, seed: int = 42) -> tuple[Path, dict[str, int]]:
+def write_init_checkpoint(
+    source_checkpoint: Pathlike, config: AmConfig, fbank_dir: Pathlike, prefix: str, exp_dir: Pathlike, seed: int = 42
+) -> tuple[Path, dict[str, int]]:
     """``<exp_dir>/epoch-0.pt``: a ``config`` model initialised from ``source_checkpoint``."""
     seed_everything(seed)
     source, source_tokens = load_model(Path(source_checkpoint))

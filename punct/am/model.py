@@ -111,7 +111,7 @@ class TdnnfLayer(nn.Module):
         else:
             h = self.affine(self.linear(x))
         y = self.dropout(self.norm(F.relu(h, inplace=True)))
-        bypass = x[:, :, s: x.shape[2] - s] if s else x
+        bypass = x[:, :, s : x.shape[2] - s] if s else x
         return torch.add(y, bypass, alpha=self.bypass_scale)
 
 
@@ -190,8 +190,9 @@ class TdnnAcousticModel(nn.Module):
         tapped, logits = self._run(feats, tap=layer, stop_at_tap=False)
         return tapped, logits
 
-    def _run(self, feats: torch.Tensor, tap: int | None, stop_at_tap: bool
-             ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    def _run(
+        self, feats: torch.Tensor, tap: int | None, stop_at_tap: bool
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(layer ``tap``'s output cropped to the input frames or None, the logits or None when stopped at the tap)."""
         t = feats.shape[1]
         left, right = self.context()
@@ -214,13 +215,14 @@ class TdnnAcousticModel(nn.Module):
         left, right = self.context()
         x = _pad_replicate(feats.transpose(1, 2), left, right)
         # (module, left context, runs on every k-th frame); the splice's context is one frame per offset
-        steps = [(self.splice, self.splice.left, self.splice.left == self.splice.right == 0),
-                 (self.tdnn1, 0, True)] + [(m, m.stride, m.stride % k == 0) for m in self.tdnnf]
+        steps = [(self.splice, self.splice.left, self.splice.left == self.splice.right == 0), (self.tdnn1, 0, True)] + [
+            (m, m.stride, m.stride % k == 0) for m in self.tdnnf
+        ]
         first_fast = max((i + 1 for i, (_, _, at_rate) in enumerate(steps) if not at_rate), default=0)
         for module, _, _ in steps[:first_fast]:
             x = module(x)
         remaining = sum(context for _, context, _ in steps[first_fast:])  # x's frame q is input frame q - remaining
-        x = x[:, :, remaining % k:: k]
+        x = x[:, :, remaining % k :: k]
         for module, _, _ in steps[first_fast:]:
             x = module(x, rate=k) if isinstance(module, TdnnfLayer) else module(x)
         return self.output(self.prefinal(x).transpose(1, 2))
@@ -234,4 +236,4 @@ class TdnnAcousticModel(nn.Module):
     @staticmethod
     def _crop(x: torch.Tensor, start: int, t: int) -> torch.Tensor:
         """(N, C, T') -> (N, t, C): the frames aligned with the input frames."""
-        return x[:, :, start: start + t].transpose(1, 2)
+        return x[:, :, start : start + t].transpose(1, 2)

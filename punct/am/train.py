@@ -111,8 +111,14 @@ def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
     return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
 
 
-def compute_loss(model: torch.nn.Module, batch: dict, device: torch.device, ctc: torch.nn.CTCLoss,
-                 subsample: int = 1, amp: Amp = NO_AMP) -> tuple[torch.Tensor, int]:
+def compute_loss(
+    model: torch.nn.Module,
+    batch: dict,
+    device: torch.device,
+    ctc: torch.nn.CTCLoss,
+    subsample: int = 1,
+    amp: Amp = NO_AMP,
+) -> tuple[torch.Tensor, int]:
     """Summed CTC loss of a batch over every ``subsample``-th output frame, and the batch's input frame
     count (the loss is reported per input frame).  The network runs under ``amp``'s autocast; the
     log-softmax and CTC run in float32 (CTC sums products of many small probabilities)."""
@@ -146,13 +152,25 @@ def learning_rate(config: AmConfig, state: AmTrainState, epoch: int) -> float:
     return config.lr * warm * config.lr_decay ** max(0, epoch - 1)
 
 
-def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: AmTrainState, epoch: int,
-                    device: torch.device, dist_info: DistInfo, ctc: torch.nn.CTCLoss, amp: Amp = NO_AMP) -> float:
+def train_one_epoch(
+    *,
+    model,
+    optimizer,
+    loader,
+    config: AmConfig,
+    state: AmTrainState,
+    epoch: int,
+    device: torch.device,
+    dist_info: DistInfo,
+    ctc: torch.nn.CTCLoss,
+    amp: Amp = NO_AMP,
+) -> float:
     """One pass over this rank's batches; returns the rank's loss per frame."""
     model.train()
     total_loss, total_frames = 0.0, 0
-    bar = tqdm(_synchronised(loader, dist_info, device), desc=f"epoch {epoch}", disable=not dist_info.is_main,
-               mininterval=10)
+    bar = tqdm(
+        _synchronised(loader, dist_info, device), desc=f"epoch {epoch}", disable=not dist_info.is_main, mininterval=10
+    )
     for batch_idx, batch in enumerate(bar):
         lr = learning_rate(config, state, epoch)
         for group in optimizer.param_groups:
@@ -164,8 +182,15 @@ def train_one_epoch(*, model, optimizer, loader, config: AmConfig, state: AmTrai
         total_loss += float(loss.detach())
         total_frames += frames
         if batch_idx % config.log_interval == 0:
-            logging.info("epoch %d batch %d step %d lr %.2e loss/frame %.4f (epoch avg %.4f)", epoch, batch_idx,
-                         state.step, lr, loss.item() / frames, total_loss / max(1, total_frames))
+            logging.info(
+                "epoch %d batch %d step %d lr %.2e loss/frame %.4f (epoch avg %.4f)",
+                epoch,
+                batch_idx,
+                state.step,
+                lr,
+                loss.item() / frames,
+                total_loss / max(1, total_frames),
+            )
     return total_loss / max(1, total_frames)
 
 
@@ -203,8 +228,9 @@ def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> 
     return model.to(device).eval(), tokens
 
 
-def load_am(am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT,
-            device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
+def load_am(
+    am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT, device: torch.device = torch.device("cpu")
+) -> tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
     """The model, its token table and its feature config from an AM folder (``exp/am`` of ``steps/train_am.sh``, or a
     pre-trained one in the same format: ``checkpoint`` and ``mfcc.yaml``, the feature config it was trained with)."""
     am_dir = Path(am_dir)
@@ -225,13 +251,26 @@ def reseed_worker(worker_id: int) -> None:
     info.dataset.rng = np.random.default_rng(info.seed)
 
 
-def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSet, dev_cmvn: SpeakerCmvn,
-                 tokens: TokenTable, config: AmConfig, seed: int, dist_info: DistInfo,
-                 device: torch.device = torch.device("cpu")):
+def make_loaders(
+    *,
+    train_cuts: CutSet,
+    train_cmvn: SpeakerCmvn,
+    dev_cuts: CutSet,
+    dev_cmvn: SpeakerCmvn,
+    tokens: TokenTable,
+    config: AmConfig,
+    seed: int,
+    dist_info: DistInfo,
+    device: torch.device = torch.device("cpu"),
+):
     spec = None
     if config.spec_augment:
-        spec = dict(num_time_masks=config.num_time_masks, max_time=config.max_time_mask,
-                    num_freq_masks=config.num_freq_masks, max_freq=config.max_freq_mask)
+        spec = dict(
+            num_time_masks=config.num_time_masks,
+            max_time=config.max_time_mask,
+            num_freq_masks=config.num_freq_masks,
+            max_freq=config.max_freq_mask,
+        )
     train_sampler = DynamicBucketingSampler(
         train_cuts,
         max_duration=config.max_duration,
@@ -244,17 +283,22 @@ def make_loaders(*, train_cuts: CutSet, train_cmvn: SpeakerCmvn, dev_cuts: CutSe
     )
     options = loader_options(config.num_workers, device)
     train_loader = torch.utils.data.DataLoader(
-        CtcDataset(train_cmvn, tokens, spec, seed=seed + dist_info.rank), sampler=train_sampler,
-        batch_size=None, worker_init_fn=reseed_worker if spec else None, **options)
-    dev_sampler = SimpleCutSampler(dev_cuts, max_duration=config.max_duration, shuffle=False,
-                                   world_size=1, rank=0)
-    dev_loader = torch.utils.data.DataLoader(CtcDataset(dev_cmvn, tokens), sampler=dev_sampler, batch_size=None,
-                                             **options)
+        CtcDataset(train_cmvn, tokens, spec, seed=seed + dist_info.rank),
+        sampler=train_sampler,
+        batch_size=None,
+        worker_init_fn=reseed_worker if spec else None,
+        **options,
+    )
+    dev_sampler = SimpleCutSampler(dev_cuts, max_duration=config.max_duration, shuffle=False, world_size=1, rank=0)
+    dev_loader = torch.utils.data.DataLoader(
+        CtcDataset(dev_cmvn, tokens), sampler=dev_sampler, batch_size=None, **options
+    )
     return train_sampler, train_loader, dev_loader
 
 
-def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable,
-                  device: torch.device) -> AmTrainState:
+def resume_latest(
+    exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable, device: torch.device
+) -> AmTrainState:
     """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be
     ``tokens``."""
     checkpoint = latest_checkpoint(exp_dir)
@@ -271,10 +315,20 @@ def resume_latest(exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.opti
     return state
 
 
-def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: str, device_name: str = "auto",
-                 seed: int = 42, resume: bool = False, train_split: str = "train",
-                 dev_split: str = "dev", extra_train_dirs: Sequence[Path] = (),
-                 amp: str = "none") -> tuple[AmTrainState, TdnnAcousticModel]:
+def run_training(
+    *,
+    config: AmConfig,
+    fbank_dir: Path,
+    exp_dir: Path,
+    prefix: str,
+    device_name: str = "auto",
+    seed: int = 42,
+    resume: bool = False,
+    train_split: str = "train",
+    dev_split: str = "dev",
+    extra_train_dirs: Sequence[Path] = (),
+    amp: str = "none",
+) -> tuple[AmTrainState, TdnnAcousticModel]:
     """Stage 2: trains, writes ``tokens.txt``, ``config.yaml``, ``epoch-N.pt``, ``best-valid-loss.pt``.
 
     ``extra_train_dirs``: more stage-1 folders whose ``train_split`` cuts are trained on too (e.g. the mini
@@ -287,12 +341,30 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     seed_everything(seed, device.type)
     exp_dir = Path(exp_dir)
     tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn) = _prepare_data(
-        config=config, fbank_dirs=[fbank_dir, *extra_train_dirs], exp_dir=exp_dir, prefix=prefix,
-        train_split=train_split, dev_split=dev_split, dist_info=dist_info, device=device)
+        config=config,
+        fbank_dirs=[fbank_dir, *extra_train_dirs],
+        exp_dir=exp_dir,
+        prefix=prefix,
+        train_split=train_split,
+        dev_split=dev_split,
+        dist_info=dist_info,
+        device=device,
+    )
     model, optimizer, state = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
-    dev_loader, ctc = _train_epochs(config=config, exp_dir=exp_dir, tokens=tokens, train=(train_cuts, train_cmvn),
-                                    dev=(dev_cuts, dev_cmvn), model=model, optimizer=optimizer, state=state, seed=seed,
-                                    dist_info=dist_info, device=device, precision=precision)
+    dev_loader, ctc = _train_epochs(
+        config=config,
+        exp_dir=exp_dir,
+        tokens=tokens,
+        train=(train_cuts, train_cmvn),
+        dev=(dev_cuts, dev_cmvn),
+        model=model,
+        optimizer=optimizer,
+        state=state,
+        seed=seed,
+        dist_info=dist_info,
+        device=device,
+        precision=precision,
+    )
     if dist_info.is_main and config.average_epochs > 1:
         select_average(exp_dir, state, config, tokens, dev_loader, device, ctc)
     if dist_info.world_size > 1:
@@ -300,18 +372,49 @@ def run_training(*, config: AmConfig, fbank_dir: Path, exp_dir: Path, prefix: st
     return state, (model.module if hasattr(model, "module") else model)
 
 
-def _train_epochs(*, config: AmConfig, exp_dir: Path, tokens: TokenTable, train: tuple, dev: tuple, model, optimizer,
-                  state: AmTrainState, seed: int, dist_info: DistInfo, device: torch.device, precision: Amp):
+def _train_epochs(
+    *,
+    config: AmConfig,
+    exp_dir: Path,
+    tokens: TokenTable,
+    train: tuple,
+    dev: tuple,
+    model,
+    optimizer,
+    state: AmTrainState,
+    seed: int,
+    dist_info: DistInfo,
+    device: torch.device,
+    precision: Amp,
+):
     """The epochs after ``state.epoch``, each validated and saved; returns the dev loader and the CTC loss (the
     checkpoint averaging scores with them)."""
     train_sampler, train_loader, dev_loader = make_loaders(
-        train_cuts=train[0], train_cmvn=train[1], dev_cuts=dev[0], dev_cmvn=dev[1], tokens=tokens,
-        config=config, seed=seed, dist_info=dist_info, device=device)
+        train_cuts=train[0],
+        train_cmvn=train[1],
+        dev_cuts=dev[0],
+        dev_cmvn=dev[1],
+        tokens=tokens,
+        config=config,
+        seed=seed,
+        dist_info=dist_info,
+        device=device,
+    )
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     for epoch in range(state.epoch + 1, config.num_epochs + 1):
         train_sampler.set_epoch(epoch)
-        train_loss = train_one_epoch(model=model, optimizer=optimizer, loader=train_loader, config=config, state=state,
-                                     epoch=epoch, device=device, dist_info=dist_info, ctc=ctc, amp=precision)
+        train_loss = train_one_epoch(
+            model=model,
+            optimizer=optimizer,
+            loader=train_loader,
+            config=config,
+            state=state,
+            epoch=epoch,
+            device=device,
+            dist_info=dist_info,
+            ctc=ctc,
+            amp=precision,
+        )
         state.epoch = epoch
         improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
         if dist_info.is_main:
@@ -319,13 +422,15 @@ def _train_epochs(*, config: AmConfig, exp_dir: Path, tokens: TokenTable, train:
     return dev_loader, ctc
 
 
-def _model_and_optimizer(config: AmConfig, tokens: TokenTable, exp_dir: Path, resume: bool, dist_info: DistInfo,
-                         device: torch.device):
+def _model_and_optimizer(
+    config: AmConfig, tokens: TokenTable, exp_dir: Path, resume: bool, dist_info: DistInfo, device: torch.device
+):
     """The model (wrapped in DDP on several ranks), its Adam optimizer and the training state, resumed from the
     newest ``epoch-N.pt`` with ``resume``: ``model, optimizer, state``."""
     model = build_model(config, len(tokens)).to(device)
-    logging.info("model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6,
-                 model.context())
+    logging.info(
+        "model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6, model.context()
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
@@ -335,18 +440,37 @@ def _model_and_optimizer(config: AmConfig, tokens: TokenTable, exp_dir: Path, re
     return model, optimizer, state
 
 
-def _save_epoch(exp_dir: Path, epoch: int, improved: bool, model, optimizer, state: AmTrainState, config: AmConfig,
-                tokens: TokenTable) -> None:
+def _save_epoch(
+    exp_dir: Path,
+    epoch: int,
+    improved: bool,
+    model,
+    optimizer,
+    state: AmTrainState,
+    config: AmConfig,
+    tokens: TokenTable,
+) -> None:
     """``epoch-N.pt``, and ``best-valid-loss.pt`` (without the optimizer) when the dev loss improved."""
-    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state, config=config,
-                    tokens=tokens)
+    save_checkpoint(
+        exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state, config=config, tokens=tokens
+    )
     if improved:
-        save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config,
-                        tokens=tokens)
+        save_checkpoint(
+            exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config, tokens=tokens
+        )
 
 
-def _prepare_data(*, config: AmConfig, fbank_dirs: Sequence[Path], exp_dir: Path, prefix: str, train_split: str,
-                  dev_split: str, dist_info: DistInfo, device: torch.device):
+def _prepare_data(
+    *,
+    config: AmConfig,
+    fbank_dirs: Sequence[Path],
+    exp_dir: Path,
+    prefix: str,
+    train_split: str,
+    dev_split: str,
+    dist_info: DistInfo,
+    device: torch.device,
+):
     """The token table of the training cuts (written with the config by the main rank), and the usable
     training and dev cuts, each with its CMVN: ``tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn)``."""
     train_cuts, train_cmvn = load_train_splits(fbank_dirs, train_split, prefix)
@@ -359,13 +483,18 @@ def _prepare_data(*, config: AmConfig, fbank_dirs: Sequence[Path], exp_dir: Path
     logging.info("rank %d/%d on %s; %d tokens", dist_info.rank, dist_info.world_size, device, len(tokens))
     train_cuts = usable_cuts(train_cuts, tokens, config.ctc_subsample).to_eager()
     dev_cuts = usable_cuts(dev_cuts, tokens, config.ctc_subsample).to_eager()
-    logging.info("train %d cuts (%.1f h), dev %d cuts", len(train_cuts),
-                 sum(c.duration for c in train_cuts) / 3600, len(dev_cuts))
+    logging.info(
+        "train %d cuts (%.1f h), dev %d cuts",
+        len(train_cuts),
+        sum(c.duration for c in train_cuts) / 3600,
+        len(dev_cuts),
+    )
     return tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn)
 
 
-def _validate(model, dev_loader, device: torch.device, ctc, config: AmConfig, state: AmTrainState,
-              train_loss: float) -> bool:
+def _validate(
+    model, dev_loader, device: torch.device, ctc, config: AmConfig, state: AmTrainState, train_loss: float
+) -> bool:
     """Logs the epoch's losses, with its dev loss where computed (:func:`first_dev_loss_epoch`); whether that is
     the best so far (``state`` then records it)."""
     epoch = state.epoch
@@ -376,8 +505,13 @@ def _validate(model, dev_loader, device: torch.device, ctc, config: AmConfig, st
     improved = valid_loss < state.best_valid_loss
     if improved:
         state.best_valid_loss, state.best_epoch = valid_loss, epoch
-    logging.info("epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s", epoch, train_loss, valid_loss,
-                 " (best)" if improved else "")
+    logging.info(
+        "epoch %d: train loss/frame %.4f, dev loss/frame %.4f%s",
+        epoch,
+        train_loss,
+        valid_loss,
+        " (best)" if improved else "",
+    )
     return improved
 
 
@@ -401,8 +535,15 @@ def dev_loss_scope(config: AmConfig) -> str:
     return f"dev loss only for the averaged epochs {first_averaged}-{config.num_epochs}"
 
 
-def select_average(exp_dir: Path, state: AmTrainState, config: AmConfig, tokens: TokenTable, dev_loader,
-                   device: torch.device, ctc: torch.nn.CTCLoss) -> None:
+def select_average(
+    exp_dir: Path,
+    state: AmTrainState,
+    config: AmConfig,
+    tokens: TokenTable,
+    dev_loader,
+    device: torch.device,
+    ctc: torch.nn.CTCLoss,
+) -> None:
     """Averages the last ``config.average_epochs`` epochs' weights into ``best-valid-loss.pt`` (``state`` records
     it and its dev loss).  The average replaces the best single epoch even when that epoch's dev loss is lower:
     on the mini corpus the dev loss of single epochs rises after epoch ~12 while greedy WER keeps falling, and
@@ -415,8 +556,7 @@ def select_average(exp_dir: Path, state: AmTrainState, config: AmConfig, tokens:
     model = build_model(config, len(tokens)).to(device)
     model.load_state_dict(checkpoint.average_state_dicts([load_checkpoint(path, device)["model"] for path in paths]))
     valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
-    single = (f" (best single epoch {state.best_epoch}: {state.best_valid_loss:.4f})" if state.best_epoch > 0
-              else "")
+    single = f" (best single epoch {state.best_epoch}: {state.best_valid_loss:.4f})" if state.best_epoch > 0 else ""
     logging.info("selected: the average of epochs %d-%d, dev loss/frame %.4f%s", first, state.epoch, valid_loss, single)
     state.best_valid_loss, state.best_epoch, state.best_averaged = valid_loss, state.epoch, len(paths)
     save_checkpoint(exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config, tokens=tokens)

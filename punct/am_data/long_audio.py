@@ -60,11 +60,15 @@ def read_words_checked(path: Pathlike, duration: float | None = None) -> list[Ti
         line_numbers = [n for n, line in enumerate(f, start=1) if line.strip()]
     for i, w in enumerate(words):
         if i and w.start < words[i - 1].start:
-            raise ValueError(f"{path}:{line_numbers[i]}: word {w.word!r} starts at {w.start} before the "
-                             f"previous word ({words[i - 1].start}); words must be in time order")
+            raise ValueError(
+                f"{path}:{line_numbers[i]}: word {w.word!r} starts at {w.start} before the "
+                f"previous word ({words[i - 1].start}); words must be in time order"
+            )
         if duration is not None and w.end > duration + 0.05:
-            raise ValueError(f"{path}:{line_numbers[i]}: word {w.word!r} ends at {w.end} s, after the end of "
-                             f"the recording ({duration:.3f} s)")
+            raise ValueError(
+                f"{path}:{line_numbers[i]}: word {w.word!r} ends at {w.end} s, after the end of "
+                f"the recording ({duration:.3f} s)"
+            )
     return words
 
 
@@ -96,8 +100,9 @@ def _split_at_longest_pause(words: list[TimedWord], max_duration: float) -> list
     return _split_at_longest_pause(words[:k], max_duration) + _split_at_longest_pause(words[k:], max_duration)
 
 
-def split_utterances(words: Sequence[TimedWord], speakers: Sequence[str],
-                     config: AmDataConfig = AmDataConfig()) -> list[tuple[list[TimedWord], str]]:
+def split_utterances(
+    words: Sequence[TimedWord], speakers: Sequence[str], config: AmDataConfig = AmDataConfig()
+) -> list[tuple[list[TimedWord], str]]:
     """Runs of one speaker's words split at pauses and to at most ``max_duration``; (words, speaker)."""
     runs: list[tuple[list[TimedWord], str]] = []
     for i, w in enumerate(words):
@@ -126,12 +131,19 @@ def recording_supervisions(
         next_start = utterances[i + 1][0][0].start if i + 1 < len(utterances) else recording.duration
         start = max(0.0, utt[0].start - min(config.margin, 0.5 * (utt[0].start - prev_end)))
         end = min(recording.duration, utt[-1].end + min(config.margin, 0.5 * (next_start - utt[-1].end)))
-        sups.append(SupervisionSegment(
-            id=f"{recording.id}_{i:04d}", recording_id=recording.id, start=round(start, 3),
-            duration=round(end - start, 3), channel=0, text=" ".join(w.word.lower() for w in utt),
-            language=language, speaker=recording.id,
-            custom={"words": [w.word.lower() for w in utt], "speaker": speaker},
-        ))
+        sups.append(
+            SupervisionSegment(
+                id=f"{recording.id}_{i:04d}",
+                recording_id=recording.id,
+                start=round(start, 3),
+                duration=round(end - start, 3),
+                channel=0,
+                text=" ".join(w.word.lower() for w in utt),
+                language=language,
+                speaker=recording.id,
+                custom={"words": [w.word.lower() for w in utt], "speaker": speaker},
+            )
+        )
     return sups
 
 
@@ -182,8 +194,16 @@ def prepare_am_data(
             "supervisions": SupervisionSet.from_segments(s for r in ids for s in sups[r]),
         }
         durations = [s.duration for r in ids for s in sups[r]]
-        logger.info("%s: %d recordings, %d utterances, %.2f h (%.1f-%.1f s, mean %.1f s)", split, len(ids),
-                    len(durations), sum(durations) / 3600, min(durations), max(durations), float(np.mean(durations)))
+        logger.info(
+            "%s: %d recordings, %d utterances, %.2f h (%.1f-%.1f s, mean %.1f s)",
+            split,
+            len(ids),
+            len(durations),
+            sum(durations) / 3600,
+            min(durations),
+            max(durations),
+            float(np.mean(durations)),
+        )
     logger.info("skipped recordings: %d; dev recordings: %s", missing, sorted(dev))
     if output_dir is not None:
         write_am_manifests(out, output_dir, prefix)

@@ -158,8 +158,9 @@ def normalise_transcript(text: str, config: UtteranceImportConfig = UtteranceImp
             if config.tags == "skip":
                 return Normalised([], "tag", token)
             continue
-        core = token.strip("".join(ch for ch in token if unicodedata.category(ch).startswith("P")
-                                   and ch not in num.SYMBOL_WORDS["cs"]))
+        core = token.strip(
+            "".join(ch for ch in token if unicodedata.category(ch).startswith("P") and ch not in num.SYMBOL_WORDS["cs"])
+        )
         if config.numbers == "spoken" and (num.has_digit(core) or core in num.SYMBOL_WORDS["cs"]):
             try:
                 token = " ".join(w for w, _ in spoken_words(core)).lower()
@@ -184,8 +185,10 @@ def normalise_transcript(text: str, config: UtteranceImportConfig = UtteranceImp
 def audio_recording(recording_id: str, path: str, where: str, sampling_rate: int) -> Recording:
     """A Recording of one audio file, checked with soundfile; resampled (lazily) to ``sampling_rate``."""
     if path.endswith("|"):
-        raise ValueError(f"{where}: recording {recording_id}: a command ({path!r}) is not supported; give an "
-                         "audio file (write the command's output to a wav file first)")
+        raise ValueError(
+            f"{where}: recording {recording_id}: a command ({path!r}) is not supported; give an "
+            "audio file (write the command's output to a wav file first)"
+        )
     file = Path(path).expanduser().absolute()
     if not file.is_file():
         raise FileNotFoundError(f"{where}: recording {recording_id}: no such audio file {file}")
@@ -195,9 +198,13 @@ def audio_recording(recording_id: str, path: str, where: str, sampling_rate: int
         raise ValueError(f"{where}: recording {recording_id}: {file} is not readable audio: {e}") from None
     if info.frames <= 0:
         raise ValueError(f"{where}: recording {recording_id}: {file} has no samples")
-    rec = Recording(id=recording_id, sources=[AudioSource(type="file", channels=list(range(info.channels)),
-                                                          source=str(file))],
-                    sampling_rate=info.samplerate, num_samples=info.frames, duration=info.frames / info.samplerate)
+    rec = Recording(
+        id=recording_id,
+        sources=[AudioSource(type="file", channels=list(range(info.channels)), source=str(file))],
+        sampling_rate=info.samplerate,
+        num_samples=info.frames,
+        duration=info.frames / info.samplerate,
+    )
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 
@@ -254,21 +261,34 @@ def supervision_text(sup: SupervisionSegment, text_field: str, where: str) -> st
         return sup.text
     custom = sup.custom or {}
     if text_field not in custom:
-        raise ValueError(f"{where}: supervision {sup.id} has no custom field {text_field!r} (its custom fields: "
-                         f"{sorted(custom)}); choose the text with another text field")
+        raise ValueError(
+            f"{where}: supervision {sup.id} has no custom field {text_field!r} (its custom fields: "
+            f"{sorted(custom)}); choose the text with another text field"
+        )
     value = custom[text_field]
     if value is not None and not isinstance(value, str):
         raise ValueError(f"{where}: supervision {sup.id}: custom {text_field!r} is a {type(value).__name__}, not text")
     return value
 
 
-def _supervision_utterance(sup: SupervisionSegment, rec: Recording, offset: float, where: str,
-                           text_field: str = "text") -> ImportedUtterance:
+def _supervision_utterance(
+    sup: SupervisionSegment, rec: Recording, offset: float, where: str, text_field: str = "text"
+) -> ImportedUtterance:
     if sup.duration <= 0:
         raise ValueError(f"{where}: supervision {sup.id}: duration {sup.duration} s")
     start = offset + sup.start
-    return ImportedUtterance(sup.id, rec, start, start + sup.duration, supervision_text(sup, text_field, where),
-                             sup.speaker, sup.language, where, where, sup.channel)
+    return ImportedUtterance(
+        sup.id,
+        rec,
+        start,
+        start + sup.duration,
+        supervision_text(sup, text_field, where),
+        sup.speaker,
+        sup.language,
+        where,
+        where,
+        sup.channel,
+    )
 
 
 def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
@@ -279,17 +299,22 @@ def _manifest_files(path: Path) -> tuple[Path | None, Path | None, Path | None]:
     for kind in ("recordings", "supervisions", "cuts"):
         files = sorted(path.glob(f"*{kind}*.jsonl.gz"))
         if len(files) > 1:
-            raise ValueError(f"{path}: {len(files)} {kind} manifests ({', '.join(f.name for f in files)}); give a "
-                             "folder of one split (and the dev part with its own folder)")
+            raise ValueError(
+                f"{path}: {len(files)} {kind} manifests ({', '.join(f.name for f in files)}); give a "
+                "folder of one split (and the dev part with its own folder)"
+            )
         found[kind] = files[0] if files else None
     if not (found["recordings"] and found["supervisions"]) and not found["cuts"]:
-        raise FileNotFoundError(f"{path}: neither a Kaldi data directory (wav.scp, text) nor lhotse manifests "
-                                "(*recordings*.jsonl.gz + *supervisions*.jsonl.gz, or *cuts*.jsonl.gz)")
+        raise FileNotFoundError(
+            f"{path}: neither a Kaldi data directory (wav.scp, text) nor lhotse manifests "
+            "(*recordings*.jsonl.gz + *supervisions*.jsonl.gz, or *cuts*.jsonl.gz)"
+        )
     return found["recordings"], found["supervisions"], found["cuts"]
 
 
-def manifest_utterances(rec_file: Pathlike, sup_file: Pathlike, config: UtteranceImportConfig,
-                        text_field: str = "text") -> list[ImportedUtterance]:
+def manifest_utterances(
+    rec_file: Pathlike, sup_file: Pathlike, config: UtteranceImportConfig, text_field: str = "text"
+) -> list[ImportedUtterance]:
     """The supervisions of a recordings + supervisions manifest pair as utterances; errors name ``file:line``."""
     recordings = {}
     for where, record in read_jsonl(rec_file, "recordings manifest"):
@@ -304,13 +329,16 @@ def manifest_utterances(rec_file: Pathlike, sup_file: Pathlike, config: Utteranc
         except Exception as e:  # a missing or mistyped field
             raise ValueError(f"{where}: not a lhotse SupervisionSegment: {e}") from None
         if sup.recording_id not in recordings:
-            raise ValueError(f"{where}: supervision {sup.id} is on recording {sup.recording_id!r}, "
-                             f"which {rec_file} does not list")
+            raise ValueError(
+                f"{where}: supervision {sup.id} is on recording {sup.recording_id!r}, which {rec_file} does not list"
+            )
         out.append(_supervision_utterance(sup, recordings[sup.recording_id], 0.0, where, text_field))
     return out
 
 
-def lhotse_utterances(path: Pathlike, config: UtteranceImportConfig, text_field: str = "text") -> list[ImportedUtterance]:
+def lhotse_utterances(
+    path: Pathlike, config: UtteranceImportConfig, text_field: str = "text"
+) -> list[ImportedUtterance]:
     """The supervisions of lhotse manifests (see the module doc) as utterances; errors name ``file:line``."""
     rec_file, sup_file, cuts_file = _manifest_files(Path(path))
     if rec_file and sup_file:
@@ -355,8 +383,11 @@ def utterance_supervision(
     duration = utt.recording.duration
     end = duration if utt.end is None else utt.end
     if end > duration + config.end_tolerance or utt.start >= duration:
-        skips.add("segment outside the audio", utt.span_where,
-                  f"{utt.id}: {utt.start:.3f}-{end:.3f} s, {utt.recording.id} lasts {duration:.3f} s")
+        skips.add(
+            "segment outside the audio",
+            utt.span_where,
+            f"{utt.id}: {utt.start:.3f}-{end:.3f} s, {utt.recording.id} lasts {duration:.3f} s",
+        )
         return None
     end = min(end, duration)
     if end - utt.start > config.max_duration:
@@ -370,8 +401,13 @@ def utterance_supervision(
         return None
     speaker = utt.speaker or utt.recording.id
     return SupervisionSegment(
-        id=utt.id, recording_id=utt.recording.id, start=round(utt.start, 3), duration=round(end - utt.start, 3),
-        channel=utt.channel, text=" ".join(norm.words), language=utt.language,
+        id=utt.id,
+        recording_id=utt.recording.id,
+        start=round(utt.start, 3),
+        duration=round(end - utt.start, 3),
+        channel=utt.channel,
+        text=" ".join(norm.words),
+        language=utt.language,
         speaker=utt.recording.id if config.cmvn_group == "recording" else speaker,
         custom={"words": norm.words, "speaker": speaker},
     )
@@ -381,18 +417,22 @@ def dev_unit_of(sup: SupervisionSegment, unit: str) -> str:
     return sup.custom["speaker"] if unit == "speaker" else sup.recording_id
 
 
-def choose_dev_units(hours: Mapping[str, float], share: float, seed: int, max_share: float = 1 / 3,
-                     what: str = "dev unit") -> list[str]:
+def choose_dev_units(
+    hours: Mapping[str, float], share: float, seed: int, max_share: float = 1 / 3, what: str = "dev unit"
+) -> list[str]:
     """Units (unit -> hours) drawn with ``seed`` until they hold about ``share`` of the hours, never more than
     ``max_share`` (``punct.utils.heldout.draw_by_share``); at least one unit stays for training."""
     if len(hours) < 2:
-        raise ValueError(f"{len(hours)} {what}(s): cannot hold one out for dev and train on the rest; give the dev "
-                         "data separately, or use another dev_unit")
+        raise ValueError(
+            f"{len(hours)} {what}(s): cannot hold one out for dev and train on the rest; give the dev "
+            "data separately, or use another dev_unit"
+        )
     return draw_by_share(hours, [share], seed, max_share, what)[0]
 
 
-def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
-                    ) -> tuple[dict[str, Recording], list[SupervisionSegment]]:
+def supervisions_of(
+    path: Pathlike, config: UtteranceImportConfig, skips: Skips
+) -> tuple[dict[str, Recording], list[SupervisionSegment]]:
     """The recordings and AM supervisions of one input (skipped utterances counted in ``skips``)."""
     utterances = read_utterances(path, config, skips)
     sups = [s for s in (utterance_supervision(u, config, skips) for u in utterances) if s is not None]
@@ -402,9 +442,13 @@ def supervisions_of(path: Pathlike, config: UtteranceImportConfig, skips: Skips
     return recordings, sups
 
 
-def _check_shared_ids(recordings: dict[str, Recording], sups: Sequence[SupervisionSegment],
-                      dev_recordings: dict[str, Recording], dev_sups: Sequence[SupervisionSegment],
-                      dev_path: Pathlike) -> None:
+def _check_shared_ids(
+    recordings: dict[str, Recording],
+    sups: Sequence[SupervisionSegment],
+    dev_recordings: dict[str, Recording],
+    dev_sups: Sequence[SupervisionSegment],
+    dev_path: Pathlike,
+) -> None:
     """Given dev data must not repeat a training utterance id, nor use a recording id for other audio."""
     shared = sorted({s.id for s in sups} & {s.id for s in dev_sups})
     if shared:
@@ -415,8 +459,9 @@ def _check_shared_ids(recordings: dict[str, Recording], sups: Sequence[Supervisi
             raise ValueError(f"{dev_path}: recording {rec_id!r} is {theirs}, but {ours} in the training data")
 
 
-def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImportConfig, seed: int
-                       ) -> tuple[list[SupervisionSegment], list[SupervisionSegment], list[str]]:
+def split_supervisions(
+    sups: Sequence[SupervisionSegment], config: UtteranceImportConfig, seed: int
+) -> tuple[list[SupervisionSegment], list[SupervisionSegment], list[str]]:
     """(train, dev, dev units): speakers or recordings holding a seeded ``dev_share`` of the hours held out for dev."""
     hours: dict[str, float] = {}
     for s in sups:
@@ -428,17 +473,25 @@ def split_supervisions(sups: Sequence[SupervisionSegment], config: UtteranceImpo
     return train, dev, sorted(dev_units)
 
 
-def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
-                          config: UtteranceImportConfig = UtteranceImportConfig(), seed: int = 42, *, prefix: str,
-                          dev: Pathlike | None = None) -> dict[str, dict[str, object]]:
+def import_utterance_data(
+    data: Pathlike,
+    output_dir: Pathlike | None = None,
+    config: UtteranceImportConfig = UtteranceImportConfig(),
+    seed: int = 42,
+    *,
+    prefix: str,
+    dev: Pathlike | None = None,
+) -> dict[str, dict[str, object]]:
     """Utterance data (and optional dev data) -> {split: {"recordings", "supervisions"}} for train and dev,
     written as ``<prefix>_<kind>_<split>.jsonl.gz`` (and ``import_stats.json``) when ``output_dir``."""
     skips = {str(data): Skips()}
     recordings, sups = supervisions_of(data, config, skips[str(data)])
     if dev is None:
         train, dev_sups, units = split_supervisions(sups, config, seed)
-        held_out = (f"{len(units)} {config.dev_unit}(s) drawn with seed {seed} for {config.dev_share:.0%} of the "
-                    f"hours: {', '.join(units)}")
+        held_out = (
+            f"{len(units)} {config.dev_unit}(s) drawn with seed {seed} for {config.dev_share:.0%} of the "
+            f"hours: {', '.join(units)}"
+        )
     else:
         skips[str(dev)] = Skips()
         dev_recordings, dev_sups = supervisions_of(dev, config, skips[str(dev)])
@@ -446,16 +499,26 @@ def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
         recordings.update(dev_recordings)
         train, held_out = sups, f"the given dev data {dev}"
     out: dict[str, dict[str, object]] = {}
-    stats: dict[str, object] = {"dev_part": held_out, "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()}}
+    stats: dict[str, object] = {
+        "dev_part": held_out,
+        "skipped": {k: dict(sorted(v.counts.items())) for k, v in skips.items()},
+    }
     warnings: list[str] = []
     for split, split_sups in (("train", train), ("dev", dev_sups)):
         rec_ids = sorted({s.recording_id for s in split_sups})
-        out[split] = {"recordings": RecordingSet.from_recordings(recordings[r] for r in rec_ids),
-                      "supervisions": SupervisionSet.from_segments(split_sups)}
+        out[split] = {
+            "recordings": RecordingSet.from_recordings(recordings[r] for r in rec_ids),
+            "supervisions": SupervisionSet.from_segments(split_sups),
+        }
         stats[split] = split_stats(split_sups, len(rec_ids))
         logger.info("%s: %s", split, stats[split])
-        warning = small_part_warning(f"the AM's {split} part", sum(s.duration for s in split_sups), len(split_sups),
-                                     60 * config.min_split_minutes, config.min_split_utterances)
+        warning = small_part_warning(
+            f"the AM's {split} part",
+            sum(s.duration for s in split_sups),
+            len(split_sups),
+            60 * config.min_split_minutes,
+            config.min_split_utterances,
+        )
         if warning:
             warnings.append(warning)
     if warnings:
@@ -468,9 +531,12 @@ def import_utterance_data(data: Pathlike, output_dir: Pathlike | None = None,
 
 
 def split_stats(sups: Sequence[SupervisionSegment], num_recordings: int) -> dict[str, object]:
-    return {"utterances": len(sups), "recordings": num_recordings,
-            "speakers": len({s.custom["speaker"] for s in sups}),
-            "hours": round(sum(s.duration for s in sups) / 3600, 4)}
+    return {
+        "utterances": len(sups),
+        "recordings": num_recordings,
+        "speakers": len({s.custom["speaker"] for s in sups}),
+        "hours": round(sum(s.duration for s in sups) / 3600, 4),
+    }
 
 
 def write_am_manifests(manifests: dict[str, dict[str, object]], output_dir: Pathlike, prefix: str) -> None:

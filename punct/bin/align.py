@@ -36,18 +36,27 @@ def get_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--merge", action="store_true", help="merge the jobs' outputs and measure quality")
     parser.add_argument("--max-fail", type=float, default=0.05, help="fail when more than this share cannot be aligned")
-    parser.add_argument("--min-aligned", type=int, default=1,
-                        help="fail when fewer cuts of a split are aligned (stage 4 would have nothing to train on)")
-    parser.add_argument("--word-times-dir", type=Path, default=None,
-                        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional")
+    parser.add_argument(
+        "--min-aligned",
+        type=int,
+        default=1,
+        help="fail when fewer cuts of a split are aligned (stage 4 would have nothing to train on)",
+    )
+    parser.add_argument(
+        "--word-times-dir",
+        type=Path,
+        default=None,
+        help="corpus data folder with <split>/txt/<split>.word_times.jsonl (test: tst-COMMON), optional",
+    )
     parser.add_argument("--overwrite", action="store_true", help="redo a finished job")
     add_device_arguments(parser)
     add_job_arguments(parser)
     return parser
 
 
-def alignment_problem(split: str, aligned: int, total: int, reasons: dict[str, int], max_fail: float,
-                      min_aligned: int) -> str | None:
+def alignment_problem(
+    split: str, aligned: int, total: int, reasons: dict[str, int], max_fail: float, min_aligned: int
+) -> str | None:
     """Why a split's alignment is too poor to go on (more than ``max_fail`` failed, or fewer than ``min_aligned``
     aligned), with what helps; None when it is not."""
     failed = total - aligned
@@ -56,14 +65,20 @@ def alignment_problem(split: str, aligned: int, total: int, reasons: dict[str, i
     share = f"{100 * failed / total:.1f}%" if total else "no cuts"
     helps = []
     if "unknown character" in reasons:
-        helps.append("'unknown character': the AM's tokens (tokens.txt) lack characters of the text: train the AM on "
-                     "text that has them, or normalise them away (conf/normalize.yaml)")
+        helps.append(
+            "'unknown character': the AM's tokens (tokens.txt) lack characters of the text: train the AM on "
+            "text that has them, or normalise them away (conf/normalize.yaml)"
+        )
     if set(reasons) - {"unknown character"} or not reasons:
-        helps.append("'no path', 'too few frames', 'word without frames': the AM learned too little (its dev WER: "
-                     "wer_dev.txt): more AM training data (--am-extra-size mini_am) or more epochs (num_epochs)")
-    return (f"{split}: {aligned} of {total} cuts aligned, {failed} ({share}) failed (by reason: {reasons}): more than "
-            f"--max-fail {100 * max_fail:.1f}% or fewer than --min-aligned {min_aligned} aligned, too little for the "
-            "stages after it.  What helps: " + "; ".join(helps) + ".")
+        helps.append(
+            "'no path', 'too few frames', 'word without frames': the AM learned too little (its dev WER: "
+            "wer_dev.txt): more AM training data (--am-extra-size mini_am) or more epochs (num_epochs)"
+        )
+    return (
+        f"{split}: {aligned} of {total} cuts aligned, {failed} ({share}) failed (by reason: {reasons}): more than "
+        f"--max-fail {100 * max_fail:.1f}% or fewer than --min-aligned {min_aligned} aligned, too little for the "
+        "stages after it.  What helps: " + "; ".join(helps) + "."
+    )
 
 
 def merge_split(args, split: str, ali_dir: Path) -> bool:
@@ -73,12 +88,20 @@ def merge_split(args, split: str, ali_dir: Path) -> bool:
     counts = merge_alignments(ali_dir, split, args.nj, [c.id for c in cuts], out)
     total = len(cuts)
     reasons = {k: v for k, v in counts.items() if k != "aligned"}
-    logging.info("%s: %d of %d cuts aligned; failures by reason: %s (list: %s)", split, counts["aligned"],
-                 total, reasons, ali_dir / f"{split}.failed")
+    logging.info(
+        "%s: %d of %d cuts aligned; failures by reason: %s (list: %s)",
+        split,
+        counts["aligned"],
+        total,
+        reasons,
+        ali_dir / f"{split}.failed",
+    )
     if args.word_times_dir is not None:
         # MuST-C layout names the test split tst-COMMON
-        candidates = [args.word_times_dir / name / "txt" / f"{name}.word_times.jsonl"
-                      for name in ([split, "tst-COMMON"] if split == "test" else [split])]
+        candidates = [
+            args.word_times_dir / name / "txt" / f"{name}.word_times.jsonl"
+            for name in ([split, "tst-COMMON"] if split == "test" else [split])
+        ]
         word_times = next((p for p in candidates if p.is_file()), candidates[0])
         if not word_times.is_file():
             logging.warning("%s: no such file; alignment error not measured", word_times)

@@ -59,14 +59,23 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_*_all.jsonl.gz)")
     parser.add_argument("--prefix", required=True, help="manifest name prefix, input and output (e.g. parczech)")
-    parser.add_argument("--recognised-dir", type=Path, default=None,
-                        help="folder of <recording id>.words.tsv (needed unless --merge)")
+    parser.add_argument(
+        "--recognised-dir", type=Path, default=None, help="folder of <recording id>.words.tsv (needed unless --merge)"
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/segments)")
     parser.add_argument("--config", type=Path, default=None, help="YAML with ItnDatasetConfig values")
-    parser.add_argument("--dev-speakers", type=Path, default=None,
-                        help="file with one dev speaker id per line (default: draw num_dev_speakers with the seed)")
-    parser.add_argument("--test-speakers", type=Path, default=None,
-                        help="file with one test speaker id per line (default: draw num_test_speakers with the seed)")
+    parser.add_argument(
+        "--dev-speakers",
+        type=Path,
+        default=None,
+        help="file with one dev speaker id per line (default: draw num_dev_speakers with the seed)",
+    )
+    parser.add_argument(
+        "--test-speakers",
+        type=Path,
+        default=None,
+        help="file with one test speaker id per line (default: draw num_test_speakers with the seed)",
+    )
     parser.add_argument("--merge", action="store_true", help="merge the --nj job parts into manifests and statistics")
     parser.add_argument("--overwrite", action="store_true", help="redo finished job parts")
     parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
@@ -107,12 +116,22 @@ def heldout_units(args, cfg: ItnDatasetConfig, supervisions: SupervisionSet) -> 
         if both:
             raise ValueError(f"speakers in both dev and test lists: {sorted(both)[:5]}")
     elif cfg.by_share:
-        hours = (speaker_hours(supervisions) if unit == "speaker"
-                 else {sup.recording_id: sup.duration / 3600 for sup in supervisions})
+        hours = (
+            speaker_hours(supervisions)
+            if unit == "speaker"
+            else {sup.recording_id: sup.duration / 3600 for sup in supervisions}
+        )
         test, dev = draw_by_share(hours, [cfg.test_share, cfg.dev_share], cfg.seed, cfg.max_heldout_share, unit)
         total = sum(hours.values())
-        logging.info("held out by hours: test %d %ss (%.1f%% of %.3f h), dev %d (%.1f%%)", len(test), unit,
-                     100 * sum(hours[u] for u in test) / total, total, len(dev), 100 * sum(hours[u] for u in dev) / total)
+        logging.info(
+            "held out by hours: test %d %ss (%.1f%% of %.3f h), dev %d (%.1f%%)",
+            len(test),
+            unit,
+            100 * sum(hours[u] for u in test) / total,
+            total,
+            len(dev),
+            100 * sum(hours[u] for u in dev) / total,
+        )
     else:
         all_speakers = sorted({s for sup in supervisions for s in sup.custom["speakers"]})
         dev, test = choose_heldout_speakers(all_speakers, cfg.num_dev_speakers, cfg.num_test_speakers, cfg.seed)
@@ -132,8 +151,15 @@ def recording_heldout(cfg: ItnDatasetConfig, sup, dev: set[str], test: set[str])
 
 # Config values that do not change a job part (the merge's minimums), or change it only through the held-out
 # units, which job_inputs stores: a part made before they existed is still up to date.
-NOT_PART_INPUTS = ("split_by", "dev_share", "test_share", "max_heldout_share", "min_train_segments",
-                   "min_dev_segments", "min_test_segments")
+NOT_PART_INPUTS = (
+    "split_by",
+    "dev_share",
+    "test_share",
+    "max_heldout_share",
+    "min_train_segments",
+    "min_dev_segments",
+    "min_test_segments",
+)
 
 
 def job_inputs(args, cfg: ItnDatasetConfig, sups, dev: set[str], test: set[str]) -> dict:
@@ -169,8 +195,15 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
             return
         logging.info("%s was made from other recognised words, config or speakers; building it again", part)
     counts = SegmentCounts()
-    totals = {"recordings": 0, "missing_recognised": 0, "official_words": 0, "recognised_words": 0,
-              "exact_words": 0, "exact_seconds": 0.0, "official_seconds": 0.0}
+    totals = {
+        "recordings": 0,
+        "missing_recognised": 0,
+        "official_words": 0,
+        "recognised_words": 0,
+        "exact_words": 0,
+        "exact_seconds": 0.0,
+        "official_seconds": 0.0,
+    }
     lines = []
     for sup in tqdm(sups, desc=f"job {args.job}", mininterval=10):
         words_file = args.recognised_dir / f"{sup.recording_id}.words.tsv"
@@ -180,8 +213,9 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
             continue
         rec_words = read_recognised_words(words_file)
         off = official_words(sup)
-        rows, segments = process_recording(sup.recording_id, rec_words, off, *recording_heldout(cfg, sup, dev, test),
-                                           cfg, counts)
+        rows, segments = process_recording(
+            sup.recording_id, rec_words, off, *recording_heldout(cfg, sup, dev, test), cfg, counts
+        )
         atomic_write_text(args.out_dir / "align" / f"{sup.recording_id}.tsv", alignment_table(rows, segments))
         runs = zero_distance_runs(rows)
         totals["recordings"] += 1
@@ -191,20 +225,35 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
         totals["exact_seconds"] += sum(w.end - w.start for r in runs for w in r)
         totals["official_seconds"] += sup.duration
         lines += [json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in segments]
-        logging.info("%s: %d official, %d recognised, %d exact words, %d segments", sup.recording_id, len(off),
-                     len(rec_words), sum(len(r) for r in runs), len(segments))
+        logging.info(
+            "%s: %d official, %d recognised, %d exact words, %d segments",
+            sup.recording_id,
+            len(off),
+            len(rec_words),
+            sum(len(r) for r in runs),
+            len(segments),
+        )
     atomic_write_text(part, "".join(lines))
-    atomic_write_text(part.with_suffix(".counts.json"),
-                      json.dumps({"totals": totals, "filters": dataclasses.asdict(counts), "inputs": inputs},
-                                 indent=1) + "\n")
+    atomic_write_text(
+        part.with_suffix(".counts.json"),
+        json.dumps({"totals": totals, "filters": dataclasses.asdict(counts), "inputs": inputs}, indent=1) + "\n",
+    )
     mark_done(part)
 
 
 def _segment_from_dict(d: dict) -> Segment:
     words = [
         AlignedWord(i, s, None, w, spk, d["start"] + a, d["start"] + b, p, c, 0)
-        for i, s, w, spk, a, b, p, c in zip(d["word_idx"], d["sentence_idx"], d["words"], d["word_speakers"],
-                                           d["starts"], d["ends"], d["punct"], d["case"])
+        for i, s, w, spk, a, b, p, c in zip(
+            d["word_idx"],
+            d["sentence_idx"],
+            d["words"],
+            d["word_speakers"],
+            d["starts"],
+            d["ends"],
+            d["punct"],
+            d["case"],
+        )
     ]
     seg = Segment(d["recording_id"], int(d["id"].rsplit("_", 1)[1]), d["split"], words)
     return seg
@@ -224,8 +273,9 @@ def sum_job_counts(parts: list[Path]) -> tuple[dict[str, float], dict[str, float
     return totals, filters
 
 
-def write_split_manifests(args, dicts: list[dict], recordings: RecordingSet,
-                          languages: dict[str, str | None]) -> list[Segment]:
+def write_split_manifests(
+    args, dicts: list[dict], recordings: RecordingSet, languages: dict[str, str | None]
+) -> list[Segment]:
     """<prefix>_{recordings,supervisions}_<split>.jsonl.gz of every split from the jobs' segment lines
     ``dicts``; returns the segments of all splits."""
     segments = []
@@ -273,19 +323,32 @@ def merge(args, cfg: ItnDatasetConfig) -> None:
     dicts = [json.loads(ln) for p in parts for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
     totals, filters = sum_job_counts(parts)
     recordings = load_manifest(args.manifest_dir / f"{args.prefix}_recordings_all.jsonl.gz")
-    languages = {s.recording_id: s.language
-                 for s in load_manifest_lazy(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")}
+    languages = {
+        s.recording_id: s.language
+        for s in load_manifest_lazy(args.manifest_dir / f"{args.prefix}_supervisions_all.jsonl.gz")
+    }
     stats = dataset_statistics(write_split_manifests(args, dicts, recordings, languages))
     report = stats_report(totals, filters, stats)
     atomic_write_text(args.out_dir / "stats.md", report)
-    plain = {k: {kk: (sorted(vv) if isinstance(vv, set) else dict(vv) if hasattr(vv, "items") else vv)
-                 for kk, vv in v.items()} for k, v in stats.items()}
-    atomic_write_text(args.out_dir / "stats.json",
-                      json.dumps({"totals": totals, "filters": filters, "splits": plain}, indent=1,
-                                 ensure_ascii=False) + "\n")
+    plain = {
+        k: {
+            kk: (sorted(vv) if isinstance(vv, set) else dict(vv) if hasattr(vv, "items") else vv)
+            for kk, vv in v.items()
+        }
+        for k, v in stats.items()
+    }
+    atomic_write_text(
+        args.out_dir / "stats.json",
+        json.dumps({"totals": totals, "filters": filters, "splits": plain}, indent=1, ensure_ascii=False) + "\n",
+    )
     print(report, end="")
-    problem = too_few_segments(args.out_dir, {k: v["segments"] for k, v in stats.items()}, cfg,
-                               int(totals.get("official_words", 0)), int(totals.get("exact_words", 0)))
+    problem = too_few_segments(
+        args.out_dir,
+        {k: v["segments"] for k, v in stats.items()},
+        cfg,
+        int(totals.get("official_words", 0)),
+        int(totals.get("exact_words", 0)),
+    )
     if problem:
         raise TooFewSegments(problem)
     mark_done(args.out_dir)

@@ -1,6 +1,6 @@
 """Builds the embedded English mini corpus (Jane Austen read by espeak-ng) in MuST-C v1 layout.
 
-  python -m punct.bin.build_mini_corpus --size tiny data/corpus_tiny
+python -m punct.bin.build_mini_corpus --size tiny data/corpus_tiny
 """
 
 from __future__ import annotations
@@ -44,8 +44,11 @@ def main() -> None:
     try:
         if reuse_built_corpus(args.out_dir, cfg, args.overwrite):
             table = (args.out_dir / "labels.txt").read_text(encoding="utf-8")
-            print(f"{args.out_dir} is already built (size {args.size}, seed {args.seed}); --overwrite rebuilds it\n"
-                  f"{table}", end="")
+            print(
+                f"{args.out_dir} is already built (size {args.size}, seed {args.seed}); --overwrite rebuilds it\n"
+                f"{table}",
+                end="",
+            )
             return
     except ValueError as err:
         sys.exit(f"build_mini_corpus: {err}")

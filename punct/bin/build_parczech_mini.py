@@ -1,6 +1,6 @@
 """Builds the embedded Czech mini corpus (fortunes-cs read by espeak-ng) in ParCzech layout.
 
-  python -m punct.bin.build_parczech_mini --size tiny data/corpus_tiny
+python -m punct.bin.build_parczech_mini --size tiny data/corpus_tiny
 """
 
 from __future__ import annotations
@@ -18,9 +18,14 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_mini_corpus_arguments(parser, SIZES, "tiny: ~5 min of audio (tests); mini: about an hour (the recipe default); "
-                              "small: ~4 h, 40 speakers, rare marks preferred", "fortunes-cs",
-                              "ParCzech layout: audio, verticals, speakers")
+    add_mini_corpus_arguments(
+        parser,
+        SIZES,
+        "tiny: ~5 min of audio (tests); mini: about an hour (the recipe default); "
+        "small: ~4 h, 40 speakers, rare marks preferred",
+        "fortunes-cs",
+        "ParCzech layout: audio, verticals, speakers",
+    )
     return parser
 
 
@@ -37,8 +42,12 @@ def main(argv: list[str] | None = None) -> None:
     log_config({"args": vars(args), "corpus": cfg})
     begin = time.time()
     summary = build_czech_mini_corpus(args.out_dir, cfg, args.cache_dir, overwrite=args.overwrite)
-    print(json.dumps({"hours": summary["hours"], "recordings": len(summary["recordings"]), **summary["counts"]},
-                     ensure_ascii=False))
+    print(
+        json.dumps(
+            {"hours": summary["hours"], "recordings": len(summary["recordings"]), **summary["counts"]},
+            ensure_ascii=False,
+        )
+    )
     logging.info("built %s (%s) in %.1f s", args.out_dir, args.size, time.time() - begin)
 
 

@@ -57,8 +57,14 @@ def main(argv=None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(args.out, text)
     counts = ", ".join(f"{n}-grams {sum(1 for g in lm.log_probs if len(g) == n)}" for n in range(1, lm.order + 1))
-    logging.info("%s: %d transcripts, %d words, vocabulary %d; %s", args.out, len(texts), sum(map(len, texts)),
-                 len(lm.vocab), counts)
+    logging.info(
+        "%s: %d transcripts, %d words, vocabulary %d; %s",
+        args.out,
+        len(texts),
+        sum(map(len, texts)),
+        len(lm.vocab),
+        counts,
+    )
     return 0
 
 

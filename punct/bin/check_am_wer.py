@@ -25,8 +25,12 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--config", type=Path, required=True, help="the AM config (its max_dev_wer)")
     parser.add_argument("--wer-file", type=Path, required=True, help="wer_dev.txt of punct.bin.decode_am")
-    parser.add_argument("--max-dev-wer", type=_limit, default=argparse.SUPPRESS,
-                        help="highest dev WER (%%) that goes on; none: no check (default: the config's max_dev_wer)")
+    parser.add_argument(
+        "--max-dev-wer",
+        type=_limit,
+        default=argparse.SUPPRESS,
+        help="highest dev WER (%%) that goes on; none: no check (default: the config's max_dev_wer)",
+    )
     return parser
 
 
@@ -38,8 +42,10 @@ def main(argv=None) -> int:
     except AmLearnedNothing as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 1
-    print(f"dev WER {wer:.2f} % " + ("(no max_dev_wer check)" if limit is None else f"<= max_dev_wer {limit:g} %"),
-          file=sys.stderr)
+    print(
+        f"dev WER {wer:.2f} % " + ("(no max_dev_wer check)" if limit is None else f"<= max_dev_wer {limit:g} %"),
+        file=sys.stderr,
+    )
     return 0
 
 

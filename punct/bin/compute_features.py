@@ -60,8 +60,9 @@ def compute_split(args, config: FeatureConfig, split: str) -> None:
     share = job_share(list(cuts), args.job, args.nj)
     storage = args.fbank_dir / f"feats_{split}" / f"feats.{args.job}.lca"
     counts = compute_job(share, config.extractor(), storage, output)
-    logging.info("%s job %d/%d: %d cuts -> %s (%d skipped)", split, args.job, args.nj, counts["done"], output,
-                 counts["skipped"])
+    logging.info(
+        "%s job %d/%d: %d cuts -> %s (%d skipped)", split, args.job, args.nj, counts["done"], output, counts["skipped"]
+    )
 
 
 def main(argv=None) -> int:

@@ -38,8 +38,12 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--splits", nargs="+", required=True, help="splits to decode")
     parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     add_device_arguments(parser)
-    parser.add_argument("--frame-subsample", type=int, default=0,
-                        help="decode every k-th output frame; 0: the checkpoint's ctc_subsample")
+    parser.add_argument(
+        "--frame-subsample",
+        type=int,
+        default=0,
+        help="decode every k-th output frame; 0: the checkpoint's ctc_subsample",
+    )
     return parser
 
 

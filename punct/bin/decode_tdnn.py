@@ -65,8 +65,9 @@ def main() -> None:
     check_split_sources(checkpoint_inputs(args.model), args.am_emb_dir, args.bert_emb_dir, args.split, args.model)
     classes, case_classes = corpus_classes(checkpoint_train_config(args.model))
     model = load_model(args.model, device)
-    corpus = open_split(paths["cuts"], paths["acoustic_scp"], paths["text_scp"], 0, classes, case_classes,
-                        model.config.window_centre)
+    corpus = open_split(
+        paths["cuts"], paths["acoustic_scp"], paths["text_scp"], 0, classes, case_classes, model.config.window_centre
+    )
     mine = job_share(list(range(len(corpus.utterances))), args.job, args.nj)
     words = 0
     with ShardWriter(prefix) as writer:

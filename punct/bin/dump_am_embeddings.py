@@ -38,8 +38,12 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--merge", action="store_true", help="merge emb.*.scp into emb.scp and check ids")
     parser.add_argument("--overwrite", action="store_true", help="redo a finished shard")
     add_device_arguments(parser)
-    parser.add_argument("--benchmark-config", type=Path, default=None,
-                        help="with --merge: also measure the dump throughput of a model of this config's size")
+    parser.add_argument(
+        "--benchmark-config",
+        type=Path,
+        default=None,
+        help="with --merge: also measure the dump throughput of a model of this config's size",
+    )
     parser.add_argument("--throttle", type=float, default=0.0, help=argparse.SUPPRESS)  # tests: sleep per cut
     add_job_arguments(parser)
     return parser
@@ -48,8 +52,13 @@ def get_parser() -> argparse.ArgumentParser:
 def acoustic_source(args, split: str, am_sha256: str) -> AcousticSource:
     """What this dump of ``split`` is made from (the CMVN mode: the split's stage-1 stats, read without its cuts)."""
     norm_vars = SpeakerCmvn.load(args.fbank_dir / f"cmvn_{split}.json").norm_vars
-    return AcousticSource(am_checkpoint=str(args.am_dir / args.checkpoint), am_sha256=am_sha256, layer=args.layer,
-                          compression=args.compression, norm_vars=norm_vars)
+    return AcousticSource(
+        am_checkpoint=str(args.am_dir / args.checkpoint),
+        am_sha256=am_sha256,
+        layer=args.layer,
+        compression=args.compression,
+        norm_vars=norm_vars,
+    )
 
 
 def made_otherwise(folder: Path, source: AcousticSource) -> bool:
@@ -73,8 +82,12 @@ def merge_split(args, split: str) -> bool:
     keys = set(MatrixReader(out_dir / "emb.scp").keys())
     ids = {c.id for c in cuts}
     if keys != ids:
-        logging.error("%s keys differ from the cut ids: %d missing, %d extra", out_dir / "emb.scp",
-                      len(ids - keys), len(keys - ids))
+        logging.error(
+            "%s keys differ from the cut ids: %d missing, %d extra",
+            out_dir / "emb.scp",
+            len(ids - keys),
+            len(keys - ids),
+        )
         return False
     write_source(out_dir, acoustic_source(args, split, file_sha256(args.am_dir / args.checkpoint)))
     logging.info("%s: %d matrices", out_dir / "emb.scp", n)
@@ -103,14 +116,27 @@ def main(argv=None) -> int:
             logging.info("%s is done; skipping (use --overwrite to redo)", prefix)
             continue
         cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
-        stats = dump_shard(model, job_share(list(cuts), args.job, args.nj), cmvn, prefix, args.layer,
-                           args.compression, device=device, throttle=args.throttle)
+        stats = dump_shard(
+            model,
+            job_share(list(cuts), args.job, args.nj),
+            cmvn,
+            prefix,
+            args.layer,
+            args.compression,
+            device=device,
+            throttle=args.throttle,
+        )
         for k in total:
             total[k] += stats[k]
     if total["cpu_seconds"] > 0:
-        logging.info("throughput: %.1f audio s per CPU s (%.1f audio s in %.1f CPU s, layer %d, %.2f M params)",
-                     total["audio_seconds"] / total["cpu_seconds"], total["audio_seconds"], total["cpu_seconds"],
-                     args.layer, sum(p.numel() for p in model.parameters()) / 1e6)
+        logging.info(
+            "throughput: %.1f audio s per CPU s (%.1f audio s in %.1f CPU s, layer %d, %.2f M params)",
+            total["audio_seconds"] / total["cpu_seconds"],
+            total["audio_seconds"],
+            total["cpu_seconds"],
+            args.layer,
+            sum(p.numel() for p in model.parameters()) / 1e6,
+        )
     return 0
 
 

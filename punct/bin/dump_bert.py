@@ -40,10 +40,18 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--supervisions", type=Path, required=True, help="supervisions of the split (lhotse jsonl.gz)")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_bert/dev")
     parser.add_argument("--head", default="punct", help="head whose posteriors are dumped")
-    parser.add_argument("--max-length", type=int, default=0,
-                        help="encoder input length (tokens incl. specials); 0: the length the model was trained on")
-    parser.add_argument("--context", type=int, default=-1,
-                        help="sub-tokens of context around predicted words in long texts; -1: the training value")
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=0,
+        help="encoder input length (tokens incl. specials); 0: the length the model was trained on",
+    )
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=-1,
+        help="sub-tokens of context around predicted words in long texts; -1: the training value",
+    )
     parser.add_argument("--batch-size", type=int, default=64, help="chunks per forward pass")
     parser.add_argument(
         "--word-vectors",
@@ -76,8 +84,11 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_and_log(get_parser(), argv)
-    source = WordVectorSource(model_dir=str(args.model_dir), model_sha256=files_sha256(weight_files(args.model_dir)),
-                              word_vectors=args.word_vectors)
+    source = WordVectorSource(
+        model_dir=str(args.model_dir),
+        model_sha256=files_sha256(weight_files(args.model_dir)),
+        word_vectors=args.word_vectors,
+    )
     write_source(args.out_dir, source)  # every job writes the same record
     run_word_dump(args, lambda device: bert_items(args, device))
 

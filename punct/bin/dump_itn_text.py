@@ -44,8 +44,14 @@ def text_model_items(args: argparse.Namespace, device: torch.device) -> WordItem
     model, cfg = load_text_model(args.checkpoint, device)
     segments = job_share(read_segments(args.supervisions), args.job, args.nj)
     dataset = ItnDataset(segments, None, model.text.tokenizer, cfg, with_audio=False, where=str(args.supervisions))
-    logging.info("job %d/%d: %d segments (%d dumpable), %d words", args.job, args.nj, len(segments), len(dataset),
-                 sum(len(s.words) for s in dataset.segments))
+    logging.info(
+        "job %d/%d: %d segments (%d dumpable), %d words",
+        args.job,
+        args.nj,
+        len(segments),
+        len(dataset),
+        sum(len(s.words) for s in dataset.segments),
+    )
     return ((out.id, out.vectors, out.posteriors) for out in word_outputs(model, dataset, args.batch_size, device))
 
 

@@ -65,9 +65,13 @@ def get_parser() -> argparse.ArgumentParser:
         "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (one-se rule)"
     )
     parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the resamples")
-    parser.add_argument("--first-word", choices=("auto",) + FIRST_WORD_RULES, default="auto",
-                        help="each segment's first word: scored and written as predicted (include) or not scored and "
-                             "copied from the reference (exclude); auto: the TDNN's training config")
+    parser.add_argument(
+        "--first-word",
+        choices=("auto",) + FIRST_WORD_RULES,
+        default="auto",
+        help="each segment's first word: scored and written as predicted (include) or not scored and "
+        "copied from the reference (exclude); auto: the TDNN's training config",
+    )
     return parser
 
 
@@ -79,8 +83,10 @@ def first_word_rule(choice: str, tdnn_dir: Path) -> str:
 
     ckpt = tdnn_dir / "best-valid-f1.pt"
     if not ckpt.is_file():
-        raise FileNotFoundError(f"--first-word auto reads the TDNN's config from {ckpt}: no such file "
-                                f"(pass --first-word {'|'.join(FIRST_WORD_RULES)})")
+        raise FileNotFoundError(
+            f"--first-word auto reads the TDNN's config from {ckpt}: no such file "
+            f"(pass --first-word {'|'.join(FIRST_WORD_RULES)})"
+        )
     return checkpoint_train_config(ckpt).first_word
 
 
@@ -92,16 +98,28 @@ def read_split(args: argparse.Namespace, split: str, first_word: str) -> SplitPo
         segments, args.tdnn_dir / "post" / split / "post.scp", args.text_post_dir / split / "post.scp", first_word
     )
     if data.skipped:
-        logging.warning("%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)", split,
-                        len(data.skipped), len(segments), data.skipped[0])
+        logging.warning(
+            "%s: %d of %d segments lack a posterior and are left out of both rows (e.g. %s)",
+            split,
+            len(data.skipped),
+            len(segments),
+            data.skipped[0],
+        )
     return data
 
 
 def sweep_records(sweeps: dict[str, list[SweepPoint]]) -> dict[str, list[dict]]:
     """alpha.json's ``dev_sweep``: each head's scores at every alpha."""
     return {
-        head: [{"alpha": p.alpha, "macro_f1": p.scores.macro_f1, "overall_f1": p.scores.overall["f1"],
-                "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in p.scores.classes[1:]}} for p in points]
+        head: [
+            {
+                "alpha": p.alpha,
+                "macro_f1": p.scores.macro_f1,
+                "overall_f1": p.scores.overall["f1"],
+                "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in p.scores.classes[1:]},
+            }
+            for p in points
+        ]
         for head, points in sweeps.items()
     }
 

@@ -40,15 +40,30 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--wav-scp", type=Path, default=None, help="calibration: Kaldi wav.scp (with --text)")
     parser.add_argument("--text", type=Path, default=None, help="calibration: Kaldi text")
     parser.add_argument("--utt2spk", type=Path, default=None, help="calibration: utt2spk for per-speaker CMVN")
-    parser.add_argument("--calibration-utterances", type=int, default=200,
-                        help="utterances drawn at random (--seed) whose activations set the int8 ranges")
+    parser.add_argument(
+        "--calibration-utterances",
+        type=int,
+        default=200,
+        help="utterances drawn at random (--seed) whose activations set the int8 ranges",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the calibration draw")
-    parser.add_argument("--per-channel", action=argparse.BooleanOptionalAction, default=True,
-                        help="int8 weights with one scale per output channel")
-    parser.add_argument("--percentile", type=float, default=DEFAULT_PERCENTILE,
-                        help="int8 activation ranges: this percentile of the calibration values (0: min/max)")
-    parser.add_argument("--reduce-range", action="store_true",
-                        help="7-bit weights, for x86 CPUs without AVX-512 VNNI (avoids u8 x s8 saturation)")
+    parser.add_argument(
+        "--per-channel",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="int8 weights with one scale per output channel",
+    )
+    parser.add_argument(
+        "--percentile",
+        type=float,
+        default=DEFAULT_PERCENTILE,
+        help="int8 activation ranges: this percentile of the calibration values (0: min/max)",
+    )
+    parser.add_argument(
+        "--reduce-range",
+        action="store_true",
+        help="7-bit weights, for x86 CPUs without AVX-512 VNNI (avoids u8 x s8 saturation)",
+    )
     return parser
 
 
@@ -69,12 +84,25 @@ def main(argv: list[str] | None = None) -> int:
         random.Random(args.seed).shuffle(calibration)
         calibration = calibration[: args.calibration_utterances]
     paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)
-    punctuator = Punctuator.from_recipe(args.recipe_dir, am_checkpoint=args.am_model, bert_dir=args.bert_model_dir,
-                                        tdnn_checkpoint=args.tdnn_model, device=torch.device("cpu"))
+    punctuator = Punctuator.from_recipe(
+        args.recipe_dir,
+        am_checkpoint=args.am_model,
+        bert_dir=args.bert_model_dir,
+        tdnn_checkpoint=args.tdnn_model,
+        device=torch.device("cpu"),
+    )
     out_dir = args.out_dir or args.recipe_dir / "exp" / "onnx"
-    info = export_recipe(punctuator, out_dir, am_checkpoint=paths["am_checkpoint"],
-                         tdnn_checkpoint=paths["tdnn_checkpoint"], precisions=args.precisions, calibration=calibration,
-                         per_channel=args.per_channel, reduce_range=args.reduce_range, percentile=args.percentile)
+    info = export_recipe(
+        punctuator,
+        out_dir,
+        am_checkpoint=paths["am_checkpoint"],
+        tdnn_checkpoint=paths["tdnn_checkpoint"],
+        precisions=args.precisions,
+        calibration=calibration,
+        per_channel=args.per_channel,
+        reduce_range=args.reduce_range,
+        percentile=args.percentile,
+    )
     logging.info("wrote %s (%s)", out_dir, ", ".join(info.precisions))
     return 0
 

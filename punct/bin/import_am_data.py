@@ -21,17 +21,29 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--data", type=Path, required=True,
-                        help="training utterances: a Kaldi data dir (wav.scp, text, [segments], [utt2spk]), a folder "
-                             "of lhotse manifests (recordings + supervisions, or cuts) or a cuts manifest")
-    parser.add_argument("--dev", type=Path, default=None,
-                        help="dev utterances in the same forms; default: dev_unit(s) of --data drawn with --seed until they "
-                             "hold dev_share of the hours")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="training utterances: a Kaldi data dir (wav.scp, text, [segments], [utt2spk]), a folder "
+        "of lhotse manifests (recordings + supervisions, or cuts) or a cuts manifest",
+    )
+    parser.add_argument(
+        "--dev",
+        type=Path,
+        default=None,
+        help="dev utterances in the same forms; default: dev_unit(s) of --data drawn with --seed until they "
+        "hold dev_share of the hours",
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/am_manifests_import)")
     parser.add_argument("--prefix", required=True, help="output manifest name prefix (e.g. parczech)")
     parser.add_argument("--config", type=Path, default=None, help="YAML with UtteranceImportConfig values")
-    parser.add_argument("--feat-config", type=Path, default=None,
-                        help="the AM's feature config (conf/mfcc.yaml): its sampling_rate overrides the config's")
+    parser.add_argument(
+        "--feat-config",
+        type=Path,
+        default=None,
+        help="the AM's feature config (conf/mfcc.yaml): its sampling_rate overrides the config's",
+    )
     parser.add_argument("--seed", type=int, default=42, help="seed of the held-out dev speakers/recordings")
     add_config_arguments(parser, UtteranceImportConfig)
     return parser

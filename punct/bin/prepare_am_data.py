@@ -20,8 +20,12 @@ from punct.utils.logging import log_config, setup_logging
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--manifest-dir", type=Path, required=True, help="stage 0 output (<prefix>_*_all.jsonl.gz)")
-    parser.add_argument("--words-dir", type=Path, required=True,
-                        help="folder of <recording id>.words.tsv with the words really spoken (the synth folder)")
+    parser.add_argument(
+        "--words-dir",
+        type=Path,
+        required=True,
+        help="folder of <recording id>.words.tsv with the words really spoken (the synth folder)",
+    )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder (data/am_manifests)")
     parser.add_argument("--config", type=Path, default=None, help="YAML with AmDataConfig values")
     parser.add_argument("--seed", type=int, default=42, help="seed of the held-out dev recordings")

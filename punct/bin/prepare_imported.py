@@ -25,22 +25,40 @@ from punct.utils.logging import log_config, setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("source_dir", type=Path,
-                        help="folder of lhotse manifests (--form manifests) or of Kaldi data dirs, one per part")
+    parser.add_argument(
+        "source_dir",
+        type=Path,
+        help="folder of lhotse manifests (--form manifests) or of Kaldi data dirs, one per part",
+    )
     parser.add_argument("output_dir", type=Path, help="where mustc_{recordings,supervisions}_<split>.jsonl.gz go")
-    parser.add_argument("--form", choices=FORMS, required=True,
-                        help="manifests: <corpus>_{recordings,supervisions}_<part>.jsonl.gz; data-dir: <part>/wav.scp, "
-                             "text, [segments, utt2spk]")
+    parser.add_argument(
+        "--form",
+        choices=FORMS,
+        required=True,
+        help="manifests: <corpus>_{recordings,supervisions}_<part>.jsonl.gz; data-dir: <part>/wav.scp, "
+        "text, [segments, utt2spk]",
+    )
     parser.add_argument("--train-parts", nargs="+", default=["train"], help="the parts that make the train split")
     parser.add_argument("--dev-part", nargs="+", default=["dev"], help="the part(s) that make the dev split")
     parser.add_argument("--test-part", nargs="+", default=["test"], help="the part(s) that make the test split")
-    parser.add_argument("--text-field", default="text",
-                        help="supervision field with the punctuated text: text, or a key of custom (LibriTTS: "
-                             "orig_text); manifests only")
-    parser.add_argument("--end-tolerance", type=float, default=0.1,
-                        help="a segment ending at most this many seconds after its audio is clipped, not skipped")
-    parser.add_argument("--sampling-rate", type=int, default=16000,
-                        help="recordings at another rate are resampled to this one (a lhotse transform)")
+    parser.add_argument(
+        "--text-field",
+        default="text",
+        help="supervision field with the punctuated text: text, or a key of custom (LibriTTS: "
+        "orig_text); manifests only",
+    )
+    parser.add_argument(
+        "--end-tolerance",
+        type=float,
+        default=0.1,
+        help="a segment ending at most this many seconds after its audio is clipped, not skipped",
+    )
+    parser.add_argument(
+        "--sampling-rate",
+        type=int,
+        default=16000,
+        help="recordings at another rate are resampled to this one (a lhotse transform)",
+    )
     add_rerun_arguments(parser, "rewrite manifests that are already complete")
     add_normalize_arguments(parser)
     return parser
@@ -76,17 +94,33 @@ def main() -> None:
     if not args.source_dir.is_dir():
         raise SystemExit(f"{args.source_dir}: no such directory")
     try:
-        stamp = json.dumps({"source_dir": str(args.source_dir.resolve()), "form": args.form, "parts": parts,
-                            "inputs": input_fingerprint(input_files(args, parts)), "text_field": args.text_field,
-                            "end_tolerance": args.end_tolerance, "sampling_rate": args.sampling_rate,
-                            "normalize": repr(norm)}, sort_keys=True)
+        stamp = json.dumps(
+            {
+                "source_dir": str(args.source_dir.resolve()),
+                "form": args.form,
+                "parts": parts,
+                "inputs": input_fingerprint(input_files(args, parts)),
+                "text_field": args.text_field,
+                "end_tolerance": args.end_tolerance,
+                "sampling_rate": args.sampling_rate,
+                "normalize": repr(norm),
+            },
+            sort_keys=True,
+        )
         print(format_mark_table(norm))
         if already_prepared(args.output_dir, stamp, args.overwrite):
             return
         begin = time.time()
-        _, stats = prepare_imported(args.form, args.source_dir, args.output_dir, parts=parts, norm=norm,
-                                    text_field=args.text_field, end_tolerance=args.end_tolerance,
-                                    sampling_rate=args.sampling_rate)
+        _, stats = prepare_imported(
+            args.form,
+            args.source_dir,
+            args.output_dir,
+            parts=parts,
+            norm=norm,
+            text_field=args.text_field,
+            end_tolerance=args.end_tolerance,
+            sampling_rate=args.sampling_rate,
+        )
     except (FileNotFoundError, ValueError) as e:  # bad input: the message names the file (and line)
         logging.error("%s", e)
         raise SystemExit(1) from None

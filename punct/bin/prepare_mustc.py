@@ -1,7 +1,7 @@
 """MuST-C v1/v2 (or the mini corpus, same layout) -> lhotse manifests with words and punctuation labels.
 
-  python -m punct.bin.prepare_mustc /data/MUSTC_v1.0/en-de data/manifests
-  python -m punct.bin.prepare_mustc --unipunc-dir /data/unipunc /data/MUSTC_v1.0/en-de data/manifests
+python -m punct.bin.prepare_mustc /data/MUSTC_v1.0/en-de data/manifests
+python -m punct.bin.prepare_mustc --unipunc-dir /data/unipunc /data/MUSTC_v1.0/en-de data/manifests
 """
 
 from __future__ import annotations
@@ -25,14 +25,26 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("corpus_dir", type=Path, help="MuST-C en-X directory (holds data/{train,dev,tst-COMMON})")
     parser.add_argument("output_dir", type=Path, help="where mustc_{recordings,supervisions}_<split>.jsonl.gz go")
-    parser.add_argument("--unipunc-dir", type=Path, default=None,
-                        help="folder with UniPunc's train-audio.json and test-audio.json: use that split instead")
+    parser.add_argument(
+        "--unipunc-dir",
+        type=Path,
+        default=None,
+        help="folder with UniPunc's train-audio.json and test-audio.json: use that split instead",
+    )
     parser.add_argument("--language", default="en", help="suffix of the source-language text file")
-    parser.add_argument("--end-tolerance", type=float, default=0.1,
-                        help="a segment ending at most this many seconds after its wav is clipped, not skipped")
+    parser.add_argument(
+        "--end-tolerance",
+        type=float,
+        default=0.1,
+        help="a segment ending at most this many seconds after its wav is clipped, not skipped",
+    )
     parser.add_argument("--seed", type=int, default=42, help="seed of the UniPunc train/dev split")
-    parser.add_argument("--splits", nargs="+", default=["train", "dev", "test"],
-                        help="splits to prepare (test = tst-COMMON); UniPunc always gives train, dev and test")
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        default=["train", "dev", "test"],
+        help="splits to prepare (test = tst-COMMON); UniPunc always gives train, dev and test",
+    )
     parser.add_argument("--dev-fraction", type=float, default=0.1, help="share of UniPunc train that becomes dev")
     add_rerun_arguments(parser, "rewrite manifests that are already complete")
     add_normalize_arguments(parser)
@@ -41,8 +53,11 @@ def get_parser() -> argparse.ArgumentParser:
 
 def input_fingerprint(args: argparse.Namespace) -> str:
     """Size and modification time of every text/json input, so a rebuilt corpus is prepared again."""
-    files = sorted(args.corpus_dir.glob("**/txt/*")) + sorted(args.corpus_dir.glob("*/wav")) + sorted(
-        args.corpus_dir.glob("data/*/wav"))
+    files = (
+        sorted(args.corpus_dir.glob("**/txt/*"))
+        + sorted(args.corpus_dir.glob("*/wav"))
+        + sorted(args.corpus_dir.glob("data/*/wav"))
+    )
     if args.unipunc_dir is not None:
         files += sorted(args.unipunc_dir.glob("*.json"))
     digest = hashlib.sha1()
@@ -57,21 +72,43 @@ def main() -> None:
     setup_logging(args.log_file)
     norm = config_from_args(NormalizeConfig, args, args.normalize_config, prefix="norm-")
     log_config({"args": vars(args), "normalize": norm})
-    stamp = json.dumps({"corpus_dir": str(args.corpus_dir.resolve()), "inputs": input_fingerprint(args),
-                        "unipunc_dir": str(args.unipunc_dir.resolve()) if args.unipunc_dir else None,
-                        "language": args.language, "end_tolerance": args.end_tolerance, "seed": args.seed,
-                        "dev_fraction": args.dev_fraction, "normalize": repr(norm), "splits": args.splits},
-                       sort_keys=True)
+    stamp = json.dumps(
+        {
+            "corpus_dir": str(args.corpus_dir.resolve()),
+            "inputs": input_fingerprint(args),
+            "unipunc_dir": str(args.unipunc_dir.resolve()) if args.unipunc_dir else None,
+            "language": args.language,
+            "end_tolerance": args.end_tolerance,
+            "seed": args.seed,
+            "dev_fraction": args.dev_fraction,
+            "normalize": repr(norm),
+            "splits": args.splits,
+        },
+        sort_keys=True,
+    )
     print(format_mark_table(norm))
     if already_prepared(args.output_dir, stamp, args.overwrite):
         return
     begin = time.time()
     if args.unipunc_dir is not None:
-        _, stats = prepare_unipunc(args.corpus_dir, args.unipunc_dir, args.output_dir, seed=args.seed,
-                                   dev_fraction=args.dev_fraction, norm=norm, end_tolerance=args.end_tolerance)
+        _, stats = prepare_unipunc(
+            args.corpus_dir,
+            args.unipunc_dir,
+            args.output_dir,
+            seed=args.seed,
+            dev_fraction=args.dev_fraction,
+            norm=norm,
+            end_tolerance=args.end_tolerance,
+        )
     else:
-        _, stats = prepare_mustc(args.corpus_dir, args.output_dir, splits=args.splits, norm=norm,
-                                 language=args.language, end_tolerance=args.end_tolerance)
+        _, stats = prepare_mustc(
+            args.corpus_dir,
+            args.output_dir,
+            splits=args.splits,
+            norm=norm,
+            language=args.language,
+            end_tolerance=args.end_tolerance,
+        )
     write_report(args.output_dir, stats, stamp)
     logging.info("prepared %s -> %s in %.1f s", args.corpus_dir, args.output_dir, time.time() - begin)
 
@@ -82,8 +119,9 @@ def already_prepared(output_dir: Path, stamp: str, overwrite: bool) -> bool:
     done = output_dir / ".mustc.done"
     if done.exists() and not overwrite:
         if done.read_text(encoding="utf-8").strip() == stamp:
-            logging.info("%s: manifests already prepared from the same inputs; skipping (--overwrite redoes)",
-                         output_dir)
+            logging.info(
+                "%s: manifests already prepared from the same inputs; skipping (--overwrite redoes)", output_dir
+            )
             print((output_dir / "mustc_summary.txt").read_text(encoding="utf-8"), end="")
             return True
         logging.info("%s: prepared from other inputs before; preparing again", output_dir)
@@ -96,9 +134,11 @@ def write_report(output_dir: Path, stats: dict, stamp: str) -> None:
     summary = format_summary(stats)
     atomic_write_text(output_dir / "mustc_summary.txt", summary + "\n")
     # Segments left out of the manifests, per split and reason: stage 8 shows them in RESULTS.md.
-    atomic_write_text(output_dir / "mustc_skipped.json",
-                      json.dumps({split: dict(sorted(st.skipped.items())) for split, st in stats.items()},
-                                 indent=1, sort_keys=True) + "\n")
+    atomic_write_text(
+        output_dir / "mustc_skipped.json",
+        json.dumps({split: dict(sorted(st.skipped.items())) for split, st in stats.items()}, indent=1, sort_keys=True)
+        + "\n",
+    )
     print(summary)
     atomic_write_text(output_dir / ".mustc.done", stamp + "\n")
 

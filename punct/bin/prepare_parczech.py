@@ -1,6 +1,6 @@
 """Stage 0 of egs/parczech: a ParCzech-layout corpus (audio + gold verticals) -> lhotse manifests.
 
-  python -m punct.bin.prepare_parczech /path/to/parczech-3.0-original data/manifests
+python -m punct.bin.prepare_parczech /path/to/parczech-3.0-original data/manifests
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ def get_parser() -> argparse.ArgumentParser:
         "corpus_dir", type=Path, help="folder with <term>ps/audio/YYYY/MM/DD/<id>.{mp3,wav} and .vert files"
     )
     parser.add_argument("out_dir", type=Path, help="where parczech_{recordings,supervisions}_all.jsonl.gz go")
-    parser.add_argument("--numbers", choices=["spoken", "keep"], default="spoken",
-                        help="official tokens with digits (and %% § / +): said as words (num2words) or kept as written")
+    parser.add_argument(
+        "--numbers",
+        choices=["spoken", "keep"],
+        default="spoken",
+        help="official tokens with digits (and %% § / +): said as words (num2words) or kept as written",
+    )
     parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
     return parser
 

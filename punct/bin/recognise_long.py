@@ -49,6 +49,7 @@ from punct.utils.logging import log_config, setup_logging
 
 GREEDY = "greedy"
 
+
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument(
@@ -57,12 +58,19 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prefix", required=True, help="manifest name prefix (e.g. parczech)")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--am-dir", type=Path, help="the recipe's AM folder: best-valid-loss.pt and mfcc.yaml")
-    model.add_argument("--asr-model", type=Path,
-                       help="instead of --am-dir: a local transformers CTC folder (processor + model, e.g. wav2vec2)")
+    model.add_argument(
+        "--asr-model",
+        type=Path,
+        help="instead of --am-dir: a local transformers CTC folder (processor + model, e.g. wav2vec2)",
+    )
     parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder of <recording id>.words.tsv")
-    parser.add_argument("--ref-dir", type=Path, default=None,
-                        help="optional folder of reference <recording id>.words.tsv (the synth folder) for the WER")
+    parser.add_argument(
+        "--ref-dir",
+        type=Path,
+        default=None,
+        help="optional folder of reference <recording id>.words.tsv (the synth folder) for the WER",
+    )
     parser.add_argument("--config", type=Path, default=None, help="YAML with ChunkConfig values")
     parser.add_argument(
         "--lm",
@@ -80,9 +88,13 @@ def get_parser() -> argparse.ArgumentParser:
         help="instead of recognising: sum the stats of every recording into this file",
     )
     parser.add_argument("--overwrite", action="store_true", help="recognise finished recordings again")
-    parser.add_argument("--min-words-per-minute", type=float, default=10.0,
-                        help="with --summary: exit 1 when fewer words per minute of audio were recognised (speech has "
-                             "~100-150): the recogniser learned (almost) nothing; 0: no check")
+    parser.add_argument(
+        "--min-words-per-minute",
+        type=float,
+        default=10.0,
+        help="with --summary: exit 1 when fewer words per minute of audio were recognised (speech has "
+        "~100-150): the recogniser learned (almost) nothing; 0: no check",
+    )
     add_device_arguments(parser)
     add_config_arguments(parser, ChunkConfig)
     add_config_arguments(parser, BeamSearchConfig)
@@ -106,8 +118,10 @@ def model_file(args) -> Path:
     else:
         files = [p for p in args.asr_model.glob("*") if p.is_file()] if args.asr_model.is_dir() else []
         if not files:
-            raise FileNotFoundError(f"{args.asr_model}: no such folder, or it is empty; --asr-model needs a "
-                                    "transformers CTC folder (processor + model)")
+            raise FileNotFoundError(
+                f"{args.asr_model}: no such folder, or it is empty; --asr-model needs a "
+                "transformers CTC folder (processor + model)"
+            )
     if args.lm is not None:
         files.append(args.lm)
     return max(files, key=lambda p: p.stat().st_mtime_ns)
@@ -195,11 +209,13 @@ def summarise(out_dir: Path, recordings: RecordingSet) -> tuple[str, dict[str, f
             errors.append(stats["errors"])
         models.add(stats.get("model", "unknown (stats of an older version)"))
         decoders.add(stats.get("decoder", GREEDY))
-    lines = [f"recordings {len(recordings)}, {totals['duration'] / 3600:.2f} h, {int(totals['chunks'])} chunks, "
-             f"{int(totals['words'])} words, {totals['cpu_seconds']:.0f} CPU s",
-             "chunk joins: " + ", ".join(f"{k} {int(totals[k])}" for k in ("matched", "discarded", "concatenated")),
-             "recognised with " + ", ".join(sorted(models)),
-             "decoded by " + ", ".join(sorted(decoders))]
+    lines = [
+        f"recordings {len(recordings)}, {totals['duration'] / 3600:.2f} h, {int(totals['chunks'])} chunks, "
+        f"{int(totals['words'])} words, {totals['cpu_seconds']:.0f} CPU s",
+        "chunk joins: " + ", ".join(f"{k} {int(totals[k])}" for k in ("matched", "discarded", "concatenated")),
+        "recognised with " + ", ".join(sorted(models)),
+        "decoded by " + ", ".join(sorted(decoders)),
+    ]
     wer = total_wer(errors)
     if wer is not None:
         lines.append(f"long-recording {wer.summary().split(' %SER')[0]} ({len(errors)} recordings with a reference)")
@@ -210,11 +226,13 @@ def too_few_words(summary_path: Path, words: float, seconds: float, min_words_pe
     """Why the recognised words are too few for stage 3 (under ``min_words_per_minute``), with what helps."""
     if min_words_per_minute <= 0 or seconds <= 0 or words / (seconds / 60) >= min_words_per_minute:
         return None
-    return (f"{summary_path}: {int(words)} words recognised in {seconds / 3600:.2f} h of audio "
-            f"({words / (seconds / 60):.1f} per minute, fewer than --min-words-per-minute {min_words_per_minute:g}): "
-            "the recogniser learned (almost) nothing, and stage 3 would find no segments.  What helps: an AM with a "
-            "lower dev WER (stage 1: more --am-data, --am-init <trained AM>, more epochs), or a trained recogniser "
-            "(--asr-model <transformers CTC folder>, --am-dir <trained AM>).")
+    return (
+        f"{summary_path}: {int(words)} words recognised in {seconds / 3600:.2f} h of audio "
+        f"({words / (seconds / 60):.1f} per minute, fewer than --min-words-per-minute {min_words_per_minute:g}): "
+        "the recogniser learned (almost) nothing, and stage 3 would find no segments.  What helps: an AM with a "
+        "lower dev WER (stage 1: more --am-data, --am-init <trained AM>, more epochs), or a trained recogniser "
+        "(--asr-model <transformers CTC folder>, --am-dir <trained AM>)."
+    )
 
 
 def main(argv=None) -> int:

@@ -60,8 +60,12 @@ from punct.utils.logging import setup_logging
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path, nargs="*", help="results.json files (one per run, all of one kind)")
-    parser.add_argument("--regions", type=Path, default=None,
-                        help="a RESULTS/regions.yaml: rewrite (or --check) every README region it lists")
+    parser.add_argument(
+        "--regions",
+        type=Path,
+        default=None,
+        help="a RESULTS/regions.yaml: rewrite (or --check) every README region it lists",
+    )
     parser.add_argument("--check", action="store_true", help="with --regions: compare, rewrite nothing")
     parser.add_argument("--split", default="test", help="split whose scores the tables show")
     parser.add_argument("--readme", type=Path, default=None, help="rewrite the marked region of this file")

@@ -197,8 +197,13 @@ def references(cuts_path: Path) -> dict[str, np.ndarray]:
     return refs
 
 
-def choose_dev_alpha(args: argparse.Namespace, sweep: list[SweepPoint], dev: tuple[np.ndarray, np.ndarray, np.ndarray],
-                     lengths: list[int], alphas: list[float]) -> AlphaChoice:
+def choose_dev_alpha(
+    args: argparse.Namespace,
+    sweep: list[SweepPoint],
+    dev: tuple[np.ndarray, np.ndarray, np.ndarray],
+    lengths: list[int],
+    alphas: list[float],
+) -> AlphaChoice:
     if args.alpha_rule == "paired-se":
         return choose_alpha_paired(*dev, lengths, alphas, args.num_resamples, args.bootstrap_seed)
     if args.alpha_rule == "one-se":
@@ -258,8 +263,12 @@ def sweep_records(sweeps: dict, classes: list[str]) -> dict[str, list[dict]]:
     """Per split, the alpha sweep as results.json records it."""
     return {
         split: [
-            {"alpha": p.alpha, "overall_f1": p.scores.overall["f1"], "macro_f1": p.scores.macro_f1,
-             "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]}}
+            {
+                "alpha": p.alpha,
+                "overall_f1": p.scores.overall["f1"],
+                "macro_f1": p.scores.macro_f1,
+                "per_class_f1": {c: p.scores.per_class[c]["f1"] for c in classes[1:]},
+            }
             for p in points
         ]
         for split, points in sweeps.items()
@@ -295,6 +304,7 @@ def main() -> None:
         "acoustic_model": acoustic_model_health(args.am_dir, [args.dev_split, args.test_split]),
     }
     write_results(results, args.out_dir, plot=not args.no_plots)
+
 
 if __name__ == "__main__":
     main()

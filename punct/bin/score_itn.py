@@ -52,8 +52,11 @@ def get_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the segments")
     parser.add_argument("--seed", type=int, default=42, help="bootstrap seed")
-    parser.add_argument("--length-edges", default=",".join(map(str, itn.DEFAULT_LENGTH_EDGES)),
-                        help="word-count bin edges for F1 by input length")
+    parser.add_argument(
+        "--length-edges",
+        default=",".join(map(str, itn.DEFAULT_LENGTH_EDGES)),
+        help="word-count bin edges for F1 by input length",
+    )
     parser.add_argument("--max-attention-plots", type=int, default=4, help="cross-attention plots per model and split")
     parser.add_argument(
         "--first-word",
@@ -125,12 +128,20 @@ def main(argv: list[str] | None = None) -> None:
     for split in [s for s in args.splits.split(",") if s]:
         first_word = None if args.first_word == "auto" else args.first_word
         all_scores[split], rule = itn_results.score_split(
-            models, split, first_word, args.baseline, itn_results.Bootstrap(args.num_resamples, args.seed), edges,
-            args.max_attention_plots, out)
+            models,
+            split,
+            first_word,
+            args.baseline,
+            itn_results.Bootstrap(args.num_resamples, args.seed),
+            edges,
+            args.max_attention_plots,
+            out,
+        )
         md += itn_results.split_lines(split, all_scores[split], rule, order, placeholders)
     bootstrap = {"num_resamples": args.num_resamples, "seed": args.seed, "level": 0.95}
-    results = itn_results.build_results(models, all_scores, order, bootstrap, args.run_seed,
-                                        itn_results.run_facts(args.am_dir, args.words_dir))
+    results = itn_results.build_results(
+        models, all_scores, order, bootstrap, args.run_seed, itn_results.run_facts(args.am_dir, args.words_dir)
+    )
     atomic_write_text(out / "results.json", json.dumps(results, indent=1) + "\n")
     atomic_write_text(out / "RESULTS.md", "\n".join(md))
     print("\n".join(md))

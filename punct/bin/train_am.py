@@ -28,8 +28,13 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder (checkpoints, tokens.txt)")
     parser.add_argument("--prefix", required=True, help="cut manifest name prefix (e.g. mustc)")
     parser.add_argument("--train-split", default="train", help="split to train on")
-    parser.add_argument("--extra-train-dirs", type=Path, nargs="*", default=[],
-                        help="more stage-1 folders whose train split is added to the training data (AM only)")
+    parser.add_argument(
+        "--extra-train-dirs",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="more stage-1 folders whose train split is added to the training data (AM only)",
+    )
     parser.add_argument("--dev-split", default="dev", help="split for the validation loss")
     parser.add_argument("--seed", type=int, default=42, help="random seed (model init, sampler, SpecAugment)")
     parser.add_argument("--resume", action="store_true", help="continue from the latest epoch-N.pt in --exp-dir")
@@ -45,12 +50,24 @@ def main(argv=None) -> int:
         torch.set_num_threads(args.num_threads)
     config = config_from_args(AmConfig, args, args.config)
     log_config(config)
-    state, _ = run_training(config=config, fbank_dir=args.fbank_dir, exp_dir=args.exp_dir, prefix=args.prefix,
-                         device_name=args.device, seed=args.seed, resume=args.resume,
-                         train_split=args.train_split, dev_split=args.dev_split,
-                         extra_train_dirs=args.extra_train_dirs, amp=config.amp)
-    selected = (f"average of epochs {state.best_epoch - state.best_averaged + 1}-{state.best_epoch}"
-                if state.best_averaged > 1 else f"best epoch {state.best_epoch}")
+    state, _ = run_training(
+        config=config,
+        fbank_dir=args.fbank_dir,
+        exp_dir=args.exp_dir,
+        prefix=args.prefix,
+        device_name=args.device,
+        seed=args.seed,
+        resume=args.resume,
+        train_split=args.train_split,
+        dev_split=args.dev_split,
+        extra_train_dirs=args.extra_train_dirs,
+        amp=config.amp,
+    )
+    selected = (
+        f"average of epochs {state.best_epoch - state.best_averaged + 1}-{state.best_epoch}"
+        if state.best_averaged > 1
+        else f"best epoch {state.best_epoch}"
+    )
     print(f"{selected}, dev loss/frame {state.best_valid_loss:.4f}", file=sys.stderr)
     return 0
 

@@ -50,8 +50,16 @@ def main(argv: list[str] | None = None) -> None:
     norm = config_from_args(NormalizeConfig, args, args.normalize_config, prefix="norm-")
     log_config(cfg)
     log_config(norm, "extra text labels (normalize)")
-    run_training(cfg, train=args.train, dev=args.dev, exp_dir=args.exp_dir, resume=args.resume,
-                 device_name=args.device, amp=args.amp, norm=norm)
+    run_training(
+        cfg,
+        train=args.train,
+        dev=args.dev,
+        exp_dir=args.exp_dir,
+        resume=args.resume,
+        device_name=args.device,
+        amp=args.amp,
+        norm=norm,
+    )
 
 
 if __name__ == "__main__":

@@ -70,10 +70,15 @@ def main(argv: list[str] | None = None) -> None:
     cfg = config_from_args(MmConfig, args, args.config)
     log_config({"model": args.model, **asdict(cfg)})
     run_training(
-        args.model, cfg, train_paths=manifests(args.data_dir, args.prefix, args.train_split),
+        args.model,
+        cfg,
+        train_paths=manifests(args.data_dir, args.prefix, args.train_split),
         dev_paths=manifests(args.data_dir, args.prefix, args.dev_split),
         decode_paths={s: manifests(args.data_dir, args.prefix, s) for s in args.decode_splits.split(",") if s},
-        exp_dir=args.exp_dir, resume_run=args.resume, device_name=args.device, amp=args.amp,
+        exp_dir=args.exp_dir,
+        resume_run=args.resume,
+        device_name=args.device,
+        amp=args.amp,
     )
 
 

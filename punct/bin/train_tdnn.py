@@ -57,16 +57,21 @@ def get_parser() -> argparse.ArgumentParser:
         "--resume", default="", help="checkpoint to continue from, or 'latest' for the newest epoch-N.pt in --exp-dir"
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of initialisation and example order")
-    add_device_arguments(parser, num_threads=0, threads_help="torch intra-op threads (0: torch's default)",
-                         device_help=TORCHRUN_DEVICE_HELP)
+    add_device_arguments(
+        parser,
+        num_threads=0,
+        threads_help="torch intra-op threads (0: torch's default)",
+        device_help=TORCHRUN_DEVICE_HELP,
+    )
     parser.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     add_amp_argument(parser)
     add_config_arguments(parser, TrainTdnnConfig)
     return parser
 
 
-def open_corpora(args: argparse.Namespace, cfg: TrainTdnnConfig,
-                 with_dev: bool) -> tuple[FusionCorpus, FusionCorpus | None]:
+def open_corpora(
+    args: argparse.Namespace, cfg: TrainTdnnConfig, with_dev: bool
+) -> tuple[FusionCorpus, FusionCorpus | None]:
     """The train split's corpus and (``with_dev``) the dev split's, which caches no utterances."""
     classes, case_classes = corpus_classes(cfg)
     train_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.train_split, args.cuts_pattern)
@@ -84,8 +89,14 @@ def open_corpora(args: argparse.Namespace, cfg: TrainTdnnConfig,
     if with_dev:
         dev_paths = split_paths(args.cuts_dir, args.am_emb_dir, args.bert_emb_dir, args.dev_split, args.cuts_pattern)
         dev_corpus = open_split(
-            dev_paths["cuts"], dev_paths["acoustic_scp"], dev_paths["text_scp"], 0, classes, case_classes,
-            cfg.model.window_centre, cfg.first_word,
+            dev_paths["cuts"],
+            dev_paths["acoustic_scp"],
+            dev_paths["text_scp"],
+            0,
+            classes,
+            case_classes,
+            cfg.model.window_centre,
+            cfg.first_word,
         )
     return train_corpus, dev_corpus
 
@@ -130,8 +141,17 @@ def main() -> None:
     # what the shards were made from goes into the checkpoints, for whatever feeds the TDNN later
     inputs = split_sources(args.am_emb_dir, args.bert_emb_dir, [s for s in (args.train_split, args.dev_split) if s])
     train_tdnn(
-        cfg, train_corpus, dev_corpus, args.exp_dir, device, seed=args.seed, resume=resume, dist=dist,
-        progress=not args.no_progress, amp=args.amp, inputs=inputs,
+        cfg,
+        train_corpus,
+        dev_corpus,
+        args.exp_dir,
+        device,
+        seed=args.seed,
+        resume=resume,
+        dist=dist,
+        progress=not args.no_progress,
+        amp=args.amp,
+        inputs=inputs,
     )
     if dist.is_main:
         write_history(args.exp_dir, cfg)

@@ -77,20 +77,25 @@ def part_manifest_files(manifest_dir: Path, part: str) -> tuple[Path, Path]:
         if len(files) != 1:
             listed = sorted(p.name for p in manifest_dir.glob(f"*_{kind}_*.jsonl.gz"))
             what = "no" if not files else f"{len(files)} ({', '.join(f.name for f in files)})"
-            raise FileNotFoundError(f"{manifest_dir}: {what} <corpus>_{kind}_{part}.jsonl.gz for part {part!r}; "
-                                    f"the {kind} manifests there: {listed or 'none'}")
+            raise FileNotFoundError(
+                f"{manifest_dir}: {what} <corpus>_{kind}_{part}.jsonl.gz for part {part!r}; "
+                f"the {kind} manifests there: {listed or 'none'}"
+            )
         found.append(files[0])
     return found[0], found[1]
 
 
-def part_utterances(form: Form, source_dir: Path, part: str, config: UtteranceImportConfig, skips: Skips,
-                    text_field: str = "text") -> list[ImportedUtterance]:
+def part_utterances(
+    form: Form, source_dir: Path, part: str, config: UtteranceImportConfig, skips: Skips, text_field: str = "text"
+) -> list[ImportedUtterance]:
     """The utterances of one part of the input (see the module doc)."""
     if form == "manifests":
         return manifest_utterances(*part_manifest_files(source_dir, part), config, text_field)
     if form == "data-dir":
         if text_field != "text":
-            raise ValueError(f"a text field ({text_field!r}) is for lhotse manifests; a Kaldi data dir has its text file")
+            raise ValueError(
+                f"a text field ({text_field!r}) is for lhotse manifests; a Kaldi data dir has its text file"
+            )
         part_dir = source_dir / part
         if not part_dir.is_dir():
             raise FileNotFoundError(f"{part_dir}: no such Kaldi data directory (part {part!r} of {source_dir})")
@@ -99,7 +104,10 @@ def part_utterances(form: Form, source_dir: Path, part: str, config: UtteranceIm
 
 
 def imported_split(
-    utterances: Sequence[ImportedUtterance], skips: Skips, norm: NormalizeConfig, end_tolerance: float = 0.1,
+    utterances: Sequence[ImportedUtterance],
+    skips: Skips,
+    norm: NormalizeConfig,
+    end_tolerance: float = 0.1,
 ) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
     """One split's utterances -> recordings, supervisions with words and labels, and the counts of the summary."""
     stats = SplitStats()
@@ -111,14 +119,21 @@ def imported_split(
         end = utt.recording.duration if utt.end is None else utt.end
         duration = _fit_to_recording(utt.start, end - utt.start, utt.recording, end_tolerance)
         if duration is None:
-            logger.warning("%s: utterance %s (%.2f-%.2f s) ends after its audio (%.2f s): skipped", utt.span_where,
-                           utt.id, utt.start, end, utt.recording.duration)
+            logger.warning(
+                "%s: utterance %s (%.2f-%.2f s) ends after its audio (%.2f s): skipped",
+                utt.span_where,
+                utt.id,
+                utt.start,
+                end,
+                utt.recording.duration,
+            )
             stats.skipped["beyond_end"] += 1
             continue
         if duration < end - utt.start - 1e-3:  # not the rounding of a resampled length (< 1 sample)
             stats.clipped += 1
-        sup, why = make_supervision(utt.id, utt.recording, utt.start, duration, utt.speaker or utt.recording.id,
-                                    utt.text or "", norm)
+        sup, why = make_supervision(
+            utt.id, utt.recording, utt.start, duration, utt.speaker or utt.recording.id, utt.text or "", norm
+        )
         if sup is None:
             _count_skip(stats, why, f"{utt.where}: utterance {utt.id}")
             continue
@@ -127,8 +142,11 @@ def imported_split(
         stats.segments += 1
         stats.seconds += sup.duration
         stats.labels.update(sup.custom["punct"])
-    return (RecordingSet.from_recordings(recordings[k] for k in sorted(recordings)),
-            SupervisionSet.from_segments(supervisions), stats)
+    return (
+        RecordingSet.from_recordings(recordings[k] for k in sorted(recordings)),
+        SupervisionSet.from_segments(supervisions),
+        stats,
+    )
 
 
 def check_parts(parts: Mapping[str, Sequence[str]]) -> None:
@@ -144,9 +162,14 @@ def check_parts(parts: Mapping[str, Sequence[str]]) -> None:
 
 
 def prepare_imported(
-    form: Form, source_dir: Pathlike, output_dir: Pathlike | None = None,
-    parts: Mapping[str, Sequence[str]] = DEFAULT_PARTS, norm: NormalizeConfig | None = None,
-    text_field: str = "text", end_tolerance: float = 0.1, sampling_rate: int = 16000,
+    form: Form,
+    source_dir: Pathlike,
+    output_dir: Pathlike | None = None,
+    parts: Mapping[str, Sequence[str]] = DEFAULT_PARTS,
+    norm: NormalizeConfig | None = None,
+    text_field: str = "text",
+    end_tolerance: float = 0.1,
+    sampling_rate: int = 16000,
 ) -> tuple[Manifests, dict[str, SplitStats]]:
     """Manifests of train, dev and test from lhotse manifests or Kaldi data dirs (module doc); written to
     ``output_dir`` if given; ``norm`` None: the default mark -> label mapping."""
@@ -166,19 +189,24 @@ def prepare_imported(
         for part in parts[split]:
             for utt in part_utterances(form, source_dir, part, config, skips, text_field):
                 if utt.id in seen:
-                    raise ValueError(f"{utt.where}: utterance {utt.id!r} again (first at {seen[utt.id]}): ids must be "
-                                     "unique across parts")
+                    raise ValueError(
+                        f"{utt.where}: utterance {utt.id!r} again (first at {seen[utt.id]}): ids must be "
+                        "unique across parts"
+                    )
                 seen[utt.id] = utt.where
                 utterances.append(utt)
         recs, sups, st = imported_split(utterances, skips, norm, end_tolerance)
         if not len(sups):
-            raise ValueError(f"{source_dir}: split {split} (parts {', '.join(parts[split])}) has no usable utterance "
-                             f"among {len(utterances)}: skipped {dict(st.skipped)}")
+            raise ValueError(
+                f"{source_dir}: split {split} (parts {', '.join(parts[split])}) has no usable utterance "
+                f"among {len(utterances)}: skipped {dict(st.skipped)}"
+            )
         validate_recordings_and_supervisions(recs, sups)
         manifests[split] = {"recordings": recs, "supervisions": sups}
         stats[split] = st
-        logger.info("%s <- %s %s: %d utterances, %.3f h", split, form, ", ".join(parts[split]), st.segments,
-                    st.seconds / 3600)
+        logger.info(
+            "%s <- %s %s: %d utterances, %.3f h", split, form, ", ".join(parts[split]), st.segments, st.seconds / 3600
+        )
     check_disjoint(manifests)
     if output_dir is not None:
         write_manifests(manifests, Path(output_dir))

@@ -132,9 +132,18 @@ SIZES: dict[str, dict] = {
     # ; 79 against 26).
     # 56 sittings and speakers rather than 42 and 46 (5.0 h): the ten extra speakers are test speakers
     # (conf/segments_small.yaml), so the training set stays the same and the test set doubles.
-    "small": dict(num_sittings=56, sitting_seconds=360.0, num_speakers=56, male_variants=WIDE_MALE_VARIANTS,
-                  female_variants=WIDE_FEMALE_VARIANTS, pitch=(15, 85), rate=(130, 230), intonation=(30, 80),
-                  rare_marks=("!", "?", ";", '"'), rare_mark_weight=5.0),
+    "small": dict(
+        num_sittings=56,
+        sitting_seconds=360.0,
+        num_speakers=56,
+        male_variants=WIDE_MALE_VARIANTS,
+        female_variants=WIDE_FEMALE_VARIANTS,
+        pitch=(15, 85),
+        rate=(130, 230),
+        intonation=(30, 80),
+        rare_marks=("!", "?", ";", '"'),
+        rare_mark_weight=5.0,
+    ),
 }
 
 
@@ -218,8 +227,18 @@ def fortune_order(fortunes: Sequence[str], cfg: CzechMiniConfig, rng: np.random.
 
 
 _ONES = ["nula", "jedna", "dva", "tři", "čtyři", "pět", "šest", "sedm", "osm", "devět"]
-_TEENS = ["deset", "jedenáct", "dvanáct", "třináct", "čtrnáct", "patnáct", "šestnáct", "sedmnáct", "osmnáct",
-          "devatenáct"]
+_TEENS = [
+    "deset",
+    "jedenáct",
+    "dvanáct",
+    "třináct",
+    "čtrnáct",
+    "patnáct",
+    "šestnáct",
+    "sedmnáct",
+    "osmnáct",
+    "devatenáct",
+]
 _TENS = ["", "", "dvacet", "třicet", "čtyřicet", "padesát", "šedesát", "sedmdesát", "osmdesát", "devadesát"]
 _HUNDREDS = ["", "sto", "dvě stě", "tři sta", "čtyři sta", "pět set", "šest set", "sedm set", "osm set", "devět set"]
 
@@ -288,8 +307,9 @@ def _number_phrase(rng: np.random.Generator) -> list[str]:
     return ["podle", "tisku", str(int(rng.integers(100, 999)))]
 
 
-def _with_number_phrase(tokens: list[str], rng: np.random.Generator, cfg: CzechMiniConfig,
-                        counts: dict[str, int]) -> list[str]:
+def _with_number_phrase(
+    tokens: list[str], rng: np.random.Generator, cfg: CzechMiniConfig, counts: dict[str, int]
+) -> list[str]:
     """``tokens``, sometimes (``cfg.number_rate`` per sentence end) with a number phrase before a final mark."""
     finals = [i for i, t in enumerate(tokens) if t in {".", "!", "?"} and i > 0 and not is_mark(tokens[i - 1])]
     if finals and rng.random() < cfg.number_rate * len(finals):
@@ -299,8 +319,9 @@ def _with_number_phrase(tokens: list[str], rng: np.random.Generator, cfg: CzechM
     return tokens
 
 
-def make_utterance(text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str],
-                   counts: dict[str, int]) -> SpokenFortune:
+def make_utterance(
+    text: str, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: Sequence[str], counts: dict[str, int]
+) -> SpokenFortune:
     """Record tokens and spoken words of one fortune, with the record/speech differences."""
     tokens = _with_number_phrase(tokenize(text), rng, cfg, counts)
     record: list[str] = []
@@ -365,7 +386,7 @@ def _word_ends(audio: np.ndarray, starts: Sequence[float], sr: int) -> list[floa
     hop = sr // 100
     n = len(audio) // hop
     frames = audio[: n * hop].reshape(n, hop)
-    rms = np.sqrt((frames ** 2).mean(1) + 1e-12)
+    rms = np.sqrt((frames**2).mean(1) + 1e-12)
     loud = rms > rms.max() * 10 ** (-35 / 20)
     ends = []
     for k, s in enumerate(starts):
@@ -439,19 +460,32 @@ def draw_speakers(rng: np.random.Generator, n: int, cfg: CzechMiniConfig = Czech
 
 
 # what the build summary counts
-COUNTERS = ("number_phrases", "fillers", "unsaid_record_words", "edited_words", "repeated_words", "digits_or_symbols",
-            "fortunes", "interpolated_word_starts")
+COUNTERS = (
+    "number_phrases",
+    "fillers",
+    "unsaid_record_words",
+    "edited_words",
+    "repeated_words",
+    "digits_or_symbols",
+    "fortunes",
+    "interpolated_word_starts",
+)
 
 
-def _speak(engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: list[str],
-           counts: dict[str, int]):
+def _speak(
+    engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: list[str], counts: dict[str, int]
+):
     """One fortune as an utterance (edits drawn from ``rng``) read by a jittered ``voice``:
     ``(utterance, voice used, 16 kHz audio, word starts, word ends)``."""
     from punct.synthesis.tts import Voice, resample
 
     utt = make_utterance(text, rng, cfg, vocab, counts)
-    jitter = Voice(voice.name, voice.variant, int(np.clip(voice.pitch + rng.integers(-4, 5), 0, 99)),
-                   int(voice.rate * rng.uniform(0.95, 1.05)))
+    jitter = Voice(
+        voice.name,
+        voice.variant,
+        int(np.clip(voice.pitch + rng.integers(-4, 5), 0, 99)),
+        int(voice.rate * rng.uniform(0.95, 1.05)),
+    )
     synth = engine.synthesize(utt.synth_text, jitter)
     audio = resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
     if not utt.spoken:
@@ -472,8 +506,17 @@ def _vertical_tokens(utt, paragraph_id: str, speaker_id: str) -> list[VerticalTo
     return tokens
 
 
-def _write_sitting(out_dir: Path, cfg: CzechMiniConfig, s: int, rng: np.random.Generator, begin, planned: float,
-                   pieces: list[np.ndarray], tokens: list[VerticalToken], said: list[tuple[str, float, float]]) -> dict:
+def _write_sitting(
+    out_dir: Path,
+    cfg: CzechMiniConfig,
+    s: int,
+    rng: np.random.Generator,
+    begin,
+    planned: float,
+    pieces: list[np.ndarray],
+    tokens: list[VerticalToken],
+    said: list[tuple[str, float, float]],
+) -> dict:
     """Sitting ``s``: its wav (with a little noise), vertical and spoken words; returns its summary record
     (and its length in seconds under ``_seconds``)."""
     wav = np.concatenate(pieces)
@@ -490,10 +533,16 @@ def _write_sitting(out_dir: Path, cfg: CzechMiniConfig, s: int, rng: np.random.G
     atomic_write_text(
         out_dir / "synth" / f"{rec_id}.words.tsv", "".join(f"{w}\t{a:.3f}\t{b:.3f}\n" for w, a, b in said)
     )
-    logger.info("sitting %s: %.1f s, %d record tokens, %d spoken words", rec_id, len(wav) / SAMPLE_RATE,
-                len(tokens), len(said))
-    return {"id": rec_id, "seconds": round(len(wav) / SAMPLE_RATE, 2),
-            "record_tokens": len(tokens), "spoken_words": len(said), "_seconds": len(wav) / SAMPLE_RATE}
+    logger.info(
+        "sitting %s: %.1f s, %d record tokens, %d spoken words", rec_id, len(wav) / SAMPLE_RATE, len(tokens), len(said)
+    )
+    return {
+        "id": rec_id,
+        "seconds": round(len(wav) / SAMPLE_RATE, 2),
+        "record_tokens": len(tokens),
+        "spoken_words": len(said),
+        "_seconds": len(wav) / SAMPLE_RATE,
+    }
 
 
 def _speaker_turns(rng: np.random.Generator, speakers: list[tuple]) -> Iterator[tuple]:
@@ -505,9 +554,16 @@ def _speaker_turns(rng: np.random.Generator, speakers: list[tuple]) -> Iterator[
             yield speakers[queue.pop()]
 
 
-def _speak_sitting(engine, doc: str, turns: Iterator[tuple], texts: Iterator[str], rng: np.random.Generator,
-                   cfg: CzechMiniConfig, vocab: list[str], counts: dict[str, int],
-                   ) -> tuple[list[np.ndarray], list[VerticalToken], list[tuple[str, float, float]], float]:
+def _speak_sitting(
+    engine,
+    doc: str,
+    turns: Iterator[tuple],
+    texts: Iterator[str],
+    rng: np.random.Generator,
+    cfg: CzechMiniConfig,
+    vocab: list[str],
+    counts: dict[str, int],
+) -> tuple[list[np.ndarray], list[VerticalToken], list[tuple[str, float, float]], float]:
     """One sitting of record ``doc``: turns of 1-4 fortunes from ``texts`` until ``cfg.sitting_seconds`` are
     planned.  Returns the audio pieces, the record tokens, the spoken words (word, start, end in seconds) and
     the planned length in seconds."""
@@ -564,13 +620,16 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
     total_seconds = 0.0
     for s in range(cfg.num_sittings):
         begin = base + datetime.timedelta(days=int(7 * s + rng.integers(0, 3)), minutes=int(rng.integers(0, 300)))
-        pieces, tokens, said, planned = _speak_sitting(engine, f"ps2013-{s + 1:03d}-01-000-000", turns, texts, rng,
-                                                       cfg, vocab, counts)
+        pieces, tokens, said, planned = _speak_sitting(
+            engine, f"ps2013-{s + 1:03d}-01-000-000", turns, texts, rng, cfg, vocab, counts
+        )
         recordings.append(_write_sitting(out_dir, cfg, s, rng, begin, planned, pieces, tokens, said))
         total_seconds += recordings[-1].pop("_seconds")
     write_speakers(out_dir / "speakers.tsv", [info for info, _ in speakers])
-    return _write_build_summary(out_dir, {"config": asdict(cfg), "hours": round(total_seconds / 3600, 4),
-                                          "recordings": recordings, "counts": counts})
+    return _write_build_summary(
+        out_dir,
+        {"config": asdict(cfg), "hours": round(total_seconds / 3600, 4), "recordings": recordings, "counts": counts},
+    )
 
 
 def _write_build_summary(out_dir: Path, summary: dict) -> dict:

@@ -134,8 +134,13 @@ EXTRA_TEXT_BLOCK_SENTENCES = 20
 def config_for_size(size: str, seed: int = 42) -> MiniCorpusConfig:
     if size not in SIZES:
         raise ValueError(f"unknown mini corpus size {size!r}; known: {sorted(SIZES)}")
-    return MiniCorpusConfig(size=size, seed=seed, splits=SIZES[size], talk_id_base=TALK_ID_BASES.get(size, 1000),
-                            extra_text_words=EXTRA_TEXT_WORDS.get(size, 0))
+    return MiniCorpusConfig(
+        size=size,
+        seed=seed,
+        splits=SIZES[size],
+        talk_id_base=TALK_ID_BASES.get(size, 1000),
+        extra_text_words=EXTRA_TEXT_WORDS.get(size, 0),
+    )
 
 
 def split_rng(cfg: MiniCorpusConfig, split_index: int) -> np.random.Generator:
@@ -176,7 +181,7 @@ def read_janeaustenr(data_dir: Path) -> dict[str, list[str]]:
     blob = (data_dir / "Rdata.rdb").read_bytes()
     books: dict[str, list[str]] = {}
     for name, (offset, length) in index["variables"].items():
-        chunk = blob[int(offset):int(offset) + int(length)]
+        chunk = blob[int(offset) : int(offset) + int(length)]
         expected = struct.unpack(">I", chunk[:4])[0]
         raw = zlib.decompress(chunk[4:])
         if len(raw) != expected:
@@ -275,8 +280,11 @@ def split_sources(books: dict[str, list[str]]) -> dict[str, list[str]]:
     if "prideprejudice" in paragraphs and len(paragraphs) > 1:
         pp = paragraphs.pop("prideprejudice")
         half = len(pp) // 2
-        parts = {"train": [p for name in sorted(paragraphs) for p in paragraphs[name]], "dev": pp[:half],
-                 "tst-COMMON": pp[half:]}
+        parts = {
+            "train": [p for name in sorted(paragraphs) for p in paragraphs[name]],
+            "dev": pp[:half],
+            "tst-COMMON": pp[half:],
+        }
     else:  # any other text: 80/10/10 by paragraph, in order
         allp = [p for name in sorted(paragraphs) for p in paragraphs[name]]
         a, b = int(len(allp) * 0.8), int(len(allp) * 0.9)
@@ -284,15 +292,16 @@ def split_sources(books: dict[str, list[str]]) -> dict[str, list[str]]:
     return {split: [s for p in ps for s in split_sentences(p)] for split, ps in parts.items()}
 
 
-def extra_text_paragraphs(sentences: Sequence[str], num_words: int,
-                          block_sentences: int = EXTRA_TEXT_BLOCK_SENTENCES) -> list[str]:
+def extra_text_paragraphs(
+    sentences: Sequence[str], num_words: int, block_sentences: int = EXTRA_TEXT_BLOCK_SENTENCES
+) -> list[str]:
     """About ``num_words`` words of ``sentences`` (at least that many, unless the text is shorter) as
     paragraphs of ``block_sentences`` consecutive sentences, the blocks spread evenly over the text."""
     if num_words <= 0 or not sentences:
         return []
     num_blocks = max(1, len(sentences) // block_sentences)
-    blocks = [sentences[i * block_sentences:(i + 1) * block_sentences] for i in range(num_blocks)]
-    words_per_block = sum(len(s.split()) for s in sentences[:num_blocks * block_sentences]) / num_blocks
+    blocks = [sentences[i * block_sentences : (i + 1) * block_sentences] for i in range(num_blocks)]
+    words_per_block = sum(len(s.split()) for s in sentences[: num_blocks * block_sentences]) / num_blocks
     wanted = min(num_blocks, math.ceil(num_words / max(words_per_block, 1.0)))
     paragraphs: list[str] = []
     taken = 0
@@ -364,8 +373,12 @@ def _segment_targets(rng: np.random.Generator, cfg: MiniCorpusConfig, words_per_
 
 
 def pack_segments(
-    sentences: Sequence[str], start: int, rng: np.random.Generator, cfg: MiniCorpusConfig,
-    words_per_second: float, total_seconds: float,
+    sentences: Sequence[str],
+    start: int,
+    rng: np.random.Generator,
+    cfg: MiniCorpusConfig,
+    words_per_second: float,
+    total_seconds: float,
 ) -> tuple[list[str], int]:
     """Segment texts read from ``sentences[start:]`` until about ``total_seconds``; returns them and the end index."""
     max_words = int(cfg.max_seconds * words_per_second)
@@ -384,8 +397,11 @@ def pack_segments(
                 pending = split_long(sentences[i], min(max_words, max(min_words, int(1.5 * target))))
                 i += 1
             piece_words = len(pending[0].split())
-            if current and (count + piece_words > max_words or count >= target
-                            or (count >= min_words and count + piece_words > 1.5 * target)):
+            if current and (
+                count + piece_words > max_words
+                or count >= target
+                or (count >= min_words and count + piece_words > 1.5 * target)
+            ):
                 break
             current.append(pending.pop(0))
             count += piece_words
@@ -400,7 +416,11 @@ def pack_segments(
 
 
 def plan_talks(
-    sentences: Sequence[str], split: str, first_id: int, size: SplitSize, cfg: MiniCorpusConfig,
+    sentences: Sequence[str],
+    split: str,
+    first_id: int,
+    size: SplitSize,
+    cfg: MiniCorpusConfig,
     rng: np.random.Generator,
 ) -> list[Talk]:
     """Talks of one split: voice, contiguous text, best-of-N start by question count."""
@@ -419,8 +439,9 @@ def plan_talks(
         valid = 0
         for _ in range(draws * 20):  # non-overlapping starts; gives up after many overlapping tries
             start = int(rng.integers(0, max(1, len(sentences))))
-            texts, end = pack_segments(sentences, start, np.random.default_rng(rng.integers(2**32)), cfg,
-                                       words_per_second, size.talk_seconds)
+            texts, end = pack_segments(
+                sentences, start, np.random.default_rng(rng.integers(2**32)), cfg, words_per_second, size.talk_seconds
+            )
             if not texts or any(not (end <= a or start >= b) for a, b in used):
                 continue
             if sum(len(x.split()) for x in texts) / words_per_second < 0.8 * size.talk_seconds:
@@ -440,8 +461,9 @@ def plan_talks(
     return talks
 
 
-def synthesize_talk(talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig,
-                    norm: NormalizeConfig) -> tuple[np.ndarray, int]:
+def synthesize_talk(
+    talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig, norm: NormalizeConfig
+) -> tuple[np.ndarray, int]:
     """The talk's 16 kHz waveform; fills each segment's offset, duration, words and starts.
 
     Returns the waveform and the number of segments whose word events could not be mapped.
@@ -453,8 +475,13 @@ def synthesize_talk(talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig,
     unmapped = 0
     for seg in talk.segments:
         v = talk.voice
-        jitter = Voice(v.name, v.variant, int(np.clip(v.pitch + rng.integers(-4, 5), 0, 99)),
-                       int(v.rate * rng.uniform(0.95, 1.05)), v.pitch_range)
+        jitter = Voice(
+            v.name,
+            v.variant,
+            int(np.clip(v.pitch + rng.integers(-4, 5), 0, 99)),
+            int(v.rate * rng.uniform(0.95, 1.05)),
+            v.pitch_range,
+        )
         synth = engine.synthesize(seg.text, jitter)
         audio = resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
         norm_result = normalize(seg.text, norm)
@@ -511,8 +538,10 @@ def format_label_table(rows: dict[str, Counter], extra: dict[str, dict[str, str]
 
 
 def _yaml_line(seg: TalkSegment, talk_id: int) -> str:
-    return (f"- {{duration: {seg.duration:.6f}, offset: {seg.offset:.6f}, speaker_id: spk.{talk_id}, "
-            f"wav: ted_{talk_id}.wav}}")
+    return (
+        f"- {{duration: {seg.duration:.6f}, offset: {seg.offset:.6f}, speaker_id: spk.{talk_id}, "
+        f"wav: ted_{talk_id}.wav}}"
+    )
 
 
 def _synthesize_job(job) -> tuple[Talk, int]:
@@ -555,8 +584,9 @@ def _plan_splits(tmp: Path, cfg: MiniCorpusConfig, sources: dict[str, list[str]]
     for s_index, split in enumerate(SPLITS):
         if split not in cfg.splits:
             continue
-        plans[split] = plan_talks(sources[split], split, cfg.talk_id_base * (s_index + 1) + 1, cfg.splits[split],
-                                  cfg, split_rng(cfg, s_index))
+        plans[split] = plan_talks(
+            sources[split], split, cfg.talk_id_base * (s_index + 1) + 1, cfg.splits[split], cfg, split_rng(cfg, s_index)
+        )
         if split != "train" and not any("?" in seg.text for t in plans[split] for seg in t.segments):
             raise RuntimeError(f"{split}: no question in its talks; try another --seed")
         (tmp / "data" / split / "wav").mkdir(parents=True)
@@ -579,43 +609,76 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
             en_lines.append(seg.text)
             seconds += seg.duration
             if seg.starts is not None:
-                time_lines.append(json.dumps({
-                    "id": f"ted_{talk.talk_id}_{i}", "words": seg.words,
-                    "starts": [round(x, 4) for x in seg.starts],
-                }))
+                time_lines.append(
+                    json.dumps(
+                        {
+                            "id": f"ted_{talk.talk_id}_{i}",
+                            "words": seg.words,
+                            "starts": [round(x, 4) for x in seg.starts],
+                        }
+                    )
+                )
     talks = [t for t, _ in results]
     (txt_dir / f"{split}.yaml").write_text("\n".join(yaml_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.en").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.de").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
-    (txt_dir / f"{split}.word_times.jsonl").write_text(
-        "".join(line + "\n" for line in time_lines), encoding="utf-8")
+    (txt_dir / f"{split}.word_times.jsonl").write_text("".join(line + "\n" for line in time_lines), encoding="utf-8")
     counts = label_counts(en_lines, norm)
-    logger.info("%s: %d talks, %d segments, %.1f min of speech, word times omitted for %d segments",
-                split, len(talks), len(en_lines), seconds / 60.0, unmapped)
+    logger.info(
+        "%s: %d talks, %d segments, %.1f min of speech, word times omitted for %d segments",
+        split,
+        len(talks),
+        len(en_lines),
+        seconds / 60.0,
+        unmapped,
+    )
     return {
-        "talks": len(talks), "segments": len(en_lines), "hours": seconds / 3600.0,
-        "labels": dict(counts), "word_times_omitted": unmapped,
+        "talks": len(talks),
+        "segments": len(en_lines),
+        "hours": seconds / 3600.0,
+        "labels": dict(counts),
+        "word_times_omitted": unmapped,
         "voices": [asdict(t.voice) for t in talks],
     }
 
 
-def _write_summary(tmp: Path, cfg: MiniCorpusConfig, norm: NormalizeConfig, summary: dict[str, dict[str, object]],
-                   extra_text: dict[str, int]) -> None:
+def _write_summary(
+    tmp: Path,
+    cfg: MiniCorpusConfig,
+    norm: NormalizeConfig,
+    summary: dict[str, dict[str, object]],
+    extra_text: dict[str, int],
+) -> None:
     table = format_label_table(
         {s: Counter(v["labels"]) for s, v in summary.items()},
-        {s: {"segments": str(v["segments"]), "minutes": f"{v['hours'] * 60:.1f}",
-             "times_omitted": str(v["word_times_omitted"])} for s, v in summary.items()},
+        {
+            s: {
+                "segments": str(v["segments"]),
+                "minutes": f"{v['hours'] * 60:.1f}",
+                "times_omitted": str(v["word_times_omitted"]),
+            }
+            for s, v in summary.items()
+        },
     )
     (tmp / "labels.txt").write_text(table + "\n", encoding="utf-8")
-    (tmp / "build.json").write_text(json.dumps(
-        {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary, "extra_text": extra_text}, indent=1,
-        default=str) + "\n",
-        encoding="utf-8")
+    (tmp / "build.json").write_text(
+        json.dumps(
+            {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary, "extra_text": extra_text},
+            indent=1,
+            default=str,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def build_mini_corpus(
-    out_dir: Path, cfg: MiniCorpusConfig, books: dict[str, list[str]], overwrite: bool = False,
-    norm: NormalizeConfig = NormalizeConfig(), num_jobs: int = 1,
+    out_dir: Path,
+    cfg: MiniCorpusConfig,
+    books: dict[str, list[str]],
+    overwrite: bool = False,
+    norm: NormalizeConfig = NormalizeConfig(),
+    num_jobs: int = 1,
 ) -> dict[str, dict[str, object]]:
     """Builds the corpus into ``out_dir`` (atomically: a temporary folder renamed at the end).
 
@@ -632,14 +695,17 @@ def build_mini_corpus(
         # fresh process forked from this one, which does not synthesize: the corpus is then
         # identical whatever the order of the talks, and talks can be spoken in parallel.
         if Espeak._instance is not None:
-            logger.warning("espeak-ng was used in this process before; the corpus may differ by a few "
-                           "samples from one built by a fresh process")
+            logger.warning(
+                "espeak-ng was used in this process before; the corpus may differ by a few "
+                "samples from one built by a fresh process"
+            )
         with multiprocessing.get_context("fork").Pool(max(1, num_jobs), maxtasksperchild=1) as pool:
             done = pool.map(_synthesize_job, jobs, chunksize=1)
         results = iter(done)
         for split in plans:
-            summary[split] = _write_split_text(tmp / "data" / split / "txt", split,
-                                               [next(results) for _ in plans[split]], norm)
+            summary[split] = _write_split_text(
+                tmp / "data" / split / "txt", split, [next(results) for _ in plans[split]], norm
+            )
         extra_text = _write_extra_text(tmp, cfg, sources["train"])
         _write_summary(tmp, cfg, norm, summary, extra_text)
         atomic_write_text(tmp / ".done", "")

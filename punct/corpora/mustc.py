@@ -53,8 +53,15 @@ logger = logging.getLogger(__name__)
 
 # Our split name -> MuST-C folder name.
 MUSTC_SPLITS: dict[str, str] = {"train": "train", "dev": "dev", "test": "tst-COMMON"}
-SKIP_REASONS = ("missing_wav", "unreadable_wav", "beyond_end", "no_words", "unspeakable_token",
-                "no_transcript", "no_audio")  # the last two: an imported corpus (punct.corpora.imported)
+SKIP_REASONS = (
+    "missing_wav",
+    "unreadable_wav",
+    "beyond_end",
+    "no_words",
+    "unspeakable_token",
+    "no_transcript",
+    "no_audio",
+)  # the last two: an imported corpus (punct.corpora.imported)
 
 _FLOW_LINE = re.compile(r"^\s*-\s*\{(?P<body>.*)\}\s*$")
 _PAIR = re.compile(r"\s*(?P<key>[A-Za-z_][\w]*)\s*:\s*(?P<value>'[^']*'|\"[^\"]*\"|[^,]*?)\s*(?:,|$)")
@@ -89,15 +96,17 @@ def parse_yaml_line(line: str, path: Path, lineno: int) -> dict[str, str]:
     """``- {duration: 2.71, offset: 12.34, speaker_id: spk.9, wav: ted_9.wav}`` -> dict of strings."""
     m = _FLOW_LINE.match(line)
     if not m:
-        raise ValueError(f"{path}:{lineno}: malformed segment line (expected '- {{duration: .., offset: .., "
-                         f"speaker_id: .., wav: ..}}'): {line.strip()[:120]!r}")
+        raise ValueError(
+            f"{path}:{lineno}: malformed segment line (expected '- {{duration: .., offset: .., "
+            f"speaker_id: .., wav: ..}}'): {line.strip()[:120]!r}"
+        )
     body = m.group("body").strip()
     values: dict[str, str] = {}
     pos = 0
     while pos < len(body):
         pm = _PAIR.match(body, pos)
         if not pm or pm.end() == pos:
-            raise ValueError(f"{path}:{lineno}: malformed segment line near {body[pos:pos + 40]!r}")
+            raise ValueError(f"{path}:{lineno}: malformed segment line near {body[pos : pos + 40]!r}")
         values[pm.group("key")] = pm.group("value").strip("'\"")
         pos = pm.end()
     return values
@@ -118,8 +127,9 @@ def read_yaml_segments(path: Path) -> list[tuple[int, str, float, float, str]]:
         except ValueError:
             raise ValueError(f"{path}:{lineno}: offset/duration are not numbers: {line.strip()[:120]!r}") from None
         if not (np.isfinite(offset) and np.isfinite(duration)) or offset < 0 or duration <= 0:
-            raise ValueError(f"{path}:{lineno}: needs offset >= 0 and duration > 0, got offset {offset}, "
-                             f"duration {duration}")
+            raise ValueError(
+                f"{path}:{lineno}: needs offset >= 0 and duration > 0, got offset {offset}, duration {duration}"
+            )
         wav = values["wav"]
         entries.append((lineno, wav, offset, duration, values.get("speaker_id") or Path(wav).stem))
     return entries
@@ -142,7 +152,8 @@ def _read_lines(path: Path) -> list[str]:
             out.append(line.decode("utf-8").rstrip("\r"))
         except UnicodeDecodeError as e:
             raise ValueError(
-                f"{path}:{lineno}: not UTF-8 (byte {line[e.start]:#04x} at column {e.start + 1})") from None
+                f"{path}:{lineno}: not UTF-8 (byte {line[e.start]:#04x} at column {e.start + 1})"
+            ) from None
     return out
 
 
@@ -157,10 +168,13 @@ def read_split_entries(split_dir: Path, split: str, language: str = "en") -> lis
     texts = [t for t in _read_lines(text_path)]
     # The YAML may have blank lines (ignored); the text file may not: every line is a segment.
     if len(texts) != len(entries):
-        raise ValueError(f"{yaml_path} has {len(entries)} segments but {text_path} has {len(texts)} lines; "
-                         "they must correspond line by line")
-    return [SegmentEntry(line, wav, off, dur, spk, text.strip())
-            for (line, wav, off, dur, spk), text in zip(entries, texts)]
+        raise ValueError(
+            f"{yaml_path} has {len(entries)} segments but {text_path} has {len(texts)} lines; "
+            "they must correspond line by line"
+        )
+    return [
+        SegmentEntry(line, wav, off, dur, spk, text.strip()) for (line, wav, off, dur, spk), text in zip(entries, texts)
+    ]
 
 
 def split_dir_of(corpus_dir: Path, mustc_split: str) -> Path:
@@ -196,8 +210,14 @@ class _WavInfo:
 
 
 def make_supervision(
-    seg_id: str, recording: Recording, start: float, duration: float, speaker: str, text: str,
-    norm: NormalizeConfig, extra: dict[str, object] | None = None,
+    seg_id: str,
+    recording: Recording,
+    start: float,
+    duration: float,
+    speaker: str,
+    text: str,
+    norm: NormalizeConfig,
+    extra: dict[str, object] | None = None,
 ) -> tuple[SupervisionSegment | None, str]:
     """A supervision with words and labels, and ``""``; or None and the skip reason with its detail:
     ``no_words``, or ``unspeakable_token`` (a token that cannot be said as words: punct.text.numbers)."""
@@ -210,8 +230,15 @@ def make_supervision(
     if extra:
         custom.update(extra)
     return SupervisionSegment(
-        id=seg_id, recording_id=recording.id, start=round(start, 6), duration=round(duration, 6), channel=0,
-        text=text, language="English", speaker=speaker, custom=custom,
+        id=seg_id,
+        recording_id=recording.id,
+        start=round(start, 6),
+        duration=round(duration, 6),
+        channel=0,
+        text=text,
+        language="English",
+        speaker=speaker,
+        custom=custom,
     ), ""
 
 
@@ -240,23 +267,37 @@ def _segments_by_talk(entries: Sequence[SegmentEntry], yaml_path: Path) -> dict[
     for e in entries:
         key = (e.wav, round(e.offset, 4), round(e.duration, 4))
         if key in seen:
-            raise ValueError(f"{yaml_path}:{e.line}: duplicate segment (same wav, offset and duration as "
-                             f"line {seen[key]})")
+            raise ValueError(
+                f"{yaml_path}:{e.line}: duplicate segment (same wav, offset and duration as line {seen[key]})"
+            )
         seen[key] = e.line
         by_talk[e.wav].append(e)
     return by_talk
 
 
-def _talk_supervisions(talk: Sequence[SegmentEntry], recording: Recording, yaml_path: Path, norm: NormalizeConfig,
-                       end_tolerance: float, stats: SplitStats) -> list[SupervisionSegment]:
+def _talk_supervisions(
+    talk: Sequence[SegmentEntry],
+    recording: Recording,
+    yaml_path: Path,
+    norm: NormalizeConfig,
+    end_tolerance: float,
+    stats: SplitStats,
+) -> list[SupervisionSegment]:
     """The supervisions of one talk's segments (sorted by offset), counting what is kept and skipped in ``stats``."""
     supervisions = []
     for i, e in enumerate(talk):
         seg_id = f"{recording.id}_{i}"
         duration = _fit_to_recording(e.offset, e.duration, recording, end_tolerance)
         if duration is None:
-            logger.warning("%s:%d: segment %s (%.2f-%.2f s) ends after its wav (%.2f s): skipped", yaml_path,
-                           e.line, seg_id, e.offset, e.offset + e.duration, recording.duration)
+            logger.warning(
+                "%s:%d: segment %s (%.2f-%.2f s) ends after its wav (%.2f s): skipped",
+                yaml_path,
+                e.line,
+                seg_id,
+                e.offset,
+                e.offset + e.duration,
+                recording.duration,
+            )
             stats.skipped["beyond_end"] += 1
             continue
         if duration < e.duration:
@@ -273,7 +314,10 @@ def _talk_supervisions(talk: Sequence[SegmentEntry], recording: Recording, yaml_
 
 
 def prepare_split(
-    corpus_dir: Path, mustc_split: str, norm: NormalizeConfig = NormalizeConfig(), language: str = "en",
+    corpus_dir: Path,
+    mustc_split: str,
+    norm: NormalizeConfig = NormalizeConfig(),
+    language: str = "en",
     end_tolerance: float = 0.1,
 ) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
     """Reads one MuST-C split folder."""
@@ -288,8 +332,14 @@ def prepare_split(
         talk = sorted(by_talk[wav_name], key=lambda e: (e.offset, e.line))
         recording, reason = wavs.get(split_dir / "wav" / wav_name)
         if recording is None:
-            logger.warning("%s:%d: %s %s: skipping its %d segments", yaml_path, talk[0].line, reason.replace("_", " "),
-                           split_dir / "wav" / wav_name, len(talk))
+            logger.warning(
+                "%s:%d: %s %s: skipping its %d segments",
+                yaml_path,
+                talk[0].line,
+                reason.replace("_", " "),
+                split_dir / "wav" / wav_name,
+                len(talk),
+            )
             stats.skipped[reason] += len(talk)
             continue
         talk_supervisions = _talk_supervisions(talk, recording, yaml_path, norm, end_tolerance, stats)
@@ -297,8 +347,9 @@ def prepare_split(
         if talk_supervisions:
             recordings.append(recording)
     if not recordings and stats.skipped["missing_wav"] + stats.skipped["unreadable_wav"] > 0:
-        raise FileNotFoundError(f"{split_dir / 'wav'}: none of the {len(by_talk)} wavs named in {yaml_path} "
-                                "could be read")
+        raise FileNotFoundError(
+            f"{split_dir / 'wav'}: none of the {len(by_talk)} wavs named in {yaml_path} could be read"
+        )
     return RecordingSet.from_recordings(recordings), SupervisionSet.from_segments(supervisions), stats
 
 
@@ -306,8 +357,12 @@ Manifests = dict[str, dict[str, RecordingSet | SupervisionSet]]
 
 
 def prepare_mustc(
-    corpus_dir: Pathlike, output_dir: Pathlike | None = None, splits: Sequence[str] = ("train", "dev", "test"),
-    norm: NormalizeConfig = NormalizeConfig(), language: str = "en", end_tolerance: float = 0.1,
+    corpus_dir: Pathlike,
+    output_dir: Pathlike | None = None,
+    splits: Sequence[str] = ("train", "dev", "test"),
+    norm: NormalizeConfig = NormalizeConfig(),
+    language: str = "en",
+    end_tolerance: float = 0.1,
 ) -> tuple[Manifests, dict[str, SplitStats]]:
     """Manifests per split (train/dev/test = train/dev/tst-COMMON); written to ``output_dir`` if given."""
     corpus_dir = Path(corpus_dir)
@@ -375,13 +430,19 @@ def read_unipunc_items(path: Path) -> list[UnipuncItem]:
             audio = str(obj["audio"])
             wav_path, start, num = audio.rsplit(":", 2)
             item = UnipuncItem(
-                line=lineno, ids=[x for x in str(obj["id"]).split(",") if x], wav_path=wav_path,
-                start_sample=int(start), num_samples=int(num), text=str(obj["tgt_text"]).strip(),
+                line=lineno,
+                ids=[x for x in str(obj["id"]).split(",") if x],
+                wav_path=wav_path,
+                start_sample=int(start),
+                num_samples=int(num),
+                text=str(obj["tgt_text"]).strip(),
                 speaker=str(obj.get("speaker_id") or Path(wav_path).stem),
             )
         except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{path}:{lineno}: malformed UniPunc item ({type(e).__name__}: {e}); expected JSON with "
-                             "id, audio '<path>.wav:<start>:<samples>', tgt_text") from None
+            raise ValueError(
+                f"{path}:{lineno}: malformed UniPunc item ({type(e).__name__}: {e}); expected JSON with "
+                "id, audio '<path>.wav:<start>:<samples>', tgt_text"
+            ) from None
         if not item.ids or item.num_samples <= 0 or item.start_sample < 0:
             raise ValueError(f"{path}:{lineno}: needs a segment id, start >= 0 and samples > 0")
         key = ",".join(item.ids)
@@ -410,7 +471,11 @@ def _resolve_unipunc_wav(corpus_dir: Path, wav_path: str) -> Path:
 
 
 def unipunc_manifests(
-    items: Sequence[UnipuncItem], corpus_dir: Path, source: Path, norm: NormalizeConfig, end_tolerance: float = 0.1,
+    items: Sequence[UnipuncItem],
+    corpus_dir: Path,
+    source: Path,
+    norm: NormalizeConfig,
+    end_tolerance: float = 0.1,
 ) -> tuple[RecordingSet, SupervisionSet, SplitStats]:
     """One supervision per UniPunc item, id = the item's first MuST-C segment id."""
     wavs = _WavInfo()
@@ -433,8 +498,9 @@ def unipunc_manifests(
             logger.warning("%s:%d: item %s ends after its wav %s: skipped", source, item.line, seg_id, path)
             stats.skipped["beyond_end"] += 1
             continue
-        sup, why = make_supervision(seg_id, recording, start, duration, item.speaker, item.text, norm,
-                                    extra={"unipunc_id": ",".join(item.ids)})
+        sup, why = make_supervision(
+            seg_id, recording, start, duration, item.speaker, item.text, norm, extra={"unipunc_id": ",".join(item.ids)}
+        )
         if sup is None:
             _count_skip(stats, why, f"{source}:{item.line}: item {seg_id}")
             continue
@@ -445,13 +511,21 @@ def unipunc_manifests(
         stats.labels.update(sup.custom["punct"])
     if not supervisions:
         raise ValueError(f"{source}: none of the {len(items)} items could be used (see the warnings above)")
-    return (RecordingSet.from_recordings(recordings[k] for k in sorted(recordings)),
-            SupervisionSet.from_segments(supervisions), stats)
+    return (
+        RecordingSet.from_recordings(recordings[k] for k in sorted(recordings)),
+        SupervisionSet.from_segments(supervisions),
+        stats,
+    )
 
 
 def prepare_unipunc(
-    corpus_dir: Pathlike, unipunc_dir: Pathlike, output_dir: Pathlike | None = None, seed: int = 42,
-    dev_fraction: float = 0.1, norm: NormalizeConfig = NormalizeConfig(), end_tolerance: float = 0.1,
+    corpus_dir: Pathlike,
+    unipunc_dir: Pathlike,
+    output_dir: Pathlike | None = None,
+    seed: int = 42,
+    dev_fraction: float = 0.1,
+    norm: NormalizeConfig = NormalizeConfig(),
+    end_tolerance: float = 0.1,
 ) -> tuple[Manifests, dict[str, SplitStats]]:
     """EfficientPunct's split of UniPunc: train/dev = train-audio.json 90/10 (seeded), test = test-audio.json.
 
@@ -484,9 +558,19 @@ def prepare_unipunc(
         write_manifests(manifests, output_dir)
         from punct.utils.atomic import atomic_write_text
 
-        atomic_write_text(output_dir / "unipunc_split.json", json.dumps(
-            {"seed": seed, "dev_fraction": dev_fraction, "source": str(train_path), "train": train_idx,
-             "dev": dev_idx}) + "\n")
+        atomic_write_text(
+            output_dir / "unipunc_split.json",
+            json.dumps(
+                {
+                    "seed": seed,
+                    "dev_fraction": dev_fraction,
+                    "source": str(train_path),
+                    "train": train_idx,
+                    "dev": dev_idx,
+                }
+            )
+            + "\n",
+        )
     return manifests, stats
 
 

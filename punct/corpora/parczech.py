@@ -37,8 +37,9 @@ from punct.utils.atomic import atomic_path
 logger = logging.getLogger(__name__)
 
 
-def official_supervision(recording: Recording, vert_path: Path, stats: ExtractionStats,
-                         numbers: str = "spoken") -> SupervisionSegment | None:
+def official_supervision(
+    recording: Recording, vert_path: Path, stats: ExtractionStats, numbers: str = "spoken"
+) -> SupervisionSegment | None:
     vertical = read_vertical(vert_path)
     words = vertical.words(stats, numbers)
     if not words:
@@ -55,8 +56,9 @@ def official_supervision(recording: Recording, vert_path: Path, stats: Extractio
         language="Czech",
         speaker=speaker,
         custom={
-            **WordLabels(recording.id, tuple(w.word for w in words), tuple(w.punct for w in words),
-                         tuple(w.case for w in words)).to_custom(),
+            **WordLabels(
+                recording.id, tuple(w.word for w in words), tuple(w.punct for w in words), tuple(w.case for w in words)
+            ).to_custom(),
             "speakers": [w.speaker for w in words],
             "sentence_idx": [w.sentence_idx for w in words],
             "word_ids": [w.word_id for w in words],
@@ -65,7 +67,9 @@ def official_supervision(recording: Recording, vert_path: Path, stats: Extractio
 
 
 def prepare_parczech(
-    corpus_dir: Pathlike, output_dir: Pathlike | None = None, numbers: str = "spoken",
+    corpus_dir: Pathlike,
+    output_dir: Pathlike | None = None,
+    numbers: str = "spoken",
 ) -> tuple[RecordingSet, SupervisionSet, dict[str, int]]:
     """Reads a ParCzech-layout corpus; writes the manifests when ``output_dir`` is given.  ``numbers``:
     "spoken" (numbers said as words) or "keep" (as written), see ``punct.text.token_labels`` rule 5; the

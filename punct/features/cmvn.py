@@ -36,7 +36,7 @@ class CmvnStats:
             self.sumsq = np.zeros(feats.shape[1])
         self.count += feats.shape[0]
         self.sum += feats.sum(axis=0)
-        self.sumsq += (feats ** 2).sum(axis=0)
+        self.sumsq += (feats**2).sum(axis=0)
 
     def merge(self, other: CmvnStats) -> None:
         if other.count == 0:
@@ -52,7 +52,7 @@ class CmvnStats:
         if self.count == 0:
             raise ValueError("CMVN stats with no frames")
         mean = self.sum / self.count
-        var = np.maximum(self.sumsq / self.count - mean ** 2, floor)
+        var = np.maximum(self.sumsq / self.count - mean**2, floor)
         return mean, np.sqrt(var)
 
     def to_dict(self) -> dict:
@@ -60,8 +60,9 @@ class CmvnStats:
 
     @staticmethod
     def from_dict(data: dict) -> CmvnStats:
-        return CmvnStats(int(data["count"]), np.asarray(data["sum"], dtype=np.float64),
-                         np.asarray(data["sumsq"], dtype=np.float64))
+        return CmvnStats(
+            int(data["count"]), np.asarray(data["sum"], dtype=np.float64), np.asarray(data["sumsq"], dtype=np.float64)
+        )
 
 
 class SpeakerCmvn:

@@ -47,8 +47,10 @@ LILCOM_TICK_POWER = -5
 
 def manifest_paths(manifest_dir: Pathlike, split: str, prefix: str) -> tuple[Path, Path]:
     manifest_dir = Path(manifest_dir)
-    return (manifest_dir / f"{prefix}_recordings_{split}.jsonl.gz",
-            manifest_dir / f"{prefix}_supervisions_{split}.jsonl.gz")
+    return (
+        manifest_dir / f"{prefix}_recordings_{split}.jsonl.gz",
+        manifest_dir / f"{prefix}_supervisions_{split}.jsonl.gz",
+    )
 
 
 def cuts_path(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -> Path:
@@ -115,10 +117,17 @@ def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest
             stored = pad_to_lhotse_frames(feats, audio.shape[-1], extractor.frame_shift, sr)
             key = writer.write(cut.id, stored)
             features = Features(
-                type=extractor.name, num_frames=stored.shape[0], num_features=stored.shape[1],
-                frame_shift=extractor.frame_shift, sampling_rate=sr, start=cut.start,
-                duration=round(audio.shape[-1] / sr, 8), storage_type=writer.name,
-                storage_path=str(storage_path), storage_key=key, recording_id=cut.recording_id,
+                type=extractor.name,
+                num_frames=stored.shape[0],
+                num_features=stored.shape[1],
+                frame_shift=extractor.frame_shift,
+                sampling_rate=sr,
+                start=cut.start,
+                duration=round(audio.shape[-1] / sr, 8),
+                storage_type=writer.name,
+                storage_path=str(storage_path),
+                storage_key=key,
+                recording_id=cut.recording_id,
                 channels=cut.channel,
             )
             with_feats.append(_with_features(cut, features))

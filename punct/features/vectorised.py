@@ -29,8 +29,7 @@ LOG_FLOOR = float(np.finfo(np.float32).eps)
 
 def supports(config: KnfMfccConfig | KnfFbankConfig) -> bool:
     """True when the vectorised computation reproduces kaldi-native-fbank for ``config``."""
-    return (config.snip_edges and config.dither == 0.0 and not config.use_energy
-            and config.window_type in WINDOWS)
+    return config.snip_edges and config.dither == 0.0 and not config.use_energy and config.window_type in WINDOWS
 
 
 def mel_scale(hz: np.ndarray) -> np.ndarray:
@@ -45,7 +44,7 @@ def window_function(kind: str, length: int) -> np.ndarray:
     if kind == "hamming":
         return 0.54 - 0.46 * np.cos(2 * np.pi * n / (length - 1))
     hann = 0.5 - 0.5 * np.cos(2 * np.pi * n / (length - 1))
-    return hann ** 0.85 if kind == "povey" else hann
+    return hann**0.85 if kind == "povey" else hann
 
 
 @lru_cache(maxsize=8)
@@ -104,8 +103,9 @@ def log_mel(samples: np.ndarray, config: KnfMfccConfig | KnfFbankConfig) -> torc
     if config.remove_dc_offset:
         frames = frames - frames.mean(dim=1, keepdim=True)
     if config.preemph_coeff != 0.0:
-        frames = torch.cat([frames[:, :1] * (1.0 - config.preemph_coeff),
-                            frames[:, 1:] - config.preemph_coeff * frames[:, :-1]], dim=1)
+        frames = torch.cat(
+            [frames[:, :1] * (1.0 - config.preemph_coeff), frames[:, 1:] - config.preemph_coeff * frames[:, :-1]], dim=1
+        )
     frames = frames * _tensor(window_function(config.window_type, length))
     spectrum = torch.fft.rfft(frames, fft_size)[:, : fft_size // 2]
     power = spectrum.real.square() + spectrum.imag.square()

@@ -36,8 +36,9 @@ TDNN_CHUNK_FRAMES = 700  # calibration pieces of the padded TDNN input (300 padd
 
 
 @torch.inference_mode()
-def calibration_feeds(punctuator: Punctuator, requests: Sequence[Request]
-                      ) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
+def calibration_feeds(
+    punctuator: Punctuator, requests: Sequence[Request]
+) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
     """(AM feeds, TDNN feeds) of the requests that go through the float pipeline, in pieces of one shape
     each; failures are logged and counted."""
     feats = punctuator.features(requests)
@@ -68,11 +69,12 @@ def am_chunks(feats: Sequence[np.ndarray], frames: int = AM_CHUNK_FRAMES) -> lis
 
     The percentile calibrator stacks its observations, so every feed must have the same shape."""
     n = min([frames] + [f.shape[1] for f in feats])
-    return [{"feats": np.ascontiguousarray(f[:, b:b + n])} for f in feats for b in range(0, f.shape[1] - n + 1, n)]
+    return [{"feats": np.ascontiguousarray(f[:, b : b + n])} for f in feats for b in range(0, f.shape[1] - n + 1, n)]
 
 
-def tdnn_chunks(inputs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], frames: int = TDNN_CHUNK_FRAMES
-                ) -> list[dict[str, np.ndarray]]:
+def tdnn_chunks(
+    inputs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], frames: int = TDNN_CHUNK_FRAMES
+) -> list[dict[str, np.ndarray]]:
     """TDNN calibration feeds of one shape: (padded acoustic, word vectors, word index) cut into half-overlapping
     pieces of ``frames`` (or the shortest input), each utterance's word table zero-padded to the longest."""
     words = max(v.shape[0] for _, v, _ in inputs)
@@ -83,8 +85,13 @@ def tdnn_chunks(inputs: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], fra
         table[: len(vectors)] = vectors
         index = np.where(index < 0, words, index).astype(np.int64)  # row `words` is the graph's zero row
         for b in range(0, acoustic.shape[1] - n + 1, max(1, n // 2)):
-            feeds.append({"acoustic": np.ascontiguousarray(acoustic[:, b:b + n]), "word_vectors": table,
-                          "word_index": np.ascontiguousarray(index[:, b:b + n])})
+            feeds.append(
+                {
+                    "acoustic": np.ascontiguousarray(acoustic[:, b : b + n]),
+                    "word_vectors": table,
+                    "word_index": np.ascontiguousarray(index[:, b : b + n]),
+                }
+            )
     return feeds
 
 
@@ -120,13 +127,27 @@ def export_recipe(
         am_feeds, tdnn_feeds = calibration_feeds(punctuator, calibration)
         used = len(calibration)
         for name, feeds in (("am", am_feeds), ("tdnn", tdnn_feeds)):
-            quantize_int8(out / graph_name(name, "float32"), out / graph_name(name, "int8"), feeds,
-                          per_channel=per_channel, reduce_range=reduce_range, percentile=percentile)
+            quantize_int8(
+                out / graph_name(name, "float32"),
+                out / graph_name(name, "int8"),
+                feeds,
+                per_channel=per_channel,
+                reduce_range=reduce_range,
+                percentile=percentile,
+            )
             logging.info("wrote %s (calibrated on %d pieces)", out / graph_name(name, "int8"), len(feeds))
-    info = ExportInfo(layer=punctuator.layer, am_dim=punctuator.am.config.dim, text_dim=punctuator.bert.hidden_size,
-                      num_tokens=len(punctuator.tokens), precisions=tuple(p for p in PRECISIONS if p in precisions),
-                      am_sha256=file_sha256(am_checkpoint), tdnn_sha256=file_sha256(tdnn_checkpoint),
-                      calibration_utterances=used, per_channel=per_channel, reduce_range=reduce_range,
-                      percentile=percentile)
+    info = ExportInfo(
+        layer=punctuator.layer,
+        am_dim=punctuator.am.config.dim,
+        text_dim=punctuator.bert.hidden_size,
+        num_tokens=len(punctuator.tokens),
+        precisions=tuple(p for p in PRECISIONS if p in precisions),
+        am_sha256=file_sha256(am_checkpoint),
+        tdnn_sha256=file_sha256(tdnn_checkpoint),
+        calibration_utterances=used,
+        per_channel=per_channel,
+        reduce_range=reduce_range,
+        percentile=percentile,
+    )
     write_export_info(out, info)
     return info

@@ -83,8 +83,10 @@ def _read_pipe_audio(command: str) -> tuple:
 
     proc = subprocess.run(command, shell=True, capture_output=True)
     if proc.returncode != 0:
-        raise UtteranceError("unreadable audio", f"command {command!r} exited with {proc.returncode}: "
-                             f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+        raise UtteranceError(
+            "unreadable audio",
+            f"command {command!r} exited with {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[-300:]}",
+        )
     try:
         samples, rate = sf.read(io.BytesIO(proc.stdout), dtype="float32", always_2d=True)
     except Exception as e:
@@ -113,8 +115,10 @@ def _segment_loader(recording: Callable[[], tuple], start: float, end: float, so
         samples, rate = recording()
         first, last = int(round(start * rate)), int(round(end * rate)) if end > 0 else len(samples)
         if first >= len(samples):
-            raise UtteranceError("segment outside audio", f"{source}: segment starts at {start:.2f} s but the "
-                                 f"audio lasts {len(samples) / rate:.2f} s")
+            raise UtteranceError(
+                "segment outside audio",
+                f"{source}: segment starts at {start:.2f} s but the audio lasts {len(samples) / rate:.2f} s",
+            )
         return samples[first:last], rate
 
     return load
@@ -141,8 +145,9 @@ def read_segments(path: Pathlike, wavs: dict[str, str]) -> dict[str, tuple]:
     return out
 
 
-def from_kaldi(wav_scp: Pathlike, text: Pathlike | None, utt2spk: Pathlike | None = None,
-               segments: Pathlike | None = None) -> list[Request]:
+def from_kaldi(
+    wav_scp: Pathlike, text: Pathlike | None, utt2spk: Pathlike | None = None, segments: Pathlike | None = None
+) -> list[Request]:
     """Requests in wav.scp order (or ``segments`` order).  An utterance missing from ``text`` gets transcript
     ``""`` (it fails as an empty transcript); with ``text`` None every transcript comes from the AM."""
     wavs = read_table(wav_scp)
@@ -151,8 +156,13 @@ def from_kaldi(wav_scp: Pathlike, text: Pathlike | None, utt2spk: Pathlike | Non
         texts = read_table(text, allow_empty_value=True) if text is not None else None
         speakers = read_table(utt2spk) if utt2spk is not None else {}
         return [
-            Request(utt, _segment_loader(wav_loader(wavs[rec]), start, end, f"{wavs[rec]} [{start}, {end}]"),
-                    None if texts is None else texts.get(utt, ""), speakers.get(utt, utt), f"{wavs[rec]}:{start}-{end}")
+            Request(
+                utt,
+                _segment_loader(wav_loader(wavs[rec]), start, end, f"{wavs[rec]} [{start}, {end}]"),
+                None if texts is None else texts.get(utt, ""),
+                speakers.get(utt, utt),
+                f"{wavs[rec]}:{start}-{end}",
+            )
             for utt, (rec, start, end) in segs.items()
         ]
     texts = read_table(text, allow_empty_value=True) if text is not None else None
@@ -162,8 +172,9 @@ def from_kaldi(wav_scp: Pathlike, text: Pathlike | None, utt2spk: Pathlike | Non
         if extra:
             import logging
 
-            logging.warning("%s: %d utterance(s) have no audio in %s and are ignored (e.g. %s)", text, len(extra),
-                            wav_scp, extra[0])
+            logging.warning(
+                "%s: %d utterance(s) have no audio in %s and are ignored (e.g. %s)", text, len(extra), wav_scp, extra[0]
+            )
     return [
         Request(utt, wav_loader(spec), None if texts is None else texts.get(utt, ""), speakers.get(utt, utt), spec)
         for utt, spec in wavs.items()
@@ -185,7 +196,7 @@ def from_cuts(manifest: Pathlike, use_transcripts: bool = True) -> list[Request]
             except Exception as e:
                 raise UtteranceError("unreadable audio", f"cut {cut.id}: {e}") from e
 
-        speaker = (sup.speaker if sup is not None and sup.speaker else cut.id)
+        speaker = sup.speaker if sup is not None and sup.speaker else cut.id
         requests.append(Request(cut.id, load, text if use_transcripts else None, speaker, f"{manifest}:{cut.id}"))
     return requests
 

@@ -86,8 +86,14 @@ class _TappedAm(torch.nn.Module):
         return emb, logits.log_softmax(dim=-1)
 
 
-def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], path: Path, input_names: Sequence[str],
-            output_names: Sequence[str], dynamic_axes: dict[str, dict[int, str]]) -> None:
+def _export(
+    module: torch.nn.Module,
+    inputs: tuple[torch.Tensor, ...],
+    path: Path,
+    input_names: Sequence[str],
+    output_names: Sequence[str],
+    dynamic_axes: dict[str, dict[int, str]],
+) -> None:
     import warnings
 
     module = module.eval()
@@ -96,8 +102,16 @@ def _export(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], path: Pat
         with torch.no_grad():
             # dynamo=False: the TorchScript-based exporter handles the data-dependent crops and
             # gathers with symbolic lengths and needs no onnxscript.
-            torch.onnx.export(module, inputs, str(tmp), input_names=list(input_names), output_names=list(output_names),
-                              dynamic_axes=dynamic_axes, opset_version=OPSET, dynamo=False)
+            torch.onnx.export(
+                module,
+                inputs,
+                str(tmp),
+                input_names=list(input_names),
+                output_names=list(output_names),
+                dynamic_axes=dynamic_axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
 
 
 def export_am(am: TdnnAcousticModel, path: Pathlike, layer: int = 12, frames: int = 200) -> Path:
@@ -112,8 +126,14 @@ def export_am(am: TdnnAcousticModel, path: Pathlike, layer: int = 12, frames: in
     except ValueError as e:
         logging.warning("exporting the AM with its BatchNorms (%s)", e)
         graph_model = am.cpu()
-    _export(_TappedAm(graph_model, layer), (example,), path, ["feats"], ["embedding", "log_probs"],
-            {"feats": {1: "frames"}, "embedding": {1: "frames"}, "log_probs": {1: "frames"}})
+    _export(
+        _TappedAm(graph_model, layer),
+        (example,),
+        path,
+        ["feats"],
+        ["embedding", "log_probs"],
+        {"feats": {1: "frames"}, "embedding": {1: "frames"}, "log_probs": {1: "frames"}},
+    )
     return path
 
 
@@ -124,21 +144,40 @@ def export_tdnn(factored: WordFactoredTdnn, path: Pathlike, frames: int = 400, w
 
     path = Path(path)
     acoustic_dim = factored.acoustic.in_features
-    example = (torch.randn(1, frames, acoustic_dim), torch.randn(words, factored.text_dim),
-               torch.randint(-1, words, (1, frames)))
+    example = (
+        torch.randn(1, frames, acoustic_dim),
+        torch.randn(words, factored.text_dim),
+        torch.randint(-1, words, (1, frames)),
+    )
     try:
         graph_model = FoldedWordFactoredTdnn(factored.cpu())  # no float BatchNorm between the int8 convolutions
     except ValueError as e:
         logging.warning("exporting the TDNN with its BatchNorms (%s)", e)
         graph_model = factored.cpu()
-    _export(graph_model, example, path, ["acoustic", "word_vectors", "word_index"], ["conv"],
-            {"acoustic": {0: "batch", 1: "frames"}, "word_vectors": {0: "words"},
-             "word_index": {0: "batch", 1: "frames"}, "conv": {0: "batch", 2: "out_frames"}})
+    _export(
+        graph_model,
+        example,
+        path,
+        ["acoustic", "word_vectors", "word_index"],
+        ["conv"],
+        {
+            "acoustic": {0: "batch", 1: "frames"},
+            "word_vectors": {0: "words"},
+            "word_index": {0: "batch", 1: "frames"},
+            "conv": {0: "batch", 2: "out_frames"},
+        },
+    )
     return path
 
 
-def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequence[dict[str, np.ndarray]],
-                  per_channel: bool = True, reduce_range: bool = False, percentile: float = DEFAULT_PERCENTILE) -> Path:
+def quantize_int8(
+    float_path: Pathlike,
+    int8_path: Pathlike,
+    calibration: Sequence[dict[str, np.ndarray]],
+    per_channel: bool = True,
+    reduce_range: bool = False,
+    percentile: float = DEFAULT_PERCENTILE,
+) -> Path:
     """Static int8 quantisation (QDQ, u8 activations, s8 weights) with activation ranges from ``calibration``,
     a list of input feeds of one shape: the ``percentile`` of each activation's values (0: min/max)."""
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
@@ -160,13 +199,25 @@ def quantize_int8(float_path: Pathlike, int8_path: Pathlike, calibration: Sequen
     quiet = logging.getLogger().level
     logging.getLogger().setLevel(logging.ERROR)  # the quantiser warns about every shape tensor it skips
     try:  # the calibrator prints its progress on stdout
-        with tempfile.TemporaryDirectory(prefix="punct_quant_") as tmp, atomic_path(int8_path, suffix=".onnx") as out, \
-                contextlib.redirect_stdout(io.StringIO()):
+        with (
+            tempfile.TemporaryDirectory(prefix="punct_quant_") as tmp,
+            atomic_path(int8_path, suffix=".onnx") as out,
+            contextlib.redirect_stdout(io.StringIO()),
+        ):
             prepared = Path(tmp) / "prepared.onnx"
             quant_pre_process(str(float_path), str(prepared))
-            quantize_static(str(prepared), str(out), _calibration_reader(calibration), quant_format=QuantFormat.QDQ,
-                            per_channel=per_channel, reduce_range=reduce_range, activation_type=QuantType.QUInt8,
-                            weight_type=QuantType.QInt8, calibrate_method=method, extra_options=extra)
+            quantize_static(
+                str(prepared),
+                str(out),
+                _calibration_reader(calibration),
+                quant_format=QuantFormat.QDQ,
+                per_channel=per_channel,
+                reduce_range=reduce_range,
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
+                calibrate_method=method,
+                extra_options=extra,
+            )
     finally:
         logging.getLogger().setLevel(quiet)
     return int8_path
@@ -267,18 +318,31 @@ class OnnxModels:
     precision: str
 
 
-def load_sessions(folder: Pathlike, precision: str = "int8", threads: int = 1,
-                  am_checkpoint: Pathlike | None = None, tdnn_checkpoint: Pathlike | None = None) -> OnnxModels:
+def load_sessions(
+    folder: Pathlike,
+    precision: str = "int8",
+    threads: int = 1,
+    am_checkpoint: Pathlike | None = None,
+    tdnn_checkpoint: Pathlike | None = None,
+) -> OnnxModels:
     """The AM and TDNN sessions of an export folder; with the checkpoints given, checks the export was made
     from them."""
     folder = Path(folder)
     info = read_export_info(folder)
     if precision not in info.precisions:
-        raise ValueError(f"{folder}: exported precisions {list(info.precisions)}, not {precision!r}; "
-                         f"re-run python -m punct.bin.export_onnx --precisions {precision}")
+        raise ValueError(
+            f"{folder}: exported precisions {list(info.precisions)}, not {precision!r}; "
+            f"re-run python -m punct.bin.export_onnx --precisions {precision}"
+        )
     for name, ckpt, expected in (("AM", am_checkpoint, info.am_sha256), ("TDNN", tdnn_checkpoint, info.tdnn_sha256)):
         if ckpt is not None and file_sha256(ckpt) != expected:
-            raise ValueError(f"{folder}: the {name} graph was exported from another checkpoint than {ckpt} "
-                             "(retrained since?); re-run python -m punct.bin.export_onnx")
-    return OnnxModels(OnnxAcousticModel(folder / graph_name("am", precision), threads),
-                      OnnxTdnnConvStack(folder / graph_name("tdnn", precision), threads), info, precision)
+            raise ValueError(
+                f"{folder}: the {name} graph was exported from another checkpoint than {ckpt} "
+                "(retrained since?); re-run python -m punct.bin.export_onnx"
+            )
+    return OnnxModels(
+        OnnxAcousticModel(folder / graph_name("am", precision), threads),
+        OnnxTdnnConvStack(folder / graph_name("tdnn", precision), threads),
+        info,
+        precision,
+    )

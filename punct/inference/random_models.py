@@ -30,9 +30,19 @@ DEFAULT_CHARACTERS = tuple(string.ascii_lowercase + string.digits + "'")
 
 # Kaldi TED-LIUM hires MFCC (the EfficientPunct recipe's conf/mfcc.yaml).
 MFCC_YAML = {
-    "kind": "mfcc", "norm_vars": True,
-    "options": {"sampling_rate": 16000, "frame_length_ms": 25.0, "frame_shift_ms": 10.0, "num_ceps": 40,
-                "num_mel_bins": 40, "low_freq": 40.0, "high_freq": -200.0, "dither": 0.0, "snip_edges": True},
+    "kind": "mfcc",
+    "norm_vars": True,
+    "options": {
+        "sampling_rate": 16000,
+        "frame_length_ms": 25.0,
+        "frame_shift_ms": 10.0,
+        "num_ceps": 40,
+        "num_mel_bins": 40,
+        "low_freq": 40.0,
+        "high_freq": -200.0,
+        "dither": 0.0,
+        "snip_edges": True,
+    },
 }
 
 
@@ -60,8 +70,15 @@ def make_tokenizer(folder: Pathlike, words: Sequence[str]):
     return BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
 
 
-def random_models(*, am_config: AmModelConfig, bert_config, tokenizer, tdnn_config: PunctTdnnConfig,
-                  characters: Sequence[str] = DEFAULT_CHARACTERS, seed: int = 0) -> RandomModels:
+def random_models(
+    *,
+    am_config: AmModelConfig,
+    bert_config,
+    tokenizer,
+    tdnn_config: PunctTdnnConfig,
+    characters: Sequence[str] = DEFAULT_CHARACTERS,
+    seed: int = 0,
+) -> RandomModels:
     """Random AM (``am_config``; num_tokens from the characters), BERT encoder (a transformers
     ``BertConfig``) with an EfficientPunct head, and TDNN (input_dim = BERT hidden + AM dim), in eval mode.
     BatchNorm running statistics are randomised too, so that eval mode is not an identity map."""
@@ -81,8 +98,13 @@ def random_models(*, am_config: AmModelConfig, bert_config, tokenizer, tdnn_conf
     return RandomModels(am.eval(), tokens, bert.eval(), tdnn.eval())
 
 
-def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: float | None = 0.4,
-                compression: str = "none", word_vectors: str = "fine-tuned") -> dict[str, Path]:
+def save_recipe(
+    recipe_dir: Pathlike,
+    models: RandomModels,
+    alpha: float | None = 0.4,
+    compression: str = "none",
+    word_vectors: str = "fine-tuned",
+) -> dict[str, Path]:
     """Writes conf/mfcc.yaml, exp/am/best-valid-loss.pt, exp/bert/best-valid-f1/, exp/tdnn/best-valid-f1.pt
     and (unless alpha is None) exp/results/results.json, as stages 1-8 would; the TDNN records that its
     inputs were layer 12 of this AM (stage-4 shards with ``compression``) and ``word_vectors`` of this BERT."""
@@ -108,10 +130,12 @@ def save_recipe(recipe_dir: Pathlike, models: RandomModels, alpha: float | None 
     tdnn_ckpt = recipe / "exp" / "tdnn" / "best-valid-f1.pt"
     tdnn_ckpt.parent.mkdir(parents=True, exist_ok=True)
     inputs = {
-        "acoustic": dataclasses.asdict(AcousticSource(str(am_ckpt), file_sha256(am_ckpt), 12, compression,
-                                                      bool(MFCC_YAML.get("norm_vars", False)))),
-        "word_vectors": dataclasses.asdict(WordVectorSource(str(bert_dir), files_sha256(weight_files(bert_dir)),
-                                                            word_vectors)),
+        "acoustic": dataclasses.asdict(
+            AcousticSource(str(am_ckpt), file_sha256(am_ckpt), 12, compression, bool(MFCC_YAML.get("norm_vars", False)))
+        ),
+        "word_vectors": dataclasses.asdict(
+            WordVectorSource(str(bert_dir), files_sha256(weight_files(bert_dir)), word_vectors)
+        ),
     }
     save_tdnn(tdnn_ckpt, models.tdnn, None, TrainState(), TrainTdnnConfig(model=models.tdnn.config), inputs)
     paths = {"am": am_ckpt, "bert": bert_dir, "tdnn": tdnn_ckpt}

@@ -94,8 +94,9 @@ def read_table(path: Pathlike, allow_empty: bool = False) -> dict[str, Entry]:
 def _parse_segment(key: str, entry: Entry, recordings: dict[str, Entry]) -> KaldiSegment:
     fields = entry.value.split()
     if len(fields) != 3:
-        raise ValueError(f"{entry.where}: expected '<utterance-id> <recording-id> <start> <end>', got "
-                         f"{key} {entry.value!r}")
+        raise ValueError(
+            f"{entry.where}: expected '<utterance-id> <recording-id> <start> <end>', got {key} {entry.value!r}"
+        )
     rec_id = fields[0]
     try:
         start, end = float(fields[1]), float(fields[2])

@@ -48,7 +48,7 @@ def stored_matrix(matrix: np.ndarray, compression: str) -> np.ndarray:
     buffer = io.BytesIO()
     kaldiio.save_ark(buffer, {"m": array}, compression_method=method)
     buffer.seek(0)
-    (_, stored), = kaldiio.load_ark(buffer)
+    ((_, stored),) = kaldiio.load_ark(buffer)
     return np.asarray(stored, dtype=np.float32)
 
 
@@ -127,8 +127,9 @@ def shards_to_skip(prefixes: Sequence[Path], overwrite: bool) -> bool:
     return True
 
 
-def write_word_shards(vec_prefix: Path, post_prefix: Path, items: Iterable[tuple[str, np.ndarray, np.ndarray]],
-                      compression: str = "none") -> None:
+def write_word_shards(
+    vec_prefix: Path, post_prefix: Path, items: Iterable[tuple[str, np.ndarray, np.ndarray]], compression: str = "none"
+) -> None:
     """Writes (key, word vectors, word posteriors) to a vector shard (compressed) and a posterior shard (not)."""
     with ShardWriter(vec_prefix, compression) as vec_writer, ShardWriter(post_prefix, "none") as post_writer:
         for key, vectors, posteriors in items:

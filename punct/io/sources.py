@@ -62,9 +62,11 @@ class AcousticSource:
     def check_model(self, checkpoint: Pathlike, recorded_in: Pathlike) -> None:
         """Raises ValueError unless ``checkpoint`` is the AM these embeddings were made with."""
         if file_sha256(checkpoint) != self.am_sha256:
-            raise ValueError(f"{recorded_in} was made from the acoustic model {self.am_checkpoint} "
-                             f"(sha256 {self.am_sha256[:12]}), but {checkpoint} is another model: "
-                             "retrain the TDNN (stages 4 and 7) or point to the AM it was trained with")
+            raise ValueError(
+                f"{recorded_in} was made from the acoustic model {self.am_checkpoint} "
+                f"(sha256 {self.am_sha256[:12]}), but {checkpoint} is another model: "
+                "retrain the TDNN (stages 4 and 7) or point to the AM it was trained with"
+            )
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,11 @@ class WordVectorSource:
     def check_model(self, model_sha256: str, model_dir: Pathlike, recorded_in: Pathlike) -> None:
         """Raises ValueError unless ``model_dir`` (digest ``model_sha256``) is the BERT these vectors came from."""
         if model_sha256 != self.model_sha256:
-            raise ValueError(f"{recorded_in} was made from the BERT folder {self.model_dir} "
-                             f"(sha256 {self.model_sha256[:12]}), but {model_dir} is another model: "
-                             "retrain the TDNN (stages 6 and 7) or point to the BERT it was trained with")
+            raise ValueError(
+                f"{recorded_in} was made from the BERT folder {self.model_dir} "
+                f"(sha256 {self.model_sha256[:12]}), but {model_dir} is another model: "
+                "retrain the TDNN (stages 6 and 7) or point to the BERT it was trained with"
+            )
 
 
 Source = AcousticSource | WordVectorSource
@@ -126,26 +130,35 @@ def split_sources(am_dir: Pathlike, text_dir: Pathlike, splits: Iterable[str]) -
             folder = Path(root) / split
             source = read_source(folder, kind)
             if source is None:
-                logging.warning("%s: no %s (dumped before sources were recorded): the TDNN cannot check what "
-                                "its inputs are made from", folder, SOURCE_FILE)
+                logging.warning(
+                    "%s: no %s (dumped before sources were recorded): the TDNN cannot check what "
+                    "its inputs are made from",
+                    folder,
+                    SOURCE_FILE,
+                )
                 first = None
                 break
             if first is not None and source.identity() != first.identity():
-                raise ValueError(f"{first_path} and {folder / SOURCE_FILE} differ: the splits were dumped with "
-                                 f"other models or options ({first} vs {source}); dump them again")
+                raise ValueError(
+                    f"{first_path} and {folder / SOURCE_FILE} differ: the splits were dumped with "
+                    f"other models or options ({first} vs {source}); dump them again"
+                )
             if first is None:
                 first, first_path = source, folder / SOURCE_FILE
         inputs[name] = None if first is None else dataclasses.asdict(first)
     return inputs
 
 
-def check_split_sources(recorded: dict[str, dict | None] | None, am_dir: Pathlike, text_dir: Pathlike,
-                        split: str, checkpoint: Pathlike) -> None:
+def check_split_sources(
+    recorded: dict[str, dict | None] | None, am_dir: Pathlike, text_dir: Pathlike, split: str, checkpoint: Pathlike
+) -> None:
     """Raises ValueError when ``split``'s dumps were made otherwise than the training inputs a checkpoint
     recorded (``recorded``: the checkpoint's ``inputs``; None or a missing part is not checked)."""
     now = split_sources(am_dir, text_dir, [split])
     for name, folder, kind in (("acoustic", am_dir, AcousticSource), ("word_vectors", text_dir, WordVectorSource)):
         want, have = (recorded or {}).get(name), now[name]
         if want is not None and have is not None and kind(**want).identity() != kind(**have).identity():
-            raise ValueError(f"{checkpoint} was trained on inputs made from {want}, but "
-                             f"{Path(folder) / split / SOURCE_FILE} says {have}: dump the split again or retrain")
+            raise ValueError(
+                f"{checkpoint} was trained on inputs made from {want}, but "
+                f"{Path(folder) / split / SOURCE_FILE} says {have}: dump the split again or retrain"
+            )

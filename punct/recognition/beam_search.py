@@ -68,8 +68,14 @@ class _Hyp:
 class CtcBeamSearch:
     """``decode(log_probs)``: the words of a chunk's (T, V) CTC log-posteriors."""
 
-    def __init__(self, vocab: Sequence[str], lm: WordNgramLm | None, config: BeamSearchConfig = BeamSearchConfig(),
-                 space: str = "|", blank: int = 0) -> None:
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        lm: WordNgramLm | None,
+        config: BeamSearchConfig = BeamSearchConfig(),
+        space: str = "|",
+        blank: int = 0,
+    ) -> None:
         if space not in vocab:
             raise ValueError(f"the word separator {space!r} is not among the {len(vocab)} symbols")
         self.vocab = list(vocab)
@@ -81,8 +87,10 @@ class CtcBeamSearch:
 
     @staticmethod
     def describe_config(c: BeamSearchConfig) -> str:
-        return (f"beam search (beam {c.beam}, lm_weight {c.lm_weight}, word_bonus {c.word_bonus}, "
-                f"oov_penalty {c.oov_penalty}, token_prune {c.token_prune})")
+        return (
+            f"beam search (beam {c.beam}, lm_weight {c.lm_weight}, word_bonus {c.word_bonus}, "
+            f"oov_penalty {c.oov_penalty}, token_prune {c.token_prune})"
+        )
 
     def _word_score(self, history: tuple, word: str) -> float:
         key = history + (word,)
@@ -99,7 +107,7 @@ class CtcBeamSearch:
         if self.lm is not None and not hyp.oov and hyp.partial not in self.lm.vocab:
             lm += self.config.oov_penalty  # it began a word of the vocabulary but stopped short of one
         order = self.lm.order if self.lm is not None else 1
-        history = (hyp.history + (hyp.partial,))[max(0, len(hyp.history) + 2 - order):] if order > 1 else ()
+        history = (hyp.history + (hyp.partial,))[max(0, len(hyp.history) + 2 - order) :] if order > 1 else ()
         return lm, history
 
     @staticmethod

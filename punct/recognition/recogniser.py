@@ -69,8 +69,14 @@ class ChunkRecogniser(Protocol):
 class ChunkPosteriors:
     """chunk samples -> (T, V) log-posteriors: MFCC, the recording's CMVN, the AM."""
 
-    def __init__(self, model: TdnnAcousticModel, feat_config: FeatureConfig, cmvn: SpeakerCmvn, key: str,
-                 device: torch.device = torch.device("cpu")) -> None:
+    def __init__(
+        self,
+        model: TdnnAcousticModel,
+        feat_config: FeatureConfig,
+        cmvn: SpeakerCmvn,
+        key: str,
+        device: torch.device = torch.device("cpu"),
+    ) -> None:
         self.model = model
         self.extractor = feat_config.extractor()
         self.sample_rate = int(feat_config.options.get("sampling_rate", 16000))
@@ -93,8 +99,14 @@ def recording_cmvn(feats: np.ndarray, key: str, norm_vars: bool) -> SpeakerCmvn:
 class TdnnRecogniser:
     """The recipe's own TDNN CTC acoustic model (an ``exp/am`` folder) as a ``ChunkRecogniser``."""
 
-    def __init__(self, model: TdnnAcousticModel, tokens: TokenTable, feat_config: FeatureConfig,
-                 device: torch.device = torch.device("cpu"), name: str = "TDNN CTC acoustic model") -> None:
+    def __init__(
+        self,
+        model: TdnnAcousticModel,
+        tokens: TokenTable,
+        feat_config: FeatureConfig,
+        device: torch.device = torch.device("cpu"),
+        name: str = "TDNN CTC acoustic model",
+    ) -> None:
         self.model = model
         self.feat_config = feat_config
         self.device = device
@@ -104,8 +116,9 @@ class TdnnRecogniser:
         self.frame_shift = feat_config.extractor().frame_shift
 
     @classmethod
-    def from_dir(cls, am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt",
-                 device: torch.device = torch.device("cpu")) -> TdnnRecogniser:
+    def from_dir(
+        cls, am_dir: Pathlike, checkpoint: str = "best-valid-loss.pt", device: torch.device = torch.device("cpu")
+    ) -> TdnnRecogniser:
         model, tokens, feat_config = load_am(am_dir, checkpoint, device)
         return cls(model, tokens, feat_config, device, name=f"TDNN CTC acoustic model {Path(am_dir) / checkpoint}")
 
@@ -126,9 +139,12 @@ def load_audio(recording: Recording, sample_rate: int) -> np.ndarray:
     return np.asarray(audio[0] if audio.ndim == 2 else audio, dtype=np.float32)
 
 
-def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk_config: ChunkConfig = ChunkConfig(),
-                        decode: Callable[[np.ndarray], list[str]] | None = None,
-                        ) -> tuple[list[TimedWord], dict[str, float]]:
+def recognise_recording(
+    recording: Recording,
+    recogniser: ChunkRecogniser,
+    chunk_config: ChunkConfig = ChunkConfig(),
+    decode: Callable[[np.ndarray], list[str]] | None = None,
+) -> tuple[list[TimedWord], dict[str, float]]:
     """Words with times of one long recording, and counts (chunks, merge cases, CPU seconds).
     ``decode``: a chunk's log-posteriors -> words (default greedy;
     ``punct.recognition.beam_search.CtcBeamSearch.decode``)."""
@@ -136,9 +152,17 @@ def recognise_recording(recording: Recording, recogniser: ChunkRecogniser, chunk
     audio = load_audio(recording, recogniser.sample_rate)
     posterior_fn = recogniser.posteriors_for(recording.id, audio)
     counts: dict[str, float] = {"matched": 0, "discarded": 0, "concatenated": 0}
-    words = recognise_long(audio, recogniser.sample_rate, posterior_fn, recogniser.symbols,
-                           frame_shift=recogniser.frame_shift, config=chunk_config, space=SPACE, counts=counts,
-                           decode=decode)
+    words = recognise_long(
+        audio,
+        recogniser.sample_rate,
+        posterior_fn,
+        recogniser.symbols,
+        frame_shift=recogniser.frame_shift,
+        config=chunk_config,
+        space=SPACE,
+        counts=counts,
+        decode=decode,
+    )
     counts["chunks"] = len(plan_chunks(len(audio), recogniser.sample_rate, chunk_config))
     counts["words"] = len(words)
     counts["duration"] = round(len(audio) / recogniser.sample_rate, 3)

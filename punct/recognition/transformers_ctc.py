@@ -52,8 +52,15 @@ class CtcVocabulary:
     groups: tuple[tuple[int, ...], ...]
 
 
-def ctc_vocabulary(token_ids: dict[str, int], num_outputs: int, blank: str, delimiter: str,
-                   unknown: str | None = None, special: Collection[str] = (), where: str = "") -> CtcVocabulary:
+def ctc_vocabulary(
+    token_ids: dict[str, int],
+    num_outputs: int,
+    blank: str,
+    delimiter: str,
+    unknown: str | None = None,
+    special: Collection[str] = (),
+    where: str = "",
+) -> CtcVocabulary:
     """Folds a CTC tokenizer's vocabulary (token -> output column) onto recogniser symbols.
 
     Args:
@@ -76,14 +83,14 @@ def ctc_vocabulary(token_ids: dict[str, int], num_outputs: int, blank: str, deli
         groups.setdefault(_symbol(token, blank, delimiter, unknown, special, where), []).append(column)
     unnamed = [c for c in range(num_outputs) if c not in named]
     if unnamed:
-        logger.warning("%s: %d of the model's %d outputs have no token; they count as blank", where, len(unnamed),
-                       num_outputs)
+        logger.warning(
+            "%s: %d of the model's %d outputs have no token; they count as blank", where, len(unnamed), num_outputs
+        )
         groups[BLANK].extend(unnamed)
     return CtcVocabulary(tuple(groups), tuple(tuple(sorted(g)) for g in groups.values()))
 
 
-def _symbol(token: str, blank: str, delimiter: str, unknown: str | None, special: Collection[str],
-            where: str) -> str:
+def _symbol(token: str, blank: str, delimiter: str, unknown: str | None, special: Collection[str], where: str) -> str:
     if token == blank or (token in special and token not in (delimiter, unknown)):
         return BLANK
     if token == delimiter or token.isspace():
@@ -91,8 +98,10 @@ def _symbol(token: str, blank: str, delimiter: str, unknown: str | None, special
     if token == unknown:
         return UNKNOWN
     if len(token) != 1:
-        raise ValueError(f"{where}: token {token!r} is not one character; only character vocabularies "
-                         "(wav2vec2-style CTC) can be timed by CTC segmentation")
+        raise ValueError(
+            f"{where}: token {token!r} is not one character; only character vocabularies "
+            "(wav2vec2-style CTC) can be timed by CTC segmentation"
+        )
     lower = token.lower()
     return lower if len(lower) == 1 else token
 
@@ -112,8 +121,10 @@ def frame_shift_seconds(model_config, sampling_rate: int) -> float:
     if ratio is None and getattr(model_config, "conv_stride", None):
         ratio = math.prod(model_config.conv_stride)
     if not ratio:
-        raise ValueError(f"{type(model_config).__name__}: no inputs_to_logits_ratio or conv_stride; "
-                         "cannot tell the duration of an output frame")
+        raise ValueError(
+            f"{type(model_config).__name__}: no inputs_to_logits_ratio or conv_stride; "
+            "cannot tell the duration of an output frame"
+        )
     return float(ratio) / float(sampling_rate)
 
 
@@ -130,8 +141,9 @@ def output_frames(num_samples: int, kernels: Sequence[int], strides: Sequence[in
 class TransformersCtcRecogniser:
     """A transformers CTC model with its feature extractor and tokenizer, as a ``ChunkRecogniser``."""
 
-    def __init__(self, model, feature_extractor, tokenizer, device: torch.device = torch.device("cpu"),
-                 where: str = "") -> None:
+    def __init__(
+        self, model, feature_extractor, tokenizer, device: torch.device = torch.device("cpu"), where: str = ""
+    ) -> None:
         self.model = model.eval().to(device)
         self.feature_extractor = feature_extractor
         self.device = device
@@ -140,12 +152,21 @@ class TransformersCtcRecogniser:
         num_outputs = int(model.config.vocab_size)
         unknown = getattr(tokenizer, "unk_token", None)
         special = set(tokenizer.all_special_tokens) - {tokenizer.pad_token}
-        self.vocabulary = ctc_vocabulary(tokenizer.get_vocab(), num_outputs, tokenizer.pad_token,
-                                         tokenizer.word_delimiter_token, unknown, special, where)
+        self.vocabulary = ctc_vocabulary(
+            tokenizer.get_vocab(),
+            num_outputs,
+            tokenizer.pad_token,
+            tokenizer.word_delimiter_token,
+            unknown,
+            special,
+            where,
+        )
         self.symbols = self.vocabulary.symbols
-        self.name = (f"transformers CTC model {where} ({type(model).__name__}, {num_outputs} outputs -> "
-                     f"{len(self.symbols)} symbols, {self.frame_shift * 1000:g} ms frames, "
-                     f"{self.sample_rate} Hz)")
+        self.name = (
+            f"transformers CTC model {where} ({type(model).__name__}, {num_outputs} outputs -> "
+            f"{len(self.symbols)} symbols, {self.frame_shift * 1000:g} ms frames, "
+            f"{self.sample_rate} Hz)"
+        )
 
     def posteriors_for(self, recording_id: str, audio: np.ndarray) -> PosteriorFn:
         return self.chunk_posteriors  # each chunk is normalised on its own by the feature extractor
@@ -153,8 +174,10 @@ class TransformersCtcRecogniser:
     @torch.no_grad()
     def chunk_posteriors(self, samples: np.ndarray) -> np.ndarray:
         config = self.model.config
-        if getattr(config, "conv_kernel", None) and output_frames(len(samples), config.conv_kernel,
-                                                                  config.conv_stride) == 0:
+        if (
+            getattr(config, "conv_kernel", None)
+            and output_frames(len(samples), config.conv_kernel, config.conv_stride) == 0
+        ):
             return np.zeros((0, len(self.symbols)), dtype=np.float32)
         inputs = self.feature_extractor(samples, sampling_rate=self.sample_rate, return_tensors="pt")
         logits = self.model(inputs["input_values"].to(self.device)).logits[0]
@@ -167,8 +190,10 @@ def load_transformers_ctc(model_dir: Pathlike, device: torch.device = torch.devi
 
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir / 'config.json'}: no such file; --asr-model needs a transformers CTC "
-                                "folder (save_pretrained of the processor and the model)")
+        raise FileNotFoundError(
+            f"{model_dir / 'config.json'}: no such file; --asr-model needs a transformers CTC "
+            "folder (save_pretrained of the processor and the model)"
+        )
     try:
         feature_extractor = AutoFeatureExtractor.from_pretrained(model_dir, local_files_only=True)
         tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
@@ -177,9 +202,14 @@ def load_transformers_ctc(model_dir: Pathlike, device: torch.device = torch.devi
         raise ValueError(f"{model_dir}: not a loadable transformers CTC folder (processor + model): {e}") from None
     for attribute in ("pad_token", "word_delimiter_token"):
         if not getattr(tokenizer, attribute, None):
-            raise ValueError(f"{model_dir}: the tokenizer ({type(tokenizer).__name__}) has no {attribute}; "
-                             "a CTC tokenizer such as Wav2Vec2CTCTokenizer is needed")
+            raise ValueError(
+                f"{model_dir}: the tokenizer ({type(tokenizer).__name__}) has no {attribute}; "
+                "a CTC tokenizer such as Wav2Vec2CTCTokenizer is needed"
+            )
     if (model_dir / "language_model").is_dir():
-        logger.warning("%s: its language_model/ is not read (its ARPA form can be given to recognise_long --lm; "
-                       "see punct.recognition.transformers_ctc)", model_dir)
+        logger.warning(
+            "%s: its language_model/ is not read (its ARPA form can be given to recognise_long --lm; "
+            "see punct.recognition.transformers_ctc)",
+            model_dir,
+        )
     return TransformersCtcRecogniser(model, feature_extractor, tokenizer, device, where=str(model_dir))

@@ -50,7 +50,7 @@ class WordNgramLm:
         """ln p(word | the last order-1 words of history)."""
         if word not in self.vocab and word != EOS:
             word = UNK
-        context = tuple(history[len(history) - self.order + 1:]) if self.order > 1 else ()
+        context = tuple(history[len(history) - self.order + 1 :]) if self.order > 1 else ()
         backoff = 0.0
         while True:
             lp = self.log_probs.get(context + (word,))
@@ -92,14 +92,14 @@ class WordNgramLm:
                 if line == "\\data\\" or line == "\\end\\":
                     section = "data" if line == "\\data\\" else None
                 elif line.startswith("\\") and line.endswith("-grams:"):
-                    section = int(line[1:-len("-grams:")])
+                    section = int(line[1 : -len("-grams:")])
                     order = max(order, section)
                 elif section == "data":
                     if not line.startswith("ngram "):
                         raise ValueError(f"{path}:{n}: expected 'ngram N=count' in the \\data\\ section, got {line!r}")
                 elif isinstance(section, int):
                     cols = line.split()
-                    words = tuple(cols[1:1 + section])
+                    words = tuple(cols[1 : 1 + section])
                     if len(words) != section or len(cols) > section + 2:
                         raise ValueError(f"{path}:{n}: not an ARPA {section}-gram line: {line!r}")
                     try:
@@ -130,7 +130,7 @@ def estimate_word_lm(texts: Iterable[Sequence[str]], order: int = 3) -> WordNgra
         stream = (BOS,) + tuple(words) + (EOS,)
         counts[1].update((w,) for w in stream[1:])  # <s> is a context, never predicted
         for n in range(2, order + 1):
-            counts[n].update(stream[i:i + n] for i in range(len(stream) - n + 1))
+            counts[n].update(stream[i : i + n] for i in range(len(stream) - n + 1))
     if not counts[1]:
         raise ValueError("no words to estimate a language model from")
     # unigrams (<s> is never predicted): discounted counts + the freed mass spread over the vocabulary and <unk>

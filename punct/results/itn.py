@@ -66,10 +66,18 @@ def score_file(name: str, split: str) -> str:
 def split_counts(scores: dict[str, ItnScores]) -> dict:
     """A split's rule and counts (those of the first row) and the rows scored on other segments."""
     first = next(iter(scores.values()))
-    other = {name: {"segments": s.num_segments, "words": s.num_words} for name, s in scores.items()
-             if (s.num_segments, s.num_words) != (first.num_segments, first.num_words)}
-    return {"first_word": first.first_word, "segments": first.num_segments, "words": first.num_words,
-            "scored_words": first.scored_words, "other_counts": other}
+    other = {
+        name: {"segments": s.num_segments, "words": s.num_words}
+        for name, s in scores.items()
+        if (s.num_segments, s.num_words) != (first.num_segments, first.num_words)
+    }
+    return {
+        "first_word": first.first_word,
+        "segments": first.num_segments,
+        "words": first.num_words,
+        "scored_words": first.scored_words,
+        "other_counts": other,
+    }
 
 
 def chosen_alpha(model_dir: Path) -> dict[str, float] | None:
@@ -91,8 +99,14 @@ def recognition_facts(words_dir: Path) -> dict:
         return {}
     words = sum(e["words"] for e in errors)
     wrong = sum(e["sub"] + e["dele"] + e["ins"] for e in errors)
-    return {"dir": str(Path(words_dir).resolve()), "wer": 100.0 * wrong / max(1, words), "words": words,
-            "errors": wrong, "recordings": len(errors), "models": sorted(models)}
+    return {
+        "dir": str(Path(words_dir).resolve()),
+        "wer": 100.0 * wrong / max(1, words),
+        "words": words,
+        "errors": wrong,
+        "recordings": len(errors),
+        "models": sorted(models),
+    }
 
 
 def run_facts(am_dir: Path | None = None, words_dir: Path | None = None) -> dict:
@@ -109,19 +123,36 @@ def run_facts(am_dir: Path | None = None, words_dir: Path | None = None) -> dict
     return facts
 
 
-def build_results(models: Sequence[tuple[Path, str]], scores: dict[str, dict[str, ItnScores]], classes: Sequence[str],
-                  bootstrap: dict, seed: int | None = None, facts: dict | None = None) -> dict:
+def build_results(
+    models: Sequence[tuple[Path, str]],
+    scores: dict[str, dict[str, ItnScores]],
+    classes: Sequence[str],
+    bootstrap: dict,
+    seed: int | None = None,
+    facts: dict | None = None,
+) -> dict:
     """The results.json of a run (module docstring) from the scores of every split (split -> row -> scores)."""
     rows = []
     for path, name in models:
-        row = {"name": name, "dir": str(path), "scores": {split: s[name].to_dict() for split, s in scores.items()},
-               "score_files": {split: score_file(name, split) for split in scores}}
+        row = {
+            "name": name,
+            "dir": str(path),
+            "scores": {split: s[name].to_dict() for split, s in scores.items()},
+            "score_files": {split: score_file(name, split) for split in scores},
+        }
         alpha = chosen_alpha(path)
         if alpha is not None:
             row["chosen_alpha"] = alpha
         rows.append(row)
-    return {"kind": KIND, "seed": seed, "bootstrap": bootstrap, "classes": list(classes),
-            "splits": {split: split_counts(s) for split, s in scores.items()}, "models": rows, **(facts or {})}
+    return {
+        "kind": KIND,
+        "seed": seed,
+        "bootstrap": bootstrap,
+        "classes": list(classes),
+        "splits": {split: split_counts(s) for split, s in scores.items()},
+        "models": rows,
+        **(facts or {}),
+    }
 
 
 # ---- reading and tables (punct.bin.results_table) ----------------------------------------------
@@ -165,21 +196,36 @@ def read_itn_run(path: Path, split: str = "test") -> ItnRun:
     f1, above, num_marks = {}, {}, 0
     for model in results["models"]:
         s = model["scores"][split]
-        f1[model["name"]] = {",": _interval(s["punct_f1"][","]), ".": _interval(s["punct_f1"]["."]),
-                             "cap": _interval(s["cap_f1"]), "macro": _interval(s["macro_f1"])}
+        f1[model["name"]] = {
+            ",": _interval(s["punct_f1"][","]),
+            ".": _interval(s["punct_f1"]["."]),
+            "cap": _interval(s["cap_f1"]),
+            "macro": _interval(s["macro_f1"]),
+        }
         above[model["name"]] = sum(1 for v in s["punct_f1"].values() if v["value"] > 0)
         num_marks = len(s["punct_f1"])
     run = read_run_json(path)
     return ItnRun(
-        path=Path(path), seed=results.get("seed", run.get("seed")), split=split, f1=f1, marks_above_zero=above,
-        num_marks=num_marks, counts=results["splits"][split], bootstrap=results.get("bootstrap", {}),
+        path=Path(path),
+        seed=results.get("seed", run.get("seed")),
+        split=split,
+        f1=f1,
+        marks_above_zero=above,
+        num_marks=num_marks,
+        counts=results["splits"][split],
+        bootstrap=results.get("bootstrap", {}),
         alphas={m["name"]: m["chosen_alpha"] for m in results["models"] if m.get("chosen_alpha")},
         am_dev_wer=results.get("acoustic_model", {}).get("wer", {}).get("dev"),
-        recognition_wer=results.get("recognition", {}).get("wer"), wall_seconds=run.get("wall_seconds"),
-        vs_baseline={m["name"]: _interval(m["scores"][split]["macro_f1_vs_baseline"]) for m in results["models"]
-                     if "macro_f1_vs_baseline" in m["scores"][split]},
-        baseline=next((m["scores"][split]["baseline"] for m in results["models"]
-                       if "baseline" in m["scores"][split]), None),
+        recognition_wer=results.get("recognition", {}).get("wer"),
+        wall_seconds=run.get("wall_seconds"),
+        vs_baseline={
+            m["name"]: _interval(m["scores"][split]["macro_f1_vs_baseline"])
+            for m in results["models"]
+            if "macro_f1_vs_baseline" in m["scores"][split]
+        },
+        baseline=next(
+            (m["scores"][split]["baseline"] for m in results["models"] if "baseline" in m["scores"][split]), None
+        ),
     )
 
 
@@ -196,12 +242,12 @@ def percent(run: ItnRun, row: str, key: str) -> float | None:
 
 
 def interval_cell(iv: Interval) -> str:
-    """"52.0 (41.5-60.9)": F1 and its 95 % interval in percent."""
+    """ "52.0 (41.5-60.9)": F1 and its 95 % interval in percent."""
     return f"{100 * iv.value:.1f} ({100 * iv.low:.1f}-{100 * iv.high:.1f})"
 
 
 def difference_cell(iv: Interval | None) -> str:
-    """"+5.2 (+3.0, +7.4)": a difference of F1 and its paired 95 % interval in points; "—" for none."""
+    """ "+5.2 (+3.0, +7.4)": a difference of F1 and its paired 95 % interval in points; "—" for none."""
     return "—" if iv is None else f"{100 * iv.value:+.1f} ({100 * iv.low:+.1f}, {100 * iv.high:+.1f})"
 
 
@@ -258,7 +304,7 @@ def per_run_rows(runs: Sequence[ItnRun]) -> list[list[str]]:
 
 
 def counts_cell(run: ItnRun) -> str:
-    """"36 (610 words, 574 scored)": the split's segments and words."""
+    """ "36 (610 words, 574 scored)": the split's segments and words."""
     c = run.counts
     return f"{c['segments']} ({c['words']} words, {c['scored_words']} scored)"
 
@@ -267,14 +313,19 @@ def fact_rows(runs: Sequence[ItnRun]) -> list[list[str]]:
     """Per-run facts: segments and words, first-word rule, the WERs and ensemble alphas where recorded, wall time."""
     several = len(runs) > 1
     split = runs[0].split
-    rows = [[f"{split} segments (words, scored words)"] + [counts_cell(r) for r in runs] + ([""] if several else []),
-            ["first word of each segment"] + [r.counts["first_word"] for r in runs] + ([""] if several else [])]
-    numeric = [("AM dev WER (%, greedy CTC)", [r.am_dev_wer for r in runs], number),
-               ("recognition WER (%, long recordings)", [r.recognition_wer for r in runs], number)]
+    rows = [
+        [f"{split} segments (words, scored words)"] + [counts_cell(r) for r in runs] + ([""] if several else []),
+        ["first word of each segment"] + [r.counts["first_word"] for r in runs] + ([""] if several else []),
+    ]
+    numeric = [
+        ("AM dev WER (%, greedy CTC)", [r.am_dev_wer for r in runs], number),
+        ("recognition WER (%, long recordings)", [r.recognition_wer for r in runs], number),
+    ]
     for row in list(dict.fromkeys(name for r in runs for name in r.alphas)):
         for head in ("punct", "case"):
-            numeric.append((f"{row}: {head} alpha chosen on dev", [r.alphas.get(row, {}).get(head) for r in runs],
-                            number))
+            numeric.append(
+                (f"{row}: {head} alpha chosen on dev", [r.alphas.get(row, {}).get(head) for r in runs], number)
+            )
     numeric.append(("wall time", [r.wall_seconds for r in runs], duration))
     for label, values, fmt in numeric:
         if any(v is not None for v in values):  # a fact no run recorded is left out
@@ -301,14 +352,20 @@ def itn_caption(runs: Sequence[ItnRun], command: str = "") -> str:
     split, boot = runs[0].split, runs[0].bootstrap
     text = f"{split.capitalize()} set, F1 in percent"
     if len(runs) == 1:
-        text += (f" with bootstrap 95 % intervals ({boot.get('num_resamples', '?')} resamples of the segments, "
-                 f"seed {boot.get('seed', '?')})")
+        text += (
+            f" with bootstrap 95 % intervals ({boot.get('num_resamples', '?')} resamples of the segments, "
+            f"seed {boot.get('seed', '?')})"
+        )
     else:
-        text += ("; mean ± sd over the runs (sd = sample standard deviation), each run's values in the second table"
-                 f" (macro F1 with its bootstrap 95 % interval, {boot.get('num_resamples', '?')} resamples of the"
-                 " segments)")
-    text += (f"; macro F1 = mean F1 of the {runs[0].num_marks} marks; first word of each segment "
-             f"{'not scored' if runs[0].counts['first_word'] == 'exclude' else 'scored'}.")
+        text += (
+            "; mean ± sd over the runs (sd = sample standard deviation), each run's values in the second table"
+            f" (macro F1 with its bootstrap 95 % interval, {boot.get('num_resamples', '?')} resamples of the"
+            " segments)"
+        )
+    text += (
+        f"; macro F1 = mean F1 of the {runs[0].num_marks} marks; first word of each segment "
+        f"{'not scored' if runs[0].counts['first_word'] == 'exclude' else 'scored'}."
+    )
     if baseline_of(runs):
         text += (
             f" Macro F1 minus {baseline_of(runs)}: the difference in points on the same segments, with a paired"
@@ -328,19 +385,30 @@ def itn_summary(runs: Sequence[ItnRun]) -> dict:
     each with mean and sample sd, and the same for the per-run facts."""
     models = {}
     for row in row_names(runs):
-        models[row] = {"f1": {key: spread([r.f1[row][key].value if row in r.f1 else None for r in runs])
-                              for key, _ in F1_COLUMNS},
-                       "marks_above_zero": spread([r.marks_above_zero.get(row) for r in runs]),
-                       "macro_minus_baseline": spread([r.vs_baseline[row].value if row in r.vs_baseline else None
-                                                       for r in runs])}
+        models[row] = {
+            "f1": {key: spread([r.f1[row][key].value if row in r.f1 else None for r in runs]) for key, _ in F1_COLUMNS},
+            "marks_above_zero": spread([r.marks_above_zero.get(row) for r in runs]),
+            "macro_minus_baseline": spread([r.vs_baseline[row].value if row in r.vs_baseline else None for r in runs]),
+        }
     return {
-        "kind": KIND, "split": runs[0].split, "sd": "sample standard deviation (n - 1)",
-        "runs": [{"name": r.name, "seed": r.seed, "results": str(r.path), **{k: r.counts.get(k) for k in
-                  ("first_word", "segments", "words", "scored_words")}} for r in runs],
+        "kind": KIND,
+        "split": runs[0].split,
+        "sd": "sample standard deviation (n - 1)",
+        "runs": [
+            {
+                "name": r.name,
+                "seed": r.seed,
+                "results": str(r.path),
+                **{k: r.counts.get(k) for k in ("first_word", "segments", "words", "scored_words")},
+            }
+            for r in runs
+        ],
         "models": models,
-        "per_run": {"am_dev_wer_percent": spread([r.am_dev_wer for r in runs]),
-                    "recognition_wer_percent": spread([r.recognition_wer for r in runs]),
-                    "wall_seconds": spread([r.wall_seconds for r in runs])},
+        "per_run": {
+            "am_dev_wer_percent": spread([r.am_dev_wer for r in runs]),
+            "recognition_wer_percent": spread([r.recognition_wer for r in runs]),
+            "wall_seconds": spread([r.wall_seconds for r in runs]),
+        },
     }
 
 
@@ -410,8 +478,10 @@ def paired_table(scores: dict[str, ItnScores]) -> str:
     rows = [(name, s) for name, s in scores.items() if s.macro_f1_vs_baseline is not None]
     if not rows:
         return ""
-    lines = [f"| Model | macro F1 minus {rows[0][1].baseline}'s (paired 95 % interval) | interval above 0 |",
-             "|---|---:|---|"]
+    lines = [
+        f"| Model | macro F1 minus {rows[0][1].baseline}'s (paired 95 % interval) | interval above 0 |",
+        "|---|---:|---|",
+    ]
     for name, s in rows:
         lines.append(
             f"| {name} | {s.macro_f1_vs_baseline.fmt()} | {'yes' if s.macro_f1_vs_baseline.low > 0 else 'no'} |"
@@ -434,19 +504,31 @@ def header_lines(num_resamples: int, seed: int) -> list[str]:
     ]
 
 
-def split_lines(split: str, scores: dict[str, ItnScores], rule: str, order: list[str],
-                placeholders: list[str]) -> list[str]:
+def split_lines(
+    split: str, scores: dict[str, ItnScores], rule: str, order: list[str], placeholders: list[str]
+) -> list[str]:
     """RESULTS.md's section of one split."""
     any_s = next(iter(scores.values()))
     paired = paired_table(scores)
-    return [f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)", "",
-            FIRST_WORD_NOTES[rule], "",
-            "### F1 per class (Table 5.1)", "", results_table(scores, order, placeholders),
-            *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
-            "### Punctuation detection", "", detection_table(scores),
-            "### Punctuation detection F1 by input length (Figure 5.33)", "", length_table(scores),
-            f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
-            f"`plots/f1_by_length_{split}.png`.", ""]
+    return [
+        f"## {split} ({any_s.num_segments} segments, {any_s.num_words} words, {any_s.scored_words} scored)",
+        "",
+        FIRST_WORD_NOTES[rule],
+        "",
+        "### F1 per class (Table 5.1)",
+        "",
+        results_table(scores, order, placeholders),
+        *(["### Macro F1 against the baseline (paired bootstrap)", "", paired] if paired else []),
+        "### Punctuation detection",
+        "",
+        detection_table(scores),
+        "### Punctuation detection F1 by input length (Figure 5.33)",
+        "",
+        length_table(scores),
+        f"Plots: `plots/confusion_{{punct,case}}_<model>_{split}.png`, `plots/attention_<model>_{split}_<k>.png`, "
+        f"`plots/f1_by_length_{split}.png`.",
+        "",
+    ]
 
 
 @dataclass(frozen=True)
@@ -455,9 +537,16 @@ class Bootstrap:
     seed: int = 42
 
 
-def score_split(models: Sequence[tuple[Path, str]], split: str, first_word: str | None, baseline: str,
-                bootstrap: Bootstrap, edges: Sequence[int], max_attention_plots: int,
-                out: Path) -> tuple[dict[str, ItnScores], str]:
+def score_split(
+    models: Sequence[tuple[Path, str]],
+    split: str,
+    first_word: str | None,
+    baseline: str,
+    bootstrap: Bootstrap,
+    edges: Sequence[int],
+    max_attention_plots: int,
+    out: Path,
+) -> tuple[dict[str, ItnScores], str]:
     """Scores every model on ``split`` under one first-word rule (``first_word``, or None: the rule the
     predictions were written under); writes the scores and plots under ``out``; returns the scores and the rule."""
     predictions = {name: itn.read_predictions(path / "decode" / f"{split}.jsonl") for path, name in models}
@@ -480,11 +569,20 @@ def score_split(models: Sequence[tuple[Path, str]], split: str, first_word: str 
     for path, name in models:
         s = scores[name]
         atomic_write_text(out / score_file(name, split), json.dumps(s.to_dict(), indent=1) + "\n")
-        logging.info("%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f%s", name, split,
-                     s.num_segments, rule, s.macro_f1.fmt(), s.cap_f1.fmt(), s.detection["all"]["pdp"],
-                     s.detection["all"]["pdr"], "" if s.macro_f1_vs_baseline is None else
-                     f", minus {baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)")
+        logging.info(
+            "%s %s: %d segments, first word: %s, macro F1 %s, [cap] F1 %s, PDP %.3f PDR %.3f%s",
+            name,
+            split,
+            s.num_segments,
+            rule,
+            s.macro_f1.fmt(),
+            s.cap_f1.fmt(),
+            s.detection["all"]["pdp"],
+            s.detection["all"]["pdr"],
+            "" if s.macro_f1_vs_baseline is None else f", minus {baseline}'s {s.macro_f1_vs_baseline.fmt()} (paired)",
+        )
         plot_itn_model(path, name, safe(name), split, s, max_attention_plots, out / "plots")
-    plot_f1_by_length(scores, f"{split}: punctuation detection F1 by input length",
-                      out / "plots" / f"f1_by_length_{split}.png")
+    plot_f1_by_length(
+        scores, f"{split}: punctuation detection F1 by input length", out / "plots" / f"f1_by_length_{split}.png"
+    )
     return scores, rule

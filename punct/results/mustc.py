@@ -74,17 +74,24 @@ def scored_lines(splits: dict[str, dict]) -> list[str]:
 
 def f1_table(systems: dict[str, dict], marks: Sequence[str]) -> list[str]:
     """Table 3 shape: F1 per mark, overall (micro) and macro, one row per system."""
-    lines = ["| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |",
-             "|---|" + "---:|" * (len(marks) + 2)]
+    lines = [
+        "| Model | " + " | ".join(_mark_label(c) for c in marks) + " | Overall | Macro |",
+        "|---|" + "---:|" * (len(marks) + 2),
+    ]
     for name, s in systems.items():
-        lines.append(f"| {name} | " + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks)
-                     + f" | {_pct(s['overall']['f1'])} | {_pct(s['macro_f1'])} |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(_pct(s["per_class"][c]["f1"]) for c in marks)
+            + f" | {_pct(s['overall']['f1'])} | {_pct(s['macro_f1'])} |"
+        )
     return lines
 
 
 def precision_recall_table(systems: dict[str, dict], marks: Sequence[str]) -> list[str]:
-    lines = ["| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |",
-             "|---|" + "---:|" * (2 * len(marks) + 2)]
+    lines = [
+        "| Model | " + " | ".join(f"{c} P | {c} R" for c in marks) + " | Overall P | Overall R |",
+        "|---|" + "---:|" * (2 * len(marks) + 2),
+    ]
     for name, s in systems.items():
         cells = [f"{_pct(s['per_class'][c]['precision'])} | {_pct(s['per_class'][c]['recall'])}" for c in marks]
         lines.append(
@@ -99,8 +106,10 @@ def alpha_table(sweep: dict[str, list[dict]], marks: Sequence[str], chosen_alpha
     """Table 4 shape: per alpha and split, F1 per mark, overall and macro; the dev choice marked."""
     splits = list(sweep)
     columns = list(marks) + ["overall", "macro"]
-    lines = ["| alpha | " + " | ".join(f"{split} {c}" for split in splits for c in columns) + " |",
-             "|---:|" + "---:|" * (len(splits) * len(columns))]
+    lines = [
+        "| alpha | " + " | ".join(f"{split} {c}" for split in splits for c in columns) + " |",
+        "|---:|" + "---:|" * (len(splits) * len(columns)),
+    ]
     for i, point in enumerate(sweep[splits[0]]):
         cells = []
         for split in splits:
@@ -141,7 +150,7 @@ def render_markdown(results: dict) -> str:
     lines += [
         f"- alpha chosen on dev ({alpha_rule(results)}): **{results['chosen_alpha']:.1f}**; "
         f"the paper's alpha: {results['paper_alpha']:.1f}",
-        "- overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\"); macro = mean F1 of , . ? "
+        '- overall = micro-average over , . ? (NP excluded; EfficientPunct\'s "overall"); macro = mean F1 of , . ? '
         "(Huang et al.'s \"overall\": the mean of the three marks' scores); numbers in percent",
         "",
     ]
@@ -241,10 +250,16 @@ def read_run(path: Path, split: str = "test") -> RunResult:
     am = results.get("acoustic_model", {})
     run = read_run_json(path)
     return RunResult(
-        path=path, seed=results.get("seed", run.get("seed")), f1=f1, alpha=results["chosen_alpha"],
-        scored_utterances=scored.get("utterances"), manifest_utterances=scored.get("manifest_utterances"),
-        scored_words=scored.get("words"), manifest_words=scored.get("manifest_words"),
-        dev_wer=am.get("wer", {}).get("dev"), test_wer=am.get("wer", {}).get("test"),
+        path=path,
+        seed=results.get("seed", run.get("seed")),
+        f1=f1,
+        alpha=results["chosen_alpha"],
+        scored_utterances=scored.get("utterances"),
+        manifest_utterances=scored.get("manifest_utterances"),
+        scored_words=scored.get("words"),
+        manifest_words=scored.get("manifest_words"),
+        dev_wer=am.get("wer", {}).get("dev"),
+        test_wer=am.get("wer", {}).get("test"),
         dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
         wall_seconds=run.get("wall_seconds"),
     )
@@ -274,8 +289,16 @@ def summary(runs: Sequence[RunResult], split: str = "test") -> dict:
     return {
         "split": split,
         "sd": "sample standard deviation (n - 1)",
-        "runs": [{"name": r.name, "seed": r.seed, "results": str(r.path), "manifest_utterances": r.manifest_utterances,
-                  "manifest_words": r.manifest_words} for r in runs],
+        "runs": [
+            {
+                "name": r.name,
+                "seed": r.seed,
+                "results": str(r.path),
+                "manifest_utterances": r.manifest_utterances,
+                "manifest_words": r.manifest_words,
+            }
+            for r in runs
+        ],
         "models": models,
         "per_run": {name: spread(values) for name, values in run_quantities(runs).items()},
     }
@@ -293,7 +316,7 @@ def f1_rows(runs: Sequence[RunResult]) -> list[list[str]]:
 
 
 def scored_cell(run: RunResult) -> str:
-    """"56 of 57 (1491 of 1543)": utterances (words) scored of the manifest's."""
+    """ "56 of 57 (1491 of 1543)": utterances (words) scored of the manifest's."""
     if run.scored_utterances is None:
         return "n/a"
     if run.manifest_utterances is None:
@@ -305,10 +328,12 @@ def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
     """Per-run numbers: alpha, AM dev and test WER, alignment error, utterances and words scored, wall time."""
     several = len(runs) > 1
     rows = []
-    for label, values, digits in (("alpha chosen on dev", [r.alpha for r in runs], 1),
-                                  ("AM dev WER (%, greedy CTC)", [r.dev_wer for r in runs], 1),
-                                  ("AM test WER (%, greedy CTC)", [r.test_wer for r in runs], 1),
-                                  ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1)):
+    for label, values, digits in (
+        ("alpha chosen on dev", [r.alpha for r in runs], 1),
+        ("AM dev WER (%, greedy CTC)", [r.dev_wer for r in runs], 1),
+        ("AM test WER (%, greedy CTC)", [r.test_wer for r in runs], 1),
+        ("alignment error on dev (median ms)", [r.dev_alignment_ms for r in runs], 1),
+    ):
         row = [label] + [number(v, digits) for v in values]
         rows.append(row + ([mean_sd_cell(values, lambda x, digits=digits: number(x, digits))] if several else []))
     rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
@@ -326,7 +351,9 @@ def render_tables(runs: Sequence[RunResult], split: str = "test") -> str:
 
 def caption(split: str, num_runs: int, command: str = "") -> str:
     """The line under the tables: what they show and where they come from."""
-    text = (f"{split.capitalize()} set, F1 in percent (overall = micro-average over the marks, macro = mean of the "
-            f"marks' F1){'; sd = sample standard deviation' if num_runs > 1 else ''}. Generated by "
-            f"`punct.bin.results_table` from {num_runs} results.json")
+    text = (
+        f"{split.capitalize()} set, F1 in percent (overall = micro-average over the marks, macro = mean of the "
+        f"marks' F1){'; sd = sample standard deviation' if num_runs > 1 else ''}. Generated by "
+        f"`punct.bin.results_table` from {num_runs} results.json"
+    )
     return text + (f" of `{command}`.\n" if command else ".\n")

@@ -31,10 +31,16 @@ def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: f
     fig, ax = plt.subplots(figsize=(6, 4))
     for split, points in sweep.items():
         alphas = [p["alpha"] for p in points]
-        line, = ax.plot(alphas, [100 * p["overall_f1"] for p in points], marker="o", label=f"{split} overall")
+        (line,) = ax.plot(alphas, [100 * p["overall_f1"] for p in points], marker="o", label=f"{split} overall")
         if all("macro_f1" in p for p in points):
-            ax.plot(alphas, [100 * p["macro_f1"] for p in points], marker="s", linestyle="--",
-                    color=line.get_color(), label=f"{split} macro")
+            ax.plot(
+                alphas,
+                [100 * p["macro_f1"] for p in points],
+                marker="s",
+                linestyle="--",
+                color=line.get_color(),
+                label=f"{split} macro",
+            )
     ax.axvline(chosen, color="green", linestyle="--", label=f"chosen on dev ({chosen:.1f})")
     ax.axvline(paper_alpha, color="grey", linestyle=":", label=f"paper ({paper_alpha:.1f})")
     ax.set_xlabel("alpha (weight of the TDNN)")
@@ -125,8 +131,9 @@ def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) 
     plt.close(fig)
 
 
-def plot_itn_model(path: Path, name: str, file_name: str, split: str, s: ItnScores, max_attention: int,
-                   plots: Path) -> None:
+def plot_itn_model(
+    path: Path, name: str, file_name: str, split: str, s: ItnScores, max_attention: int, plots: Path
+) -> None:
     """Confusion matrices of both heads of model ``name`` (its files named with ``file_name``) and the
     cross-attention of up to ``max_attention`` segments."""
     cm_p = np.asarray(s.punct_scores["confusion"])
@@ -140,5 +147,8 @@ def plot_itn_model(path: Path, name: str, file_name: str, split: str, s: ItnScor
     attn_file = path / "decode" / f"{split}.attention.json"
     if attn_file.is_file():
         for k, ex in enumerate(json.loads(attn_file.read_text(encoding="utf-8"))[:max_attention]):
-            plot_attention(ex, f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
-                           plots / f"attention_{file_name}_{split}_{k + 1}.png")
+            plot_attention(
+                ex,
+                f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
+                plots / f"attention_{file_name}_{split}_{k + 1}.png",
+            )

@@ -51,8 +51,9 @@ def results_kind(path: Path) -> str:
         return itn.KIND
     if "systems" in results:
         return mustc.KIND
-    raise ValueError(f"{path}: neither egs/mustc stage-8 results (with systems) nor egs/parczech stage-6 results "
-                     f"(kind {itn.KIND!r})")
+    raise ValueError(
+        f"{path}: neither egs/mustc stage-8 results (with systems) nor egs/parczech stage-6 results (kind {itn.KIND!r})"
+    )
 
 
 def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> tuple[str, str, dict]:
@@ -93,9 +94,15 @@ def read_regions(path: Path) -> list[Region]:
     regions = []
     for name, entry in entries.items():
         try:
-            regions.append(Region(name, path.parent / entry["readme"],
-                                  tuple(path.parent / r for r in entry["results"]), entry.get("command", ""),
-                                  entry.get("split", "test")))
+            regions.append(
+                Region(
+                    name,
+                    path.parent / entry["readme"],
+                    tuple(path.parent / r for r in entry["results"]),
+                    entry.get("command", ""),
+                    entry.get("split", "test"),
+                )
+            )
         except (KeyError, TypeError) as e:
             raise ValueError(f"{path}: region {name!r} needs readme and results ({e})") from e
     return regions
@@ -123,9 +130,14 @@ def update_regions(path: Path, check: bool) -> int:
         current = region_content(text, region.name, str(region.readme))
         if current != tables:
             stale += 1
-            sys.stdout.writelines(difflib.unified_diff(
-                current.splitlines(keepends=True), tables.splitlines(keepends=True),
-                f"{region.readme} results:{region.name}", f"generated from {path}"))
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    current.splitlines(keepends=True),
+                    tables.splitlines(keepends=True),
+                    f"{region.readme} results:{region.name}",
+                    f"generated from {path}",
+                )
+            )
     if stale:
         logging.error("%d region(s) differ from their results.json: regenerate with --regions %s", stale, path)
     return 1 if stale else 0

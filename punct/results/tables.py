@@ -43,7 +43,7 @@ def duration(seconds: float | None) -> str:
 
 
 def mean_sd_cell(values: Sequence[float | None], fmt: Callable[[float | None], str] = number) -> str:
-    """"69.0 ± 2.6"; n/a when a run lacks the value."""
+    """ "69.0 ± 2.6"; n/a when a run lacks the value."""
     stats = mean_sd(values)
     return "n/a" if stats is None else f"{fmt(stats[0])} ± {fmt(stats[1])}"
 

@@ -51,8 +51,9 @@ def confusion_matrices(refs: Sequence[Sequence[int]], hyps: Sequence[Sequence[in
     return np.stack([confusion_matrix(r, h, num_classes) for r, h in zip(refs, hyps)])
 
 
-def precision_recall_f1(tp: np.ndarray, num_hyp: np.ndarray,
-                        num_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def precision_recall_f1(
+    tp: np.ndarray, num_hyp: np.ndarray, num_ref: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision, recall and F1 from counts of one shape (0 where undefined)."""
     tp, num_hyp, num_ref = (np.asarray(x, dtype=np.float64) for x in (tp, num_hyp, num_ref))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -132,9 +132,15 @@ def utterance_confusions(ref: np.ndarray, hyp: np.ndarray, lengths: Sequence[int
     return confusion_matrices(np.split(ref, bounds), np.split(hyp, bounds), num_classes)
 
 
-def _sweep_confusions(ref: np.ndarray, p_tdnn: np.ndarray, p_bert: np.ndarray, lengths: Sequence[int],
-                      alphas: Sequence[float], num_resamples: int,
-                      statistic: Callable[[np.ndarray], np.ndarray]) -> tuple[list[np.ndarray], list[float], int]:
+def _sweep_confusions(
+    ref: np.ndarray,
+    p_tdnn: np.ndarray,
+    p_bert: np.ndarray,
+    lengths: Sequence[int],
+    alphas: Sequence[float],
+    num_resamples: int,
+    statistic: Callable[[np.ndarray], np.ndarray],
+) -> tuple[list[np.ndarray], list[float], int]:
     """Per-utterance confusions and the dev score of each alpha, and the index of the best (ties: smallest alpha)."""
     if not alphas:
         raise ValueError("no alphas")
@@ -169,12 +175,22 @@ def choose_alpha_paired(
     if best in singles or not singles:
         return AlphaChoice(alphas[best], "paired-se", alphas[best], scores[best], 0.0, num_resamples, metric)
     single = max(singles, key=lambda i: (scores[i], -alphas[i]))
-    gains = (bootstrap_values(confusions[best], statistic, num_resamples, seed)
-             - bootstrap_values(confusions[single], statistic, num_resamples, seed))  # one seed: paired resamples
+    gains = bootstrap_values(confusions[best], statistic, num_resamples, seed) - bootstrap_values(
+        confusions[single], statistic, num_resamples, seed
+    )  # one seed: paired resamples
     standard_error = float(np.std(gains, ddof=1))
     chosen = best if scores[best] - scores[single] > standard_error else single
-    return AlphaChoice(alphas[chosen], "paired-se", alphas[best], scores[best], standard_error, num_resamples, metric,
-                       alphas[single], scores[single])
+    return AlphaChoice(
+        alphas[chosen],
+        "paired-se",
+        alphas[best],
+        scores[best],
+        standard_error,
+        num_resamples,
+        metric,
+        alphas[single],
+        scores[single],
+    )
 
 
 def choose_alpha_one_se(

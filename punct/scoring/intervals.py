@@ -25,8 +25,9 @@ class Interval:
         return f"{scale * self.value:.2f} ({scale * self.low:.1f}, {scale * self.high:.1f})"
 
 
-def bootstrap_values(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
-                     seed: int = 42) -> np.ndarray:
+def bootstrap_values(
+    confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000, seed: int = 42
+) -> np.ndarray:
     """The statistic on ``num_resamples`` resamples of the segments, drawn with replacement -> (B, ...).
 
     The draws depend only on ``seed`` and the number of segments, so two calls with the same seed on
@@ -48,8 +49,13 @@ def bootstrap_values(confusions: np.ndarray, statistic: Callable[[np.ndarray], n
     return np.concatenate(values, axis=0)
 
 
-def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], num_resamples: int = 1000,
-              seed: int = 42, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bootstrap(
+    confusions: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bootstrap interval over segments.
 
     Args:
@@ -67,16 +73,23 @@ def bootstrap(confusions: np.ndarray, statistic: Callable[[np.ndarray], np.ndarr
     return point, np.quantile(values, alpha, axis=0), np.quantile(values, 1 - alpha, axis=0)
 
 
-def paired_difference(confusions: np.ndarray, baseline: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray],
-                      num_resamples: int = 1000, seed: int = 42, level: float = 0.95) -> tuple[float, float, float]:
+def paired_difference(
+    confusions: np.ndarray,
+    baseline: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
     """``statistic`` of a model minus that of a baseline on the same segments: (point, low, high), the bounds from
     resamples drawn the same for both (:func:`bootstrap_values` with one seed).  ``confusions`` and ``baseline``:
     (S, C, C) per-segment confusion matrices, segment i of both the same segment; a scalar statistic."""
     confusions, baseline = np.asarray(confusions), np.asarray(baseline)
     if confusions.shape != baseline.shape:
         raise ValueError(f"paired difference: confusions of shape {confusions.shape} against {baseline.shape}")
-    differences = (bootstrap_values(confusions, statistic, num_resamples, seed)
-                   - bootstrap_values(baseline, statistic, num_resamples, seed))
+    differences = bootstrap_values(confusions, statistic, num_resamples, seed) - bootstrap_values(
+        baseline, statistic, num_resamples, seed
+    )
     point = float(statistic(confusions.sum(axis=0)) - statistic(baseline.sum(axis=0)))
     alpha = (1.0 - level) / 2
     return point, float(np.quantile(differences, alpha)), float(np.quantile(differences, 1 - alpha))

@@ -103,22 +103,26 @@ def scoring_rule(segments: Sequence[SegmentResult], first_word: str | None = Non
     written = sorted({s.first_word for s in segments})
     if first_word is None:
         if len(written) > 1:
-            raise ValueError("predictions written under both first-word rules (include and exclude); score them "
-                             "all with first_word exclude, or retrain under one rule")
+            raise ValueError(
+                "predictions written under both first-word rules (include and exclude); score them "
+                "all with first_word exclude, or retrain under one rule"
+            )
         return written[0] if written else "include"
     if check_first_word(first_word) == "include" and "exclude" in written:
-        raise ValueError("first_word include asked for, but some predictions were written under exclude: their "
-                         "first word's labels are copies of the reference and cannot be scored")
+        raise ValueError(
+            "first_word include asked for, but some predictions were written under exclude: their "
+            "first word's labels are copies of the reference and cannot be scored"
+        )
     return first_word
 
 
 FIRST_WORD_NOTES: dict[str, str] = {
     "exclude": "First word of each segment: excluded (`first_word: exclude`, as the thesis, section 5.9 and "
-               "Figure 5.34): its punctuation (the mark after it) and case are neither trained nor scored, and the "
-               "written predictions copy them from the reference.",
+    "Figure 5.34): its punctuation (the mark after it) and case are neither trained nor scored, and the "
+    "written predictions copy them from the reference.",
     "include": "First word of each segment: included (`first_word: include`): every word is trained and scored "
-               "(the thesis excludes the first word's labels, section 5.9, so [cap] F1 is not comparable with its "
-               "Table 5.1).",
+    "(the thesis excludes the first word's labels, section 5.9, so [cap] F1 is not comparable with its "
+    "Table 5.1).",
 }
 
 
@@ -131,8 +135,11 @@ def segment_confusions(segments: Sequence[SegmentResult], task: str, first_word:
     if task not in ("punct", "case"):
         raise ValueError(f"task must be punct or case, got {task!r}")
     start = first_scored(first_word)
-    return confusion_matrices([getattr(s, f"{task}_ref")[start:] for s in segments],
-                              [getattr(s, f"{task}_hyp")[start:] for s in segments], len(classes))
+    return confusion_matrices(
+        [getattr(s, f"{task}_ref")[start:] for s in segments],
+        [getattr(s, f"{task}_hyp")[start:] for s in segments],
+        len(classes),
+    )
 
 
 # ---- the scores -----------------------------------------------------------------------------------
@@ -158,20 +165,31 @@ class ItnScores:
 
     def to_dict(self) -> dict:
         iv = lambda x: {"value": x.value, "low": x.low, "high": x.high}  # noqa: E731
-        return {"num_segments": self.num_segments, "num_words": self.num_words, "first_word": self.first_word,
-                "scored_words": self.scored_words,
-                "punct_f1": {k: iv(v) for k, v in self.punct_f1.items()}, "cap_f1": iv(self.cap_f1),
-                "macro_f1": iv(self.macro_f1), "detection": self.detection, "by_length": self.by_length,
-                "punct": self.punct_scores, "case": self.case_scores,
-                **({} if self.macro_f1_vs_baseline is None else
-                   {"baseline": self.baseline, "macro_f1_vs_baseline": iv(self.macro_f1_vs_baseline)})}
+        return {
+            "num_segments": self.num_segments,
+            "num_words": self.num_words,
+            "first_word": self.first_word,
+            "scored_words": self.scored_words,
+            "punct_f1": {k: iv(v) for k, v in self.punct_f1.items()},
+            "cap_f1": iv(self.cap_f1),
+            "macro_f1": iv(self.macro_f1),
+            "detection": self.detection,
+            "by_length": self.by_length,
+            "punct": self.punct_scores,
+            "case": self.case_scores,
+            **(
+                {}
+                if self.macro_f1_vs_baseline is None
+                else {"baseline": self.baseline, "macro_f1_vs_baseline": iv(self.macro_f1_vs_baseline)}
+            ),
+        }
 
 
 def short_long(segments: Sequence[SegmentResult]) -> tuple[list[int], list[int]]:
     """Indices of the shortest and the longest 25 % of the segments (by words, ties by id)."""
     order = sorted(range(len(segments)), key=lambda i: (segments[i].num_words, segments[i].id))
     k = max(1, int(round(len(order) / 4))) if order else 0
-    return order[:k], order[len(order) - k:]
+    return order[:k], order[len(order) - k :]
 
 
 def length_bins(edges: Sequence[int]) -> list[tuple[int, float]]:
@@ -180,8 +198,13 @@ def length_bins(edges: Sequence[int]) -> list[tuple[int, float]]:
     return [(0, edges[0])] + list(zip(edges[:-1], edges[1:])) + [(edges[-1], math.inf)]
 
 
-def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed: int = 42,
-              length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES, first_word: str | None = None) -> ItnScores:
+def score_itn(
+    segments: Sequence[SegmentResult],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    length_edges: Sequence[int] = DEFAULT_LENGTH_EDGES,
+    first_word: str | None = None,
+) -> ItnScores:
     """Every statistic of the module docstring, on the words scored under ``first_word`` (None: the rule the
     segments were written under, :func:`scoring_rule`)."""
     if not segments:
@@ -194,15 +217,23 @@ def score_itn(segments: Sequence[SegmentResult], num_resamples: int = 1000, seed
     all_p = score(flat["punct_ref"], flat["punct_hyp"], PUNCT9.classes)
     all_c = score(flat["case_ref"], flat["case_hyp"], CASE.classes)
     return ItnScores(
-        num_segments=len(segments), num_words=sum(s.num_words for s in segments), punct_f1=punct_f1, cap_f1=cap_f1,
-        macro_f1=macro, detection=_detection_scores(segments, pc),
-        by_length=_scores_by_length(segments, pc, length_edges), punct_scores=all_p.to_dict(),
-        case_scores=all_c.to_dict(), first_word=rule, scored_words=len(flat["punct_ref"]),
+        num_segments=len(segments),
+        num_words=sum(s.num_words for s in segments),
+        punct_f1=punct_f1,
+        cap_f1=cap_f1,
+        macro_f1=macro,
+        detection=_detection_scores(segments, pc),
+        by_length=_scores_by_length(segments, pc, length_edges),
+        punct_scores=all_p.to_dict(),
+        case_scores=all_c.to_dict(),
+        first_word=rule,
+        scored_words=len(flat["punct_ref"]),
     )
 
 
-def _f1_intervals(pc: np.ndarray, cc: np.ndarray, num_resamples: int,
-                  seed: int) -> tuple[dict[str, Interval], Interval, Interval]:
+def _f1_intervals(
+    pc: np.ndarray, cc: np.ndarray, num_resamples: int, seed: int
+) -> tuple[dict[str, Interval], Interval, Interval]:
     """Bootstrap intervals from the (S, C, C) punctuation and case confusions: F1 of each non-blank punctuation
     class, F1 of ``[cap]``, macro F1."""
     f1_point, f1_low, f1_high = bootstrap(pc, class_f1, num_resamples, seed)
@@ -212,8 +243,11 @@ def _f1_intervals(pc: np.ndarray, cc: np.ndarray, num_resamples: int,
         c: Interval(float(f1_point[i]), float(f1_low[i]), float(f1_high[i])) for i, c in enumerate(PUNCT9.classes) if i
     }
     cap = CASE.classes.index(CAP)
-    return (punct_f1, Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
-            Interval(float(macro[0]), float(macro[1]), float(macro[2])))
+    return (
+        punct_f1,
+        Interval(float(cap_point[cap]), float(cap_low[cap]), float(cap_high[cap])),
+        Interval(float(macro[0]), float(macro[1]), float(macro[2])),
+    )
 
 
 def _detection_scores(segments: Sequence[SegmentResult], pc: np.ndarray) -> dict[str, dict[str, float]]:
@@ -241,9 +275,16 @@ def _scores_by_length(segments: Sequence[SegmentResult], pc: np.ndarray, edges: 
             continue
         cm = pc[idx].sum(axis=0)
         p, r, f = detection(cm)
-        by_length.append({"min_words": int(lo), "max_words": None if math.isinf(hi) else int(hi) - 1,
-                          "segments": int(len(idx)), "words": int(lengths[idx].sum()),
-                          "detection_f1": float(f), "macro_f1": float(macro_f1(cm))})
+        by_length.append(
+            {
+                "min_words": int(lo),
+                "max_words": None if math.isinf(hi) else int(hi) - 1,
+                "segments": int(len(idx)),
+                "words": int(lengths[idx].sum()),
+                "detection_f1": float(f),
+                "macro_f1": float(macro_f1(cm)),
+            }
+        )
     return by_length
 
 
@@ -255,8 +296,14 @@ def _scored_labels(segments: Sequence[SegmentResult], start: int) -> dict[str, n
     }
 
 
-def compare_with_baseline(predictions: dict[str, Sequence[SegmentResult]], scores: dict[str, ItnScores], baseline: str,
-                          rule: str, num_resamples: int = 1000, seed: int = 42) -> list[str]:
+def compare_with_baseline(
+    predictions: dict[str, Sequence[SegmentResult]],
+    scores: dict[str, ItnScores],
+    baseline: str,
+    rule: str,
+    num_resamples: int = 1000,
+    seed: int = 42,
+) -> list[str]:
     """Sets the paired macro-F1 difference against ``baseline`` (:func:`paired_difference`) of every other model in
     ``scores`` (model -> :func:`score_itn` under ``rule``); returns the models left without one because their
     segments (ids) are not the baseline's."""
@@ -271,8 +318,10 @@ def compare_with_baseline(predictions: dict[str, Sequence[SegmentResult]], score
         if [s.id for s in ordered] != [s.id for s in base]:
             skipped.append(name)
             continue
-        point, low, high = paired_difference(segment_confusions(ordered, "punct", rule), base_confusions, macro_f1,
-                                             num_resamples, seed)
-        scores[name] = dataclasses.replace(scores[name], macro_f1_vs_baseline=Interval(point, low, high),
-                                           baseline=baseline)
+        point, low, high = paired_difference(
+            segment_confusions(ordered, "punct", rule), base_confusions, macro_f1, num_resamples, seed
+        )
+        scores[name] = dataclasses.replace(
+            scores[name], macro_f1_vs_baseline=Interval(point, low, high), baseline=baseline
+        )
     return skipped

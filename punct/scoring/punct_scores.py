@@ -109,9 +109,11 @@ class Coverage:
     not_in_manifest: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """"56 of 57 utterances (1491 of 1543 words) scored; dropped: 1 not aligned at stage 3 (52 words)"."""
-        text = (f"{self.utterances} of {self.manifest_utterances} utterances ({self.words} of "
-                f"{self.manifest_words} words) scored")
+        """ "56 of 57 utterances (1491 of 1543 words) scored; dropped: 1 not aligned at stage 3 (52 words)"."""
+        text = (
+            f"{self.utterances} of {self.manifest_utterances} utterances ({self.words} of "
+            f"{self.manifest_words} words) scored"
+        )
         dropped = [f"{d.utterances} {reason} ({d.words} words)" for reason, d in self.dropped.items()]
         text += "; dropped: " + (", ".join(dropped) if dropped else "none")
         if self.words_differ:
@@ -147,8 +149,10 @@ def coverage(
     lacks is an error."""
     unknown = [key for key in scored_words if key not in manifest_words]
     if unknown:
-        raise ValueError(f"{len(unknown)} scored utterance(s) are not in {manifest} (e.g. {unknown[0]}): "
-                         "do the cut ids match the supervision ids?")
+        raise ValueError(
+            f"{len(unknown)} scored utterance(s) are not in {manifest} (e.g. {unknown[0]}): "
+            "do the cut ids match the supervision ids?"
+        )
     reasons, details = reasons or {}, details or {}
     dropped: dict[str, Dropped] = {}
     dropped_ids: dict[str, str] = {}

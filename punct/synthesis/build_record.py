@@ -33,8 +33,11 @@ def config_changes(corpus_dir: Path, cfg: Any) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{record}: no readable build config ({err}); --overwrite rebuilds the corpus") from err
     asked = _as_json(asdict(cfg))
-    return [f"{name}: built {built.get(name)!r}, asked {value!r}"
-            for name, value in asked.items() if built.get(name) != value]
+    return [
+        f"{name}: built {built.get(name)!r}, asked {value!r}"
+        for name, value in asked.items()
+        if built.get(name) != value
+    ]
 
 
 def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
@@ -46,17 +49,21 @@ def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
         return False
     changes = config_changes(corpus_dir, cfg)
     if changes:
-        raise ValueError(f"{corpus_dir} was built with another config ({'; '.join(changes)}); "
-                         "--overwrite rebuilds it")
+        raise ValueError(f"{corpus_dir} was built with another config ({'; '.join(changes)}); --overwrite rebuilds it")
     return True
 
 
-def add_mini_corpus_arguments(parser: argparse.ArgumentParser, sizes: Iterable[str], size_help: str,
-                              text_package: str, layout: str) -> None:
+def add_mini_corpus_arguments(
+    parser: argparse.ArgumentParser, sizes: Iterable[str], size_help: str, text_package: str, layout: str
+) -> None:
     """The options of an embedded mini-corpus builder: output folder, size, seed, text cache, overwrite, log file."""
     parser.add_argument("out_dir", type=Path, help=f"corpus folder to create ({layout})")
     parser.add_argument("--size", choices=sorted(sizes), default="mini", help=size_help)
     parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
-                        help=f"where the {text_package} .deb is downloaded and unpacked ($PUNCT_CACHE)")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=default_cache_dir(),
+        help=f"where the {text_package} .deb is downloaded and unpacked ($PUNCT_CACHE)",
+    )
     add_rerun_arguments(parser, "rebuild an existing corpus")

@@ -132,15 +132,22 @@ class Espeak:
         lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.espeak_SetParameter.restype = ctypes.c_int
         lib.espeak_Synth.argtypes = [
-            ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint,
-            ctypes.c_uint, ctypes.POINTER(ctypes.c_uint), ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.POINTER(ctypes.c_uint),
+            ctypes.c_void_p,
         ]
         lib.espeak_Synth.restype = ctypes.c_int
         lib.espeak_SetSynthCallback.argtypes = [_CALLBACK]
         lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
         lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
         self.sample_rate = lib.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 0, None, _INITIALIZE_DONT_EXIT | _INITIALIZE_PHONEME_EVENTS)
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, None, _INITIALIZE_DONT_EXIT | _INITIALIZE_PHONEME_EVENTS
+        )
         if self.sample_rate <= 0:
             raise RuntimeError(f"espeak_Initialize failed ({self.sample_rate})")
         self._chunks: list[np.ndarray] = []
@@ -178,8 +185,13 @@ class Espeak:
                 raise ValueError(f"espeak-ng has no voice {voice.spec!r}")
             # Every parameter, every call: the library keeps them between calls.
             for param, value in (
-                (_PARAM_RATE, voice.rate), (_PARAM_PITCH, voice.pitch), (_PARAM_RANGE, voice.pitch_range),
-                (_PARAM_VOLUME, 100), (_PARAM_PUNCTUATION, 0), (_PARAM_CAPITALS, 0), (_PARAM_WORDGAP, 0),
+                (_PARAM_RATE, voice.rate),
+                (_PARAM_PITCH, voice.pitch),
+                (_PARAM_RANGE, voice.pitch_range),
+                (_PARAM_VOLUME, 100),
+                (_PARAM_PUNCTUATION, 0),
+                (_PARAM_CAPITALS, 0),
+                (_PARAM_WORDGAP, 0),
             ):
                 lib.espeak_SetParameter(param, int(value), 0)
             self._chunks, self._events, self._phonemes = [], [], []
@@ -195,10 +207,13 @@ class Espeak:
             WordEvent(offset=pos - 1, length=length, start=sample / self.sample_rate)
             for pos, length, sample in raw_events
         ]
-        phonemes = [PhonemeEvent(offset=pos - 1, start=sample / self.sample_rate, name=name)
-                    for pos, sample, name in raw_phonemes]
-        return Synthesis(audio=audio.astype(np.float32) / 32768.0, sample_rate=self.sample_rate, words=words,
-                         phonemes=phonemes)
+        phonemes = [
+            PhonemeEvent(offset=pos - 1, start=sample / self.sample_rate, name=name)
+            for pos, sample, name in raw_phonemes
+        ]
+        return Synthesis(
+            audio=audio.astype(np.float32) / 32768.0, sample_rate=self.sample_rate, words=words, phonemes=phonemes
+        )
 
     def phoneme_count(self, word: str, voice: Voice) -> int:
         """Number of phonemes eSpeak gives ``word`` on its own (stress marks not counted)."""
@@ -222,8 +237,10 @@ def resample(audio: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
 
 
 def word_starts_for_spans(
-    events: Sequence[WordEvent], spans: Sequence[tuple[int, int]],
-    phonemes: Sequence[PhonemeEvent] = (), phoneme_count: Callable[[int], int] | None = None,
+    events: Sequence[WordEvent],
+    spans: Sequence[tuple[int, int]],
+    phonemes: Sequence[PhonemeEvent] = (),
+    phoneme_count: Callable[[int], int] | None = None,
 ) -> list[float] | None:
     """Start time of each word given as a character span ``(begin, end)`` of the synthesized text.
 
@@ -271,8 +288,13 @@ def word_starts_for_spans(
     return starts
 
 
-def _split_group(event: WordEvent, words: list[int], end: int, phonemes: Sequence[PhonemeEvent],
-                 phoneme_count: Callable[[int], int] | None) -> list[float] | None:
+def _split_group(
+    event: WordEvent,
+    words: list[int],
+    end: int,
+    phonemes: Sequence[PhonemeEvent],
+    phoneme_count: Callable[[int], int] | None,
+) -> list[float] | None:
     """Starts of ``words`` (indices), which share ``event``; their text ends at character ``end``."""
     if phoneme_count is None or not phonemes:
         return None

@@ -74,8 +74,23 @@ class NormalizeConfig:
     events: str = "drop"  # "(Laughter)"-like events: "drop" or "keep" (read as words)
     abbreviations: tuple[str, ...] = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs")
     # Their dot is a full stop only at the end of the text or before a capitalised word (see the module doc).
-    sentence_abbreviations: tuple[str, ...] = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
-                                               "oct", "nov", "dec", "etc", "am", "pm")
+    sentence_abbreviations: tuple[str, ...] = (
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "etc",
+        "am",
+        "pm",
+    )
     numbers: str = "spoken"  # "spoken": numbers and symbols read as words (punct.text.numbers); "keep": digits stay
 
     def __post_init__(self) -> None:
@@ -123,9 +138,29 @@ def format_mark_table(config: NormalizeConfig = NormalizeConfig()) -> str:
 
 # Marks as written -> canonical mark of mark_table().
 _CANONICAL = {
-    "...": "…", "…": "…", "—": "-", "–": "-", "-": "-", "“": '"', "”": '"', "«": '"', "»": '"',
-    '"': '"', "'": '"', "’": '"', "‘": '"', "[": "(", "]": ")", "(": "(", ")": ")",
-    ",": ",", ".": ".", "?": "?", "!": "!", ";": ";", ":": ":",
+    "...": "…",
+    "…": "…",
+    "—": "-",
+    "–": "-",
+    "-": "-",
+    "“": '"',
+    "”": '"',
+    "«": '"',
+    "»": '"',
+    '"': '"',
+    "'": '"',
+    "’": '"',
+    "‘": '"',
+    "[": "(",
+    "]": ")",
+    "(": "(",
+    ")": ")",
+    ",": ",",
+    ".": ".",
+    "?": "?",
+    "!": "!",
+    ";": ";",
+    ":": ":",
 }
 
 _EVENT_RE = re.compile(r"[(\[]\s*[A-Z][^\W\d_]*(?:\s+[^\W\d_]+){0,3}\s*[)\]]")
@@ -147,7 +182,9 @@ _TOKEN_RE = re.compile(
 _SPOKEN_TOKEN_RE = re.compile(
     r"""
     (?P<acronym>(?:[^\W\d_]\.){2,})                  # U.S.  e.g.
-    |(?P<number>""" + num.NUMBER_EN + r""")          # 1,000  3.5  $5  50%  3rd  1990s  $5 million
+    |(?P<number>"""
+    + num.NUMBER_EN
+    + r""")          # 1,000  3.5  $5  50%  3rd  1990s  $5 million
     |(?P<word>[^\W_]+)                               # letters and digits
     |(?P<apostrophe>['’‘])
     |(?P<mark>\.\.\.|--+|[…—–\-?!.,;:"“”«»()\[\]])
@@ -174,7 +211,7 @@ def _unspeakable_symbol(ch: str) -> bool:
 
 def _next_word(tokens, k: int):
     """The first word-like token after position ``k`` (None at the end of the text)."""
-    for kind, tok, _, _ in tokens[k + 1:]:
+    for kind, tok, _, _ in tokens[k + 1 :]:
         if kind in ("word", "number", "acronym"):
             return tok
         if kind == "other" and tok.strip() and tok in num.SYMBOL_WORDS["en"]:
@@ -271,7 +308,10 @@ def _add_word(out: _WordsSoFar, tokens, k: int, config: NormalizeConfig, table: 
     words, spans = out.words, out.spans
     # "don" + "'" + "t" written together -> one word "don't".
     if (
-        k >= 2 and words and tokens[k - 1][0] == "apostrophe" and tokens[k - 1][2] == spans[-1][1]
+        k >= 2
+        and words
+        and tokens[k - 1][0] == "apostrophe"
+        and tokens[k - 1][2] == spans[-1][1]
         and tokens[k - 1][3] == start
     ):
         words[-1] = words[-1] + "'" + word
@@ -294,7 +334,10 @@ def _mark_is_silent(words: list[str], tokens, k: int, before: str, after: str, c
         return True  # Mr. keeps its dot
     # "on Jan. 5", "etc. and": the dot belongs to the abbreviation
     return bool(
-        tok == "." and words and before.isalnum() and words[-1] in config.sentence_abbreviations
+        tok == "."
+        and words
+        and before.isalnum()
+        and words[-1] in config.sentence_abbreviations
         and not _dot_ends_sentence(tokens, k, words[-1], config)
     )
 
@@ -312,6 +355,10 @@ def words_and_labels(text: str, config: NormalizeConfig = NormalizeConfig()) -> 
 
 def add_normalize_arguments(parser: argparse.ArgumentParser) -> None:
     """The punctuation mark -> label mapping of an English corpus preparation (a YAML file and ``--norm-*`` flags)."""
-    parser.add_argument("--normalize-config", type=Path, default=None,
-                        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)")
+    parser.add_argument(
+        "--normalize-config",
+        type=Path,
+        default=None,
+        help="YAML with NormalizeConfig values (punctuation mark -> label mapping)",
+    )
     add_config_arguments(parser, NormalizeConfig, prefix="norm-")

@@ -49,14 +49,17 @@ NUMBERS_MODES = ("spoken", "keep")  # the ``numbers`` option of the text configs
 
 # English number token as written in running text: optional currency, digits (with thousands commas),
 # optional decimals, then an ordinal/plural suffix or a percent sign; never followed by a letter or digit.
-CURRENCY_EN: dict[str, tuple[str, str]] = {"$": ("dollar", "dollars"), "€": ("euro", "euros"),
-                                           "£": ("pound", "pounds")}
+CURRENCY_EN: dict[str, tuple[str, str]] = {"$": ("dollar", "dollars"), "€": ("euro", "euros"), "£": ("pound", "pounds")}
 SCALES_EN = ("hundred", "thousand", "million", "billion", "trillion")
-NUMBER_EN = (r"(?:[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:st|nd|rd|th|s|\s?%)?(?![^\W_])"
-             r"(?:(?<=\d)\s+(?:" + "|".join(SCALES_EN) + r")\b)?")
+NUMBER_EN = (
+    r"(?:[$€£]\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:st|nd|rd|th|s|\s?%)?(?![^\W_])"
+    r"(?:(?<=\d)\s+(?:" + "|".join(SCALES_EN) + r")\b)?"
+)
 _PARSE_EN = re.compile(
     r"(?P<cur>[$€£])?\s?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?"
-    r"(?:(?P<ord>st|nd|rd|th)|(?P<plural>s)|\s?(?P<pct>%))?(?:\s+(?P<scale>[a-z]+))?", re.IGNORECASE)
+    r"(?:(?P<ord>st|nd|rd|th)|(?P<plural>s)|\s?(?P<pct>%))?(?:\s+(?P<scale>[a-z]+))?",
+    re.IGNORECASE,
+)
 # Czech number token (UDPipe keeps "3,5" and "6." together): digits, decimal comma, an ordinal's dot.
 CZECH_NUMBER = re.compile(r"(?P<int>\d+)(?:,(?P<frac>\d+))?(?P<ord>\.)?")
 
@@ -197,4 +200,3 @@ def mixed(token: str, lang: str) -> list[tuple[str, bool]]:
         else:
             out.append((run, False))
     return out
-

@@ -155,7 +155,9 @@ def spoken_words(token: str, numbers: str = "spoken") -> list[tuple[str, str]]:
 
 
 def extract_labels(
-    tokens: Iterable[str], stats: ExtractionStats | None = None, numbers: str = "spoken",
+    tokens: Iterable[str],
+    stats: ExtractionStats | None = None,
+    numbers: str = "spoken",
 ) -> list[LabeledWord]:
     """Official transcript tokens -> one (word, punct, case) per word.
 

@@ -27,8 +27,9 @@ def batch_norms(model: nn.Module) -> list[nn.modules.batchnorm._BatchNorm]:
     return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
 
 
-def recompute_batch_norm_stats(model: nn.Module, batches: Iterable, forward: Callable[[nn.Module, object], object],
-                               max_batches: int = 0) -> int:
+def recompute_batch_norm_stats(
+    model: nn.Module, batches: Iterable, forward: Callable[[nn.Module, object], object], max_batches: int = 0
+) -> int:
     """Replaces every BatchNorm's running statistics by their plain average over ``batches`` (at most
     ``max_batches``; 0: all), passed through ``forward(model, batch)`` in training mode without gradients.
     The model's mode and the BatchNorms' momentum are restored.  Returns the number of batches used."""

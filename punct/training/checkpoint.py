@@ -43,8 +43,15 @@ def _legacy_numpy_rng_globals() -> list[Any]:
     ]
 
 
-def save_checkpoint(path: Pathlike, *, model: torch.nn.Module, config: Any,
-                    optimizer: torch.optim.Optimizer | None = None, state: Any = None, **extra: Any) -> None:
+def save_checkpoint(
+    path: Pathlike,
+    *,
+    model: torch.nn.Module,
+    config: Any,
+    optimizer: torch.optim.Optimizer | None = None,
+    state: Any = None,
+    **extra: Any,
+) -> None:
     """Writes ``path`` atomically in the format above; ``model`` may be DDP-wrapped, ``config`` and ``state``
     are dataclasses (``state`` and ``optimizer`` None for a model-only file)."""
     module = model.module if hasattr(model, "module") else model
@@ -85,7 +92,6 @@ def set_rng_state(state: dict[str, Any]) -> None:
     name, keys, pos, has_gauss, cached_gaussian = state["numpy"]
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss), float(cached_gaussian)))
     torch.set_rng_state(state["torch"].cpu())  # resumed with map_location=cuda it would be on the GPU
-
 
 
 def average_state_dicts(state_dicts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:

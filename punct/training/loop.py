@@ -153,8 +153,9 @@ def unwrap(model: torch.nn.Module) -> torch.nn.Module:
     return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
 
 
-def wrap_ddp(model: torch.nn.Module, device: torch.device, dist: DistInfo,
-             find_unused_parameters: bool = False) -> torch.nn.Module:
+def wrap_ddp(
+    model: torch.nn.Module, device: torch.device, dist: DistInfo, find_unused_parameters: bool = False
+) -> torch.nn.Module:
     """``model`` in DistributedDataParallel when there are several ranks (unchanged otherwise).
 
     ``find_unused_parameters``: for models with parameters outside the loss' graph (a BERT encoder's
@@ -162,8 +163,10 @@ def wrap_ddp(model: torch.nn.Module, device: torch.device, dist: DistInfo,
     if dist.world_size == 1:
         return model
     return torch.nn.parallel.DistributedDataParallel(
-        model, device_ids=[device.index] if device.type == "cuda" else None,
-        find_unused_parameters=find_unused_parameters)
+        model,
+        device_ids=[device.index] if device.type == "cuda" else None,
+        find_unused_parameters=find_unused_parameters,
+    )
 
 
 def rank_batches(order: Sequence[int], batch_size: int, dist: DistInfo = DistInfo()) -> list[list[int]]:
@@ -176,7 +179,7 @@ def rank_batches(order: Sequence[int], batch_size: int, dist: DistInfo = DistInf
     world = dist.world_size
     usable = len(order) - len(order) % world
     step = batch_size * world
-    return [list(order[start:min(start + step, usable)][dist.rank::world]) for start in range(0, usable, step)]
+    return [list(order[start : min(start + step, usable)][dist.rank :: world]) for start in range(0, usable, step)]
 
 
 class RankBatchSampler(torch.utils.data.Sampler):
@@ -242,8 +245,10 @@ class Amp:
             raise ValueError(f"--amp must be one of {AMP_CHOICES}, got {self.mode!r}")
         object.__setattr__(self, "mode", resolve_amp(self.mode, torch.device(self.device_type)))
         if self.mode == "fp16" and self.device_type != "cuda":
-            raise ValueError(f"--amp fp16 needs a CUDA device (the device is {self.device_type}); "
-                             "use --amp bf16 (or none) on the CPU")
+            raise ValueError(
+                f"--amp fp16 needs a CUDA device (the device is {self.device_type}); "
+                "use --amp bf16 (or none) on the CPU"
+            )
         if self.mode == "bf16" and self.device_type == "cuda" and not torch.cuda.is_bf16_supported():
             raise ValueError("--amp bf16: this GPU does not support bfloat16; use --amp fp16")
         object.__setattr__(self, "scaler", torch.amp.GradScaler("cuda", enabled=self.mode == "fp16"))
@@ -261,8 +266,13 @@ class Amp:
             return contextlib.nullcontext()
         return torch.autocast(self.device_type, dtype=self.dtype)
 
-    def step(self, loss: torch.Tensor, optimizer: torch.optim.Optimizer, parameters: Iterable[torch.Tensor] = (),
-             grad_clip: float = 0.0) -> None:
+    def step(
+        self,
+        loss: torch.Tensor,
+        optimizer: torch.optim.Optimizer,
+        parameters: Iterable[torch.Tensor] = (),
+        grad_clip: float = 0.0,
+    ) -> None:
         """Backward of ``loss`` (scaled for fp16), clipping of the true gradients of ``parameters`` to norm
         ``grad_clip`` when it is > 0, and the optimizer step (skipped by fp16 when a gradient is inf/nan)."""
         self.scaler.scale(loss).backward()
@@ -277,10 +287,14 @@ NO_AMP = Amp()  # float32 throughout (its GradScaler is disabled, hence stateles
 
 
 def add_amp_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--amp", choices=AMP_CHOICES, default="none",
-                        help="mixed precision of the training forward passes: bf16 (CPU or GPU), fp16 (CUDA only, "
-                             "with loss scaling), auto (bf16 where the hardware computes in it natively, else none) "
-                             "or none; losses, dev scoring and checkpoints stay float32")
+    parser.add_argument(
+        "--amp",
+        choices=AMP_CHOICES,
+        default="none",
+        help="mixed precision of the training forward passes: bf16 (CPU or GPU), fp16 (CUDA only, "
+        "with loss scaling), auto (bf16 where the hardware computes in it natively, else none) "
+        "or none; losses, dev scoring and checkpoints stay float32",
+    )
 
 
 def add_resume_device_amp_arguments(parser: argparse.ArgumentParser) -> None:

@@ -38,5 +38,7 @@ def constant_response(conv: nn.Conv1d, offset: torch.Tensor) -> torch.Tensor:
 
 def check_positive(scale: torch.Tensor, where: str) -> None:
     if not bool((scale > 0).all()):
-        raise ValueError(f"cannot fold the BatchNorm of {where}: {int((scale <= 0).sum())} channels have a "
-                         "non-positive scale (gamma), so ReLU and BatchNorm do not commute")
+        raise ValueError(
+            f"cannot fold the BatchNorm of {where}: {int((scale <= 0).sum())} channels have a "
+            "non-positive scale (gamma), so ReLU and BatchNorm do not commute"
+        )

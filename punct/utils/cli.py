@@ -17,8 +17,12 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     """Shows defaults and keeps the layout of the module docstring."""
 
 
-def add_device_arguments(parser: argparse.ArgumentParser, num_threads: int = 1,
-                         threads_help: str = "torch CPU threads", device_help: str = DEVICE_HELP) -> None:
+def add_device_arguments(
+    parser: argparse.ArgumentParser,
+    num_threads: int = 1,
+    threads_help: str = "torch CPU threads",
+    device_help: str = DEVICE_HELP,
+) -> None:
     """``--device`` and ``--num-threads``, taken by every entry point that runs a model."""
     parser.add_argument("--device", default="auto", help=device_help)
     parser.add_argument("--num-threads", type=int, default=num_threads, help=threads_help)
@@ -39,8 +43,9 @@ def add_am_input_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--prefix", required=True, help="cut manifest name prefix: <prefix>_cuts_<split>.jsonl.gz")
 
 
-def parse_and_log(parser: argparse.ArgumentParser, argv: list[str] | None = None,
-                  title: str = "arguments") -> argparse.Namespace:
+def parse_and_log(
+    parser: argparse.ArgumentParser, argv: list[str] | None = None, title: str = "arguments"
+) -> argparse.Namespace:
     """Parses ``argv`` (None: the command line), starts logging to stderr and logs the arguments first."""
     args = parser.parse_args(argv)
     setup_logging()

@@ -273,8 +273,12 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_type: type, pre
         hint = hints[f.name]
         if dataclasses.is_dataclass(hint):
             continue
-        default = f.default if f.default is not dataclasses.MISSING else (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else None  # type: ignore[misc]
+        default = (
+            f.default
+            if f.default is not dataclasses.MISSING
+            else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else None  # type: ignore[misc]
+            )
         )
         group.add_argument(
             f"--{prefix}{f.name.replace('_', '-')}",
@@ -288,8 +292,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_type: type, pre
 def config_from_args(config_type: type[C], args: argparse.Namespace, config_path: Path | None, prefix: str = "") -> C:
     """The config of ``config_path`` with every flag the user gave on top."""
     overrides = {
-        f.name: getattr(args, f"{prefix.replace('-', '_')}{f.name}", None)
-        for f in dataclasses.fields(config_type)
+        f.name: getattr(args, f"{prefix.replace('-', '_')}{f.name}", None) for f in dataclasses.fields(config_type)
     }
     return load_config(config_type, config_path, **overrides)
 

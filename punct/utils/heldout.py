@@ -18,8 +18,9 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 
-def draw_by_share(amounts: Mapping[str, float], shares: Sequence[float], seed: int, max_share: float = 1 / 3,
-                  what: str = "unit") -> list[list[str]]:
+def draw_by_share(
+    amounts: Mapping[str, float], shares: Sequence[float], seed: int, max_share: float = 1 / 3, what: str = "unit"
+) -> list[list[str]]:
     """Disjoint parts of the units of ``amounts`` (unit -> hours), the k-th holding about ``shares[k]`` of the
     total; at least one unit per part and at least one left over (training).
 
@@ -36,8 +37,10 @@ def draw_by_share(amounts: Mapping[str, float], shares: Sequence[float], seed: i
             raise ValueError(f"a held-out share must be in (0, max_share={max_share:.3g}], got {share}")
     units = sorted(amounts)
     if len(units) < len(shares) + 1:
-        raise ValueError(f"{len(units)} {what}(s): cannot hold out {len(shares)} part(s) and train on the rest; "
-                         f"give the held-out data separately, or split by another unit")
+        raise ValueError(
+            f"{len(units)} {what}(s): cannot hold out {len(shares)} part(s) and train on the rest; "
+            f"give the held-out data separately, or split by another unit"
+        )
     total = sum(amounts[u] for u in units)
     if total <= 0:
         raise ValueError(f"the {what}s hold no time: cannot draw held-out parts by their hours")
@@ -60,7 +63,8 @@ def draw_by_share(amounts: Mapping[str, float], shares: Sequence[float], seed: i
                 raise ValueError(
                     f"no {what} holds at most {max_share:.0%} of the {total / 3600:.3f} h (the smallest left holds "
                     f"{min(amounts[u] for u in order) / total:.0%}, {largest!r} {amounts[largest] / total:.0%}): "
-                    f"give the held-out data separately, or split by a smaller unit")
+                    f"give the held-out data separately, or split by a smaller unit"
+                )
             part = fitting[:1]
         order = [u for u in order if u not in part]
         if not order:
@@ -69,12 +73,15 @@ def draw_by_share(amounts: Mapping[str, float], shares: Sequence[float], seed: i
     return parts
 
 
-def small_part_warning(name: str, seconds: float, items: int, min_seconds: float, min_items: int,
-                       item_name: str = "utterances") -> str | None:
+def small_part_warning(
+    name: str, seconds: float, items: int, min_seconds: float, min_items: int, item_name: str = "utterances"
+) -> str | None:
     """A warning (also logged) when a part holds less than ``min_seconds`` or ``min_items``; None otherwise."""
     if seconds >= min_seconds and items >= min_items:
         return None
-    message = (f"{name} holds {seconds / 60:.1f} min in {items} {item_name} (less than {min_seconds / 60:.1f} min "
-               f"or {min_items} {item_name}): too small to train on or to score reliably")
+    message = (
+        f"{name} holds {seconds / 60:.1f} min in {items} {item_name} (less than {min_seconds / 60:.1f} min "
+        f"or {min_items} {item_name}): too small to train on or to score reliably"
+    )
     logger.warning("%s", message)
     return message

@@ -12,14 +12,22 @@ from punct.bin import build_itn_segments, prepare_parczech
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.labels import TimedWord
 
-TEXT_A = ("Dobrý den , vážené kolegyně , vážení kolegové . Dnes projednáme tisk 912 , který vám byl doručen "
-          "6. března . Nyní se táži navrhovatelky , zda má zájem vystoupit . Prosím , paní poslankyně , máte slovo .")
-SAID_A = ("dobrý den vážené kolegyně vážení kolegové dnes projednáme tisk devět set dvanáct který vám byl doručen "
-          "šestého března ehm nyní se táži navrhovatelky zda má zájem vystoupit prosím paní poslankyně máte slovo")
-TEXT_B = ("Děkuji za slovo , pane předsedající . Vláda předkládá návrh zákona o státním rozpočtu . "
-          "Rozpočet počítá se schodkem , který je nižší než loni . Děkuji za pozornost .")
-SAID_B = ("děkuji za slovo pane předsedající vláda předkládá návrh zákona o státním rozpočtu "
-          "rozpočet počítá se schodkem který je nižší než loni děkuji za pozornost")
+TEXT_A = (
+    "Dobrý den , vážené kolegyně , vážení kolegové . Dnes projednáme tisk 912 , který vám byl doručen "
+    "6. března . Nyní se táži navrhovatelky , zda má zájem vystoupit . Prosím , paní poslankyně , máte slovo ."
+)
+SAID_A = (
+    "dobrý den vážené kolegyně vážení kolegové dnes projednáme tisk devět set dvanáct který vám byl doručen "
+    "šestého března ehm nyní se táži navrhovatelky zda má zájem vystoupit prosím paní poslankyně máte slovo"
+)
+TEXT_B = (
+    "Děkuji za slovo , pane předsedající . Vláda předkládá návrh zákona o státním rozpočtu . "
+    "Rozpočet počítá se schodkem , který je nižší než loni . Děkuji za pozornost ."
+)
+SAID_B = (
+    "děkuji za slovo pane předsedající vláda předkládá návrh zákona o státním rozpočtu "
+    "rozpočet počítá se schodkem který je nižší než loni děkuji za pozornost"
+)
 
 
 def write_recording(root, rec_id, text, said, speaker, doc):
@@ -64,8 +72,22 @@ def test_prepare_and_build_segments(tmp_path):
     out = tmp_path / "segments"
     test_list = tmp_path / "test.txt"
     test_list.write_text("EvaMala.1980\n")
-    common = ["--prefix", "parczech", "--manifest-dir", str(man), "--out-dir", str(out), "--test-speakers", str(test_list), "--nj", "2",
-              "--min-train-segments", "1", "--min-dev-segments", "0"]  # two recordings: no dev speaker
+    common = [
+        "--prefix",
+        "parczech",
+        "--manifest-dir",
+        str(man),
+        "--out-dir",
+        str(out),
+        "--test-speakers",
+        str(test_list),
+        "--nj",
+        "2",
+        "--min-train-segments",
+        "1",
+        "--min-dev-segments",
+        "0",
+    ]  # two recordings: no dev speaker
     for job in ("1", "2"):
         build_itn_segments.main(common + ["--recognised-dir", str(rec_dir), "--job", job])
     assert build_itn_segments.main(common + ["--merge"]) == 0
@@ -77,8 +99,8 @@ def test_prepare_and_build_segments(tmp_path):
     # "912" is said as words (numbers: spoken): its words align with the recognised ones; "6." (a Czech ordinal,
     # which num2words cannot say) stays as written and matches nothing
     k = pairs.index(["devět", "devět"])
-    assert pairs[k:k + 3] == [["devět", "devět"], ["set", "set"], ["dvanáct", "dvanáct"]]
-    assert all(r[9] == "0" for r in rows[k:k + 3])
+    assert pairs[k : k + 3] == [["devět", "devět"], ["set", "set"], ["dvanáct", "dvanáct"]]
+    assert all(r[9] == "0" for r in rows[k : k + 3])
     assert any(r[3] == "6." and r[9] != "0" for r in rows)
     assert any(r[2] == "ehm" and r[3] == "" for r in rows)
 
@@ -128,8 +150,21 @@ def test_segment_dict_round_trip_multi_speaker():
     from punct.align.segments import AlignedWord, Segment
     from punct.bin.build_itn_segments import _segment_from_dict
 
-    words = [AlignedWord(k, 0, "a", w, "A" if k < 3 else "B", 1.0 + k, 1.5 + k, "," if k == 2 else "blank",
-                         "cap" if k == 0 else "blank", 0) for k, w in enumerate(["Ano", "tak", "jo", "dobře", "ne"])]
+    words = [
+        AlignedWord(
+            k,
+            0,
+            "a",
+            w,
+            "A" if k < 3 else "B",
+            1.0 + k,
+            1.5 + k,
+            "," if k == 2 else "blank",
+            "cap" if k == 0 else "blank",
+            0,
+        )
+        for k, w in enumerate(["Ano", "tak", "jo", "dobře", "ne"])
+    ]
     seg = Segment("rec", 4, "train", words)
     back = _segment_from_dict(json.loads(json.dumps(seg.to_dict())))
     assert back.id == "rec_4" and back.speakers == ["A", "B"] and back.start == 1.0 and back.end == 5.5

@@ -49,7 +49,9 @@ def test_levenshtein_and_pairwise():
     assert levenshtein("kitten", "sitting") == 3 and d[0, 0] == 1 and d[3, 3] == 1
 
 
-@pytest.mark.parametrize("config", [AlignConfig(), AlignConfig(gap_open=0.7, gap_extend=0.7), AlignConfig(2.0, 0.1, 1.5)])
+@pytest.mark.parametrize(
+    "config", [AlignConfig(), AlignConfig(gap_open=0.7, gap_extend=0.7), AlignConfig(2.0, 0.1, 1.5)]
+)
 def test_optimal_against_brute_force(config):
     rng = random.Random(7)
     vocab = ["dom", "domy", "les", "lesy", "pes", "x", "a"]

@@ -26,13 +26,26 @@ def row(i, word="slovo", start=None, dur=0.4, punct=BLANK, case=BLANK, spk="A", 
 
 
 def test_align_recording_rows_and_runs():
-    off_tokens = [("Usnesení", BLANK, CAP), ("bylo", BLANK, BLANK), ("doručeno", ",", BLANK), ("6", ".", BLANK), ("Nyní", BLANK, CAP)]
+    off_tokens = [
+        ("Usnesení", BLANK, CAP),
+        ("bylo", BLANK, BLANK),
+        ("doručeno", ",", BLANK),
+        ("6", ".", BLANK),
+        ("Nyní", BLANK, CAP),
+    ]
     off = [OfficialWord(w, p, c, f"d.u1.p1.s1.w{k}", "A", 0, k) for k, (w, p, c) in enumerate(off_tokens)]
-    rec = [TimedWord(w, k * 0.5, k * 0.5 + 0.4) for k, w in enumerate(["usnesení", "bylo", "ehm", "doručeno", "šestého", "nyní"])]
+    rec = [
+        TimedWord(w, k * 0.5, k * 0.5 + 0.4)
+        for k, w in enumerate(["usnesení", "bylo", "ehm", "doručeno", "šestého", "nyní"])
+    ]
     rows = align_recording(rec, off)
     assert [(r.rec_word, r.word, r.distance) for r in rows] == [
-        ("usnesení", "Usnesení", 0), ("bylo", "bylo", 0), ("ehm", None, 3), ("doručeno", "doručeno", 0),
-        ("šestého", "6", 7), ("nyní", "Nyní", 0),
+        ("usnesení", "Usnesení", 0),
+        ("bylo", "bylo", 0),
+        ("ehm", None, 3),
+        ("doručeno", "doručeno", 0),
+        ("šestého", "6", 7),
+        ("nyní", "Nyní", 0),
     ]
     assert rows[2].word_idx == -1 and rows[3].punct == "," and rows[5].start == pytest.approx(2.5)
     runs = zero_distance_runs(rows)
@@ -102,7 +115,9 @@ def test_build_segments_filters():
 
 
 def test_build_segments_deterministic_and_statistics():
-    rows = [row(i, start=i * 0.5, punct="." if i % 7 == 6 else BLANK, case=CAP if i % 7 == 0 else BLANK) for i in range(300)]
+    rows = [
+        row(i, start=i * 0.5, punct="." if i % 7 == 6 else BLANK, case=CAP if i % 7 == 0 else BLANK) for i in range(300)
+    ]
     a = build_segments("r", rows, set(), set(), SegmentConfig(seed=3))
     b = build_segments("r", rows, set(), set(), SegmentConfig(seed=3))
     c = build_segments("r", rows, set(), set(), SegmentConfig(seed=4))

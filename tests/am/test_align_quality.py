@@ -10,14 +10,24 @@ from punct.am.align_quality import format_summary, read_word_times, start_errors
 
 def test_start_errors_and_summary(tmp_path):
     ref = tmp_path / "dev.word_times.jsonl"
-    ref.write_text("\n".join(json.dumps(r) for r in [
-        {"id": "u1", "words": ["a", "b", "c"], "starts": [0.0, 0.5, 1.0]},
-        {"id": "u2", "words": ["d"], "starts": [None]},
-        {"id": "u3", "words": ["x", "y"], "starts": [0.0, 0.3]},
-    ]) + "\n")
+    ref.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"id": "u1", "words": ["a", "b", "c"], "starts": [0.0, 0.5, 1.0]},
+                {"id": "u2", "words": ["d"], "starts": [None]},
+                {"id": "u3", "words": ["x", "y"], "starts": [0.0, 0.3]},
+            ]
+        )
+        + "\n"
+    )
     reference = read_word_times(ref)
-    hyp = {"u1": (["a", "b", "c"], [0.02, 0.45, 1.2]), "u2": (["d"], [0.1]), "u3": (["x", "z"], [0.0, 0.3]),
-           "u4": (["q"], [0.0])}
+    hyp = {
+        "u1": (["a", "b", "c"], [0.02, 0.45, 1.2]),
+        "u2": (["d"], [0.1]),
+        "u3": (["x", "z"], [0.0, 0.3]),
+        "u4": (["q"], [0.0]),
+    }
     errors, counts = start_errors(reference, hyp)
     assert np.allclose(sorted(errors), [-0.05, 0.02, 0.2])
     assert counts == {"segments": 2, "words": 3, "word_mismatch": 1, "no_reference": 1}

@@ -14,13 +14,16 @@ def test_greedy_merges_repeats_and_drops_blanks():
     assert greedy_ids(logits, 3) == [3]
 
 
-@pytest.mark.parametrize("ref,hyp,ops", [
-    ("a b c d", "a x c d e", (1, 0, 1)),
-    ("a b", "", (0, 2, 0)),
-    ("", "a", (0, 0, 1)),
-    ("a b c", "b c", (0, 1, 0)),
-    ("the cat sat", "the cat sat", (0, 0, 0)),
-])
+@pytest.mark.parametrize(
+    "ref,hyp,ops",
+    [
+        ("a b c d", "a x c d e", (1, 0, 1)),
+        ("a b", "", (0, 2, 0)),
+        ("", "a", (0, 0, 1)),
+        ("a b c", "b c", (0, 1, 0)),
+        ("the cat sat", "the cat sat", (0, 0, 0)),
+    ],
+)
 def test_edit_operations(ref, hyp, ops):
     assert edit_ops(ref.split(), hyp.split()) == ops
 

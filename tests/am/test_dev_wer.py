@@ -51,7 +51,9 @@ def test_the_cli_takes_the_config_limit_or_the_flag(tmp_path, capsys):
     config.write_text("max_dev_wer: null\n")
     assert check_am_wer.main(["--config", str(config), "--wer-file", str(wer)]) == 0
     wer.write_text(LEARNED)
-    assert check_am_wer.main(["--config", str(tmp_path / "am.yaml"), "--wer-file", str(wer), "--max-dev-wer", "50"]) == 1
+    assert (
+        check_am_wer.main(["--config", str(tmp_path / "am.yaml"), "--wer-file", str(wer), "--max-dev-wer", "50"]) == 1
+    )
 
 
 @pytest.mark.parametrize("recipe", ["mustc", "parczech"])
@@ -66,12 +68,20 @@ def test_steps_train_am_stops_after_the_decode(tmp_path):
     """The step's check runs after the (here: already finished) WER decode and exits 1 with the message (one run:
     each starts torch)."""
     script = (REPO / "steps" / "train_am.sh").read_text()
-    check = script[script.index('if [[ " $decode_splits " == *" dev "* ]]'):]
-    check = check[:check.index("\nfi\n") + 4]
+    check = script[script.index('if [[ " $decode_splits " == *" dev "* ]]') :]
+    check = check[: check.index("\nfi\n") + 4]
     (tmp_path / "wer_dev.txt").write_text(ISSUE_38)
     (tmp_path / "am.yaml").write_text("num_epochs: 1\n")
-    run = subprocess.run(["bash", "-c", f"set -euo pipefail; decode_splits='dev test'; am_config=am.yaml; dir=.; "
-                                        f"max_dev_wer=\n{check}\necho went-on"],
-                         cwd=tmp_path, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"set -euo pipefail; decode_splits='dev test'; am_config=am.yaml; dir=.; "
+            f"max_dev_wer=\n{check}\necho went-on",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1 and "went-on" not in run.stdout
     assert "above max_dev_wer 90 % (am.yaml)" in run.stderr and "stopped" in run.stderr

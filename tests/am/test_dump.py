@@ -33,8 +33,11 @@ def am_dir(tmp_path_factory):
     fbank = cached_corpus() / "fbank"
     cuts, _ = load_split(fbank, "train", "mustc")
     tokens = TokenTable.from_words(cut_words(c) for c in cuts)
-    config = AmConfig(model=dataclasses.replace(AmConfig().model, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
-                                                prefinal_big_dim=32))
+    config = AmConfig(
+        model=dataclasses.replace(
+            AmConfig().model, dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32
+        )
+    )
     torch.manual_seed(0)
     model = build_model(config, len(tokens))
     with torch.no_grad():
@@ -42,8 +45,9 @@ def am_dir(tmp_path_factory):
             if isinstance(m, torch.nn.BatchNorm1d):
                 m.running_var.uniform_(0.5, 2.0)
     out = tmp_path_factory.mktemp("am")
-    save_checkpoint(out / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(), config=config,
-                    tokens=tokens)
+    save_checkpoint(
+        out / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(), config=config, tokens=tokens
+    )
     return out
 
 
@@ -68,8 +72,26 @@ def test_shard_round_trip_frames_match_features(am_dir, tmp_path):
 
 def _dump_cmd(am_dir, out_dir, *extra):
     fbank = cached_corpus() / "fbank"
-    return [sys.executable, "-m", "punct.bin.dump_am_embeddings", "--fbank-dir", str(fbank), "--prefix", "mustc", "--am-dir", str(am_dir),
-            "--out-dir", str(out_dir), "--splits", "train", "--compression", "none", "--device", "cpu", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "punct.bin.dump_am_embeddings",
+        "--fbank-dir",
+        str(fbank),
+        "--prefix",
+        "mustc",
+        "--am-dir",
+        str(am_dir),
+        "--out-dir",
+        str(out_dir),
+        "--splits",
+        "train",
+        "--compression",
+        "none",
+        "--device",
+        "cpu",
+        *extra,
+    ]
 
 
 def _env():
@@ -78,8 +100,12 @@ def _env():
 
 def test_killed_job_leaves_no_finished_shard_and_rerun_matches(am_dir, tmp_path):
     killed, clean = tmp_path / "killed", tmp_path / "clean"
-    proc = subprocess.Popen(_dump_cmd(am_dir, killed, "--job", "1", "--nj", "1", "--throttle", "2"), env=_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _dump_cmd(am_dir, killed, "--job", "1", "--nj", "1", "--throttle", "2"),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 120
         # wait until the job has written at least one matrix to its temporary ark
@@ -97,11 +123,21 @@ def test_killed_job_leaves_no_finished_shard_and_rerun_matches(am_dir, tmp_path)
     prefix = killed / "train" / "emb.1"
     ark, scp = shard_paths(prefix)
     assert not is_shard_done(prefix) and not ark.exists() and not scp.exists()
-    subprocess.run(_dump_cmd(am_dir, killed, "--job", "1", "--nj", "1"), env=_env(), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        _dump_cmd(am_dir, killed, "--job", "1", "--nj", "1"),
+        env=_env(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for job in (1, 2):
-        subprocess.run(_dump_cmd(am_dir, clean, "--job", str(job), "--nj", "2"), env=_env(), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            _dump_cmd(am_dir, clean, "--job", str(job), "--nj", "2"),
+            env=_env(),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     assert is_shard_done(prefix)
     a = MatrixReader(scp)
     b = MatrixReader(shard_paths(clean / "train" / "emb.1")[1], shard_paths(clean / "train" / "emb.2")[1])
@@ -110,12 +146,18 @@ def test_killed_job_leaves_no_finished_shard_and_rerun_matches(am_dir, tmp_path)
         assert np.array_equal(a[key], b[key]), key
     # a finished shard is skipped on a re-run
     mtime = ark.stat().st_mtime_ns
-    log = subprocess.run(_dump_cmd(am_dir, killed, "--job", "1", "--nj", "1"), env=_env(), check=True,
-                         capture_output=True, text=True).stderr
+    log = subprocess.run(
+        _dump_cmd(am_dir, killed, "--job", "1", "--nj", "1"), env=_env(), check=True, capture_output=True, text=True
+    ).stderr
     assert "is done; skipping" in log and ark.stat().st_mtime_ns == mtime
     # merge: one scp whose keys are exactly the cut ids
-    subprocess.run(_dump_cmd(am_dir, clean, "--nj", "2", "--merge"), env=_env(), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        _dump_cmd(am_dir, clean, "--nj", "2", "--merge"),
+        env=_env(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     cuts = load_manifest(cached_corpus() / "fbank" / "mustc_cuts_train.jsonl.gz")
     assert MatrixReader(clean / "train" / "emb.scp").keys() == [c.id for c in cuts]
 
@@ -127,20 +169,40 @@ def test_a_dump_with_another_layer_is_redone(am_dir, tmp_path):
 
     out = tmp_path / "emb"
     for args in (("--job", "1", "--nj", "1"), ("--nj", "1", "--merge")):
-        subprocess.run(_dump_cmd(am_dir, out, "--layer", "12", *args), env=_env(), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            _dump_cmd(am_dir, out, "--layer", "12", *args),
+            env=_env(),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     source = read_source(out / "train", AcousticSource)
     assert (source.layer, source.compression, source.norm_vars) == (12, "none", False)
     shard = MatrixReader(out / "train" / "emb.scp")
     key = shard.keys()[0]
     layer12 = shard[key]
-    log = subprocess.run(_dump_cmd(am_dir, out, "--layer", "12", "--job", "1", "--nj", "1"), env=_env(), check=True,
-                         capture_output=True, text=True).stderr
+    log = subprocess.run(
+        _dump_cmd(am_dir, out, "--layer", "12", "--job", "1", "--nj", "1"),
+        env=_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stderr
     assert "is done; skipping" in log
-    log = subprocess.run(_dump_cmd(am_dir, out, "--layer", "8", "--job", "1", "--nj", "1"), env=_env(), check=True,
-                         capture_output=True, text=True).stderr
+    log = subprocess.run(
+        _dump_cmd(am_dir, out, "--layer", "8", "--job", "1", "--nj", "1"),
+        env=_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stderr
     assert "dumped with other options" in log and "is done; skipping" not in log
-    subprocess.run(_dump_cmd(am_dir, out, "--layer", "8", "--nj", "1", "--merge"), env=_env(), check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        _dump_cmd(am_dir, out, "--layer", "8", "--nj", "1", "--merge"),
+        env=_env(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     assert read_source(out / "train", AcousticSource).layer == 8
     assert not np.allclose(MatrixReader(out / "train" / "emb.scp")[key], layer12)

@@ -9,8 +9,9 @@ from punct.am.train import AmConfig, build_model
 
 
 def tiny_config() -> AmConfig:
-    return AmConfig(model=AmModelConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
-                                     prefinal_big_dim=32))
+    return AmConfig(
+        model=AmModelConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32)
+    )
 
 
 def test_transfer_weights_copies_shared_layers_and_output_rows():

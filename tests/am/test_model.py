@@ -54,7 +54,7 @@ def test_layer_tap_is_the_intermediate_output():
         y12 = model(x, layer=12)
         s = model.tdnnf[10].stride  # tdnnf12 is tdnnf[10]
         manual = model.tdnnf[10].forward(y11.transpose(1, 2)).transpose(1, 2)  # valid frames s .. 90-s-1
-        assert torch.allclose(manual, y12[:, s: 90 - s], atol=1e-5)
+        assert torch.allclose(manual, y12[:, s : 90 - s], atol=1e-5)
 
 
 def test_forward_with_tap_gives_layer_and_logits_of_one_pass():
@@ -79,7 +79,7 @@ def test_output_frame_depends_only_on_its_context():
         base = model(x, layer=EMBEDDING_LAYER)[0, t]
         far = x.clone()
         far[0, : t - left - 1] += 5.0  # beyond the left context (layer 12 needs <= the full context)
-        far[0, t + right + 1:] -= 5.0
+        far[0, t + right + 1 :] -= 5.0
         assert torch.allclose(model(far, layer=EMBEDDING_LAYER)[0, t], base, atol=1e-5)
         near = x.clone()
         near[0, t - 1] += 5.0
@@ -96,7 +96,7 @@ def test_edges_are_padded_by_repeating_the_first_and_last_frame():
     with torch.no_grad():
         for layer in (0, 1, 5, EMBEDDING_LAYER, None):
             a = model(x, layer=layer)
-            b = model(extended, layer=layer)[:, left: left + 40]
+            b = model(extended, layer=layer)[:, left : left + 40]
             assert torch.allclose(a, b, atol=1e-5), layer
 
 
@@ -132,13 +132,16 @@ def test_folded_batch_norms_give_the_same_outputs():
             FoldedAcousticModel(model)
 
 
-@pytest.mark.parametrize("strides, splice, k", [
-    ((1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3), (-1, 0, 1), 3),   # the recipes' strides, ctc_subsample 3
-    ((1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3), (0,), 3),
-    ((0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2), (0,), 2),          # every layer strided: all on every 2nd frame
-    ((3, 1, 3, 0, 3, 3, 3, 3, 3, 3, 3, 3), (-2, -1, 0, 1, 2), 3),  # a stride-1 layer between strided ones
-    ((1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), (-1, 0, 1), 4),    # nothing at the subsampled rate
-])
+@pytest.mark.parametrize(
+    "strides, splice, k",
+    [
+        ((1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3), (-1, 0, 1), 3),  # the recipes' strides, ctc_subsample 3
+        ((1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3), (0,), 3),
+        ((0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2), (0,), 2),  # every layer strided: all on every 2nd frame
+        ((3, 1, 3, 0, 3, 3, 3, 3, 3, 3, 3, 3), (-2, -1, 0, 1, 2), 3),  # a stride-1 layer between strided ones
+        ((1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), (-1, 0, 1), 4),  # nothing at the subsampled rate
+    ],
+)
 @pytest.mark.parametrize("num_frames", [1, 5, 64, 101])
 def test_subsampled_forward_equals_every_kth_frame_of_the_full_one(strides, splice, k, num_frames):
     """Training's CTC on every k-th frame runs the strided layers at 1/k of the frames; the logits must be

@@ -19,7 +19,13 @@ pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox no
 
 TINY = AmConfig(
     model=AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
-    num_epochs=2, lr=2e-3, warmup_steps=1, max_duration=8.0, num_buckets=2, spec_augment=False, log_interval=1,
+    num_epochs=2,
+    lr=2e-3,
+    warmup_steps=1,
+    max_duration=8.0,
+    num_buckets=2,
+    spec_augment=False,
+    log_interval=1,
 )
 
 CTC = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
@@ -34,15 +40,30 @@ def _free_port() -> int:
 def test_checkpoints_and_resume_reproduce_an_uninterrupted_run(tmp_path):
     torch.set_num_threads(1)
     fbank = cached_corpus() / "fbank"
-    state3, straight = run_training(prefix="mustc", config=dataclasses.replace(TINY, num_epochs=3), fbank_dir=fbank,
-                                    exp_dir=tmp_path / "straight", device_name="cpu", seed=3)
-    state2, _ = run_training(prefix="mustc", config=TINY, fbank_dir=fbank, exp_dir=tmp_path / "resumed", device_name="cpu", seed=3)
+    state3, straight = run_training(
+        prefix="mustc",
+        config=dataclasses.replace(TINY, num_epochs=3),
+        fbank_dir=fbank,
+        exp_dir=tmp_path / "straight",
+        device_name="cpu",
+        seed=3,
+    )
+    state2, _ = run_training(
+        prefix="mustc", config=TINY, fbank_dir=fbank, exp_dir=tmp_path / "resumed", device_name="cpu", seed=3
+    )
     exp = tmp_path / "resumed"
     assert {p.name for p in exp.glob("*.pt")} >= {"epoch-1.pt", "epoch-2.pt", "best-valid-loss.pt"}
     assert (exp / "tokens.txt").read_text().startswith("<blk> 0\n| 1\n")
     assert latest_checkpoint(exp).name == "epoch-2.pt" and state2.epoch == 2
-    state, resumed = run_training(prefix="mustc", config=dataclasses.replace(TINY, num_epochs=3), fbank_dir=fbank, exp_dir=exp,
-                                  device_name="cpu", seed=3, resume=True)
+    state, resumed = run_training(
+        prefix="mustc",
+        config=dataclasses.replace(TINY, num_epochs=3),
+        fbank_dir=fbank,
+        exp_dir=exp,
+        device_name="cpu",
+        seed=3,
+        resume=True,
+    )
     assert state.epoch == 3 and state.step == state3.step > state2.step
     for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
         assert torch.allclose(a.float(), b.float(), atol=1e-5), name
@@ -51,15 +72,23 @@ def test_checkpoints_and_resume_reproduce_an_uninterrupted_run(tmp_path):
 
 
 def _ddp_worker(rank: int, port: int, fbank: str, out: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
-                      WORLD_SIZE="2")
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2"
+    )
     torch.set_num_threads(1)
     import torch.distributed as dist
 
-    state, model = run_training(prefix="mustc", config=dataclasses.replace(TINY, num_epochs=1, max_duration=5.0), fbank_dir=fbank,
-                                exp_dir=f"{out}/exp", device_name="cpu", seed=5)
-    torch.save({"params": model.state_dict(), "steps": state.step, "backend": dist.get_backend()},
-               f"{out}/rank{rank}.pt")
+    state, model = run_training(
+        prefix="mustc",
+        config=dataclasses.replace(TINY, num_epochs=1, max_duration=5.0),
+        fbank_dir=fbank,
+        exp_dir=f"{out}/exp",
+        device_name="cpu",
+        seed=5,
+    )
+    torch.save(
+        {"params": model.state_dict(), "steps": state.step, "backend": dist.get_backend()}, f"{out}/rank{rank}.pt"
+    )
     dist.destroy_process_group()
 
 
@@ -88,19 +117,28 @@ def test_ctc_loss_on_every_third_output_frame():
     from punct.am.train import compute_loss
 
     torch.manual_seed(0)
-    model = TdnnAcousticModel(AmModelConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32,
-                                         num_tokens=6)).eval()
+    model = TdnnAcousticModel(
+        AmModelConfig(dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32, num_tokens=6)
+    ).eval()
     feats = torch.randn(2, 31, 40)
-    batch = {"feats": feats, "feat_lens": torch.tensor([31, 25]), "targets": torch.tensor([1, 2, 3, 4, 5]),
-             "target_lens": torch.tensor([3, 2])}
+    batch = {
+        "feats": feats,
+        "feat_lens": torch.tensor([31, 25]),
+        "targets": torch.tensor([1, 2, 3, 4, 5]),
+        "target_lens": torch.tensor([3, 2]),
+    }
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     with torch.no_grad():
         loss, frames = compute_loss(model, batch, torch.device("cpu"), ctc, subsample=3)
         full, _ = compute_loss(model, batch, torch.device("cpu"), ctc)
         log_probs = model(feats).log_softmax(-1)
         expected = sum(
-            ctc(log_probs[b, :length:3].unsqueeze(1), targets.unsqueeze(0), torch.tensor([len(range(0, length, 3))]),
-                torch.tensor([len(targets)]))
+            ctc(
+                log_probs[b, :length:3].unsqueeze(1),
+                targets.unsqueeze(0),
+                torch.tensor([len(range(0, length, 3))]),
+                torch.tensor([len(targets)]),
+            )
             for b, (length, targets) in enumerate([(31, torch.tensor([1, 2, 3])), (25, torch.tensor([4, 5]))])
         )
     assert frames == 56  # reported per input frame
@@ -147,11 +185,18 @@ def _dev_loss(checkpoint, fbank, average_of=()) -> float:
     model, tokens = load_model(checkpoint)
     if average_of:
         states = [torch.load(path, weights_only=True)["model"] for path in average_of]
-        model.load_state_dict({name: sum(s[name].double() for s in states).div(len(states)).to(value.dtype)
-                               if value.is_floating_point() else value for name, value in states[-1].items()})
+        model.load_state_dict(
+            {
+                name: sum(s[name].double() for s in states).div(len(states)).to(value.dtype)
+                if value.is_floating_point()
+                else value
+                for name, value in states[-1].items()
+            }
+        )
     config = training_config(checkpoint)
-    return compute_validation_loss(model, _dev_loader(fbank, tokens, config), torch.device("cpu"), CTC,
-                                   config.ctc_subsample)
+    return compute_validation_loss(
+        model, _dev_loader(fbank, tokens, config), torch.device("cpu"), CTC, config.ctc_subsample
+    )
 
 
 def _dev_loader(fbank, tokens, config):
@@ -160,7 +205,9 @@ def _dev_loader(fbank, tokens, config):
     from punct.am.dataset import CtcDataset, load_split, usable_cuts
 
     cuts, cmvn = load_split(fbank, "dev", "mustc")
-    sampler = SimpleCutSampler(usable_cuts(cuts, tokens, config.ctc_subsample).to_eager(), max_duration=config.max_duration)
+    sampler = SimpleCutSampler(
+        usable_cuts(cuts, tokens, config.ctc_subsample).to_eager(), max_duration=config.max_duration
+    )
     return torch.utils.data.DataLoader(CtcDataset(cmvn, tokens), sampler=sampler, batch_size=None)
 
 
@@ -187,7 +234,9 @@ def test_the_average_of_the_last_epochs_is_the_selected_model(tmp_path):
 
     (exp / "epoch-2.pt").unlink()
     with pytest.raises(FileNotFoundError, match="epoch-2.pt"):
-        run_training(prefix="mustc", config=config, fbank_dir=fbank, exp_dir=exp, device_name="cpu", seed=3, resume=True)
+        run_training(
+            prefix="mustc", config=config, fbank_dir=fbank, exp_dir=exp, device_name="cpu", seed=3, resume=True
+        )
 
 
 def test_without_averaged_epochs_dev_loss_only_the_average_is_scored(tmp_path, caplog):

@@ -31,8 +31,12 @@ def test_bf16_step_runs_the_network_in_bf16_and_ctc_in_float32():
     seen: list = []
     model = output_dtypes(TdnnAcousticModel(AmModelConfig(**{**SMALL.__dict__, "num_tokens": 6})), seen)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    batch = {"feats": torch.randn(2, 40, 40), "feat_lens": torch.tensor([40, 33]),
-             "targets": torch.tensor([1, 2, 3, 4, 5]), "target_lens": torch.tensor([3, 2])}
+    batch = {
+        "feats": torch.randn(2, 40, 40),
+        "feat_lens": torch.tensor([40, 33]),
+        "targets": torch.tensor([1, 2, 3, 4, 5]),
+        "target_lens": torch.tensor([3, 2]),
+    }
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     amp = Amp("bf16", "cpu")
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -46,8 +50,14 @@ def test_bf16_step_runs_the_network_in_bf16_and_ctc_in_float32():
 
 def test_fp16_on_cpu_is_refused_before_reading_data(tmp_path):
     with pytest.raises(ValueError, match="fp16 needs a CUDA device"):
-        run_training(prefix="mustc", config=am_train.AmConfig(), fbank_dir=tmp_path / "missing", exp_dir=tmp_path / "exp",
-                     device_name="cpu", amp="fp16")
+        run_training(
+            prefix="mustc",
+            config=am_train.AmConfig(),
+            fbank_dir=tmp_path / "missing",
+            exp_dir=tmp_path / "exp",
+            device_name="cpu",
+            amp="fp16",
+        )
 
 
 class Draws(torch.utils.data.Dataset):
@@ -85,12 +95,44 @@ def test_cli_bf16_with_loader_workers(tmp_path, monkeypatch):
 
     monkeypatch.setattr(am_train, "build_model", recorded_build)
     config = tmp_path / "am.yaml"
-    config.write_text(yaml.safe_dump({"model": {k: v for k, v in SMALL.__dict__.items() if k != "num_tokens"},
-                                      "num_epochs": 1, "lr": 2e-3, "warmup_steps": 1, "max_duration": 8.0,
-                                      "num_buckets": 2, "spec_augment": True, "log_interval": 1}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "model": {k: v for k, v in SMALL.__dict__.items() if k != "num_tokens"},
+                "num_epochs": 1,
+                "lr": 2e-3,
+                "warmup_steps": 1,
+                "max_duration": 8.0,
+                "num_buckets": 2,
+                "spec_augment": True,
+                "log_interval": 1,
+            }
+        )
+    )
     exp = tmp_path / "exp"
-    assert train_am.main(["--config", str(config), "--fbank-dir", str(cached_corpus() / "fbank"), "--exp-dir", str(exp),
-                          "--prefix", "mustc", "--device", "cpu", "--num-threads", "1", "--amp", "bf16", "--num-workers", "1"]) == 0
+    assert (
+        train_am.main(
+            [
+                "--config",
+                str(config),
+                "--fbank-dir",
+                str(cached_corpus() / "fbank"),
+                "--exp-dir",
+                str(exp),
+                "--prefix",
+                "mustc",
+                "--device",
+                "cpu",
+                "--num-threads",
+                "1",
+                "--amp",
+                "bf16",
+                "--num-workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # trained in bf16, validated in float32
     saved = torch.load(exp / "epoch-1.pt", weights_only=True)
     assert saved["state"]["step"] > 0 and math.isfinite(saved["state"]["best_valid_loss"])

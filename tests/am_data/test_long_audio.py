@@ -13,8 +13,11 @@ from punct.labels import TimedWord
 
 # (speaker, official text, spoken words, pause after the turn in seconds)
 TURNS_A = [
-    ("JanNovak.1970", "Dobrý den , kolegové . Dnes projednáme tisk 912 .",
-     "dobrý den kolegové | dnes projednáme tisk devět set dvanáct"),
+    (
+        "JanNovak.1970",
+        "Dobrý den , kolegové . Dnes projednáme tisk 912 .",
+        "dobrý den kolegové | dnes projednáme tisk devět set dvanáct",
+    ),
     ("EvaMala.1980", "Děkuji za slovo .", "děkuji za slovo"),
 ]
 TURNS_B = [
@@ -52,8 +55,11 @@ def write_recording(root, rec_id, turns, doc):
 def corpus(tmp_path):
     root, words = tmp_path / "corpus", tmp_path / "synth"
     spoken = {}
-    for rec_id, turns, doc in (("2014021816581712", TURNS_A, "ps-a"), ("2014021817121726", TURNS_B, "ps-b"),
-                               ("2014021817261740", TURNS_C, "ps-c")):
+    for rec_id, turns, doc in (
+        ("2014021816581712", TURNS_A, "ps-a"),
+        ("2014021817121726", TURNS_B, "ps-b"),
+        ("2014021817261740", TURNS_C, "ps-c"),
+    ):
         spoken[rec_id] = write_recording(root, rec_id, turns, doc)
         write_recognised_words(words / f"{rec_id}.words.tsv", spoken[rec_id])
     write_speakers(root / "speakers.tsv", [SpeakerInfo("JanNovak.1970", "M"), SpeakerInfo("EvaMala.1980", "F")])
@@ -64,8 +70,20 @@ def corpus(tmp_path):
 def test_utterances_split_at_pauses_and_speakers(corpus):
     tmp_path, spoken = corpus
     out = tmp_path / "am"
-    prepare_am_data.main(["--prefix", "parczech", "--manifest-dir", str(tmp_path / "manifests"), "--words-dir", str(tmp_path / "synth"),
-                          "--out-dir", str(out), "--seed", "3"])
+    prepare_am_data.main(
+        [
+            "--prefix",
+            "parczech",
+            "--manifest-dir",
+            str(tmp_path / "manifests"),
+            "--words-dir",
+            str(tmp_path / "synth"),
+            "--out-dir",
+            str(out),
+            "--seed",
+            "3",
+        ]
+    )
     sups = {}
     for split in ("train", "dev"):
         recs = load_manifest(out / f"parczech_recordings_{split}.jsonl.gz")
@@ -78,8 +96,10 @@ def test_utterances_split_at_pauses_and_speakers(corpus):
     a = [by_id[k] for k in sorted(by_id) if k.startswith("2014021816581712_")]
     # the 0.5 s pause and the turn change split recording A into three utterances
     assert [s.custom["words"] for s in a] == [
-        ["dobrý", "den", "kolegové"], ["dnes", "projednáme", "tisk", "devět", "set", "dvanáct"],
-        ["děkuji", "za", "slovo"]]
+        ["dobrý", "den", "kolegové"],
+        ["dnes", "projednáme", "tisk", "devět", "set", "dvanáct"],
+        ["děkuji", "za", "slovo"],
+    ]
     assert [s.custom["speaker"] for s in a] == ["JanNovak.1970", "JanNovak.1970", "EvaMala.1980"]
     # CMVN convention: the supervision speaker is the recording
     assert all(s.speaker == "2014021816581712" for s in a)
@@ -124,5 +144,15 @@ def test_missing_words_folder_is_an_error(corpus):
     tmp_path, _ = corpus
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no <recording id>.words.tsv"):
-        prepare_am_data.main(["--prefix", "parczech", "--manifest-dir", str(tmp_path / "manifests"), "--words-dir", str(tmp_path / "empty"),
-                              "--out-dir", str(tmp_path / "am")])
+        prepare_am_data.main(
+            [
+                "--prefix",
+                "parczech",
+                "--manifest-dir",
+                str(tmp_path / "manifests"),
+                "--words-dir",
+                str(tmp_path / "empty"),
+                "--out-dir",
+                str(tmp_path / "am"),
+            ]
+        )

@@ -52,13 +52,21 @@ def per_utterance(spoken, tmp_path_factory):
 
 
 def load_split(out, split, prefix="parczech"):
-    return (load_manifest(out / f"{prefix}_recordings_{split}.jsonl.gz"),
-            list(load_manifest(out / f"{prefix}_supervisions_{split}.jsonl.gz")))
+    return (
+        load_manifest(out / f"{prefix}_recordings_{split}.jsonl.gz"),
+        list(load_manifest(out / f"{prefix}_supervisions_{split}.jsonl.gz")),
+    )
 
 
 def test_normalise_transcript_rules():
     assert normalise_transcript("„Dobrý den,“ řekl česko-slovenský poslanec.", CONFIG).words == [
-        "dobrý", "den", "řekl", "česko", "slovenský", "poslanec"]
+        "dobrý",
+        "den",
+        "řekl",
+        "česko",
+        "slovenský",
+        "poslanec",
+    ]
     assert normalise_transcript("ano <unk> [noise] ne", CONFIG).words == ["ano", "ne"]
     tag = normalise_transcript("ano <unk> ne", UtteranceImportConfig(alphabet=CZECH, tags="skip"))
     assert (tag.words, tag.reason, tag.detail) == ([], "tag", "<unk>")
@@ -66,7 +74,20 @@ def test_normalise_transcript_rules():
     assert digits.reason == "character outside the alphabet" and "'9'" in digits.detail
     # numbers: spoken (default): said in Czech words (the 'LC-10', '737' skips of a real corpus)
     assert normalise_transcript("Tisk 912, LC-10 a 737 (10%).", CONFIG).words == [
-        "tisk", "devět", "set", "dvanáct", "lc", "deset", "a", "sedm", "set", "třicet", "sedm", "deset", "procent"]
+        "tisk",
+        "devět",
+        "set",
+        "dvanáct",
+        "lc",
+        "deset",
+        "a",
+        "sedm",
+        "set",
+        "třicet",
+        "sedm",
+        "deset",
+        "procent",
+    ]
     unspeakable = normalise_transcript("bod ©5", CONFIG)
     assert unspeakable.reason == "unspeakable token" and "©5" in unspeakable.detail
     assert normalise_transcript("Grüße", CONFIG).reason == "character outside the alphabet"
@@ -90,8 +111,13 @@ def test_kaldi_dir_with_segments(segmented, tmp_path):
     for utt_id, (rec_id, start, end) in times.items():
         sup = by_id[utt_id]
         assert (sup.recording_id, sup.start, sup.duration) == (rec_id, start, round(end - start, 3))
-        sentence = SENTENCES.index(next(line.split(" ", 1)[1] for line in (root / "text").read_text().splitlines()
-                                        if line.startswith(utt_id + " ")))
+        sentence = SENTENCES.index(
+            next(
+                line.split(" ", 1)[1]
+                for line in (root / "text").read_text().splitlines()
+                if line.startswith(utt_id + " ")
+            )
+        )
         assert sup.text == NORMALISED[sentence] and sup.custom["words"] == NORMALISED[sentence].split()
         # CMVN per recording (the recogniser's convention); the true speaker is kept
         assert sup.speaker == rec_id and sup.custom["speaker"] == utt_id.split("-")[0]
@@ -121,8 +147,9 @@ def test_dev_part_is_seeded(segmented, tmp_path):
 
 def test_cmvn_by_speaker_and_dev_by_recording(segmented, tmp_path):
     root, _ = segmented
-    config = UtteranceImportConfig(alphabet=CZECH, cmvn_group="speaker", dev_unit="recording", dev_share=0.5,
-                                   max_dev_share=0.6)  # two sittings: one is half the hours
+    config = UtteranceImportConfig(
+        alphabet=CZECH, cmvn_group="speaker", dev_unit="recording", dev_share=0.5, max_dev_share=0.6
+    )  # two sittings: one is half the hours
     parts = import_utterance_data(root, None, config, seed=0, prefix="parczech")
     dev = list(parts["dev"]["supervisions"])
     assert all(s.speaker == s.custom["speaker"] == s.id.split("-")[0] for s in dev)
@@ -131,8 +158,22 @@ def test_cmvn_by_speaker_and_dev_by_recording(segmented, tmp_path):
 
 def test_kaldi_dir_per_utterance_is_resampled(spoken, per_utterance, tmp_path):
     out = tmp_path / "am"
-    import_am_data.main(["--prefix", "kaldi", "--data", str(per_utterance), "--out-dir", str(out), "--seed", "3",
-                         "--alphabet", CZECH, "--dev-share", "0.25"])
+    import_am_data.main(
+        [
+            "--prefix",
+            "kaldi",
+            "--data",
+            str(per_utterance),
+            "--out-dir",
+            str(out),
+            "--seed",
+            "3",
+            "--alphabet",
+            CZECH,
+            "--dev-share",
+            "0.25",
+        ]
+    )
     recs, sups = load_split(out, "train", prefix="kaldi")
     dev_recs, dev_sups = load_split(out, "dev", prefix="kaldi")
     assert len(sups) == 9 and len(dev_sups) == 3
@@ -154,10 +195,14 @@ def test_lhotse_manifests_and_cuts_give_the_same_supervisions(segmented, tmp_pat
     kaldi = import_utterance_data(root, None, CONFIG, seed=1, prefix="parczech")
     texts = dict(line.split(" ", 1) for line in (root / "text").read_text(encoding="utf-8").splitlines())
     recordings = RecordingSet.from_recordings(
-        Recording.from_file(root / "wav" / f"{r}.wav", recording_id=r) for r in ("sitting1", "sitting2"))
+        Recording.from_file(root / "wav" / f"{r}.wav", recording_id=r) for r in ("sitting1", "sitting2")
+    )
     supervisions = SupervisionSet.from_segments(
-        SupervisionSegment(id=u, recording_id=r, start=a, duration=round(b - a, 3), channel=0, text=texts[u],
-                           speaker=u.split("-")[0]) for u, (r, a, b) in times.items())
+        SupervisionSegment(
+            id=u, recording_id=r, start=a, duration=round(b - a, 3), channel=0, text=texts[u], speaker=u.split("-")[0]
+        )
+        for u, (r, a, b) in times.items()
+    )
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     recordings.to_file(manifests / "asr_recordings_train.jsonl.gz")
@@ -165,14 +210,19 @@ def test_lhotse_manifests_and_cuts_give_the_same_supervisions(segmented, tmp_pat
     cuts_file = tmp_path / "cuts" / "asr_cuts_train.jsonl.gz"
     cuts_file.parent.mkdir()
     CutSet.from_manifests(recordings=recordings, supervisions=supervisions).trim_to_supervisions(
-        keep_overlapping=False).to_file(cuts_file)
+        keep_overlapping=False
+    ).to_file(cuts_file)
     for source in (manifests, cuts_file.parent, cuts_file):
         parts = import_utterance_data(source, None, CONFIG, seed=1, prefix="parczech")
         for split in ("train", "dev"):
-            got = sorted((s.id, s.recording_id, s.start, s.duration, s.text, s.speaker, s.custom["speaker"])
-                         for s in parts[split]["supervisions"])
-            want = sorted((s.id, s.recording_id, s.start, s.duration, s.text, s.speaker, s.custom["speaker"])
-                          for s in kaldi[split]["supervisions"])
+            got = sorted(
+                (s.id, s.recording_id, s.start, s.duration, s.text, s.speaker, s.custom["speaker"])
+                for s in parts[split]["supervisions"]
+            )
+            want = sorted(
+                (s.id, s.recording_id, s.start, s.duration, s.text, s.speaker, s.custom["speaker"])
+                for s in kaldi[split]["supervisions"]
+            )
             assert got == want, (source, split)
 
 
@@ -199,13 +249,22 @@ def test_bad_lines_are_errors_naming_file_and_line(segmented, tmp_path):
     root, _ = segmented
     cases = [
         ("text", lambda lines: lines + [lines[2]], "text:13: 'NovakJan-02' again \\(first at .*text:3\\)"),
-        ("segments", lambda lines: lines[:4] + [lines[4].rsplit(" ", 1)[0] + " 0.1"] + lines[5:],
-         "segments:5: segment MalaEva-01 from .* need 0 <= start < end"),
-        ("segments", lambda lines: lines[:1] + [lines[1].replace("sitting1", "sitting9")] + lines[2:],
-         "segments:2: segment NovakJan-01 is on recording 'sitting9', which wav.scp does not list"),
+        (
+            "segments",
+            lambda lines: lines[:4] + [lines[4].rsplit(" ", 1)[0] + " 0.1"] + lines[5:],
+            "segments:5: segment MalaEva-01 from .* need 0 <= start < end",
+        ),
+        (
+            "segments",
+            lambda lines: lines[:1] + [lines[1].replace("sitting1", "sitting9")] + lines[2:],
+            "segments:2: segment NovakJan-01 is on recording 'sitting9', which wav.scp does not list",
+        ),
         ("segments", lambda lines: [lines[0].replace(" 0.600 ", " abc ")] + lines[1:], "segments:1: start and end"),
-        ("wav.scp", lambda lines: lines[:1] + [lines[1].replace("sitting2.wav", "missing.wav")],
-         "wav.scp:2: recording sitting2: no such audio file .*missing.wav"),
+        (
+            "wav.scp",
+            lambda lines: lines[:1] + [lines[1].replace("sitting2.wav", "missing.wav")],
+            "wav.scp:2: recording sitting2: no such audio file .*missing.wav",
+        ),
         ("wav.scp", lambda lines: [lines[0] + " extra |"] + lines[1:], "wav.scp:1: recording sitting1: a command"),
         ("utt2spk", lambda lines: lines[:6], "text:7: utterance DvorakPetr-00 is not in .*utt2spk"),
     ]
@@ -216,7 +275,9 @@ def test_bad_lines_are_errors_naming_file_and_line(segmented, tmp_path):
             import_utterance_data(data, None, CONFIG, prefix="parczech")
     junk = copy_dir(root, tmp_path / "junk")
     (tmp_path / "junk.wav").write_bytes(b"RIFF not really a wav file")
-    write_lines(junk / "wav.scp", [f"sitting1 {tmp_path / 'junk.wav'}"] + (root / "wav.scp").read_text().splitlines()[1:])
+    write_lines(
+        junk / "wav.scp", [f"sitting1 {tmp_path / 'junk.wav'}"] + (root / "wav.scp").read_text().splitlines()[1:]
+    )
     with pytest.raises(ValueError, match="wav.scp:1: recording sitting1: .*junk.wav is not readable audio"):
         import_utterance_data(junk, None, CONFIG, prefix="parczech")
 
@@ -238,15 +299,24 @@ def test_bad_utterances_are_counted_logged_skips(segmented, tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         parts = import_utterance_data(data, tmp_path / "am", CONFIG, seed=1, prefix="parczech")
     stats = json.loads((tmp_path / "am" / "import_stats.json").read_text())
-    assert stats["skipped"][str(data)] == {"character outside the alphabet": 1, "empty text": 1, "no audio": 1,
-                                           "no transcript": 1, "segment outside the audio": 1}
+    assert stats["skipped"][str(data)] == {
+        "character outside the alphabet": 1,
+        "empty text": 1,
+        "no audio": 1,
+        "no transcript": 1,
+        "segment outside the audio": 1,
+    }
     kept = {s.id: s for split in parts.values() for s in split["supervisions"]}
     assert len(kept) == 12 - 3 and "MalaEva-00" in kept
     assert kept["MalaEva-00"].start + kept["MalaEva-00"].duration == pytest.approx(duration, abs=1e-3)  # clipped
     log = caplog.text
-    for where, reason in ((f"{data}/text:1", "empty text"), (f"{data}/text:2", "character outside the alphabet"),
-                          (f"{data}/text:13", "no audio"), (f"{data}/segments:13", "no transcript"),
-                          (f"{data}/segments:3", "segment outside the audio")):
+    for where, reason in (
+        (f"{data}/text:1", "empty text"),
+        (f"{data}/text:2", "character outside the alphabet"),
+        (f"{data}/text:13", "no audio"),
+        (f"{data}/segments:13", "no transcript"),
+        (f"{data}/segments:3", "segment outside the audio"),
+    ):
         assert f"{where}: skipped: {reason}" in log, (where, reason)
 
 

@@ -19,8 +19,16 @@ def supervisions(seconds_per_speaker: dict[str, list[float]]) -> list[Supervisio
     for speaker, lengths in seconds_per_speaker.items():
         start = 0.0
         for k, length in enumerate(lengths):
-            out.append(SupervisionSegment(id=f"{speaker}-{k:04d}", recording_id=f"rec-{speaker}", start=start,
-                                          duration=length, speaker=speaker, custom={"words": ["a"], "speaker": speaker}))
+            out.append(
+                SupervisionSegment(
+                    id=f"{speaker}-{k:04d}",
+                    recording_id=f"rec-{speaker}",
+                    start=start,
+                    duration=length,
+                    speaker=speaker,
+                    custom={"words": ["a"], "speaker": speaker},
+                )
+            )
             start += length
     return out
 
@@ -59,8 +67,11 @@ def test_dev_never_above_a_third():
     with pytest.raises(ValueError, match="no speaker holds at most 33%.*split by a smaller unit"):
         split_supervisions(supervisions({"a": [10.0] * 50, "b": [10.0] * 50}), UtteranceImportConfig(), seed=0)
     # the cap is a config value
-    _, dev, _ = split_supervisions(supervisions({"a": [10.0] * 50, "b": [10.0] * 50}),
-                                   UtteranceImportConfig(dev_share=0.5, max_dev_share=0.6), seed=0)
+    _, dev, _ = split_supervisions(
+        supervisions({"a": [10.0] * 50, "b": [10.0] * 50}),
+        UtteranceImportConfig(dev_share=0.5, max_dev_share=0.6),
+        seed=0,
+    )
     assert len(dev) == 50
 
 

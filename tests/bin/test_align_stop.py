@@ -13,8 +13,10 @@ def test_the_tiny_corpus_passes():
 
 def test_almost_nothing_aligned_stops_with_what_helps():
     message = alignment_problem("dev", 1, 174, {"no path": 170, "unknown character": 3}, 0.05, 1)
-    assert message.startswith("dev: 1 of 174 cuts aligned, 173 (99.4%) failed (by reason: {'no path': 170, "
-                              "'unknown character': 3}): more than --max-fail 5.0% or fewer than --min-aligned 1")
+    assert message.startswith(
+        "dev: 1 of 174 cuts aligned, 173 (99.4%) failed (by reason: {'no path': 170, "
+        "'unknown character': 3}): more than --max-fail 5.0% or fewer than --min-aligned 1"
+    )
     assert "tokens.txt" in message and "wer_dev.txt" in message and "more epochs" in message
     # nothing aligned at all (a large --max-fail does not let it pass), and a split without cuts
     assert alignment_problem("dev", 0, 2, {"no path": 2}, 1.0, 1) is not None

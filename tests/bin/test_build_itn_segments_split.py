@@ -83,12 +83,16 @@ def test_too_few_segments_message():
     config = ItnDatasetConfig()
     assert too_few_segments("data/segments", {"train": 16, "dev": 9, "test": 3}, config, 611, 589) is None  # tiny
     message = too_few_segments("data/segments", {"train": 2, "dev": 1}, config, 15000, 529)
-    assert message.startswith("data/segments: too few segments to train or score a model: 2 train "
-                              "(min_train_segments 10), 0 test (min_test_segments 1); 529 of 15000 official words")
+    assert message.startswith(
+        "data/segments: too few segments to train or score a model: 2 train "
+        "(min_train_segments 10), 0 test (min_test_segments 1); 529 of 15000 official words"
+    )
     for hint in ("--am-init", "--asr-model", "more recordings", "dev_share/test_share", "split_by: recording"):
         assert hint in message, hint
-    assert too_few_segments("d", {"train": 2, "dev": 1}, ItnDatasetConfig(min_train_segments=2, min_test_segments=0),
-                            1, 1) is None
+    assert (
+        too_few_segments("d", {"train": 2, "dev": 1}, ItnDatasetConfig(min_train_segments=2, min_test_segments=0), 1, 1)
+        is None
+    )
 
 
 def test_merge_stops_without_the_done_marker(tmp_path, capfd):
@@ -99,17 +103,23 @@ def test_merge_stops_without_the_done_marker(tmp_path, capfd):
     rec = Recording("rec1", [AudioSource("file", [0], "x.wav")], 16000, 16000, 1.0)
     RecordingSet.from_recordings([rec]).to_file(man / "p_recordings_all.jsonl.gz")
     SupervisionSet.from_segments([SupervisionSegment("rec1", "rec1", 0.0, 1.0, language="cs")]).to_file(
-        man / "p_supervisions_all.jsonl.gz")
+        man / "p_supervisions_all.jsonl.gz"
+    )
     part = out / "parts" / "segments.1.jsonl"
     part.write_text("")
-    part.with_suffix(".counts.json").write_text(json.dumps({"totals": {"official_words": 40, "exact_words": 2},
-                                                            "filters": {}}))
+    part.with_suffix(".counts.json").write_text(
+        json.dumps({"totals": {"official_words": 40, "exact_words": 2}, "filters": {}})
+    )
     mark_done(part)
     argv = ["--prefix", "p", "--manifest-dir", str(man), "--out-dir", str(out), "--nj", "1", "--merge"]
     assert build_itn_segments.main(argv) == 1
     assert "ERROR" in (err := capfd.readouterr().err)  # setup_logging: stderr
     assert "too few segments to train or score a model: 0 train (min_train_segments 10)" in err
     assert (out / "stats.md").is_file() and not done_marker(out).exists()
-    assert build_itn_segments.main(argv + ["--min-train-segments", "0", "--min-dev-segments", "0",
-                                           "--min-test-segments", "0"]) == 0
+    assert (
+        build_itn_segments.main(
+            argv + ["--min-train-segments", "0", "--min-dev-segments", "0", "--min-test-segments", "0"]
+        )
+        == 0
+    )
     assert done_marker(out).exists()

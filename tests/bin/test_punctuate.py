@@ -24,8 +24,17 @@ def test_cli_refuses_quantize_on_cuda_before_reading_models(tmp_path, monkeypatc
 
     monkeypatch.setattr(punctuate.Punctuator, "from_recipe", no_models)
     (tmp_path / "u.wav").touch()
-    argv = ["--wav", str(tmp_path / "u.wav"), "--transcript", "hello", "--out-dir", str(tmp_path / "out"),
-            "--device", "auto", "--quantize"]
+    argv = [
+        "--wav",
+        str(tmp_path / "u.wav"),
+        "--transcript",
+        "hello",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--device",
+        "auto",
+        "--quantize",
+    ]
     with pytest.raises(ValueError, match="--quantize: .*CPU only.*resolved to cuda"):
         punctuate.main(argv)
     monkeypatch.setattr(punctuate, "resolve_device", lambda name: torch.device("cpu"))

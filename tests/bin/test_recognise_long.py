@@ -21,15 +21,19 @@ from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
 
-MFCC = {"kind": "mfcc", "norm_vars": True,
-        "options": {"sampling_rate": 16000, "num_ceps": 13, "num_mel_bins": 23, "dither": 0.0}}
+MFCC = {
+    "kind": "mfcc",
+    "norm_vars": True,
+    "options": {"sampling_rate": 16000, "num_ceps": 13, "num_mel_bins": 23, "dither": 0.0},
+}
 TOKENS = ["<blk>", "|", "a", "á", "b", "k", "o"]
 DURATIONS = {"rec1": 9.0, "rec2": 5.5, "rec3": 3.0}
 
 
 def tiny_config() -> AmConfig:
-    return AmConfig(model=AmModelConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16,
-                                     prefinal_big_dim=32))
+    return AmConfig(
+        model=AmModelConfig(feat_dim=13, dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32)
+    )
 
 
 def write_am(am_dir, all_blank: bool = False, seed: int = 0):
@@ -40,8 +44,14 @@ def write_am(am_dir, all_blank: bool = False, seed: int = 0):
         with torch.no_grad():
             model.output.bias[0] = 1e4
     am_dir.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(am_dir / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(),
-                    config=tiny_config(), tokens=tokens)
+    save_checkpoint(
+        am_dir / "best-valid-loss.pt",
+        model=model,
+        optimizer=None,
+        state=AmTrainState(),
+        config=tiny_config(),
+        tokens=tokens,
+    )
     (am_dir / "mfcc.yaml").write_text(yaml.safe_dump(MFCC))
 
 
@@ -58,14 +68,28 @@ def corpus(tmp_path):
     (tmp_path / "manifests").mkdir()
     RecordingSet.from_recordings(recs).to_file(tmp_path / "manifests" / "parczech_recordings_all.jsonl.gz")
     for rec_id in ("rec1", "rec2"):  # rec3 has no reference
-        write_recognised_words(tmp_path / "ref" / f"{rec_id}.words.tsv",
-                               [TimedWord("kobka", 0.5, 1.0), TimedWord("bába", 1.2, 1.6)])
+        write_recognised_words(
+            tmp_path / "ref" / f"{rec_id}.words.tsv", [TimedWord("kobka", 0.5, 1.0), TimedWord("bába", 1.2, 1.6)]
+        )
     return tmp_path
 
 
 def args(tmp_path, *extra):
-    return ["--prefix", "parczech", "--manifest-dir", str(tmp_path / "manifests"), "--am-dir", str(tmp_path / "am"),
-            "--out-dir", str(tmp_path / "words"), "--chunk-seconds", "3", "--overlap-seconds", "1", *extra]
+    return [
+        "--prefix",
+        "parczech",
+        "--manifest-dir",
+        str(tmp_path / "manifests"),
+        "--am-dir",
+        str(tmp_path / "am"),
+        "--out-dir",
+        str(tmp_path / "words"),
+        "--chunk-seconds",
+        "3",
+        "--overlap-seconds",
+        "1",
+        *extra,
+    ]
 
 
 def test_chunk_posteriors_use_whole_recording_cmvn(corpus):
@@ -95,7 +119,8 @@ def test_jobs_skip_and_overwrite(corpus):
         assert recognise_long.main(args(corpus, "--ref-dir", str(corpus / "ref"), "--job", str(job), "--nj", "2")) == 0
     out = corpus / "words"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        f"{r}.{kind}" for r in DURATIONS for kind in ("words.tsv", "stats.json"))
+        f"{r}.{kind}" for r in DURATIONS for kind in ("words.tsv", "stats.json")
+    )
     for rec_id, seconds in DURATIONS.items():
         stats = json.loads((out / f"{rec_id}.stats.json").read_text())
         n_chunks = len(plan_chunks(int(seconds * 16000), 16000, ChunkConfig(3.0, 1.0)))
@@ -148,7 +173,10 @@ def test_beam_search_with_an_lm_is_recorded_and_a_new_decoder_recognises_again(c
     assert recognise_long.main(args(corpus, *lm_args)) == 0
     out = corpus / "words"
     stats = json.loads((out / "rec1.stats.json").read_text())
-    assert stats["decoder"].startswith("beam search (beam 4, lm_weight 0.5") and str(corpus / "lm.arpa") in stats["decoder"]
+    assert (
+        stats["decoder"].startswith("beam search (beam 4, lm_weight 0.5")
+        and str(corpus / "lm.arpa") in stats["decoder"]
+    )
     vocab = {"kobka", "bába", "bok", "kob"}
 
     def words_in_vocab():  # (in the LM's vocabulary, all) recognised words over the recordings

@@ -10,8 +10,10 @@ from punct.bin.recognise_long import too_few_words
 def test_issue_38_recognition_stops_with_what_helps():
     # issue 38: 2 hours beam-searched into 364 words
     message = too_few_words(Path("exp/asr/summary.txt"), 364, 7200.0, 10.0)
-    assert message.startswith("exp/asr/summary.txt: 364 words recognised in 2.00 h of audio (3.0 per minute, fewer "
-                              "than --min-words-per-minute 10)")
+    assert message.startswith(
+        "exp/asr/summary.txt: 364 words recognised in 2.00 h of audio (3.0 per minute, fewer "
+        "than --min-words-per-minute 10)"
+    )
     for hint in ("--am-data", "--am-init", "--asr-model", "--am-dir", "more epochs"):
         assert hint in message, hint
     assert too_few_words(Path("s"), 0, 60.0, 10.0) is not None

@@ -37,28 +37,53 @@ def results_dir(tmp_path_factory):
         write_shard(root / "exp" / "tdnn" / "post" / split / "post", items[1:])  # one utterance without posteriors
         sups = [c.supervisions[0] for c in cuts]
         lost = dataclasses.replace(sups[0], id=f"lost-{split}", custom={"words": ["a", "b", "c"], "punct": ["NP"] * 3})
-        no_features = dataclasses.replace(sups[0], id=f"nofeat-{split}", custom={"words": ["d", "e"], "punct": ["NP", "."]})
+        no_features = dataclasses.replace(
+            sups[0], id=f"nofeat-{split}", custom={"words": ["d", "e"], "punct": ["NP", "."]}
+        )
         (root / "data" / "manifests").mkdir(parents=True, exist_ok=True)
         SupervisionSet.from_segments(sups + [lost, no_features]).to_file(
-            root / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")
+            root / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz"
+        )
         lost_cut = dataclasses.replace(cuts[0], id=lost.id, supervisions=[lost])
         CutSet.from_cuts(list(cuts) + [lost_cut]).to_file(root / "data" / "fbank" / f"mustc_cuts_{split}.jsonl.gz")
         (root / "exp" / "am" / "ali").mkdir(parents=True, exist_ok=True)
         (root / "exp" / "am" / "ali" / f"{split}.failed").write_text(f"{lost.id} unknown character: '4' in '47'\n")
     # stage 0 (punct.bin.prepare_mustc) left segments out of the manifests: counted in RESULTS.md
-    (root / "data" / "manifests" / "mustc_skipped.json").write_text(json.dumps(
-        {"dev": {"unspeakable_token": 2, "no_words": 1}, "test": {}, "train": {"unspeakable_token": 5}}))
+    (root / "data" / "manifests" / "mustc_skipped.json").write_text(
+        json.dumps({"dev": {"unspeakable_token": 2, "no_words": 1}, "test": {}, "train": {"unspeakable_token": 5}})
+    )
     return score(root, root / "exp" / "results")
 
 
 def score(root, out, *options):
     """Stage 8 (punct.bin.score_ensemble) on the fixture's folders."""
     argv = sys.argv
-    sys.argv = ["score_ensemble", "--prefix", "mustc", "--cuts-dir", str(root / "data/fbank"), "--bert-emb-dir", str(root / "exp/emb_bert"),
-                "--tdnn-post-dir", str(root / "exp/tdnn/post"), "--am-dir", str(root / "exp/am"),
-                "--am-emb-dir", str(root / "exp/emb_am"),
-                "--bert-dir", str(root / "exp/bert"), "--tdnn-model", str(root / "exp/tdnn/none.pt"), "--out-dir", str(out),
-                "--supervisions-dir", str(root / "data/manifests"), "--seed", "7", *options]
+    sys.argv = [
+        "score_ensemble",
+        "--prefix",
+        "mustc",
+        "--cuts-dir",
+        str(root / "data/fbank"),
+        "--bert-emb-dir",
+        str(root / "exp/emb_bert"),
+        "--tdnn-post-dir",
+        str(root / "exp/tdnn/post"),
+        "--am-dir",
+        str(root / "exp/am"),
+        "--am-emb-dir",
+        str(root / "exp/emb_am"),
+        "--bert-dir",
+        str(root / "exp/bert"),
+        "--tdnn-model",
+        str(root / "exp/tdnn/none.pt"),
+        "--out-dir",
+        str(out),
+        "--supervisions-dir",
+        str(root / "data/manifests"),
+        "--seed",
+        "7",
+        *options,
+    ]
     try:
         from punct.bin.score_ensemble import main
 
@@ -93,8 +118,8 @@ def test_caption_says_whose_overall_each_average_is(results_dir):
     """EfficientPunct's overall is the micro average; Huang et al.'s overall (their Table 1) is the macro one."""
     text = (results_dir / "RESULTS.md").read_text()
     assert "both papers" not in text
-    assert "overall = micro-average over , . ? (NP excluded; EfficientPunct's \"overall\")" in text
-    assert "macro = mean F1 of , . ? (Huang et al.'s \"overall\"" in text
+    assert 'overall = micro-average over , . ? (NP excluded; EfficientPunct\'s "overall")' in text
+    assert 'macro = mean F1 of , . ? (Huang et al.\'s "overall"' in text
 
 
 def test_results_say_what_was_dropped_before_scoring(results_dir):
@@ -113,7 +138,10 @@ def test_results_say_what_was_dropped_before_scoring(results_dir):
         assert info["words"] == results["systems"][split]["TDNN"]["num_words"]
         assert info["dropped_ids"][f"lost-{split}"] == "not aligned at stage 3: unknown character: '4' in '47'"
         assert info["dropped_ids"][f"nofeat-{split}"] == "without features at stage 1"
-        assert f"- {split} (`{info['manifest']}`): 7 of 10 utterances ({info['words']} of {info['manifest_words']} words) scored" in text
+        assert (
+            f"- {split} (`{info['manifest']}`): 7 of 10 utterances "
+            f"({info['words']} of {info['manifest_words']} words) scored" in text
+        )
         assert f"`lost-{split}`: not aligned at stage 3: unknown character" in text
     assert "1 not aligned at stage 3 (3 words)" in text and "1 without features at stage 1 (2 words)" in text
     assert results["splits"]["dev"]["not_in_manifest"] == {"unspeakable_token": 2, "no_words": 1}
@@ -131,7 +159,9 @@ def test_alpha_table_marks_the_dev_choice(results_dir):
     assert len(chosen_rows) == 1 and float(chosen_rows[0][0].split()[0]) == results["chosen_alpha"]
     dev = {p["alpha"]: p["overall_f1"] for p in results["alpha_sweep"]["dev"]}
     choice = results["alpha_choice"]
-    assert choice["rule"] == "paired-se" and dev[choice["best_alpha"]] == max(dev.values()) == pytest.approx(choice["best_score"])
+    assert choice["rule"] == "paired-se" and dev[choice["best_alpha"]] == max(dev.values()) == pytest.approx(
+        choice["best_score"]
+    )
     assert results["chosen_alpha"] in (choice["single_alpha"], choice["best_alpha"])
     if results["chosen_alpha"] != choice["best_alpha"]:  # the mixture's paired gain was within one SE
         assert choice["best_score"] - dev[results["chosen_alpha"]] <= choice["standard_error"]
@@ -151,7 +181,12 @@ def test_parameter_table_says_what_is_missing(results_dir):
     text = (results_dir / "RESULTS.md").read_text()
     table = parse_markdown_table(text, "Parameters")
     assert table[0] == ["Part", "Component", "Parameters"]
-    assert {r[1] for r in table[1:]} >= {"acoustic model up to layer 12", "BERT encoder", "punctuation TDNN", "BERT head"}
+    assert {r[1] for r in table[1:]} >= {
+        "acoustic model up to layer 12",
+        "BERT encoder",
+        "punctuation TDNN",
+        "BERT head",
+    }
     assert all(r[2] == "n/a" for r in table[1:])  # nothing to count in this fixture
     assert "no acoustic model checkpoint" in text and "no BERT folder" in text and "no TDNN checkpoint" in text
 
@@ -164,10 +199,14 @@ def test_acoustic_model_counted_up_to_layer_12(tmp_path):
     from punct.results.facts import parameter_breakdown
 
     tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])
-    config = AmConfig(model=AmModelConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6))
+    config = AmConfig(
+        model=AmModelConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6)
+    )
     am = build_model(config, len(tokens))
     (tmp_path / "am").mkdir()
-    save_checkpoint(tmp_path / "am" / "epoch-3.pt", model=am, optimizer=None, state=AmTrainState(), config=config, tokens=tokens)
+    save_checkpoint(
+        tmp_path / "am" / "epoch-3.pt", model=am, optimizer=None, state=AmTrainState(), config=config, tokens=tokens
+    )
     expected = sum(p.numel() for m in [am.splice, am.tdnn1, *am.tdnnf[:11]] for p in m.parameters())
     assert expected < sum(p.numel() for p in am.parameters())  # tdnnf13, prefinal and output are left out
     params = parameter_breakdown(tmp_path / "am", None, None)

@@ -32,8 +32,18 @@ def test_scores_and_coverage(tmp_path):
             record = {"id": key, "custom": {"words": [f"w{i}" for i in range(len(ref))], "punct": ref}}
             f.write(json.dumps(record) + "\n")
     write_shard(tmp_path / "post", [(key, one_hot(hyp)) for key, (_, hyp) in UTTERANCES.items() if key != "u3"])
-    main(["--posteriors", str(tmp_path / "post.scp"), "--supervisions", str(sups), "--out", str(tmp_path / "res"),
-          "--title", "BERT text-only, test"])
+    main(
+        [
+            "--posteriors",
+            str(tmp_path / "post.scp"),
+            "--supervisions",
+            str(sups),
+            "--out",
+            str(tmp_path / "res"),
+            "--title",
+            "BERT text-only, test",
+        ]
+    )
     data = json.loads((tmp_path / "res.json").read_text())
     # u1 + u2: ","  ref 2, hyp 2, TP 1; "." ref 2, hyp 1, TP 1; "?" ref 1, hyp 1, TP 1
     f1 = {",": 0.5, ".": 2 * 1.0 * 0.5 / 1.5, "?": 1.0}

@@ -36,11 +36,19 @@ def write_manifest(path, n, seed):
     sups = []
     for i in range(n):
         words, labels = make_sentence(rng)
-        sups.append(SupervisionSegment(
-            id=f"ted_{seed}_{i}", recording_id=f"ted_{seed}", start=float(i), duration=1.0, channel=0,
-            speaker=f"ted_{seed}", language="English", text=" ".join(words),
-            custom={"words": words, "punct": labels},
-        ))
+        sups.append(
+            SupervisionSegment(
+                id=f"ted_{seed}_{i}",
+                recording_id=f"ted_{seed}",
+                start=float(i),
+                duration=1.0,
+                channel=0,
+                speaker=f"ted_{seed}",
+                language="English",
+                text=" ".join(words),
+                custom={"words": words, "punct": labels},
+            )
+        )
     SupervisionSet.from_segments(sups).to_file(path)
 
 
@@ -70,9 +78,27 @@ def setup(tmp_path_factory):
 def test_train_losses(setup, loss):
     root = setup
     exp = root / f"exp_{loss}"
-    run("punct.bin.train_bert", "--config", str(root / "bert_tiny.yaml"), "--bert-model", str(root / "tiny-bert"),
-        "--train", str(root / "sups_train.jsonl.gz"), "--dev", str(root / "sups_dev.jsonl.gz"),
-        "--exp-dir", str(exp), "--loss", loss, "--num-epochs", "2", "--device", "cpu", "--seed", "7")
+    run(
+        "punct.bin.train_bert",
+        "--config",
+        str(root / "bert_tiny.yaml"),
+        "--bert-model",
+        str(root / "tiny-bert"),
+        "--train",
+        str(root / "sups_train.jsonl.gz"),
+        "--dev",
+        str(root / "sups_dev.jsonl.gz"),
+        "--exp-dir",
+        str(exp),
+        "--loss",
+        loss,
+        "--num-epochs",
+        "2",
+        "--device",
+        "cpu",
+        "--seed",
+        "7",
+    )
     assert (exp / ".done").exists()
     assert (exp / "epoch-2.pt").exists() and not (exp / "epoch-1.pt").exists()  # keep_last_epochs: 1
     history = json.loads((exp / "history.json").read_text())
@@ -87,9 +113,22 @@ def test_train_losses(setup, loss):
 def test_train_resume_dump_and_score(setup, capfd):
     root = setup
     exp = root / "exp"
-    common = ["--config", str(root / "bert_tiny.yaml"), "--bert-model", str(root / "tiny-bert"),
-              "--train", str(root / "sups_train.jsonl.gz"), "--dev", str(root / "sups_dev.jsonl.gz"),
-              "--exp-dir", str(exp), "--device", "cpu", "--loss", "ce"]
+    common = [
+        "--config",
+        str(root / "bert_tiny.yaml"),
+        "--bert-model",
+        str(root / "tiny-bert"),
+        "--train",
+        str(root / "sups_train.jsonl.gz"),
+        "--dev",
+        str(root / "sups_dev.jsonl.gz"),
+        "--exp-dir",
+        str(exp),
+        "--device",
+        "cpu",
+        "--loss",
+        "ce",
+    ]
     run("punct.bin.train_bert", *common, "--num-epochs", "2")
     (exp / ".done").unlink()
     run("punct.bin.train_bert", *common, "--resume")  # config: 3 epochs -> one more
@@ -103,13 +142,43 @@ def test_train_resume_dump_and_score(setup, capfd):
     model_dir = exp / "best-valid-f1"
     out = root / "emb_bert" / "test"
     for job in (1, 2):
-        run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
-            "--out-dir", str(out), "--max-length", "16", "--context", "3", "--job", str(job), "--nj", "2", "--device", "cpu")
+        run(
+            "punct.bin.dump_bert",
+            "--model-dir",
+            str(model_dir),
+            "--supervisions",
+            str(root / "sups_test.jsonl.gz"),
+            "--out-dir",
+            str(out),
+            "--max-length",
+            "16",
+            "--context",
+            "3",
+            "--job",
+            str(job),
+            "--nj",
+            "2",
+            "--device",
+            "cpu",
+        )
     for name in ("vec", "post"):
         assert merge_scps([out / f"{name}.1.scp", out / f"{name}.2.scp"], out / f"{name}.scp") == 15
     capfd.readouterr()
-    run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
-                  "--out-dir", str(out), "--job", "1", "--nj", "2", "--device", "cpu")
+    run(
+        "punct.bin.dump_bert",
+        "--model-dir",
+        str(model_dir),
+        "--supervisions",
+        str(root / "sups_test.jsonl.gz"),
+        "--out-dir",
+        str(out),
+        "--job",
+        "1",
+        "--nj",
+        "2",
+        "--device",
+        "cpu",
+    )
     assert "skipping" in capfd.readouterr().err
 
     from lhotse import SupervisionSet
@@ -124,7 +193,11 @@ def test_train_resume_dump_and_score(setup, capfd):
         assert np.allclose(post[sup.id].sum(axis=1), 1.0, atol=1e-5)
     # a short utterance: the vectors are the encoder's states at the last sub-tokens
     sup = next(s for s in sups if len(s.custom["words"]) <= 10)
-    ids = [model.tokenizer.cls_token_id] + model.tokenizer.convert_tokens_to_ids(sup.custom["words"]) + [model.tokenizer.sep_token_id]
+    ids = (
+        [model.tokenizer.cls_token_id]
+        + model.tokenizer.convert_tokens_to_ids(sup.custom["words"])
+        + [model.tokenizer.sep_token_id]
+    )
     with torch.no_grad():
         hidden = model.encoder(input_ids=torch.tensor([ids])).last_hidden_state[0, 1:-1].numpy()
     assert np.allclose(vec[sup.id], hidden, atol=1e-4)
@@ -132,9 +205,27 @@ def test_train_resume_dump_and_score(setup, capfd):
     # --word-vectors pretrained: the vectors of the encoder before fine-tuning, the fine-tuned posteriors
     assert model.base_encoder == str((root / "tiny-bert").resolve())
     pre = root / "emb_bert_pretrained" / "test"
-    run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
-        "--out-dir", str(pre), "--max-length", "16", "--context", "3", "--job", "1", "--nj", "1", "--device", "cpu",
-        "--word-vectors", "pretrained")
+    run(
+        "punct.bin.dump_bert",
+        "--model-dir",
+        str(model_dir),
+        "--supervisions",
+        str(root / "sups_test.jsonl.gz"),
+        "--out-dir",
+        str(pre),
+        "--max-length",
+        "16",
+        "--context",
+        "3",
+        "--job",
+        "1",
+        "--nj",
+        "1",
+        "--device",
+        "cpu",
+        "--word-vectors",
+        "pretrained",
+    )
     from transformers import AutoModel
 
     base = AutoModel.from_pretrained(root / "tiny-bert").eval()
@@ -150,11 +241,33 @@ def test_train_resume_dump_and_score(setup, capfd):
     del saved["base_encoder"]  # a folder saved before the base encoder was recorded
     json_path.write_text(json.dumps(saved))
     with pytest.raises(ValueError, match="does not record the encoder it was fine-tuned from"):
-        run("punct.bin.dump_bert", "--model-dir", str(model_dir), "--supervisions", str(root / "sups_test.jsonl.gz"),
-            "--out-dir", str(root / "emb_none"), "--job", "1", "--nj", "1", "--device", "cpu", "--word-vectors", "pretrained")
+        run(
+            "punct.bin.dump_bert",
+            "--model-dir",
+            str(model_dir),
+            "--supervisions",
+            str(root / "sups_test.jsonl.gz"),
+            "--out-dir",
+            str(root / "emb_none"),
+            "--job",
+            "1",
+            "--nj",
+            "1",
+            "--device",
+            "cpu",
+            "--word-vectors",
+            "pretrained",
+        )
 
-    run("punct.bin.score_text", "--posteriors", str(out / "post.scp"), "--supervisions", str(root / "sups_test.jsonl.gz"),
-        "--out", str(root / "results-test"))
+    run(
+        "punct.bin.score_text",
+        "--posteriors",
+        str(out / "post.scp"),
+        "--supervisions",
+        str(root / "sups_test.jsonl.gz"),
+        "--out",
+        str(root / "results-test"),
+    )
     scores = json.loads((root / "results-test.json").read_text())
     assert scores["num_words"] == sum(len(s.custom["words"]) for s in sups)
     assert scores["overall"]["f1"] > 0.8
@@ -186,7 +299,24 @@ def test_extra_text_pseudo_utterances(tmp_path):
     utts = read_extra_text(path, words_per_utterance=5)
     words = [w for u in utts for w in u.words]
     labels = [label for u in utts for label in u.labels]
-    assert words == ["the", "cat", "sat", "and", "the", "dog", "ran", "why", "did", "it", "so", "it", "sat", "on", "the", "mat"]
+    assert words == [
+        "the",
+        "cat",
+        "sat",
+        "and",
+        "the",
+        "dog",
+        "ran",
+        "why",
+        "did",
+        "it",
+        "so",
+        "it",
+        "sat",
+        "on",
+        "the",
+        "mat",
+    ]
     assert labels == ["NP", "NP", ",", "NP", "NP", "NP", ".", "NP", "NP", "?", "NP", "NP", "NP", "NP", "NP", "."]
     assert [len(u.words) for u in utts] == [5, 5, 5, 1]
     assert len({u.id for u in utts}) == 4
@@ -200,8 +330,22 @@ def test_extra_text_takes_the_corpus_mark_mapping(setup):
     prose.write_text("Stop it now! Listen: the cat sat. Why?\n\nGo away! Look: a dog.\n", encoding="utf-8")
     mapping = root / "normalize_marks.yaml"
     mapping.write_text("exclamation: '?'\ncolon: '.'\n", encoding="utf-8")
-    common = ["--config", root / "bert_tiny.yaml", "--bert-model", root / "tiny-bert", "--train", root / "sups_train.jsonl.gz",
-              "--dev", root / "sups_dev.jsonl.gz", "--device", "cpu", "--num-epochs", "1", "--extra-text", prose]
+    common = [
+        "--config",
+        root / "bert_tiny.yaml",
+        "--bert-model",
+        root / "tiny-bert",
+        "--train",
+        root / "sups_train.jsonl.gz",
+        "--dev",
+        root / "sups_dev.jsonl.gz",
+        "--device",
+        "cpu",
+        "--num-epochs",
+        "1",
+        "--extra-text",
+        prose,
+    ]
 
     def extra_labels(exp):
         log = "".join(p.read_text() for p in (exp / "log").glob("log-train-*"))
@@ -216,8 +360,22 @@ def test_extra_text_takes_the_corpus_mark_mapping(setup):
 def test_resume_with_other_loss_is_refused(setup):
     root = setup
     exp = root / "exp_refuse"
-    common = ["--config", root / "bert_tiny.yaml", "--bert-model", root / "tiny-bert", "--train", root / "sups_train.jsonl.gz",
-              "--dev", root / "sups_dev.jsonl.gz", "--exp-dir", exp, "--device", "cpu", "--num-epochs", "1"]
+    common = [
+        "--config",
+        root / "bert_tiny.yaml",
+        "--bert-model",
+        root / "tiny-bert",
+        "--train",
+        root / "sups_train.jsonl.gz",
+        "--dev",
+        root / "sups_dev.jsonl.gz",
+        "--exp-dir",
+        exp,
+        "--device",
+        "cpu",
+        "--num-epochs",
+        "1",
+    ]
     run("punct.bin.train_bert", *common, "--loss", "ce")
     with pytest.raises(ValueError, match=r"other values of \['loss'\]"):
         run("punct.bin.train_bert", *common, "--loss", "focal", "--resume", "--num-epochs", "2")

@@ -17,10 +17,40 @@ def _bert_folder(tmp_path):
     return folder
 
 
-TINY = ["--head-hidden", "8", "--conv-channels", "8,8,8,16,16,16,16", "--audio-layers", "1", "--audio-heads", "2",
-        "--audio-ffn", "16", "--mm-layers", "1", "--mm-heads", "2", "--mm-ffn", "16", "--max-words", "16",
-        "--batch-size", "2", "--eval-batch-size", "4", "--lr", "1e-3", "--num-threads", "1", "--log-interval", "1",
-        "--max-length", "64", "--device", "cpu"]
+TINY = [
+    "--head-hidden",
+    "8",
+    "--conv-channels",
+    "8,8,8,16,16,16,16",
+    "--audio-layers",
+    "1",
+    "--audio-heads",
+    "2",
+    "--audio-ffn",
+    "16",
+    "--mm-layers",
+    "1",
+    "--mm-heads",
+    "2",
+    "--mm-ffn",
+    "16",
+    "--max-words",
+    "16",
+    "--batch-size",
+    "2",
+    "--eval-batch-size",
+    "4",
+    "--lr",
+    "1e-3",
+    "--num-threads",
+    "1",
+    "--log-interval",
+    "1",
+    "--max-length",
+    "64",
+    "--device",
+    "cpu",
+]
 
 
 def test_train_resume_decode_and_score(tmp_path):
@@ -32,7 +62,9 @@ def test_train_resume_decode_and_score(tmp_path):
     first = json.loads((mm / "history.json").read_text())
     assert len(first) == 1 and (mm / "epoch-1.pt").is_file() and (mm / ".done").is_file()
     # --resume continues at epoch 2 with the saved state
-    train_mm.main(["--model", "mm", "--positional", "true", "--exp-dir", str(mm), "--num-epochs", "2", "--resume"] + common)
+    train_mm.main(
+        ["--model", "mm", "--positional", "true", "--exp-dir", str(mm), "--num-epochs", "2", "--resume"] + common
+    )
     hist = json.loads((mm / "history.json").read_text())
     assert [h["epoch"] for h in hist] == [1, 2] and hist[0] == first[0]
     assert not (mm / "epoch-1.pt").exists() and (mm / "epoch-2.pt").is_file()  # keep_last_epochs = 1
@@ -49,8 +81,18 @@ def test_train_resume_decode_and_score(tmp_path):
     assert not (text / "decode" / "dev.attention.json").exists()
 
     out = tmp_path / "results"
-    score_itn.main(["--out-dir", str(out), "--num-resamples", "100", "--train-supervisions",
-                    str(data / "parczech_supervisions_train.jsonl.gz"), f"{text}:text-only", f"{mm}:multimodal+PE"])
+    score_itn.main(
+        [
+            "--out-dir",
+            str(out),
+            "--num-resamples",
+            "100",
+            "--train-supervisions",
+            str(data / "parczech_supervisions_train.jsonl.gz"),
+            f"{text}:text-only",
+            f"{mm}:multimodal+PE",
+        ]
+    )
     results = (out / "RESULTS.md").read_text()
     for row in ("| text-only |", "| multimodal+PE |", "| EfficientPunct | —"):
         assert row in results
@@ -59,14 +101,34 @@ def test_train_resume_decode_and_score(tmp_path):
     assert (out / "plots" / "attention_multimodal+PE_dev_1.png").is_file()
     assert (out / "plots" / "f1_by_length_test.png").is_file()
     scores = json.loads((out / "scores" / "multimodal+PE.test.json").read_text())
-    assert scores["num_segments"] == 6 and 0.0 <= scores["macro_f1"]["low"] <= scores["macro_f1"]["value"] <= scores["macro_f1"]["high"]
+    assert (
+        scores["num_segments"] == 6
+        and 0.0 <= scores["macro_f1"]["low"] <= scores["macro_f1"]["value"] <= scores["macro_f1"]["high"]
+    )
 
 
 def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
     data = write_corpus(tmp_path)
     text = tmp_path / "exp" / "text"
-    train_mm.main(["--model", "text", "--exp-dir", str(text), "--num-epochs", "4", "--dev-metric", "loss", "--data-dir",
-                   str(data), "--prefix", "parczech", "--bert-model", str(_bert_folder(tmp_path))] + TINY)
+    train_mm.main(
+        [
+            "--model",
+            "text",
+            "--exp-dir",
+            str(text),
+            "--num-epochs",
+            "4",
+            "--dev-metric",
+            "loss",
+            "--data-dir",
+            str(data),
+            "--prefix",
+            "parczech",
+            "--bert-model",
+            str(_bert_folder(tmp_path)),
+        ]
+        + TINY
+    )
     history = json.loads((text / "history.json").read_text())
     lowest = min(history, key=lambda h: h["dev_loss"])["epoch"]
     assert json.loads((text / "best-valid-f1.json").read_text())["epoch"] == lowest
@@ -76,15 +138,35 @@ def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
 def test_average_epochs_saves_the_mean_of_the_last_epochs_weights(tmp_path):
     data = write_corpus(tmp_path)
     text = tmp_path / "exp" / "text"
-    train_mm.main(["--model", "text", "--exp-dir", str(text), "--num-epochs", "3", "--average-epochs", "2",
-                   "--keep-last-epochs", "1", "--data-dir", str(data), "--prefix", "parczech",
-                   "--bert-model", str(_bert_folder(tmp_path))] + TINY)
+    train_mm.main(
+        [
+            "--model",
+            "text",
+            "--exp-dir",
+            str(text),
+            "--num-epochs",
+            "3",
+            "--average-epochs",
+            "2",
+            "--keep-last-epochs",
+            "1",
+            "--data-dir",
+            str(data),
+            "--prefix",
+            "parczech",
+            "--bert-model",
+            str(_bert_folder(tmp_path)),
+        ]
+        + TINY
+    )
     # keep_last_epochs 1 is raised to the 2 epochs the average needs
     assert sorted(p.name for p in text.glob("epoch-*.pt")) == ["epoch-2.pt", "epoch-3.pt"]
     epochs = [torch.load(text / f"epoch-{e}.pt", weights_only=True)["model"] for e in (2, 3)]
     best = torch.load(text / "best-valid-f1.pt", weights_only=True)
     assert best["averaged_epochs"] == [2, 3]
-    trained = [k for k, v in best["model"].items() if v.is_floating_point() and not torch.equal(epochs[0][k], epochs[1][k])]
+    trained = [
+        k for k, v in best["model"].items() if v.is_floating_point() and not torch.equal(epochs[0][k], epochs[1][k])
+    ]
     assert trained  # the two epochs differ, so the mean is neither of them
     for name in trained:
         torch.testing.assert_close(best["model"][name], (epochs[0][name] + epochs[1][name]) / 2)

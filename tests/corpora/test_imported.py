@@ -57,14 +57,20 @@ def test_libritts_text_field_text_is_the_normalized_text(libritts):
 
 
 def test_a_missing_text_field_names_the_line(libritts, tmp_path):
-    with pytest.raises(ValueError, match=r"libritts_supervisions_train-clean-100\.jsonl\.gz:1: supervision \S+ has "
-                                         r"no custom field 'original'"):
+    with pytest.raises(
+        ValueError,
+        match=r"libritts_supervisions_train-clean-100\.jsonl\.gz:1: supervision \S+ has "
+        r"no custom field 'original'",
+    ):
         prepare_imported("manifests", libritts, parts=PARTS, text_field="original")
 
 
 def test_a_missing_part_lists_the_manifests_there(libritts):
-    with pytest.raises(FileNotFoundError, match=r"no <corpus>_recordings_train-other-500\.jsonl\.gz .*"
-                                                r"libritts_recordings_dev-clean\.jsonl\.gz"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"no <corpus>_recordings_train-other-500\.jsonl\.gz .*"
+        r"libritts_recordings_dev-clean\.jsonl\.gz",
+    ):
         prepare_imported("manifests", libritts, parts={**PARTS, "train": ["train-other-500"]})
 
 
@@ -122,5 +128,7 @@ def test_an_utterance_in_two_parts_is_an_error(kaldi_dirs, tmp_path):
     copy = tmp_path / "data"
     shutil.copytree(kaldi_dirs, copy)
     shutil.copytree(copy / "test", copy / "test2")
-    with pytest.raises(ValueError, match=r"data/test/text:1: utterance 'dan-talk4-000' again \(first at \S+/test2/text:1\)"):
+    with pytest.raises(
+        ValueError, match=r"data/test/text:1: utterance 'dan-talk4-000' again \(first at \S+/test2/text:1\)"
+    ):
         prepare_imported("data-dir", copy, parts={"train": ["train", "test2"], "dev": ["dev"], "test": ["test"]})

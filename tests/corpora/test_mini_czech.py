@@ -41,7 +41,24 @@ def test_number_words():
 
 def test_tokenize_and_spoken_form():
     assert tokenize("Řekl: „Ano…“ (str. 72) 5 % i 3/4.") == [
-        "Řekl", ":", "„", "Ano", "…", "“", "(", "str", ".", "72", ")", "5", "%", "i", "3", "/", "4", ".",
+        "Řekl",
+        ":",
+        "„",
+        "Ano",
+        "…",
+        "“",
+        "(",
+        "str",
+        ".",
+        "72",
+        ")",
+        "5",
+        "%",
+        "i",
+        "3",
+        "/",
+        "4",
+        ".",
     ]
     assert spoken_form("Řekl") == ["řekl"] and spoken_form(",") == []
     assert spoken_form("%") == ["procent"] and spoken_form("72") == ["sedmdesát", "dva"]
@@ -54,8 +71,17 @@ def test_tokenize_and_spoken_form():
 
 def test_make_utterance_record_differs_from_speech():
     cfg = CzechMiniConfig(filler_rate=0.3, repeat_rate=0.2, edit_rate=0.2, insert_rate=0.2, number_rate=1.0)
-    counts = {k: 0 for k in ("number_phrases", "fillers", "unsaid_record_words", "edited_words", "repeated_words",
-                             "digits_or_symbols")}
+    counts = {
+        k: 0
+        for k in (
+            "number_phrases",
+            "fillers",
+            "unsaid_record_words",
+            "edited_words",
+            "repeated_words",
+            "digits_or_symbols",
+        )
+    }
     text = "Když jde všechno dobře, v nejbližších chvílích se nutně něco stane. Platí to v 90 % případů."
     utt = make_utterance(text, np.random.default_rng(3), cfg, ["slovník", "výbor"], counts)
     assert counts["number_phrases"] == 1 and counts["fillers"] > 0 and counts["edited_words"] > 0
@@ -64,9 +90,13 @@ def test_make_utterance_record_differs_from_speech():
     assert [utt.synth_text[a:b] for a, b in utt.spans] == utt.spoken
     assert utt.sentence[-1] == 1 and utt.sentence[0] == 0
     # with all rates at zero the record's words are exactly what is said (no digits in the text)
-    clean = make_utterance("Když jde všechno dobře, nic se nestane.", np.random.default_rng(0),
-                           dataclasses.replace(cfg, filler_rate=0, repeat_rate=0, edit_rate=0, insert_rate=0,
-                                               number_rate=0), ["x"], counts)
+    clean = make_utterance(
+        "Když jde všechno dobře, nic se nestane.",
+        np.random.default_rng(0),
+        dataclasses.replace(cfg, filler_rate=0, repeat_rate=0, edit_rate=0, insert_rate=0, number_rate=0),
+        ["x"],
+        counts,
+    )
     assert clean.spoken == ["když", "jde", "všechno", "dobře", "nic", "se", "nestane"]
     assert clean.synth_text == "když jde všechno dobře, nic se nestane."
 
@@ -89,8 +119,11 @@ def test_speakers_of_the_mini_corpus_unchanged_by_the_size_options():
     rng.permutation(5784)  # the fortune order is drawn first
     speakers = draw_speakers(rng, 4, config_for_size("mini"))
     assert [(info.id, v.variant, v.pitch, v.rate, v.pitch_range) for info, v in speakers] == [
-        ("JosefMarek.1979", "m5", 51, 162, 50), ("MartinKučera.1984", "m1", 63, 176, 50),
-        ("ZdeněkSvoboda.1985", "m5", 68, 146, 50), ("MarieKučeraová.1965", "f4", 68, 203, 50)]
+        ("JosefMarek.1979", "m5", 51, 162, 50),
+        ("MartinKučera.1984", "m1", 63, 176, 50),
+        ("ZdeněkSvoboda.1985", "m5", 68, 146, 50),
+        ("MarieKučeraová.1965", "f4", 68, 203, 50),
+    ]
     wide = draw_speakers(np.random.default_rng(1), 40, config_for_size("small"))
     assert len({v.variant for _, v in wide}) > 11 and len({v.pitch_range for _, v in wide}) > 1
     assert all(130 <= v.rate <= 230 and 15 <= v.pitch <= 85 for _, v in wide)
@@ -106,8 +139,9 @@ def test_fortune_order_prefers_fortunes_with_rare_marks():
     fortunes = [f"Věta číslo {k} je tady{'!' if k % 10 == 0 else '.'}" for k in range(400)]  # 40 with "!"
     uniform = CzechMiniConfig(rare_marks=("!",), rare_mark_weight=1.0)
     # weight 1: exactly the permutation the mini corpus was built with
-    assert np.array_equal(fortune_order(fortunes, uniform, np.random.default_rng(3)),
-                          np.random.default_rng(3).permutation(400))
+    assert np.array_equal(
+        fortune_order(fortunes, uniform, np.random.default_rng(3)), np.random.default_rng(3).permutation(400)
+    )
     weighted = dataclasses.replace(uniform, rare_mark_weight=5.0)
     order = fortune_order(fortunes, weighted, np.random.default_rng(3))
     assert sorted(order.tolist()) == list(range(400))  # every fortune once

@@ -41,9 +41,16 @@ def supervision_words(sup):
     labelled = WordLabels.from_supervision(sup)
     return list(labelled.words), list(labelled.punct)
 
+
 SUBJECTS = ["The old man", "My sister", "Our neighbour", "The young doctor", "Her father", "The captain"]
-VERBS = ["walked to the village", "wrote a long letter", "waited by the window", "spoke of the weather",
-         "read the morning paper", "played the piano"]
+VERBS = [
+    "walked to the village",
+    "wrote a long letter",
+    "waited by the window",
+    "spoke of the weather",
+    "read the morning paper",
+    "played the piano",
+]
 TAILS = ["before dinner", "in the evening", "with great care", "after the rain", "without a word"]
 
 
@@ -66,8 +73,12 @@ def make_text(n_paragraphs: int = 120, seed: int = 0) -> str:
 
 
 def small_config(seed: int = 7, extra_text_words: int = 300) -> MiniCorpusConfig:
-    return MiniCorpusConfig(size="test", seed=seed, extra_text_words=extra_text_words, splits={
-        "train": SplitSize(2, 12.0), "dev": SplitSize(1, 8.0), "tst-COMMON": SplitSize(1, 8.0)})
+    return MiniCorpusConfig(
+        size="test",
+        seed=seed,
+        extra_text_words=extra_text_words,
+        splits={"train": SplitSize(2, 12.0), "dev": SplitSize(1, 8.0), "tst-COMMON": SplitSize(1, 8.0)},
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -82,7 +93,13 @@ def test_paragraphs_drop_headings_and_emphasis():
 def test_sentence_split_respects_abbreviations_and_lowercase_continuations():
     text = '"Oh! can it be really so! Yet now I must." Mr. Darcy said so. Is it? "Yes." Then'
     assert split_sentences(text) == [
-        '"Oh! can it be really so!', 'Yet now I must."', "Mr. Darcy said so.", "Is it?", '"Yes."', "Then"]
+        '"Oh! can it be really so!',
+        'Yet now I must."',
+        "Mr. Darcy said so.",
+        "Is it?",
+        '"Yes."',
+        "Then",
+    ]
 
 
 def test_long_sentences_are_cut_after_clauses():
@@ -126,7 +143,9 @@ def test_build_layout_and_contents(built):
         assert (txt / f"{split}.de").read_text().splitlines() == en_lines
         ends = {}
         for line in yaml_lines:
-            m = re.fullmatch(r"- \{duration: ([\d.]+), offset: ([\d.]+), speaker_id: spk\.(\d+), wav: ted_(\d+)\.wav\}", line)
+            m = re.fullmatch(
+                r"- \{duration: ([\d.]+), offset: ([\d.]+), speaker_id: spk\.(\d+), wav: ted_(\d+)\.wav\}", line
+            )
             assert m, line
             assert m.group(3) == m.group(4)
             ends[m.group(4)] = max(ends.get(m.group(4), 0.0), float(m.group(1)) + float(m.group(2)))
@@ -146,10 +165,13 @@ def test_extra_text_is_training_text_only(built):
     assert 300 <= words < 300 + 20 * 40 and len(paragraphs) >= 2
     # every paragraph is a block of consecutive training sentences (no dev or test text), the first one first
     size = EXTRA_TEXT_BLOCK_SENTENCES
-    blocks = [" ".join(train[i:i + size]) for i in range(0, len(train) - size + 1, size)]
+    blocks = [" ".join(train[i : i + size]) for i in range(0, len(train) - size + 1, size)]
     assert paragraphs[0] == blocks[0] and all(p in blocks for p in paragraphs)
     assert len(set(paragraphs)) == len(paragraphs)
-    assert json.loads((corpus / "build.json").read_text())["extra_text"] == {"paragraphs": len(paragraphs), "words": words}
+    assert json.loads((corpus / "build.json").read_text())["extra_text"] == {
+        "paragraphs": len(paragraphs),
+        "words": words,
+    }
 
 
 def test_extra_text_blocks_spread_over_the_text():
@@ -159,7 +181,7 @@ def test_extra_text_blocks_spread_over_the_text():
     firsts = [int(p.split()[0][1:]) for p in paragraphs]
     assert firsts == [0, 240, 480, 740, 980]  # blocks 0, 12, 24, 37, 49 of 50: the whole text, evenly
     assert extra_text_paragraphs(sentences, 0) == [] and extra_text_paragraphs([], 100) == []
-    assert sum(len(p.split()) for p in extra_text_paragraphs(sentences, 10 ** 6)) == 4000  # all of it
+    assert sum(len(p.split()) for p in extra_text_paragraphs(sentences, 10**6)) == 4000  # all of it
 
 
 def test_no_extra_text_file_without_extra_words(tmp_path):
@@ -198,7 +220,11 @@ def test_training_talks_share_the_voices_and_keep_the_random_text():
     for a, b in zip(balanced, drawn):
         assert [s.text for s in a.segments] == [s.text for s in b.segments]
         assert (a.voice.variant, a.voice.rate, a.voice.pitch, a.noise_dbfs) == (
-            b.voice.variant, b.voice.rate, b.voice.pitch, b.noise_dbfs)
+            b.voice.variant,
+            b.voice.rate,
+            b.voice.pitch,
+            b.noise_dbfs,
+        )
     assert [t.voice for t in plan("dev", True)] == [t.voice for t in plan("dev", False)]
 
 
@@ -245,8 +271,12 @@ def test_a_built_corpus_is_reused_only_with_the_config_it_was_built_from(built, 
     assert reuse_built_corpus(corpus, small_config(), overwrite=False)
     assert not reuse_built_corpus(corpus, small_config(), overwrite=True)
     assert not reuse_built_corpus(tmp_path / "missing", small_config(), overwrite=False)
-    more_dev = MiniCorpusConfig(size="test", seed=7, extra_text_words=300, splits={
-        "train": SplitSize(2, 12.0), "dev": SplitSize(3, 8.0), "tst-COMMON": SplitSize(1, 8.0)})
+    more_dev = MiniCorpusConfig(
+        size="test",
+        seed=7,
+        extra_text_words=300,
+        splits={"train": SplitSize(2, 12.0), "dev": SplitSize(3, 8.0), "tst-COMMON": SplitSize(1, 8.0)},
+    )
     changes = config_changes(corpus, more_dev)
     assert len(changes) == 1 and changes[0].startswith("splits:") and "'talks': 3" in changes[0]
     with pytest.raises(ValueError, match=r"built with another config \(seed: built 7, asked 8\)"):
@@ -272,8 +302,14 @@ def test_austen_text_when_cached():
     if not (cache / "janeaustenr_books.json").exists() and not list(cache.glob("r-cran-janeaustenr_*.deb")):
         pytest.skip(f"r-cran-janeaustenr not in {cache}")
     books = load_austen(cache)
-    assert sorted(books) == ["emma", "mansfieldpark", "northangerabbey", "persuasion", "prideprejudice",
-                             "sensesensibility"]
+    assert sorted(books) == [
+        "emma",
+        "mansfieldpark",
+        "northangerabbey",
+        "persuasion",
+        "prideprejudice",
+        "sensesensibility",
+    ]
     assert books["emma"][14].startswith("Emma Woodhouse, handsome, clever, and rich")
     parts = split_sources(books)
     counts = Counter()

@@ -22,12 +22,16 @@ def supervision_words(sup):
     labelled = WordLabels.from_supervision(sup)
     return list(labelled.words), list(labelled.punct)
 
+
 SR = 16000
 # (offset, duration, text) per talk; written to the yaml in the order given (not sorted).
 TALKS: dict[str, dict[str, list[tuple[float, float, str]]]] = {
     "train": {
-        "ted_11": [(4.0, 2.0, "And then, it stopped."), (0.5, 3.0, "Hello, everyone! How are you?"),
-                   (7.0, 1.5, "(Laughter) Great; thanks.")],
+        "ted_11": [
+            (4.0, 2.0, "And then, it stopped."),
+            (0.5, 3.0, "Hello, everyone! How are you?"),
+            (7.0, 1.5, "(Laughter) Great; thanks."),
+        ],
         "ted_12": [(1.0, 2.0, "It's twenty-one: really.")],
     },
     "dev": {"ted_21": [(0.2, 1.0, "Is it you?"), (2.0, 1.5, "Yes, it is.")]},
@@ -167,8 +171,11 @@ def test_duplicate_segment_names_both_lines(tmp_path):
 
 
 def test_talk_in_two_splits_is_an_error(tmp_path):
-    talks = {"train": {"ted_21": [(0.2, 1.0, "Hi.")]}, "dev": {"ted_21": [(2.0, 1.0, "Yes.")]},
-             "tst-COMMON": {"ted_31": [(0.0, 1.0, "No.")]}}
+    talks = {
+        "train": {"ted_21": [(0.2, 1.0, "Hi.")]},
+        "dev": {"ted_21": [(2.0, 1.0, "Yes.")]},
+        "tst-COMMON": {"ted_31": [(0.0, 1.0, "No.")]},
+    }
     root = make_mustc(tmp_path / "en-de", talks=talks)
     with pytest.raises(ValueError, match="ted_21 appears in splits train and dev"):
         prepare_mustc(root)
@@ -242,18 +249,29 @@ def test_missing_text_file_is_named(tmp_path):
 
 
 def unipunc_line(ids: Sequence[str], split: str, talk: str, start: float, seconds: float, text: str) -> str:
-    return json.dumps({
-        "id": ",".join(ids) + ",", "audio": f"/path/to/MUSTC_v1.0/en-de/{split}/wav/{talk}.wav:{int(start * SR)}:{int(seconds * SR)}",
-        "n_frames": int(seconds * SR), "tgt_text": text, "speaker_id": f"spk.{talk}", "tgt_lang": "en"})
+    return json.dumps(
+        {
+            "id": ",".join(ids) + ",",
+            "audio": f"/path/to/MUSTC_v1.0/en-de/{split}/wav/{talk}.wav:{int(start * SR)}:{int(seconds * SR)}",
+            "n_frames": int(seconds * SR),
+            "tgt_text": text,
+            "speaker_id": f"spk.{talk}",
+            "tgt_lang": "en",
+        }
+    )
 
 
 def make_unipunc(root: Path, num_train: int = 20) -> Path:
     folder = root / "unipunc"
     folder.mkdir()
-    train = [unipunc_line([f"ted_11_{i}", f"ted_11_{i + 1}"], "train", "ted_11", 0.4 * i, 0.4, f"Item {i}, is it?")
-             for i in range(num_train)]
-    test = [unipunc_line(["ted_21_0", "ted_21_1"], "dev", "ted_21", 0.2, 3.3, "Is it you? Yes, it is."),
-            unipunc_line(["ted_21_2"], "dev", "ted_21", 3.5, 0.4, "Fine.")]
+    train = [
+        unipunc_line([f"ted_11_{i}", f"ted_11_{i + 1}"], "train", "ted_11", 0.4 * i, 0.4, f"Item {i}, is it?")
+        for i in range(num_train)
+    ]
+    test = [
+        unipunc_line(["ted_21_0", "ted_21_1"], "dev", "ted_21", 0.2, 3.3, "Is it you? Yes, it is."),
+        unipunc_line(["ted_21_2"], "dev", "ted_21", 3.5, 0.4, "Fine."),
+    ]
     (folder / "train-audio.json").write_text("\n".join(train) + "\n")
     (folder / "test-audio.json").write_text("\n".join(test) + "\n")
     return folder
@@ -273,7 +291,9 @@ def test_unipunc_split(tmp_path):
     # The same seed gives the same split; another seed (almost surely) another.
     again, _ = prepare_unipunc(root, unipunc, seed=3)
     assert {s.id for s in again["dev"]["supervisions"]} == dev
-    other = {frozenset(s.id for s in prepare_unipunc(root, unipunc, seed=k)[0]["dev"]["supervisions"]) for k in range(4)}
+    other = {
+        frozenset(s.id for s in prepare_unipunc(root, unipunc, seed=k)[0]["dev"]["supervisions"]) for k in range(4)
+    }
     assert len(other) > 1
     test = {s.id: s for s in manifests["test"]["supervisions"]}
     assert sorted(test) == ["ted_21_0", "ted_21_2"]

@@ -69,7 +69,10 @@ def test_punct_before_any_word_is_error(tmp_path):
 
 
 def test_write_read_round_trip_and_find(tmp_path):
-    toks = [VerticalToken("Ahoj", "d.u1.p1.s1.w1", "A.1", "d.u1.p1.s1", 1), VerticalToken(",", "d.u1.p1.s1.w2", "A.1", "d.u1.p1.s1", 2)]
+    toks = [
+        VerticalToken("Ahoj", "d.u1.p1.s1.w1", "A.1", "d.u1.p1.s1", 1),
+        VerticalToken(",", "d.u1.p1.s1.w2", "A.1", "d.u1.p1.s1", 2),
+    ]
     d = tmp_path / "2013ps" / "audio" / "2014" / "02" / "18"
     d.mkdir(parents=True)
     write_vertical(d / "2014021816581712.vert", toks)

@@ -39,14 +39,74 @@ def _run(egs: Path, cmd: str, *args: str) -> str:
 
 
 def _stages_1_to_4(egs: Path, cmd: str) -> None:
-    _run(egs, cmd, "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2", "--cmd", cmd, "data/manifests", "data/fbank")
-    out = _run(egs, cmd, "steps/train_am.sh", "--prefix", "mustc", "--cmd", cmd, "--am-config", "conf/am_tiny.yaml", "--device", "cpu",
-               "--num-threads", "1", "--train-opts", "--num-epochs 2 --max-duration 10", "data/fbank", "exp/am")
+    _run(
+        egs,
+        cmd,
+        "steps/compute_features.sh",
+        "--prefix",
+        "mustc",
+        "--nj",
+        "2",
+        "--cmd",
+        cmd,
+        "data/manifests",
+        "data/fbank",
+    )
+    out = _run(
+        egs,
+        cmd,
+        "steps/train_am.sh",
+        "--prefix",
+        "mustc",
+        "--cmd",
+        cmd,
+        "--am-config",
+        "conf/am_tiny.yaml",
+        "--device",
+        "cpu",
+        "--num-threads",
+        "1",
+        "--train-opts",
+        "--num-epochs 2 --max-duration 10",
+        "data/fbank",
+        "exp/am",
+    )
     assert "dev: %WER" in out and "test: %WER" in out
-    _run(egs, cmd, "steps/align.sh", "--prefix", "mustc", "--nj", "2", "--cmd", cmd, "--device", "cpu", "--max-fail", "1.0",
-         "data/fbank", "exp/am")
-    out = _run(egs, cmd, "steps/dump_am_embeddings.sh", "--prefix", "mustc", "--nj", "2", "--cmd", cmd, "--device", "cpu",
-               "--benchmark-config", "conf/am.yaml", "data/fbank", "exp/am", "exp/emb_am")
+    _run(
+        egs,
+        cmd,
+        "steps/align.sh",
+        "--prefix",
+        "mustc",
+        "--nj",
+        "2",
+        "--cmd",
+        cmd,
+        "--device",
+        "cpu",
+        "--max-fail",
+        "1.0",
+        "data/fbank",
+        "exp/am",
+    )
+    out = _run(
+        egs,
+        cmd,
+        "steps/dump_am_embeddings.sh",
+        "--prefix",
+        "mustc",
+        "--nj",
+        "2",
+        "--cmd",
+        cmd,
+        "--device",
+        "cpu",
+        "--benchmark-config",
+        "conf/am.yaml",
+        "data/fbank",
+        "exp/am",
+        "exp/emb_am",
+    )
     assert "throughput of conf/am.yaml" in out
 
 
@@ -81,18 +141,50 @@ def test_stages_1_to_4_with_the_local_runner(tmp_path, monkeypatch):
     monkeypatch.chdir(egs)  # manifests and scp files hold paths relative to the recipe folder
     _check_outputs(egs)
     # a second run finds everything done
-    out = _run(egs, "utils/run.pl", "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2", "data/manifests", "data/fbank")
+    out = _run(
+        egs,
+        "utils/run.pl",
+        "steps/compute_features.sh",
+        "--prefix",
+        "mustc",
+        "--nj",
+        "2",
+        "data/manifests",
+        "data/fbank",
+    )
     assert "nothing to do" in out
     # another feature config computes every split again (its stamp differs), and a re-run skips them again
     other = egs / "conf" / "mfcc_vars.yaml"
     other.write_text((egs / "conf" / "mfcc.yaml").read_text().replace("norm_vars: true", "norm_vars: false"))
     before = (egs / "data" / "fbank" / "cmvn_dev.json").read_text()
-    out = _run(egs, "utils/run.pl", "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2",
-               "--feat-config", "conf/mfcc_vars.yaml", "data/manifests", "data/fbank")
+    out = _run(
+        egs,
+        "utils/run.pl",
+        "steps/compute_features.sh",
+        "--prefix",
+        "mustc",
+        "--nj",
+        "2",
+        "--feat-config",
+        "conf/mfcc_vars.yaml",
+        "data/manifests",
+        "data/fbank",
+    )
     assert "mustc_cuts_dev.jsonl.gz was made with other options or inputs; computing again" in out
     assert (egs / "data" / "fbank" / "cmvn_dev.json").read_text() != before  # means only now
-    out = _run(egs, "utils/run.pl", "steps/compute_features.sh", "--prefix", "mustc", "--nj", "2",
-               "--feat-config", "conf/mfcc_vars.yaml", "data/manifests", "data/fbank")
+    out = _run(
+        egs,
+        "utils/run.pl",
+        "steps/compute_features.sh",
+        "--prefix",
+        "mustc",
+        "--nj",
+        "2",
+        "--feat-config",
+        "conf/mfcc_vars.yaml",
+        "data/manifests",
+        "data/fbank",
+    )
     assert "nothing to do" in out
 
 

@@ -14,16 +14,21 @@ from pathlib import Path
 from lhotse import load_manifest
 
 from punct.labels import WordLabels
-from tests.helpers.fake_corpora import LIBRITTS_PARTS, prepared_libritts, write_kaldi_data_dirs
 from tests.e2e.recipe_copy import copy_recipe
+from tests.helpers.fake_corpora import LIBRITTS_PARTS, prepared_libritts, write_kaldi_data_dirs
 
 SPLITS = ("train", "dev", "test")
 
 
 def stage_0_1(recipe: Path, *options: str) -> str:
     """``./run.sh OPTIONS --stop-stage 1`` in ``recipe``; its output, also in run_0_1.log there."""
-    out = subprocess.run(["./run.sh", "--nj", "2", "--conf-suffix", "_tiny", *options, "--stop-stage", "1"],
-                         cwd=recipe, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        ["./run.sh", "--nj", "2", "--conf-suffix", "_tiny", *options, "--stop-stage", "1"],
+        cwd=recipe,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     (recipe / "run_0_1.log").write_text(out.stdout + out.stderr)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out.stdout + out.stderr
@@ -47,9 +52,19 @@ def check_cuts(split: str, sups: dict) -> None:
 def test_lhotse_manifests_of_libritts_through_stages_0_1(repo_root, tmp_path, monkeypatch):
     manifests = prepared_libritts(tmp_path)  # 24 kHz wavs; text = normalized, custom["orig_text"] = original
     recipe = copy_recipe(repo_root, "mustc", tmp_path / "mustc")
-    log = stage_0_1(recipe, "--manifests", str(manifests), "--train-parts", LIBRITTS_PARTS["train"],
-                    "--dev-part", LIBRITTS_PARTS["dev"], "--test-part", LIBRITTS_PARTS["test"],
-                    "--text-field", "orig_text")
+    log = stage_0_1(
+        recipe,
+        "--manifests",
+        str(manifests),
+        "--train-parts",
+        LIBRITTS_PARTS["train"],
+        "--dev-part",
+        LIBRITTS_PARTS["dev"],
+        "--test-part",
+        LIBRITTS_PARTS["test"],
+        "--text-field",
+        "orig_text",
+    )
     assert "local/prepare_imported.sh --form manifests" in log
     train = supervisions(recipe, "train")
     first = train["14_208_000000_000000"]

@@ -135,14 +135,23 @@ def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, mo
     from punct.io.shards import MatrixReader
 
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
-    for name in ("data/manifests", "data/corpus_tiny", "data/fbank", "exp/am", "exp/bert", "exp/emb_am",
-                 "exp/emb_bert", "exp/tdnn"):
+    for name in (
+        "data/manifests",
+        "data/corpus_tiny",
+        "data/fbank",
+        "exp/am",
+        "exp/bert",
+        "exp/emb_am",
+        "exp/emb_bert",
+        "exp/tdnn",
+    ):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-a", str(tiny_recipe / name), str(copy / name)], check=True)
     out = run_recipe(copy, "--stage", "6", "--stop-stage", "6", "--tdnn-word-vectors", "pretrained")
     assert out.returncode == 0, out.stderr[-4000:]
     assert "Stage 6: BERT word vectors (pretrained encoder)" in out.stderr
     assert "Stage 6: BERT word vectors (fine-tuned encoder)" in (tiny_recipe / "exp/log/text_branch.log").read_text()
+
     def read(recipe: Path, name: str) -> dict:  # the scp files hold paths relative to the recipe
         monkeypatch.chdir(recipe)
         return dict(MatrixReader(f"exp/emb_bert/dev/{name}.scp").items())
@@ -224,8 +233,13 @@ def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "te
     from punct.scoring.punct_scores import score
 
     data = kaldi_data_dir(recipe, split, out / "data")
-    run = subprocess.run(["steps/punctuate.sh", "--nj", "2", str(data), str(out / "punct")], cwd=recipe,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        ["steps/punctuate.sh", "--nj", "2", str(data), str(out / "punct")],
+        cwd=recipe,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     results = json.loads((recipe / "exp/results/results.json").read_text())
     alpha = results["chosen_alpha"]
     failed = {line.split()[0] for line in (out / "punct/failed").read_text().splitlines()}
@@ -248,8 +262,9 @@ def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "te
         got = {name: np.array([w[name] for w in o["words"]]) for name in ("bert", "tdnn", "ensemble")}
         np.testing.assert_allclose(got["bert"], bert[key], atol=1e-4, err_msg=f"{key}: BERT posteriors")
         np.testing.assert_allclose(got["tdnn"], tdnn[key], atol=1e-4, err_msg=f"{key}: TDNN posteriors")
-        np.testing.assert_allclose(got["ensemble"], ensemble(tdnn[key], bert[key], alpha), atol=1e-4,
-                                   err_msg=f"{key}: ensemble posteriors")
+        np.testing.assert_allclose(
+            got["ensemble"], ensemble(tdnn[key], bert[key], alpha), atol=1e-4, err_msg=f"{key}: ensemble posteriors"
+        )
         ref.extend(PUNCT4.encode(labelled.punct))
         hyp["BERT only"].extend(got["bert"].argmax(1))
         hyp["TDNN"].extend(got["tdnn"].argmax(1))
@@ -259,8 +274,10 @@ def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "te
     for name, stage8 in (("BERT only", "BERT only"), ("TDNN", "TDNN"), ("ensemble", chosen)):
         f1 = score(np.array(ref), np.array(hyp[name]), PUNCT4.classes).overall["f1"]
         assert f1 == pytest.approx(systems[stage8]["overall"]["f1"], abs=1e-9), name
-    print(f"\n[e2e punctuate] {recipe.name}: {len(outputs)} utterances, {len(ref)} words, {len(failed)} failed "
-          f"as in stage 3; F1 equal to stage 8's")
+    print(
+        f"\n[e2e punctuate] {recipe.name}: {len(outputs)} utterances, {len(ref)} words, {len(failed)} failed "
+        f"as in stage 3; F1 equal to stage 8's"
+    )
 
 
 def test_punctuate_reproduces_stage8(tiny_recipe, tmp_path):

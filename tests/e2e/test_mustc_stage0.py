@@ -27,8 +27,14 @@ def test_run_sh_stage0_tiny(repo_root: Path, tmp_path: Path):
         pytest.skip("no apt-get to fetch r-cran-janeaustenr and no cached copy")
     recipe = copy_recipe(repo_root, "mustc", tmp_path / "mustc")
     env = dict(os.environ, PUNCT_CACHE=str(cache))
-    proc = subprocess.run(["./run.sh", "--stage", "0", "--stop-stage", "0", "--corpus-size", "tiny"], cwd=recipe,
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        ["./run.sh", "--stage", "0", "--stop-stage", "0", "--corpus-size", "tiny"],
+        cwd=recipe,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     output = proc.stdout + proc.stderr
     if proc.returncode != 0 and not have_text and "could not download" in output:
         pytest.skip("r-cran-janeaustenr could not be downloaded here")
@@ -45,8 +51,14 @@ def test_run_sh_stage0_tiny(repo_root: Path, tmp_path: Path):
             words, punct = supervision_words(sup)
             assert words and len(words) == len(punct)
     # A second run keeps the corpus and the manifests.
-    again = subprocess.run(["./run.sh", "--stage", "0", "--stop-stage", "0", "--corpus-size", "tiny"], cwd=recipe,
-                           capture_output=True, text=True, env=env, timeout=300)
+    again = subprocess.run(
+        ["./run.sh", "--stage", "0", "--stop-stage", "0", "--corpus-size", "tiny"],
+        cwd=recipe,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert again.returncode == 0
     assert "already built" in again.stdout + again.stderr
     assert "already prepared" in again.stdout + again.stderr

@@ -48,8 +48,20 @@ def test_stage_1_trains_the_am_on_a_kaldi_data_dir(tmp_path):
     kaldi_dir_per_utterance(tmp_path / "kaldi_dev", spoken[:4], prefix="dev-")
     work = copy_recipe(REPO, "parczech", tmp_path / "parczech")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    cmd = ["bash", "./run.sh", "--corpus-size", "tiny", "--nj", "2", "--stage", "1", "--stop-stage", "1",
-           "--am-data", str(data)]
+    cmd = [
+        "bash",
+        "./run.sh",
+        "--corpus-size",
+        "tiny",
+        "--nj",
+        "2",
+        "--stage",
+        "1",
+        "--stop-stage",
+        "1",
+        "--am-data",
+        str(data),
+    ]
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env, timeout=600)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]
@@ -66,24 +78,39 @@ def test_stage_1_trains_the_am_on_a_kaldi_data_dir(tmp_path):
     again = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env, timeout=600)
     output = again.stdout + again.stderr
     assert again.returncode == 0, output[-3000:]
-    for skipped in ("import_am_data.sh: data/am_manifests_import is done; skipping", "parczech_cuts_train.jsonl.gz is done; skipping",
-                    "exp/am/best-valid-loss.pt is done; skipping"):
+    for skipped in (
+        "import_am_data.sh: data/am_manifests_import is done; skipping",
+        "parczech_cuts_train.jsonl.gz is done; skipping",
+        "exp/am/best-valid-loss.pt is done; skipping",
+    ):
         assert skipped in output, skipped
-    other = subprocess.run(cmd + ["--am-data-dev", str(tmp_path / "kaldi_dev")], cwd=work, capture_output=True,
-                           text=True, env=env, timeout=600)
+    other = subprocess.run(
+        cmd + ["--am-data-dev", str(tmp_path / "kaldi_dev")],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     output = other.stdout + other.stderr
     assert other.returncode == 0, output[-3000:]
-    for redone in ("parczech_cuts_train.jsonl.gz was made with other options or inputs; computing again",
-                   "exp/am was trained on other data, config or init; training again from scratch"):
+    for redone in (
+        "parczech_cuts_train.jsonl.gz was made with other options or inputs; computing again",
+        "exp/am was trained on other data, config or init; training again from scratch",
+    ):
         assert redone in output, redone
-    assert "continuing from the newest checkpoint" in output and "resumed from" not in \
-        (work / "exp" / "am" / "log" / "train.log").read_text()
+    assert (
+        "continuing from the newest checkpoint" in output
+        and "resumed from" not in (work / "exp" / "am" / "log" / "train.log").read_text()
+    )
     assert dev_wer_words(output) == 4 + 7 + 6 + 7  # the given dev data: spoken[:4]
 
 
 def test_am_data_option_errors():
-    for args, message in ((["--am-data-dev", "x"], "--am-data-dev is the dev part of --am-data"),
-                          (["--am-data", "x", "--am-dir", "y"], "--am-dir gives a trained AM")):
+    for args, message in (
+        (["--am-data-dev", "x"], "--am-data-dev is the dev part of --am-data"),
+        (["--am-data", "x", "--am-dir", "y"], "--am-dir gives a trained AM"),
+    ):
         proc = subprocess.run(["bash", str(RUN), *args], cwd=RUN.parent, capture_output=True, text=True)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
@@ -99,12 +126,20 @@ def test_stages_2_3_with_a_transformers_ctc_model(tmp_path):
     base = ["bash", "./run.sh", "--corpus-size", "tiny", "--nj", "2"]
     built = subprocess.run(base + ["--stop-stage", "0"], cwd=work, capture_output=True, text=True, env=env, timeout=600)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    proc = subprocess.run(base + ["--stage", "2", "--stop-stage", "3", "--asr-model", str(model)], cwd=work,
-                          capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(
+        base + ["--stage", "2", "--stop-stage", "3", "--asr-model", str(model)],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]
-    assert (f"Stage 2: recognised words with times (am: transformers CTC model {model}, beam search with a 3-gram LM "
-            "(conf/decode_tiny.yaml))") in output
+    assert (
+        f"Stage 2: recognised words with times (am: transformers CTC model {model}, beam search with a 3-gram LM "
+        "(conf/decode_tiny.yaml))"
+    ) in output
     assert "recognise_long.sh: decoded by beam search (beam 4," in output
     assert f"recognise_long.sh: recognised with {model.resolve()}" in output
     assert "long-recording %WER" in output  # against the synthesizer's words of the mini corpus
@@ -162,8 +197,22 @@ def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
     (tmp_path / "mfcc.yaml").write_text("")
 
     def run(*opts):
-        proc = subprocess.run(["bash", "local/train_am.sh", "--am-config", "am.yaml", "--feat-config", "mfcc.yaml",
-                               *opts, "fbank", "exp/am"], cwd=tmp_path, capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                "bash",
+                "local/train_am.sh",
+                "--am-config",
+                "am.yaml",
+                "--feat-config",
+                "mfcc.yaml",
+                *opts,
+                "fbank",
+                "exp/am",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return next(ln for ln in proc.stdout.splitlines() if ln.startswith("ARGS: "))
 

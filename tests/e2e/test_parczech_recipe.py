@@ -16,8 +16,14 @@ RECIPE = REPO / "egs" / "parczech"
 def test_help_describes_the_stages_and_their_configs_exist():
     proc = subprocess.run(["bash", str(RECIPE / "run.sh"), "--help"], cwd=RECIPE, capture_output=True, text=True)
     text = proc.stdout + proc.stderr
-    for output in ("exp/am", "exp/asr/words", "data/segments", "exp/{text,mm,mm_pe,mm_pe_random}",
-                   "exp/efficientpunct{,_tdnn}", "exp/results"):
+    for output in (
+        "exp/am",
+        "exp/asr/words",
+        "data/segments",
+        "exp/{text,mm,mm_pe,mm_pe_random}",
+        "exp/efficientpunct{,_tdnn}",
+        "exp/results",
+    ):
         assert output in text
     for model in ("am", "mm", "tdnn"):
         for suffix in ("", "_mini", "_tiny"):
@@ -36,8 +42,14 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
     for name in ("efficientpunct_tdnn", "efficientpunct"):
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
     results = (work / "exp" / "results" / "RESULTS.md").read_text()
-    for row in ("| text-only |", "| multimodal |", "| multimodal+PE |", "| random-audio |", "| EfficientPunct TDNN |",
-                "| EfficientPunct ensemble |"):
+    for row in (
+        "| text-only |",
+        "| multimodal |",
+        "| multimodal+PE |",
+        "| random-audio |",
+        "| EfficientPunct TDNN |",
+        "| EfficientPunct ensemble |",
+    ):
         assert row in results
     assert "| EfficientPunct | —" not in results  # the placeholder row is replaced
     # conf/{mm,tdnn}_tiny.yaml exclude each segment's first word (the thesis): every model wrote and was scored so
@@ -45,14 +57,26 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
     assert json.loads((work / "exp" / "efficientpunct" / "alpha.json").read_text())["first_word"] == "exclude"
     assert any((work / "exp" / "results" / "plots").glob("attention_multimodal+PE_dev_*.png"))
     # a second run of stages 4-6 skips the finished trainings and rewrites the results
-    again = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "4"], cwd=work, capture_output=True,
-                           text=True, env=env, timeout=600)
+    again = subprocess.run(
+        ["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "4"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     output = again.stdout + again.stderr
     assert again.returncode == 0 and "is done; skipping" in output, output[-3000:]
     assert "best-valid-f1.pt is done; skipping" in output  # the TDNN of stage 5 too
     # stage 2 with the recipe's own acoustic model (chunked recognition of the long recordings)
-    am = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--words-from", "am", "--stage", "2",
-                         "--stop-stage", "2"], cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    am = subprocess.run(
+        ["bash", "./run.sh", "--corpus-size", "tiny", "--words-from", "am", "--stage", "2", "--stop-stage", "2"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert am.returncode == 0, am.stdout[-3000:] + am.stderr[-3000:]
     assert (work / "exp" / "asr" / "words").resolve() == (work / "exp" / "asr" / "am_words").resolve()
     recordings = sorted((work / "data" / "corpus_tiny" / "synth").glob("*.words.tsv"))
@@ -71,8 +95,11 @@ def test_stage4_models_are_conf_files_of_train_mm_options():
     step_options = {line.split("=")[0] for line in section.splitlines() if "=" in line and not line.startswith("#")}
     rows = set()
     for name in names:
-        values = dict(line.split("#")[0].strip().split("=", 1) for line in (RECIPE / "conf" / "models" / f"{name}.conf")
-                      .read_text().splitlines() if line.strip() and not line.startswith("#"))
+        values = dict(
+            line.split("#")[0].strip().split("=", 1)
+            for line in (RECIPE / "conf" / "models" / f"{name}.conf").read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        )
         assert set(values) - {"results_row"} <= step_options, name
         assert values["model"] in ("text", "mm") and values["results_row"]
         rows.add(values["results_row"])

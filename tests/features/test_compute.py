@@ -61,9 +61,20 @@ def test_padding_makes_the_features_manifest_lhotse_consistent(num_samples):
     duration = round(num_samples / 16000, 8)
     assert stored.shape == (compute_num_frames(duration, 0.01, 16000), 3) == (snip + 2, 3)
     assert np.array_equal(stored[:snip], feats) and (stored[snip:] == feats[-1]).all()
-    manifest = Features(type="kaldi-native-mfcc", num_frames=stored.shape[0], num_features=3, frame_shift=0.01,
-                        sampling_rate=16000, start=0.5, duration=duration, storage_type="lilcom_chunky",
-                        storage_path="unused.lca", storage_key="0", recording_id="r", channels=0)
+    manifest = Features(
+        type="kaldi-native-mfcc",
+        num_frames=stored.shape[0],
+        num_features=3,
+        frame_shift=0.01,
+        sampling_rate=16000,
+        start=0.5,
+        duration=duration,
+        storage_type="lilcom_chunky",
+        storage_path="unused.lca",
+        storage_key="0",
+        recording_id="r",
+        channels=0,
+    )
     validate_features(manifest, feats_data=stored)
     assert feature_frames(types.SimpleNamespace(id="c", features=manifest)) == snip
     # a manifest of the earlier layout (num_frames = S, not lhotse-valid) has the same S
@@ -132,8 +143,14 @@ def test_manifests_of_the_earlier_layout_still_load(fresh_fbank, tmp_path):
         for cut in cuts:
             feats = load_cut_features(cut)
             key = writer.write(cut.id, feats)
-            old_cuts.append(fastcopy(cut, features=fastcopy(
-                cut.features, num_frames=feats.shape[0], storage_path=str(tmp_path / "old.lca"), storage_key=key)))
+            old_cuts.append(
+                fastcopy(
+                    cut,
+                    features=fastcopy(
+                        cut.features, num_frames=feats.shape[0], storage_path=str(tmp_path / "old.lca"), storage_key=key
+                    ),
+                )
+            )
     for old, new in zip(old_cuts, cuts):
         assert old.features.num_frames == feature_frames(old) == feature_frames(new) == new.features.num_frames - 2
         assert np.allclose(load_cut_features(old), load_cut_features(new), atol=1e-2)

@@ -28,8 +28,9 @@ def test_mfcc_matches_lhotse_kaldi_mfcc():
     # snip_edges=False) and it works on the raw [-1, 1] samples: match every option explicitly.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        theirs = Mfcc(MfccConfig(snip_edges=True, num_ceps=40, num_filters=40, low_freq=40.0, high_freq=-200.0,
-                                 dither=0.0)).extract(x * 32768.0, 16000)
+        theirs = Mfcc(
+            MfccConfig(snip_edges=True, num_ceps=40, num_filters=40, low_freq=40.0, high_freq=-200.0, dither=0.0)
+        ).extract(x * 32768.0, 16000)
     assert ours.shape == theirs.shape == (expected_num_frames(x.size), 40)
     scale = np.abs(theirs).max(axis=0)
     rel = np.abs(ours - theirs).max(axis=0) / scale
@@ -37,8 +38,9 @@ def test_mfcc_matches_lhotse_kaldi_mfcc():
     # and the two disagree once lhotse keeps its own high_freq default: the comparison has teeth
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        other = Mfcc(MfccConfig(snip_edges=True, num_ceps=40, num_filters=40, low_freq=40.0,
-                                dither=0.0)).extract(x * 32768.0, 16000)
+        other = Mfcc(MfccConfig(snip_edges=True, num_ceps=40, num_filters=40, low_freq=40.0, dither=0.0)).extract(
+            x * 32768.0, 16000
+        )
     assert np.abs(ours - other).max() > 100 * np.abs(ours - theirs).max()
 
 

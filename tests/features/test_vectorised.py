@@ -23,9 +23,20 @@ def _relative_error(ours: np.ndarray, reference: np.ndarray) -> float:
     return float((np.abs(ours - reference).max(axis=0) / np.abs(reference).max(axis=0)).max())
 
 
-@pytest.mark.parametrize("options", [{}, {"window_type": "hamming", "num_ceps": 13, "num_mel_bins": 23},
-                                     {"window_type": "hanning", "preemph_coeff": 0.0, "remove_dc_offset": False,
-                                      "frame_length_ms": 32.0, "cepstral_lifter": 0.0}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"window_type": "hamming", "num_ceps": 13, "num_mel_bins": 23},
+        {
+            "window_type": "hanning",
+            "preemph_coeff": 0.0,
+            "remove_dc_offset": False,
+            "frame_length_ms": 32.0,
+            "cepstral_lifter": 0.0,
+        },
+    ],
+)
 def test_mfcc_equals_kaldi_native_fbank(options):
     config = KnfMfccConfig(**options)
     for seconds in (0.025, 0.0351, 3.7):

@@ -15,12 +15,24 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-SENTENCES = ["Dobrý den, vážení poslanci.", "Zákon o státním rozpočtu byl dnes schválen!",
-             "Ministr financí odpoví na otázky; děkuji.", "Přejdeme k dalšímu bodu programu?"]
-NORMALISED = ["dobrý den vážení poslanci", "zákon o státním rozpočtu byl dnes schválen",
-              "ministr financí odpoví na otázky děkuji", "přejdeme k dalšímu bodu programu"]
-SPEAKERS = {"NovakJan": ("m1", 40, 165), "MalaEva": ("f2", 60, 180), "DvorakPetr": ("m3", 35, 150),
-            "CernaJana": ("f1", 55, 170)}
+SENTENCES = [
+    "Dobrý den, vážení poslanci.",
+    "Zákon o státním rozpočtu byl dnes schválen!",
+    "Ministr financí odpoví na otázky; děkuji.",
+    "Přejdeme k dalšímu bodu programu?",
+]
+NORMALISED = [
+    "dobrý den vážení poslanci",
+    "zákon o státním rozpočtu byl dnes schválen",
+    "ministr financí odpoví na otázky děkuji",
+    "přejdeme k dalšímu bodu programu",
+]
+SPEAKERS = {
+    "NovakJan": ("m1", 40, 165),
+    "MalaEva": ("f2", 60, 180),
+    "DvorakPetr": ("m3", 35, 150),
+    "CernaJana": ("f1", 55, 170),
+}
 SAMPLE_RATE = 16000
 GAP = 0.6  # seconds of silence between the utterances of a sitting
 

@@ -12,16 +12,51 @@ import pytest
 from punct.models.cross_attention.config import MmConfig
 from tests.helpers import tiny_bert
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "pes", "kočka", "dům", "je", "a", "to", "ne", "ano", "##ka", "##y",
-         "pr", "##ah", "##a", "v", "na"]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "pes",
+    "kočka",
+    "dům",
+    "je",
+    "a",
+    "to",
+    "ne",
+    "ano",
+    "##ka",
+    "##y",
+    "pr",
+    "##ah",
+    "##a",
+    "v",
+    "na",
+]
 
 WORDS = ["pes", "je", "kočka", "a", "to", "praha", "ne", "ano"]
 
 
 def tiny_config(**kw) -> MmConfig:
-    values = dict(head_hidden=8, max_length=64, conv_channels=(8, 8, 8, 16, 16, 16, 16), audio_layers=1, audio_heads=2,
-                  audio_ffn=16, mm_layers=1, mm_heads=2, mm_ffn=16, max_words=16, batch_size=2, num_epochs=1,
-                  eval_batch_size=4, lr=1e-3, num_threads=1, log_interval=1)
+    values = dict(
+        head_hidden=8,
+        max_length=64,
+        conv_channels=(8, 8, 8, 16, 16, 16, 16),
+        audio_layers=1,
+        audio_heads=2,
+        audio_ffn=16,
+        mm_layers=1,
+        mm_heads=2,
+        mm_ffn=16,
+        max_words=16,
+        batch_size=2,
+        num_epochs=1,
+        eval_batch_size=4,
+        lr=1e-3,
+        num_threads=1,
+        log_interval=1,
+    )
     values.update(kw)
     return MmConfig(**values)
 
@@ -63,9 +98,20 @@ def write_corpus(root, num_segments: int = 6, seed: int = 0):
             audio.append(np.zeros(int(pause_s * sr)))
             items.append({"symbol": w, "start": round(t, 4), "duration": word_s})
             t += word_s + pause_s
-        segs.append({"id": f"rec_{s}", "recording_id": "rec", "start": round(start, 4), "duration": round(t - start, 4),
-                     "channel": 0, "text": " ".join(words), "language": "Czech", "speaker": "spk",
-                     "custom": {"words": words, "punct": punct, "case": case}, "alignment": {"word": items}})
+        segs.append(
+            {
+                "id": f"rec_{s}",
+                "recording_id": "rec",
+                "start": round(start, 4),
+                "duration": round(t - start, 4),
+                "channel": 0,
+                "text": " ".join(words),
+                "language": "Czech",
+                "speaker": "spk",
+                "custom": {"words": words, "punct": punct, "case": case},
+                "alignment": {"word": items},
+            }
+        )
     wav = root / "rec.wav"
     sf.write(wav, np.concatenate(audio).astype(np.float32), sr)
     from lhotse import Recording

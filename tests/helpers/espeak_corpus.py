@@ -16,11 +16,21 @@ import numpy as np
 import soundfile as sf
 
 SENTENCES = [
-    "The cat sat on the mat.", "A dog ran to the park, and it was happy.", "Where is the red book?",
-    "She likes tea in the morning.", "We walked home in the rain.", "Is it time to go?",
-    "The sun is bright today.", "He reads a long letter, slowly.", "My friend has two small birds.",
-    "They sing songs at night.", "Open the door, please.", "The green tree is tall.",
-    "Do you want some bread?", "I saw a ship on the sea.", "Her house is near the river.",
+    "The cat sat on the mat.",
+    "A dog ran to the park, and it was happy.",
+    "Where is the red book?",
+    "She likes tea in the morning.",
+    "We walked home in the rain.",
+    "Is it time to go?",
+    "The sun is bright today.",
+    "He reads a long letter, slowly.",
+    "My friend has two small birds.",
+    "They sing songs at night.",
+    "Open the door, please.",
+    "The green tree is tall.",
+    "Do you want some bread?",
+    "I saw a ship on the sea.",
+    "Her house is near the river.",
     "The children play in the garden.",
 ]
 SPLITS = {"train": [0, 1, 2], "dev": [3], "test": [4]}
@@ -68,13 +78,27 @@ def make_corpus(root: Path, sentences_per_talk: int = 3, seed: int = 0) -> dict[
             for i in range(sentences_per_talk):
                 text = SENTENCES[sentence % len(SENTENCES)]
                 sentence += 1
-                audio = synth(text, VOICES[k % len(VOICES)], int(rng.integers(150, 200)), int(rng.integers(35, 65)),
-                              root / "wav" / f"tmp{k}_{i}.wav")
+                audio = synth(
+                    text,
+                    VOICES[k % len(VOICES)],
+                    int(rng.integers(150, 200)),
+                    int(rng.integers(35, 65)),
+                    root / "wav" / f"tmp{k}_{i}.wav",
+                )
                 (root / "wav" / f"tmp{k}_{i}.wav").unlink()
                 words, punct = words_and_punct(text)
-                sups.append(SupervisionSegment(
-                    id=f"talk{k}_{i}", recording_id=f"talk{k}", start=offset / 16000, duration=len(audio) / 16000,
-                    speaker=f"spk{k}", language="English", text=text, custom={"words": words, "punct": punct}))
+                sups.append(
+                    SupervisionSegment(
+                        id=f"talk{k}_{i}",
+                        recording_id=f"talk{k}",
+                        start=offset / 16000,
+                        duration=len(audio) / 16000,
+                        speaker=f"spk{k}",
+                        language="English",
+                        text=text,
+                        custom={"words": words, "punct": punct},
+                    )
+                )
                 pieces += [audio, np.zeros(4800, dtype=np.float32)]
                 offset += len(audio) + 4800
             wav = root / "wav" / f"talk{k}.wav"
@@ -112,7 +136,38 @@ def compute_fbank(manifest_dir: Path, fbank_dir: Path, nj: int = 2) -> None:
     from punct.bin.compute_features import main
 
     for job in range(1, nj + 1):
-        main(["--manifest-dir", str(manifest_dir), "--fbank-dir", str(fbank_dir), "--prefix", "mustc", "--splits", "train", "dev", "test",
-              "--job", str(job), "--nj", str(nj)])
-    main(["--manifest-dir", str(manifest_dir), "--fbank-dir", str(fbank_dir), "--prefix", "mustc", "--splits", "train", "dev", "test",
-          "--nj", str(nj), "--merge"])
+        main(
+            [
+                "--manifest-dir",
+                str(manifest_dir),
+                "--fbank-dir",
+                str(fbank_dir),
+                "--prefix",
+                "mustc",
+                "--splits",
+                "train",
+                "dev",
+                "test",
+                "--job",
+                str(job),
+                "--nj",
+                str(nj),
+            ]
+        )
+    main(
+        [
+            "--manifest-dir",
+            str(manifest_dir),
+            "--fbank-dir",
+            str(fbank_dir),
+            "--prefix",
+            "mustc",
+            "--splits",
+            "train",
+            "dev",
+            "test",
+            "--nj",
+            str(nj),
+            "--merge",
+        ]
+    )

@@ -17,9 +17,14 @@ LIBRITTS_PARTS = {"train": "train-clean-100", "dev": "dev-clean", "test": "test-
 LIBRITTS_TEXT = {
     "train-clean-100": {
         ("14", "208"): ["Mr. Darcy came in, didn't he?", "She laughed; then she said: no.", "It was cold, very cold."],
-        ("16", "122"): ["Where were you going?", "Well, I never saw such a thing!", "The fire was out, so we left.",
-                        # every letter in train: the acoustic model's alphabet is that of its training text
-                        "The quick brown fox jumps over the lazy dog.", "Pack my box with five dozen liquor jugs."],
+        ("16", "122"): [
+            "Where were you going?",
+            "Well, I never saw such a thing!",
+            "The fire was out, so we left.",
+            # every letter in train: the acoustic model's alphabet is that of its training text
+            "The quick brown fox jumps over the lazy dog.",
+            "Pack my box with five dozen liquor jugs.",
+        ],
     },
     "dev-clean": {("84", "121"): ["The room was dark, and quiet.", "Who is there, Mr. Bingley?"]},
     "test-clean": {("121", "127"): ["I paid 5 dollars, in 1811.", "Come here, Jane."]},
@@ -64,8 +69,10 @@ def prepared_libritts(tmp: Path) -> Path:
 
 # Per split: talks (recording id, speaker, sampling rate, punctuated sentences); each talk is one long wav.
 KALDI_TALKS = {
-    "train": [("talk1", "anna", 16000, ["Good morning, everyone.", "Today we talk about rivers.", "Are you ready?"]),
-              ("talk2", "ben", 22050, ["Rivers are long, and often wide.", "They flow to the sea."])],
+    "train": [
+        ("talk1", "anna", 16000, ["Good morning, everyone.", "Today we talk about rivers.", "Are you ready?"]),
+        ("talk2", "ben", 22050, ["Rivers are long, and often wide.", "They flow to the sea."]),
+    ],
     "dev": [("talk3", "cora", 16000, ["What is a delta?", "It is where a river, slowly, meets the sea."])],
     "test": [("talk4", "dan", 16000, ["Thank you, all of you.", "Any questions?"])],
 }

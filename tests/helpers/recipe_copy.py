@@ -33,7 +33,11 @@ def run_recipe(recipe_dir: Path, *args: str, env_extra=None, timeout=1800) -> su
     env = dict(os.environ, **(env_extra or {}))
     out = subprocess.run(
         ["./run.sh", "--corpus-size", "tiny", "--nj", "2", *args],
-        cwd=recipe_dir, capture_output=True, text=True, timeout=timeout, env=env,
+        cwd=recipe_dir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
     )
     (recipe_dir / f"run{''.join(args).replace('-', '_')}.log").write_text(out.stdout + out.stderr)
     return out

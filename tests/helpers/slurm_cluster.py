@@ -138,9 +138,7 @@ class SlurmCluster:
         _run(["/usr/sbin/slurmctld"])
         _run(["/usr/sbin/slurmd", "-N", self.node])
         deadline = time.time() + 10
-        while time.time() < deadline and not (
-            _pid_alive(CTLD_PID, "slurmctld") and _pid_alive(SLURMD_PID, "slurmd")
-        ):
+        while time.time() < deadline and not (_pid_alive(CTLD_PID, "slurmctld") and _pid_alive(SLURMD_PID, "slurmd")):
             time.sleep(0.1)
         self.started_pids = [
             p

@@ -22,7 +22,12 @@ LABEL_P = (0.6, 0.2, 0.15, 0.05)
 
 
 def make_split(
-    root: Path, split: str, num_utts: int = 12, text_dim: int = 6, am_dim: int = 5, seed: int = 0,
+    root: Path,
+    split: str,
+    num_utts: int = 12,
+    text_dim: int = 6,
+    am_dim: int = 5,
+    seed: int = 0,
     text_signal: float = 0.3,
 ) -> dict[str, Path]:
     """Writes <root>/data/fbank/mustc_cuts_<split>_ali.jsonl.gz, <root>/exp/emb_am/<split>/emb.scp and
@@ -60,12 +65,20 @@ def make_split(
         probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
         duration = num_frames / 100
         rec = Recording(
-            id=key[:-2], sources=[AudioSource(type="file", channels=[0], source="/dev/null")], sampling_rate=16000,
-            num_samples=int((offset + duration + 1) * 16000), duration=offset + duration + 1,
+            id=key[:-2],
+            sources=[AudioSource(type="file", channels=[0], source="/dev/null")],
+            sampling_rate=16000,
+            num_samples=int((offset + duration + 1) * 16000),
+            duration=offset + duration + 1,
         )
         sup = SupervisionSegment(
-            id=key, recording_id=rec.id, start=0.0, duration=duration, text=" ".join(f"w{i}" for i in range(len(labels))),
-            custom={"words": [f"w{i}" for i in range(len(labels))], "punct": labels}, alignment={"word": items},
+            id=key,
+            recording_id=rec.id,
+            start=0.0,
+            duration=duration,
+            text=" ".join(f"w{i}" for i in range(len(labels))),
+            custom={"words": [f"w{i}" for i in range(len(labels))], "punct": labels},
+            alignment={"word": items},
         )
         cuts.append(MonoCut(id=key, start=offset, duration=duration, channel=0, recording=rec, supervisions=[sup]))
         am.append((key, acoustic))

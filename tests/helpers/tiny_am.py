@@ -22,8 +22,14 @@ def write_am_dir(folder: Path, seed: int = 0, config: AmModelConfig = TINY_AM) -
     model = TdnnAcousticModel(AmModelConfig(**{**config.__dict__, "num_tokens": len(tokens)}))
     calibrate_batchnorm(model)
     folder.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(folder / "best-valid-loss.pt", model=model, optimizer=None, state=AmTrainState(),
-                    config=AmConfig(model=model.config), tokens=tokens)
+    save_checkpoint(
+        folder / "best-valid-loss.pt",
+        model=model,
+        optimizer=None,
+        state=AmTrainState(),
+        config=AmConfig(model=model.config),
+        tokens=tokens,
+    )
     (folder / "mfcc.yaml").write_text(yaml.safe_dump(MFCC_YAML), encoding="utf-8")
     return model.eval()
 

@@ -1,5 +1,6 @@
-"""Tiny randomly initialised encoders for tests: a WordPiece vocabulary written by the test and a 2-layer BERT, or a
-byte-level BPE trained offline on the test's sentences (``tokenizers``) and a 2-layer RoBERTa, saved as a model folder."""
+"""Tiny randomly initialised encoders for tests: a WordPiece vocabulary written by the test and a 2-layer BERT, or
+a byte-level BPE trained offline on the test's sentences (``tokenizers``) and a 2-layer RoBERTa, saved as a model
+folder."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ def make_encoder(vocab_size: int, hidden_size: int = 32, seed: int = 0, max_posi
 
     torch.manual_seed(seed)
     config = BertConfig(
-        vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=2 * hidden_size, max_position_embeddings=max_positions,
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=max_positions,
     )
     return BertModel(config)
 
@@ -45,8 +50,16 @@ def make_roberta_folder(folder: Path, sentences: Iterable[str], hidden_size: int
     tokenizer = RobertaTokenizer(vocab=str(bpe_dir / "vocab.json"), merges=str(bpe_dir / "merges.txt"))
     tokenizer.save_pretrained(folder)
     torch.manual_seed(seed)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=2 * hidden_size, max_position_embeddings=66, pad_token_id=1,
-                           bos_token_id=0, eos_token_id=2)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=66,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
     RobertaModel(config).save_pretrained(folder)
     return folder

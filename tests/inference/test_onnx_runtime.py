@@ -34,8 +34,10 @@ def exported(tmp_path_factory):
     (root / "wav.scp").write_text("".join(lines))
     (root / "text").write_text("".join(texts))
     torch.set_num_threads(1)
-    assert main(["--recipe-dir", str(root / "recipe"), "--wav-scp", str(root / "wav.scp"), "--text",
-                 str(root / "text")]) == 0
+    assert (
+        main(["--recipe-dir", str(root / "recipe"), "--wav-scp", str(root / "wav.scp"), "--text", str(root / "text")])
+        == 0
+    )
     return root
 
 
@@ -103,8 +105,18 @@ def test_stale_or_missing_export_is_refused(exported, tmp_path):
 def test_punctuate_cli_onnx_backend(exported, tmp_path):
     from punct.bin.punctuate import main
 
-    common = ["--recipe-dir", str(exported / "recipe"), "--wav-scp", str(exported / "wav.scp"), "--text",
-              str(exported / "text"), "--device", "cpu", "--threads", "1"]
+    common = [
+        "--recipe-dir",
+        str(exported / "recipe"),
+        "--wav-scp",
+        str(exported / "wav.scp"),
+        "--text",
+        str(exported / "text"),
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+    ]
     assert main(common + ["--out-dir", str(tmp_path / "torch")]) == 0
     assert main(common + ["--out-dir", str(tmp_path / "onnx"), "--backend", "onnx", "--onnx-precision", "float32"]) == 0
     assert (tmp_path / "onnx" / "text").read_text() == (tmp_path / "torch" / "text").read_text()

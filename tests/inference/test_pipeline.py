@@ -32,9 +32,13 @@ def tiny_models(tmp: Path, seed: int = 0):
     tokenizer = make_tokenizer(tmp / "tokenizer", WORDS)
     return random_models(
         am_config=AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
-        bert_config=BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                               max_position_embeddings=64),
-        tokenizer=tokenizer, tdnn_config=TdnnConfig(fusion_dim=16, channels=(8, 8, 8, 8, 8, 8)), seed=seed)
+        bert_config=BertConfig(
+            hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_position_embeddings=64
+        ),
+        tokenizer=tokenizer,
+        tdnn_config=TdnnConfig(fusion_dim=16, channels=(8, 8, 8, 8, 8, 8)),
+        seed=seed,
+    )
 
 
 def write_wav(path: Path, seconds: float, seed: int, rate: int = 16000) -> Path:
@@ -107,8 +111,10 @@ def test_am_forward_taps_layer_12_in_the_same_pass(punctuator):
 
 def test_pipeline_equals_windowed_tdnn_and_ensemble(recipe, punctuator):
     data = recipe / "data"
-    requests = [from_pair(data / "u0.wav", "Hello world, the cat sat.", "a"),
-                from_pair(data / "u1.wav", "why not a mat on the cat", "b")]
+    requests = [
+        from_pair(data / "u0.wav", "Hello world, the cat sat.", "a"),
+        from_pair(data / "u1.wav", "why not a mat on the cat", "b"),
+    ]
     results = list(punctuator.run(requests))
     assert [type(r) for r in results] == [Result, Result]
     assert punctuator.alpha == ALPHA  # read from exp/results/results.json
@@ -121,15 +127,20 @@ def test_pipeline_equals_windowed_tdnn_and_ensemble(recipe, punctuator):
         starts = [s for s, _ in res.spans]
         assert starts == sorted(starts) and all(e > s for s, e in res.spans)
         # BERT posteriors and vectors: the text branch on the normalised words
-        out = next(predict_words(punctuator.bert, [Utterance(res.id, res.words, ["NP"] * n)], 512, 32, 8,
-                                 torch.device("cpu")))
+        out = next(
+            predict_words(punctuator.bert, [Utterance(res.id, res.words, ["NP"] * n)], 512, 32, 8, torch.device("cpu"))
+        )
         np.testing.assert_allclose(res.p_bert, out.posteriors["punct"], atol=1e-5)
         # TDNN posteriors: the windowed network on explicit 301-frame windows gives the same numbers
         feats = punctuator.features([req])[req.id]
         emb, _ = am_forward(punctuator.am, feats, 12)
         index = frame_word_index(np.array(starts), emb.shape[0])
-        windows = np.stack([cut_window(emb, text_table(out.vectors), index, min(e - 1, emb.shape[0] - 1), context)
-                            for _, e in res.spans])
+        windows = np.stack(
+            [
+                cut_window(emb, text_table(out.vectors), index, min(e - 1, emb.shape[0] - 1), context)
+                for _, e in res.spans
+            ]
+        )
         with torch.no_grad():
             want = torch.softmax(punctuator.tdnn(torch.from_numpy(windows)), -1).numpy()
         np.testing.assert_allclose(res.p_tdnn, want, atol=1e-5)
@@ -165,8 +176,14 @@ def test_bad_inputs_fail_alone(recipe, punctuator):
     out = {r.id: r for r in punctuator.run(requests)}
     assert isinstance(out["good"], Result) and out["good"].words == ["the", "cat", "sat"]
     reasons = {k: v.reason for k, v in out.items() if isinstance(v, Failure)}
-    assert reasons == {"missing": "missing audio", "empty": "empty transcript", "unknown": "unknown characters",
-                       "short": "audio too short", "toolong": "too few frames", "broken": "unreadable audio"}
+    assert reasons == {
+        "missing": "missing audio",
+        "empty": "empty transcript",
+        "unknown": "unknown characters",
+        "short": "audio too short",
+        "toolong": "too few frames",
+        "broken": "unreadable audio",
+    }
     assert "decoder crashed" in out["broken"].message
     assert "café" in out["unknown"].message and "missing.wav" in out["missing"].message
     with pytest.raises(ValueError, match="duplicate"):
@@ -183,8 +200,14 @@ def test_transcript_from_am(recipe, punctuator):
         am.output.weight.zero_()
         am.output.bias.fill_(-10.0)
         am.output.bias[ids["c"]] = 10.0  # every frame says "c": the hypothesis is the one word "c"
-    p = Punctuator(feature_config=punctuator.feature_config, am=am, tokens=punctuator.tokens, bert=punctuator.bert,
-                   tdnn=punctuator.tdnn, alpha=0.5)
+    p = Punctuator(
+        feature_config=punctuator.feature_config,
+        am=am,
+        tokens=punctuator.tokens,
+        bert=punctuator.bert,
+        tdnn=punctuator.tdnn,
+        alpha=0.5,
+    )
     res = list(p.run([from_pair(recipe / "data" / "u0.wav", None, "hyp")]))[0]
     assert isinstance(res, Result) and res.transcript_from == "am"
     assert res.words == ["c"] and res.text.startswith("c") and res.spans[0][0] == 0
@@ -224,8 +247,18 @@ def test_cli_writes_outputs_and_exit_code(recipe, tmp_path, capsys):
     data = recipe / "data"
     (tmp_path / "wav.scp").write_text(f"a {data / 'u0.wav'}\nb {data / 'missing.wav'}\nc {data / 'u1.wav'}\n")
     (tmp_path / "text").write_text("a Hello world the cat\nb hello\nc why not\n")
-    args = ["--recipe-dir", str(recipe / "recipe"), "--wav-scp", str(tmp_path / "wav.scp"), "--text",
-            str(tmp_path / "text"), "--out-dir", str(tmp_path / "out"), "--device", "cpu"]
+    args = [
+        "--recipe-dir",
+        str(recipe / "recipe"),
+        "--wav-scp",
+        str(tmp_path / "wav.scp"),
+        "--text",
+        str(tmp_path / "text"),
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--device",
+        "cpu",
+    ]
     assert main(args) == 1
     assert "missing.wav: no such file" in capsys.readouterr().err
     lines = (tmp_path / "out" / "text").read_text().splitlines()
@@ -236,11 +269,21 @@ def test_cli_writes_outputs_and_exit_code(recipe, tmp_path, capsys):
     assert (tmp_path / "out" / "failed").read_text().startswith("b missing audio")
     assert main(args + ["--allow-failures"]) == 0
     # one pair, transcript given on the command line: the punctuated text is printed
-    one = ["--recipe-dir", str(recipe / "recipe"), "--wav", str(data / "u2.wav"), "--transcript", "Why not",
-           "--out-dir", str(tmp_path / "one"), "--alpha", "1.0"]
+    one = [
+        "--recipe-dir",
+        str(recipe / "recipe"),
+        "--wav",
+        str(data / "u2.wav"),
+        "--transcript",
+        "Why not",
+        "--out-dir",
+        str(tmp_path / "one"),
+        "--alpha",
+        "1.0",
+    ]
     assert main(one) == 0
     printed = capsys.readouterr().out.strip()
-    assert printed.rstrip(",.?") .replace(",", "").replace(".", "").replace("?", "") == "Why not"
+    assert printed.rstrip(",.?").replace(",", "").replace(".", "").replace("?", "") == "Why not"
     assert json.loads((tmp_path / "one" / "punct.jsonl").read_text())["alpha"] == 1.0
 
 
@@ -264,8 +307,7 @@ def test_steps_punctuate_sh_jobs_and_merge(recipe, tmp_path):
     # s1 fails (a character the AM never saw): the others are merged in order, the script exits 1
     (data / "text").write_text("s0 the cat\ns1 café\ns2 a mat\ns3 why not\n")
     (data / "utt2spk").write_text("s0 k1\ns1 k1\ns2 k2\ns3 k2\n")
-    cmd = ["bash", "steps/punctuate.sh", "--nj", "2", "--recipe-dir", str(recipe / "recipe"),
-           "data/new", "exp/punct"]
+    cmd = ["bash", "steps/punctuate.sh", "--nj", "2", "--recipe-dir", str(recipe / "recipe"), "data/new", "exp/punct"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "1 utterance(s) failed" in proc.stderr
@@ -313,10 +355,13 @@ def test_lhotse_cut_manifest_input(recipe, punctuator, tmp_path):
     from punct.inference.inputs import from_cuts
 
     rec = Recording.from_file(recipe / "data" / "u1.wav", recording_id="talk")
-    sups = [SupervisionSegment("talk_0", "talk", 0.2, 1.3, speaker="spk", text="The cat sat."),
-            SupervisionSegment("talk_1", "talk", 1.6, 1.2, speaker="spk", text="")]
-    cuts = CutSet.from_manifests(recordings=RecordingSet.from_recordings([rec]),
-                                 supervisions=SupervisionSet.from_segments(sups)).trim_to_supervisions()
+    sups = [
+        SupervisionSegment("talk_0", "talk", 0.2, 1.3, speaker="spk", text="The cat sat."),
+        SupervisionSegment("talk_1", "talk", 1.6, 1.2, speaker="spk", text=""),
+    ]
+    cuts = CutSet.from_manifests(
+        recordings=RecordingSet.from_recordings([rec]), supervisions=SupervisionSet.from_segments(sups)
+    ).trim_to_supervisions()
     cuts.to_file(tmp_path / "cuts.jsonl.gz")
     reqs = from_cuts(tmp_path / "cuts.jsonl.gz")
     assert [r.speaker for r in reqs] == ["spk", "spk"]
@@ -341,7 +386,9 @@ def test_a_recipe_whose_parts_disagree_is_refused(tmp_path):
     other_paths = save_recipe(tmp_path / "other" / "recipe", other)
     shutil.rmtree(paths["bert"])
     shutil.copytree(other_paths["bert"], paths["bert"])
-    with pytest.raises(ValueError, match=r"best-valid-f1.pt was made from the BERT folder .*best-valid-f1 .*another model"):
+    with pytest.raises(
+        ValueError, match=r"best-valid-f1.pt was made from the BERT folder .*best-valid-f1 .*another model"
+    ):
         Punctuator.from_recipe(tmp_path / "recipe")
     with pytest.raises(ValueError, match=r"best-valid-loss.pt is another model"):
         Punctuator.from_recipe(tmp_path / "recipe", am_checkpoint=other_paths["am"])

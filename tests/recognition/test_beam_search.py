@@ -107,9 +107,16 @@ def test_repeated_letters_need_a_blank_between_them():
 def test_build_word_lm_keeps_an_unchanged_file(tmp_path):
     from lhotse import SupervisionSegment, SupervisionSet
 
-    sups = [SupervisionSegment(id=f"s{i}", recording_id="r", start=0, duration=1,
-                               custom={"words": [w.capitalize() + "," for w in words], "punct": [""] * len(words)})
-            for i, words in enumerate(TEXTS)]
+    sups = [
+        SupervisionSegment(
+            id=f"s{i}",
+            recording_id="r",
+            start=0,
+            duration=1,
+            custom={"words": [w.capitalize() + "," for w in words], "punct": [""] * len(words)},
+        )
+        for i, words in enumerate(TEXTS)
+    ]
     manifest = tmp_path / "sups.jsonl.gz"
     SupervisionSet.from_segments(sups).to_file(manifest)
     out = tmp_path / "lm" / "words.arpa"

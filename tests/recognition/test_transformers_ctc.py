@@ -30,8 +30,12 @@ from punct.recognition.transformers_ctc import (
 )
 from tests.helpers.tiny_wav2vec2 import save_wav2vec2_ctc
 
-SENTENCES = ["Dobrý den, vážení poslanci.", "Zákon o státním rozpočtu byl dnes schválen.",
-             "Ministr financí odpoví na otázky.", "Přejdeme k dalšímu bodu programu."]
+SENTENCES = [
+    "Dobrý den, vážení poslanci.",
+    "Zákon o státním rozpočtu byl dnes schválen.",
+    "Ministr financí odpoví na otázky.",
+    "Přejdeme k dalšímu bodu programu.",
+]
 DURATIONS = {"long": 40.0, "short": 6.0}  # at least: "long" gets two 30 s chunks, "short" one
 
 
@@ -72,7 +76,17 @@ def corpus(tmp_path_factory):
 
 
 def args(corpus, model, out, *extra):
-    return ["--prefix", "parczech", "--manifest-dir", str(corpus / "manifests"), "--asr-model", str(model), "--out-dir", str(out), *extra]
+    return [
+        "--prefix",
+        "parczech",
+        "--manifest-dir",
+        str(corpus / "manifests"),
+        "--asr-model",
+        str(model),
+        "--out-dir",
+        str(out),
+        *extra,
+    ]
 
 
 def model_greedy(model_dir, audio: np.ndarray):
@@ -163,7 +177,8 @@ def test_chunked_recognition_jobs_and_model_change(model_dir, corpus, tmp_path):
     for job in (1, 2):
         assert recognise_long.main(args(corpus, model_dir, out, "--job", str(job), "--nj", "2")) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        f"{r}.{kind}" for r in DURATIONS for kind in ("words.tsv", "stats.json"))
+        f"{r}.{kind}" for r in DURATIONS for kind in ("words.tsv", "stats.json")
+    )
     for rec_id in DURATIONS:
         rec = Recording.from_file(corpus / f"{rec_id}.wav")
         audio = load_audio(rec, 16000)
@@ -176,10 +191,13 @@ def test_chunked_recognition_jobs_and_model_change(model_dir, corpus, tmp_path):
         assert all(0 <= w.start < w.end <= rec.duration + 0.02 for w in words)
         assert all(a.end <= b.start for a, b in zip(words, words[1:]))
         # every merged word is a word of the greedy transcript of a chunk that covers it
-        chunk_words = [set(model_greedy(model_dir, audio[c.start:c.end])[0]) for c in chunks]
+        chunk_words = [set(model_greedy(model_dir, audio[c.start : c.end])[0]) for c in chunks]
         for w in words:
-            assert any(w.word in found for c, found in zip(chunks, chunk_words)
-                       if c.start / 16000 <= w.start and w.end <= c.end / 16000 + 0.02), w
+            assert any(
+                w.word in found
+                for c, found in zip(chunks, chunk_words)
+                if c.start / 16000 <= w.start and w.end <= c.end / 16000 + 0.02
+            ), w
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     recognise_long.main(args(corpus, model_dir, out))
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == mtimes  # all done: nothing rewritten

@@ -43,7 +43,9 @@ def predict(segments: list[Segment], rng: random.Random, accuracy: float) -> lis
     hyp = []
     for marks, cases in segments:
         m = [r if i == 0 or rng.random() < accuracy else rng.choice(["blank", ",", "."]) for i, r in enumerate(marks)]
-        c = [r if i == 0 or rng.random() < accuracy else ("blank" if r == "cap" else "cap") for i, r in enumerate(cases)]
+        c = [
+            r if i == 0 or rng.random() < accuracy else ("blank" if r == "cap" else "cap") for i, r in enumerate(cases)
+        ]
         hyp.append((m, c))
     return hyp
 
@@ -61,14 +63,30 @@ def expected_scores(ref: list[Segment], hyp: list[Segment]) -> dict[str, float]:
     marks = [(r, h) for (rm, _), (hm, _) in zip(ref, hyp) for r, h in zip(rm[1:], hm[1:])]
     cases = [(r, h) for (_, rc), (_, hc) in zip(ref, hyp) for r, h in zip(rc[1:], hc[1:])]
     per_mark = {m: f1(marks, m) for m in MARKS}
-    return {",": per_mark[","], ".": per_mark["."], "cap": f1(cases, "cap"),
-            "macro": sum(per_mark.values()) / len(MARKS), "marks": sum(v > 0 for v in per_mark.values())}
+    return {
+        ",": per_mark[","],
+        ".": per_mark["."],
+        "cap": f1(cases, "cap"),
+        "macro": sum(per_mark.values()) / len(MARKS),
+        "marks": sum(v > 0 for v in per_mark.values()),
+    }
 
 
 def write_decode(model_dir: Path, split: str, ref: list[Segment], hyp: list[Segment]) -> None:
-    lines = [json.dumps({"id": f"{split}-{k:03d}", "words": [f"w{i}" for i in range(len(rm))], "first_word": "exclude",
-                         "punct_ref": rm, "punct_hyp": hm, "case_ref": rc, "case_hyp": hc})
-             for k, ((rm, rc), (hm, hc)) in enumerate(zip(ref, hyp))]
+    lines = [
+        json.dumps(
+            {
+                "id": f"{split}-{k:03d}",
+                "words": [f"w{i}" for i in range(len(rm))],
+                "first_word": "exclude",
+                "punct_ref": rm,
+                "punct_hyp": hm,
+                "case_ref": rc,
+                "case_hyp": hc,
+            }
+        )
+        for k, ((rm, rc), (hm, hc)) in enumerate(zip(ref, hyp))
+    ]
     (model_dir / "decode").mkdir(parents=True, exist_ok=True)
     (model_dir / "decode" / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -79,14 +97,18 @@ def write_facts(root: Path) -> tuple[Path, Path]:
     am.mkdir(parents=True)
     words.mkdir(parents=True)
     (am / "wer_dev.txt").write_text("%WER 52.60 [ 263 / 500, 10 ins, 50 del, 203 sub ] %SER 90.00 [ 9 / 10 ]\n")
-    for rec, errors in (("r1", {"words": 100, "sub": 10, "dele": 5, "ins": 3}), ("r2", {"words": 50, "sub": 4, "dele": 0, "ins": 1})):
+    for rec, errors in (
+        ("r1", {"words": 100, "sub": 10, "dele": 5, "ins": 3}),
+        ("r2", {"words": 50, "sub": 4, "dele": 0, "ins": 1}),
+    ):
         (words / f"{rec}.stats.json").write_text(json.dumps({"recording": rec, "model": "exp/am", "errors": errors}))
     (words / "r3.stats.json").write_text(json.dumps({"recording": "r3", "model": "exp/am"}))
     return am, words
 
 
-def score_run(root: Path, run_seed: int, splits: tuple[str, ...] = ("dev", "test"), facts: bool = False,
-              wall: float | None = None) -> tuple[Path, dict[str, dict[str, float]]]:
+def score_run(
+    root: Path, run_seed: int, splits: tuple[str, ...] = ("dev", "test"), facts: bool = False, wall: float | None = None
+) -> tuple[Path, dict[str, dict[str, float]]]:
     """Predictions of every row, scored by punct.bin.score_itn into <root>/exp/results; returns results.json
     and the test scores computed here, by row."""
     expected = {}
@@ -99,10 +121,21 @@ def score_run(root: Path, run_seed: int, splits: tuple[str, ...] = ("dev", "test
             if split == "test":
                 expected[row] = expected_scores(ref, hyp)
     (root / "exp" / "EfficientPunct_ensemble" / "alpha.json").write_text(
-        json.dumps({"chosen_alpha": {"punct": 0.9, "case": 0.7}}))
+        json.dumps({"chosen_alpha": {"punct": 0.9, "case": 0.7}})
+    )
     out = root / "exp" / "results"
-    args = ["--out-dir", str(out), "--splits", ",".join(splits), "--num-resamples", "60", "--run-seed", str(run_seed),
-            "--max-attention-plots", "0"]
+    args = [
+        "--out-dir",
+        str(out),
+        "--splits",
+        ",".join(splits),
+        "--num-resamples",
+        "60",
+        "--run-seed",
+        str(run_seed),
+        "--max-attention-plots",
+        "0",
+    ]
     if facts:
         am, words = write_facts(root)
         args += ["--am-dir", str(am), "--words-dir", str(words)]
@@ -129,11 +162,18 @@ def test_results_json_holds_the_run(one_run):
     assert results["kind"] == "itn" and results["seed"] == 42 and results["bootstrap"]["num_resamples"] == 60
     assert [m["name"] for m in results["models"]] == list(ROWS)
     words = sum(len(m) for m, _ in reference("test"))
-    assert results["splits"]["test"] == {"first_word": "exclude", "segments": 24, "words": words,
-                                         "scored_words": words - 24,
-                                         "other_counts": {"EfficientPunct ensemble": {
-                                             "segments": 24 - DROPPED,
-                                             "words": sum(len(m) for m, _ in reference("test")[:-DROPPED])}}}
+    assert results["splits"]["test"] == {
+        "first_word": "exclude",
+        "segments": 24,
+        "words": words,
+        "scored_words": words - 24,
+        "other_counts": {
+            "EfficientPunct ensemble": {
+                "segments": 24 - DROPPED,
+                "words": sum(len(m) for m, _ in reference("test")[:-DROPPED]),
+            }
+        },
+    }
     for model in results["models"]:
         assert set(model["scores"]) == {"dev", "test"}
         for split, file in model["score_files"].items():  # the embedded scores are those of the scores files
@@ -152,14 +192,20 @@ def test_results_json_holds_the_run(one_run):
 def test_one_run_table_has_the_values_and_intervals(one_run):
     path, expected = one_run
     lines = tables_and_summary([path], "test")[1].splitlines()
-    assert lines[0] == ("| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
-                        "| macro F1 minus text-only (paired) |")
+    assert lines[0] == (
+        "| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
+        "| macro F1 minus text-only (paired) |"
+    )
     results = json.loads(path.read_text())
     for model in results["models"]:
         row, test = model["name"], model["scores"]["test"]
         cells = []
-        for key, iv in ((",", test["punct_f1"][","]), (".", test["punct_f1"]["."]), ("cap", test["cap_f1"]),
-                        ("macro", test["macro_f1"])):
+        for key, iv in (
+            (",", test["punct_f1"][","]),
+            (".", test["punct_f1"]["."]),
+            ("cap", test["cap_f1"]),
+            ("macro", test["macro_f1"]),
+        ):
             assert iv["low"] <= iv["value"] <= iv["high"]
             cells.append(f"{100 * expected[row][key]:.1f} ({100 * iv['low']:.1f}-{100 * iv['high']:.1f})")
         if row in ("text-only", "EfficientPunct ensemble"):  # the baseline; segments not the baseline's
@@ -187,8 +233,10 @@ def test_one_run_table_has_the_values_and_intervals(one_run):
 def test_several_runs_mean_sd_and_per_run_values(three_runs):
     paths = [p for p, _ in three_runs]
     lines = tables_and_summary(paths, "test")[1].splitlines()
-    assert lines[0] == ("| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
-                        "| macro F1 minus text-only (paired) |")
+    assert lines[0] == (
+        "| Model | [,] F1 | [.] F1 | [cap] F1 | macro F1 | marks (of 8) with F1 > 0 "
+        "| macro F1 minus text-only (paired) |"
+    )
     assert "| Model | F1 | seed 1 | seed 2 | seed 3 |" in lines
     for row in ROWS:
         runs = [expected[row] for _, expected in three_runs]
@@ -230,18 +278,26 @@ def test_summary_json_of_several_runs(three_runs, tmp_path):
         macro = [expected[row]["macro"] for _, expected in three_runs]
         got = summary["models"][row]["f1"]["macro"]
         assert got["values"] == pytest.approx(macro)
-        assert got["mean"] == pytest.approx(statistics.mean(macro)) and got["sd"] == pytest.approx(statistics.stdev(macro))
+        assert got["mean"] == pytest.approx(statistics.mean(macro)) and got["sd"] == pytest.approx(
+            statistics.stdev(macro)
+        )
         assert summary["models"][row]["marks_above_zero"]["values"] == [e[row]["marks"] for _, e in three_runs]
     assert summary["per_run"]["wall_seconds"]["mean"] == pytest.approx(830.0)
     assert (tmp_path / "summary.md").read_text().startswith("| Model | [,] F1 |")
 
 
 def test_readme_regions_of_both_recipes(one_run, tmp_path):
-    mustc = write_mustc_run(tmp_path / "mustc", 1, {"BERT only": 0.5, "TDNN": 0.7, "Ensemble": 0.72},
-                            {"BERT only": 0.3, "TDNN": 0.5, "Ensemble": 0.52})
+    mustc = write_mustc_run(
+        tmp_path / "mustc",
+        1,
+        {"BERT only": 0.5, "TDNN": 0.7, "Ensemble": 0.72},
+        {"BERT only": 0.3, "TDNN": 0.5, "Ensemble": 0.52},
+    )
     readme = tmp_path / "README.md"
-    text = ("# r\n<!-- results:mustc:begin -->\nold mustc\n<!-- results:mustc:end -->\nmiddle\n"
-            "<!-- results:parczech:begin -->\nold parczech\n<!-- results:parczech:end -->\nend\n")
+    text = (
+        "# r\n<!-- results:mustc:begin -->\nold mustc\n<!-- results:mustc:end -->\nmiddle\n"
+        "<!-- results:parczech:begin -->\nold parczech\n<!-- results:parczech:end -->\nend\n"
+    )
     readme.write_text(text)
     results_table.main(["--readme", str(readme), "--name", "parczech", str(one_run[0])])
     written = readme.read_text()
@@ -259,8 +315,12 @@ def test_readme_regions_of_both_recipes(one_run, tmp_path):
 
 
 def test_kinds_do_not_mix(one_run, tmp_path):
-    mustc = write_mustc_run(tmp_path / "mustc", 1, {"BERT only": 0.5, "TDNN": 0.7, "Ensemble": 0.72},
-                            {"BERT only": 0.3, "TDNN": 0.5, "Ensemble": 0.52})
+    mustc = write_mustc_run(
+        tmp_path / "mustc",
+        1,
+        {"BERT only": 0.5, "TDNN": 0.7, "Ensemble": 0.72},
+        {"BERT only": 0.3, "TDNN": 0.5, "Ensemble": 0.52},
+    )
     with pytest.raises(ValueError, match="several kinds"):
         results_table.main([str(mustc), str(one_run[0])])
     other = tmp_path / "other.json"

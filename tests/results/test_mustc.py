@@ -26,7 +26,10 @@ def write_run(folder, seed, overall, macro, comma=0.5, alpha=0.6, wall=None, wer
         test[key] = {"overall": {"f1": overall[model]}, "macro_f1": macro[model], "per_class": per_class}
     test["Ensemble (alpha=0.4, paper)"] = {"overall": {"f1": 0.0}, "macro_f1": 0.0, "per_class": {}}
     results = {
-        "seed": seed, "classes": ["NP", *MARKS], "chosen_alpha": alpha, "systems": {"dev": {}, "test": test},
+        "seed": seed,
+        "classes": ["NP", *MARKS],
+        "chosen_alpha": alpha,
+        "systems": {"dev": {}, "test": test},
         "splits": {"test": {"utterances": 56, "words": 1491, "manifest_utterances": 57, "manifest_words": 1543}},
         "acoustic_model": {"wer": {"dev": wer, "test": wer - 5.0}, "alignment_median_ms": {"dev": ali}},
     }
@@ -39,12 +42,34 @@ def write_run(folder, seed, overall, macro, comma=0.5, alpha=0.6, wall=None, wer
 @pytest.fixture
 def three_runs(tmp_path):
     return [
-        write_run(tmp_path / "s1", 1, {"BERT only": 0.50, "TDNN": 0.70, "Ensemble": 0.72},
-                  {"BERT only": 0.30, "TDNN": 0.50, "Ensemble": 0.52}, comma=0.40, wall=800, wer=70.0),
-        write_run(tmp_path / "s2", 2, {"BERT only": 0.48, "TDNN": 0.66, "Ensemble": 0.70},
-                  {"BERT only": 0.30, "TDNN": 0.40, "Ensemble": 0.50}, comma=0.60, alpha=0.8, wall=860, wer=66.0),
-        write_run(tmp_path / "s3", 3, {"BERT only": 0.43, "TDNN": 0.71, "Ensemble": 0.69},
-                  {"BERT only": 0.33, "TDNN": 0.45, "Ensemble": 0.47}, comma=0.20, wall=830, wer=68.5),
+        write_run(
+            tmp_path / "s1",
+            1,
+            {"BERT only": 0.50, "TDNN": 0.70, "Ensemble": 0.72},
+            {"BERT only": 0.30, "TDNN": 0.50, "Ensemble": 0.52},
+            comma=0.40,
+            wall=800,
+            wer=70.0,
+        ),
+        write_run(
+            tmp_path / "s2",
+            2,
+            {"BERT only": 0.48, "TDNN": 0.66, "Ensemble": 0.70},
+            {"BERT only": 0.30, "TDNN": 0.40, "Ensemble": 0.50},
+            comma=0.60,
+            alpha=0.8,
+            wall=860,
+            wer=66.0,
+        ),
+        write_run(
+            tmp_path / "s3",
+            3,
+            {"BERT only": 0.43, "TDNN": 0.71, "Ensemble": 0.69},
+            {"BERT only": 0.33, "TDNN": 0.45, "Ensemble": 0.47},
+            comma=0.20,
+            wall=830,
+            wer=68.5,
+        ),
     ]
 
 
@@ -74,7 +99,10 @@ def test_tables_one_row_per_model_and_f1(three_runs):
     assert "| Ensemble (alpha chosen on dev) | overall | 72.0 | 70.0 | 69.0 | 70.3 ± 1.5 |" in lines
     assert "| alpha chosen on dev | 0.6 | 0.8 | 0.6 | 0.7 ± 0.1 |" in lines
     assert "| AM test WER (%, greedy CTC) | 65.0 | 61.0 | 63.5 | 63.2 ± 2.0 |" in lines
-    assert "| test utterances (words) scored | 56 of 57 (1491 of 1543) | 56 of 57 (1491 of 1543) | 56 of 57 (1491 of 1543) |  |" in lines
+    assert (
+        "| test utterances (words) scored | 56 of 57 (1491 of 1543) | 56 of 57 (1491 of 1543) "
+        "| 56 of 57 (1491 of 1543) |  |" in lines
+    )
     assert "| wall time | 13 min 20 s | 14 min 20 s | 13 min 50 s | 13 min 50 s ± 30 s |" in lines
 
 
@@ -143,7 +171,9 @@ def test_regions_file_regenerates_and_finds_a_hand_edit(tmp_path, three_runs, ca
     regions.write_text(f"demo:\n  readme: ../README.md\n  command: make runs\n  results: [{files}]\n")
     assert update_regions(regions, check=True) == 1  # "old" is not what the runs give
     assert update_regions(regions, check=False) == 0
-    assert "| Ensemble (alpha chosen on dev) | overall |" in readme.read_text() and "of `make runs`" in readme.read_text()
+    assert (
+        "| Ensemble (alpha chosen on dev) | overall |" in readme.read_text() and "of `make runs`" in readme.read_text()
+    )
     assert update_regions(regions, check=True) == 0
     readme.write_text(readme.read_text().replace("| overall | ", "| overall | 9", 1))  # a hand edit
     capsys.readouterr()
@@ -161,9 +191,15 @@ def test_every_readme_region_is_generated_from_committed_results():
     repo = Path(__file__).resolve().parents[2]
     files = sorted(repo.glob("egs/*/RESULTS/regions.yaml"))
     listed = {(region.readme.resolve(), region.name) for f in files for region in read_regions(f)}
-    for readme in [repo / "README.md", repo / "benchmarks" / "README.md", *repo.glob("egs/*/*.md"),
-                   *repo.glob("docs/*.md")]:
+    for readme in [
+        repo / "README.md",
+        repo / "benchmarks" / "README.md",
+        *repo.glob("egs/*/*.md"),
+        *repo.glob("docs/*.md"),
+    ]:
         for name in region_names(readme.read_text(encoding="utf-8")):
-            assert (readme.resolve(), name) in listed, f"{readme}: region {name} is not in any egs/*/RESULTS/regions.yaml"
+            assert (readme.resolve(), name) in listed, (
+                f"{readme}: region {name} is not in any egs/*/RESULTS/regions.yaml"
+            )
     for f in files:
         assert update_regions(f, check=True) == 0, f"{f}: a README region differs from its results.json"

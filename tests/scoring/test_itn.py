@@ -127,8 +127,14 @@ def test_class_order_by_training_counts():
 
 
 def test_read_predictions_errors_name_file_and_line(tmp_path):
-    good = {"id": "a", "words": ["x", "y"], "punct_ref": ["blank", "."], "punct_hyp": [",", "."],
-            "case_ref": ["cap", "blank"], "case_hyp": ["cap", "cap"]}
+    good = {
+        "id": "a",
+        "words": ["x", "y"],
+        "punct_ref": ["blank", "."],
+        "punct_hyp": [",", "."],
+        "case_ref": ["cap", "blank"],
+        "case_hyp": ["cap", "cap"],
+    }
     f = tmp_path / "dev.jsonl"
     f.write_text(json.dumps(good) + "\n" + json.dumps(dict(good, punct_hyp=["blank", "X"])) + "\n")
     with pytest.raises(ValueError, match=r"dev.jsonl:2: .*unknown class 'X'"):
@@ -142,8 +148,14 @@ def test_paired_difference_is_narrower_than_the_two_intervals():
     base = random_segments(300, seed=3, acc=0.7)
     rng = np.random.default_rng(5)
     # the model: the baseline's predictions with a tenth of its errors corrected
-    better = [s._replace(punct_hyp=np.where((s.punct_hyp != s.punct_ref) & (rng.random(len(s.punct_ref)) < 0.1),
-                                            s.punct_ref, s.punct_hyp)) for s in base]
+    better = [
+        s._replace(
+            punct_hyp=np.where(
+                (s.punct_hyp != s.punct_ref) & (rng.random(len(s.punct_ref)) < 0.1), s.punct_ref, s.punct_hyp
+            )
+        )
+        for s in base
+    ]
     scores = {"base": itn.score_itn(base), "better": itn.score_itn(better)}
     gain = scores["better"].macro_f1.value - scores["base"].macro_f1.value
     assert gain > 0 and scores["better"].macro_f1.low < scores["base"].macro_f1.high  # the intervals overlap

@@ -18,12 +18,14 @@ HYP = [0, 1, 1, 2, 3, 0, 2, 0, 2, 3]
 
 def test_confusion_matrix():
     cm = confusion_matrix(REF, HYP, 4)
-    expected = np.array([
-        [2, 0, 1, 1],  # NP: 2 right, 1 -> ".", 1 -> "?"
-        [1, 1, 0, 0],  # ",": 1 missed, 1 right
-        [0, 1, 2, 0],  # ".": 1 -> ",", 2 right
-        [0, 0, 0, 1],  # "?": right
-    ])
+    expected = np.array(
+        [
+            [2, 0, 1, 1],  # NP: 2 right, 1 -> ".", 1 -> "?"
+            [1, 1, 0, 0],  # ",": 1 missed, 1 right
+            [0, 1, 2, 0],  # ".": 1 -> ",", 2 right
+            [0, 0, 0, 1],  # "?": right
+        ]
+    )
     assert (cm == expected).all()
 
 
@@ -78,13 +80,20 @@ def test_write_scores(tmp_path):
 def test_coverage_counts_what_was_dropped_and_why():
     manifest = {"a": 3, "b": 5, "c": 2, "d": 4}  # utterance -> words
     scored = {"a": 3, "d": 4}
-    cov = coverage("sups.jsonl.gz", manifest, scored, {"b": "not aligned"}, {"b": "unknown character"},
-                   default_reason="no posteriors")
+    cov = coverage(
+        "sups.jsonl.gz",
+        manifest,
+        scored,
+        {"b": "not aligned"},
+        {"b": "unknown character"},
+        default_reason="no posteriors",
+    )
     assert (cov.utterances, cov.words, cov.manifest_utterances, cov.manifest_words) == (2, 7, 4, 14)
     assert cov.dropped == {"not aligned": Dropped(1, 5), "no posteriors": Dropped(1, 2)}
     assert cov.dropped_ids == {"b": "not aligned: unknown character", "c": "no posteriors"}
-    assert cov.summary() == ("2 of 4 utterances (7 of 14 words) scored; "
-                             "dropped: 1 not aligned (5 words), 1 no posteriors (2 words)")
+    assert cov.summary() == (
+        "2 of 4 utterances (7 of 14 words) scored; dropped: 1 not aligned (5 words), 1 no posteriors (2 words)"
+    )
     assert Coverage.from_dict(json.loads(json.dumps(cov.to_dict()))) == cov
     everything = coverage("sups", manifest, manifest)
     assert everything.summary().endswith("dropped: none") and everything.dropped_ids == {}
@@ -113,7 +122,13 @@ def test_write_scores_says_what_was_scored(tmp_path):
     cov = coverage("sups.jsonl.gz", {"u1": 6, "u2": 4, "u3": 5}, {"u1": 6, "u2": 4}, default_reason="no posteriors")
     write_scores(s, tmp_path / "results-test", "test", cov)
     data = json.loads((tmp_path / "results-test.json").read_text())
-    assert data["coverage"]["utterances"] == 2 and data["coverage"]["dropped"]["no posteriors"] == {"utterances": 1, "words": 5}
+    assert data["coverage"]["utterances"] == 2 and data["coverage"]["dropped"]["no posteriors"] == {
+        "utterances": 1,
+        "words": 5,
+    }
     md = (tmp_path / "results-test.md").read_text()
-    assert md.startswith("### test\n\nCoverage (sups.jsonl.gz): 2 of 3 utterances (10 of 15 words) scored; dropped: 1 no posteriors (5 words)")
+    assert md.startswith(
+        "### test\n\nCoverage (sups.jsonl.gz): 2 of 3 utterances (10 of 15 words) scored; "
+        "dropped: 1 no posteriors (5 words)"
+    )
     assert "| macro F1 | | | 61.1 | |" in md  # (1/2 + 2/3 + 2/3) / 3

@@ -25,8 +25,13 @@ def _write_tool(folder: Path, name: str, body: str) -> None:
 
 
 def _device_sh(script: str, env: dict, cwd: Path = REPO) -> str:
-    out = subprocess.run(["bash", "-c", f". utils/device.sh; {script}"], cwd=cwd, env={**os.environ, **env},
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["bash", "-c", f". utils/device.sh; {script}"],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -40,8 +45,13 @@ def test_auto_device_follows_the_gpus_the_backend_offers(tmp_path):
     base.update(PATH=f"{fakes}:{os.environ['PATH']}", PUNCT_BACKEND="local")
 
     def run(script: str, **env: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "-c", f". utils/device.sh; {script}"], cwd=REPO, env={**base, **env},
-                              capture_output=True, text=True)
+        return subprocess.run(
+            ["bash", "-c", f". utils/device.sh; {script}"],
+            cwd=REPO,
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+        )
 
     assert run("gpus_available").stdout == "2\n"
     assert run("resolve_device auto").stdout == "cuda\n"
@@ -62,19 +72,34 @@ def test_auto_device_follows_the_gpus_the_backend_offers(tmp_path):
 
 
 def test_stage_commands_and_launcher():
-    env = {"PUNCT_GPUS": "0", "train_cmd": "utils/run.pl", "decode_cmd": "utils/run.pl",
-           "cuda_cmd": "utils/slurm.pl --gpu 1 --mem 16G"}
-    assert _device_sh('network_commands cuda 2; echo "$device|$train_net_cmd|$decode_net_cmd"', env) == \
-        "cuda|utils/slurm.pl --gpu 1 --mem 16G --gpu 2|utils/slurm.pl --gpu 1 --mem 16G --gpu 1"
-    assert _device_sh('network_commands auto 1; echo "$device|$train_net_cmd|$decode_net_cmd"', env) == \
-        "cpu|utils/run.pl|utils/run.pl"
-    refused = subprocess.run(["bash", "-c", ". utils/device.sh; network_commands cpu 2"], cwd=REPO,
-                             env={**os.environ, **env}, capture_output=True, text=True)
+    env = {
+        "PUNCT_GPUS": "0",
+        "train_cmd": "utils/run.pl",
+        "decode_cmd": "utils/run.pl",
+        "cuda_cmd": "utils/slurm.pl --gpu 1 --mem 16G",
+    }
+    assert (
+        _device_sh('network_commands cuda 2; echo "$device|$train_net_cmd|$decode_net_cmd"', env)
+        == "cuda|utils/slurm.pl --gpu 1 --mem 16G --gpu 2|utils/slurm.pl --gpu 1 --mem 16G --gpu 1"
+    )
+    assert (
+        _device_sh('network_commands auto 1; echo "$device|$train_net_cmd|$decode_net_cmd"', env)
+        == "cpu|utils/run.pl|utils/run.pl"
+    )
+    refused = subprocess.run(
+        ["bash", "-c", ". utils/device.sh; network_commands cpu 2"],
+        cwd=REPO,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
     assert refused.returncode != 0 and "2 GPUs asked for" in refused.stderr
     assert _device_sh("launcher 1", env) == "python"
     assert _device_sh("launcher 4", env) == "torchrun --standalone --nproc-per-node 4"
-    assert _device_sh("launcher 2 --nnodes 2 --rdzv-endpoint h:29400", env) == \
-        "torchrun --nproc-per-node 2 --nnodes 2 --rdzv-endpoint h:29400"
+    assert (
+        _device_sh("launcher 2 --nnodes 2 --rdzv-endpoint h:29400", env)
+        == "torchrun --nproc-per-node 2 --nnodes 2 --rdzv-endpoint h:29400"
+    )
 
 
 # What the stand-in training and inference commands leave behind: the model a training step checks for,
@@ -87,7 +112,8 @@ _OUTPUTS_OF_ARGS = r"""  prev= out= exp= job=1 nj=1
   case " $* " in
     *" punct.bin.train_am "*) touch $exp/best-valid-loss.pt ;;
     *" punct.bin.decode_am "*) for s in dev test; do echo "WER 0.0" > $exp/wer_$s.txt; done ;;
-    *" punct.bin.punctuate "*) [ $nj -gt 1 ] && sfx=.$job || sfx=; touch $out/text$sfx $out/punct$sfx.jsonl $out/failed$sfx ;;
+    *" punct.bin.punctuate "*) [ $nj -gt 1 ] && sfx=.$job || sfx=
+      touch $out/text$sfx $out/punct$sfx.jsonl $out/failed$sfx ;;
   esac"""
 
 
@@ -107,12 +133,19 @@ def _recipe_with_fakes(tmp_path: Path) -> tuple[Path, Path]:
             f.write("")
     # torchrun: records its arguments and the GPUs it was given, as a training would start, and leaves the
     # model file the training steps check for
-    _write_tool(fakes, "torchrun", f'''echo "CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-}} $*" >> {records}/torchrun
+    _write_tool(
+        fakes,
+        "torchrun",
+        f"""echo "CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-}} $*" >> {records}/torchrun
 {_OUTPUTS_OF_ARGS}
-''')
+""",
+    )
     # sbatch: records its arguments, then runs each array task of the job script at once, with "python" a
     # shell function that records its arguments and writes the files the steps read after their jobs
-    _write_tool(fakes, "sbatch", f'''echo "$*" >> {records}/sbatch
+    _write_tool(
+        fakes,
+        "sbatch",
+        f"""echo "$*" >> {records}/sbatch
 script="${{@: -1}}"
 array=$(printf '%s\\n' "$@" | sed -n 's/^--array=\\([0-9]*\\)-\\([0-9]*\\).*/\\1 \\2/p')
 python() {{
@@ -122,7 +155,8 @@ python() {{
 export -f python
 for task in $(seq $array); do SLURM_ARRAY_TASK_ID=$task bash "$script"; done
 echo 4242
-''')
+""",
+    )
     _write_tool(fakes, "squeue", "exit 0\n")
     _write_tool(fakes, "scontrol", 'echo "JobId=4242 ArrayTaskId=1 JobState=COMPLETED"\n')
     return recipe, records
@@ -132,8 +166,14 @@ echo 4242
 def test_recipe_training_stage_on_two_gpus(tmp_path, backend):
     recipe, records = _recipe_with_fakes(tmp_path)
     env = {**os.environ, "PUNCT_BACKEND": backend, "PUNCT_GPUS": "2"}
-    out = subprocess.run(["./run.sh", "--stage", "5", "--stop-stage", "5", "--device", "cuda", "--ngpu", "2",
-                          "--amp", "bf16"], cwd=recipe, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        ["./run.sh", "--stage", "5", "--stop-stage", "5", "--device", "cuda", "--ngpu", "2", "--amp", "bf16"],
+        cwd=recipe,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     torchrun = (records / "torchrun").read_text()
     assert "--standalone --nproc-per-node 2 -m punct.bin.train_bert" in torchrun  # world size 2
@@ -150,9 +190,14 @@ def test_recipe_training_stage_on_two_gpus(tmp_path, backend):
 
 def test_recipe_refuses_several_gpus_on_cpu(tmp_path):
     recipe, _ = _recipe_with_fakes(tmp_path)
-    out = subprocess.run(["./run.sh", "--stage", "5", "--stop-stage", "5", "--device", "cpu", "--ngpu", "2"],
-                         cwd=recipe, env={**os.environ, "PUNCT_BACKEND": "local"}, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        ["./run.sh", "--stage", "5", "--stop-stage", "5", "--device", "cpu", "--ngpu", "2"],
+        cwd=recipe,
+        env={**os.environ, "PUNCT_BACKEND": "local"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "2 GPUs asked for" in out.stderr
 
 
@@ -167,8 +212,8 @@ def _submissions(records: Path) -> dict:
     jobs = {}
     for line in (records / "sbatch").read_text().splitlines():
         options = line.split()
-        name = next(o for o in options if o.startswith("--job-name="))[len("--job-name="):]
-        jobs[name] = options[:options.index("--parsable")]
+        name = next(o for o in options if o.startswith("--job-name="))[len("--job-name=") :]
+        jobs[name] = options[: options.index("--parsable")]
     return jobs
 
 
@@ -185,8 +230,11 @@ def _run_recipe(recipe: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_gpu_trainings_ask_for_a_cpu_per_rank_and_loader_worker_with_amp_auto(tmp_path):
     recipe, records = _recipe_with_fakes(tmp_path)
-    _touch(recipe / "data" / "fbank", *(f"mustc_cuts_{s}.jsonl.gz" for s in ("train", "dev")),
-           *(f"cmvn_{s}.json" for s in ("train", "dev")))
+    _touch(
+        recipe / "data" / "fbank",
+        *(f"mustc_cuts_{s}.jsonl.gz" for s in ("train", "dev")),
+        *(f"cmvn_{s}.json" for s in ("train", "dev")),
+    )
     out = _run_recipe(recipe, "--stage", "2", "--stop-stage", "2", "--device", "cuda", "--ngpu", "2")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     train = _submissions(records)["train"]
@@ -199,24 +247,35 @@ def test_gpu_trainings_ask_for_a_cpu_per_rank_and_loader_worker_with_amp_auto(tm
     assert out.returncode == 0, out.stderr[-3000:]
     train_bert = _submissions(records)["train_bert"]
     assert "--gres=gpu:2" in train_bert and "--cpus-per-task=2" in train_bert, train_bert  # no loader workers
-    _touch(recipe, *(f"data/fbank/mustc_cuts_{s}_ali.jsonl.gz" for s in ("train", "dev")),
-           *(f"exp/emb_{model}/{split}/{name}{ext}" for model, name in (("am", "emb"), ("bert", "vec"))
-             for split in ("train", "dev") for ext in (".scp", ".1.scp.done")))
+    _touch(
+        recipe,
+        *(f"data/fbank/mustc_cuts_{s}_ali.jsonl.gz" for s in ("train", "dev")),
+        *(
+            f"exp/emb_{model}/{split}/{name}{ext}"
+            for model, name in (("am", "emb"), ("bert", "vec"))
+            for split in ("train", "dev")
+            for ext in (".scp", ".1.scp.done")
+        ),
+    )
     out = _run_recipe(recipe, "--stage", "7", "--stop-stage", "7", "--device", "cuda", "--ngpu", "2")
     assert out.returncode == 0, out.stderr[-3000:]
     train_tdnn = _submissions(records)["train_tdnn"]
     # conf/tdnn_mini.yaml has one window-cutting worker: two on cuda, so 2 x (2 + 1) CPUs
     assert "--gres=gpu:2" in train_tdnn and "--cpus-per-task=6" in train_tdnn, train_tdnn
     assert "--num-workers 2" in (records / "torchrun").read_text().splitlines()[-1]
-    print("\n--ngpu 2 AM training (stage 2):\n" + _sbatch_line(records, "train"),
-          "\n--ngpu 2 BERT training (stage 5):\n" + _sbatch_line(records, "train_bert"),
-          "\n--ngpu 2 TDNN training (stage 7):\n" + _sbatch_line(records, "train_tdnn"))
+    print(
+        "\n--ngpu 2 AM training (stage 2):\n" + _sbatch_line(records, "train"),
+        "\n--ngpu 2 BERT training (stage 5):\n" + _sbatch_line(records, "train_bert"),
+        "\n--ngpu 2 TDNN training (stage 7):\n" + _sbatch_line(records, "train_tdnn"),
+    )
 
 
 def test_cpu_only_jobs_of_gpu_stages_ask_for_no_gpu(tmp_path):
     recipe, records = _recipe_with_fakes(tmp_path)
     splits = ("train", "dev", "test")
-    _touch(recipe / "data" / "fbank", *(f"mustc_cuts_{s}.jsonl.gz" for s in splits), *(f"cmvn_{s}.json" for s in splits))
+    _touch(
+        recipe / "data" / "fbank", *(f"mustc_cuts_{s}.jsonl.gz" for s in splits), *(f"cmvn_{s}.json" for s in splits)
+    )
     _touch(recipe, "data/corpus_mini/data/.keep")
     out = _run_recipe(recipe, "--stage", "2", "--stop-stage", "3", "--device", "cuda")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
@@ -226,8 +285,9 @@ def test_cpu_only_jobs_of_gpu_stages_ask_for_no_gpu(tmp_path):
     for name in ("decode", "merge"):
         assert not any(o.startswith("--gres") for o in jobs[name]), (name, jobs[name])
         assert jobs[name][-1] != "--partition=gpu", (name, jobs[name])
-    assert "punct.bin.decode_am" in (records / "python").read_text() and "--device cpu" in \
-        next(line for line in (records / "python").read_text().splitlines() if "decode_am" in line)
+    assert "punct.bin.decode_am" in (records / "python").read_text() and "--device cpu" in next(
+        line for line in (records / "python").read_text().splitlines() if "decode_am" in line
+    )
     (records / "sbatch").unlink()
     _touch(recipe, "exp/am/best-valid-loss.pt")
     out = _run_recipe(recipe, "--stage", "4", "--stop-stage", "4", "--device", "cuda")
@@ -238,12 +298,33 @@ def test_cpu_only_jobs_of_gpu_stages_ask_for_no_gpu(tmp_path):
 
 def test_punctuate_on_cuda_asks_each_job_for_a_gpu(tmp_path):
     recipe, records = _recipe_with_fakes(tmp_path)
-    _touch(recipe, "data/new/wav.scp", "data/new/text", "exp/am/best-valid-loss.pt",
-           "exp/bert/best-valid-f1/punct_model.json", "exp/tdnn/best-valid-f1.pt")
+    _touch(
+        recipe,
+        "data/new/wav.scp",
+        "data/new/text",
+        "exp/am/best-valid-loss.pt",
+        "exp/bert/best-valid-f1/punct_model.json",
+        "exp/tdnn/best-valid-f1.pt",
+    )
     env = {**os.environ, "PUNCT_BACKEND": "slurm"}
-    out = subprocess.run(["steps/punctuate.sh", "--cmd", "utils/slurm.pl --mem 4G", "--device", "cuda", "--nj", "2",
-                          "data/new", "exp/punctuate/new"], cwd=recipe, env=env, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [
+            "steps/punctuate.sh",
+            "--cmd",
+            "utils/slurm.pl --mem 4G",
+            "--device",
+            "cuda",
+            "--nj",
+            "2",
+            "data/new",
+            "exp/punctuate/new",
+        ],
+        cwd=recipe,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     punctuate = _submissions(records)["punctuate"]
     assert "--gres=gpu:1" in punctuate and "--array=1-2" in (records / "sbatch").read_text()
@@ -255,14 +336,26 @@ def test_punctuate_on_cuda_asks_each_job_for_a_gpu(tmp_path):
 def test_recipes_refuse_an_unknown_amp_at_once(tmp_path, name):
     recipe = copy_recipe(REPO, name, tmp_path / name)
     for amp, why in (("fp17", "--amp must be none, bf16, fp16 or auto"), ("fp16", "--amp fp16 needs --device cuda")):
-        out = subprocess.run(["./run.sh", "--amp", amp, "--device", "cpu", "--stage", "99"], cwd=recipe,
-                             env={**os.environ, "PUNCT_BACKEND": "local"}, capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            ["./run.sh", "--amp", amp, "--device", "cpu", "--stage", "99"],
+            cwd=recipe,
+            env={**os.environ, "PUNCT_BACKEND": "local"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert out.returncode == 2 and why in out.stderr, out.stderr
 
 
 @pytest.mark.parametrize("name", ["mustc", "parczech"])
 def test_recipes_print_their_usage_on_a_stray_argument(tmp_path, name):
     recipe = copy_recipe(REPO, name, tmp_path / name)
-    out = subprocess.run(["./run.sh", "stray"], cwd=recipe, env={**os.environ, "PUNCT_BACKEND": "local"},
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["./run.sh", "stray"],
+        cwd=recipe,
+        env={**os.environ, "PUNCT_BACKEND": "local"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "unexpected arguments: stray" in out.stderr and "Usage:" in out.stderr

@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # The fake runner: [--opt value ...] LOGFILE python|torchrun ... -m punct.bin.<entry> args...
-FAKE_CMD = r'''#!/usr/bin/env python3
+FAKE_CMD = r"""#!/usr/bin/env python3
 import os, sys
 from pathlib import Path
 args = sys.argv[1:]
@@ -51,7 +51,7 @@ elif entry == "train_mm":
 elif entry == "train_tdnn":
     (exp / "best-valid-f1.pt").write_text("model\n")
     (exp / "best-valid-f1.pt.done").write_text("")
-'''
+"""
 
 
 def _touch(path: Path, text: str = "x\n") -> Path:
@@ -67,21 +67,47 @@ def _setup(work: Path, step: str) -> tuple[list, Path, Path]:
             _touch(work / f"data/fbank/mustc_cuts_{split}.jsonl.gz")
             _touch(work / f"data/fbank/cmvn_{split}.json")
         conf = _touch(work / "conf/am.yaml")
-        return (["steps/train_am.sh", "--prefix", "mustc", "--am-config", "conf/am.yaml", "--decode-splits", "dev",
-                 "data/fbank", "exp/am"], conf, work / "exp/am/best-valid-loss.pt.done")
+        return (
+            [
+                "steps/train_am.sh",
+                "--prefix",
+                "mustc",
+                "--am-config",
+                "conf/am.yaml",
+                "--decode-splits",
+                "dev",
+                "data/fbank",
+                "exp/am",
+            ],
+            conf,
+            work / "exp/am/best-valid-loss.pt.done",
+        )
     if step == "train_bert":
         for split in ("train", "dev"):
             _touch(work / f"data/manifests/mustc_supervisions_{split}.jsonl.gz")
         conf = _touch(work / "conf/bert.yaml")
-        return (["steps/train_bert.sh", "--model-config", "conf/bert.yaml", "data/manifests/mustc_supervisions_train.jsonl.gz",
-                 "data/manifests/mustc_supervisions_dev.jsonl.gz", "exp/bert"], conf, work / "exp/bert/.done")
+        return (
+            [
+                "steps/train_bert.sh",
+                "--model-config",
+                "conf/bert.yaml",
+                "data/manifests/mustc_supervisions_train.jsonl.gz",
+                "data/manifests/mustc_supervisions_dev.jsonl.gz",
+                "exp/bert",
+            ],
+            conf,
+            work / "exp/bert/.done",
+        )
     if step == "train_mm":
         for split in ("train", "dev", "test"):
             _touch(work / f"data/segments/parczech_supervisions_{split}.jsonl.gz")
             _touch(work / f"data/segments/parczech_recordings_{split}.jsonl.gz")
         conf = _touch(work / "conf/mm.yaml", "num_epochs: 1\n")
-        return (["local/train_mm.sh", "--model", "mm", "--model-config", "conf/mm.yaml", "data/segments", "exp/mm"],
-                conf, work / "exp/mm/.done")
+        return (
+            ["local/train_mm.sh", "--model", "mm", "--model-config", "conf/mm.yaml", "data/segments", "exp/mm"],
+            conf,
+            work / "exp/mm/.done",
+        )
     assert step == "train_tdnn"
     for split in ("train", "dev"):
         _touch(work / f"data/fbank/mustc_cuts_{split}_ali.jsonl.gz")
@@ -90,8 +116,21 @@ def _setup(work: Path, step: str) -> tuple[list, Path, Path]:
         _touch(work / f"exp/emb_bert/{split}/vec.scp")
         _touch(work / f"exp/emb_bert/{split}/vec.1.scp.done")
     conf = _touch(work / "conf/tdnn.yaml")
-    return (["steps/train_tdnn.sh", "--model-config", "conf/tdnn.yaml", "--cuts-pattern", "mustc_cuts_{split}_ali.jsonl.gz",
-             "data/fbank", "exp/emb_am", "exp/emb_bert", "exp/tdnn"], conf, work / "exp/tdnn/best-valid-f1.pt.done")
+    return (
+        [
+            "steps/train_tdnn.sh",
+            "--model-config",
+            "conf/tdnn.yaml",
+            "--cuts-pattern",
+            "mustc_cuts_{split}_ali.jsonl.gz",
+            "data/fbank",
+            "exp/emb_am",
+            "exp/emb_bert",
+            "exp/tdnn",
+        ],
+        conf,
+        work / "exp/tdnn/best-valid-f1.pt.done",
+    )
 
 
 @pytest.fixture
@@ -110,8 +149,13 @@ def _run(work: Path, command: list, *extra: str, fail: bool = False) -> tuple[su
     env = dict(os.environ, FAKE_CALLS=str(calls))
     if fail:
         env["FAKE_FAIL"] = "1"
-    out = subprocess.run(["bash", command[0], "--cmd", str(work / "fake_cmd.py"), *extra, *command[1:]], cwd=work,
-                         env=env, capture_output=True, text=True)
+    out = subprocess.run(
+        ["bash", command[0], "--cmd", str(work / "fake_cmd.py"), *extra, *command[1:]],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     trained = [line.split()[0] for line in calls.read_text().splitlines() if line.split()[0].startswith("train_")]
     return out, trained
 

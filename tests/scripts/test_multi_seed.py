@@ -16,7 +16,8 @@ import pytest
 # on the seed, and records its arguments.
 STUB_RUN = r"""#!/usr/bin/env bash
 set -euo pipefail
-[ -f steps/train_tdnn.sh ] && [ -f utils/parse_options.sh ] && [ -f path.sh ] || { echo "links do not resolve" >&2; exit 1; }
+[ -f steps/train_tdnn.sh ] && [ -f utils/parse_options.sh ] && [ -f path.sh ] \
+  || { echo "links do not resolve" >&2; exit 1; }
 [ -x local/prepare.sh ] || { echo "no local/prepare.sh of the recipe" >&2; exit 1; }
 [ ! -e exp/from_source ] && [ ! -e data ] || { echo "not a fresh copy" >&2; exit 1; }
 seed=
@@ -45,7 +46,8 @@ SEEDS = (1, 2, 4)
 
 
 def make_recipe(repo_root: Path, root: Path) -> Path:
-    """<root>/egs/stub with the repository's layout of links (egs/stub/steps -> ../../steps etc.) and a local/ of its own."""
+    """<root>/egs/stub with the repository's layout of links (egs/stub/steps -> ../../steps etc.) and a local/ of its
+    own."""
     for name in ("steps", "utils", "path.sh", "cmd.sh"):
         (root / name).symlink_to(repo_root / name)
     recipe = root / "egs" / "stub"
@@ -64,16 +66,31 @@ def make_recipe(repo_root: Path, root: Path) -> Path:
 
 
 def multi_seed(repo_root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(repo_root / "utils" / "multi_seed.sh"), *args], cwd=repo_root, capture_output=True,
-                          text=True, timeout=300, env=dict(os.environ))
+    return subprocess.run(
+        [str(repo_root / "utils" / "multi_seed.sh"), *args],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
 
 
 @pytest.fixture(scope="module")
 def runs(repo_root, tmp_path_factory):
     root = tmp_path_factory.mktemp("multi_seed")
     recipe = make_recipe(repo_root, root)
-    out = multi_seed(repo_root, "--seeds", " ".join(map(str, SEEDS)), str(recipe), str(root / "summary"),
-                     "--stop-stage", "8", "--nj", "1")
+    out = multi_seed(
+        repo_root,
+        "--seeds",
+        " ".join(map(str, SEEDS)),
+        str(recipe),
+        str(root / "summary"),
+        "--stop-stage",
+        "8",
+        "--nj",
+        "1",
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     return root
 

@@ -85,8 +85,12 @@ def configuration_section(script: Path, repo_root: Path) -> str:
     scripts) stands for X.sh's own section."""
     text = script.read_text()
     section = text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]
-    return re.sub(r"^\. (utils/\S+\.sh).*$", lambda m: configuration_section(repo_root / m.group(1), repo_root), section,
-                  flags=re.M)
+    return re.sub(
+        r"^\. (utils/\S+\.sh).*$",
+        lambda m: configuration_section(repo_root / m.group(1), repo_root),
+        section,
+        flags=re.M,
+    )
 
 
 def test_help_of_a_step_lists_its_options_with_defaults(repo_root):
@@ -108,8 +112,19 @@ def test_help_of_a_step_lists_its_options_with_defaults(repo_root):
 def test_training_steps_share_one_block_of_options(repo_root):
     """utils/train_options.sh holds the options the network trainings share; each step sources it, sets none of them
     itself, and its --help lists them with their defaults."""
-    shared = re.findall(r"^([a-z_]+)=(\S*)", configuration_section(repo_root / "utils/train_options.sh", repo_root), re.M)
-    assert {name for name, _ in shared} == {"cmd", "device", "nproc", "torchrun_opts", "amp", "seed", "resume", "overwrite"}
+    shared = re.findall(
+        r"^([a-z_]+)=(\S*)", configuration_section(repo_root / "utils/train_options.sh", repo_root), re.M
+    )
+    assert {name for name, _ in shared} == {
+        "cmd",
+        "device",
+        "nproc",
+        "torchrun_opts",
+        "amp",
+        "seed",
+        "resume",
+        "overwrite",
+    }
     for step in ("steps/train_bert.sh", "steps/train_tdnn.sh", "egs/parczech/local/train_mm.sh"):
         text = (repo_root / step).read_text()
         own = text.split("# Begin configuration section.")[1].split("# End configuration section.")[0]

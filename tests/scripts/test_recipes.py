@@ -1,4 +1,5 @@
-"""The recipes' run.sh: --help lists every stage and every option of the configuration section; steps/ has no corpus defaults."""
+"""The recipes' run.sh: --help lists every stage and every option of the configuration section; steps/ has no
+corpus defaults."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ def test_each_recipe_owns_its_local_scripts(repo_root, recipe):
 
 
 def test_unknown_option_fails(repo_root):
-    out = subprocess.run(["./run.sh", "--no-such-option", "1"], capture_output=True, text=True, cwd=repo_root / "egs/mustc")
+    out = subprocess.run(
+        ["./run.sh", "--no-such-option", "1"], capture_output=True, text=True, cwd=repo_root / "egs/mustc"
+    )
     assert out.returncode != 0 and "unknown option --no-such-option" in out.stderr
 
 
@@ -63,52 +66,88 @@ def test_steps_have_no_corpus_defaults(repo_root):
             assert "mustc" not in value and "parczech" not in value, f"{script.name}: {line}"
 
 
-@pytest.mark.parametrize("script,option", [
-    ("align.sh", "--prefix"), ("compute_features.sh", "--prefix"), ("dump_am_embeddings.sh", "--prefix"),
-    ("train_am.sh", "--prefix"), ("import_am_data.sh", "--prefix"), ("train_tdnn.sh", "--cuts-pattern"), ("decode_tdnn.sh", "--cuts-pattern")])
+@pytest.mark.parametrize(
+    "script,option",
+    [
+        ("align.sh", "--prefix"),
+        ("compute_features.sh", "--prefix"),
+        ("dump_am_embeddings.sh", "--prefix"),
+        ("train_am.sh", "--prefix"),
+        ("import_am_data.sh", "--prefix"),
+        ("train_tdnn.sh", "--cuts-pattern"),
+        ("decode_tdnn.sh", "--cuts-pattern"),
+    ],
+)
 def test_a_missing_manifest_name_option_is_an_error_naming_it(repo_root, script, option, tmp_path):
     for name in ("steps", "utils", "path.sh"):
         (tmp_path / name).symlink_to(repo_root / name)
     nargs = int(re.search(r"if \[ \$# -ne (\d) \]", (repo_root / "steps" / script).read_text()).group(1))
-    out = subprocess.run(["bash", f"steps/{script}", *[f"d{i}" for i in range(nargs)]], cwd=tmp_path,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["bash", f"steps/{script}", *[f"d{i}" for i in range(nargs)]], cwd=tmp_path, capture_output=True, text=True
+    )
     assert out.returncode != 0 and f"{option} is required" in out.stderr, out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("options,warned", [
-    (["--mustc-root", "/no/such/mustc"], True),
-    (["--mustc-root", "/no/such/mustc", "--bert-model", "bert-base-uncased"], False),
-    ([], False),  # the mini corpus: the offline MiniLM is its documented default
-])
+@pytest.mark.parametrize(
+    "options,warned",
+    [
+        (["--mustc-root", "/no/such/mustc"], True),
+        (["--mustc-root", "/no/such/mustc", "--bert-model", "bert-base-uncased"], False),
+        ([], False),  # the mini corpus: the offline MiniLM is its documented default
+    ],
+)
 def test_mustc_paper_settings_warn_about_the_encoder(repo_root, options, warned):
     """--mustc-root without --bert-model says that stage 5's encoder is not the paper's (stage 9: nothing runs)."""
-    out = subprocess.run(["./run.sh", *options, "--stage", "9"], capture_output=True, text=True,
-                         cwd=repo_root / "egs/mustc")
+    out = subprocess.run(
+        ["./run.sh", *options, "--stage", "9"], capture_output=True, text=True, cwd=repo_root / "egs/mustc"
+    )
     assert out.returncode == 0, out.stderr
     assert ("WARNING" in out.stderr and "not the paper's encoder bert-base-uncased" in out.stderr) == warned, out.stderr
 
 
 def test_mustc_paper_config_uses_the_papers_loss(repo_root):
-    """conf/bert.yaml (MuST-C) fine-tunes with cross-entropy as EfficientPunct; SCL only when asked (--bert-loss scl)."""
+    """conf/bert.yaml (MuST-C) fine-tunes with cross-entropy as EfficientPunct; SCL only when asked
+    (--bert-loss scl)."""
     conf = repo_root / "egs/mustc/conf"
     assert yaml.safe_load((conf / "bert.yaml").read_text())["loss"] == "ce"
-    assert "--loss \"$bert_loss\"" in (repo_root / "egs/mustc/run.sh").read_text()
+    assert '--loss "$bert_loss"' in (repo_root / "egs/mustc/run.sh").read_text()
 
 
-@pytest.mark.parametrize("readme,heading,rows", [
-    ("egs/mustc/README.md", "## Differences from the paper",
-     ["Text encoder", "BERT's fine-tuning loss", "Acoustic model", "Word vectors fused by the TDNN", "SCL temperature"]),
-    ("egs/parczech/README.md", "## Differences from the thesis",
-     ["Text encoder", "`min_char_duration`", "AM sound encoder, small corpus (not in the thesis)",
-      "Aligned cross-attention, small corpus (not in the thesis)"]),
-])
+@pytest.mark.parametrize(
+    "readme,heading,rows",
+    [
+        (
+            "egs/mustc/README.md",
+            "## Differences from the paper",
+            [
+                "Text encoder",
+                "BERT's fine-tuning loss",
+                "Acoustic model",
+                "Word vectors fused by the TDNN",
+                "SCL temperature",
+            ],
+        ),
+        (
+            "egs/parczech/README.md",
+            "## Differences from the thesis",
+            [
+                "Text encoder",
+                "`min_char_duration`",
+                "AM sound encoder, small corpus (not in the thesis)",
+                "Aligned cross-attention, small corpus (not in the thesis)",
+            ],
+        ),
+    ],
+)
 def test_readme_has_each_recipes_differences_from_the_paper(repo_root, readme, heading, rows):
     """One table per recipe: what, paper, here, why, how to get the paper's choice; one row per deviation."""
     text = (repo_root / readme).read_text()
     assert heading in text
     section = re.split(r"^#{2,4} ", text.split(heading, 1)[1], flags=re.M)[0]
     table = [line for line in section.splitlines() if line.startswith("|")]
-    assert table[0] == "| What | Paper | Here | Why | To get the paper's choice |" or table[0].startswith("| What | Thesis |")
+    assert table[0] == "| What | Paper | Here | Why | To get the paper's choice |" or table[0].startswith(
+        "| What | Thesis |"
+    )
     names = [line.split(" | ")[0][2:] for line in table[2:]]
     for row in rows:
         assert row in names, f"{heading}: no row {row!r}"

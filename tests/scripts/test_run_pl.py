@@ -60,8 +60,10 @@ def run_timed_jobs(run_pl, tmp_path, nj, *options, env=None, seconds=0.6):
     stamps.mkdir(exist_ok=True)
     for old in stamps.iterdir():
         old.unlink()
-    cmd = (f"date +%s.%N > {stamps}/JOB.start; echo ${{CUDA_VISIBLE_DEVICES-unset}} > {stamps}/JOB.gpus; "
-           f"sleep {seconds}; date +%s.%N > {stamps}/JOB.end")
+    cmd = (
+        f"date +%s.%N > {stamps}/JOB.start; echo ${{CUDA_VISIBLE_DEVICES-unset}} > {stamps}/JOB.gpus; "
+        f"sleep {seconds}; date +%s.%N > {stamps}/JOB.end"
+    )
     out = subprocess.run(
         [run_pl, *options, f"JOB=1:{nj}", str(tmp_path / "s.JOB.log"), "bash", "-c", cmd],
         capture_output=True,
@@ -70,8 +72,11 @@ def run_timed_jobs(run_pl, tmp_path, nj, *options, env=None, seconds=0.6):
     )
     assert out.returncode == 0, out.stderr
     return [
-        (float((stamps / f"{j}.start").read_text()), float((stamps / f"{j}.end").read_text()),
-         (stamps / f"{j}.gpus").read_text().strip())
+        (
+            float((stamps / f"{j}.start").read_text()),
+            float((stamps / f"{j}.end").read_text()),
+            (stamps / f"{j}.gpus").read_text().strip(),
+        )
         for j in range(1, nj + 1)
     ]
 
@@ -127,8 +132,9 @@ def test_gpu_jobs_each_get_their_own_devices(run_pl, tmp_path):
     assert sorted(g for _, _, g in jobs[:2]) == ["4,5", "6,7"] and {g for _, _, g in jobs} == {"4,5", "6,7"}
 
     # --max-jobs-run beyond the GPU count: GPUs are shared, evenly
-    jobs = run_timed_jobs(run_pl, tmp_path, 4, "--gpu", "1", "--max-jobs-run", "4", env=gpu_env(PUNCT_GPUS="2"),
-                          seconds=1.0)
+    jobs = run_timed_jobs(
+        run_pl, tmp_path, 4, "--gpu", "1", "--max-jobs-run", "4", env=gpu_env(PUNCT_GPUS="2"), seconds=1.0
+    )
     assert most_overlapping(jobs) == 4 and sorted(g for _, _, g in jobs) == ["0", "0", "1", "1"]
 
 
@@ -140,18 +146,28 @@ def test_gpu_jobs_without_a_visible_gpu_run_one_at_a_time(run_pl, tmp_path):
 def test_more_gpus_than_visible_are_refused(run_pl, tmp_path):
     # --gpu 8 with 4 GPUs used to hand over the 4, and torchrun then failed on cuda:4
     marker = tmp_path / "ran"
-    out = subprocess.run([run_pl, "--gpu", "8", str(tmp_path / "x.log"), "touch", str(marker)],
-                         capture_output=True, text=True, env=gpu_env(PUNCT_GPUS="4"))
+    out = subprocess.run(
+        [run_pl, "--gpu", "8", str(tmp_path / "x.log"), "touch", str(marker)],
+        capture_output=True,
+        text=True,
+        env=gpu_env(PUNCT_GPUS="4"),
+    )
     assert out.returncode == 1 and not marker.exists()
     assert "--gpu 8 asks for more GPUs than the 4 visible here (0,1,2,3)" in out.stderr
 
 
 def _start_gpu_job(run_pl, tmp_path, name: str, env: dict, seconds: float = 1.5) -> subprocess.Popen:
     """A run.pl --gpu 1 job that records its CUDA_VISIBLE_DEVICES and start/end times in <name>.*"""
-    cmd = (f"date +%s.%N > {tmp_path}/{name}.start; echo $CUDA_VISIBLE_DEVICES > {tmp_path}/{name}.gpus; "
-           f"sleep {seconds}; date +%s.%N > {tmp_path}/{name}.end")
-    return subprocess.Popen([run_pl, "--gpu", "1", str(tmp_path / f"{name}.log"), "bash", "-c", cmd],
-                            env=env, stderr=subprocess.PIPE, text=True)
+    cmd = (
+        f"date +%s.%N > {tmp_path}/{name}.start; echo $CUDA_VISIBLE_DEVICES > {tmp_path}/{name}.gpus; "
+        f"sleep {seconds}; date +%s.%N > {tmp_path}/{name}.end"
+    )
+    return subprocess.Popen(
+        [run_pl, "--gpu", "1", str(tmp_path / f"{name}.log"), "bash", "-c", cmd],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _span(tmp_path, name: str) -> tuple:
@@ -184,9 +200,16 @@ def test_a_job_waits_while_other_run_pl_processes_hold_every_gpu(run_pl, tmp_pat
 
 def test_a_job_passes_its_gpus_to_an_inner_run_pl(run_pl, tmp_path):
     # The outer job holds GPUs 2,3: the inner jobs share out those two (no deadlock on the outer's locks).
-    inner = f"{run_pl} --gpu 1 JOB=1:2 {tmp_path}/inner.JOB.log bash -c 'echo $CUDA_VISIBLE_DEVICES > {tmp_path}/JOB.gpus'"
-    out = subprocess.run([run_pl, "--gpu", "2", str(tmp_path / "outer.log"), "bash", "-c", inner],
-                         capture_output=True, text=True, env=gpu_env(CUDA_VISIBLE_DEVICES="2,3,4,5"), timeout=30)
+    inner = (
+        f"{run_pl} --gpu 1 JOB=1:2 {tmp_path}/inner.JOB.log bash -c 'echo $CUDA_VISIBLE_DEVICES > {tmp_path}/JOB.gpus'"
+    )
+    out = subprocess.run(
+        [run_pl, "--gpu", "2", str(tmp_path / "outer.log"), "bash", "-c", inner],
+        capture_output=True,
+        text=True,
+        env=gpu_env(CUDA_VISIBLE_DEVICES="2,3,4,5"),
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     assert sorted((tmp_path / f"{j}.gpus").read_text().strip() for j in (1, 2)) == ["2", "3"]
 
@@ -205,8 +228,21 @@ def test_job_range_needs_job_in_the_log_name(run_pl, tmp_path):
 
 def test_slurm_options_are_accepted_and_ignored(run_pl, tmp_path):
     out = subprocess.run(
-        [run_pl, "-p", "gpu", "-V", "--mem", "2G", "JOB=1:2", "-c4", "--time", "1:00", str(tmp_path / "o.JOB.log"),
-         "echo", "JOB"],
+        [
+            run_pl,
+            "-p",
+            "gpu",
+            "-V",
+            "--mem",
+            "2G",
+            "JOB=1:2",
+            "-c4",
+            "--time",
+            "1:00",
+            str(tmp_path / "o.JOB.log"),
+            "echo",
+            "JOB",
+        ],
         capture_output=True,
         text=True,
     )
@@ -227,8 +263,16 @@ def test_interrupt_stops_running_jobs(run_pl, tmp_path):
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
     proc = subprocess.Popen(
-        [run_pl, "--max-jobs-run", "2", "JOB=1:2", str(tmp_path / "i.JOB.log"), "bash", "-c",
-         f"echo $$ > {pid_dir}/JOB; exec sleep 60"],
+        [
+            run_pl,
+            "--max-jobs-run",
+            "2",
+            "JOB=1:2",
+            str(tmp_path / "i.JOB.log"),
+            "bash",
+            "-c",
+            f"echo $$ > {pid_dir}/JOB; exec sleep 60",
+        ],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -54,7 +54,18 @@ def test_array_job_runs_every_task_and_writes_logs(slurm_pl, tmp_path, capsys):
     stamps.mkdir()
     cmd = f"date +%s.%N > {stamps}/JOB.start; sleep 1; date +%s.%N > {stamps}/JOB.end; echo task JOB on $(hostname)"
     out = subprocess.run(
-        [slurm_pl, "--max-jobs-run", "2", "--mem", "100M", "JOB=1:4", str(tmp_path / "log/a.JOB.log"), "bash", "-c", cmd],
+        [
+            slurm_pl,
+            "--max-jobs-run",
+            "2",
+            "--mem",
+            "100M",
+            "JOB=1:4",
+            str(tmp_path / "log/a.JOB.log"),
+            "bash",
+            "-c",
+            cmd,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -69,7 +80,9 @@ def test_array_job_runs_every_task_and_writes_logs(slurm_pl, tmp_path, capsys):
         assert lines[1].startswith("# Started at ")
         assert any(line.startswith(f"task {j} on ") for line in lines)
         assert lines[-1].startswith("# Ended (code 0) at ")
-    spans = [(float((stamps / f"{j}.start").read_text()), float((stamps / f"{j}.end").read_text())) for j in range(1, 5)]
+    spans = [
+        (float((stamps / f"{j}.start").read_text()), float((stamps / f"{j}.end").read_text())) for j in range(1, 5)
+    ]
     assert max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans) <= 2
     script = (tmp_path / "log/q/a.sh").read_text()
     assert "SLURM_ARRAY_TASK_ID" in script
@@ -77,7 +90,14 @@ def test_array_job_runs_every_task_and_writes_logs(slurm_pl, tmp_path, capsys):
 
 def test_failing_task_fails_the_command_with_its_log(slurm_pl, tmp_path, capsys):
     out = subprocess.run(
-        [slurm_pl, "JOB=1:3", str(tmp_path / "f.JOB.log"), "bash", "-c", "echo running JOB; exit $(( JOB == 2 ? 7 : 0 ))"],
+        [
+            slurm_pl,
+            "JOB=1:3",
+            str(tmp_path / "f.JOB.log"),
+            "bash",
+            "-c",
+            "echo running JOB; exit $(( JOB == 2 ? 7 : 0 ))",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -93,7 +113,13 @@ def test_failing_task_fails_the_command_with_its_log(slurm_pl, tmp_path, capsys)
 def test_cancelled_task_is_detected_by_its_state(slurm_pl, tmp_path, capsys):
     # The task cancels itself: no exit code is written, and SLURM reports CANCELLED.
     out = subprocess.run(
-        [slurm_pl, str(tmp_path / "c.log"), "bash", "-c", "scancel ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}; sleep 30"],
+        [
+            slurm_pl,
+            str(tmp_path / "c.log"),
+            "bash",
+            "-c",
+            "scancel ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}; sleep 30",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -105,7 +131,9 @@ def test_cancelled_task_is_detected_by_its_state(slurm_pl, tmp_path, capsys):
 
 
 def test_gpu_request_on_gpu_less_node_is_rejected_at_submit(slurm_pl, tmp_path):
-    out = subprocess.run([slurm_pl, "--gpu", "1", str(tmp_path / "g.log"), "true"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [slurm_pl, "--gpu", "1", str(tmp_path / "g.log"), "true"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 1
     assert "sbatch refused the job" in out.stderr
     assert "--gres=gpu:1" in out.stderr and "--partition=gpu" in out.stderr
@@ -149,8 +177,13 @@ def test_interrupt_cancels_the_job_array(slurm_pl, tmp_path, capsys):
 
 def test_partition_option_and_memory_per_cpu_reach_slurm(slurm_pl, tmp_path, capsys):
     # "-p gpu" goes to sbatch after the config's --partition=shared; --mem is per CPU.
-    record = submit_and_show(slurm_pl, ["-p", "gpu", "--mem", "100M", str(tmp_path / "p.log"), "echo", "on the gpu partition"],
-                             tmp_path, capsys, "-p gpu --mem 100M")
+    record = submit_and_show(
+        slurm_pl,
+        ["-p", "gpu", "--mem", "100M", str(tmp_path / "p.log"), "echo", "on the gpu partition"],
+        tmp_path,
+        capsys,
+        "-p gpu --mem 100M",
+    )
     assert re.search(r"\bPartition=gpu\b", record), record
     assert re.search(r"\bMinMemoryCPU=100M\b", record), record
     assert "on the gpu partition" in (tmp_path / "p.log").read_text()
@@ -158,7 +191,12 @@ def test_partition_option_and_memory_per_cpu_reach_slurm(slurm_pl, tmp_path, cap
 
 def test_recipe_conf_time_limit_and_cpus_reach_slurm(slurm_pl, repo_root, tmp_path, capsys):
     # egs/mustc/conf/slurm.conf gives every job --time=12:00:00; --num-threads 2 becomes 2 CPUs of the task
-    record = submit_and_show(slurm_pl, ["--num-threads", "2", str(tmp_path / "t.log"), "echo", "timed"],
-                             repo_root / "egs" / "mustc", capsys, "egs/mustc/conf/slurm.conf, --num-threads 2")
+    record = submit_and_show(
+        slurm_pl,
+        ["--num-threads", "2", str(tmp_path / "t.log"), "echo", "timed"],
+        repo_root / "egs" / "mustc",
+        capsys,
+        "egs/mustc/conf/slurm.conf, --num-threads 2",
+    )
     assert re.search(r"\bTimeLimit=12:00:00\b", record), record
     assert re.search(r"\bNumCPUs=2\b", record), record

@@ -107,8 +107,20 @@ def test_builtin_default_config_and_mem_per_cpu(fake, recipe):
 
 
 def test_threads_gpus_time_and_throttle(fake, recipe):
-    out = fake.run("--gpu", "2", "--num-threads", "3", "--time", "2:00:00", "--max-jobs-run", "2",
-                   "JOB=1:3", "g.JOB.log", "true", cwd=recipe)
+    out = fake.run(
+        "--gpu",
+        "2",
+        "--num-threads",
+        "3",
+        "--time",
+        "2:00:00",
+        "--max-jobs-run",
+        "2",
+        "JOB=1:3",
+        "g.JOB.log",
+        "true",
+        cwd=recipe,
+    )
     assert out.returncode == 0, out.stderr
     assert fake.sbatch_args() == BUILTIN + ["--partition=gpu", "--gres=gpu:2", "--cpus-per-task=3", "--time=2:00:00"]
     assert "--array=1-3%2" in (fake.state / "sbatch.args").read_text().splitlines()
@@ -169,12 +181,22 @@ def test_repository_example_config_is_the_builtin_default(fake, recipe, repo_roo
 
 
 def test_single_dash_options_go_to_sbatch(fake, recipe):
-    out = fake.run("-p", "gpu", "-V", "--mem", "1G", "-A", "proj", "-O", "JOB=1:2", "-c2", "p.JOB.log", "echo", "JOB",
-                   cwd=recipe)
+    out = fake.run(
+        "-p", "gpu", "-V", "--mem", "1G", "-A", "proj", "-O", "JOB=1:2", "-c2", "p.JOB.log", "echo", "JOB", cwd=recipe
+    )
     assert out.returncode == 0, out.stderr
     # after the mapped options, so "-p gpu" overrides the config's partition; -V is --export=ALL
-    assert fake.sbatch_args() == BUILTIN + ["--mem-per-cpu=1G", "--cpus-per-task=1",
-                                            "-p", "gpu", "--export=ALL", "-A", "proj", "-O", "-c2"]
+    assert fake.sbatch_args() == BUILTIN + [
+        "--mem-per-cpu=1G",
+        "--cpus-per-task=1",
+        "-p",
+        "gpu",
+        "--export=ALL",
+        "-A",
+        "proj",
+        "-O",
+        "-c2",
+    ]
     assert "2" in (recipe / "p.2.log").read_text().splitlines()
     out = fake.run("a.log", "true", "-p", cwd=recipe)  # after the log file it is the command's
     assert out.returncode == 0 and fake.sbatch_args() == BUILTIN + ["--cpus-per-task=1"]
@@ -187,7 +209,7 @@ def test_job_script_sources_path_sh_without_exported_environment(fake, recipe):
     (recipe / "conf/slurm.conf").write_text("command sbatch --export=NONE\n")
     tools = recipe / "tools"
     tools.mkdir()
-    (tools / "greet").write_text("#!/bin/sh\necho \"hello from greet, $GREETING\"\n")
+    (tools / "greet").write_text('#!/bin/sh\necho "hello from greet, $GREETING"\n')
     (tools / "greet").chmod(0o755)
     (recipe / "path.sh").write_text(f'export PATH={tools}:$PATH\nexport GREETING="set by path.sh"\n')
     out = fake.run("JOB=1:2", "log/h.JOB.log", "greet", cwd=recipe)

@@ -21,22 +21,32 @@ def test_word_starts_mapping_rules():
     assert word_starts_for_spans([WordEvent(0, 8, 0.0), WordEvent(11, 4, 1.0)], spans) is None
     # A second event inside one word ("1,000" read as two events) is skipped.
     spans2 = [(0, 5), (6, 8)]
-    assert word_starts_for_spans([WordEvent(0, 2, 0.0), WordEvent(1, 2, 0.3), WordEvent(6, 2, 0.9)], spans2) == [0.0, 0.9]
+    assert word_starts_for_spans([WordEvent(0, 2, 0.0), WordEvent(1, 2, 0.3), WordEvent(6, 2, 0.9)], spans2) == [
+        0.0,
+        0.9,
+    ]
 
 
 def test_merged_word_events_are_split_by_phonemes():
     text = "not a man"
     spans = [(0, 3), (4, 5), (6, 9)]
     events = [WordEvent(0, 3, 0.0), WordEvent(6, 3, 0.5)]  # "not a" merged into one event
-    phonemes = [PhonemeEvent(0, 0.0, "n"), PhonemeEvent(0, 0.1, "0"), PhonemeEvent(0, 0.2, "t#"),
-                PhonemeEvent(0, 0.25, "_"), PhonemeEvent(0, 0.3, "@"),
-                PhonemeEvent(6, 0.5, "m"), PhonemeEvent(6, 0.6, "a"), PhonemeEvent(6, 0.7, "n")]
+    phonemes = [
+        PhonemeEvent(0, 0.0, "n"),
+        PhonemeEvent(0, 0.1, "0"),
+        PhonemeEvent(0, 0.2, "t#"),
+        PhonemeEvent(0, 0.25, "_"),
+        PhonemeEvent(0, 0.3, "@"),
+        PhonemeEvent(6, 0.5, "m"),
+        PhonemeEvent(6, 0.6, "a"),
+        PhonemeEvent(6, 0.7, "n"),
+    ]
     counts = {0: 3, 1: 1, 2: 3}
     assert word_starts_for_spans(events, spans) is None
     assert word_starts_for_spans(events, spans, phonemes, counts.__getitem__) == [0.0, 0.3, 0.5]
     # Counts that do not add up to the group's phonemes (pauses excluded): no guess.
     assert word_starts_for_spans(events, spans, phonemes, {0: 3, 1: 2, 2: 3}.__getitem__) is None
-    assert text[spans[1][0]:spans[1][1]] == "a"
+    assert text[spans[1][0] : spans[1][1]] == "a"
 
 
 def test_real_merged_words_get_increasing_starts():
@@ -46,8 +56,9 @@ def test_real_merged_words_get_increasing_starts():
     synth = engine.synthesize(text, voice)
     spans = normalize(text).spans
     assert word_starts_for_spans(synth.words, spans) is None  # espeak merges "not a", "has been", "in the"
-    starts = word_starts_for_spans(synth.words, spans, synth.phonemes,
-                                   lambda i: engine.phoneme_count(text[spans[i][0]:spans[i][1]], voice))
+    starts = word_starts_for_spans(
+        synth.words, spans, synth.phonemes, lambda i: engine.phoneme_count(text[spans[i][0] : spans[i][1]], voice)
+    )
     assert starts is not None and len(starts) == len(spans)
     assert all(b > a for a, b in zip(starts, starts[1:]))
     assert engine.phoneme_count("greatest", voice) == 7 and engine.phoneme_count("a", voice) == 1

@@ -17,7 +17,13 @@ def pairs(text, config=NormalizeConfig()):
 
 def test_basic_marks_label_the_preceding_word():
     assert pairs("Well, it is done. Is it?") == [
-        ("well", ","), ("it", "NP"), ("is", "NP"), ("done", "."), ("is", "NP"), ("it", "?")]
+        ("well", ","),
+        ("it", "NP"),
+        ("is", "NP"),
+        ("done", "."),
+        ("is", "NP"),
+        ("it", "?"),
+    ]
 
 
 def test_default_mapping_of_other_marks():
@@ -29,7 +35,12 @@ def test_default_mapping_of_other_marks():
 def test_mapping_is_configurable():
     cfg = NormalizeConfig(exclamation="NP", semicolon=",", colon=".", dash=",")
     assert pairs("Stop! Then; go: now -- yes", cfg) == [
-        ("stop", "NP"), ("then", ","), ("go", "."), ("now", ","), ("yes", "NP")]
+        ("stop", "NP"),
+        ("then", ","),
+        ("go", "."),
+        ("now", ","),
+        ("yes", "NP"),
+    ]
 
 
 def test_invalid_mapping_is_an_error_naming_the_field():
@@ -41,7 +52,12 @@ def test_invalid_mapping_is_an_error_naming_the_field():
 
 def test_strongest_mark_wins():
     assert pairs('He asked, "Why?" and left.') == [
-        ("he", "NP"), ("asked", ","), ("why", "?"), ("and", "NP"), ("left", ".")]
+        ("he", "NP"),
+        ("asked", ","),
+        ("why", "?"),
+        ("and", "NP"),
+        ("left", "."),
+    ]
     assert pairs("Really?! Yes.") == [("really", "?"), ("yes", ".")]
     assert pairs("so, -- then") == [("so", ","), ("then", "NP")]
 
@@ -53,18 +69,37 @@ def test_marks_before_the_first_word_are_ignored():
 
 def test_apostrophes_inside_words_stay_quotes_go():
     assert pairs("Don't touch Emma's o'clock book.") == [
-        ("don't", "NP"), ("touch", "NP"), ("emma's", "NP"), ("o'clock", "NP"), ("book", ".")]
+        ("don't", "NP"),
+        ("touch", "NP"),
+        ("emma's", "NP"),
+        ("o'clock", "NP"),
+        ("book", "."),
+    ]
     assert pairs("the students' rooms, 'tis true") == [
-        ("the", "NP"), ("students", "NP"), ("rooms", ","), ("tis", "NP"), ("true", "NP")]
+        ("the", "NP"),
+        ("students", "NP"),
+        ("rooms", ","),
+        ("tis", "NP"),
+        ("true", "NP"),
+    ]
     assert pairs("It’s fine.") == [("it's", "NP"), ("fine", ".")]
 
 
 def test_hyphens_split_words_dashes_are_marks():
     assert pairs("twenty-one years") == [("twenty", "NP"), ("one", "NP"), ("years", "NP")]
     assert pairs("I would--I do") == [("i", "NP"), ("would", "NP"), ("i", "NP"), ("do", "NP")]
-    assert pairs("I would -- I do", NormalizeConfig(dash=",")) == [("i", "NP"), ("would", ","), ("i", "NP"), ("do", "NP")]
+    assert pairs("I would -- I do", NormalizeConfig(dash=",")) == [
+        ("i", "NP"),
+        ("would", ","),
+        ("i", "NP"),
+        ("do", "NP"),
+    ]
     assert pairs("yes — no – maybe - so", NormalizeConfig(dash=".")) == [
-        ("yes", "."), ("no", "."), ("maybe", "."), ("so", "NP")]
+        ("yes", "."),
+        ("no", "."),
+        ("maybe", "."),
+        ("so", "NP"),
+    ]
 
 
 KEEP = NormalizeConfig(numbers="keep")
@@ -73,37 +108,87 @@ KEEP = NormalizeConfig(numbers="keep")
 def test_numbers_kept_as_written():
     assert pairs("It costs 1,000 dollars.", KEEP) == [("it", "NP"), ("costs", "NP"), ("1000", "NP"), ("dollars", ".")]
     assert pairs("We had 1,000, then 2,500,000.", KEEP) == [
-        ("we", "NP"), ("had", "NP"), ("1000", ","), ("then", "NP"), ("2500000", ".")]
+        ("we", "NP"),
+        ("had", "NP"),
+        ("1000", ","),
+        ("then", "NP"),
+        ("2500000", "."),
+    ]
     assert pairs("Pi is 3.14, at 10:30 sharp.", KEEP) == [
-        ("pi", "NP"), ("is", "NP"), ("3", "NP"), ("14", ","), ("at", "NP"), ("10", "NP"), ("30", "NP"), ("sharp", ".")]
+        ("pi", "NP"),
+        ("is", "NP"),
+        ("3", "NP"),
+        ("14", ","),
+        ("at", "NP"),
+        ("10", "NP"),
+        ("30", "NP"),
+        ("sharp", "."),
+    ]
     assert pairs("In 1990 and 2000s: 3D.", KEEP) == [
-        ("in", "NP"), ("1990", "NP"), ("and", "NP"), ("2000s", ","), ("3d", ".")]
+        ("in", "NP"),
+        ("1990", "NP"),
+        ("and", "NP"),
+        ("2000s", ","),
+        ("3d", "."),
+    ]
     assert pairs("1, 2, 3.", KEEP) == [("1", ","), ("2", ","), ("3", ".")]
     assert normalize("§ 5 ©", KEEP).unspeakable == ()  # keep: symbols dropped, as before
 
 
 def test_numbers_spoken_mark_on_the_last_word():
     assert pairs("in 2008, we") == [("in", "NP"), ("two", "NP"), ("thousand", "NP"), ("eight", ","), ("we", "NP")]
-    assert pairs("It costs 1,000 dollars.") == [("it", "NP"), ("costs", "NP"), ("one", "NP"), ("thousand", "NP"),
-                                                ("dollars", ".")]
+    assert pairs("It costs 1,000 dollars.") == [
+        ("it", "NP"),
+        ("costs", "NP"),
+        ("one", "NP"),
+        ("thousand", "NP"),
+        ("dollars", "."),
+    ]
     assert pairs("We had 1,000, then 2,500,000?") == [
-        ("we", "NP"), ("had", "NP"), ("one", "NP"), ("thousand", ","), ("then", "NP"), ("two", "NP"), ("million", "NP"),
-        ("five", "NP"), ("hundred", "NP"), ("thousand", "?")]
+        ("we", "NP"),
+        ("had", "NP"),
+        ("one", "NP"),
+        ("thousand", ","),
+        ("then", "NP"),
+        ("two", "NP"),
+        ("million", "NP"),
+        ("five", "NP"),
+        ("hundred", "NP"),
+        ("thousand", "?"),
+    ]
     assert pairs("1, 2, 3.") == [("one", ","), ("two", ","), ("three", ".")]
 
 
-@pytest.mark.parametrize("text, words", [
-    ("28", "twenty eight"),  # num2words' hyphen splits the words, as the hyphen rule does
-    ("1998", "nineteen ninety eight"), ("2008", "two thousand eight"), ("2020", "twenty twenty"),
-    ("3.5", "three point five"), ("3.14", "three point one four"),
-    ("3rd", "third"), ("21st", "twenty first"), ("11th", "eleventh"),
-    ("1990s", "nineteen nineties"), ("80s", "eighties"),
-    ("$5", "five dollars"), ("$1", "one dollar"), ("$5.50", "five dollars fifty cents"), ("£2", "two pounds"),
-    ("€3", "three euros"), ("$5 million", "five million dollars"),
-    ("50%", "fifty percent"), ("3.5%", "three point five percent"),
-    ("10:30", "ten thirty"), ("MP3", "mp three"), ("5pm", "five pm"), ("COVID-19", "covid nineteen"),
-    ("Rock & roll", "rock and roll"), ("007", "zero zero seven"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("28", "twenty eight"),  # num2words' hyphen splits the words, as the hyphen rule does
+        ("1998", "nineteen ninety eight"),
+        ("2008", "two thousand eight"),
+        ("2020", "twenty twenty"),
+        ("3.5", "three point five"),
+        ("3.14", "three point one four"),
+        ("3rd", "third"),
+        ("21st", "twenty first"),
+        ("11th", "eleventh"),
+        ("1990s", "nineteen nineties"),
+        ("80s", "eighties"),
+        ("$5", "five dollars"),
+        ("$1", "one dollar"),
+        ("$5.50", "five dollars fifty cents"),
+        ("£2", "two pounds"),
+        ("€3", "three euros"),
+        ("$5 million", "five million dollars"),
+        ("50%", "fifty percent"),
+        ("3.5%", "three point five percent"),
+        ("10:30", "ten thirty"),
+        ("MP3", "mp three"),
+        ("5pm", "five pm"),
+        ("COVID-19", "covid nineteen"),
+        ("Rock & roll", "rock and roll"),
+        ("007", "zero zero seven"),
+    ],
+)
 def test_numbers_spoken(text, words):
     result = normalize(text)
     assert " ".join(result.words) == words and result.unspeakable == ()
@@ -134,29 +219,56 @@ def test_numbers_option_is_checked():
 def test_acronyms_abbreviations_and_dotted_names():
     assert pairs("The U.S. is big.") == [("the", "NP"), ("us", "NP"), ("is", "NP"), ("big", ".")]
     assert pairs("Mr. Darcy and Mrs. Bennet met Dr. Who.") == [
-        ("mr", "NP"), ("darcy", "NP"), ("and", "NP"), ("mrs", "NP"), ("bennet", "NP"), ("met", "NP"),
-        ("dr", "NP"), ("who", ".")]
+        ("mr", "NP"),
+        ("darcy", "NP"),
+        ("and", "NP"),
+        ("mrs", "NP"),
+        ("bennet", "NP"),
+        ("met", "NP"),
+        ("dr", "NP"),
+        ("who", "."),
+    ]
     assert pairs("Go to ted.com now.") == [("go", "NP"), ("to", "NP"), ("ted", "NP"), ("com", "NP"), ("now", ".")]
     assert pairs("Mr. Darcy", NormalizeConfig(abbreviations=())) == [("mr", "."), ("darcy", "NP")]
 
 
-@pytest.mark.parametrize("text, expected", [
-    # A month's dot is a full stop only at the end or before a capitalised word (not a number).
-    ("We met on Jan. 5, 2008, in Paris.", [("we", "NP"), ("met", "NP"), ("on", "NP"), ("jan", "NP"), ("five", ","),
-                                           ("two", "NP"), ("thousand", "NP"), ("eight", ","), ("in", "NP"),
-                                           ("paris", ".")]),
-    ("It was in Jan. We left.", [("it", "NP"), ("was", "NP"), ("in", "NP"), ("jan", "."), ("we", "NP"), ("left", ".")]),
-    ("apples, etc. and pears", [("apples", ","), ("etc", "NP"), ("and", "NP"), ("pears", "NP")]),
-    ("born in Jan.", [("born", "NP"), ("in", "NP"), ("jan", ".")]),
-    # a.m. is an acronym: a full stop at the end, before a capital (it is in sentence_abbreviations), else none.
-    ("At 9 a.m. we left.", [("at", "NP"), ("nine", "NP"), ("am", "NP"), ("we", "NP"), ("left", ".")]),
-    ("We left at 9 a.m.", [("we", "NP"), ("left", "NP"), ("at", "NP"), ("nine", "NP"), ("am", ".")]),
-    ("It was 9 p.m. Then we left", [("it", "NP"), ("was", "NP"), ("nine", "NP"), ("pm", "."), ("then", "NP"),
-                                    ("we", "NP"), ("left", "NP")]),
-    # Other acronyms: a full stop only at the end of the text ("U.S. Army" is one sentence).
-    ("The U.S. Army is big.", [("the", "NP"), ("us", "NP"), ("army", "NP"), ("is", "NP"), ("big", ".")]),
-    ("He lives in the U.S.", [("he", "NP"), ("lives", "NP"), ("in", "NP"), ("the", "NP"), ("us", ".")]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # A month's dot is a full stop only at the end or before a capitalised word (not a number).
+        (
+            "We met on Jan. 5, 2008, in Paris.",
+            [
+                ("we", "NP"),
+                ("met", "NP"),
+                ("on", "NP"),
+                ("jan", "NP"),
+                ("five", ","),
+                ("two", "NP"),
+                ("thousand", "NP"),
+                ("eight", ","),
+                ("in", "NP"),
+                ("paris", "."),
+            ],
+        ),
+        (
+            "It was in Jan. We left.",
+            [("it", "NP"), ("was", "NP"), ("in", "NP"), ("jan", "."), ("we", "NP"), ("left", ".")],
+        ),
+        ("apples, etc. and pears", [("apples", ","), ("etc", "NP"), ("and", "NP"), ("pears", "NP")]),
+        ("born in Jan.", [("born", "NP"), ("in", "NP"), ("jan", ".")]),
+        # a.m. is an acronym: a full stop at the end, before a capital (it is in sentence_abbreviations), else none.
+        ("At 9 a.m. we left.", [("at", "NP"), ("nine", "NP"), ("am", "NP"), ("we", "NP"), ("left", ".")]),
+        ("We left at 9 a.m.", [("we", "NP"), ("left", "NP"), ("at", "NP"), ("nine", "NP"), ("am", ".")]),
+        (
+            "It was 9 p.m. Then we left",
+            [("it", "NP"), ("was", "NP"), ("nine", "NP"), ("pm", "."), ("then", "NP"), ("we", "NP"), ("left", "NP")],
+        ),
+        # Other acronyms: a full stop only at the end of the text ("U.S. Army" is one sentence).
+        ("The U.S. Army is big.", [("the", "NP"), ("us", "NP"), ("army", "NP"), ("is", "NP"), ("big", ".")]),
+        ("He lives in the U.S.", [("he", "NP"), ("lives", "NP"), ("in", "NP"), ("the", "NP"), ("us", ".")]),
+    ],
+)
 def test_abbreviation_dots_are_not_full_stops_inside_a_sentence(text, expected):
     assert pairs(text) == expected
 
@@ -170,14 +282,32 @@ def test_bracketed_events_dropped_or_kept():
     assert pairs("[Music] Hi.") == [("hi", ".")]
     # Ordinary parentheses are marks: the words inside stay.
     assert pairs("the house (which was old) fell.") == [
-        ("the", "NP"), ("house", "NP"), ("which", "NP"), ("was", "NP"), ("old", "NP"), ("fell", ".")]
+        ("the", "NP"),
+        ("house", "NP"),
+        ("which", "NP"),
+        ("was", "NP"),
+        ("old", "NP"),
+        ("fell", "."),
+    ]
 
 
 def test_symbols_are_dropped_and_unicode_letters_kept():
     assert pairs("Rock & roll, 50% off_ *now*", KEEP) == [
-        ("rock", "NP"), ("roll", ","), ("50", "NP"), ("off", "NP"), ("now", "NP")]
+        ("rock", "NP"),
+        ("roll", ","),
+        ("50", "NP"),
+        ("off", "NP"),
+        ("now", "NP"),
+    ]
     assert pairs("Rock & roll, 50% off_ *now*") == [
-        ("rock", "NP"), ("and", "NP"), ("roll", ","), ("fifty", "NP"), ("percent", "NP"), ("off", "NP"), ("now", "NP")]
+        ("rock", "NP"),
+        ("and", "NP"),
+        ("roll", ","),
+        ("fifty", "NP"),
+        ("percent", "NP"),
+        ("off", "NP"),
+        ("now", "NP"),
+    ]
     assert pairs("Café Über naïve.") == [("café", "NP"), ("über", "NP"), ("naïve", ".")]
 
 
@@ -189,11 +319,17 @@ def test_spans_point_at_the_words():
         assert text[a:b].lower().replace("’", "'") == word
 
 
-@pytest.mark.parametrize("text", [
-    "A quick test, with all sorts -- of marks; really! Isn't it? (Applause) 3.5% of 1,000: \"yes\".",
-    "“Curly quotes,” she said… and ‘single’ ones—dashes.",
-    "", "   ", "?", "x",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'A quick test, with all sorts -- of marks; really! Isn\'t it? (Applause) 3.5% of 1,000: "yes".',
+        "“Curly quotes,” she said… and ‘single’ ones—dashes.",
+        "",
+        "   ",
+        "?",
+        "x",
+    ],
+)
 def test_invariants(text):
     words, labels = words_and_labels(text)
     assert len(words) == len(labels)
@@ -206,7 +342,7 @@ def test_invariants(text):
 def test_table_is_printed_with_every_mark():
     table = format_mark_table(NormalizeConfig(colon="."))
     for mark in mark_table():
-        assert mark in table or mark in "…-\"()"
+        assert mark in table or mark in '…-"()'
     assert ":            -> ." in table
     assert "(Laughter): drop" in table
     assert "numbers: spoken" in table and "jan feb" in table

@@ -57,8 +57,27 @@ def test_numbers_and_symbols_are_spoken_mark_on_the_last_word():
 
 def test_numbers_czech_forms():
     got = labels("V roce 1998 , LC-10 a 737 stály 3,5 % .")
-    assert [w for w, _, _ in got] == ["V", "roce", "tisíc", "devět", "set", "devadesát", "osm", "LC", "deset", "a",
-                                      "sedm", "set", "třicet", "sedm", "stály", "tři", "celá", "pět", "procent"]
+    assert [w for w, _, _ in got] == [
+        "V",
+        "roce",
+        "tisíc",
+        "devět",
+        "set",
+        "devadesát",
+        "osm",
+        "LC",
+        "deset",
+        "a",
+        "sedm",
+        "set",
+        "třicet",
+        "sedm",
+        "stály",
+        "tři",
+        "celá",
+        "pět",
+        "procent",
+    ]
     assert got[6][1] == "," and got[-1][1] == "."
     assert got[7] == ("LC", BLANK, CAP) and got[8] == ("deset", BLANK, BLANK)  # letters keep their case
 

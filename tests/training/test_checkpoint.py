@@ -31,8 +31,10 @@ def test_rng_state_is_weights_only_safe_and_restores_all_three(tmp_path):
 
 def test_old_checkpoint_with_numpy_state_loads_only_when_asked(tmp_path):
     np.random.seed(4)
-    old = {"rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()},
-           "model": {"w": torch.ones(2)}}
+    old = {
+        "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()},
+        "model": {"w": torch.ones(2)},
+    }
     torch.save(old, tmp_path / "epoch-1.pt")
     expected = float(np.random.rand())
     with pytest.raises(pickle.UnpicklingError):
@@ -70,8 +72,14 @@ def test_one_format_for_every_loop(tmp_path, wrapped):
     optimizer = torch.optim.Adam(model.parameters())
     model(torch.randn(4, 3)).sum().backward()
     optimizer.step()
-    save_checkpoint(tmp_path / "epoch-1.pt", model=_Wrapped(model) if wrapped else model, config=_Config(),
-                    optimizer=optimizer, state=TrainState(epoch=1, step=5), tokens=["<blk>", "a"])
+    save_checkpoint(
+        tmp_path / "epoch-1.pt",
+        model=_Wrapped(model) if wrapped else model,
+        config=_Config(),
+        optimizer=optimizer,
+        state=TrainState(epoch=1, step=5),
+        tokens=["<blk>", "a"],
+    )
     saved = load_checkpoint(tmp_path / "epoch-1.pt")
     assert set(saved) == {"model", "optimizer", "state", "config", "rng", "tokens"}
     assert set(saved["model"]) == {"weight", "bias"}  # no "module." prefix
@@ -81,7 +89,11 @@ def test_one_format_for_every_loop(tmp_path, wrapped):
     # a model-only file: same keys, no optimizer and no state
     save_checkpoint(tmp_path / "best.pt", model=model, config=_Config())
     best = load_checkpoint(tmp_path / "best.pt")
-    assert best["optimizer"] is None and best["state"] is None and set(best) == {"model", "optimizer", "state", "config", "rng"}
+    assert (
+        best["optimizer"] is None
+        and best["state"] is None
+        and set(best) == {"model", "optimizer", "state", "config", "rng"}
+    )
     assert not list(tmp_path.glob(".*tmp*"))  # written atomically
 
 

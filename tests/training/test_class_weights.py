@@ -16,7 +16,7 @@ from punct.training.class_weights import inverse_frequency_weights
 
 def test_inverse_frequency_weights_power_cap_and_absent_classes():
     weights = inverse_frequency_weights([1000, 100, 10, 0], power=0.5, cap=20.0)
-    np.testing.assert_allclose(weights.numpy(), [1.0, 10 ** 0.5, 10.0, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(weights.numpy(), [1.0, 10**0.5, 10.0, 0.0], rtol=1e-6)
     capped = inverse_frequency_weights([1000, 100, 1], power=1.0, cap=50.0)
     np.testing.assert_allclose(capped.numpy(), [1.0, 10.0, 50.0])
     np.testing.assert_allclose(inverse_frequency_weights([7, 3], power=0.0).numpy(), [1.0, 1.0])
@@ -29,8 +29,10 @@ def test_inverse_frequency_weights_power_cap_and_absent_classes():
 def test_weighted_punct_loss_is_the_weighted_mean_over_labelled_words():
     torch.manual_seed(0)
     logits = {"punct": torch.randn(2, 3, 9), "case": torch.randn(2, 3, 2)}
-    batch = {"labels_punct": torch.tensor([[0, 4, -100], [1, 0, 2]]),
-             "labels_case": torch.tensor([[1, 0, -100], [0, 0, 1]])}
+    batch = {
+        "labels_punct": torch.tensor([[0, 4, -100], [1, 0, 2]]),
+        "labels_case": torch.tensor([[1, 0, -100], [0, 0, 1]]),
+    }
     weights = torch.tensor([1.0, 3.0, 0.5, 1.0, 7.0, 1.0, 1.0, 1.0, 1.0])
     _, parts = two_head_loss(logits, batch, 0.5, 0.5, weights)
     # independent: -sum w[y] log p(y) / sum w[y] over the five labelled words
@@ -59,7 +61,9 @@ def test_punct_class_weights_count_the_trained_words_only():
     expected = np.zeros(len(PUNCT9.classes))
     expected[0], expected[comma], expected[period] = 1.0, 3.0, 1.5
     np.testing.assert_allclose(weights.numpy(), expected)
-    every = punct_class_weights(train, MmConfig(first_word="include", punct_class_weight_power=1.0, max_class_weight=2.0))
+    every = punct_class_weights(
+        train, MmConfig(first_word="include", punct_class_weight_power=1.0, max_class_weight=2.0)
+    )
     assert every[comma] == pytest.approx(1.0) and every[period] == pytest.approx(1.5)  # 3 none, 3 ',', 2 '.'
 
 

@@ -93,11 +93,13 @@ def test_rank_batch_sampler_keeps_the_shuffled_dataloader_order(seed):
     """One process: the same batches as DataLoader(shuffle=True, generator) with the same seed (the loader's
     worker-seed draw comes first from that generator in both)."""
     data = torch.arange(23)
-    reference = torch.utils.data.DataLoader(data, batch_size=5, shuffle=True,
-                                            generator=torch.Generator().manual_seed(seed))
+    reference = torch.utils.data.DataLoader(
+        data, batch_size=5, shuffle=True, generator=torch.Generator().manual_seed(seed)
+    )
     generator = torch.Generator().manual_seed(seed)
-    ours = torch.utils.data.DataLoader(data, batch_sampler=RankBatchSampler(len(data), 5, DistInfo(), generator),
-                                       generator=generator)
+    ours = torch.utils.data.DataLoader(
+        data, batch_sampler=RankBatchSampler(len(data), 5, DistInfo(), generator), generator=generator
+    )
     assert _batches(ours) == _batches(reference) and len(ours) == len(reference) == 5
     halves = []
     for rank in range(2):
@@ -106,8 +108,11 @@ def test_rank_batch_sampler_keeps_the_shuffled_dataloader_order(seed):
         halves.append(_batches(torch.utils.data.DataLoader(data, batch_sampler=sampler, generator=generator)))
         assert len(sampler) == len(halves[-1]) == 3  # 22 usable items in global batches of 10
     generator = torch.Generator().manual_seed(seed)
-    whole = _batches(torch.utils.data.DataLoader(data, batch_sampler=RankBatchSampler(len(data), 10, DistInfo(), generator),
-                                                 generator=generator))
+    whole = _batches(
+        torch.utils.data.DataLoader(
+            data, batch_sampler=RankBatchSampler(len(data), 10, DistInfo(), generator), generator=generator
+        )
+    )
     merged = [sorted(a + b) for a, b in zip(*halves)]
     assert merged[:2] == [sorted(b) for b in whole[:2]]
     assert set(merged[2]) < set(whole[2])  # the last global batch lost the item cut from the 23 (23 % 2)

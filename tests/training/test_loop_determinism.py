@@ -15,10 +15,17 @@ def _restore_determinism():
     torch.use_deterministic_algorithms(before)
 
 
-@pytest.mark.parametrize("setting, device_type, expected", [
-    (None, "cpu", True), (None, "cuda", False), ("auto", "cuda", False),
-    ("true", "cuda", True), ("false", "cpu", False), ("TRUE", "cpu", True),
-])
+@pytest.mark.parametrize(
+    "setting, device_type, expected",
+    [
+        (None, "cpu", True),
+        (None, "cuda", False),
+        ("auto", "cuda", False),
+        ("true", "cuda", True),
+        ("false", "cpu", False),
+        ("TRUE", "cpu", True),
+    ],
+)
 def test_determinism_follows_the_device_unless_asked(monkeypatch, setting, device_type, expected):
     if setting is None:
         monkeypatch.delenv("PUNCT_DETERMINISTIC", raising=False)

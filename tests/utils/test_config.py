@@ -133,9 +133,15 @@ def recipe_config_classes() -> dict[str, type]:
     from punct.text.normalize import NormalizeConfig
 
     return {
-        "am": AmConfig, "bert": BertTrainConfig, "tdnn": TrainTdnnConfig, "mfcc": FeatureConfig,
-        "normalize": NormalizeConfig, "mm": MmConfig, "segments": ItnDatasetConfig,
-        "utterances": UtteranceImportConfig, "decode": BeamSearchConfig,
+        "am": AmConfig,
+        "bert": BertTrainConfig,
+        "tdnn": TrainTdnnConfig,
+        "mfcc": FeatureConfig,
+        "normalize": NormalizeConfig,
+        "mm": MmConfig,
+        "segments": ItnDatasetConfig,
+        "utterances": UtteranceImportConfig,
+        "decode": BeamSearchConfig,
     }
 
 

@@ -37,8 +37,14 @@ AM_CHECKPOINT = "best-valid-loss.pt"
 class AmFrames:
     """samples -> (frames, dim) pooled layer-k outputs of a frozen acoustic model."""
 
-    def __init__(self, model: TdnnAcousticModel, feat_config: FeatureConfig, layer: int, stride: int,
-                 where: str = "acoustic model") -> None:
+    def __init__(
+        self,
+        model: TdnnAcousticModel,
+        feat_config: FeatureConfig,
+        layer: int,
+        stride: int,
+        where: str = "acoustic model",
+    ) -> None:
         if not 0 <= layer < model.num_layers:
             raise ValueError(
                 f"{where}: am_layer must be in 0..{model.num_layers - 1} ({model.layer_names()}), got {layer}"
@@ -48,9 +54,12 @@ class AmFrames:
         self.extractor = feat_config.extractor()
         self.layer = layer
         options = feat_config.options
-        self.geometry = AmFrameGeometry(float(options.get("frame_length_ms", 25.0)) / 1000,
-                                        float(options.get("frame_shift_ms", 10.0)) / 1000,
-                                        int(options.get("sampling_rate", 16000)), stride)
+        self.geometry = AmFrameGeometry(
+            float(options.get("frame_length_ms", 25.0)) / 1000,
+            float(options.get("frame_shift_ms", 10.0)) / 1000,
+            int(options.get("sampling_rate", 16000)),
+            stride,
+        )
         with torch.no_grad():
             self.dim = int(self.model(torch.zeros(1, 1, model.config.feat_dim), layer=layer).shape[-1])
 
@@ -91,4 +100,3 @@ def am_frames_of(cfg: MmConfig) -> AmFrames:
     if not (Path(cfg.am_dir) / AM_CHECKPOINT).is_file():
         raise FileNotFoundError(f"{Path(cfg.am_dir) / AM_CHECKPOINT}: no such file (am_dir of sound_encoder am)")
     return load_am_frames(str(Path(cfg.am_dir).resolve()), cfg.am_layer, cfg.am_frame_stride)
-

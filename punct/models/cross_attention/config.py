@@ -124,5 +124,7 @@ class MmConfig:
         if self.am_frame_stride < 1:
             raise ValueError(f"am_frame_stride must be >= 1, got {self.am_frame_stride}")
         if self.punct_class_weight_power < 0 or self.max_class_weight < 0:
-            raise ValueError(f"punct_class_weight_power and max_class_weight must be >= 0, got "
-                             f"{self.punct_class_weight_power} and {self.max_class_weight}")
+            raise ValueError(
+                f"punct_class_weight_power and max_class_weight must be >= 0, got "
+                f"{self.punct_class_weight_power} and {self.max_class_weight}"
+            )

@@ -116,8 +116,15 @@ class ItnDataset(torch.utils.data.Dataset):
       with_audio: load audio and compute the mel and frame words.
     """
 
-    def __init__(self, segments: Sequence[ItnSegment], recordings, tokenizer, cfg: MmConfig, with_audio: bool,
-                 where: str = "data") -> None:
+    def __init__(
+        self,
+        segments: Sequence[ItnSegment],
+        recordings,
+        tokenizer,
+        cfg: MmConfig,
+        with_audio: bool,
+        where: str = "data",
+    ) -> None:
         self.cfg, self.with_audio, self.recordings = cfg, with_audio, recordings
         self.segments: list[ItnSegment] = []
         self.text: list[tuple] = []
@@ -135,8 +142,13 @@ class ItnDataset(torch.utils.data.Dataset):
                 "%s: skipped %d segment(s) without words or longer than %d sub-tokens", where, skipped, cfg.max_length
             )
         num_words = sum(len(s.words) for s in self.segments)
-        logging.log(logging.WARNING if unknown else logging.INFO, "%s: %d of %d words hold the text tokenizer's "
-                    "unknown token", where, unknown, num_words)
+        logging.log(
+            logging.WARNING if unknown else logging.INFO,
+            "%s: %d of %d words hold the text tokenizer's unknown token",
+            where,
+            unknown,
+            num_words,
+        )
         if with_audio:
             missing = sorted({s.recording_id for s in self.segments if s.recording_id not in recordings})
             if missing:
@@ -186,9 +198,14 @@ class ItnDataset(torch.utils.data.Dataset):
         seg = self.segments[i]
         ids, positions, token_words = self.text[i]
         # training targets: with first_word exclude the first word's labels are ignored (punct.labels)
-        ex = {"index": i, "input_ids": ids, "word_positions": positions, "token_words": token_words,
-              "punct": mask_first_word(seg.punct, self.cfg.first_word),
-              "case": mask_first_word(seg.case, self.cfg.first_word)}
+        ex = {
+            "index": i,
+            "input_ids": ids,
+            "word_positions": positions,
+            "token_words": token_words,
+            "punct": mask_first_word(seg.punct, self.cfg.first_word),
+            "case": mask_first_word(seg.case, self.cfg.first_word),
+        }
         if self.with_audio and self.am_frames is not None:
             frames = self.segment_am_frames(i)
             ex["am_frames"] = frames
@@ -263,8 +280,14 @@ def pad_frame_words(frame_words: Sequence[np.ndarray]) -> torch.Tensor:
     return out
 
 
-def load_split(supervisions: Pathlike, recordings: Pathlike | None, tokenizer, cfg: MmConfig, with_audio: bool,
-               max_segments: int = 0) -> ItnDataset:
+def load_split(
+    supervisions: Pathlike,
+    recordings: Pathlike | None,
+    tokenizer,
+    cfg: MmConfig,
+    with_audio: bool,
+    max_segments: int = 0,
+) -> ItnDataset:
     """One split's dataset from its stage-2 manifests (``max_segments`` > 0: a seeded sample)."""
     segments = read_segments(supervisions)
     if max_segments and len(segments) > max_segments:

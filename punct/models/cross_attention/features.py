@@ -37,8 +37,14 @@ def mel_filterbank(num_bins: int, n_fft: int, sample_rate: int, f_min: float = 0
 class MelSpectrogram(torch.nn.Module):
     """(N, samples) or (samples,) float waveform -> (..., frames, num_bins)."""
 
-    def __init__(self, sample_rate: int = 16000, win_length: int = 512, hop_length: int = 256, num_bins: int = 128,
-                 log: bool = True) -> None:
+    def __init__(
+        self,
+        sample_rate: int = 16000,
+        win_length: int = 512,
+        hop_length: int = 256,
+        num_bins: int = 128,
+        log: bool = True,
+    ) -> None:
         super().__init__()
         self.sample_rate, self.win_length, self.hop_length, self.log = sample_rate, win_length, hop_length, log
         self.register_buffer("window", torch.hann_window(win_length), persistent=False)
@@ -50,9 +56,15 @@ class MelSpectrogram(torch.nn.Module):
     def forward(self, wave: torch.Tensor) -> torch.Tensor:
         if wave.size(-1) < self.win_length:
             raise ValueError(f"need at least {self.win_length} samples, got {wave.size(-1)}")
-        spec = torch.stft(wave, n_fft=self.win_length, hop_length=self.hop_length, win_length=self.win_length,
-                          window=self.window, center=False, return_complex=True)  # (..., F, T)
+        spec = torch.stft(
+            wave,
+            n_fft=self.win_length,
+            hop_length=self.hop_length,
+            win_length=self.win_length,
+            window=self.window,
+            center=False,
+            return_complex=True,
+        )  # (..., F, T)
         power = spec.real.pow(2) + spec.imag.pow(2)
         mel = torch.matmul(power.transpose(-1, -2), self.filters)  # (..., T, bins)
         return torch.log(mel + 1e-6) if self.log else mel
-

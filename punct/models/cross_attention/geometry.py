@@ -127,14 +127,16 @@ class AmFrameGeometry:
         return words_by_overlap(*self.frame_windows(num_frames), starts, ends)
 
 
-def words_by_overlap(frame_starts: np.ndarray, frame_ends: np.ndarray, starts: Sequence[float],
-                     ends: Sequence[float]) -> np.ndarray:
+def words_by_overlap(
+    frame_starts: np.ndarray, frame_ends: np.ndarray, starts: Sequence[float], ends: Sequence[float]
+) -> np.ndarray:
     """Per frame window: the index of the word (``[starts[i], ends[i])``) it overlaps most, ``NO_WORD`` if none."""
     num_frames = len(frame_starts)
     if not len(starts) or not num_frames:
         return np.full(num_frames, NO_WORD, dtype=np.int64)
     ws, we = np.asarray(starts, dtype=np.float64), np.asarray(ends, dtype=np.float64)
-    overlap = np.clip(np.minimum(frame_ends[:, None], we[None, :]) - np.maximum(frame_starts[:, None], ws[None, :]),
-                      0.0, None)
+    overlap = np.clip(
+        np.minimum(frame_ends[:, None], we[None, :]) - np.maximum(frame_starts[:, None], ws[None, :]), 0.0, None
+    )
     best = overlap.argmax(axis=1)
     return np.where(overlap.max(axis=1) > 0, best, NO_WORD).astype(np.int64)

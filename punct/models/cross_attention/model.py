@@ -50,8 +50,10 @@ CASE_HEAD = "case"
 def head_specs(cfg: MmConfig) -> list[HeadSpec]:
     """The two heads of every model of the ``itn`` label scheme (thesis 5.1: dropout 0.2, Linear 768 + tanh, Linear)."""
     punct_set, case_set = label_scheme("itn")
-    return [HeadSpec(name, label_set.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)
-            for name, label_set in ((PUNCT_HEAD, punct_set), (CASE_HEAD, case_set))]
+    return [
+        HeadSpec(name, label_set.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)
+        for name, label_set in ((PUNCT_HEAD, punct_set), (CASE_HEAD, case_set))
+    ]
 
 
 def add_word_positions(x: torch.Tensor, word_index: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
@@ -110,8 +112,13 @@ class SoundEncoder(nn.Module):
             [self.geometry.num_latent(int(n)) for n in mel_lengths], dtype=torch.long, device=mel_lengths.device
         )
 
-    def forward(self, mel: torch.Tensor, mel_lengths: torch.Tensor, frame_words: torch.Tensor | None = None,
-                positions: nn.Embedding | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        mel: torch.Tensor,
+        mel_lengths: torch.Tensor,
+        frame_words: torch.Tensor | None = None,
+        positions: nn.Embedding | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """
         Args:
           mel: (N, M, bins) padded mel frames.
@@ -133,8 +140,15 @@ class SoundEncoder(nn.Module):
 
 def audio_transformer(cfg: MmConfig, d_model: int) -> nn.TransformerEncoder:
     """The ``audio_layers`` transformer encoder blocks of both sound encoders."""
-    layer = nn.TransformerEncoderLayer(d_model, cfg.audio_heads, cfg.audio_ffn, cfg.audio_dropout, activation="gelu",
-                                       layer_norm_eps=cfg.audio_layer_norm_eps, batch_first=True)
+    layer = nn.TransformerEncoderLayer(
+        d_model,
+        cfg.audio_heads,
+        cfg.audio_ffn,
+        cfg.audio_dropout,
+        activation="gelu",
+        layer_norm_eps=cfg.audio_layer_norm_eps,
+        batch_first=True,
+    )
     return nn.TransformerEncoder(layer, cfg.audio_layers, enable_nested_tensor=False)
 
 
@@ -172,8 +186,13 @@ class AmSoundEncoder(nn.Module):
         self.dropout = nn.Dropout(cfg.audio_dropout)
         self.transformer = audio_transformer(cfg, d_model)
 
-    def forward(self, frames: torch.Tensor, lengths: torch.Tensor, frame_words: torch.Tensor | None = None,
-                positions: nn.Embedding | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        frames: torch.Tensor,
+        lengths: torch.Tensor,
+        frame_words: torch.Tensor | None = None,
+        positions: nn.Embedding | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """frames (N, F, in_dim) padded, lengths (N,) valid frames -> (N, F, D) and the (N, F) padding mask."""
         if int(lengths.min()) < 1:
             raise ValueError("a segment has no acoustic-model frame")
@@ -184,8 +203,9 @@ class AmSoundEncoder(nn.Module):
 # ---- multimodal encoder ------------------------------------------------------------------
 
 
-def aligned_attention_mask(token_words: torch.Tensor, frame_words: torch.Tensor, audio_pad: torch.Tensor,
-                           context: int) -> torch.Tensor:
+def aligned_attention_mask(
+    token_words: torch.Tensor, frame_words: torch.Tensor, audio_pad: torch.Tensor, context: int
+) -> torch.Tensor:
     """The cross-attention mask of ``mm_attention: aligned``: (N, T, F), True where text token ``t`` may not
     attend audio frame ``f``.
 

@@ -58,9 +58,13 @@ from punct.utils.config import save_config
 SplitPaths = tuple[Path, Path]
 
 
-def two_head_loss(logits: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], punct_weight: float = 0.5,
-                  case_weight: float = 0.5, punct_class_weights: torch.Tensor | None = None,
-                  ) -> tuple[torch.Tensor, dict[str, float]]:
+def two_head_loss(
+    logits: dict[str, torch.Tensor],
+    batch: dict[str, torch.Tensor],
+    punct_weight: float = 0.5,
+    case_weight: float = 0.5,
+    punct_class_weights: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """``punct_weight * CE_punct + case_weight * CE_case`` over the labelled words; returns the
     loss and its parts as floats.  ``punct_class_weights``: CE_punct is the class-weighted mean
     (sum of w[label] * loss over sum of w[label])."""
@@ -104,13 +108,26 @@ def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str,
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
-def loader(dataset: ItnDataset, batch_size: int, shuffle: bool, seed: int, pad_id: int, num_workers: int = 0, *,
-           dist: DistInfo = DistInfo(), pin_memory: bool = False) -> torch.utils.data.DataLoader:
+def loader(
+    dataset: ItnDataset,
+    batch_size: int,
+    shuffle: bool,
+    seed: int,
+    pad_id: int,
+    num_workers: int = 0,
+    *,
+    dist: DistInfo = DistInfo(),
+    pin_memory: bool = False,
+) -> torch.utils.data.DataLoader:
     """Batches of ``dataset``.  Shuffled: this rank's share of a seeded order (``batch_size`` per rank; one
     process gets the batches of ``DataLoader(shuffle=True)`` with the same seed); otherwise in order."""
     generator = torch.Generator().manual_seed(seed)
-    common = dict(num_workers=num_workers, pin_memory=pin_memory, generator=generator,
-                  collate_fn=functools.partial(collate, pad_id=pad_id))
+    common = dict(
+        num_workers=num_workers,
+        pin_memory=pin_memory,
+        generator=generator,
+        collate_fn=functools.partial(collate, pad_id=pad_id),
+    )
     if not shuffle:
         return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False, **common)
     sampler = RankBatchSampler(len(dataset), batch_size, dist, generator)
@@ -140,15 +157,31 @@ class Predictions:
 
     def scores(self):
         """(punctuation scores, case scores) of :func:`punct.scoring.punct_scores.score`."""
-        return (score(self.flat_ids("punct_ref"), self.flat_ids("punct_hyp"), PUNCT9.classes),
-                score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE.classes))
+        return (
+            score(self.flat_ids("punct_ref"), self.flat_ids("punct_hyp"), PUNCT9.classes),
+            score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE.classes),
+        )
 
     def write(self, path: Path) -> None:
         """One JSON line per segment (the format :mod:`punct.scoring.itn` reads, with the first-word rule)."""
-        lines = [json.dumps({"id": i, "words": w, "punct_ref": pr, "punct_hyp": ph, "case_ref": cr, "case_hyp": ch,
-                             "loss": round(loss, 5), "first_word": self.first_word}, ensure_ascii=False)
-                 for i, w, pr, ph, cr, ch, loss in zip(self.ids, self.words, self.punct_ref, self.punct_hyp,
-                                                    self.case_ref, self.case_hyp, self.losses)]
+        lines = [
+            json.dumps(
+                {
+                    "id": i,
+                    "words": w,
+                    "punct_ref": pr,
+                    "punct_hyp": ph,
+                    "case_ref": cr,
+                    "case_hyp": ch,
+                    "loss": round(loss, 5),
+                    "first_word": self.first_word,
+                },
+                ensure_ascii=False,
+            )
+            for i, w, pr, ph, cr, ch, loss in zip(
+                self.ids, self.words, self.punct_ref, self.punct_hyp, self.case_ref, self.case_hyp, self.losses
+            )
+        ]
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
             tmp.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
@@ -268,14 +301,27 @@ def punct_class_weights(train: ItnDataset, cfg: MmConfig) -> torch.Tensor | None
     first = first_scored(cfg.first_word)
     counts = np.bincount([x for seg in train.segments for x in seg.punct[first:]], minlength=len(PUNCT9.classes))
     weights = inverse_frequency_weights(counts, cfg.punct_class_weight_power, cfg.max_class_weight)
-    logging.info("punctuation class weights (power %g, cap %g): %s", cfg.punct_class_weight_power, cfg.max_class_weight,
-                 ", ".join(f"{c!r} {n} words -> {w:.2f}" for c, n, w in zip(PUNCT9.classes, counts, weights.tolist())))
+    logging.info(
+        "punctuation class weights (power %g, cap %g): %s",
+        cfg.punct_class_weight_power,
+        cfg.max_class_weight,
+        ", ".join(f"{c!r} {n} words -> {w:.2f}" for c, n, w in zip(PUNCT9.classes, counts, weights.tolist())),
+    )
     return weights
 
 
-def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainState, total_steps: int,
-                    device: torch.device, amp: Amp = NO_AMP, progress: bool = True,
-                    punct_weights: torch.Tensor | None = None) -> dict[str, float]:
+def train_one_epoch(
+    model,
+    optimizer,
+    train_loader,
+    cfg: MmConfig,
+    state: TrainState,
+    total_steps: int,
+    device: torch.device,
+    amp: Amp = NO_AMP,
+    progress: bool = True,
+    punct_weights: torch.Tensor | None = None,
+) -> dict[str, float]:
     """One pass over (this rank's share of) the training set; returns the mean losses.  The model runs
     under ``amp``'s autocast, the losses on float32 logits (``punct_weights``: the punctuation classes')."""
     model.train()
@@ -299,8 +345,15 @@ def train_one_epoch(model, optimizer, train_loader, cfg: MmConfig, state: TrainS
         for k, v in parts.items():
             sums[k] += v
         if (i + 1) % cfg.log_interval == 0:
-            logging.info("epoch %d batch %d: loss %.4f (punct %.4f, case %.4f), lr factor %.3f", epoch, i + 1,
-                         float(loss.detach()), parts["punct"], parts["case"], factor)
+            logging.info(
+                "epoch %d batch %d: loss %.4f (punct %.4f, case %.4f), lr factor %.3f",
+                epoch,
+                i + 1,
+                float(loss.detach()),
+                parts["punct"],
+                parts["case"],
+                factor,
+            )
     return {k: v / max(count, 1) for k, v in sums.items()}
 
 
@@ -319,8 +372,16 @@ def resume(exp_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimiz
     return state
 
 
-def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, losses: dict[str, float],
-              device: torch.device, pad_id: int, seconds: float) -> dict | None:
+def score_dev(
+    model: torch.nn.Module,
+    dev,
+    cfg: MmConfig,
+    state: TrainState,
+    losses: dict[str, float],
+    device: torch.device,
+    pad_id: int,
+    seconds: float,
+) -> dict | None:
     """Dev scores of the epoch just trained into ``state.history``; when it is the best so far by
     ``cfg.dev_metric`` (:func:`selection_score`), the epoch becomes ``state.best_epoch`` and its punctuation and
     case scores are returned."""
@@ -337,9 +398,16 @@ def score_dev(model: torch.nn.Module, dev, cfg: MmConfig, state: TrainState, los
         **{f"dev_f1_{c}": p_scores.per_class[c]["f1"] for c in PUNCT9.classes[1:]},
     }
     state.history.append(record)
-    logging.info("epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s", state.epoch,
-                 losses["loss"], record["dev_loss"], f1, record["dev_cap_f1"],
-                 ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT9.classes[1:]), seconds)
+    logging.info(
+        "epoch %d: train loss %.4f, dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f (%s), %.0f s",
+        state.epoch,
+        losses["loss"],
+        record["dev_loss"],
+        f1,
+        record["dev_cap_f1"],
+        ", ".join(f"{c} {p_scores.per_class[c]['f1']:.3f}" for c in PUNCT9.classes[1:]),
+        seconds,
+    )
     score = selection_score(record, cfg)
     if state.best_epoch == 0 or score > state.best_f1:
         state.best_f1, state.best_epoch = score, state.epoch
@@ -360,8 +428,7 @@ def describe_best(state: TrainState, cfg: MmConfig) -> str:
     return f"best dev {cfg.dev_metric.replace('_', ' ')} {value:.4f} at epoch {state.best_epoch}"
 
 
-def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState,
-              scores: dict) -> None:
+def save_best(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState, scores: dict) -> None:
     save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=state.epoch)
     atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps({"epoch": state.epoch, **scores}, indent=2) + "\n")
     logging.info("new %s: saved %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
@@ -372,8 +439,16 @@ def averaged_epochs(last_epoch: int, cfg: MmConfig) -> tuple[int, int]:
     return max(1, last_epoch - cfg.average_epochs + 1), last_epoch
 
 
-def save_average(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, state: TrainState, dev,
-                 device: torch.device, pad_id: int) -> None:
+def save_average(
+    exp_dir: Path,
+    model: torch.nn.Module,
+    kind: str,
+    cfg: MmConfig,
+    state: TrainState,
+    dev,
+    device: torch.device,
+    pad_id: int,
+) -> None:
     """Loads the average of the last ``cfg.average_epochs`` epochs' weights into ``model`` and saves it as
     ``best-valid-f1.pt``, with its dev scores in ``best-valid-f1.json``, in place of the epoch that ``dev_metric``
     picks (conf/mm_small.yaml: what it gave on the small corpus)."""
@@ -386,22 +461,47 @@ def save_average(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig
     preds = predict(model, dev, cfg, device, pad_id)
     p_scores, c_scores = preds.scores()
     save_model(exp_dir / "best-valid-f1.pt", model, kind, cfg, epoch=last, averaged_epochs=[first, last])
-    record = {"epoch": last, "averaged_epochs": [first, last], "dev_loss": float(np.mean(preds.losses)),
-              "dev_punct": p_scores.to_dict(), "dev_case": c_scores.to_dict()}
+    record = {
+        "epoch": last,
+        "averaged_epochs": [first, last],
+        "dev_loss": float(np.mean(preds.losses)),
+        "dev_punct": p_scores.to_dict(),
+        "dev_case": c_scores.to_dict(),
+    }
     atomic_write_text(exp_dir / "best-valid-f1.json", json.dumps(record, indent=2) + "\n")
-    logging.info("%s: dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f -> %s", describe_best(state, cfg),
-                 record["dev_loss"], p_scores.macro_f1, c_scores.per_class["cap"]["f1"], exp_dir / "best-valid-f1.pt")
+    logging.info(
+        "%s: dev loss %.4f, dev macro F1 %.4f, [cap] F1 %.4f -> %s",
+        describe_best(state, cfg),
+        record["dev_loss"],
+        p_scores.macro_f1,
+        c_scores.per_class["cap"]["f1"],
+        exp_dir / "best-valid-f1.pt",
+    )
 
 
-def decode(model: torch.nn.Module, data, split: str, out_dir: Path, cfg: MmConfig, device: torch.device, pad_id: int,
-           selected: str) -> None:
+def decode(
+    model: torch.nn.Module,
+    data,
+    split: str,
+    out_dir: Path,
+    cfg: MmConfig,
+    device: torch.device,
+    pad_id: int,
+    selected: str,
+) -> None:
     """Predictions of ``split`` to out_dir/<split>.jsonl, and cross-attention maps of hard segments.
     ``selected``: which model decodes, for the log."""
     preds = predict(model, data, cfg, device, pad_id)
     preds.write(out_dir / f"{split}.jsonl")
     p_scores, c_scores = preds.scores()
-    logging.info("%s (%s): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f", split, selected,
-                 p_scores.macro_f1, p_scores.overall["f1"], c_scores.per_class["cap"]["f1"])
+    logging.info(
+        "%s (%s): macro F1 %.4f, overall F1 %.4f, [cap] F1 %.4f",
+        split,
+        selected,
+        p_scores.macro_f1,
+        p_scores.overall["f1"],
+        c_scores.per_class["cap"]["f1"],
+    )
     tokenizer = model.text.tokenizer
     examples = attention_examples(model, data, quartile_worst(data, preds.losses), device, pad_id, tokenizer)
     if examples:
@@ -411,16 +511,29 @@ def decode(model: torch.nn.Module, data, split: str, out_dir: Path, cfg: MmConfi
 def _log_model(model: torch.nn.Module, kind: str) -> None:
     num_params = sum(p.numel() for p in model.parameters())
     text_params = sum(p.numel() for p in model.text.encoder.parameters())
-    logging.info("model %s: %.2f M parameters (text encoder %.2f M, the rest %.2f M)", kind, num_params / 1e6,
-                 text_params / 1e6, (num_params - text_params) / 1e6)
+    logging.info(
+        "model %s: %.2f M parameters (text encoder %.2f M, the rest %.2f M)",
+        kind,
+        num_params / 1e6,
+        text_params / 1e6,
+        (num_params - text_params) / 1e6,
+    )
 
 
-def save_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer,
-               state: TrainState) -> None:
+def save_epoch(
+    exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer, state: TrainState
+) -> None:
     """``epoch-N.pt``: what a resumed run needs (model, optimiser, state and RNG states), and the
     ``text_encoder`` of :func:`save_model`."""
-    checkpoint.save_checkpoint(checkpoint_path(exp_dir, state.epoch), model=model, optimizer=optimizer, state=state,
-                               config=cfg, kind=kind, text_encoder=encoder_spec(model.text))
+    checkpoint.save_checkpoint(
+        checkpoint_path(exp_dir, state.epoch),
+        model=model,
+        optimizer=optimizer,
+        state=state,
+        config=cfg,
+        kind=kind,
+        text_encoder=encoder_spec(model.text),
+    )
     keep = cfg.keep_last_epochs if cfg.keep_last_epochs <= 0 else max(cfg.keep_last_epochs, cfg.average_epochs)
     prune_checkpoints(exp_dir, keep, state.epoch)
 
@@ -445,8 +558,9 @@ def model_on(kind: str, cfg: MmConfig, device: torch.device) -> tuple[torch.nn.M
     return model, pad_id
 
 
-def load_train_dev(model: torch.nn.Module, cfg: MmConfig, train_paths: SplitPaths, dev_paths: SplitPaths,
-                   with_dev: bool) -> tuple[ItnDataset, ItnDataset | None]:
+def load_train_dev(
+    model: torch.nn.Module, cfg: MmConfig, train_paths: SplitPaths, dev_paths: SplitPaths, with_dev: bool
+) -> tuple[ItnDataset, ItnDataset | None]:
     """The training split (a sample of ``cfg.max_train_segments`` when set) and, ``with_dev`` (rank 0), the dev
     split, tokenised for ``model`` and with audio when it uses audio."""
     tokenizer, with_audio = model.text.tokenizer, model.uses_audio
@@ -457,15 +571,26 @@ def load_train_dev(model: torch.nn.Module, cfg: MmConfig, train_paths: SplitPath
     return train, dev
 
 
-def epoch_loader(train: ItnDataset, cfg: MmConfig, epoch: int, pad_id: int, dist: DistInfo,
-                 pin: bool) -> torch.utils.data.DataLoader:
+def epoch_loader(
+    train: ItnDataset, cfg: MmConfig, epoch: int, pad_id: int, dist: DistInfo, pin: bool
+) -> torch.utils.data.DataLoader:
     """This rank's batches of epoch ``epoch`` (0-based): a new, seeded order each epoch (also after --resume)."""
     return loader(train, cfg.batch_size, True, cfg.seed + epoch, pad_id, cfg.num_workers, dist=dist, pin_memory=pin)
 
 
-def end_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer,
-              state: TrainState, dev, losses: dict[str, float], device: torch.device, pad_id: int,
-              seconds: float) -> None:
+def end_epoch(
+    exp_dir: Path,
+    model: torch.nn.Module,
+    kind: str,
+    cfg: MmConfig,
+    optimizer: torch.optim.Optimizer,
+    state: TrainState,
+    dev,
+    losses: dict[str, float],
+    device: torch.device,
+    pad_id: int,
+    seconds: float,
+) -> None:
     """Rank 0 after an epoch: dev scores, best-valid-f1.pt when the epoch is the best (unless the last epochs
     are averaged) and epoch-N.pt."""
     new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, seconds)
@@ -474,9 +599,18 @@ def end_epoch(exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, o
     save_epoch(exp_dir, model, kind, cfg, optimizer, state)
 
 
-def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths: SplitPaths,
-                 decode_paths: dict[str, SplitPaths], exp_dir: Path, resume_run: bool = False,
-                 device_name: str = "auto", amp: str = "none") -> None:
+def run_training(
+    kind: str,
+    cfg: MmConfig,
+    *,
+    train_paths: SplitPaths,
+    dev_paths: SplitPaths,
+    decode_paths: dict[str, SplitPaths],
+    exp_dir: Path,
+    resume_run: bool = False,
+    device_name: str = "auto",
+    amp: str = "none",
+) -> None:
     """The whole stage: trains model ``kind`` (text or mm), keeps the best epoch by ``cfg.dev_metric`` or the average of
     the last ``cfg.average_epochs`` (rank 0), then decodes the splits of ``decode_paths`` with it (the dev split's data
     is reused when it is among them)."""
@@ -504,8 +638,9 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
         train_loader = epoch_loader(train, cfg, state.epoch, pad_id, dist, pin)
-        losses = train_one_epoch(net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main,
-                                 punct_weights)
+        losses = train_one_epoch(
+            net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main, punct_weights
+        )
         state.epoch += 1
         if not dist.is_main:
             sync(dist)  # while rank 0 scores dev and writes the checkpoints
@@ -520,8 +655,16 @@ def run_training(kind: str, cfg: MmConfig, *, train_paths: SplitPaths, dev_paths
         decode_best(model, exp_dir, decode_paths, {dev_paths: dev}, cfg, state, device, pad_id)
 
 
-def decode_best(model: torch.nn.Module, exp_dir: Path, decode_paths: dict[str, SplitPaths], loaded: dict, cfg: MmConfig,
-                state: TrainState, device: torch.device, pad_id: int) -> None:
+def decode_best(
+    model: torch.nn.Module,
+    exp_dir: Path,
+    decode_paths: dict[str, SplitPaths],
+    loaded: dict,
+    cfg: MmConfig,
+    state: TrainState,
+    device: torch.device,
+    pad_id: int,
+) -> None:
     """Rank 0 after training: ``history.json``, the best model's decodes of ``decode_paths``, ``.done``.
     ``loaded``: split paths -> data already loaded (the dev split)."""
     atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")

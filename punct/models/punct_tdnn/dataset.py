@@ -169,7 +169,8 @@ class FusionCorpus:
         labels = np.asarray(encode_labels(labelled.punct, self.classes), dtype=np.int64)
         case_labels = (
             np.asarray(encode_labels(labelled.case, self.case_classes), dtype=np.int64)
-            if self.case_classes is not None else None
+            if self.case_classes is not None
+            else None
         )
         return UtteranceIndex(cut.id, starts, ends, labels, case_labels)
 
@@ -271,8 +272,6 @@ class FusedWindowDataset(Dataset):
         return torch.from_numpy(self.corpus.window(example, self.context)), self.corpus.example_labels(example)
 
 
-
-
 def split_paths(
     cuts_dir: Pathlike, am_dir: Pathlike, bert_dir: Pathlike, split: str, cuts_pattern: str
 ) -> dict[str, Path]:
@@ -301,8 +300,14 @@ def open_split(
         if not Path(path).exists():
             raise FileNotFoundError(f"no such file: {path}")
     return FusionCorpus(
-        cuts, acoustic_scp, text_scp, classes=classes, cache_utterances=cache_utterances, case_classes=case_classes,
-        window_centre=window_centre, first_word=first_word,
+        cuts,
+        acoustic_scp,
+        text_scp,
+        classes=classes,
+        cache_utterances=cache_utterances,
+        case_classes=case_classes,
+        window_centre=window_centre,
+        first_word=first_word,
     )
 
 

@@ -79,8 +79,9 @@ class SplitPosteriors:
         return lengths
 
 
-def paired_split(segments: Sequence[ItnSegment], tdnn_scp: Pathlike, text_scp: Pathlike,
-                 first_word: str = "include") -> SplitPosteriors:
+def paired_split(
+    segments: Sequence[ItnSegment], tdnn_scp: Pathlike, text_scp: Pathlike, first_word: str = "include"
+) -> SplitPosteriors:
     """Both posteriors of every segment; a segment missing from either scp is skipped (counted by the
     caller); a row count or width that does not match the segment is an error naming the scp."""
     check_first_word(first_word)
@@ -117,15 +118,24 @@ def head_sweeps(data: SplitPosteriors, alphas: Sequence[float]) -> dict[str, lis
     }
 
 
-def choose_head_alphas(data: SplitPosteriors, alphas: Sequence[float], num_resamples: int = 1000,
-                       seed: int = 42) -> dict[str, AlphaChoice]:
+def choose_head_alphas(
+    data: SplitPosteriors, alphas: Sequence[float], num_resamples: int = 1000, seed: int = 42
+) -> dict[str, AlphaChoice]:
     """Each head's alpha on one split's scored words by the one-standard-error rule on its own statistic
     (punct: macro F1 over the 8 marks; case: [cap] F1), resampling the segments."""
     keep, lengths = data.scored(), data.scored_lengths()
     return {
-        head: choose_alpha_one_se(data.reference(head)[keep], data.block(data.p_tdnn, head)[keep],
-                                  data.block(data.p_text, head)[keep], lengths, alphas, num_resamples, seed,
-                                  statistic, metric)
+        head: choose_alpha_one_se(
+            data.reference(head)[keep],
+            data.block(data.p_tdnn, head)[keep],
+            data.block(data.p_text, head)[keep],
+            lengths,
+            alphas,
+            num_resamples,
+            seed,
+            statistic,
+            metric,
+        )
         for head, (_, _, statistic, metric) in HEADS.items()
     }
 

@@ -253,8 +253,14 @@ class WordFactoredTdnn(nn.Module):
         fused = self.acoustic(acoustic) + per_word[word_index]
         return self.tdnn.convs_after_fusion(fused)
 
-    def utterance_logits(self, acoustic: torch.Tensor, word_vectors: torch.Tensor, word_index: torch.Tensor,
-                         centres: torch.Tensor, conv_stack=None) -> torch.Tensor:
+    def utterance_logits(
+        self,
+        acoustic: torch.Tensor,
+        word_vectors: torch.Tensor,
+        word_index: torch.Tensor,
+        centres: torch.Tensor,
+        conv_stack=None,
+    ) -> torch.Tensor:
         """(len(centres), num_outputs) logits of one utterance, equal to ``PunctTdnn.utterance_logits`` on
         ``fuse_frames(word_vectors, acoustic, word_index)``.
 

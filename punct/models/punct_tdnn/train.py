@@ -157,12 +157,20 @@ def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimi
     return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def save_checkpoint(path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig,
-                    inputs: dict | None = None) -> None:
+def save_checkpoint(
+    path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig, inputs: dict | None = None
+) -> None:
     """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config`` and ``inputs``,
     what its training inputs were made from (``punct.io.sources.split_sources``; None: not known)."""
-    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=cfg,
-                               model_config=dataclasses.asdict(unwrap(model).config), inputs=inputs)
+    checkpoint.save_checkpoint(
+        path,
+        model=model,
+        optimizer=optimizer,
+        state=state,
+        config=cfg,
+        model_config=dataclasses.asdict(unwrap(model).config),
+        inputs=inputs,
+    )
 
 
 def checkpoint_inputs(path: Pathlike) -> dict | None:
@@ -237,11 +245,15 @@ def _check_corpora(cfg: TrainTdnnConfig, *corpora: FusionCorpus | None) -> None:
     """The splits were opened with the config's window centre and first-word rule."""
     for corpus in corpora:
         if corpus is not None and corpus.window_centre != cfg.model.window_centre:
-            raise ValueError(f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
-                             f"{cfg.model.window_centre!r}: open the splits with the config's window_centre")
+            raise ValueError(
+                f"the corpus centres windows by {corpus.window_centre!r}, the model config by "
+                f"{cfg.model.window_centre!r}: open the splits with the config's window_centre"
+            )
         if corpus is not None and corpus.first_word != cfg.first_word:
-            raise ValueError(f"the corpus was opened with first_word {corpus.first_word!r}, the config says "
-                             f"{cfg.first_word!r}: open the splits with the config's first_word")
+            raise ValueError(
+                f"the corpus was opened with first_word {corpus.first_word!r}, the config says "
+                f"{cfg.first_word!r}: open the splits with the config's first_word"
+            )
 
 
 def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
@@ -264,14 +276,19 @@ def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer
 def _log_model(cfg: TrainTdnnConfig, model: PunctTdnn, corpus: FusionCorpus) -> None:
     logging.info(
         "TDNN: %d parameters, input %d = text %d + acoustic %d, window %d -> %d frames",
-        count_parameters(model), corpus.input_dim, corpus.text_dim, corpus.acoustic_dim,
-        cfg.model.window, model.config.output_frames,
+        count_parameters(model),
+        corpus.input_dim,
+        corpus.text_dim,
+        corpus.acoustic_dim,
+        cfg.model.window,
+        model.config.output_frames,
     )
     logging.info("train words per class %s: %s", list(corpus.classes), corpus.class_counts().tolist())
 
 
-def make_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device, seed: int,
-                dist: DistInfo) -> tuple[DataLoader, EpochSampler]:
+def make_loader(
+    cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device, seed: int, dist: DistInfo
+) -> tuple[DataLoader, EpochSampler]:
     """This rank's training batches (windows or whole utterances, per ``cfg.example_unit``) and their sampler."""
     loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
     if cfg.num_workers > 0:
@@ -279,19 +296,32 @@ def make_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device
     if cfg.example_unit == "window":
         trained = corpus.trained_examples()  # every word, or all but each cut's first (first_word: exclude)
         sampler = EpochSampler(
-            corpus.labels[trained], cfg.balance, seed=seed, rank=dist.rank, world_size=dist.world_size,
-            groups=corpus.example_utt[trained], group_size=cfg.group_utterances, limit=cfg.epoch_limit,
+            corpus.labels[trained],
+            cfg.balance,
+            seed=seed,
+            rank=dist.rank,
+            world_size=dist.world_size,
+            groups=corpus.example_utt[trained],
+            group_size=cfg.group_utterances,
+            limit=cfg.epoch_limit,
         )
         dataset = FusedWindowDataset(corpus, context=cfg.model.context, examples=trained)
         return DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args), sampler
     num_utts = len(corpus.utterances)
     sampler = EpochSampler(
-        np.zeros(num_utts, dtype=np.int64), "none", seed=seed, rank=dist.rank, world_size=dist.world_size,
+        np.zeros(num_utts, dtype=np.int64),
+        "none",
+        seed=seed,
+        rank=dist.rank,
+        world_size=dist.world_size,
         limit=cfg.epoch_limit,
     )
     loader = DataLoader(
-        UtteranceDataset(corpus), batch_size=cfg.utterances_per_batch, sampler=sampler,
-        collate_fn=functools.partial(collate_utterances, context=cfg.model.context), **loader_args,
+        UtteranceDataset(corpus),
+        batch_size=cfg.utterances_per_batch,
+        sampler=sampler,
+        collate_fn=functools.partial(collate_utterances, context=cfg.model.context),
+        **loader_args,
     )
     return loader, sampler
 
@@ -346,9 +376,17 @@ def train_one_epoch(
     return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
 
 
-def finish_epoch(record: dict, model: PunctTdnn, optimizer: torch.optim.Optimizer, state: TrainState,
-                 cfg: TrainTdnnConfig, dev_corpus: FusionCorpus | None, exp_dir: Path, device: torch.device,
-                 inputs: dict | None = None) -> None:
+def finish_epoch(
+    record: dict,
+    model: PunctTdnn,
+    optimizer: torch.optim.Optimizer,
+    state: TrainState,
+    cfg: TrainTdnnConfig,
+    dev_corpus: FusionCorpus | None,
+    exp_dir: Path,
+    device: torch.device,
+    inputs: dict | None = None,
+) -> None:
     """Rank 0 after each epoch: dev scores, history, ``epoch-N.pt``, and ``best-valid-f1.pt`` when improved."""
     epoch = record["epoch"]
     if dev_corpus is not None:

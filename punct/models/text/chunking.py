@@ -191,5 +191,7 @@ def log_repairs(repairs: WordPieces, where: str) -> None:
     if repairs.num_empty or repairs.num_truncated:
         logging.warning(
             "%s: %d word(s) without sub-tokens mapped to [UNK], %d over-long word(s) truncated",
-            where, repairs.num_empty, repairs.num_truncated,
+            where,
+            repairs.num_empty,
+            repairs.num_truncated,
         )

@@ -43,7 +43,11 @@ class BertTrainConfig:
 
     def loss_config(self) -> LossConfig:
         return LossConfig(
-            name=self.loss, scl_lambda=self.scl_lambda, scl_temperature=self.scl_temperature,
-            scl_base_temperature=self.scl_base_temperature, scl_reduction=self.scl_reduction,
-            scl_form=self.scl_form, focal_gamma=self.focal_gamma,
+            name=self.loss,
+            scl_lambda=self.scl_lambda,
+            scl_temperature=self.scl_temperature,
+            scl_base_temperature=self.scl_base_temperature,
+            scl_reduction=self.scl_reduction,
+            scl_form=self.scl_form,
+            focal_gamma=self.focal_gamma,
         )

@@ -41,8 +41,9 @@ def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> 
     return utterances
 
 
-def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0,
-                    norm: NormalizeConfig | None = None) -> list[Utterance]:
+def read_extra_text(
+    path: Pathlike, words_per_utterance: int, max_words: int = 0, norm: NormalizeConfig | None = None
+) -> list[Utterance]:
     """Punctuated prose -> pseudo-utterances of ``words_per_utterance`` words.
 
     Paragraphs (blank-line separated) are normalised with ``norm`` (the mark -> label mapping the
@@ -80,8 +81,12 @@ def read_extra_text(path: Pathlike, words_per_utterance: int, max_words: int = 0
                 break
     flush()
     if unspeakable:
-        logging.info("%s: %d unspeakable token(s) left out of the words (e.g. %s)", path, len(unspeakable),
-                     ", ".join(unspeakable[:3]))
+        logging.info(
+            "%s: %d unspeakable token(s) left out of the words (e.g. %s)",
+            path,
+            len(unspeakable),
+            ", ".join(unspeakable[:3]),
+        )
     if max_words:
         words, labels = words[:max_words], labels[:max_words]
     stem = path.name.split(".")[0]
@@ -104,7 +109,11 @@ class Example(NamedTuple):
 
 
 def make_examples(
-    utterances: Sequence[Utterance], tokenizer, max_length: int, context: int, classes: Sequence[str] = PUNCT4.classes,
+    utterances: Sequence[Utterance],
+    tokenizer,
+    max_length: int,
+    context: int,
+    classes: Sequence[str] = PUNCT4.classes,
     where: str = "data",
 ) -> list[Example]:
     """Tokenizes and chunks every utterance; utterances without words are counted and skipped."""

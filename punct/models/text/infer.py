@@ -24,8 +24,13 @@ class WordOutputs(NamedTuple):
 
 @torch.no_grad()
 def predict_words(
-    model: PunctBert, utterances: Sequence[Utterance], max_length: int, context: int, batch_size: int,
-    device: torch.device, group_size: int = 512,
+    model: PunctBert,
+    utterances: Sequence[Utterance],
+    max_length: int,
+    context: int,
+    batch_size: int,
+    device: torch.device,
+    group_size: int = 512,
 ) -> Iterator[WordOutputs]:
     """Yields one :class:`WordOutputs` per utterance, in input order (0-row arrays for no words)."""
     model.eval()
@@ -58,8 +63,13 @@ def predict_words(
 
 
 def word_outputs(
-    model: PunctBert, utterances: Sequence[Utterance], max_length: int, context: int, batch_size: int,
-    device: torch.device, vector_model: PunctBert | None = None,
+    model: PunctBert,
+    utterances: Sequence[Utterance],
+    max_length: int,
+    context: int,
+    batch_size: int,
+    device: torch.device,
+    vector_model: PunctBert | None = None,
 ) -> Iterator[WordOutputs]:
     """:func:`predict_words` of ``model``, with the word vectors of ``vector_model`` when given (e.g. the
     encoder ``model`` was fine-tuned from: ``punct.models.text.model.pretrained_encoder_model``): stage 6's
@@ -71,8 +81,10 @@ def word_outputs(
     vectors = predict_words(vector_model, utterances, max_length, context, batch_size, device)
     for out, vec in zip(outputs, vectors, strict=True):
         if out.id != vec.id or out.vectors.shape[0] != vec.vectors.shape[0]:
-            raise RuntimeError(f"word vectors of {vec.id} ({vec.vectors.shape[0]} words) do not match {out.id} "
-                               f"({out.vectors.shape[0]} words)")
+            raise RuntimeError(
+                f"word vectors of {vec.id} ({vec.vectors.shape[0]} words) do not match {out.id} "
+                f"({out.vectors.shape[0]} words)"
+            )
         yield WordOutputs(out.id, vec.vectors, out.posteriors)
 
 

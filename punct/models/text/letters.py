@@ -59,7 +59,7 @@ def strip_diacritics(text: str) -> str:
 def base_token(token: str) -> str:
     """``č`` -> ``c``, ``##č`` -> ``##c``."""
     if token.startswith(CONTINUATION) and len(token) > len(CONTINUATION):
-        return CONTINUATION + strip_diacritics(token[len(CONTINUATION):])
+        return CONTINUATION + strip_diacritics(token[len(CONTINUATION) :])
     return strip_diacritics(token)
 
 
@@ -123,10 +123,16 @@ def extend_vocab(tokenizer: Any, letters: Sequence[str]) -> tuple[Any, AddedLett
         new_vocab[token] = slot
         base_ids.append(vocab[base])
     new = BertTokenizer(
-        vocab=new_vocab, do_lower_case=tokenizer.do_lower_case, strip_accents=False,
-        tokenize_chinese_chars=tokenizer.tokenize_chinese_chars, unk_token=tokenizer.unk_token,
-        sep_token=tokenizer.sep_token, pad_token=tokenizer.pad_token, cls_token=tokenizer.cls_token,
-        mask_token=tokenizer.mask_token, model_max_length=tokenizer.model_max_length,
+        vocab=new_vocab,
+        do_lower_case=tokenizer.do_lower_case,
+        strip_accents=False,
+        tokenize_chinese_chars=tokenizer.tokenize_chinese_chars,
+        unk_token=tokenizer.unk_token,
+        sep_token=tokenizer.sep_token,
+        pad_token=tokenizer.pad_token,
+        cls_token=tokenizer.cls_token,
+        mask_token=tokenizer.mask_token,
+        model_max_length=tokenizer.model_max_length,
     )
     return new, AddedLetters(tuple(wanted), tuple(free[: len(wanted)]), tuple(base_ids))
 
@@ -147,8 +153,12 @@ def add_letters(tokenizer: Any, encoder: nn.Module, letters: str) -> tuple[Any, 
     if not lost:
         return tokenizer, AddedLetters()
     if not is_extendable(tokenizer):
-        logging.warning("the text tokenizer (%s) loses the letters %s and cannot be extended: words with them lose "
-                        "their diacritics or become its unknown token", type(tokenizer).__name__, " ".join(lost))
+        logging.warning(
+            "the text tokenizer (%s) loses the letters %s and cannot be extended: words with them lose "
+            "their diacritics or become its unknown token",
+            type(tokenizer).__name__,
+            " ".join(lost),
+        )
         return tokenizer, AddedLetters()
     extended, added = extend_vocab(tokenizer, lost)
     still = lost_letters(extended, "".join(lost))

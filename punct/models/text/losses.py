@@ -137,8 +137,9 @@ def supervised_contrastive_loss(
     positives = (labels.unsqueeze(0) == labels.unsqueeze(1)) & ~self_mask  # (M, M)
     num_pos = positives.sum(dim=1)
     pos_log_prob = log_prob.masked_fill(~positives, 0.0).sum(dim=1)  # -inf only on the diagonal, masked
-    per_anchor = torch.where(num_pos > 0, -pos_log_prob / num_pos.clamp(min=1),
-                             torch.full_like(pos_log_prob, NO_POSITIVE_TERM))
+    per_anchor = torch.where(
+        num_pos > 0, -pos_log_prob / num_pos.clamp(min=1), torch.full_like(pos_log_prob, NO_POSITIVE_TERM)
+    )
     return per_anchor.sum() if reduction == "sum" else per_anchor.mean()
 
 
@@ -146,8 +147,14 @@ def supervised_contrastive_loss(
 class CrossEntropySCLLoss(nn.Module):
     """``(1 - lambda) CE + lambda SCL``; SCL in the ``supcon`` or ``literal`` form (module docstring)."""
 
-    def __init__(self, scl_lambda: float = 0.1, temperature: float = 0.6, base_temperature: float = 0.07,
-                 reduction: str = "mean", form: str = "supcon") -> None:
+    def __init__(
+        self,
+        scl_lambda: float = 0.1,
+        temperature: float = 0.6,
+        base_temperature: float = 0.07,
+        reduction: str = "mean",
+        form: str = "supcon",
+    ) -> None:
         super().__init__()
         if not 0.0 <= scl_lambda <= 1.0:
             raise ValueError(f"scl lambda must be in [0, 1], got {scl_lambda}")
@@ -164,8 +171,13 @@ class CrossEntropySCLLoss(nn.Module):
 
     @classmethod
     def from_config(cls, config: LossConfig) -> CrossEntropySCLLoss:
-        return cls(config.scl_lambda, config.scl_temperature, config.scl_base_temperature, config.scl_reduction,
-                   config.scl_form)
+        return cls(
+            config.scl_lambda,
+            config.scl_temperature,
+            config.scl_base_temperature,
+            config.scl_reduction,
+            config.scl_form,
+        )
 
     def forward(self, logits: torch.Tensor, labels: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         if features is None:

@@ -173,9 +173,15 @@ class PunctBert(nn.Module):
       added_letters: tokens added to the vocabulary by :func:`punct.models.text.letters.add_letters`.
     """
 
-    def __init__(self, encoder: nn.Module, tokenizer, heads: Sequence[HeadSpec] = (HeadSpec(),),
-                 chunking: dict[str, int] | None = None, added_letters: AddedLetters = AddedLetters(),
-                 base_encoder: str | None = None) -> None:
+    def __init__(
+        self,
+        encoder: nn.Module,
+        tokenizer,
+        heads: Sequence[HeadSpec] = (HeadSpec(),),
+        chunking: dict[str, int] | None = None,
+        added_letters: AddedLetters = AddedLetters(),
+        base_encoder: str | None = None,
+    ) -> None:
         super().__init__()
         self.added_letters = added_letters
         # the encoder this model started from (folder or hub name; "" = the offline MiniLM; None: not known)
@@ -200,8 +206,10 @@ class PunctBert(nn.Module):
         was trained on (a long transcript is then cut into pieces of the training length: read as one
         512-token chunk, a model trained on 128-token chunks lost 9 points of overall F1), else 512 / 32."""
         trained = self.chunking or {"max_length": 512, "context": 32}
-        return (max_length if max_length > 0 else int(trained["max_length"]),
-                context if context >= 0 else int(trained["context"]))
+        return (
+            max_length if max_length > 0 else int(trained["max_length"]),
+            context if context >= 0 else int(trained["context"]),
+        )
 
     def head_spec(self, name: str) -> HeadSpec:
         for spec in self.head_specs:
@@ -231,8 +239,9 @@ class PunctBert(nn.Module):
     # ---- saving and loading -------------------------------------------------------------
 
     @classmethod
-    def from_encoder(cls, name_or_path: str | None, heads: Sequence[HeadSpec] = (HeadSpec(),),
-                     letters: str = "") -> PunctBert:
+    def from_encoder(
+        cls, name_or_path: str | None, heads: Sequence[HeadSpec] = (HeadSpec(),), letters: str = ""
+    ) -> PunctBert:
         """A fresh model over a pretrained encoder (local folder or hub name; None = offline MiniLM);
         ``letters`` the tokenizer loses are added to a WordPiece vocabulary (:mod:`punct.models.text.letters`)."""
         from transformers import AutoModel
@@ -240,9 +249,16 @@ class PunctBert(nn.Module):
         name_or_path = name_or_path or default_bert_model()
         tokenizer = load_tokenizer(name_or_path)
         encoder = AutoModel.from_pretrained(name_or_path)
-        logging.info("text encoder %s: %s, %d layers, hidden %d; tokenizer %s, %d tokens, lower case: %s", name_or_path,
-                     type(encoder).__name__, encoder.config.num_hidden_layers, encoder.config.hidden_size,
-                     type(tokenizer).__name__, len(tokenizer), getattr(tokenizer, "do_lower_case", False))
+        logging.info(
+            "text encoder %s: %s, %d layers, hidden %d; tokenizer %s, %d tokens, lower case: %s",
+            name_or_path,
+            type(encoder).__name__,
+            encoder.config.num_hidden_layers,
+            encoder.config.hidden_size,
+            type(tokenizer).__name__,
+            len(tokenizer),
+            getattr(tokenizer, "do_lower_case", False),
+        )
         added = AddedLetters()
         if letters:
             tokenizer, added = add_letters(tokenizer, encoder, letters)
@@ -289,8 +305,11 @@ class PunctBert(nn.Module):
     def specs_dict(self) -> dict:
         """The contents of ``punct_model.json`` (module doc)."""
         specs = {
-            "format_version": FORMAT_VERSION, "heads_file": HEADS_FILE, "encoder_hidden_size": self.hidden_size,
-            "word_vector": WORD_VECTOR, "heads": [asdict(h) for h in self.head_specs],
+            "format_version": FORMAT_VERSION,
+            "heads_file": HEADS_FILE,
+            "encoder_hidden_size": self.hidden_size,
+            "word_vector": WORD_VECTOR,
+            "heads": [asdict(h) for h in self.head_specs],
         }
         if self.chunking:
             specs["chunking"] = self.chunking
@@ -334,8 +353,10 @@ def pretrained_encoder_model(model: PunctBert) -> PunctBert:
     from transformers import AutoModel
 
     if model.base_encoder is None:
-        raise ValueError("the model folder does not record the encoder it was fine-tuned from (no base_encoder in "
-                         f"{MODEL_JSON}: saved before it was recorded); train it again (stage 5)")
+        raise ValueError(
+            "the model folder does not record the encoder it was fine-tuned from (no base_encoder in "
+            f"{MODEL_JSON}: saved before it was recorded); train it again (stage 5)"
+        )
     name_or_path = model.base_encoder or default_bert_model()
     encoder = AutoModel.from_pretrained(name_or_path)
     tuned = model.encoder.get_input_embeddings().weight.shape
@@ -351,8 +372,7 @@ def pretrained_encoder_model(model: PunctBert) -> PunctBert:
     return pretrained.to(next(model.parameters()).device).eval()
 
 
-def load_head_weights(folder: Path, saved: dict,
-                      map_location: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+def load_head_weights(folder: Path, saved: dict, map_location: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     """The heads' state dict of a model folder: safetensors (format 2), or ``heads.pt`` (format 1) read with
     ``weights_only=True`` (tensors only, no arbitrary pickled objects)."""
     if int(saved.get("format_version", 1)) >= 2:
@@ -363,7 +383,9 @@ def load_head_weights(folder: Path, saved: dict,
 
 
 def collate_chunks(
-    chunks: Sequence[tuple[list[int], list[int]]], pad_id: int, labels: Sequence[dict[str, list[int]]] | None = None,
+    chunks: Sequence[tuple[list[int], list[int]]],
+    pad_id: int,
+    labels: Sequence[dict[str, list[int]]] | None = None,
     ignore_index: int = -100,
 ) -> dict[str, torch.Tensor]:
     """Pads chunks ``(input_ids, word_positions)`` into a batch.

@@ -69,8 +69,9 @@ def compute_loss(model: PunctBert, loss_fn, batch: dict[str, torch.Tensor], devi
     """Mean over heads of the loss on the labelled words; returns (loss, number of words).  The encoder
     and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32."""
     with amp.autocast():
-        vectors, logits = model(batch["input_ids"].to(device), batch["attention_mask"].to(device),
-                                batch["word_positions"].to(device))
+        vectors, logits = model(
+            batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
+        )
     vectors, logits = vectors.float(), {name: x.float() for name, x in logits.items()}
     total, num_words = vectors.sum() * 0.0, 0  # stays attached to the graph if no head has labels
     for name, head_logits in logits.items():
@@ -92,8 +93,15 @@ def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist:
 
 
 def train_one_epoch(
-    model: torch.nn.Module, loss_fn, optimizer: torch.optim.Optimizer, examples: Sequence[Example],
-    cfg: BertTrainConfig, state: TrainState, device: torch.device, dist: DistInfo = DistInfo(), amp: Amp = NO_AMP,
+    model: torch.nn.Module,
+    loss_fn,
+    optimizer: torch.optim.Optimizer,
+    examples: Sequence[Example],
+    cfg: BertTrainConfig,
+    state: TrainState,
+    device: torch.device,
+    dist: DistInfo = DistInfo(),
+    amp: Amp = NO_AMP,
 ) -> float:
     """One pass over this rank's share of the shuffled training examples; returns its mean loss.
     ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
@@ -104,10 +112,12 @@ def train_one_epoch(
     epoch = state.epoch + 1
     rank_share = epoch_batches(examples, cfg.batch_size, cfg.seed + epoch, dist)
     num_batches = len(rank_share)
-    for i, batch_examples in enumerate(tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10,
-                                            disable=not dist.is_main)):
+    for i, batch_examples in enumerate(
+        tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10, disable=not dist.is_main)
+    ):
         batch = collate_chunks(
-            [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id,
+            [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples],
+            pad_id,
             labels=[{HEAD: e.labels} for e in batch_examples],
         )
         for group in optimizer.param_groups:
@@ -120,8 +130,15 @@ def train_one_epoch(
         loss_count += 1
         words += n
         if (i + 1) % cfg.log_interval == 0:
-            logging.info("epoch %d batch %d/%d loss %.4f (running %.4f) %.0f words/s", epoch, i + 1, num_batches,
-                         loss.item(), loss_sum / loss_count, words / max(time.time() - t0, 1e-9))
+            logging.info(
+                "epoch %d batch %d/%d loss %.4f (running %.4f) %.0f words/s",
+                epoch,
+                i + 1,
+                num_batches,
+                loss.item(),
+                loss_sum / loss_count,
+                words / max(time.time() - t0, 1e-9),
+            )
     return loss_sum / max(loss_count, 1)
 
 
@@ -130,8 +147,9 @@ def evaluate(model: PunctBert, utterances: Sequence[Utterance], cfg: BertTrainCo
     index = class_index(PUNCT4.classes)
     ref, hyp = [], []
     max_length = cfg.infer_max_length or cfg.max_length
-    for utt, out in zip(utterances, predict_words(model, utterances, max_length, cfg.context, cfg.eval_batch_size,
-                                                  device)):
+    for utt, out in zip(
+        utterances, predict_words(model, utterances, max_length, cfg.context, cfg.eval_batch_size, device)
+    ):
         ref.extend(index[label] for label in utt.labels)
         hyp.extend(out.posteriors[HEAD].argmax(axis=1).tolist())
     return score(ref, hyp, PUNCT4.classes)
@@ -143,8 +161,14 @@ def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
 
 def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig) -> None:
     """``epoch-N.pt``: the shared checkpoint format plus the heads' specs."""
-    checkpoint.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=cfg,
-                               head_specs=[asdict(h) for h in unwrap(model).head_specs])
+    checkpoint.save_checkpoint(
+        path,
+        model=model,
+        optimizer=optimizer,
+        state=state,
+        config=cfg,
+        head_specs=[asdict(h) for h in unwrap(model).head_specs],
+    )
 
 
 def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> None:
@@ -159,8 +183,9 @@ def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> Non
         final.rename(old)
     tmp.rename(final)
     shutil.rmtree(old, ignore_errors=True)
-    atomic_write_text(exp_dir / "best-valid-f1.json",
-                      json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n")
+    atomic_write_text(
+        exp_dir / "best-valid-f1.json", json.dumps({"epoch": state.epoch, "dev": scores.to_dict()}, indent=2) + "\n"
+    )
 
 
 def load_training_utterances(train: Path, cfg: BertTrainConfig, norm: NormalizeConfig | None = None) -> list[Utterance]:
@@ -173,21 +198,47 @@ def load_training_utterances(train: Path, cfg: BertTrainConfig, norm: NormalizeC
     if cfg.extra_text:
         extra = read_extra_text(cfg.extra_text, cfg.extra_text_words, cfg.extra_text_max_words, norm)
         counts = Counter(label for u in extra for label in u.labels)
-        logging.info("%s: %d extra pseudo-utterances, %d words, labels %s", cfg.extra_text, len(extra),
-                     sum(len(u.words) for u in extra), " ".join(f"{c}={counts[c]}" for c in PUNCT4.classes))
+        logging.info(
+            "%s: %d extra pseudo-utterances, %d words, labels %s",
+            cfg.extra_text,
+            len(extra),
+            sum(len(u.words) for u in extra),
+            " ".join(f"{c}={counts[c]}" for c in PUNCT4.classes),
+        )
         utterances = utterances + extra
     return utterances
 
 
-def finish_epoch(model: PunctBert, optimizer: torch.optim.Optimizer, dev: Sequence[Utterance], cfg: BertTrainConfig,
-                 state: TrainState, exp_dir: Path, device: torch.device, train_loss: float, t0: float) -> None:
+def finish_epoch(
+    model: PunctBert,
+    optimizer: torch.optim.Optimizer,
+    dev: Sequence[Utterance],
+    cfg: BertTrainConfig,
+    state: TrainState,
+    exp_dir: Path,
+    device: torch.device,
+    train_loss: float,
+    t0: float,
+) -> None:
     """Rank 0 after each epoch: dev scores, history, ``best-valid-f1/`` when improved, ``epoch-N.pt``."""
     scores = evaluate(model, dev, cfg, device)
     f1 = scores.overall["f1"]
-    state.history.append({"epoch": state.epoch, "train_loss": train_loss, "dev_f1": f1,
-                          **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in PUNCT4.classes[1:]}})
-    logging.info("epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s", state.epoch, train_loss, f1,
-                 ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in PUNCT4.classes[1:]), time.time() - t0)
+    state.history.append(
+        {
+            "epoch": state.epoch,
+            "train_loss": train_loss,
+            "dev_f1": f1,
+            **{f"dev_f1_{c}": scores.per_class[c]["f1"] for c in PUNCT4.classes[1:]},
+        }
+    )
+    logging.info(
+        "epoch %d: train loss %.4f, dev overall F1 %.4f (%s), %.0f s",
+        state.epoch,
+        train_loss,
+        f1,
+        ", ".join(f"{c} {scores.per_class[c]['f1']:.3f}" for c in PUNCT4.classes[1:]),
+        time.time() - t0,
+    )
     if f1 > state.best_f1:
         state.best_f1, state.best_epoch = f1, state.epoch
         save_best(model, exp_dir, state, scores)
@@ -210,15 +261,17 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
     return model
 
 
-def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig,
-                device: torch.device) -> TrainState:
+def resume_from(
+    ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig, device: torch.device
+) -> TrainState:
     """Loads model, optimiser and RNG states of ``ckpt``; a config that changed what is learnt is an error."""
     saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
-    changed = sorted(k for k, v in asdict(cfg).items()
-                     if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)
+    changed = sorted(k for k, v in asdict(cfg).items() if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)
     if changed:
-        raise ValueError(f"{ckpt} was trained with other values of {changed}; "
-                         "start afresh (steps/train_bert.sh --overwrite true) or use another --exp-dir")
+        raise ValueError(
+            f"{ckpt} was trained with other values of {changed}; "
+            "start afresh (steps/train_bert.sh --overwrite true) or use another --exp-dir"
+        )
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     state = TrainState(**saved["state"])
@@ -229,8 +282,9 @@ def resume_from(ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, 
     return state
 
 
-def resume_latest(exp_dir: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig,
-                  device: torch.device) -> TrainState:
+def resume_latest(
+    exp_dir: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig, device: torch.device
+) -> TrainState:
     """:func:`resume_from` the newest epoch-N.pt in ``exp_dir``; a new state if there is none."""
     if (ckpt := latest_checkpoint(exp_dir)) is not None:
         return resume_from(ckpt, model, optimizer, cfg, device)
@@ -238,8 +292,9 @@ def resume_latest(exp_dir: Path, model: PunctBert, optimizer: torch.optim.Optimi
     return TrainState()
 
 
-def load_train_dev(train: Path, dev: Path, cfg: BertTrainConfig, norm: NormalizeConfig | None,
-                   tokenizer) -> tuple[list[Example], list[Utterance]]:
+def load_train_dev(
+    train: Path, dev: Path, cfg: BertTrainConfig, norm: NormalizeConfig | None, tokenizer
+) -> tuple[list[Example], list[Utterance]]:
     """The training chunks (:func:`load_training_utterances`, tokenised) and the dev utterances."""
     train_examples = make_examples(
         load_training_utterances(train, cfg, norm), tokenizer, cfg.max_length, cfg.context, where=str(train)
@@ -254,13 +309,23 @@ def load_train_dev(train: Path, dev: Path, cfg: BertTrainConfig, norm: Normalize
 def write_history(exp_dir: Path, state: TrainState) -> None:
     """Rank 0 after training: history.json, and ``exp_dir`` marked done."""
     atomic_write_text(exp_dir / "history.json", json.dumps(state.history, indent=2) + "\n")
-    logging.info("done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch,
-                 exp_dir / "best-valid-f1")
+    logging.info(
+        "done: best dev overall F1 %.4f at epoch %d -> %s", state.best_f1, state.best_epoch, exp_dir / "best-valid-f1"
+    )
     mark_done(exp_dir)
 
 
-def run_training(cfg: BertTrainConfig, *, train: Path, dev: Path, exp_dir: Path, resume: bool = False,
-                 device_name: str = "auto", amp: str = "none", norm: NormalizeConfig | None = None) -> None:
+def run_training(
+    cfg: BertTrainConfig,
+    *,
+    train: Path,
+    dev: Path,
+    exp_dir: Path,
+    resume: bool = False,
+    device_name: str = "auto",
+    amp: str = "none",
+    norm: NormalizeConfig | None = None,
+) -> None:
     """The whole stage: trains on ``train`` (supervisions), selects on ``dev``, writes ``exp_dir``.
 
     ``norm`` labels the extra text (``cfg.extra_text``); the supervisions carry their labels already."""

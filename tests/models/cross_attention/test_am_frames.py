@@ -30,8 +30,9 @@ def am_setup(tmp_path, tokenizer):
 
 
 def _split(data, tokenizer, cfg):
-    return load_split(data / "parczech_supervisions_train.jsonl.gz", data / "parczech_recordings_train.jsonl.gz",
-                      tokenizer, cfg, True)
+    return load_split(
+        data / "parczech_supervisions_train.jsonl.gz", data / "parczech_recordings_train.jsonl.gz", tokenizer, cfg, True
+    )
 
 
 def test_am_geometry_follows_the_10ms_frames():
@@ -74,8 +75,9 @@ def test_random_audio_with_the_am(am_setup):
     _, data, cfg, tokenizer = am_setup
     real = _split(data, tokenizer, cfg)[1]["am_frames"]
     samples = _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "random_audio": True}))[1]["am_frames"]
-    frames = _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "random_audio": True,
-                                                 "random_audio_unit": "frames"}))[1]["am_frames"]
+    frames = _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "random_audio": True, "random_audio_unit": "frames"}))[
+        1
+    ]["am_frames"]
     assert samples.shape == real.shape and (samples - real).abs().mean() > 0.1  # permuted samples through the AM
     assert frames.shape == real.shape and not torch.equal(frames, real)
     assert sorted(map(tuple, frames.tolist())) == sorted(map(tuple, real.tolist()))  # the same frames, reordered

@@ -51,7 +51,10 @@ def test_sound_encoder_shapes_and_padding_invariance():
     out, pad = enc(mel, lengths)
     g = enc.geometry
     assert out.shape == (2, g.num_latent(200), 16)
-    assert pad.tolist() == [[False] * g.num_latent(200), [False] * g.num_latent(120) + [True] * (g.num_latent(200) - g.num_latent(120))]
+    assert pad.tolist() == [
+        [False] * g.num_latent(200),
+        [False] * g.num_latent(120) + [True] * (g.num_latent(200) - g.num_latent(120)),
+    ]
     alone, _ = enc(mel[1:, :120], lengths[1:])
     torch.testing.assert_close(out[1, : g.num_latent(120)], alone[0], atol=1e-5, rtol=1e-4)
 
@@ -91,12 +94,15 @@ def _batch(cfg, n=2, words=4, tokens=7, mel=150):
     g = SoundGeometry.from_config(cfg)
     frames = g.num_latent(mel)
     return {
-        "input_ids": torch.randint(5, 19, (n, tokens)), "attention_mask": torch.ones(n, tokens, dtype=torch.long),
+        "input_ids": torch.randint(5, 19, (n, tokens)),
+        "attention_mask": torch.ones(n, tokens, dtype=torch.long),
         "token_words": torch.tensor([[NO_WORD, 0, 1, 1, 2, 3, NO_WORD]] * n),
         "word_positions": torch.tensor([[1, 3, 4, 5]] * n),
-        "mel": torch.randn(n, mel, cfg.num_mel_bins), "mel_lengths": torch.tensor([mel] * n),
+        "mel": torch.randn(n, mel, cfg.num_mel_bins),
+        "mel_lengths": torch.tensor([mel] * n),
         "frame_words": torch.tensor([[i % words for i in range(frames)]] * n),
-        "labels_punct": torch.tensor([[0, 1, 0, 2]] * n), "labels_case": torch.tensor([[1, 0, 0, -100]] * n),
+        "labels_punct": torch.tensor([[0, 1, 0, 2]] * n),
+        "labels_case": torch.tensor([[1, 0, 0, -100]] * n),
     }
 
 
@@ -131,10 +137,17 @@ def test_text_only_model_ignores_audio():
 def test_two_head_loss_weights_and_ignored_words():
     torch.manual_seed(0)
     logits = {"punct": torch.randn(2, 3, 9), "case": torch.randn(2, 3, 2)}
-    batch = {"labels_punct": torch.tensor([[0, 4, -100], [1, 0, 2]]), "labels_case": torch.tensor([[1, 0, -100], [0, 0, 1]])}
+    batch = {
+        "labels_punct": torch.tensor([[0, 4, -100], [1, 0, 2]]),
+        "labels_case": torch.tensor([[1, 0, -100], [0, 0, 1]]),
+    }
     loss, parts = two_head_loss(logits, batch, 0.5, 0.5)
-    lp = F.cross_entropy(torch.stack([logits["punct"][0, 0], logits["punct"][0, 1], *logits["punct"][1]]), torch.tensor([0, 4, 1, 0, 2]))
-    lc = F.cross_entropy(torch.stack([logits["case"][0, 0], logits["case"][0, 1], *logits["case"][1]]), torch.tensor([1, 0, 0, 0, 1]))
+    lp = F.cross_entropy(
+        torch.stack([logits["punct"][0, 0], logits["punct"][0, 1], *logits["punct"][1]]), torch.tensor([0, 4, 1, 0, 2])
+    )
+    lc = F.cross_entropy(
+        torch.stack([logits["case"][0, 0], logits["case"][0, 1], *logits["case"][1]]), torch.tensor([1, 0, 0, 0, 1])
+    )
     torch.testing.assert_close(loss, 0.5 * lp + 0.5 * lc)
     assert parts["punct"] == pytest.approx(lp.item()) and parts["case"] == pytest.approx(lc.item())
     only_punct, _ = two_head_loss(logits, batch, 1.0, 0.0)
@@ -173,7 +186,7 @@ def test_dataset_random_audio_changes_mel_not_shapes(tmp_path, tokenizer):
     assert len(a["frame_words"]) == real.geometry.num_latent(a["mel"].size(0))
     batch = collate([real[0], real[1], real[2]], 0)
     assert batch["mel"].shape[0] == 3 and batch["labels_punct"].shape == batch["word_positions"].shape
-    assert (batch["labels_punct"][0, len(real.segments[0].words):] == -100).all()
+    assert (batch["labels_punct"][0, len(real.segments[0].words) :] == -100).all()
 
 
 def test_zero_init_blocks_start_without_audio_influence():
@@ -213,6 +226,7 @@ def test_aligned_attention_mask_by_word_times():
 def test_aligned_attention_reaches_the_cross_attention():
     """The last block's cross-attention weights: with aligned attention a word's token puts no weight on the
     other word's frames (context 0), with full attention it weighs every frame."""
+
     def attention(**options):
         torch.manual_seed(0)
         cfg = tiny_config(**options)
@@ -221,9 +235,12 @@ def test_aligned_attention_reaches_the_cross_attention():
         mel_frames = geometry.receptive_field + 5 * geometry.stride
         num_latent = geometry.num_latent(mel_frames)
         batch = {
-            "input_ids": torch.tensor([[2, 5, 6, 3]]), "attention_mask": torch.ones(1, 4, dtype=torch.long),
-            "word_positions": torch.tensor([[1, 2]]), "token_words": torch.tensor([[NO_WORD, 0, 1, NO_WORD]]),
-            "mel": torch.randn(1, mel_frames, cfg.num_mel_bins), "mel_lengths": torch.tensor([mel_frames]),
+            "input_ids": torch.tensor([[2, 5, 6, 3]]),
+            "attention_mask": torch.ones(1, 4, dtype=torch.long),
+            "word_positions": torch.tensor([[1, 2]]),
+            "token_words": torch.tensor([[NO_WORD, 0, 1, NO_WORD]]),
+            "mel": torch.randn(1, mel_frames, cfg.num_mel_bins),
+            "mel_lengths": torch.tensor([mel_frames]),
             "frame_words": torch.tensor([[0, 0] + [1] * (num_latent - 2)]),
         }
         with torch.no_grad():

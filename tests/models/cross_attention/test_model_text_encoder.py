@@ -31,15 +31,41 @@ from tests.helpers.recipe_copy import copy_recipe
 REPO = Path(__file__).resolve().parents[3]
 CZECH = "áčďéěíňóřšťúůýž"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-TEXT_TINY = ["--head-hidden", "8", "--batch-size", "2", "--eval-batch-size", "4", "--lr", "1e-3", "--num-threads", "1",
-             "--log-interval", "1", "--max-length", "64", "--device", "cpu", "--num-epochs", "1", "--text-layers", "1",
-             "--freeze-text-embeddings", "true", "--text-letters", CZECH]
+TEXT_TINY = [
+    "--head-hidden",
+    "8",
+    "--batch-size",
+    "2",
+    "--eval-batch-size",
+    "4",
+    "--lr",
+    "1e-3",
+    "--num-threads",
+    "1",
+    "--log-interval",
+    "1",
+    "--max-length",
+    "64",
+    "--device",
+    "cpu",
+    "--num-epochs",
+    "1",
+    "--text-layers",
+    "1",
+    "--freeze-text-embeddings",
+    "true",
+    "--text-letters",
+    CZECH,
+]
 
 
 def cased_bert_folder(folder: Path) -> Path:
     """A cased WordPiece BERT whose vocabulary holds every Czech letter (whole and ##): nothing to add."""
-    vocab = SPECIALS + [t for x in CZECH for t in (x, "##" + x)] + ["pes", "je", "ko", "##ka", "a", "to", "pr", "##ah",
-                                                                    "##a", "ne", "ano", "P", "##es"]
+    vocab = (
+        SPECIALS
+        + [t for x in CZECH for t in (x, "##" + x)]
+        + ["pes", "je", "ko", "##ka", "a", "to", "pr", "##ah", "##a", "ne", "ano", "P", "##es"]
+    )
     folder.mkdir(parents=True)
     tiny_bert.make_tokenizer(folder, vocab, strip_accents=False, lower_case=False).save_pretrained(folder)
     tiny_bert.make_encoder(len(vocab), hidden_size=16).save_pretrained(folder)
@@ -68,7 +94,9 @@ def test_any_encoder_trains_and_decodes_with_the_tokenizer_of_its_checkpoint(tmp
         folder = (cased_bert_folder if encoder == "cased_bert" else roberta_folder)(tmp_path / "encoder")
         opts = ["--bert-model", str(folder)]
     exp = tmp_path / "exp" / "text"
-    train_mm.main(["--model", "text", "--exp-dir", str(exp), "--data-dir", str(data), "--prefix", "parczech"] + TEXT_TINY + opts)
+    train_mm.main(
+        ["--model", "text", "--exp-dir", str(exp), "--data-dir", str(data), "--prefix", "parczech"] + TEXT_TINY + opts
+    )
     best = load_checkpoint(exp / "best-valid-f1.pt")
     assert "tokenizer_config.json" in best["text_encoder"]["tokenizer_files"]
     assert best["text_encoder"]["config"]["num_hidden_layers"] == 1
@@ -76,8 +104,18 @@ def test_any_encoder_trains_and_decodes_with_the_tokenizer_of_its_checkpoint(tmp
     out = tmp_path / "emb_text"
     if folder is not None:  # decoding needs only the checkpoint
         folder.rename(tmp_path / "moved")
-    dump_itn_text.main(["--checkpoint", str(exp / "best-valid-f1.pt"), "--supervisions", str(sup), "--out-dir", str(out),
-                        "--device", "cpu"])
+    dump_itn_text.main(
+        [
+            "--checkpoint",
+            str(exp / "best-valid-f1.pt"),
+            "--supervisions",
+            str(sup),
+            "--out-dir",
+            str(out),
+            "--device",
+            "cpu",
+        ]
+    )
     loaded, cfg = load_text_model(exp / "best-valid-f1.pt")
     tokenizer = loaded.text.tokenizer
     ids = word_pieces(tokenizer, ["kočka"], 60).pieces[0]
@@ -103,8 +141,23 @@ def test_byte_level_bpe_words_are_encoded_as_inside_a_sentence(tmp_path):
 
 
 def test_only_the_added_letter_rows_of_frozen_embeddings_train(tmp_path):
-    vocab = SPECIALS + ["[unused0]", "[unused1]", "c", "##c", "pes", "je", "ko", "##ka", "a", "to", "pr", "##ah", "##a",
-                        "ne", "ano"]
+    vocab = SPECIALS + [
+        "[unused0]",
+        "[unused1]",
+        "c",
+        "##c",
+        "pes",
+        "je",
+        "ko",
+        "##ka",
+        "a",
+        "to",
+        "pr",
+        "##ah",
+        "##a",
+        "ne",
+        "ano",
+    ]
     tokenizer = tiny_bert.make_tokenizer(tmp_path, vocab, strip_accents=None)
     cfg = tiny_config(freeze_text_embeddings=True, text_letters="č", weight_decay=0.1)
     encoder = tiny_bert.make_encoder(len(vocab), hidden_size=16)
@@ -132,14 +185,20 @@ def test_only_the_added_letter_rows_of_frozen_embeddings_train(tmp_path):
     for name in after:
         if ".embeddings." in name and name != key:
             assert torch.equal(after[name], before[name]), name
-    assert not torch.equal(after["text.encoder.encoder.layer.0.attention.self.query.weight"],
-                           before["text.encoder.encoder.layer.0.attention.self.query.weight"])
+    assert not torch.equal(
+        after["text.encoder.encoder.layer.0.attention.self.query.weight"],
+        before["text.encoder.encoder.layer.0.attention.self.query.weight"],
+    )
     # a plain model reads the trained rows, and the model reads them back from a plain state dict
-    plain = build_model("text", tiny_config(), PunctBert(tiny_bert.make_encoder(len(vocab), hidden_size=16), tokenizer,
-                                                         head_specs(cfg)))
+    plain = build_model(
+        "text", tiny_config(), PunctBert(tiny_bert.make_encoder(len(vocab), hidden_size=16), tokenizer, head_specs(cfg))
+    )
     plain.load_state_dict(after)
-    again = build_model("text", cfg, PunctBert(tiny_bert.make_encoder(len(vocab), 16, seed=1), tokenizer, head_specs(cfg),
-                                               added_letters=added))
+    again = build_model(
+        "text",
+        cfg,
+        PunctBert(tiny_bert.make_encoder(len(vocab), 16, seed=1), tokenizer, head_specs(cfg), added_letters=added),
+    )
     again.load_state_dict(after)
     model.eval(), plain.eval(), again.eval()
     with torch.no_grad():
@@ -153,8 +212,12 @@ def _recipe_copy(tmp_path: Path) -> Path:
 
 def test_run_sh_refuses_a_text_model_that_is_not_a_model_folder(tmp_path):
     work = _recipe_copy(tmp_path)
-    proc = subprocess.run(["bash", "./run.sh", "--stage", "4", "--stop-stage", "4", "--text-model", str(tmp_path / "none")],
-                          cwd=work, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["bash", "./run.sh", "--stage", "4", "--stop-stage", "4", "--text-model", str(tmp_path / "none")],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and "--text-model" in proc.stderr and "no config.json" in proc.stderr
 
 
@@ -165,8 +228,13 @@ def test_run_sh_text_model_reaches_the_four_stage4_models(tmp_path):
     (work / "data").mkdir()
     shutil.move(str(write_corpus(tmp_path)), str(work / "data" / "segments"))
     roberta_folder(work / "roberta")
-    proc = subprocess.run(["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "4", "--stop-stage", "4", "--text-model",
-                           "roberta"], cwd=work, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["bash", "./run.sh", "--corpus-size", "tiny", "--stage", "4", "--stop-stage", "4", "--text-model", "roberta"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for name in ("text", "mm", "mm_pe", "mm_pe_random"):
         config = (work / "exp" / name / "config.yaml").read_text()

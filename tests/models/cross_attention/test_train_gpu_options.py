@@ -19,10 +19,44 @@ from punct.models.cross_attention import train as mm_train
 from tests.helpers.cross_attention import make_encoder, make_tokenizer, write_corpus
 
 REPO = Path(__file__).resolve().parents[3]
-TINY = ["--head-hidden", "8", "--conv-channels", "8,8,8,16,16,16,16", "--audio-layers", "1", "--audio-heads", "2",
-        "--audio-ffn", "16", "--mm-layers", "1", "--mm-heads", "2", "--mm-ffn", "16", "--max-words", "16",
-        "--eval-batch-size", "4", "--lr", "1e-3", "--num-threads", "1", "--log-interval", "100", "--max-length", "64",
-        "--device", "cpu", "--positional", "true", "--keep-last-epochs", "0", "--decode-splits", "test"]
+TINY = [
+    "--head-hidden",
+    "8",
+    "--conv-channels",
+    "8,8,8,16,16,16,16",
+    "--audio-layers",
+    "1",
+    "--audio-heads",
+    "2",
+    "--audio-ffn",
+    "16",
+    "--mm-layers",
+    "1",
+    "--mm-heads",
+    "2",
+    "--mm-ffn",
+    "16",
+    "--max-words",
+    "16",
+    "--eval-batch-size",
+    "4",
+    "--lr",
+    "1e-3",
+    "--num-threads",
+    "1",
+    "--log-interval",
+    "100",
+    "--max-length",
+    "64",
+    "--device",
+    "cpu",
+    "--positional",
+    "true",
+    "--keep-last-epochs",
+    "0",
+    "--decode-splits",
+    "test",
+]
 NO_DROPOUT = ["--head-dropout", "0", "--conv-dropout", "0", "--audio-dropout", "0", "--mm-dropout", "0"]
 
 
@@ -54,7 +88,16 @@ def setup(tmp_path_factory):
     encoder.config.hidden_dropout_prob = encoder.config.attention_probs_dropout_prob = 0.0
     encoder.save_pretrained(root / "bert")
     make_tokenizer(root).save_pretrained(root / "bert")
-    return root, ["--model", "mm", "--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(root / "bert")] + TINY
+    return root, [
+        "--model",
+        "mm",
+        "--data-dir",
+        str(data),
+        "--prefix",
+        "parczech",
+        "--bert-model",
+        str(root / "bert"),
+    ] + TINY
 
 
 def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch):
@@ -92,9 +135,30 @@ def test_two_gloo_ranks_equal_one_process_with_their_combined_batch(setup):
     train_mm.main(common + NO_DROPOUT + ["--exp-dir", str(single), "--batch-size", "2", "--num-epochs", "2"])
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     run = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "punct.bin.train_mm",
-         *common, *NO_DROPOUT, "--exp-dir", str(ddp), "--batch-size", "1", "--num-epochs", "2"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "punct.bin.train_mm",
+            *common,
+            *NO_DROPOUT,
+            "--exp-dir",
+            str(ddp),
+            "--batch-size",
+            "1",
+            "--num-epochs",
+            "2",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert (ddp / ".done").is_file() and (ddp / "decode" / "test.jsonl").is_file()
     assert len(list((ddp / "log").iterdir())) == 1  # rank 0's log only

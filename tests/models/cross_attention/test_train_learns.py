@@ -57,12 +57,56 @@ COMMA_P = 0.3
 MIN_WORDS, MAX_WORDS = 1, 4
 SPLITS = {"train": (96, 1), "dev": (48, 2), "test": (64, 3)}  # segments, data seed offset
 
-MODEL = ["--head-hidden", "32", "--conv-channels", "32,32,32,32,32,32,32", "--audio-layers", "1",
-         "--audio-heads", "2", "--audio-ffn", "16", "--mm-layers", "1", "--mm-heads", "2", "--mm-ffn", "16",
-         "--max-words", "16", "--max-length", "16", "--conv-dropout", "0", "--audio-dropout", "0", "--mm-dropout", "0",
-         "--head-dropout", "0"]
-TRAIN = ["--batch-size", "4", "--eval-batch-size", "32", "--num-epochs", "18", "--lr", "3e-4", "--lr-new", "1e-3",
-         "--warmup-fraction", "0.1", "--num-threads", "1", "--log-interval", "1000", "--device", "cpu"]
+MODEL = [
+    "--head-hidden",
+    "32",
+    "--conv-channels",
+    "32,32,32,32,32,32,32",
+    "--audio-layers",
+    "1",
+    "--audio-heads",
+    "2",
+    "--audio-ffn",
+    "16",
+    "--mm-layers",
+    "1",
+    "--mm-heads",
+    "2",
+    "--mm-ffn",
+    "16",
+    "--max-words",
+    "16",
+    "--max-length",
+    "16",
+    "--conv-dropout",
+    "0",
+    "--audio-dropout",
+    "0",
+    "--mm-dropout",
+    "0",
+    "--head-dropout",
+    "0",
+]
+TRAIN = [
+    "--batch-size",
+    "4",
+    "--eval-batch-size",
+    "32",
+    "--num-epochs",
+    "18",
+    "--lr",
+    "3e-4",
+    "--lr-new",
+    "1e-3",
+    "--warmup-fraction",
+    "0.1",
+    "--num-threads",
+    "1",
+    "--log-interval",
+    "1000",
+    "--device",
+    "cpu",
+]
 
 MM_MIN_F1 = 0.9  # the multimodal model, all test words and the words of multi-word segments
 BLIND_MAX_F1 = 0.6  # the controls (label-blind ceiling ~0.46 plus sampling noise)
@@ -75,7 +119,7 @@ def _word_sound(comma: bool, rng: np.random.Generator) -> np.ndarray:
     if comma:  # the word's end becomes a tone of the same energy: permuting the samples hides it
         n = int(BURST_S * SR)
         tone = np.sin(2 * np.pi * BURST_HZ * t[:n])
-        x[-n:] = tone * np.sqrt(np.mean(x[-n:] ** 2) / np.mean(tone ** 2))
+        x[-n:] = tone * np.sqrt(np.mean(x[-n:] ** 2) / np.mean(tone**2))
     return x + 0.01 * rng.standard_normal(len(t))
 
 
@@ -105,10 +149,20 @@ def write_split(root, split: str, num_segments: int, seed: int):
             items.append({"symbol": words[i], "start": round(t, 4), "duration": WORD_S})
             add(_word_sound(punct[i] == ",", rng))
             silence(PAUSE_S if i < n - 1 else TAIL_S)
-        segs.append({"id": f"{split}_{s}", "recording_id": split, "start": round(start, 4),
-                     "duration": round(t - start, 4), "channel": 0, "text": " ".join(words), "language": "Czech",
-                     "speaker": "spk", "alignment": {"word": items},
-                     "custom": {"words": words, "punct": punct, "case": ["cap"] + ["blank"] * (n - 1)}})
+        segs.append(
+            {
+                "id": f"{split}_{s}",
+                "recording_id": split,
+                "start": round(start, 4),
+                "duration": round(t - start, 4),
+                "channel": 0,
+                "text": " ".join(words),
+                "language": "Czech",
+                "speaker": "spk",
+                "alignment": {"word": items},
+                "custom": {"words": words, "punct": punct, "case": ["cap"] + ["blank"] * (n - 1)},
+            }
+        )
     wav = root / f"{split}.wav"
     sf.write(wav, np.concatenate(audio).astype(np.float32), SR)
     rec = Recording.from_file(wav, recording_id=split).to_dict()
@@ -154,8 +208,23 @@ def corpus(tmp_path_factory):
 def _train(corpus, exp_dir, *options):
     """Trains with train_mm; returns the experiment folder and the dev comma F1 of every epoch."""
     data, bert, _ = corpus
-    train_mm.main(["--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(bert), "--exp-dir", str(exp_dir), "--seed", str(SEED),
-                   *MODEL, *TRAIN, *options])
+    train_mm.main(
+        [
+            "--data-dir",
+            str(data),
+            "--prefix",
+            "parczech",
+            "--bert-model",
+            str(bert),
+            "--exp-dir",
+            str(exp_dir),
+            "--seed",
+            str(SEED),
+            *MODEL,
+            *TRAIN,
+            *options,
+        ]
+    )
     assert (exp_dir / ".done").is_file()
     history = json.loads((exp_dir / "history.json").read_text())
     return exp_dir, [h["dev_f1_,"] for h in history]
@@ -167,16 +236,25 @@ def test_mm_learns_punctuation_that_is_only_in_the_audio(corpus, tmp_path):
     assert 0.2 < q < 0.4 and blind < BLIND_MAX_F1 - 0.05
 
     mm, mm_dev = _train(corpus, tmp_path / "mm_pe", "--model", "mm", "--positional", "true")
-    rand, rand_dev = _train(corpus, tmp_path / "mm_pe_random", "--model", "mm", "--positional", "true",
-                            "--random-audio", "true")
+    rand, rand_dev = _train(
+        corpus, tmp_path / "mm_pe_random", "--model", "mm", "--positional", "true", "--random-audio", "true"
+    )
     text, text_dev = _train(corpus, tmp_path / "text", "--model", "text")
-    f1 = {"mm+PE": comma_f1(mm), "mm+PE multi-word": comma_f1(mm, 2), "mm+PE random audio": comma_f1(rand),
-          "text-only": comma_f1(text)}
-    print(f"seed {SEED}: test comma rate {q:.3f} (label-blind F1 {blind:.3f}); test comma F1 (best-dev model): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in f1.items())
-          + "; dev comma F1 by epoch: "
-          + "; ".join(f"{k} " + " ".join(f"{x:.2f}" for x in v)
-                      for k, v in (("mm+PE", mm_dev), ("random audio", rand_dev), ("text", text_dev))))
+    f1 = {
+        "mm+PE": comma_f1(mm),
+        "mm+PE multi-word": comma_f1(mm, 2),
+        "mm+PE random audio": comma_f1(rand),
+        "text-only": comma_f1(text),
+    }
+    print(
+        f"seed {SEED}: test comma rate {q:.3f} (label-blind F1 {blind:.3f}); test comma F1 (best-dev model): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in f1.items())
+        + "; dev comma F1 by epoch: "
+        + "; ".join(
+            f"{k} " + " ".join(f"{x:.2f}" for x in v)
+            for k, v in (("mm+PE", mm_dev), ("random audio", rand_dev), ("text", text_dev))
+        )
+    )
     # the decoded test split, by the model train_mm selected on dev
     assert f1["mm+PE"] > MM_MIN_F1 and f1["mm+PE multi-word"] > MM_MIN_F1, f1
     assert f1["mm+PE random audio"] < BLIND_MAX_F1 and f1["text-only"] < BLIND_MAX_F1, f1

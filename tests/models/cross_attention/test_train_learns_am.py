@@ -33,17 +33,56 @@ from punct.bin import train_mm
 from tests.helpers.tiny_am import write_am_dir
 from tests.models.cross_attention.test_train_learns import BLIND_MAX_F1, MODEL, SEED, comma_f1, corpus  # noqa: F401  (corpus: a fixture)
 
-TRAIN = ["--batch-size", "4", "--eval-batch-size", "32", "--num-epochs", "40", "--lr", "3e-4", "--lr-new", "2e-3",
-         "--warmup-fraction", "0.1", "--num-threads", "1", "--log-interval", "1000", "--device", "cpu"]
+TRAIN = [
+    "--batch-size",
+    "4",
+    "--eval-batch-size",
+    "32",
+    "--num-epochs",
+    "40",
+    "--lr",
+    "3e-4",
+    "--lr-new",
+    "2e-3",
+    "--warmup-fraction",
+    "0.1",
+    "--num-threads",
+    "1",
+    "--log-interval",
+    "1000",
+    "--device",
+    "cpu",
+]
 AM = ["--sound-encoder", "am", "--am-layer", "12", "--am-frame-stride", "4", "--mm-layers", "2"]
 AM_MIN_F1 = 0.8  # the multimodal model with the AM encoder (label-blind ceiling ~0.46, see BLIND_MAX_F1)
 
 
 def _train(corpus, am_dir, exp_dir, *options):  # noqa: F811
     data, bert, _ = corpus
-    train_mm.main(["--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(bert), "--exp-dir", str(exp_dir),
-                   "--seed", str(SEED), "--model", "mm", "--positional", "true", "--am-dir", str(am_dir), *MODEL, *TRAIN,
-                   *AM, *options])
+    train_mm.main(
+        [
+            "--data-dir",
+            str(data),
+            "--prefix",
+            "parczech",
+            "--bert-model",
+            str(bert),
+            "--exp-dir",
+            str(exp_dir),
+            "--seed",
+            str(SEED),
+            "--model",
+            "mm",
+            "--positional",
+            "true",
+            "--am-dir",
+            str(am_dir),
+            *MODEL,
+            *TRAIN,
+            *AM,
+            *options,
+        ]
+    )
     assert (exp_dir / ".done").is_file()
     return exp_dir, [h["dev_f1_,"] for h in json.loads((exp_dir / "history.json").read_text())]
 
@@ -55,10 +94,14 @@ def test_mm_with_the_am_encoder_learns_punctuation_that_is_only_in_the_audio(cor
     mm, mm_dev = _train(corpus, am_dir, tmp_path / "mm_pe_am")
     rand, rand_dev = _train(corpus, am_dir, tmp_path / "mm_pe_random_am", "--random-audio", "true")
     f1 = {"mm+PE am": comma_f1(mm), "mm+PE am multi-word": comma_f1(mm, 2), "random audio am": comma_f1(rand)}
-    print(f"seed {SEED}: test comma rate {q:.3f} (label-blind F1 {2 * q / (1 + q):.3f}); test comma F1: "
-          + ", ".join(f"{k} {v:.3f}" for k, v in f1.items())
-          + "; dev comma F1 by epoch: " + "; ".join(f"{k} " + " ".join(f"{x:.2f}" for x in v)
-                                                 for k, v in (("mm+PE am", mm_dev), ("random audio am", rand_dev))))
+    print(
+        f"seed {SEED}: test comma rate {q:.3f} (label-blind F1 {2 * q / (1 + q):.3f}); test comma F1: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in f1.items())
+        + "; dev comma F1 by epoch: "
+        + "; ".join(
+            f"{k} " + " ".join(f"{x:.2f}" for x in v) for k, v in (("mm+PE am", mm_dev), ("random audio am", rand_dev))
+        )
+    )
     assert f1["mm+PE am"] > AM_MIN_F1 and f1["mm+PE am multi-word"] > AM_MIN_F1, f1
     assert f1["random audio am"] < BLIND_MAX_F1 and max(rand_dev) < BLIND_MAX_F1, (f1, rand_dev)
     saved = torch.load(mm / "best-valid-f1.pt", map_location="cpu", weights_only=False)
@@ -75,8 +118,21 @@ def test_aligned_attention_learns_the_audio_cue_without_learning_the_alignment(c
     (dev 1.00 from epoch 3 / 3 / 2); the same run with full attention 0.59 / 0.65 (seeds 0-1)."""
     am_dir = tmp_path / "am"
     write_am_dir(am_dir, seed=SEED)
-    aligned, dev = _train(corpus, am_dir, tmp_path / "mm_aligned_am", "--positional", "false", "--mm-layers", "1",
-                          "--mm-attention", "aligned", "--mm-attention-context", "0", "--num-epochs", str(ALIGNED_EPOCHS))
+    aligned, dev = _train(
+        corpus,
+        am_dir,
+        tmp_path / "mm_aligned_am",
+        "--positional",
+        "false",
+        "--mm-layers",
+        "1",
+        "--mm-attention",
+        "aligned",
+        "--mm-attention-context",
+        "0",
+        "--num-epochs",
+        str(ALIGNED_EPOCHS),
+    )
     f1 = {"aligned": comma_f1(aligned), "aligned multi-word": comma_f1(aligned, 2)}
     print(f"seed {SEED}: test comma F1 {f1}; dev comma F1 by epoch: " + " ".join(f"{x:.2f}" for x in dev))
     assert f1["aligned"] > AM_MIN_F1 and f1["aligned multi-word"] > AM_MIN_F1, f1

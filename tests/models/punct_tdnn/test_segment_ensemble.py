@@ -1,6 +1,6 @@
 """EfficientPunct on ParCzech segments: the text-only model's dump, the two-head ensemble with each
-head's alpha chosen on dev, and the scoring-format predictions (punct.models.punct_tdnn.segment_ensemble, punct.bin.ensemble_itn,
-punct.bin.dump_itn_text)."""
+head's alpha chosen on dev, and the scoring-format predictions (punct.models.punct_tdnn.segment_ensemble,
+punct.bin.ensemble_itn, punct.bin.dump_itn_text)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,10 @@ def designed_posteriors(seg):
 def ensemble_inputs(tmp_path):
     data = write_corpus(tmp_path)
     for split in ("dev", "test"):
-        pairs = [(seg.id, *designed_posteriors(seg)) for seg in read_segments(data / f"parczech_supervisions_{split}.jsonl.gz")]
+        pairs = [
+            (seg.id, *designed_posteriors(seg))
+            for seg in read_segments(data / f"parczech_supervisions_{split}.jsonl.gz")
+        ]
         write_shard(tmp_path / "tdnn" / "post" / split / "post", [(k, a) for k, a, _ in pairs])
         write_shard(tmp_path / "text" / split / "post", [(k, b) for k, _, b in pairs])
     return data
@@ -62,8 +65,22 @@ def ensemble_inputs(tmp_path):
 
 def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
     data = ensemble_inputs
-    ensemble_itn.main(["--prefix", "parczech", "--segments-dir", str(data), "--text-post-dir", str(tmp_path / "text"),
-                       "--tdnn-dir", str(tmp_path / "tdnn"), "--out-dir", str(tmp_path / "ens"), "--first-word", "include"])
+    ensemble_itn.main(
+        [
+            "--prefix",
+            "parczech",
+            "--segments-dir",
+            str(data),
+            "--text-post-dir",
+            str(tmp_path / "text"),
+            "--tdnn-dir",
+            str(tmp_path / "tdnn"),
+            "--out-dir",
+            str(tmp_path / "ens"),
+            "--first-word",
+            "include",
+        ]
+    )
     summary = json.loads((tmp_path / "ens" / "alpha.json").read_text())
     assert summary["chosen_alpha"] == {"punct": 1.0, "case": 0.2} and summary["first_word"] == "include"
     rule = summary["alpha_rule"]
@@ -78,14 +95,24 @@ def test_alphas_per_head_and_decode_files(ensemble_inputs, tmp_path):
     assert [s.id for s in ens] == [s.id for s in segments] == [s.id for s in tdnn]
     for seg, e, t in zip(segments, ens, tdnn):
         assert e.punct_ref.tolist() == seg.punct and e.case_ref.tolist() == seg.case
-        assert np.array_equal(e.punct_hyp, e.punct_ref) and np.array_equal(e.case_hyp, e.case_ref)  # the ensemble is right
+        assert np.array_equal(e.punct_hyp, e.punct_ref) and np.array_equal(
+            e.case_hyp, e.case_ref
+        )  # the ensemble is right
         assert np.array_equal(t.punct_hyp, t.punct_ref) and not t.case_hyp.any()  # the TDNN alone never says cap
     line = json.loads((tmp_path / "ens" / "decode" / "dev.jsonl").read_text().splitlines()[0])
     assert line["words"] == segments[0].words and set(line["punct_hyp"]) <= set(PUNCT9.classes)
     # stage "score": rows named EfficientPunct ... replace the placeholder row
     out = tmp_path / "results"
-    score_itn.main(["--out-dir", str(out), "--num-resamples", "20", f"{tmp_path / 'tdnn'}:EfficientPunct TDNN",
-                    f"{tmp_path / 'ens'}:EfficientPunct ensemble"])
+    score_itn.main(
+        [
+            "--out-dir",
+            str(out),
+            "--num-resamples",
+            "20",
+            f"{tmp_path / 'tdnn'}:EfficientPunct TDNN",
+            f"{tmp_path / 'ens'}:EfficientPunct ensemble",
+        ]
+    )
     results = (out / "RESULTS.md").read_text()
     assert "| EfficientPunct TDNN |" in results and "| EfficientPunct ensemble |" in results
     assert "| EfficientPunct | —" not in results
@@ -121,8 +148,18 @@ def test_text_model_dump_matches_its_predictions(tmp_path):
     torch.save({"kind": "text", "config": asdict(cfg), "model": model.state_dict()}, tmp_path / "best-valid-f1.pt")
     out = tmp_path / "emb_text" / "dev"
     sup = data / "parczech_supervisions_dev.jsonl.gz"
-    dump_itn_text.main(["--checkpoint", str(tmp_path / "best-valid-f1.pt"), "--supervisions", str(sup),
-                        "--out-dir", str(out), "--device", "cpu"])
+    dump_itn_text.main(
+        [
+            "--checkpoint",
+            str(tmp_path / "best-valid-f1.pt"),
+            "--supervisions",
+            str(sup),
+            "--out-dir",
+            str(out),
+            "--device",
+            "cpu",
+        ]
+    )
     loaded, loaded_cfg = load_text_model(tmp_path / "best-valid-f1.pt")
     assert loaded_cfg == cfg
     preds = predict(loaded, load_split(sup, None, loaded.text.tokenizer, cfg, False), cfg, torch.device("cpu"), 0)
@@ -165,8 +202,21 @@ def _first_words_wrong(root, split):
 
 
 def _ensemble(root, out, *opts):
-    ensemble_itn.main(["--prefix", "parczech", "--segments-dir", str(root / "segments"), "--text-post-dir", str(root / "text"),
-                       "--tdnn-dir", str(root / "tdnn"), "--out-dir", str(out), *opts])
+    ensemble_itn.main(
+        [
+            "--prefix",
+            "parczech",
+            "--segments-dir",
+            str(root / "segments"),
+            "--text-post-dir",
+            str(root / "text"),
+            "--tdnn-dir",
+            str(root / "tdnn"),
+            "--out-dir",
+            str(out),
+            *opts,
+        ]
+    )
     return json.loads((out / "alpha.json").read_text())
 
 

@@ -17,8 +17,15 @@ def test_paper_topology_and_parameter_count():
     assert cfg.shrink == 58 and cfg.output_frames == 243 and cfg.context == 150
     model = PunctTdnn(cfg)
     sizes = [(c.in_channels, c.out_channels, c.kernel_size[0], c.dilation[0]) for c in model.convs]
-    assert sizes == [(512, 256, 9, 1), (256, 256, 9, 2), (256, 128, 5, 1), (128, 128, 5, 2),
-                     (128, 64, 7, 1), (64, 64, 7, 2), (64, 4, 5, 1)]
+    assert sizes == [
+        (512, 256, 9, 1),
+        (256, 256, 9, 2),
+        (256, 128, 5, 1),
+        (128, 128, 5, 2),
+        (128, 64, 7, 1),
+        (64, 64, 7, 2),
+        (64, 4, 5, 1),
+    ]
     assert all(norm.num_features == conv.out_channels for norm, conv in zip(model.norms, model.convs))
     assert (model.head_hidden.in_features, model.head_hidden.out_features, model.head_out.out_features) == (243, 70, 1)
     n = count_parameters(model)
@@ -126,8 +133,9 @@ def test_word_factored_fusion_equals_fused_frames(num_frames):
     with torch.no_grad():
         expected = torch.softmax(model.utterance_logits(fused, centres), dim=-1)
         got = torch.softmax(factored.utterance_logits(acoustic, word_vectors, torch.from_numpy(index), centres), dim=-1)
-        shifted = torch.softmax(factored.utterance_logits(acoustic, word_vectors.roll(1, 0), torch.from_numpy(index),
-                                                          centres), dim=-1)
+        shifted = torch.softmax(
+            factored.utterance_logits(acoustic, word_vectors.roll(1, 0), torch.from_numpy(index), centres), dim=-1
+        )
     assert expected.max().item() > 0.5 and (expected - expected.mean(0)).abs().max().item() > 0.05
     assert (got - expected).abs().max().item() < 1e-5
     assert (shifted - expected).abs().max().item() > 1e-2  # each frame must get its own word's part

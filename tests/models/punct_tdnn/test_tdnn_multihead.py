@@ -94,8 +94,9 @@ def test_fully_convolutional_equals_windowed_for_both_heads(num_frames, per_chan
 
 
 def test_two_head_loss_is_the_weighted_sum():
-    cfg = TrainTdnnConfig(label_set="itn", model=TdnnConfig(num_classes=9, case_classes=2), case_weight=0.5,
-                          loss_reduction="mean")
+    cfg = TrainTdnnConfig(
+        label_set="itn", model=TdnnConfig(num_classes=9, case_classes=2), case_weight=0.5, loss_reduction="mean"
+    )
     gen = torch.Generator().manual_seed(0)
     logits = torch.randn(6, 11, generator=gen)
     labels = torch.stack([torch.randint(0, 9, (6,), generator=gen), torch.randint(0, 2, (6,), generator=gen)], dim=1)
@@ -106,8 +107,9 @@ def test_two_head_loss_is_the_weighted_sum():
     assert not torch.allclose(tdnn_loss(logits, labels, criteria, heavy), expected)
     # the single-head loss is plain cross-entropy on (N,) labels
     single = TrainTdnnConfig()
-    assert torch.allclose(tdnn_loss(logits[:, :4], labels[:, 0] % 4, criteria, single),
-                          F.cross_entropy(logits[:, :4], labels[:, 0] % 4))
+    assert torch.allclose(
+        tdnn_loss(logits[:, :4], labels[:, 0] % 4, criteria, single), F.cross_entropy(logits[:, :4], labels[:, 0] % 4)
+    )
 
 
 def test_checkpoints_round_trip_and_old_ones_still_load(tmp_path):

@@ -28,8 +28,19 @@ def corpora(tmp_path_factory):
 
 @pytest.mark.parametrize("unit", ["window", "utterance"])
 def test_train_checkpoints_and_resume(corpora, tmp_path, unit):
-    cfg = TrainTdnnConfig(model=SMALL, example_unit=unit, optimizer="adam", lr=0.01, batch_size=16,
-                          utterances_per_batch=3, epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0)
+    cfg = TrainTdnnConfig(
+        model=SMALL,
+        example_unit=unit,
+        optimizer="adam",
+        lr=0.01,
+        batch_size=16,
+        utterances_per_batch=3,
+        epochs=2,
+        epoch_limit=48,
+        loss_reduction="mean",
+        num_workers=0,
+        log_interval=0,
+    )
     train_tdnn(cfg, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1, progress=False)
     assert latest_checkpoint(tmp_path).name == "epoch-2.pt"
     ckpt = torch.load(tmp_path / "epoch-2.pt", weights_only=True)
@@ -42,8 +53,16 @@ def test_train_checkpoints_and_resume(corpora, tmp_path, unit):
     # resume: one more epoch continues the step count and the history
     steps = ckpt["state"]["step"]
     cfg3 = TrainTdnnConfig(**{**cfg.__dict__, "epochs": 3})
-    train_tdnn(cfg3, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1,
-               resume=tmp_path / "epoch-2.pt", progress=False)
+    train_tdnn(
+        cfg3,
+        corpora["train"],
+        corpora["dev"],
+        tmp_path,
+        torch.device("cpu"),
+        seed=1,
+        resume=tmp_path / "epoch-2.pt",
+        progress=False,
+    )
     ckpt3 = torch.load(tmp_path / "epoch-3.pt", weights_only=True)
     assert ckpt3["state"]["step"] == steps + steps // 2 and steps > 0
     assert [h["epoch"] for h in ckpt3["state"]["history"]] == [1, 2, 3]
@@ -61,7 +80,7 @@ def test_class_weights_match_oversampling(corpora):
 def test_softer_class_weights():
     counts = np.array([1000, 100, 40, 0])
     sqrt = class_weights(TrainTdnnConfig(balance="oversample", class_weight_power=0.5), counts).numpy()
-    assert np.allclose(sqrt, [1.0, 10 ** 0.5, 25 ** 0.5, 0.0])
+    assert np.allclose(sqrt, [1.0, 10**0.5, 25**0.5, 0.0])
     capped = class_weights(TrainTdnnConfig(balance="oversample", max_class_weight=4.0), counts).numpy()
     assert np.allclose(capped, [1.0, 4.0, 4.0, 0.0])
     with pytest.raises(ValueError, match="class_weight_power"):
@@ -92,10 +111,21 @@ def test_recomputed_batch_norm_statistics():
 def test_batch_norm_statistics_recomputed_after_each_epoch(corpora, tmp_path):
     """recompute: every epoch's checkpoint holds statistics of its last batch_norm_batches batches through its
     final weights (recomputing them from the saved weights gives the same); ema: of every batch since the start."""
-    common = dict(model=SMALL, example_unit="utterance", optimizer="adam", lr=0.01, utterances_per_batch=3, epochs=2,
-                  epoch_limit=48, loss_reduction="mean", num_workers=0, log_interval=0)
-    ema = train_tdnn(TrainTdnnConfig(**common), corpora["train"], None, tmp_path / "ema", torch.device("cpu"), seed=1,
-                     progress=False)
+    common = dict(
+        model=SMALL,
+        example_unit="utterance",
+        optimizer="adam",
+        lr=0.01,
+        utterances_per_batch=3,
+        epochs=2,
+        epoch_limit=48,
+        loss_reduction="mean",
+        num_workers=0,
+        log_interval=0,
+    )
+    ema = train_tdnn(
+        TrainTdnnConfig(**common), corpora["train"], None, tmp_path / "ema", torch.device("cpu"), seed=1, progress=False
+    )
     steps = torch.load(tmp_path / "ema" / "epoch-2.pt", weights_only=True)["state"]["step"]
     assert int(ema.norms[0].num_batches_tracked) == steps > 4
     cfg = TrainTdnnConfig(**common, batch_norm_stats="recompute", batch_norm_batches=2)
@@ -128,11 +158,23 @@ def test_bad_config_values():
 @pytest.mark.parametrize("unit", ["window", "utterance"])
 def test_same_seed_same_model(corpora, tmp_path, unit):
     """Same seed, same machine: the same weights, also with a data-loader worker process."""
-    cfg = TrainTdnnConfig(model=SMALL, example_unit=unit, optimizer="adam", lr=0.01, batch_size=16,
-                          utterances_per_batch=3, epochs=2, epoch_limit=48, loss_reduction="mean", num_workers=1,
-                          log_interval=0)
-    models = [train_tdnn(cfg, corpora["train"], None, tmp_path / str(run), torch.device("cpu"), seed=4, progress=False)
-              for run in range(2)]
+    cfg = TrainTdnnConfig(
+        model=SMALL,
+        example_unit=unit,
+        optimizer="adam",
+        lr=0.01,
+        batch_size=16,
+        utterances_per_batch=3,
+        epochs=2,
+        epoch_limit=48,
+        loss_reduction="mean",
+        num_workers=1,
+        log_interval=0,
+    )
+    models = [
+        train_tdnn(cfg, corpora["train"], None, tmp_path / str(run), torch.device("cpu"), seed=4, progress=False)
+        for run in range(2)
+    ]
     other = train_tdnn(cfg, corpora["train"], None, tmp_path / "other", torch.device("cpu"), seed=5, progress=False)
     for name, value in models[0].state_dict().items():
         assert torch.equal(value, models[1].state_dict()[name]), name

@@ -64,8 +64,15 @@ def splits(tmp_path_factory):
 
 
 def open_itn(p, case=True, first_word="include"):
-    return open_split(p["cuts"], p["acoustic_scp"], p["text_scp"], 0, PUNCT9.classes, CASE.classes if case else None,
-                      first_word=first_word)
+    return open_split(
+        p["cuts"],
+        p["acoustic_scp"],
+        p["text_scp"],
+        0,
+        PUNCT9.classes,
+        CASE.classes if case else None,
+        first_word=first_word,
+    )
 
 
 def test_corpus_reads_case_labels(splits):
@@ -109,13 +116,29 @@ def one_thread():
 
 def tiny_cfg(unit: str, first_word: str = "include") -> TrainTdnnConfig:
     model = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5, num_classes=9, case_classes=2)
-    return TrainTdnnConfig(model=model, label_set="itn", example_unit=unit, utterances_per_batch=3, optimizer="adam",
-                           lr=0.01, epochs=2, loss_reduction="mean", num_workers=0, log_interval=0, dev_metric="macro_f1",
-                           max_class_weight=10.0, batch_size=16, epoch_limit=32, first_word=first_word)
+    return TrainTdnnConfig(
+        model=model,
+        label_set="itn",
+        example_unit=unit,
+        utterances_per_batch=3,
+        optimizer="adam",
+        lr=0.01,
+        epochs=2,
+        loss_reduction="mean",
+        num_workers=0,
+        log_interval=0,
+        dev_metric="macro_f1",
+        max_class_weight=10.0,
+        batch_size=16,
+        epoch_limit=32,
+        first_word=first_word,
+    )
 
 
-@pytest.mark.parametrize("unit,first_word", [("utterance", "include"), ("window", "include"), ("utterance", "exclude"),
-                                             ("window", "exclude")])
+@pytest.mark.parametrize(
+    "unit,first_word",
+    [("utterance", "include"), ("window", "include"), ("utterance", "exclude"), ("window", "exclude")],
+)
 def test_two_head_training_and_decoding(splits, tmp_path, unit, first_word, one_thread):
     cfg = tiny_cfg(unit, first_word)
     assert corpus_classes(cfg) == (tuple(PUNCT9.classes), tuple(CASE.classes))
@@ -133,8 +156,14 @@ def test_two_head_training_and_decoding(splits, tmp_path, unit, first_word, one_
         assert np.allclose(p[:, :9].sum(1), 1, atol=1e-5) and np.allclose(p[:, 9:].sum(1), 1, atol=1e-5)
     # a case-head config on a corpus without case labels is refused
     with pytest.raises(ValueError, match="no case labels"):
-        train_tdnn(cfg, open_itn(splits["train"], case=False, first_word=first_word), None, tmp_path / "x", torch.device("cpu"),
-                   progress=False)
+        train_tdnn(
+            cfg,
+            open_itn(splits["train"], case=False, first_word=first_word),
+            None,
+            tmp_path / "x",
+            torch.device("cpu"),
+            progress=False,
+        )
 
 
 def test_first_word_is_left_out_of_the_targets_counts_and_windows(splits):
@@ -143,8 +172,13 @@ def test_first_word_is_left_out_of_the_targets_counts_and_windows(splits):
     first = np.cumsum([0] + lengths[:-1])
     assert np.flatnonzero(~exc.scored).tolist() == first.tolist() and every.scored.all()
     assert exc.trained_examples().tolist() == sorted(set(range(len(exc))) - set(first.tolist()))
-    assert exc.class_counts().tolist() == (every.class_counts() - np.bincount(every.labels[first], minlength=9)).tolist()
-    assert exc.case_counts().tolist() == (every.case_counts() - np.bincount(every.case_labels[first], minlength=2)).tolist()
+    assert (
+        exc.class_counts().tolist() == (every.class_counts() - np.bincount(every.labels[first], minlength=9)).tolist()
+    )
+    assert (
+        exc.case_counts().tolist()
+        == (every.case_counts() - np.bincount(every.case_labels[first], minlength=2)).tolist()
+    )
     assert exc.case_counts()[1] < every.case_counts()[1]  # every cut starts with a capital
     for u in range(3):
         labels, all_labels = exc.utterance_labels(u), every.utterance_labels(u)

@@ -31,8 +31,19 @@ def test_bf16_training_step(corpora, tmp_path, monkeypatch, unit):
         return model
 
     monkeypatch.setattr(fusion_train, "build_model", recorded_build)
-    cfg = TrainTdnnConfig(model=SMALL, example_unit=unit, optimizer="adam", lr=0.01, batch_size=16, utterances_per_batch=3,
-                          epochs=1, epoch_limit=32, loss_reduction="mean", num_workers=0, log_interval=0)
+    cfg = TrainTdnnConfig(
+        model=SMALL,
+        example_unit=unit,
+        optimizer="adam",
+        lr=0.01,
+        batch_size=16,
+        utterances_per_batch=3,
+        epochs=1,
+        epoch_limit=32,
+        loss_reduction="mean",
+        num_workers=0,
+        log_interval=0,
+    )
     train_tdnn(cfg, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=2, progress=False, amp="bf16")
     assert seen and all(dtype == torch.bfloat16 for training, dtype in seen if training)
     saved = torch.load(tmp_path / "epoch-1.pt", weights_only=True)

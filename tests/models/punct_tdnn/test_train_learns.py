@@ -23,8 +23,15 @@ from tests.helpers.synthetic_splits import make_split
 
 EPOCHS = {"window": 10, "utterance": 20}
 # a short window (61 frames) keeps the test fast; the layers are the paper's kind
-SMALL = TdnnConfig(fusion_dim=16, channels=(12, 12, 8, 8, 8, 8), kernels=(3,) * 7, dilations=(1, 2, 1, 2, 1, 2, 1),
-                   window=61, head_dim=12, head_norm_per_channel=True)
+SMALL = TdnnConfig(
+    fusion_dim=16,
+    channels=(12, 12, 8, 8, 8, 8),
+    kernels=(3,) * 7,
+    dilations=(1, 2, 1, 2, 1, 2, 1),
+    window=61,
+    head_dim=12,
+    head_norm_per_channel=True,
+)
 
 
 MARK_LEVEL = {",": -1.0, ".": 1.0, "?": 2.0}
@@ -77,9 +84,19 @@ def train_and_score(splits, tmp_path, unit: str, noisy: bool, seed: int = 3) -> 
     corpora = {}
     for split, (paths, marked_scp, noise_scp) in splits.items():
         corpora[split] = open_split(paths["cuts"], noise_scp if noisy else marked_scp, paths["text_scp"])
-    cfg = TrainTdnnConfig(model=SMALL, example_unit=unit, optimizer="adam", lr=1e-2, batch_size=32,
-                          utterances_per_batch=4, epochs=EPOCHS[unit], class_weight_power=0.5, loss_reduction="mean",
-                          num_workers=0, log_interval=0)
+    cfg = TrainTdnnConfig(
+        model=SMALL,
+        example_unit=unit,
+        optimizer="adam",
+        lr=1e-2,
+        batch_size=32,
+        utterances_per_batch=4,
+        epochs=EPOCHS[unit],
+        class_weight_power=0.5,
+        loss_reduction="mean",
+        num_workers=0,
+        log_interval=0,
+    )
     model = train_tdnn(cfg, corpora["train"], None, tmp_path, torch.device("cpu"), seed=seed, progress=False)
     ref, post = corpus_predictions(model, corpora["dev"], torch.device("cpu"))
     return score(ref, post.argmax(axis=1), corpora["dev"].classes).overall["f1"]

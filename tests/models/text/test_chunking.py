@@ -76,7 +76,13 @@ def test_word_pieces_and_last_subtoken_positions(tiny_tokenizer):
     assert ids[0] == 2 and ids[-1] == 3
     assert encoded[0].word_indices == [0, 1, 2, 3, 4]
     # each position is the word's last sub-token
-    assert [tiny_tokenizer.convert_ids_to_tokens(ids[p]) for p in encoded[0].word_positions] == ["the", "##bly", "[UNK]", "cat", "##s"]
+    assert [tiny_tokenizer.convert_ids_to_tokens(ids[p]) for p in encoded[0].word_positions] == [
+        "the",
+        "##bly",
+        "[UNK]",
+        "cat",
+        "##s",
+    ]
 
 
 def test_encode_chunks_positions_follow_plan(tiny_tokenizer):

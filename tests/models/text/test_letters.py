@@ -17,8 +17,25 @@ from tests.helpers import tiny_bert
 CZECH = "áčďéěíňóřšťúůýž"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 # base letters (whole and ##) of č and ž, four free slots, and a few pieces
-VOCAB = SPECIALS + ["[unused0]", "[unused1]", "[unused2]", "[unused3]", "c", "##c", "z", "##z", "k", "##k", "##a",
-                    "ko", "m", "##u", "##ll", "##er", "##o"]
+VOCAB = SPECIALS + [
+    "[unused0]",
+    "[unused1]",
+    "[unused2]",
+    "[unused3]",
+    "c",
+    "##c",
+    "z",
+    "##z",
+    "k",
+    "##k",
+    "##a",
+    "ko",
+    "m",
+    "##u",
+    "##ll",
+    "##er",
+    "##o",
+]
 
 
 def _tiny(tmp_path, vocab=VOCAB, strip_accents=None):
@@ -42,9 +59,14 @@ def test_extend_vocab_uses_the_lowest_unused_slots_and_keeps_every_other_id(tmp_
     assert added.tokens == ("č", "##č", "ž", "##ž") and added.ids == (5, 6, 7, 8)
     vocab, new = tokenizer.get_vocab(), extended.get_vocab()
     assert added.base_ids == (vocab["c"], vocab["##c"], vocab["z"], vocab["##z"])
-    assert len(new) == len(vocab) and {t: i for t, i in new.items() if i > 8} == {t: i for t, i in vocab.items() if i > 8}
-    assert _pieces(extended, ["kočka", "žoko", "KOČKA"]) == [["ko", "##č", "##k", "##a"], ["ž", "##o", "##k", "##o"],
-                                                             ["ko", "##č", "##k", "##a"]]
+    assert len(new) == len(vocab) and {t: i for t, i in new.items() if i > 8} == {
+        t: i for t, i in vocab.items() if i > 8
+    }
+    assert _pieces(extended, ["kočka", "žoko", "KOČKA"]) == [
+        ["ko", "##č", "##k", "##a"],
+        ["ž", "##o", "##k", "##o"],
+        ["ko", "##č", "##k", "##a"],
+    ]
     assert lost_letters(extended, "čžČŽ") == []
     with pytest.raises(ValueError, match="6 tokens to add .* only 4 \\[unusedN\\] slots"):
         extend_vocab(tokenizer, ["č", "ž", "ř"])

@@ -13,7 +13,8 @@ from punct.models.text.losses import LOSSES, LossConfig, build_loss, supervised_
 
 
 def scl_by_loops(features, labels, tau):
-    """Eq. 5 written out, an anchor without a positive adding -1 (the authors' code); returns (sum, number of anchors)."""
+    """Eq. 5 written out, an anchor without a positive adding -1 (the authors' code); returns (sum, number of
+    anchors)."""
     z = [[x / math.sqrt(sum(y * y for y in f)) for x in f] for f in features.tolist()]
     labels = labels.tolist()
     m = len(z)
@@ -31,11 +32,14 @@ def scl_by_loops(features, labels, tau):
     return total, anchors
 
 
-@pytest.mark.parametrize("labels", [
-    [0, 0, 1, 1, 2, 0, 3, 3],  # every class has two or more members
-    [0, 0, 0, 1, 2, 2, 3],  # classes 1 and 3 have a single member
-    [0, 1, 1, 1, 1, 1],  # one singleton anchor among many positives
-])
+@pytest.mark.parametrize(
+    "labels",
+    [
+        [0, 0, 1, 1, 2, 0, 3, 3],  # every class has two or more members
+        [0, 0, 0, 1, 2, 2, 3],  # classes 1 and 3 have a single member
+        [0, 1, 1, 1, 1, 1],  # one singleton anchor among many positives
+    ],
+)
 @pytest.mark.parametrize("tau", [0.6 / 0.07, 0.5])
 def test_scl_matches_equation(labels, tau):
     torch.manual_seed(len(labels))
@@ -134,7 +138,8 @@ def test_scl_supcon_form_is_khoslas_supcon():
     assert cfg.scl_form == "supcon"  # the default
     loss = build_loss(cfg)(logits, labels, features)
     expected = 0.7 * float(F.cross_entropy(logits, labels)) + 0.3 * supcon_khosla(
-        features.numpy(), labels.numpy(), 0.6, 0.07)
+        features.numpy(), labels.numpy(), 0.6, 0.07
+    )
     assert float(loss) == pytest.approx(expected, rel=1e-5)
 
 
@@ -172,7 +177,7 @@ def test_focal_loss():
     focal0 = build_loss(LossConfig(name="focal", focal_gamma=0.0))(logits, labels, None)
     assert float(focal0) == pytest.approx(float(F.cross_entropy(logits, labels)), rel=1e-6)
     probs = torch.softmax(logits, dim=-1).tolist()
-    expected = sum(-(1 - probs[i][c]) ** 2 * math.log(probs[i][c]) for i, c in enumerate(labels.tolist())) / 5
+    expected = sum(-((1 - probs[i][c]) ** 2) * math.log(probs[i][c]) for i, c in enumerate(labels.tolist())) / 5
     focal2 = build_loss(LossConfig(name="focal", focal_gamma=2.0))(logits, labels, None)
     assert float(focal2) == pytest.approx(expected, rel=1e-5)
     assert float(focal2) < float(focal0)
@@ -181,7 +186,9 @@ def test_focal_loss():
 def test_registry():
     assert set(LOSSES) == {"ce", "scl", "focal"}
     logits, labels = torch.randn(3, 4), torch.tensor([1, 2, 3])
-    assert float(build_loss(LossConfig(name="ce"))(logits, labels)) == pytest.approx(float(F.cross_entropy(logits, labels)))
+    assert float(build_loss(LossConfig(name="ce"))(logits, labels)) == pytest.approx(
+        float(F.cross_entropy(logits, labels))
+    )
     with pytest.raises(ValueError, match="unknown loss"):
         build_loss(LossConfig(name="hinge"))
     with pytest.raises(ValueError):

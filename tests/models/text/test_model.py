@@ -29,8 +29,11 @@ def test_vectors_are_last_subtoken_states(tiny_tokenizer, tiny_encoder):
     assert examples[0].chunk.word_positions == [5, 6, 7]
     assert examples[1].chunk.word_positions == [2]  # [CLS] run ##s
     assert [e.labels for e in examples] == [[1, 0, 2], [3]]
-    batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in examples], 0,
-                           labels=[{"punct": e.labels} for e in examples])
+    batch = collate_chunks(
+        [(e.chunk.input_ids, e.chunk.word_positions) for e in examples],
+        0,
+        labels=[{"punct": e.labels} for e in examples],
+    )
     assert batch["labels_punct"].tolist() == [[1, 0, 2], [3, -100, -100]]
     with torch.no_grad():
         vectors, logits = model(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
@@ -45,8 +48,11 @@ def test_loss_uses_only_labelled_words(tiny_tokenizer, tiny_encoder):
     model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8, dropout=0.0)]).eval()
     utts = [Utterance("a", ["unbelievably", "the", "cat"], [",", "NP", "."]), Utterance("b", ["runs"], ["?"])]
     examples = make_examples(utts, tiny_tokenizer, max_length=32, context=2)
-    batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in examples], 0,
-                           labels=[{"punct": e.labels} for e in examples])
+    batch = collate_chunks(
+        [(e.chunk.input_ids, e.chunk.word_positions) for e in examples],
+        0,
+        labels=[{"punct": e.labels} for e in examples],
+    )
     loss, n = compute_loss(model, build_loss(LossConfig(name="ce")), batch, torch.device("cpu"))
     assert n == 4
     with torch.no_grad():
@@ -117,7 +123,9 @@ def test_batches_of_similar_length_give_the_same_outputs(tiny_tokenizer, tiny_en
     for b in batches:
         longest = max(lengths[i] for i in b)
         assert len(b) <= 3 and len(b) * longest - sum(lengths[i] for i in b) <= 0.2 * len(b) * longest
-    assert similar_length_batches(lengths, batch_size=8, max_padding=1.0) == [sorted(range(8), key=lambda i: lengths[i])]
+    assert similar_length_batches(lengths, batch_size=8, max_padding=1.0) == [
+        sorted(range(8), key=lambda i: lengths[i])
+    ]
     # outputs do not depend on how utterances are batched
     model = PunctBert(tiny_encoder, tiny_tokenizer, [HeadSpec(hidden=8)]).eval()
     rng = np.random.default_rng(0)
@@ -168,7 +176,9 @@ def test_saved_folder_is_transformers_and_safetensors(tmp_path, tiny_tokenizer, 
     assert spec["format_version"] == 2 and spec["heads_file"] == "heads.safetensors"
     assert spec["encoder_hidden_size"] == 32 and spec["chunking"] == {"max_length": 24, "context": 4}
     assert [(h["name"], h["classes"], h["hidden"], h["activation"]) for h in spec["heads"]] == [
-        ("punct", ["blank", ",", ".", "!", "?", ":", "-", '"', ";"], 16, "relu"), ("case", ["blank", "cap"], 8, "gelu")]
+        ("punct", ["blank", ",", ".", "!", "?", ":", "-", '"', ";"], 16, "relu"),
+        ("case", ["blank", "cap"], 8, "gelu"),
+    ]
     with safe_open(str(folder / "heads.safetensors"), framework="pt") as f:
         assert json.loads(f.metadata()["punct_model.json"]) == spec
     # the docstring's recipe, verbatim in substance

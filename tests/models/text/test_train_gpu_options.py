@@ -35,8 +35,16 @@ def write_manifest(path: Path, n: int, seed: int) -> None:
     for i in range(n):
         words = [rng.choice(WORDS) for _ in range(WORDS_PER_UTT - 1)] + [rng.choice(["sat", "ran"])]
         labels = ["," if w == "cat" else "NP" for w in words[:-1]] + ["." if words[-1] == "sat" else "?"]
-        sups.append(SupervisionSegment(id=f"u{seed}_{i}", recording_id=f"r{seed}", start=float(i), duration=1.0,
-                                       text=" ".join(words), custom={"words": words, "punct": labels}))
+        sups.append(
+            SupervisionSegment(
+                id=f"u{seed}_{i}",
+                recording_id=f"r{seed}",
+                start=float(i),
+                duration=1.0,
+                text=" ".join(words),
+                custom={"words": words, "punct": labels},
+            )
+        )
     SupervisionSet.from_segments(sups).to_file(path)
 
 
@@ -54,10 +62,37 @@ def data(tmp_path_factory) -> Path:
 
 
 def args(root: Path, exp: Path, *extra: str) -> list:
-    return ["--bert-model", str(root / "tiny-bert"), "--train", str(root / "train.jsonl.gz"),
-            "--dev", str(root / "dev.jsonl.gz"), "--exp-dir", str(exp), "--device", "cpu", "--lr", "3e-3",
-            "--max-length", "24", "--context", "4", "--head-hidden", "16", "--head-dropout", "0", "--num-threads", "1",
-            "--log-interval", "100", "--keep-last-epochs", "0", "--seed", "5", *extra]
+    return [
+        "--bert-model",
+        str(root / "tiny-bert"),
+        "--train",
+        str(root / "train.jsonl.gz"),
+        "--dev",
+        str(root / "dev.jsonl.gz"),
+        "--exp-dir",
+        str(exp),
+        "--device",
+        "cpu",
+        "--lr",
+        "3e-3",
+        "--max-length",
+        "24",
+        "--context",
+        "4",
+        "--head-hidden",
+        "16",
+        "--head-dropout",
+        "0",
+        "--num-threads",
+        "1",
+        "--log-interval",
+        "100",
+        "--keep-last-epochs",
+        "0",
+        "--seed",
+        "5",
+        *extra,
+    ]
 
 
 def model_state(exp: Path, epoch: int) -> dict:
@@ -102,9 +137,23 @@ def test_two_gloo_ranks_equal_one_process_with_their_combined_batch(data):
     train_bert.main(args(data, single, "--batch-size", "8", "--num-epochs", "2"))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     run = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         "-m", "punct.bin.train_bert", *args(data, ddp, "--batch-size", "4", "--num-epochs", "2")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "punct.bin.train_bert",
+            *args(data, ddp, "--batch-size", "4", "--num-epochs", "2"),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert (ddp / ".done").exists() and len(list((ddp / "log").iterdir())) == 1  # rank 0's log only
     assert json.loads((ddp / "history.json").read_text())[-1]["epoch"] == 2
@@ -115,6 +164,6 @@ def test_two_gloo_ranks_equal_one_process_with_their_combined_batch(data):
     moved = 0
     for name, value in a.items():
         assert torch.allclose(value, b[name], atol=1e-4), name
-        if name.startswith("encoder.") and name[len("encoder."):] in init:
-            moved += not torch.allclose(value, init[name[len("encoder."):]], atol=1e-3)
+        if name.startswith("encoder.") and name[len("encoder.") :] in init:
+            moved += not torch.allclose(value, init[name[len("encoder.") :]], atol=1e-3)
     assert moved > 10  # training moved most tensors away from the initial encoder
