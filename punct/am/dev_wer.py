@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-WER_LINE = re.compile(r"^%WER\s+(?P<wer>[0-9]+(?:\.[0-9]+)?)\s")
+WER_LINE = re.compile(r"^%WER\s+(?P<wer>[0-9]+(?:\.[0-9]+)?)(?:\s|$)")
 
 WHAT_HELPS = (
     "What helps: more training data (egs/parczech: more hours of --am-data; egs/mustc: --am-extra-size mini_am); "

@@ -14,8 +14,8 @@ from pathlib import Path
 from lhotse import load_manifest
 
 from punct.labels import WordLabels
-from tests.e2e.recipe_copy import copy_recipe
 from tests.helpers.fake_corpora import LIBRITTS_PARTS, prepared_libritts, write_kaldi_data_dirs
+from tests.helpers.recipe_copy import copy_recipe
 
 SPLITS = ("train", "dev", "test")
 

@@ -111,7 +111,7 @@ _OUTPUTS_OF_ARGS = r"""  prev= out= exp= job=1 nj=1
   done
   case " $* " in
     *" punct.bin.train_am "*) touch $exp/best-valid-loss.pt ;;
-    *" punct.bin.decode_am "*) for s in dev test; do echo "WER 0.0" > $exp/wer_$s.txt; done ;;
+    *" punct.bin.decode_am "*) for s in dev test; do echo "%WER 0.0 [ 0 / 10 ]" > $exp/wer_$s.txt; done ;;
     *" punct.bin.punctuate "*) [ $nj -gt 1 ] && sfx=.$job || sfx=
       touch $out/text$sfx $out/punct$sfx.jsonl $out/failed$sfx ;;
   esac"""
