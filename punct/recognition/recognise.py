@@ -11,18 +11,18 @@ transcripts are merged at the overlap midpoints (``merge_chunk_words``).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from punct.labels import TimedWord
-from punct.recognition.chunks import ChunkConfig, ctc_word_times, merge_chunk_words, plan_chunks
+from punct.recognition.chunks import AudioChunk, ChunkConfig, chunked_words, ctc_word_times
 
 # The acoustic model's word separator (punct.am.tokens.SPACE).
 DEFAULT_SPACE = "|"
 
 
-def greedy_words(log_probs: np.ndarray, vocab: Sequence[str], space: Optional[str] = DEFAULT_SPACE) -> List[str]:
+def greedy_words(log_probs: np.ndarray, vocab: Sequence[str], space: str | None = DEFAULT_SPACE) -> list[str]:
     """Best path: argmax per frame, repeats collapsed, blanks (index 0) dropped, split at ``space``."""
     best = np.asarray(log_probs).argmax(axis=1)
     keep = np.ones(len(best), dtype=bool)
@@ -38,10 +38,10 @@ def recognise_long(
     vocab: Sequence[str],
     frame_shift: float = 0.01,
     config: ChunkConfig = ChunkConfig(),
-    space: Optional[str] = DEFAULT_SPACE,
-    counts: Optional[Dict[str, int]] = None,
-    decode: Optional[Callable[[np.ndarray], List[str]]] = None,
-) -> List[TimedWord]:
+    space: str | None = DEFAULT_SPACE,
+    counts: dict[str, int] | None = None,
+    decode: Callable[[np.ndarray], list[str]] | None = None,
+) -> list[TimedWord]:
     """Words with times (seconds from the recording start) of a long recording.
 
     Args:
@@ -53,12 +53,10 @@ def recognise_long(
       counts: updated with the merge cases ("matched", "discarded", "concatenated").
       decode: a chunk's log-posteriors -> its words; default greedy (``greedy_words``).
     """
-    chunks = plan_chunks(len(audio), sample_rate, config)
-    per_chunk: List[List[TimedWord]] = []
-    for c in chunks:
+
+    def words_of_chunk(c: AudioChunk) -> list[TimedWord]:
         lp = posterior_fn(audio[c.start : c.end])
         words = decode(lp) if decode is not None else greedy_words(lp, vocab, space)
-        per_chunk.append(
-            ctc_word_times(lp, vocab, words, frame_shift, offset=c.start / sample_rate, space=space) if words else []
-        )
-    return merge_chunk_words(per_chunk, chunks, sample_rate, config.tolerance, counts)
+        return ctc_word_times(lp, vocab, words, frame_shift, offset=c.start / sample_rate, space=space) if words else []
+
+    return chunked_words(len(audio), sample_rate, words_of_chunk, config, counts)
