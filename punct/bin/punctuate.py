@@ -11,6 +11,12 @@ BERT, punctuation TDNN, ensemble at the recipe's alpha).
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav talk.wav --transcript "so what did we learn" --out-dir out
   # no transcript: the acoustic model's greedy hypothesis is punctuated
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp wav.scp --transcript-from am --out-dir out
+  # a whole recording (minutes to hours) with its whole transcript: aligned in ~30 s chunks (bounded memory)
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav lecture.wav --text lecture.txt --long-form always \
+      --out-dir out
+  # words and times from an external recogniser (CTM: '<utt> 1 <start> <dur> <word>', times from the audio's start)
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav lecture.wav --ctm lecture.ctm --utt-id lecture \
+      --out-dir out
   # fastest on CPUs: int8 AM and TDNN in ONNX Runtime (after python -m punct.bin.export_onnx), bf16 BERT
   python -m punct.bin.punctuate --recipe-dir egs/mustc --cuts cuts.jsonl.gz --backend onnx --bert-bf16 \
       --vectorised-features --out-dir out
@@ -18,6 +24,17 @@ BERT, punctuation TDNN, ensemble at the recipe's alpha).
 By default the output equals what the recipe's stages computed and scored for the same audio and words (stage 1's
 features, stage 4's quantised layer 12, stage 6's word vectors; the whole split gives stage 8's posteriors); the
 speed options above trade that for time.
+
+Long recordings (--long-form; by default any utterance longer than --long-form-above seconds): one recording with
+one transcript, no segments.  Its features and CMVN are computed over the whole recording (one speaker unless
+--utt2spk says otherwise); the acoustic model runs on ~30 s chunks with 5 s overlap (--chunk-seconds,
+--chunk-overlap); each chunk is aligned with its slice of the transcript by CTC segmentation and the chunks'
+words are merged at the overlap midpoints, as egs/parczech stage 2 recognises long audio
+(punct.recognition.long_align); BERT reads the whole transcript in overlapping chunks and the TDNN runs over
+the whole recording in blocks, each equal to one pass.  Memory then grows only with the layer-12 frames kept
+for the TDNN (4 bytes x AM dim x 100 frames/s) and not with words x frames.  With --ctm the words and times are
+taken from the CTM (no alignment; lines naming utterances of the input, times relative to the utterance's
+audio); a bad CTM line is an error naming file:line.
 
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
 label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
@@ -33,12 +50,15 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import torch
 
+from punct.am.ctm import read_ctm
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.device import resolve_device
@@ -60,6 +80,18 @@ def get_parser() -> argparse.ArgumentParser:
     src.add_argument("--utt-id", default=None, help="with --wav: the utterance id [file stem]")
     src.add_argument("--transcript-from", choices=("input", "am"), default="input",
                      help="input: the given transcripts; am: the acoustic model's greedy hypothesis (no transcript needed)")
+    src.add_argument("--ctm", type=Path, default=None,
+                     help="words with times from an external recogniser ('<utt> <channel> <start> <dur> <word>', "
+                          "seconds from the start of the utterance's audio) instead of a transcript and alignment; "
+                          "implies long-form processing")
+    long = parser.add_argument_group("long recordings")
+    long.add_argument("--long-form", choices=("auto", "always", "never"), default="auto",
+                      help="process an utterance as one whole recording (aligned in chunks, bounded memory): "
+                           "always, never, or auto: when it is longer than --long-form-above")
+    long.add_argument("--long-form-above", type=float, default=120.0,
+                      help="with --long-form auto: seconds above which an utterance is processed as a long recording")
+    long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
+    long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
     models = parser.add_argument_group("models (defaults: the recipe's files)")
     models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
     models.add_argument("--feat-config", type=Path, default=None, help="[<recipe>/conf/mfcc.yaml]")
@@ -104,17 +136,18 @@ def read_requests(args) -> list:
     given = [x for x in (args.wav_scp, args.cuts, args.wav) if x is not None]
     if len(given) != 1:
         raise SystemExit("punctuate: give exactly one of --wav-scp, --cuts, --wav")
-    use_text = args.transcript_from == "input"
+    use_text = args.transcript_from == "input" and args.ctm is None
     if args.wav_scp is not None:
         if use_text and args.text is None:
-            raise SystemExit("punctuate: --wav-scp needs --text (or --transcript-from am)")
+            raise SystemExit("punctuate: --wav-scp needs --text (or --ctm, or --transcript-from am)")
         return from_kaldi(args.wav_scp, args.text if use_text else None, args.utt2spk, args.segments)
     if args.cuts is not None:
         return from_cuts(args.cuts, use_transcripts=use_text)
     transcript = None
     if use_text:
         if (args.text is None) == (args.transcript is None):
-            raise SystemExit("punctuate: --wav needs one of --text FILE or --transcript TEXT (or --transcript-from am)")
+            raise SystemExit("punctuate: --wav needs one of --text FILE or --transcript TEXT (or --ctm FILE, or "
+                             "--transcript-from am)")
         if args.text is not None:
             if not args.text.is_file():
                 raise SystemExit(f"punctuate: {args.text}: no such file")
@@ -122,6 +155,17 @@ def read_requests(args) -> list:
         else:
             transcript = args.transcript
     return [from_pair(args.wav, transcript, args.utt_id)]
+
+
+def read_word_times(path: Path) -> Dict[str, List[TimedWord]]:
+    """``--ctm``: each utterance's words with times (``punct.am.ctm.read_ctm``; errors name file:line)."""
+    if not path.is_file():
+        raise SystemExit(f"punctuate: {path}: no such file")
+    try:
+        table = read_ctm(path)
+    except ValueError as e:
+        raise SystemExit(f"punctuate: {e}") from None
+    return {utt: [TimedWord(w, start, start + duration) for w, start, duration in words] for utt, words in table.items()}
 
 
 def speaker_share(requests: list, job: int, nj: int) -> list:
@@ -137,6 +181,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.num_threads)
+    word_times = read_word_times(args.ctm) if args.ctm is not None else None
     requests = speaker_share(read_requests(args), args.job, args.nj)
     device = resolve_device(args.device)
     if args.quantize is not None and device.type != "cpu":  # refused before the models are read
@@ -147,7 +192,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         tdnn_checkpoint=args.tdnn_model, results_json=args.results_json, alpha=args.alpha, device=device,
         group_size=args.group_size, max_length=args.max_length, context=args.context,
         global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn), bert_bf16=args.bert_bf16,
-        vectorised_features=args.vectorised_features)
+        vectorised_features=args.vectorised_features, long_form=args.long_form, long_form_above=args.long_form_above,
+        chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap))
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))
     if args.backend == "onnx":
@@ -158,7 +204,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     text_lines, json_lines, failed_lines = [], [], []
     audio = 0.0
     start = time.perf_counter()
-    for out in punctuator.run(requests):
+    for out in punctuator.run(requests, word_times):
         if isinstance(out, Failure):
             logging.error("%s: %s", out.id, out.message)
             failed_lines.append(f"{out.id} {out.message}\n")

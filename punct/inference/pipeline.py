@@ -35,7 +35,7 @@ import logging
 import math
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -56,6 +56,11 @@ from punct.io.sources import AcousticSource, WordVectorSource, files_sha256
 from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.inference.inputs import Request, UtteranceError
+from punct.labels import TimedWord
+from punct.models.punct_tdnn.frames import word_frame_spans
+from punct.recognition.chunks import AudioChunk, ChunkConfig, plan_chunks
+from punct.recognition.long_align import align_transcript, own_frames
+from punct.recognition.recognise import recognise_chunks
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
 from punct.labels import PUNCT4
@@ -64,6 +69,7 @@ from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.device import has_native_bf16
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
+LONG_FORM = ("auto", "always", "never")
 
 
 class StageTimer:
@@ -81,6 +87,19 @@ class StageTimer:
         finally:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
             self.cpu_seconds[stage] = self.cpu_seconds.get(stage, 0.0) + time.process_time() - cpu
+
+    @contextmanager
+    def outer(self, stage: str, inner: str):
+        """Like ``self(stage)``, less the time that ``inner`` is charged meanwhile (a stage that calls another)."""
+        start, cpu = time.perf_counter(), time.process_time()
+        inner_start, inner_cpu = self.seconds.get(inner, 0.0), self.cpu_seconds.get(inner, 0.0)
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start \
+                - (self.seconds.get(inner, 0.0) - inner_start)
+            self.cpu_seconds[stage] = self.cpu_seconds.get(stage, 0.0) + time.process_time() - cpu \
+                - (self.cpu_seconds.get(inner, 0.0) - inner_cpu)
 
     def reset(self) -> None:
         for k in self.seconds:
@@ -101,15 +120,17 @@ class Result:
     p_bert: np.ndarray  # (W, 4)
     p_ensemble: np.ndarray  # (W, 4)
     alpha: float
-    transcript_from: str  # "given" or "am"
+    transcript_from: str  # "given", "am" or "ctm" (words and times of an external recogniser)
     duration: float  # seconds of audio
+    long_form: bool = False  # aligned in chunks as one whole recording (Punctuator.prepare_long)
 
     def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> Dict:
         def rows(p: np.ndarray) -> List[List[float]]:
             return [[round(float(v), 6) for v in row] for row in p]
 
         return {
-            "id": self.id, "text": self.text, "transcript_from": self.transcript_from, "alpha": self.alpha,
+            "id": self.id, "text": self.text, "transcript_from": self.transcript_from, "long_form": self.long_form,
+            "alpha": self.alpha,
             "duration": round(self.duration, 4), "classes": list(classes),
             "words": [
                 {"word": w, "label": l, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
@@ -138,6 +159,7 @@ class _Prepared:
     spans: List[WordSpan]
     transcript_from: str
     duration: float
+    long_form: bool = False
 
 
 def render_text(text: str, char_spans: Sequence[Tuple[int, int]], labels: Sequence[str]) -> str:
@@ -242,6 +264,10 @@ class Punctuator:
       vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, 3-7x faster:
         benchmarks/README.md) instead of stage 1's kaldi-native-fbank: equal to 1e-3, but no longer
         bit-identical to what the recipe scored.
+      long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
+        recording (:meth:`prepare_long`: aligned in ``chunk_config`` chunks with CTC segmentation, the TDNN in
+        blocks of ``tdnn_block_frames``); ``always``: every utterance; ``never``: none (one Viterbi over the
+        whole utterance, as stage 3 aligns a segment).  Utterances with word times given (a CTM) always are.
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
@@ -252,7 +278,10 @@ class Punctuator:
                  bert_batch_size: int = 32, group_size: int = 16, tdnn_batch: bool = False, head: str = "punct",
                  global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False,
                  word_vector_model: Optional[PunctBert] = None, embedding_compression: str = "none",
-                 vectorised_features: bool = False) -> None:
+                 vectorised_features: bool = False, long_form: str = "auto", long_form_above: float = 120.0,
+                 chunk_config: ChunkConfig = ChunkConfig(), tdnn_block_frames: int = 6000) -> None:
+        if long_form not in LONG_FORM:
+            raise ValueError(f"long_form must be one of {LONG_FORM}, got {long_form!r}")
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         classes = tuple(bert.head_spec(head).classes)
@@ -296,6 +325,10 @@ class Punctuator:
         if bert_bf16:
             check_bf16(device)
         self.bert_bf16 = bert_bf16
+        self.long_form = long_form
+        self.long_form_above = float(long_form_above)
+        self.chunk_config = chunk_config
+        self.tdnn_block_frames = tdnn_block_frames
         self.timer = StageTimer()
 
     # ---- construction from a recipe directory ------------------------------------------------
@@ -420,7 +453,7 @@ class Punctuator:
                 cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
             return {k: cmvn.apply(speaker_of[k], v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
 
-    def _words(self, req: Request) -> Tuple[str, List[str], List[Tuple[int, int]]]:
+    def _words(self, req: Request, check_characters: bool = True) -> Tuple[str, List[str], List[Tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)
         if normalized.unspeakable:
             raise UtteranceError("unspeakable token", f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
@@ -431,21 +464,25 @@ class Punctuator:
 
         text = unicodedata.normalize("NFKC", req.transcript)
         unknown = sorted({ch for w in normalized.words for ch in w if ch not in self.char_ids})
-        if unknown:
+        if unknown and check_characters:
             bad = [w for w in normalized.words if any(ch in unknown for ch in w)]
             raise UtteranceError("unknown characters", f"characters {unknown} (in {bad[:5]}) are not in the "
                                  "acoustic model's token table; the AM never saw them")
         return text, list(normalized.words), list(normalized.spans)
 
+    def _am_pass(self, feats: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """(layer-``self.layer`` output (T, Da), CTC log-posteriors (T, V)) of CMVN-normalised features."""
+        with self.timer("am"):
+            if self.onnx is not None and self.onnx.am is not None:
+                return self.onnx.am(feats)
+            return am_forward(self.am, feats, self.layer, self.device)
+
     def acoustic(self, req: Request, feats: np.ndarray, duration: Optional[float] = None) -> _Prepared:
         """Layer-12 embeddings and word spans of one utterance."""
         if req.transcript is not None:
             text, words, char_spans = self._words(req)  # checked before spending time on the AM
+        emb, log_probs = self._am_pass(feats)
         with self.timer("am"):
-            if self.onnx is not None and self.onnx.am is not None:
-                emb, log_probs = self.onnx.am(feats)
-            else:
-                emb, log_probs = am_forward(self.am, feats, self.layer, self.device)
             emb = stored_matrix(emb, self.embedding_compression)  # as the TDNN saw it in the stage-4 shards
         if req.transcript is None:
             with self.timer("align"):
@@ -467,6 +504,103 @@ class Punctuator:
         return _Prepared(req, text, words, char_spans, emb, spans, "given" if req.transcript is not None else "am",
                          feats.shape[0] / 100.0 if duration is None else duration)
 
+    def is_long(self, duration: float) -> bool:
+        """Whether an utterance of ``duration`` seconds is punctuated as a whole recording (``long_form``)."""
+        return self.long_form == "always" or (self.long_form == "auto" and duration > self.long_form_above)
+
+    def prepare_long(self, req: Request, feats: np.ndarray, duration: Optional[float] = None,
+                     word_times: Optional[Sequence[TimedWord]] = None) -> _Prepared:
+        """Layer-12 embeddings and word spans of a whole recording, in bounded memory.
+
+        The acoustic model runs once per chunk of ``punct.recognition.chunks.plan_chunks`` (~30 s, 5 s overlap)
+        and each frame's layer-12 output is taken from the chunk that owns it (``own_frames``: up to the middle
+        of the overlaps, far beyond the AM's receptive field, so equal to one pass over the recording).  The
+        words get their times from the same chunks: the transcript by ``punct.recognition.long_align.
+        align_transcript`` (CTC segmentation of each chunk's slice, merged at the overlap midpoints), the AM's
+        own words by ``recognise_chunks`` (egs/parczech stage 2's recognition), or ``word_times`` as given
+        (a CTM: no alignment).  ``feats`` are the whole recording's CMVN-normalised features (``features``)."""
+        num_frames = feats.shape[0]
+        if duration is None:
+            duration = num_frames * self.frame_shift
+        hop = self.sampling_rate * self.frame_shift
+        num_samples = int(round(duration * self.sampling_rate))
+        transcript_from = "given" if req.transcript is not None else "am"
+        if word_times is not None:
+            text, words, char_spans, times = self.ctm_words(req, word_times)
+            transcript_from = "ctm"
+        elif req.transcript is not None:
+            text, words, char_spans = self._words(req)
+        chunks = plan_chunks(num_samples, self.sampling_rate, self.chunk_config)
+        embedding = np.zeros((num_frames, self.am.config.dim), dtype=np.float32)
+        done = []
+
+        def log_probs_of(chunk: AudioChunk) -> np.ndarray:
+            k = len(done)
+            done.append(chunk)
+            first = min(int(round(chunk.start / hop)), num_frames - 1)
+            last = num_frames if k + 1 == len(chunks) else min(int(round(chunk.end / hop)), num_frames)
+            emb, log_probs = self._am_pass(feats[first:last])
+            lo, hi = own_frames(chunks, k, num_frames, hop)
+            embedding[lo:hi] = emb[lo - first:hi - first]
+            return log_probs
+
+        counts: Dict[str, int] = {}
+        with self.timer.outer("align", "am"):
+            try:
+                if word_times is not None:
+                    for chunk in chunks:
+                        log_probs_of(chunk)
+                elif req.transcript is not None:
+                    times = align_transcript(words, num_samples, self.sampling_rate, log_probs_of, self.tokens.symbols,
+                                             SPACE, self.frame_shift, self.chunk_config, counts)
+                else:
+                    times = recognise_chunks(num_samples, self.sampling_rate, log_probs_of, self.tokens.symbols,
+                                             self.frame_shift, self.chunk_config, SPACE, counts)
+                    words = [t.word for t in times]
+                    if not words:
+                        raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
+                    text, char_spans, pos = " ".join(words), [], 0
+                    for w in words:
+                        char_spans.append((pos, pos + len(w)))
+                        pos += len(w) + 1
+            except (AlignmentError, ValueError) as e:
+                raise UtteranceError("alignment failed", f"chunked alignment of {len(words) if req.transcript else 0} "
+                                     f"words with {duration:.1f} s of audio failed: {e}") from e
+            starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
+            starts = np.clip(starts, 0, num_frames - 1)
+            ends = np.clip(ends, starts + 1, num_frames)
+            spans = [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
+        logging.info("%s: %.1f s in %d chunks, %d words (%s)", req.id, duration, len(chunks), len(words),
+                     ", ".join(f"{k} {v}" for k, v in counts.items()) or f"times from {transcript_from}")
+        with self.timer("am"):
+            embedding = stored_matrix(embedding, self.embedding_compression)  # as stage 4 stores an utterance's
+        return _Prepared(req, text, words, char_spans, embedding, spans, transcript_from, duration, long_form=True)
+
+    def ctm_words(self, req: Request, word_times: Sequence[TimedWord]
+                  ) -> Tuple[str, List[str], List[Tuple[int, int]], List[TimedWord]]:
+        """(text, normalised words, their character spans, their times) of a recogniser's timed words.
+
+        The text is the recogniser's words joined by spaces, normalised as a transcript is (``_words``); a
+        recognised token said as several words ("2008", "twenty-one") shares its time span among them by
+        their lengths, and one said as no word (a lone mark) is dropped."""
+        if not word_times:
+            raise UtteranceError("empty transcript", f"no CTM words for {req.id}")
+        import unicodedata
+
+        tokens = [unicodedata.normalize("NFKC", t.word) for t in word_times]
+        offsets = np.cumsum([0] + [len(t) + 1 for t in tokens])[:-1]
+        # the words are not aligned: characters the AM never saw are no obstacle
+        text, words, char_spans = self._words(replace(req, transcript=" ".join(tokens)), check_characters=False)
+        owner = np.searchsorted(offsets, [a for a, _ in char_spans], side="right") - 1
+        times: List[TimedWord] = []
+        for k in np.unique(owner):
+            mine = np.nonzero(owner == k)[0]
+            edges = np.cumsum([0] + [len(words[i]) for i in mine]) / sum(len(words[i]) for i in mine)
+            t = word_times[k]
+            times.extend(TimedWord(words[i], t.start + a * (t.end - t.start), t.start + b * (t.end - t.start))
+                         for i, a, b in zip(mine, edges[:-1], edges[1:]))
+        return text, words, char_spans, times
+
     def classify(self, prepared: Sequence[_Prepared]) -> List[Result]:
         """BERT, TDNN and the ensemble over a group of prepared utterances."""
         if not prepared:
@@ -483,7 +617,7 @@ class Punctuator:
                 labels = [self.classes[i] for i in pe.argmax(axis=1)]
                 results.append(Result(p.request.id, render_text(p.text, p.char_spans, labels), p.words, labels,
                                       [(s.start, s.end) for s in p.spans], pt, pb, pe, self.alpha,
-                                      p.transcript_from, p.duration))
+                                      p.transcript_from, p.duration, p.long_form))
         return results
 
     def bert_outputs(self, prepared: Sequence[_Prepared]) -> List[WordOutputs]:
@@ -502,8 +636,8 @@ class Punctuator:
     @torch.inference_mode()
     def _tdnn_posteriors(self, inputs: List[TdnnInput]) -> List[np.ndarray]:
         conv_stack = self.onnx.tdnn if self.onnx is not None else None  # None: the PyTorch conv stack
-        if not self.tdnn_batch:
-            return [word_posteriors(self.factored, x, self.device, conv_stack) for x in inputs]
+        if not self.tdnn_batch or len(inputs) == 1:
+            return [word_posteriors(self.factored, x, self.device, conv_stack, self.tdnn_block_frames) for x in inputs]
         acoustic, vectors, index = batch_tdnn_inputs(inputs, self.tdnn.config.context)
         conv = (conv_stack or self.factored)(acoustic.to(self.device), vectors.to(self.device), index.to(self.device))
         slices = torch.cat([word_slices(conv[row], x.centres.to(self.device), self.tdnn.config.output_frames)
@@ -511,8 +645,11 @@ class Punctuator:
         probs = torch.softmax(self.factored.tdnn.head(slices), -1).cpu().numpy()
         return np.split(probs, np.cumsum([len(x.centres) for x in inputs])[:-1])
 
-    def run(self, requests: Sequence[Request]) -> Iterator[Union[Result, Failure]]:
-        """Yields a Result or a Failure per request, in order."""
+    def run(self, requests: Sequence[Request], word_times: Optional[Dict[str, List[TimedWord]]] = None
+            ) -> Iterator[Union[Result, Failure]]:
+        """Yields a Result or a Failure per request, in order.  ``word_times``: each request's words with times
+        (seconds from the start of its audio) from an external recogniser, instead of its transcript and
+        an alignment (``punct.am.ctm.read_ctm``); a request missing from it fails."""
         ids = [r.id for r in requests]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})
@@ -521,13 +658,19 @@ class Punctuator:
         feats = self.features(requests, durations)
         for g in range(0, len(requests), self.group_size):
             group = requests[g: g + self.group_size]
-            outcome: Dict[str, Union[_Prepared, Failure]] = {}
+            outcome: Dict[str, Union[_Prepared, Result, Failure]] = {}
             for req in group:
                 f = feats[req.id]
                 try:
                     if isinstance(f, UtteranceError):
                         raise f
-                    outcome[req.id] = self.acoustic(req, f, durations.get(req.id))
+                    duration = durations.get(req.id, f.shape[0] * self.frame_shift)
+                    if word_times is not None or self.is_long(duration):
+                        times = None if word_times is None else word_times.get(req.id, [])
+                        # one whole recording at a time: its own BERT and TDNN pass, nothing else held
+                        outcome[req.id] = self.classify([self.prepare_long(req, f, duration, times)])[0]
+                    else:
+                        outcome[req.id] = self.acoustic(req, f, duration)
                 except UtteranceError as e:
                     outcome[req.id] = Failure(req.id, e.reason, str(e))
             ready = [o for o in outcome.values() if isinstance(o, _Prepared)]
