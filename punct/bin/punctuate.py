@@ -30,11 +30,12 @@ one transcript, no segments.  Its features and CMVN are computed over the whole 
 --utt2spk says otherwise); the acoustic model runs on ~30 s chunks with 5 s overlap (--chunk-seconds,
 --chunk-overlap); each chunk is aligned with its slice of the transcript by CTC segmentation and the chunks'
 words are merged at the overlap midpoints, as egs/parczech stage 2 recognises long audio
-(punct.recognition.long_align); BERT reads the whole transcript in overlapping chunks and the TDNN runs over
-the whole recording in blocks, each equal to one pass.  Memory then grows only with the layer-12 frames kept
-for the TDNN (4 bytes x AM dim x 100 frames/s) and not with words x frames.  With --ctm the words and times are
-taken from the CTM (no alignment; lines naming utterances of the input, times relative to the utterance's
-audio); a bad CTM line is an error naming file:line.
+(punct.recognition.long_align).  The recording is then cut at pauses of --pause-split seconds or more (and
+stretches longer than 30 s at their longest pause), and each stretch is punctuated as the recipe's segments are:
+its own features with CMVN over all the stretches, the AM's layer 12, BERT over its words, the TDNN.  Memory is
+bounded by one chunk and one stretch, plus the recording's samples and features (about 0.26 GB per hour).
+With --ctm the words and times are the CTM's (no alignment; times relative to the utterance's audio); a bad CTM
+line is an error naming file:line.
 
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
 label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
@@ -90,6 +91,8 @@ def get_parser() -> argparse.ArgumentParser:
                            "always, never, or auto: when it is longer than --long-form-above")
     long.add_argument("--long-form-above", type=float, default=120.0,
                       help="with --long-form auto: seconds above which an utterance is processed as a long recording")
+    long.add_argument("--pause-split", type=float, default=0.5,
+                      help="a whole recording is punctuated in stretches cut at pauses of at least this many seconds")
     long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
     long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
     models = parser.add_argument_group("models (defaults: the recipe's files)")
@@ -193,7 +196,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         group_size=args.group_size, max_length=args.max_length, context=args.context,
         global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn), bert_bf16=args.bert_bf16,
         vectorised_features=args.vectorised_features, long_form=args.long_form, long_form_above=args.long_form_above,
-        chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap))
+        chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap),
+        pause_split=args.pause_split)
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))
     if args.backend == "onnx":

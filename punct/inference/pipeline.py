@@ -59,7 +59,7 @@ from punct.inference.inputs import Request, UtteranceError
 from punct.labels import TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
 from punct.recognition.chunks import AudioChunk, ChunkConfig, plan_chunks
-from punct.recognition.long_align import align_transcript, own_frames
+from punct.recognition.long_align import align_transcript
 from punct.recognition.recognise import recognise_chunks
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
@@ -265,9 +265,14 @@ class Punctuator:
         benchmarks/README.md) instead of stage 1's kaldi-native-fbank: equal to 1e-3, but no longer
         bit-identical to what the recipe scored.
       long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
-        recording (:meth:`prepare_long`: aligned in ``chunk_config`` chunks with CTC segmentation, the TDNN in
-        blocks of ``tdnn_block_frames``); ``always``: every utterance; ``never``: none (one Viterbi over the
-        whole utterance, as stage 3 aligns a segment).  Utterances with word times given (a CTM) always are.
+        recording (:meth:`prepare_long`: aligned in ``chunk_config`` chunks with CTC segmentation; then one
+        stretch between pauses of ``pause_split`` seconds or more, at most ``max_stretch`` seconds, at a time);
+        ``always``: every utterance; ``never``: none (one Viterbi over the whole utterance, as stage 3 aligns a
+        segment).  Utterances with word times given (a CTM) always are.
+      long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
+        segments; ``whole``: the whole transcript in overlapping chunks.  On the mini recipe the TDNN, trained
+        on segments' word vectors, scores 3.8 points lower with ``whole`` (egs/mustc/local/README.md).
+      tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
@@ -279,7 +284,8 @@ class Punctuator:
                  global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False,
                  word_vector_model: Optional[PunctBert] = None, embedding_compression: str = "none",
                  vectorised_features: bool = False, long_form: str = "auto", long_form_above: float = 120.0,
-                 chunk_config: ChunkConfig = ChunkConfig(), tdnn_block_frames: int = 6000) -> None:
+                 chunk_config: ChunkConfig = ChunkConfig(), tdnn_block_frames: int = 6000, pause_split: float = 0.5,
+                 max_stretch: float = 30.0, long_text: str = "stretch") -> None:
         if long_form not in LONG_FORM:
             raise ValueError(f"long_form must be one of {LONG_FORM}, got {long_form!r}")
         if not 0.0 <= alpha <= 1.0:
@@ -329,6 +335,9 @@ class Punctuator:
         self.long_form_above = float(long_form_above)
         self.chunk_config = chunk_config
         self.tdnn_block_frames = tdnn_block_frames
+        self.pause_split = pause_split
+        self.long_text = long_text
+        self.max_stretch = max_stretch
         self.timer = StageTimer()
 
     # ---- construction from a recipe directory ------------------------------------------------
@@ -510,50 +519,50 @@ class Punctuator:
 
     def prepare_long(self, req: Request, feats: np.ndarray, duration: Optional[float] = None,
                      word_times: Optional[Sequence[TimedWord]] = None) -> _Prepared:
-        """Layer-12 embeddings and word spans of a whole recording, in bounded memory.
+        """Words and word spans of a whole recording, in bounded memory (the layer-12 frames come later, per
+        stretch: :meth:`classify`).
 
         The acoustic model runs once per chunk of ``punct.recognition.chunks.plan_chunks`` (~30 s, 5 s overlap)
-        and each frame's layer-12 output is taken from the chunk that owns it (``own_frames``: up to the middle
-        of the overlaps, far beyond the AM's receptive field, so equal to one pass over the recording).  The
-        words get their times from the same chunks: the transcript by ``punct.recognition.long_align.
-        align_transcript`` (CTC segmentation of each chunk's slice, merged at the overlap midpoints), the AM's
-        own words by ``recognise_chunks`` (egs/parczech stage 2's recognition), or ``word_times`` as given
-        (a CTM: no alignment).  ``feats`` are the whole recording's CMVN-normalised features (``features``)."""
+        on the whole recording's CMVN-normalised features (``feats``), and the words get their times from those
+        chunks: the transcript by ``punct.recognition.long_align.align_transcript`` (CTC segmentation of each
+        chunk's slice, merged at the overlap midpoints), the AM's own words by ``recognise_chunks`` (egs/parczech
+        stage 2's recognition), or ``word_times`` as given (a CTM: no alignment, no AM pass here)."""
         num_frames = feats.shape[0]
         if duration is None:
             duration = num_frames * self.frame_shift
-        hop = self.sampling_rate * self.frame_shift
         num_samples = int(round(duration * self.sampling_rate))
+        hop = self.sampling_rate * self.frame_shift
         transcript_from = "given" if req.transcript is not None else "am"
         if word_times is not None:
             text, words, char_spans, times = self.ctm_words(req, word_times)
             transcript_from = "ctm"
         elif req.transcript is not None:
-            text, words, char_spans = self._words(req)
-        chunks = plan_chunks(num_samples, self.sampling_rate, self.chunk_config)
-        embedding = np.zeros((num_frames, self.am.config.dim), dtype=np.float32)
-        done = []
+            # A character the AM never saw is left out of its word for the alignment only (a whole recording
+            # should not fail for one rare letter); a word of such characters alone cannot be placed.
+            text, words, char_spans = self._words(req, check_characters=False)
+            said = ["".join(ch for ch in w if ch in self.char_ids) for w in words]
+            if not all(said):
+                bad = [w for w, a in zip(words, said) if not a]
+                raise UtteranceError("unknown characters", f"words {bad[:5]} have no character in the acoustic "
+                                     "model's token table")
+            if said != words:
+                logging.warning("%s: %d words aligned without characters the AM never saw (e.g. %s)", req.id,
+                                sum(a != w for a, w in zip(said, words)),
+                                next(w for a, w in zip(said, words) if a != w))
 
         def log_probs_of(chunk: AudioChunk) -> np.ndarray:
-            k = len(done)
-            done.append(chunk)
             first = min(int(round(chunk.start / hop)), num_frames - 1)
-            last = num_frames if k + 1 == len(chunks) else min(int(round(chunk.end / hop)), num_frames)
-            emb, log_probs = self._am_pass(feats[first:last])
-            lo, hi = own_frames(chunks, k, num_frames, hop)
-            embedding[lo:hi] = emb[lo - first:hi - first]
-            return log_probs
+            last = num_frames if chunk.end >= num_samples else min(int(round(chunk.end / hop)), num_frames)
+            return self._am_pass(feats[first:last])[1]
 
         counts: Dict[str, int] = {}
+        num_chunks = len(plan_chunks(num_samples, self.sampling_rate, self.chunk_config))
         with self.timer.outer("align", "am"):
             try:
-                if word_times is not None:
-                    for chunk in chunks:
-                        log_probs_of(chunk)
-                elif req.transcript is not None:
-                    times = align_transcript(words, num_samples, self.sampling_rate, log_probs_of, self.tokens.symbols,
+                if req.transcript is not None and word_times is None:
+                    times = align_transcript(said, num_samples, self.sampling_rate, log_probs_of, self.tokens.symbols,
                                              SPACE, self.frame_shift, self.chunk_config, counts)
-                else:
+                elif word_times is None:
                     times = recognise_chunks(num_samples, self.sampling_rate, log_probs_of, self.tokens.symbols,
                                              self.frame_shift, self.chunk_config, SPACE, counts)
                     words = [t.word for t in times]
@@ -564,17 +573,56 @@ class Punctuator:
                         char_spans.append((pos, pos + len(w)))
                         pos += len(w) + 1
             except (AlignmentError, ValueError) as e:
-                raise UtteranceError("alignment failed", f"chunked alignment of {len(words) if req.transcript else 0} "
-                                     f"words with {duration:.1f} s of audio failed: {e}") from e
+                raise UtteranceError("alignment failed", f"chunked alignment with {duration:.1f} s of audio "
+                                     f"failed: {e}") from e
             starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
             starts = np.clip(starts, 0, num_frames - 1)
             ends = np.clip(ends, starts + 1, num_frames)
             spans = [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
-        logging.info("%s: %.1f s in %d chunks, %d words (%s)", req.id, duration, len(chunks), len(words),
+        logging.info("%s: %.1f s in %d chunks, %d words (%s)", req.id, duration, num_chunks, len(words),
                      ", ".join(f"{k} {v}" for k, v in counts.items()) or f"times from {transcript_from}")
-        with self.timer("am"):
-            embedding = stored_matrix(embedding, self.embedding_compression)  # as stage 4 stores an utterance's
-        return _Prepared(req, text, words, char_spans, embedding, spans, transcript_from, duration, long_form=True)
+        return _Prepared(req, text, words, char_spans, np.zeros((num_frames, 0), dtype=np.float32), spans,
+                         transcript_from, duration, long_form=True)
+
+    def stretches(self, p: _Prepared) -> List[Tuple[int, int, int, int]]:
+        """The pause-delimited stretches of a whole recording (``pause_segments``)."""
+        starts = np.array([s.start for s in p.spans], dtype=np.int64)
+        ends = np.array([s.end for s in p.spans], dtype=np.int64)
+        return pause_segments(starts, ends, p.embedding.shape[0], int(round(self.pause_split / self.frame_shift)),
+                              int(round(self.max_stretch / self.frame_shift)))
+
+    def _long_tdnn_posteriors(self, p: _Prepared, out: WordOutputs) -> np.ndarray:
+        """The TDNN over a whole recording, one stretch between pauses at a time, each stretch made into an
+        utterance as the recipe's segments are: its own features, CMVN over all the stretches (the recording's
+        speaker's speech, as stage 1 computes a speaker's stats over its segments), the AM and layer 12 quantised
+        as stage 4 stores an utterance's, then ``tdnn_input`` and ``word_posteriors``.  Only one stretch's
+        layer-12 frames are held at a time."""
+        hop = int(round(self.sampling_rate * self.frame_shift))
+        parts = self.stretches(p)
+        with self.timer("audio"):
+            samples, rate = p.request.audio()
+        samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
+
+        def loader(f0: int, f1: int):
+            return lambda: (samples[f0 * hop:f1 * hop], self.sampling_rate)
+
+        pieces = [Request(f"{p.request.id}#{k}", loader(f0, f1), None, p.request.speaker, p.request.source)
+                  for k, (f0, f1, _, _) in enumerate(parts)]
+        feats = self.features(pieces)
+        posteriors = []
+        for piece, (f0, _, w0, w1) in zip(pieces, parts):
+            f = feats[piece.id]
+            if isinstance(f, UtteranceError):
+                raise f
+            emb = self._am_pass(f)[0]
+            with self.timer("am"):
+                emb = stored_matrix(emb, self.embedding_compression)
+            starts = np.clip(np.array([s.start for s in p.spans[w0:w1]]) - f0, 0, emb.shape[0] - 1)
+            ends = np.clip(np.array([s.end for s in p.spans[w0:w1]]) - f0, starts + 1, emb.shape[0])
+            with self.timer("tdnn"):
+                x = tdnn_input(emb, out.vectors[w0:w1], starts, ends, self.tdnn.config.window_centre)
+                posteriors.extend(self._tdnn_posteriors([x]))
+        return np.concatenate(posteriors, axis=0)
 
     def ctm_words(self, req: Request, word_times: Sequence[TimedWord]
                   ) -> Tuple[str, List[str], List[Tuple[int, int]], List[TimedWord]]:
@@ -607,8 +655,11 @@ class Punctuator:
             return []
         with self.timer("bert"):
             outputs = self.bert_outputs(prepared)
-        with self.timer("tdnn"):
-            p_tdnn = self._tdnn_posteriors(self.tdnn_inputs(prepared, outputs))
+        if len(prepared) == 1 and prepared[0].long_form:
+            p_tdnn = [self._long_tdnn_posteriors(prepared[0], outputs[0])]
+        else:
+            with self.timer("tdnn"):
+                p_tdnn = self._tdnn_posteriors(self.tdnn_inputs(prepared, outputs))
         results = []
         with self.timer("ensemble"):
             for p, out, pt in zip(prepared, outputs, p_tdnn):
@@ -621,7 +672,17 @@ class Punctuator:
         return results
 
     def bert_outputs(self, prepared: Sequence[_Prepared]) -> List[WordOutputs]:
-        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's)."""
+        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's).
+        A whole recording (``long_text`` "stretch") is read one stretch at a time, as BERT read the segments."""
+        if len(prepared) == 1 and prepared[0].long_form and self.long_text == "stretch":
+            p = prepared[0]
+            utts = [Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
+                    for k, (_, _, w0, w1) in enumerate(self.stretches(p))]
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
+                parts = list(word_outputs(self.bert, utts, self.max_length, self.context, self.bert_batch_size,
+                                          self.device, self.word_vector_model))
+            return [WordOutputs(p.request.id, np.concatenate([o.vectors for o in parts]),
+                                {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors})]
         utts = [Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
             return list(word_outputs(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device,
@@ -677,6 +738,36 @@ class Punctuator:
             done = {r.id: r for r in self.classify(ready)}
             for req in group:
                 yield done.get(req.id) or outcome[req.id]
+
+
+def pause_segments(starts: np.ndarray, ends: np.ndarray, num_frames: int, pause: int,
+                   max_frames: int = 0) -> List[Tuple[int, int, int, int]]:
+    """A whole recording's words cut at pauses of at least ``pause`` frames into stretches
+    ``(first frame, end frame, first word, end word)``; each cut is at the middle of its pause, the first
+    stretch starts at frame 0 and the last ends with the recording.  A stretch longer than ``max_frames``
+    (> 0) is cut again at its longest pause until none is (or it is one word)."""
+    num_words = len(starts)
+    gaps = np.asarray(starts[1:], dtype=np.int64) - np.asarray(ends[:-1], dtype=np.int64)  # gaps[i]: after word i
+    cuts = {int(i) + 1 for i in np.nonzero(gaps >= pause)[0]}
+
+    def frame(w: int) -> int:  # the frame where a stretch starting with word w starts
+        return 0 if w == 0 else (int(ends[w - 1]) + int(starts[w])) // 2
+
+    def end_frame(w1: int) -> int:
+        return num_frames if w1 == num_words else frame(w1)
+
+    todo = sorted(cuts | {0, num_words})
+    bounds = [0]
+    for w0, w1 in zip(todo, todo[1:]):
+        stack = [(w0, w1)]
+        while stack:
+            a, b = stack.pop()
+            if max_frames > 0 and b - a > 1 and end_frame(b) - frame(a) > max_frames:
+                k = a + 1 + int(np.argmax(gaps[a:b - 1]))
+                stack += [(k, b), (a, k)]
+            else:
+                bounds.append(b)
+    return [(frame(w0), end_frame(w1), w0, w1) for w0, w1 in zip(bounds, bounds[1:])]
 
 
 @dataclass(frozen=True)

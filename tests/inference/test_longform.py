@@ -101,7 +101,8 @@ def test_tdnn_in_blocks_equals_one_pass(punctuator):
 
 def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatch):
     """A 40 s recording with 120 words: every word once, in order, with increasing spans inside the audio; the
-    acoustic model and the alignment see one chunk at a time (5 chunks of 12 s), never the whole recording."""
+    acoustic model sees one chunk at a time (5 chunks of 12 s) for the alignment, then one stretch at a time
+    (at most 30 s), never the whole recording."""
     from punct.inference.inputs import from_pair
     from punct.inference.pipeline import Result
 
@@ -112,7 +113,7 @@ def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatc
     res = list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0]
     assert isinstance(res, Result), res
     assert res.long_form and len(res.words) == 120 and res.words[:3] == ["hello", "world", "the"]
-    assert len(seen) == 5 and max(seen) <= 1200, seen
+    assert len(seen) > 5 and max(seen[:5]) <= 1200 and max(seen) <= 3000, seen
     starts = [s for s, _ in res.spans]
     assert starts == sorted(starts) and all(e > s for s, e in res.spans) and res.spans[-1][1] <= 4000
     assert res.p_tdnn.shape == (120, 4) and np.allclose(res.p_ensemble.sum(1), 1.0, atol=1e-5)
@@ -126,6 +127,18 @@ def test_auto_long_form_only_above_the_threshold(recipe, punctuator, monkeypatch
     assert not list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0].long_form
     monkeypatch.setattr(punctuator, "long_form_above", 30.0)
     assert list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0].long_form
+
+
+def test_pause_segments_cut_at_pauses_and_bound_the_length():
+    from punct.inference.pipeline import pause_segments
+
+    starts, ends = np.array([0, 10, 100, 110, 400, 1000]), np.array([8, 20, 105, 120, 410, 1010])
+    assert pause_segments(starts, ends, 1100, pause=50) == [(0, 60, 0, 2), (60, 260, 2, 4), (260, 705, 4, 5),
+                                                             (705, 1100, 5, 6)]
+    assert pause_segments(starts, ends, 1100, pause=600) == [(0, 1100, 0, 6)]
+    # at most 600 frames: cut at the longest pause (410 -> 1000) first, then (120 -> 400)
+    assert pause_segments(starts, ends, 1100, pause=600, max_frames=600) == [(0, 260, 0, 4), (260, 705, 4, 5),
+                                                                             (705, 1100, 5, 6)]
 
 
 def test_ctm_times_are_used(recipe, punctuator):
