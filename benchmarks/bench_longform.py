@@ -6,6 +6,7 @@ with its segments' texts repeated as the transcript; ``punctuate`` aligns it in 
 (``punct.recognition.long_align``) and runs BERT and the TDNN one pause-delimited stretch at a time.  Each length
 runs in a fresh process (``--child``) so that its peak RSS (``resource.getrusage``, ``ru_maxrss``) is its own;
 the 3-minute row shows what the process needs anyway (Python, torch, the models).  One CPU thread.
+The F1 table is written to benchmarks/results/longform_f1.json as soon as it is done.
 
   . ./path.sh
   python benchmarks/bench_longform.py --recipe-dir /work/runs/mustc_seed1 --minutes 3 30 60
@@ -44,6 +45,18 @@ def punctuator(recipe_dir: Path | None):
     return Punctuator(feature_config=FeatureConfig(), am=m.am, tokens=m.tokens, bert=m.bert, tdnn=m.tdnn), "random"
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory: VmHWM (Linux; unlike ``ru_maxrss`` it starts afresh at exec, so the
+    parent's peak does not count), else ``resource.getrusage``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
     """One long-form run in this process: the talk repeated to ``minutes``; wall, CPU, RTF and peak RSS."""
     from punct.inference.pipeline import Failure
@@ -53,7 +66,7 @@ def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
     talk = load_talks(talk_recipe, "test")[0]
     repeat = max(1, round(minutes * 60 / talk.duration))
     p.long_form = "always"
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_rss_mb()
     start, cpu = time.perf_counter(), time.process_time()
     out = next(iter(p.run([talk.whole_request(repeat)])))
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -61,8 +74,7 @@ def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
         raise SystemExit(f"long-form run failed: {out.message}")
     return {"models": models, "talk": talk.id, "repeat": repeat, "audio_seconds": out.duration,
             "words": len(out.words), "wall_seconds": wall, "cpu_seconds": cpu, "rtf_wall": wall / out.duration,
-            "rtf_cpu": cpu / out.duration, "peak_rss_mb_before_run": before / 1024,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rtf_cpu": cpu / out.duration, "peak_rss_mb_before_run": before, "peak_rss_mb": peak_rss_mb(),
             "stage_seconds": {k: round(v, 2) for k, v in p.timer.seconds.items()}}
 
 
@@ -80,8 +92,17 @@ def f1_rows(recipe_dir: Path, split: str) -> tuple[list, dict]:
         rows.append([c.talk, round(c.duration, 1), c.segments, c.segments_failed, c.words,
                      round(c.f1_segments["ensemble"], 2), round(c.f1_long["ensemble"], 2),
                      round(c.f1_long["ensemble"] - c.f1_segments["ensemble"], 2)])
-    weights = np.array([c["words"] for c in per_talk], dtype=float)
-    return rows, {"talks": per_talk, "words": int(weights.sum())}
+    from punct.inference.talk import _overall
+
+    pooled = {k: [x for c in per_talk for x in c["labels"][k]] for k in ("reference", "segments", "long")}
+    seg, long = _overall(pooled["reference"], pooled["segments"]), _overall(pooled["reference"], pooled["long"])
+    rows.append(["all (pooled)", round(sum(c["duration"] for c in per_talk), 1), sum(c["segments"] for c in per_talk),
+                 sum(c["segments_failed"] for c in per_talk), len(pooled["reference"]), round(seg, 2), round(long, 2),
+                 round(long - seg, 2)])
+    for c in per_talk:
+        c.pop("labels")
+        c["start_differences"] = np.percentile(np.abs(c["start_differences"]), [50, 90, 99, 100]).tolist()
+    return rows, {"talks": per_talk, "pooled": {"words": len(pooled["reference"]), "f1_segments": seg, "f1_long": long}}
 
 
 def main() -> None:
@@ -104,6 +125,7 @@ def main() -> None:
     if args.f1:
         rows, f1 = f1_rows(args.recipe_dir, args.split)
         result["f1"] = f1
+        write_json("longform_f1", {"machine": result["machine"], "recipe_dir": str(args.recipe_dir), **f1})
         print_table(f"overall F1 (%, ensemble) of {args.split} talks: segment by segment vs one recording",
                     ["talk", "seconds", "segments", "not scored", "words", "segments F1", "long-form F1", "difference"],
                     rows)

@@ -91,8 +91,9 @@ def get_parser() -> argparse.ArgumentParser:
                            "always, never, or auto: when it is longer than --long-form-above")
     long.add_argument("--long-form-above", type=float, default=120.0,
                       help="with --long-form auto: seconds above which an utterance is processed as a long recording")
-    long.add_argument("--pause-split", type=float, default=0.5,
-                      help="a whole recording is punctuated in stretches cut at pauses of at least this many seconds")
+    long.add_argument("--pause-split", type=float, default=0.4,
+                      help="a whole recording is punctuated in stretches cut at pauses of at least this many seconds "
+                           "(0.4: the best of 0.3-1.0 on the mini recipe's dev talks)")
     long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
     long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
     models = parser.add_argument_group("models (defaults: the recipe's files)")

@@ -271,7 +271,8 @@ class Punctuator:
         segment).  Utterances with word times given (a CTM) always are.
       long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
         segments; ``whole``: the whole transcript in overlapping chunks.  On the mini recipe the TDNN, trained
-        on segments' word vectors, scores 3.8 points lower with ``whole`` (egs/mustc/local/README.md).
+        on segments' word vectors, scored 3.8 points lower with ``whole`` on 6 mini test talks
+        (egs/mustc/local/README.md).
       tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
     """
 
@@ -284,7 +285,7 @@ class Punctuator:
                  global_cmvn: Optional[CmvnStats] = None, bert_bf16: bool = False,
                  word_vector_model: Optional[PunctBert] = None, embedding_compression: str = "none",
                  vectorised_features: bool = False, long_form: str = "auto", long_form_above: float = 120.0,
-                 chunk_config: ChunkConfig = ChunkConfig(), tdnn_block_frames: int = 6000, pause_split: float = 0.5,
+                 chunk_config: ChunkConfig = ChunkConfig(), tdnn_block_frames: int = 6000, pause_split: float = 0.4,
                  max_stretch: float = 30.0, long_text: str = "stretch") -> None:
         if long_form not in LONG_FORM:
             raise ValueError(f"long_form must be one of {LONG_FORM}, got {long_form!r}")

@@ -94,6 +94,7 @@ class Comparison:
     f1_segments: dict[str, float]  # overall F1 (%) of ensemble, BERT, TDNN, segment by segment
     f1_long: dict[str, float]  # the same, the talk as one recording
     start_differences: list[int]  # per scored word: its start frame as one recording minus by segment
+    labels: dict[str, list[int]]  # per scored word: "reference", "segments" and "long" (ensemble) class ids
 
 
 def _overall(ref: Sequence[int], hyp: Sequence[int]) -> float:
@@ -137,4 +138,6 @@ def compare(punctuator: Punctuator, talk: Talk) -> Comparison:
             hyp["TDNN"].extend(res.p_tdnn[rows].argmax(1))
     return Comparison(talk.id, whole.duration, len(talk.segments), failed, len(ref),
                       {k: _overall(ref, v) for k, v in seg_hyp.items()},
-                      {k: _overall(ref, v) for k, v in long_hyp.items()}, moved)
+                      {k: _overall(ref, v) for k, v in long_hyp.items()}, moved,
+                      {"reference": [int(x) for x in ref], "segments": [int(x) for x in seg_hyp["ensemble"]],
+                       "long": [int(x) for x in long_hyp["ensemble"]]})

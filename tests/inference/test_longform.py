@@ -175,3 +175,18 @@ def test_ctm_cli_and_bad_lines_name_file_and_line(recipe, tmp_path):
         with pytest.raises(SystemExit, match=rf"{ctm}:2: .*{why}"):
             main(["--recipe-dir", str(recipe / "recipe"), "--wav", str(recipe / "talk.wav"), "--ctm", str(ctm),
                   "--out-dir", str(tmp_path / "out")])
+
+
+def test_features_fed_in_blocks_are_the_whole_waveforms(monkeypatch):
+    """kaldi-native-fbank gets a long recording 10 s at a time (bounded memory); the frames are bit-identical."""
+    import punct.features.extractor as extractor
+    from punct.features import FeatureConfig
+
+    rng = np.random.default_rng(0)
+    samples = (rng.normal(size=16000 * 23 + 123) * 0.1).astype(np.float32)
+    mfcc = FeatureConfig().extractor()
+    monkeypatch.setattr(extractor, "WAVEFORM_BLOCK_SECONDS", 10**6)
+    whole = mfcc.extract(samples, 16000)
+    for seconds in (1, 10):
+        monkeypatch.setattr(extractor, "WAVEFORM_BLOCK_SECONDS", seconds)
+        assert np.array_equal(mfcc.extract(samples, 16000), whole)
