@@ -3,6 +3,8 @@
 # punctuation TDNN, ensemble at stage 8's alpha), JOB=1:nj through $cmd, then merges the jobs'
 # outputs into <out-dir>/text (<utt> <punctuated text>), <out-dir>/punct.jsonl (per-word posteriors)
 # and <out-dir>/failed (<utt> <reason>).  Exits 1 when any utterance failed (the others are still written).
+# A whole recording (minutes to hours; wav.scp without segments, its whole transcript in text) is aligned in
+# 30 s chunks and punctuated one pause-delimited stretch at a time (--long-form; README in egs/mustc/local).
 set -euo pipefail
 
 # Begin configuration section.
@@ -19,6 +21,9 @@ vectorised_features=false  # NumPy MFCC instead of stage 1's kaldi-native-fbank 
 backend=torch           # onnx: AM + TDNN in ONNX Runtime from <recipe-dir>/exp/onnx (python -m punct.bin.export_onnx)
 onnx_precision=int8     # with backend=onnx: int8 or float32
 cmvn=speaker            # speaker: per-speaker CMVN over the data (utt2spk); or a stats file (data/fbank/cmvn_train.json)
+long_form=auto          # whole recordings aligned in 30 s chunks (bounded memory): auto (above long_form_above), always, never
+long_form_above=120     # seconds; with long_form=auto, longer utterances are processed as whole recordings
+ctm=                    # words + times of an external recogniser ('<utt> 1 <start> <dur> <word>'); no text, no alignment
 # End configuration section.
 
 echo "$0 $*"
@@ -31,14 +36,17 @@ if [ $# -ne 2 ]; then
   echo "  <data-dir> holds wav.scp and text (optionally segments and utt2spk), Kaldi style."
   echo "e.g.: $0 --nj 2 --cmd \"\$decode_cmd\" data/new exp/punctuate/new"
   echo "Main options: --nj N, --cmd CMD, --device cpu|cuda|auto, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true,"
-  echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true"
+  echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true,"
+  echo "  --long-form auto|always|never [--long-form-above 120] (a whole recording with its whole transcript),"
+  echo "  --ctm FILE (an external recogniser's words and times instead of <data-dir>/text)"
   exit 1
 fi
 data=$1
 dir=$2
 
 need="$data/wav.scp"
-[ "$transcript_from" = input ] && need="$need $data/text"
+[ "$transcript_from" = input ] && [ -z "$ctm" ] && need="$need $data/text"
+[ -n "$ctm" ] && need="$need $ctm"
 for f in $need $recipe_dir/exp/am/best-valid-loss.pt $recipe_dir/exp/bert/best-valid-f1/punct_model.json \
     $recipe_dir/exp/tdnn/best-valid-f1.pt; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
@@ -56,8 +64,10 @@ cmd="$cmd --num-threads $num_threads"
 [ "$device" = cuda ] && cmd="$cmd --gpu 1"
 
 opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transcript_from --device $device
-      --num-threads $num_threads --out-dir $dir --allow-failures --cmvn $cmvn)
-[ "$transcript_from" = input ] && opts+=(--text $data/text)
+      --num-threads $num_threads --out-dir $dir --allow-failures --cmvn $cmvn --long-form $long_form
+      --long-form-above $long_form_above)
+[ "$transcript_from" = input ] && [ -z "$ctm" ] && opts+=(--text $data/text)
+[ -n "$ctm" ] && opts+=(--ctm $ctm)
 [ -f $data/utt2spk ] && opts+=(--utt2spk $data/utt2spk)
 [ -f $data/segments ] && opts+=(--segments $data/segments)
 [ -n "$alpha" ] && opts+=(--alpha $alpha)

@@ -10,6 +10,7 @@ The CTM is per utterance: ``<cut id> 1 <start> <duration> <word>`` with times re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,8 +26,11 @@ def spans_to_items(
     spans: Sequence[WordSpan], cut_start: float, frame_shift: float = FRAME_SHIFT
 ) -> list[AlignmentItem]:
     return [
-        AlignmentItem(symbol=s.word, start=round(cut_start + s.start * frame_shift, 8),
-                      duration=round((s.end - s.start) * frame_shift, 8))
+        AlignmentItem(
+            symbol=s.word,
+            start=round(cut_start + s.start * frame_shift, 8),
+            duration=round((s.end - s.start) * frame_shift, 8),
+        )
         for s in spans
     ]
 
@@ -49,14 +53,29 @@ def ctm_lines(cut_id: str, spans: Sequence[WordSpan], frame_shift: float = FRAME
 
 
 def read_ctm(path: Pathlike) -> dict:
-    """``{cut id: [(word, start, duration), ...]}``; a malformed line is an error naming the line."""
+    """``{cut id: [(word, start, duration), ...]}``; a malformed line is an error naming ``file:line``:
+    fewer than five fields, a start or duration that is not a finite number >= 0, or a word that starts
+    before the previous word of its utterance (a CTM lists each utterance's words in time order).
+    Blank lines and ``;;`` comment lines are skipped; fields after the word (a confidence) are ignored."""
     out: dict = {}
     for line_number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         fields = line.split()
+        if not fields or fields[0].startswith(";;"):
+            continue
+        where = f"{path}:{line_number}"
         if len(fields) < 5:
-            raise ValueError(f"{path}:{line_number}: expected '<utt> <channel> <start> <dur> <word>', got {line!r}")
+            raise ValueError(f"{where}: expected '<utt> <channel> <start> <dur> <word>', got {line!r}")
         try:
-            out.setdefault(fields[0], []).append((fields[4], float(fields[2]), float(fields[3])))
+            start, duration = float(fields[2]), float(fields[3])
         except ValueError as e:
-            raise ValueError(f"{path}:{line_number}: {e}") from e
+            raise ValueError(f"{where}: {e} in {line!r}") from e
+        if not (math.isfinite(start) and math.isfinite(duration) and start >= 0 and duration >= 0):
+            raise ValueError(f"{where}: start and duration must be finite and >= 0, got {line!r}")
+        words = out.setdefault(fields[0], [])
+        if words and start < words[-1][1]:
+            raise ValueError(
+                f"{where}: {fields[4]!r} starts at {start} s, before the previous word of "
+                f"{fields[0]} ({words[-1][1]} s); CTM words must be in time order"
+            )
+        words.append((fields[4], start, duration))
     return out

@@ -29,18 +29,22 @@ def min_frames(tokens: Sequence[int]) -> int:
     return len(tokens) + sum(1 for a, b in zip(tokens, tokens[1:]) if a == b)
 
 
-def ctc_forced_align(log_probs: np.ndarray, tokens: Sequence[int], blank: int = 0) -> tuple[np.ndarray, float]:
+def ctc_forced_align(
+    log_probs: np.ndarray, tokens: Sequence[int], blank: int = 0, open_end: bool = False
+) -> tuple[np.ndarray, float]:
     """Best CTC path of ``tokens`` through ``log_probs`` (T, V).
 
     Returns ``(token_index, score)``: for each frame, the index (0..L-1) of the reference token it
-    emits, or -1 for a blank frame; and the path's log-probability.
+    emits, or -1 for a blank frame; and the path's log-probability.  With ``open_end`` the path may end
+    in any state: the best alignment of the frames with a *prefix* of ``tokens`` (audio that stops
+    inside a longer text, as a chunk of a long recording does; ``punct.recognition.long_align``).
     """
     log_probs = np.asarray(log_probs, dtype=np.float64)
     T = log_probs.shape[0]
     L = len(tokens)
     if L == 0:
         raise AlignmentError("empty transcript", "no tokens to align")
-    need = min_frames(tokens)
+    need = 1 if open_end else min_frames(tokens)
     if need > T:
         raise AlignmentError("too few frames", f"{T} frames < {need} needed for {L} tokens")
     ext = np.full(2 * L + 1, blank, dtype=np.int64)
@@ -64,8 +68,8 @@ def ctc_forced_align(log_probs: np.ndarray, tokens: Sequence[int], blank: int = 
         choice = candidates.argmax(axis=0)  # the first of equal maxima
         back[t] = choice
         alpha = candidates.max(axis=0) + emit[t]
-    # the path ends in the last token or the final blank
-    end = S - 1 if alpha[S - 1] >= alpha[S - 2] else S - 2
+    # the path ends in the last token or the final blank (open end: in the best state)
+    end = int(alpha.argmax()) if open_end else S - 1 if alpha[S - 1] >= alpha[S - 2] else S - 2
     score = float(alpha[end])
     if not np.isfinite(score):
         raise AlignmentError("no path", "every path has zero probability")

@@ -11,6 +11,12 @@ BERT, punctuation TDNN, ensemble at the recipe's alpha).
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav talk.wav --transcript "so what did we learn" --out-dir out
   # no transcript: the acoustic model's greedy hypothesis is punctuated
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp wav.scp --transcript-from am --out-dir out
+  # a whole recording (minutes to hours) with its whole transcript: aligned in ~30 s chunks (bounded memory)
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav lecture.wav --text lecture.txt --long-form always \
+      --out-dir out
+  # words and times from an external recogniser (CTM: '<utt> 1 <start> <dur> <word>', times from the audio's start)
+  python -m punct.bin.punctuate --recipe-dir egs/mustc --wav lecture.wav --ctm lecture.ctm --utt-id lecture \
+      --out-dir out
   # fastest on CPUs: int8 AM and TDNN in ONNX Runtime (after python -m punct.bin.export_onnx), bf16 BERT
   python -m punct.bin.punctuate --recipe-dir egs/mustc --cuts cuts.jsonl.gz --backend onnx --bert-bf16 \
       --vectorised-features --out-dir out
@@ -18,6 +24,18 @@ BERT, punctuation TDNN, ensemble at the recipe's alpha).
 By default the output equals what the recipe's stages computed and scored for the same audio and words (stage 1's
 features, stage 4's quantised layer 12, stage 6's word vectors; the whole split gives stage 8's posteriors); the
 speed options above trade that for time.
+
+Long recordings (--long-form; by default any utterance longer than --long-form-above seconds): one recording with
+one transcript, no segments.  Its features and CMVN are computed over the whole recording (one speaker unless
+--utt2spk says otherwise); the acoustic model runs on ~30 s chunks with 5 s overlap (--chunk-seconds,
+--chunk-overlap); each chunk is aligned with its slice of the transcript by CTC segmentation and the chunks'
+words are merged at the overlap midpoints, as egs/parczech stage 2 recognises long audio
+(punct.recognition.long_align).  The recording is then cut at pauses of --pause-split seconds or more (and
+stretches longer than 30 s at their longest pause), and each stretch is punctuated as the recipe's segments are:
+its own features with CMVN over all the stretches, the AM's layer 12, BERT over its words, the TDNN.  Memory is
+bounded by one chunk and one stretch, plus the recording's samples and features (about 0.26 GB per hour).
+With --ctm the words and times are the CTM's (no alignment; times relative to the utterance's audio); a bad CTM
+line is an error naming file:line.
 
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
 label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
@@ -36,8 +54,11 @@ from pathlib import Path
 
 import torch
 
+from punct.am.ctm import read_ctm
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
+from punct.labels import TimedWord
+from punct.recognition.chunks import ChunkConfig
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.device import resolve_device
@@ -73,6 +94,37 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         default="input",
         help="input: the given transcripts; am: the acoustic model's greedy hypothesis (no transcript needed)",
     )
+    src.add_argument(
+        "--ctm",
+        type=Path,
+        default=None,
+        help="words with times from an external recogniser ('<utt> <channel> <start> <dur> <word>', "
+        "seconds from the start of the utterance's audio) instead of a transcript and alignment; "
+        "implies long-form processing",
+    )
+    long = parser.add_argument_group("long recordings")
+    long.add_argument(
+        "--long-form",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="process an utterance as one whole recording (aligned in chunks, bounded memory): "
+        "always, never, or auto: when it is longer than --long-form-above",
+    )
+    long.add_argument(
+        "--long-form-above",
+        type=float,
+        default=120.0,
+        help="with --long-form auto: seconds above which an utterance is processed as a long recording",
+    )
+    long.add_argument(
+        "--pause-split",
+        type=float,
+        default=0.4,
+        help="a whole recording is punctuated in stretches cut at pauses of at least this many seconds "
+        "(0.4: the best of 0.3-1.0 on the mini recipe's dev talks)",
+    )
+    long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
+    long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,26 +158,55 @@ def get_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
     parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
-    parser.add_argument("--max-length", type=int, default=0,
-                        help="BERT input length (tokens incl. specials); 0: the length BERT was trained on")
-    parser.add_argument("--context", type=int, default=-1,
-                        help="BERT sub-tokens of context around chunk words; -1: the training value")
-    parser.add_argument("--quantize", nargs="*", choices=("bert", "tdnn"), default=None,
-                        help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert); CPU only")
-    parser.add_argument("--bert-bf16", action="store_true",
-                        help="BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or GPUs)")
-    parser.add_argument("--vectorised-features", action="store_true",
-                        help="NumPy MFCC instead of stage 1's kaldi-native-fbank: 3-7x faster features, equal to 1e-3 "
-                             "but no longer bit-identical to what the recipe scored")
-    parser.add_argument("--backend", choices=("torch", "onnx"), default="torch",
-                        help="onnx: the AM and the TDNN's conv stack in ONNX Runtime, from --onnx-dir (CPU only)")
-    parser.add_argument("--onnx-dir", type=Path, default=None,
-                        help="export of python -m punct.bin.export_onnx [<recipe>/exp/onnx]")
-    parser.add_argument("--onnx-precision", choices=("int8", "float32"), default="int8",
-                        help="with --backend onnx: static int8 or float32 graphs")
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=0,
+        help="BERT input length (tokens incl. specials); 0: the length BERT was trained on",
+    )
+    parser.add_argument(
+        "--context", type=int, default=-1, help="BERT sub-tokens of context around chunk words; -1: the training value"
+    )
+    parser.add_argument(
+        "--quantize",
+        nargs="*",
+        choices=("bert", "tdnn"),
+        default=None,
+        help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert); CPU only",
+    )
+    parser.add_argument(
+        "--bert-bf16", action="store_true", help="BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or GPUs)"
+    )
+    parser.add_argument(
+        "--vectorised-features",
+        action="store_true",
+        help="NumPy MFCC instead of stage 1's kaldi-native-fbank: 3-7x faster features, equal to 1e-3 "
+        "but no longer bit-identical to what the recipe scored",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("torch", "onnx"),
+        default="torch",
+        help="onnx: the AM and the TDNN's conv stack in ONNX Runtime, from --onnx-dir (CPU only)",
+    )
+    parser.add_argument(
+        "--onnx-dir", type=Path, default=None, help="export of python -m punct.bin.export_onnx [<recipe>/exp/onnx]"
+    )
+    parser.add_argument(
+        "--onnx-precision",
+        choices=("int8", "float32"),
+        default="int8",
+        help="with --backend onnx: static int8 or float32 graphs",
+    )
     parser.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")
-    parser.add_argument("--threads", "--num-threads", dest="num_threads", type=int, default=1,
-                        help="CPU threads of torch and of ONNX Runtime")
+    parser.add_argument(
+        "--threads",
+        "--num-threads",
+        dest="num_threads",
+        type=int,
+        default=1,
+        help="CPU threads of torch and of ONNX Runtime",
+    )
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--seed", type=int, default=42, help="random seed (the pipeline itself is deterministic)")
     add_job_arguments(parser)
@@ -136,17 +217,20 @@ def read_requests(args) -> list:
     given = [x for x in (args.wav_scp, args.cuts, args.wav) if x is not None]
     if len(given) != 1:
         raise SystemExit("punctuate: give exactly one of --wav-scp, --cuts, --wav")
-    use_text = args.transcript_from == "input"
+    use_text = args.transcript_from == "input" and args.ctm is None
     if args.wav_scp is not None:
         if use_text and args.text is None:
-            raise SystemExit("punctuate: --wav-scp needs --text (or --transcript-from am)")
+            raise SystemExit("punctuate: --wav-scp needs --text (or --ctm, or --transcript-from am)")
         return from_kaldi(args.wav_scp, args.text if use_text else None, args.utt2spk, args.segments)
     if args.cuts is not None:
         return from_cuts(args.cuts, use_transcripts=use_text)
     transcript = None
     if use_text:
         if (args.text is None) == (args.transcript is None):
-            raise SystemExit("punctuate: --wav needs one of --text FILE or --transcript TEXT (or --transcript-from am)")
+            raise SystemExit(
+                "punctuate: --wav needs one of --text FILE or --transcript TEXT (or --ctm FILE, or "
+                "--transcript-from am)"
+            )
         if args.text is not None:
             if not args.text.is_file():
                 raise SystemExit(f"punctuate: {args.text}: no such file")
@@ -154,6 +238,19 @@ def read_requests(args) -> list:
         else:
             transcript = args.transcript
     return [from_pair(args.wav, transcript, args.utt_id)]
+
+
+def read_word_times(path: Path) -> dict[str, list[TimedWord]]:
+    """``--ctm``: each utterance's words with times (``punct.am.ctm.read_ctm``; errors name file:line)."""
+    if not path.is_file():
+        raise SystemExit(f"punctuate: {path}: no such file")
+    try:
+        table = read_ctm(path)
+    except ValueError as e:
+        raise SystemExit(f"punctuate: {e}") from None
+    return {
+        utt: [TimedWord(w, start, start + duration) for w, start, duration in words] for utt, words in table.items()
+    }
 
 
 def speaker_share(requests: list, job: int, nj: int) -> list:
@@ -169,28 +266,50 @@ def main(argv: list[str] | None = None) -> int:
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.num_threads)
+    word_times = read_word_times(args.ctm) if args.ctm is not None else None
     requests = speaker_share(read_requests(args), args.job, args.nj)
     device = resolve_device(args.device)
     if args.quantize is not None and device.type != "cpu":  # refused before the models are read
-        raise ValueError(f"--quantize: dynamic int8 quantisation runs on the CPU only, but --device {args.device} "
-                         f"resolved to {device}; use --device cpu, or --bert-bf16 on the GPU")
+        raise ValueError(
+            f"--quantize: dynamic int8 quantisation runs on the CPU only, but --device {args.device} "
+            f"resolved to {device}; use --device cpu, or --bert-bf16 on the GPU"
+        )
     punctuator = Punctuator.from_recipe(
-        args.recipe_dir, feat_config=args.feat_config, am_checkpoint=args.am_model, bert_dir=args.bert_model_dir,
-        tdnn_checkpoint=args.tdnn_model, results_json=args.results_json, alpha=args.alpha, device=device,
-        group_size=args.group_size, max_length=args.max_length, context=args.context,
-        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn), bert_bf16=args.bert_bf16,
-        vectorised_features=args.vectorised_features)
+        args.recipe_dir,
+        feat_config=args.feat_config,
+        am_checkpoint=args.am_model,
+        bert_dir=args.bert_model_dir,
+        tdnn_checkpoint=args.tdnn_model,
+        results_json=args.results_json,
+        alpha=args.alpha,
+        device=device,
+        group_size=args.group_size,
+        max_length=args.max_length,
+        context=args.context,
+        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn),
+        bert_bf16=args.bert_bf16,
+        vectorised_features=args.vectorised_features,
+        long_form=args.long_form,
+        long_form_above=args.long_form_above,
+        chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap),
+        pause_split=args.pause_split,
+    )
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))
     if args.backend == "onnx":
         paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)
-        punctuator.use_onnx(args.onnx_dir or args.recipe_dir / "exp" / "onnx", args.onnx_precision, args.num_threads,
-                            am_checkpoint=paths["am_checkpoint"], tdnn_checkpoint=paths["tdnn_checkpoint"])
+        punctuator.use_onnx(
+            args.onnx_dir or args.recipe_dir / "exp" / "onnx",
+            args.onnx_precision,
+            args.num_threads,
+            am_checkpoint=paths["am_checkpoint"],
+            tdnn_checkpoint=paths["tdnn_checkpoint"],
+        )
     suffix = f".{args.job}" if args.nj > 1 else ""
     text_lines, json_lines, failed_lines = [], [], []
     audio = 0.0
     start = time.perf_counter()
-    for out in punctuator.run(requests):
+    for out in punctuator.run(requests, word_times):
         if isinstance(out, Failure):
             logging.error("%s: %s", out.id, out.message)
             failed_lines.append(f"{out.id} {out.message}\n")
@@ -206,10 +325,22 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(args.out_dir / f"punct{suffix}.jsonl", "".join(json_lines))
     atomic_write_text(args.out_dir / f"failed{suffix}", "".join(failed_lines))
     parts = ", ".join(f"{k} {v:.2f}" for k, v in punctuator.timer.seconds.items())
-    logging.info("%d of %d utterances punctuated (%d failed); %.1f s of audio in %.1f s (RTF %.4f; seconds: %s)",
-                 len(text_lines), len(requests), len(failed_lines), audio, wall, wall / max(audio, 1e-9), parts)
-    logging.info("wrote %s, %s, %s", args.out_dir / f"text{suffix}", args.out_dir / f"punct{suffix}.jsonl",
-                 args.out_dir / f"failed{suffix}")
+    logging.info(
+        "%d of %d utterances punctuated (%d failed); %.1f s of audio in %.1f s (RTF %.4f; seconds: %s)",
+        len(text_lines),
+        len(requests),
+        len(failed_lines),
+        audio,
+        wall,
+        wall / max(audio, 1e-9),
+        parts,
+    )
+    logging.info(
+        "wrote %s, %s, %s",
+        args.out_dir / f"text{suffix}",
+        args.out_dir / f"punct{suffix}.jsonl",
+        args.out_dir / f"failed{suffix}",
+    )
     if failed_lines and not args.allow_failures:
         return 1
     return 0

@@ -91,6 +91,9 @@ def _frame_options(config, opts) -> None:
     opts.use_energy = config.use_energy
 
 
+WAVEFORM_BLOCK_SECONDS = 10
+
+
 def _run(computer, samples: np.ndarray, config, dim: int) -> np.ndarray:
     samples = np.asarray(samples, dtype=np.float32)
     if samples.ndim == 2:
@@ -99,7 +102,11 @@ def _run(computer, samples: np.ndarray, config, dim: int) -> np.ndarray:
         samples = samples[0]
     if config.scale_to_int16:
         samples = samples * INT16_SCALE
-    computer.accept_waveform(float(config.sampling_rate), samples.tolist())
+    # In blocks: the computer takes a Python list (32 bytes a sample), and the frames do not depend on how the
+    # waveform arrives, so a whole recording costs one block's list, not hours of it.
+    block = WAVEFORM_BLOCK_SECONDS * int(config.sampling_rate)
+    for start in range(0, max(len(samples), 1), block):
+        computer.accept_waveform(float(config.sampling_rate), samples[start : start + block].tolist())
     computer.input_finished()
     n = computer.num_frames_ready
     if n == 0:
@@ -165,8 +172,9 @@ class KnfFbank(_KnfExtractor):
         return self.config.num_mel_bins
 
 
-def expected_num_frames(num_samples: int, sampling_rate: int = 16000, frame_length_ms: float = 25.0,
-                        frame_shift_ms: float = 10.0) -> int:
+def expected_num_frames(
+    num_samples: int, sampling_rate: int = 16000, frame_length_ms: float = 25.0, frame_shift_ms: float = 10.0
+) -> int:
     """Frames with ``snip_edges=True``: ``1 + (num_samples - window) // shift`` (0 if shorter than a window)."""
     window = int(round(sampling_rate * frame_length_ms / 1000))
     shift = int(round(sampling_rate * frame_shift_ms / 1000))

@@ -36,7 +36,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -53,17 +53,22 @@ from punct.features.compute import stored_features
 from punct.inference.inputs import Request, UtteranceError
 from punct.io.shards import compression_method, stored_matrix
 from punct.io.sources import AcousticSource, WordVectorSource, files_sha256
-from punct.labels import PUNCT4
+from punct.labels import PUNCT4, TimedWord
+from punct.models.punct_tdnn.frames import word_frame_spans
 from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
+from punct.recognition.chunks import AudioChunk, ChunkConfig, plan_chunks
+from punct.recognition.long_align import align_transcript
+from punct.recognition.recognise import recognise_chunks
 from punct.scoring.ensemble import PAPER_ALPHA, ensemble
 from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.device import has_native_bf16
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
+LONG_FORM = ("auto", "always", "never")
 
 
 class StageTimer:
@@ -81,6 +86,27 @@ class StageTimer:
         finally:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
             self.cpu_seconds[stage] = self.cpu_seconds.get(stage, 0.0) + time.process_time() - cpu
+
+    @contextmanager
+    def outer(self, stage: str, inner: str):
+        """Like ``self(stage)``, less the time that ``inner`` is charged meanwhile (a stage that calls another)."""
+        start, cpu = time.perf_counter(), time.process_time()
+        inner_start, inner_cpu = self.seconds.get(inner, 0.0), self.cpu_seconds.get(inner, 0.0)
+        try:
+            yield
+        finally:
+            self.seconds[stage] = (
+                self.seconds.get(stage, 0.0)
+                + time.perf_counter()
+                - start
+                - (self.seconds.get(inner, 0.0) - inner_start)
+            )
+            self.cpu_seconds[stage] = (
+                self.cpu_seconds.get(stage, 0.0)
+                + time.process_time()
+                - cpu
+                - (self.cpu_seconds.get(inner, 0.0) - inner_cpu)
+            )
 
     def reset(self) -> None:
         for k in self.seconds:
@@ -101,20 +127,27 @@ class Result:
     p_bert: np.ndarray  # (W, 4)
     p_ensemble: np.ndarray  # (W, 4)
     alpha: float
-    transcript_from: str  # "given" or "am"
+    transcript_from: str  # "given", "am" or "ctm" (words and times of an external recogniser)
     duration: float  # seconds of audio
+    long_form: bool = False  # aligned in chunks as one whole recording (Punctuator.prepare_long)
 
     def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> dict:
         def rows(p: np.ndarray) -> list[list[float]]:
             return [[round(float(v), 6) for v in row] for row in p]
 
         return {
-            "id": self.id, "text": self.text, "transcript_from": self.transcript_from, "alpha": self.alpha,
-            "duration": round(self.duration, 4), "classes": list(classes),
+            "id": self.id,
+            "text": self.text,
+            "transcript_from": self.transcript_from,
+            "long_form": self.long_form,
+            "alpha": self.alpha,
+            "duration": round(self.duration, 4),
+            "classes": list(classes),
             "words": [
                 {"word": w, "label": label, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
-                for w, label, (s, e), pt, pb, pe in zip(self.words, self.labels, self.spans, rows(self.p_tdnn),
-                                                    rows(self.p_bert), rows(self.p_ensemble))
+                for w, label, (s, e), pt, pb, pe in zip(
+                    self.words, self.labels, self.spans, rows(self.p_tdnn), rows(self.p_bert), rows(self.p_ensemble)
+                )
             ],
         }
 
@@ -138,6 +171,7 @@ class _Prepared:
     spans: list[WordSpan]
     transcript_from: str
     duration: float
+    long_form: bool = False
 
 
 def _chunk_lengths(bert: PunctBert, max_length: int, context: int) -> tuple[int, int]:
@@ -173,7 +207,7 @@ def render_text(text: str, char_spans: Sequence[tuple[int, int]], labels: Sequen
             mark = ""  # "U.S." + "." -> "U.S."
         out.append(piece + mark)
         if i + 1 < n:
-            gap = text[end:char_spans[i + 1][0]]
+            gap = text[end : char_spans[i + 1][0]]
             if not mark and len(gap) == 1 and gap in "-.:/":
                 out.append(gap)
             else:
@@ -182,8 +216,9 @@ def render_text(text: str, char_spans: Sequence[tuple[int, int]], labels: Sequen
 
 
 @torch.inference_mode()
-def am_forward(model: TdnnAcousticModel, feats: np.ndarray, layer: int,
-               device: torch.device = torch.device("cpu")) -> tuple[np.ndarray, np.ndarray]:
+def am_forward(
+    model: TdnnAcousticModel, feats: np.ndarray, layer: int, device: torch.device = torch.device("cpu")
+) -> tuple[np.ndarray, np.ndarray]:
     """One pass of the acoustic model: (layer ``layer`` output (T, C), CTC log-posteriors (T, V)).
 
     Equal to ``model(x, layer=layer)`` and ``model(x).log_softmax(-1)`` (checked by the tests); layer must
@@ -203,8 +238,12 @@ def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> tuple[torch.
     length = max(a.shape[0] for a, _ in padded)
     offsets = np.cumsum([0] + [len(x.word_vectors) for x in inputs])[:-1]
     acoustic = torch.stack([torch.nn.functional.pad(a, (0, 0, 0, length - a.shape[0])) for a, _ in padded])
-    index = torch.stack([torch.nn.functional.pad(torch.where(i >= 0, i + int(o), i), (0, length - i.shape[0]), value=-1)
-                         for (_, i), o in zip(padded, offsets)])
+    index = torch.stack(
+        [
+            torch.nn.functional.pad(torch.where(i >= 0, i + int(o), i), (0, length - i.shape[0]), value=-1)
+            for (_, i), o in zip(padded, offsets)
+        ]
+    )
     return acoustic, torch.cat([x.word_vectors for x in inputs]), index
 
 
@@ -214,8 +253,9 @@ def check_bf16(device: torch.device) -> None:
         return
     if device.type == "cuda":
         raise ValueError(f"{device} does not support bfloat16")
-    raise ValueError("this CPU has no bfloat16 instructions (AVX-512 BF16 / AMX): bf16 would be emulated "
-                     "and slower than float32")
+    raise ValueError(
+        "this CPU has no bfloat16 instructions (AVX-512 BF16 / AMX): bf16 would be emulated and slower than float32"
+    )
 
 
 def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
@@ -251,6 +291,16 @@ class Punctuator:
       vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, 3-7x faster:
         benchmarks/README.md) instead of stage 1's kaldi-native-fbank: equal to 1e-3, but no longer
         bit-identical to what the recipe scored.
+      long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
+        recording (:meth:`prepare_long`: aligned in ``chunk_config`` chunks with CTC segmentation; then one
+        stretch between pauses of ``pause_split`` seconds or more, at most ``max_stretch`` seconds, at a time);
+        ``always``: every utterance; ``never``: none (one Viterbi over the whole utterance, as stage 3 aligns a
+        segment).  Utterances with word times given (a CTM) always are.
+      long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
+        segments; ``whole``: the whole transcript in overlapping chunks.  On the mini recipe the TDNN, trained
+        on segments' word vectors, scored 3.8 points lower with ``whole`` on 6 mini test talks
+        (egs/mustc/local/README.md).
+      tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
@@ -278,9 +328,19 @@ class Punctuator:
         word_vector_model: PunctBert | None = None,
         embedding_compression: str = "none",
         vectorised_features: bool = False,
+        long_form: str = "auto",
+        long_form_above: float = 120.0,
+        chunk_config: ChunkConfig = ChunkConfig(),
+        tdnn_block_frames: int = 6000,
+        pause_split: float = 0.4,
+        max_stretch: float = 30.0,
+        long_text: str = "stretch",
     ) -> None:
-        classes = self._check_models(am=am, bert=bert, tdnn=tdnn, alpha=alpha, layer=layer, head=head,
-                                     word_vector_model=word_vector_model)
+        if long_form not in LONG_FORM:
+            raise ValueError(f"long_form must be one of {LONG_FORM}, got {long_form!r}")
+        classes = self._check_models(
+            am=am, bert=bert, tdnn=tdnn, alpha=alpha, layer=layer, head=head, word_vector_model=word_vector_model
+        )
         compression_method(embedding_compression)  # fails early on an unknown name
         self.feature_config = feature_config
         self.extractor = feature_config.extractor(vectorised=vectorised_features)
@@ -308,18 +368,35 @@ class Punctuator:
         if bert_bf16:
             check_bf16(device)
         self.bert_bf16 = bert_bf16
+        self.long_form = long_form
+        self.long_form_above = float(long_form_above)
+        self.chunk_config = chunk_config
+        self.tdnn_block_frames = tdnn_block_frames
+        self.pause_split = pause_split
+        self.long_text = long_text
+        self.max_stretch = max_stretch
         self.timer = StageTimer()
 
     @staticmethod
-    def _check_models(*, am: TdnnAcousticModel, bert: PunctBert, tdnn: PunctTdnn, alpha: float, layer: int,
-                      head: str, word_vector_model: PunctBert | None) -> tuple[str, ...]:
+    def _check_models(
+        *,
+        am: TdnnAcousticModel,
+        bert: PunctBert,
+        tdnn: PunctTdnn,
+        alpha: float,
+        layer: int,
+        head: str,
+        word_vector_model: PunctBert | None,
+    ) -> tuple[str, ...]:
         """The classes of BERT's ``head``, once the models are known to fit together (ValueError if not)."""
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {alpha}")
         classes = tuple(bert.head_spec(head).classes)
         if classes != PUNCT4.classes or tdnn.config.num_classes != len(classes):
-            raise ValueError(f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
-                             f"expected {PUNCT4.classes}")
+            raise ValueError(
+                f"class mismatch: BERT head {classes}, TDNN {tdnn.config.num_classes} classes, "
+                f"expected {PUNCT4.classes}"
+            )
         am_dim = am.config.dim
         if bert.hidden_size + am_dim != tdnn.config.input_dim:
             raise ValueError(
@@ -333,11 +410,20 @@ class Punctuator:
     # ---- construction from a recipe directory ------------------------------------------------
 
     @classmethod
-    def from_recipe(cls, recipe_dir: Pathlike = ".", *, feat_config: Pathlike | None = None,
-                    am_checkpoint: Pathlike | None = None, bert_dir: Pathlike | None = None,
-                    tdnn_checkpoint: Pathlike | None = None, results_json: Pathlike | None = None,
-                    normalize_config: Pathlike | None = None, alpha: float | None = None,
-                    device: torch.device = torch.device("cpu"), **kwargs) -> Punctuator:
+    def from_recipe(
+        cls,
+        recipe_dir: Pathlike = ".",
+        *,
+        feat_config: Pathlike | None = None,
+        am_checkpoint: Pathlike | None = None,
+        bert_dir: Pathlike | None = None,
+        tdnn_checkpoint: Pathlike | None = None,
+        results_json: Pathlike | None = None,
+        normalize_config: Pathlike | None = None,
+        alpha: float | None = None,
+        device: torch.device = torch.device("cpu"),
+        **kwargs,
+    ) -> Punctuator:
         """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be
         overridden."""
         from punct.am.train import load_model as load_am
@@ -345,9 +431,15 @@ class Punctuator:
         from punct.utils.config import load_config
 
         recipe = Path(recipe_dir)
-        paths = recipe_paths(recipe, feat_config=feat_config, am_checkpoint=am_checkpoint, bert_dir=bert_dir,
-                             tdnn_checkpoint=tdnn_checkpoint, results_json=results_json,
-                             normalize_config=normalize_config)
+        paths = recipe_paths(
+            recipe,
+            feat_config=feat_config,
+            am_checkpoint=am_checkpoint,
+            bert_dir=bert_dir,
+            tdnn_checkpoint=tdnn_checkpoint,
+            results_json=results_json,
+            normalize_config=normalize_config,
+        )
         for name in ("feat_config", "am_checkpoint", "bert_dir", "tdnn_checkpoint"):
             if not paths[name].exists():
                 raise FileNotFoundError(
@@ -364,12 +456,31 @@ class Punctuator:
         tdnn = load_tdnn(paths["tdnn_checkpoint"], device)
         inputs = tdnn_inputs_of(paths, feature_config)
         word_vector_model = pretrained_encoder_model(bert) if inputs.word_vectors == "pretrained" else None
-        logging.info("models: AM %s (%d tokens; layer %d, shards %s), BERT %s (%s word vectors), TDNN %s; alpha %.2f",
-                     paths["am_checkpoint"], len(tokens), inputs.layer, inputs.compression, paths["bert_dir"],
-                     inputs.word_vectors, paths["tdnn_checkpoint"], alpha)
-        return cls(feature_config=feature_config, am=am, tokens=tokens, bert=bert, tdnn=tdnn, alpha=alpha,
-                   layer=inputs.layer, device=device, normalize_config=norm, word_vector_model=word_vector_model,
-                   embedding_compression=inputs.compression, **kwargs)
+        logging.info(
+            "models: AM %s (%d tokens; layer %d, shards %s), BERT %s (%s word vectors), TDNN %s; alpha %.2f",
+            paths["am_checkpoint"],
+            len(tokens),
+            inputs.layer,
+            inputs.compression,
+            paths["bert_dir"],
+            inputs.word_vectors,
+            paths["tdnn_checkpoint"],
+            alpha,
+        )
+        return cls(
+            feature_config=feature_config,
+            am=am,
+            tokens=tokens,
+            bert=bert,
+            tdnn=tdnn,
+            alpha=alpha,
+            layer=inputs.layer,
+            device=device,
+            normalize_config=norm,
+            word_vector_model=word_vector_model,
+            embedding_compression=inputs.compression,
+            **kwargs,
+        )
 
     def quantize(self, parts: Sequence[str] = ("bert",)) -> Punctuator:
         """Dynamic int8 quantisation of the Linear layers of ``parts`` ("bert", "tdnn"; CPU only); returns self.
@@ -384,8 +495,10 @@ class Punctuator:
         from torch.ao.quantization import quantize_dynamic
 
         if self.device.type != "cpu":
-            raise ValueError(f"--quantize: dynamic int8 quantisation runs on the CPU only, but the models are on "
-                             f"{self.device}; use --device cpu, or --bert-bf16 on the GPU")
+            raise ValueError(
+                f"--quantize: dynamic int8 quantisation runs on the CPU only, but the models are on "
+                f"{self.device}; use --device cpu, or --bert-bf16 on the GPU"
+            )
         unknown = set(parts) - {"bert", "tdnn"}
         if unknown:
             raise ValueError(f"quantize: unknown parts {sorted(unknown)}; choose bert, tdnn")
@@ -397,8 +510,14 @@ class Punctuator:
                 self.factored = quantize_dynamic(self.factored, {torch.nn.Linear}, dtype=torch.qint8)
         return self
 
-    def use_onnx(self, folder: Pathlike, precision: str = "int8", threads: int = 1,
-                 am_checkpoint: Pathlike | None = None, tdnn_checkpoint: Pathlike | None = None) -> Punctuator:
+    def use_onnx(
+        self,
+        folder: Pathlike,
+        precision: str = "int8",
+        threads: int = 1,
+        am_checkpoint: Pathlike | None = None,
+        tdnn_checkpoint: Pathlike | None = None,
+    ) -> Punctuator:
         """Runs the AM and the TDNN's conv stack in ONNX Runtime from an export folder
         (``punct.bin.export_onnx``); CPU only. With the checkpoints given, checks the export was made from them."""
         from punct.inference.onnx_runtime import load_sessions
@@ -406,18 +525,24 @@ class Punctuator:
         if self.device.type != "cpu":
             raise ValueError(f"the ONNX Runtime backend runs on the CPU; use the PyTorch models on {self.device}")
         models = load_sessions(folder, precision, threads, am_checkpoint, tdnn_checkpoint)
-        if (models.info.layer, models.info.am_dim, models.info.text_dim) != (self.layer, self.am.config.dim,
-                                                                            self.bert.hidden_size):
-            raise ValueError(f"{folder}: exported for layer {models.info.layer}, AM dim {models.info.am_dim}, text dim "
-                             f"{models.info.text_dim}; these models have {self.layer}, {self.am.config.dim}, "
-                             f"{self.bert.hidden_size}")
+        if (models.info.layer, models.info.am_dim, models.info.text_dim) != (
+            self.layer,
+            self.am.config.dim,
+            self.bert.hidden_size,
+        ):
+            raise ValueError(
+                f"{folder}: exported for layer {models.info.layer}, AM dim {models.info.am_dim}, text dim "
+                f"{models.info.text_dim}; these models have {self.layer}, {self.am.config.dim}, "
+                f"{self.bert.hidden_size}"
+            )
         self.onnx = models
         return self
 
     # ---- the pipeline ----------------------------------------------------------------------
 
-    def features(self, requests: Sequence[Request], durations: dict[str, float] | None = None
-                 ) -> dict[str, np.ndarray | UtteranceError]:
+    def features(
+        self, requests: Sequence[Request], durations: dict[str, float] | None = None
+    ) -> dict[str, np.ndarray | UtteranceError]:
         """CMVN-normalised features of each request (or its error); CMVN per speaker over ``requests``.
         ``durations``, when given, receives each readable utterance's audio duration in seconds."""
         raw: dict[str, np.ndarray | UtteranceError] = {}
@@ -438,9 +563,12 @@ class Punctuator:
                 if durations is not None:
                     durations[req.id] = len(samples) / self.sampling_rate
                 if feats.shape[0] == 0:
-                    raise UtteranceError("audio too short", f"{req.source}: {len(samples)} samples "
-                                         f"({len(samples) / self.sampling_rate * 1000:.1f} ms) is shorter than one "
-                                         "25 ms analysis window")
+                    raise UtteranceError(
+                        "audio too short",
+                        f"{req.source}: {len(samples)} samples "
+                        f"({len(samples) / self.sampling_rate * 1000:.1f} ms) is shorter than one "
+                        "25 ms analysis window",
+                    )
                 raw[req.id] = feats
             except UtteranceError as e:
                 raw[req.id] = e
@@ -455,7 +583,7 @@ class Punctuator:
                 cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
             return {k: cmvn.apply(speaker_of[k], v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
 
-    def _words(self, req: Request) -> tuple[str, list[str], list[tuple[int, int]]]:
+    def _words(self, req: Request, check_characters: bool = True) -> tuple[str, list[str], list[tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)
         if normalized.unspeakable:
             raise UtteranceError(
@@ -469,21 +597,28 @@ class Punctuator:
 
         text = unicodedata.normalize("NFKC", req.transcript)
         unknown = sorted({ch for w in normalized.words for ch in w if ch not in self.char_ids})
-        if unknown:
+        if unknown and check_characters:
             bad = [w for w in normalized.words if any(ch in unknown for ch in w)]
-            raise UtteranceError("unknown characters", f"characters {unknown} (in {bad[:5]}) are not in the "
-                                 "acoustic model's token table; the AM never saw them")
+            raise UtteranceError(
+                "unknown characters",
+                f"characters {unknown} (in {bad[:5]}) are not in the "
+                "acoustic model's token table; the AM never saw them",
+            )
         return text, list(normalized.words), list(normalized.spans)
+
+    def _am_pass(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(layer-``self.layer`` output (T, Da), CTC log-posteriors (T, V)) of CMVN-normalised features."""
+        with self.timer("am"):
+            if self.onnx is not None and self.onnx.am is not None:
+                return self.onnx.am(feats)
+            return am_forward(self.am, feats, self.layer, self.device)
 
     def acoustic(self, req: Request, feats: np.ndarray, duration: float | None = None) -> _Prepared:
         """Layer-12 embeddings and word spans of one utterance."""
         if req.transcript is not None:
             text, words, char_spans = self._words(req)  # checked before spending time on the AM
+        emb, log_probs = self._am_pass(feats)
         with self.timer("am"):
-            if self.onnx is not None and self.onnx.am is not None:
-                emb, log_probs = self.onnx.am(feats)
-            else:
-                emb, log_probs = am_forward(self.am, feats, self.layer, self.device)
             emb = stored_matrix(emb, self.embedding_compression)  # as the TDNN saw it in the stage-4 shards
         if req.transcript is None:
             with self.timer("align"):
@@ -500,10 +635,209 @@ class Punctuator:
                 token_index, _ = ctc_forced_align(log_probs, token_seq)
                 spans = word_spans(token_index, words, word_of_token)
             except AlignmentError as e:
-                raise UtteranceError(e.reason, f"forced alignment failed ({e}); {feats.shape[0]} frames "
-                                     f"({feats.shape[0] / 100:.2f} s) for {len(words)} words") from e
-        return _Prepared(req, text, words, char_spans, emb, spans, "given" if req.transcript is not None else "am",
-                         feats.shape[0] / 100.0 if duration is None else duration)
+                raise UtteranceError(
+                    e.reason,
+                    f"forced alignment failed ({e}); {feats.shape[0]} frames "
+                    f"({feats.shape[0] / 100:.2f} s) for {len(words)} words",
+                ) from e
+        return _Prepared(
+            req,
+            text,
+            words,
+            char_spans,
+            emb,
+            spans,
+            "given" if req.transcript is not None else "am",
+            feats.shape[0] / 100.0 if duration is None else duration,
+        )
+
+    def is_long(self, duration: float) -> bool:
+        """Whether an utterance of ``duration`` seconds is punctuated as a whole recording (``long_form``)."""
+        return self.long_form == "always" or (self.long_form == "auto" and duration > self.long_form_above)
+
+    def prepare_long(
+        self,
+        req: Request,
+        feats: np.ndarray,
+        duration: float | None = None,
+        word_times: Sequence[TimedWord] | None = None,
+    ) -> _Prepared:
+        """Words and word spans of a whole recording, in bounded memory (the layer-12 frames come later, per
+        stretch: :meth:`classify`).
+
+        The acoustic model runs once per chunk of ``punct.recognition.chunks.plan_chunks`` (~30 s, 5 s overlap)
+        on the whole recording's CMVN-normalised features (``feats``), and the words get their times from those
+        chunks: the transcript by ``punct.recognition.long_align.align_transcript`` (CTC segmentation of each
+        chunk's slice, merged at the overlap midpoints), the AM's own words by ``recognise_chunks`` (egs/parczech
+        stage 2's recognition), or ``word_times`` as given (a CTM: no alignment, no AM pass here)."""
+        num_frames = feats.shape[0]
+        if duration is None:
+            duration = num_frames * self.frame_shift
+        num_samples = int(round(duration * self.sampling_rate))
+        hop = self.sampling_rate * self.frame_shift
+        transcript_from = "given" if req.transcript is not None else "am"
+        if word_times is not None:
+            text, words, char_spans, times = self.ctm_words(req, word_times)
+            transcript_from = "ctm"
+        elif req.transcript is not None:
+            # A character the AM never saw is left out of its word for the alignment only (a whole recording
+            # should not fail for one rare letter); a word of such characters alone cannot be placed.
+            text, words, char_spans = self._words(req, check_characters=False)
+            said = ["".join(ch for ch in w if ch in self.char_ids) for w in words]
+            if not all(said):
+                bad = [w for w, a in zip(words, said) if not a]
+                raise UtteranceError(
+                    "unknown characters", f"words {bad[:5]} have no character in the acoustic model's token table"
+                )
+            if said != words:
+                logging.warning(
+                    "%s: %d words aligned without characters the AM never saw (e.g. %s)",
+                    req.id,
+                    sum(a != w for a, w in zip(said, words)),
+                    next(w for a, w in zip(said, words) if a != w),
+                )
+
+        def log_probs_of(chunk: AudioChunk) -> np.ndarray:
+            first = min(int(round(chunk.start / hop)), num_frames - 1)
+            last = num_frames if chunk.end >= num_samples else min(int(round(chunk.end / hop)), num_frames)
+            return self._am_pass(feats[first:last])[1]
+
+        counts: dict[str, int] = {}
+        num_chunks = len(plan_chunks(num_samples, self.sampling_rate, self.chunk_config))
+        with self.timer.outer("align", "am"):
+            try:
+                if req.transcript is not None and word_times is None:
+                    times = align_transcript(
+                        said,
+                        num_samples,
+                        self.sampling_rate,
+                        log_probs_of,
+                        self.tokens.symbols,
+                        SPACE,
+                        self.frame_shift,
+                        self.chunk_config,
+                        counts,
+                    )
+                elif word_times is None:
+                    times = recognise_chunks(
+                        num_samples,
+                        self.sampling_rate,
+                        log_probs_of,
+                        self.tokens.symbols,
+                        self.frame_shift,
+                        self.chunk_config,
+                        SPACE,
+                        counts,
+                    )
+                    words = [t.word for t in times]
+                    if not words:
+                        raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
+                    text, char_spans, pos = " ".join(words), [], 0
+                    for w in words:
+                        char_spans.append((pos, pos + len(w)))
+                        pos += len(w) + 1
+            except (AlignmentError, ValueError) as e:
+                raise UtteranceError(
+                    "alignment failed", f"chunked alignment with {duration:.1f} s of audio failed: {e}"
+                ) from e
+            starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
+            starts = np.clip(starts, 0, num_frames - 1)
+            ends = np.clip(ends, starts + 1, num_frames)
+            spans = [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
+        logging.info(
+            "%s: %.1f s in %d chunks, %d words (%s)",
+            req.id,
+            duration,
+            num_chunks,
+            len(words),
+            ", ".join(f"{k} {v}" for k, v in counts.items()) or f"times from {transcript_from}",
+        )
+        return _Prepared(
+            req,
+            text,
+            words,
+            char_spans,
+            np.zeros((num_frames, 0), dtype=np.float32),
+            spans,
+            transcript_from,
+            duration,
+            long_form=True,
+        )
+
+    def stretches(self, p: _Prepared) -> list[tuple[int, int, int, int]]:
+        """The pause-delimited stretches of a whole recording (``pause_segments``)."""
+        starts = np.array([s.start for s in p.spans], dtype=np.int64)
+        ends = np.array([s.end for s in p.spans], dtype=np.int64)
+        return pause_segments(
+            starts,
+            ends,
+            p.embedding.shape[0],
+            int(round(self.pause_split / self.frame_shift)),
+            int(round(self.max_stretch / self.frame_shift)),
+        )
+
+    def _long_tdnn_posteriors(self, p: _Prepared, out: WordOutputs) -> np.ndarray:
+        """The TDNN over a whole recording, one stretch between pauses at a time, each stretch made into an
+        utterance as the recipe's segments are: its own features, CMVN over all the stretches (the recording's
+        speaker's speech, as stage 1 computes a speaker's stats over its segments), the AM and layer 12 quantised
+        as stage 4 stores an utterance's, then ``tdnn_input`` and ``word_posteriors``.  Only one stretch's
+        layer-12 frames are held at a time."""
+        hop = int(round(self.sampling_rate * self.frame_shift))
+        parts = self.stretches(p)
+        with self.timer("audio"):
+            samples, rate = p.request.audio()
+        samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
+
+        def loader(f0: int, f1: int):
+            return lambda: (samples[f0 * hop : f1 * hop], self.sampling_rate)
+
+        pieces = [
+            Request(f"{p.request.id}#{k}", loader(f0, f1), None, p.request.speaker, p.request.source)
+            for k, (f0, f1, _, _) in enumerate(parts)
+        ]
+        feats = self.features(pieces)
+        posteriors = []
+        for piece, (f0, _, w0, w1) in zip(pieces, parts):
+            f = feats[piece.id]
+            if isinstance(f, UtteranceError):
+                raise f
+            emb = self._am_pass(f)[0]
+            with self.timer("am"):
+                emb = stored_matrix(emb, self.embedding_compression)
+            starts = np.clip(np.array([s.start for s in p.spans[w0:w1]]) - f0, 0, emb.shape[0] - 1)
+            ends = np.clip(np.array([s.end for s in p.spans[w0:w1]]) - f0, starts + 1, emb.shape[0])
+            with self.timer("tdnn"):
+                x = tdnn_input(emb, out.vectors[w0:w1], starts, ends, self.tdnn.config.window_centre)
+                posteriors.extend(self._tdnn_posteriors([x]))
+        return np.concatenate(posteriors, axis=0)
+
+    def ctm_words(
+        self, req: Request, word_times: Sequence[TimedWord]
+    ) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
+        """(text, normalised words, their character spans, their times) of a recogniser's timed words.
+
+        The text is the recogniser's words joined by spaces, normalised as a transcript is (``_words``); a
+        recognised token said as several words ("2008", "twenty-one") shares its time span among them by
+        their lengths, and one said as no word (a lone mark) is dropped."""
+        if not word_times:
+            raise UtteranceError("empty transcript", f"no CTM words for {req.id}")
+        import unicodedata
+
+        tokens = [unicodedata.normalize("NFKC", t.word) for t in word_times]
+        offsets = np.cumsum([0] + [len(t) + 1 for t in tokens])[:-1]
+        # the words are not aligned: characters the AM never saw are no obstacle
+        text, words, char_spans = self._words(replace(req, transcript=" ".join(tokens)), check_characters=False)
+        owner = np.searchsorted(offsets, [a for a, _ in char_spans], side="right") - 1
+        times: list[TimedWord] = []
+        for k in np.unique(owner):
+            mine = np.nonzero(owner == k)[0]
+            edges = np.cumsum([0] + [len(words[i]) for i in mine]) / sum(len(words[i]) for i in mine)
+            t = word_times[k]
+            times.extend(
+                TimedWord(words[i], t.start + a * (t.end - t.start), t.start + b * (t.end - t.start))
+                for i, a, b in zip(mine, edges[:-1], edges[1:])
+            )
+        return text, words, char_spans, times
 
     def classify(self, prepared: Sequence[_Prepared]) -> list[Result]:
         """BERT, TDNN and the ensemble over a group of prepared utterances."""
@@ -511,46 +845,112 @@ class Punctuator:
             return []
         with self.timer("bert"):
             outputs = self.bert_outputs(prepared)
-        with self.timer("tdnn"):
-            p_tdnn = self._tdnn_posteriors(self.tdnn_inputs(prepared, outputs))
+        if len(prepared) == 1 and prepared[0].long_form:
+            p_tdnn = [self._long_tdnn_posteriors(prepared[0], outputs[0])]
+        else:
+            with self.timer("tdnn"):
+                p_tdnn = self._tdnn_posteriors(self.tdnn_inputs(prepared, outputs))
         results = []
         with self.timer("ensemble"):
             for p, out, pt in zip(prepared, outputs, p_tdnn):
                 pb = out.posteriors[self.head]
                 pe = ensemble(pt, pb, self.alpha)
                 labels = [self.classes[i] for i in pe.argmax(axis=1)]
-                results.append(Result(p.request.id, render_text(p.text, p.char_spans, labels), p.words, labels,
-                                      [(s.start, s.end) for s in p.spans], pt, pb, pe, self.alpha,
-                                      p.transcript_from, p.duration))
+                results.append(
+                    Result(
+                        p.request.id,
+                        render_text(p.text, p.char_spans, labels),
+                        p.words,
+                        labels,
+                        [(s.start, s.end) for s in p.spans],
+                        pt,
+                        pb,
+                        pe,
+                        self.alpha,
+                        p.transcript_from,
+                        p.duration,
+                        p.long_form,
+                    )
+                )
         return results
 
     def bert_outputs(self, prepared: Sequence[_Prepared]) -> list[WordOutputs]:
-        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's)."""
+        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's).
+        A whole recording (``long_text`` "stretch") is read one stretch at a time, as BERT read the segments."""
+        if len(prepared) == 1 and prepared[0].long_form and self.long_text == "stretch":
+            p = prepared[0]
+            utts = [
+                Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
+                for k, (_, _, w0, w1) in enumerate(self.stretches(p))
+            ]
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
+                parts = list(
+                    word_outputs(
+                        self.bert,
+                        utts,
+                        self.max_length,
+                        self.context,
+                        self.bert_batch_size,
+                        self.device,
+                        self.word_vector_model,
+                    )
+                )
+            return [
+                WordOutputs(
+                    p.request.id,
+                    np.concatenate([o.vectors for o in parts]),
+                    {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors},
+                )
+            ]
         utts = [Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared]
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
-            return list(word_outputs(self.bert, utts, self.max_length, self.context, self.bert_batch_size, self.device,
-                                     self.word_vector_model))
+            return list(
+                word_outputs(
+                    self.bert,
+                    utts,
+                    self.max_length,
+                    self.context,
+                    self.bert_batch_size,
+                    self.device,
+                    self.word_vector_model,
+                )
+            )
 
     def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> list[TdnnInput]:
         """The TDNN's inputs of each utterance: acoustic frames, word vectors, frame -> word, window centres."""
-        return [tdnn_input(p.embedding, out.vectors, np.array([s.start for s in p.spans], dtype=np.int64),
-                           np.array([s.end for s in p.spans], dtype=np.int64), self.tdnn.config.window_centre)
-                for p, out in zip(prepared, outputs)]
+        return [
+            tdnn_input(
+                p.embedding,
+                out.vectors,
+                np.array([s.start for s in p.spans], dtype=np.int64),
+                np.array([s.end for s in p.spans], dtype=np.int64),
+                self.tdnn.config.window_centre,
+            )
+            for p, out in zip(prepared, outputs)
+        ]
 
     @torch.inference_mode()
     def _tdnn_posteriors(self, inputs: list[TdnnInput]) -> list[np.ndarray]:
         conv_stack = self.onnx.tdnn if self.onnx is not None else None  # None: the PyTorch conv stack
-        if not self.tdnn_batch:
-            return [word_posteriors(self.factored, x, self.device, conv_stack) for x in inputs]
+        if not self.tdnn_batch or len(inputs) == 1:
+            return [word_posteriors(self.factored, x, self.device, conv_stack, self.tdnn_block_frames) for x in inputs]
         acoustic, vectors, index = batch_tdnn_inputs(inputs, self.tdnn.config.context)
         conv = (conv_stack or self.factored)(acoustic.to(self.device), vectors.to(self.device), index.to(self.device))
-        slices = torch.cat([word_slices(conv[row], x.centres.to(self.device), self.tdnn.config.output_frames)
-                            for row, x in enumerate(inputs)])
+        slices = torch.cat(
+            [
+                word_slices(conv[row], x.centres.to(self.device), self.tdnn.config.output_frames)
+                for row, x in enumerate(inputs)
+            ]
+        )
         probs = torch.softmax(self.factored.tdnn.head(slices), -1).cpu().numpy()
         return np.split(probs, np.cumsum([len(x.centres) for x in inputs])[:-1])
 
-    def run(self, requests: Sequence[Request]) -> Iterator[Result | Failure]:
-        """Yields a Result or a Failure per request, in order."""
+    def run(
+        self, requests: Sequence[Request], word_times: dict[str, list[TimedWord]] | None = None
+    ) -> Iterator[Result | Failure]:
+        """Yields a Result or a Failure per request, in order.  ``word_times``: each request's words with times
+        (seconds from the start of its audio) from an external recogniser, instead of its transcript and
+        an alignment (``punct.am.ctm.read_ctm``); a request missing from it fails."""
         ids = [r.id for r in requests]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})
@@ -558,20 +958,57 @@ class Punctuator:
         durations: dict[str, float] = {}
         feats = self.features(requests, durations)
         for g in range(0, len(requests), self.group_size):
-            group = requests[g: g + self.group_size]
-            outcome: dict[str, _Prepared | Failure] = {}
+            group = requests[g : g + self.group_size]
+            outcome: dict[str, _Prepared | Result | Failure] = {}
             for req in group:
                 f = feats[req.id]
                 try:
                     if isinstance(f, UtteranceError):
                         raise f
-                    outcome[req.id] = self.acoustic(req, f, durations.get(req.id))
+                    duration = durations.get(req.id, f.shape[0] * self.frame_shift)
+                    if word_times is not None or self.is_long(duration):
+                        times = None if word_times is None else word_times.get(req.id, [])
+                        # one whole recording at a time: its own BERT and TDNN pass, nothing else held
+                        outcome[req.id] = self.classify([self.prepare_long(req, f, duration, times)])[0]
+                    else:
+                        outcome[req.id] = self.acoustic(req, f, duration)
                 except UtteranceError as e:
                     outcome[req.id] = Failure(req.id, e.reason, str(e))
             ready = [o for o in outcome.values() if isinstance(o, _Prepared)]
             done = {r.id: r for r in self.classify(ready)}
             for req in group:
                 yield done.get(req.id) or outcome[req.id]
+
+
+def pause_segments(
+    starts: np.ndarray, ends: np.ndarray, num_frames: int, pause: int, max_frames: int = 0
+) -> list[tuple[int, int, int, int]]:
+    """A whole recording's words cut at pauses of at least ``pause`` frames into stretches
+    ``(first frame, end frame, first word, end word)``; each cut is at the middle of its pause, the first
+    stretch starts at frame 0 and the last ends with the recording.  A stretch longer than ``max_frames``
+    (> 0) is cut again at its longest pause until none is (or it is one word)."""
+    num_words = len(starts)
+    gaps = np.asarray(starts[1:], dtype=np.int64) - np.asarray(ends[:-1], dtype=np.int64)  # gaps[i]: after word i
+    cuts = {int(i) + 1 for i in np.nonzero(gaps >= pause)[0]}
+
+    def frame(w: int) -> int:  # the frame where a stretch starting with word w starts
+        return 0 if w == 0 else (int(ends[w - 1]) + int(starts[w])) // 2
+
+    def end_frame(w1: int) -> int:
+        return num_frames if w1 == num_words else frame(w1)
+
+    todo = sorted(cuts | {0, num_words})
+    bounds = [0]
+    for w0, w1 in zip(todo, todo[1:]):
+        stack = [(w0, w1)]
+        while stack:
+            a, b = stack.pop()
+            if max_frames > 0 and b - a > 1 and end_frame(b) - frame(a) > max_frames:
+                k = a + 1 + int(np.argmax(gaps[a : b - 1]))
+                stack += [(k, b), (a, k)]
+            else:
+                bounds.append(b)
+    return [(frame(w0), end_frame(w1), w0, w1) for w0, w1 in zip(bounds, bounds[1:])]
 
 
 @dataclass(frozen=True)
@@ -598,19 +1035,29 @@ def tdnn_inputs_of(paths: dict[str, Path], feature_config: FeatureConfig) -> Tdn
         acoustic = AcousticSource(**recorded["acoustic"])
         acoustic.check_model(paths["am_checkpoint"], tdnn)
         if acoustic.norm_vars != feature_config.norm_vars:
-            raise ValueError(f"{tdnn} was trained on features with CMVN norm_vars={acoustic.norm_vars}, but "
-                             f"{paths['feat_config']} says norm_vars={feature_config.norm_vars}")
+            raise ValueError(
+                f"{tdnn} was trained on features with CMVN norm_vars={acoustic.norm_vars}, but "
+                f"{paths['feat_config']} says norm_vars={feature_config.norm_vars}"
+            )
         layer, compression = acoustic.layer, acoustic.compression
     else:
-        logging.warning("%s does not record its acoustic inputs (trained before they were recorded): assuming "
-                        "AM layer %d, unquantised, and not checking the AM", tdnn, layer)
+        logging.warning(
+            "%s does not record its acoustic inputs (trained before they were recorded): assuming "
+            "AM layer %d, unquantised, and not checking the AM",
+            tdnn,
+            layer,
+        )
     if recorded.get("word_vectors") is not None:
         vectors = WordVectorSource(**recorded["word_vectors"])
         vectors.check_model(files_sha256(weight_files(paths["bert_dir"])), paths["bert_dir"], tdnn)
         word_vectors = vectors.word_vectors
     else:
-        logging.warning("%s does not record its word vectors (trained before they were recorded): assuming the "
-                        "fine-tuned BERT's, and not checking %s", tdnn, paths["bert_dir"])
+        logging.warning(
+            "%s does not record its word vectors (trained before they were recorded): assuming the "
+            "fine-tuned BERT's, and not checking %s",
+            tdnn,
+            paths["bert_dir"],
+        )
     return TdnnInputs(layer, compression, word_vectors)
 
 

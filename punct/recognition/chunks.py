@@ -24,13 +24,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
 from punct.labels import TimedWord
+
+
+class Timed(Protocol):
+    """What the merge needs of a word: its spelling and times (``TimedWord`` or a word with more fields)."""
+
+    word: str
+    start: float
+    end: float
+
+    @property
+    def centre(self) -> float: ...
+
+
+W = TypeVar("W", bound=Timed)
+
+
+def same_spelling(a: Timed, b: Timed) -> bool:
+    return a.word == b.word
 
 
 class AudioChunk(NamedTuple):
@@ -59,19 +77,22 @@ def plan_chunks(num_samples: int, sample_rate: int, config: ChunkConfig = ChunkC
     return chunks
 
 
-def _match_overlap(a: Sequence[TimedWord], b: Sequence[TimedWord], tolerance: float) -> list[tuple[int, int]]:
-    """Longest common subsequence of two word lists (same word, centres within tolerance)."""
+def _match_overlap(
+    a: Sequence[W], b: Sequence[W], tolerance: float, same: Callable[[W, W], bool] = same_spelling
+) -> list[tuple[int, int]]:
+    """Longest common subsequence of two word lists (``same`` word, centres within tolerance)."""
     n, m = len(a), len(b)
     L = np.zeros((n + 1, m + 1), dtype=np.int32)
+    equal = np.array([[same(x, y) and abs(x.centre - y.centre) <= tolerance for y in b] for x in a], dtype=bool)
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            if a[i].word == b[j].word and abs(a[i].centre - b[j].centre) <= tolerance:
+            if equal[i, j]:
                 L[i, j] = L[i + 1, j + 1] + 1
             else:
                 L[i, j] = max(L[i + 1, j], L[i, j + 1])
     out, i, j = [], 0, 0
     while i < n and j < m:
-        if a[i].word == b[j].word and abs(a[i].centre - b[j].centre) <= tolerance and L[i, j] == L[i + 1, j + 1] + 1:
+        if equal[i, j] and L[i, j] == L[i + 1, j + 1] + 1:
             out.append((i, j))
             i, j = i + 1, j + 1
         elif L[i + 1, j] >= L[i, j + 1]:
@@ -82,19 +103,20 @@ def _match_overlap(a: Sequence[TimedWord], b: Sequence[TimedWord], tolerance: fl
 
 
 def merge_two(
-    left: Sequence[TimedWord],
-    right: Sequence[TimedWord],
+    left: Sequence[W],
+    right: Sequence[W],
     overlap_start: float,
     overlap_end: float,
     tolerance: float = 0.5,
-) -> tuple[list[TimedWord], str]:
+    same: Callable[[W, W], bool] = same_spelling,
+) -> tuple[list[W], str]:
     """Joins two consecutive chunk transcripts (absolute times); returns (words, case name)."""
     mid = 0.5 * (overlap_start + overlap_end)
     a_idx = [i for i, w in enumerate(left) if w.end > overlap_start]
     b_idx = [j for j, w in enumerate(right) if w.start < overlap_end]
     a = [left[i] for i in a_idx]
     b = [right[j] for j in b_idx]
-    matches = _match_overlap(a, b, tolerance)
+    matches = _match_overlap(a, b, tolerance, same)
     if matches:
         ia, jb = min(matches, key=lambda p: abs(0.5 * (a[p[0]].centre + b[p[1]].centre) - mid))
         return list(left[: a_idx[ia] + 1]) + list(right[b_idx[jb] + 1 :]), "matched"
@@ -108,12 +130,13 @@ def merge_two(
 
 
 def merge_chunk_words(
-    chunk_words: Sequence[Sequence[TimedWord]],
+    chunk_words: Sequence[Sequence[W]],
     chunks: Sequence[AudioChunk],
     sample_rate: int,
     tolerance: float = 0.5,
     counts: dict | None = None,
-) -> list[TimedWord]:
+    same: Callable[[W, W], bool] = same_spelling,
+) -> list[W]:
     """Merges per-chunk transcripts (times already relative to the recording) in order."""
     if len(chunk_words) != len(chunks):
         raise ValueError(f"{len(chunk_words)} transcripts for {len(chunks)} chunks")
@@ -123,10 +146,26 @@ def merge_chunk_words(
     for k in range(1, len(chunks)):
         overlap_start = chunks[k].start / sample_rate
         overlap_end = chunks[k - 1].end / sample_rate
-        merged, case = merge_two(merged, chunk_words[k], overlap_start, overlap_end, tolerance)
+        merged, case = merge_two(merged, chunk_words[k], overlap_start, overlap_end, tolerance, same)
         if counts is not None:
             counts[case] = counts.get(case, 0) + 1
     return merged
+
+
+def chunked_words(
+    num_samples: int,
+    sample_rate: int,
+    words_of_chunk: Callable[[AudioChunk], Sequence[W]],
+    config: ChunkConfig = ChunkConfig(),
+    counts: dict | None = None,
+    same: Callable[[W, W], bool] = same_spelling,
+) -> list[W]:
+    """Timed words of a long recording: ``plan_chunks``, then ``words_of_chunk`` on each chunk in order (its
+    words with times from the recording start), then ``merge_chunk_words``.  Only one chunk's audio and
+    posteriors need to be held at a time (``words_of_chunk`` may keep state from one chunk to the next)."""
+    chunks = plan_chunks(num_samples, sample_rate, config)
+    per_chunk = [list(words_of_chunk(c)) for c in chunks]
+    return merge_chunk_words(per_chunk, chunks, sample_rate, config.tolerance, counts, same)
 
 
 def ctc_word_times(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from punct.labels import TimedWord
-from punct.recognition.chunks import ChunkConfig, ctc_word_times, merge_chunk_words, plan_chunks
+from punct.recognition.chunks import AudioChunk, ChunkConfig, chunked_words, ctc_word_times
 
 # The acoustic model's word separator (punct.am.tokens.SPACE).
 DEFAULT_SPACE = "|"
@@ -53,12 +53,37 @@ def recognise_long(
       counts: updated with the merge cases ("matched", "discarded", "concatenated").
       decode: a chunk's log-posteriors -> its words; default greedy (``greedy_words``).
     """
-    chunks = plan_chunks(len(audio), sample_rate, config)
-    per_chunk: list[list[TimedWord]] = []
-    for c in chunks:
-        lp = posterior_fn(audio[c.start : c.end])
+
+    return recognise_chunks(
+        len(audio),
+        sample_rate,
+        lambda c: posterior_fn(audio[c.start : c.end]),
+        vocab,
+        frame_shift,
+        config,
+        space,
+        counts,
+        decode,
+    )
+
+
+def recognise_chunks(
+    num_samples: int,
+    sample_rate: int,
+    log_probs_of: Callable[[AudioChunk], np.ndarray],
+    vocab: Sequence[str],
+    frame_shift: float = 0.01,
+    config: ChunkConfig = ChunkConfig(),
+    space: str | None = DEFAULT_SPACE,
+    counts: dict[str, int] | None = None,
+    decode: Callable[[np.ndarray], list[str]] | None = None,
+) -> list[TimedWord]:
+    """``recognise_long`` with the posteriors given per chunk (``log_probs_of``: a chunk -> its (T, V)
+    log-posteriors), for callers that compute a chunk's frames themselves (``punctuate`` on whole recordings)."""
+
+    def words_of_chunk(c: AudioChunk) -> list[TimedWord]:
+        lp = log_probs_of(c)
         words = decode(lp) if decode is not None else greedy_words(lp, vocab, space)
-        per_chunk.append(
-            ctc_word_times(lp, vocab, words, frame_shift, offset=c.start / sample_rate, space=space) if words else []
-        )
-    return merge_chunk_words(per_chunk, chunks, sample_rate, config.tolerance, counts)
+        return ctc_word_times(lp, vocab, words, frame_shift, offset=c.start / sample_rate, space=space) if words else []
+
+    return chunked_words(num_samples, sample_rate, words_of_chunk, config, counts)

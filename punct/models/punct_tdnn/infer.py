@@ -34,30 +34,76 @@ class TdnnInput:
         return tuple(x.to(device) for x in (self.acoustic, self.word_vectors, self.word_index, self.centres))
 
 
-def tdnn_input(acoustic: np.ndarray, word_vectors: np.ndarray, word_starts: np.ndarray, word_ends: np.ndarray,
-               window_centre: str) -> TdnnInput:
+def tdnn_input(
+    acoustic: np.ndarray, word_vectors: np.ndarray, word_starts: np.ndarray, word_ends: np.ndarray, window_centre: str
+) -> TdnnInput:
     """An utterance's TDNN input from its (T, Da) acoustic frames, (W, Dt) word vectors and word frames
     (start, exclusive end; relative to the utterance)."""
     num_frames = acoustic.shape[0]
     centres = window_centres(word_starts, word_ends, num_frames, window_centre).astype(np.int64)
-    return TdnnInput(torch.from_numpy(np.require(acoustic, np.float32, ["C", "W"])),
-                     torch.from_numpy(np.require(word_vectors, np.float32, ["C", "W"])),
-                     torch.from_numpy(frame_word_index(word_starts, num_frames)), torch.from_numpy(centres))
+    return TdnnInput(
+        torch.from_numpy(np.require(acoustic, np.float32, ["C", "W"])),
+        torch.from_numpy(np.require(word_vectors, np.float32, ["C", "W"])),
+        torch.from_numpy(frame_word_index(word_starts, num_frames)),
+        torch.from_numpy(centres),
+    )
 
 
 @torch.no_grad()
-def word_posteriors(factored: WordFactoredTdnn, x: TdnnInput, device: torch.device,
-                    conv_stack=None) -> np.ndarray:
+def word_posteriors(
+    factored: WordFactoredTdnn, x: TdnnInput, device: torch.device, conv_stack=None, block_frames: int = 0
+) -> np.ndarray:
     """(W, num_outputs) posteriors of one utterance: the softmax of each head's block
     (``punct.models.punct_tdnn.tdnn.split_heads``), concatenated.  ``conv_stack`` replaces the PyTorch conv
-    stack (an ONNX Runtime session with the same signature)."""
-    logits = factored.utterance_logits(*x.tensors(device), conv_stack=conv_stack)
-    return head_softmax(logits.float(), factored.config).cpu().numpy()
+    stack (an ONNX Runtime session with the same signature).
+
+    ``block_frames`` > 0 bounds the memory of a long input (a whole recording): the words are taken in blocks
+    whose window centres span at most that many frames, and each block's conv pass reads only the frames its
+    windows cover (``context`` more on each side), so the result equals the single pass (every window sees
+    the same frames; zero padding only where the input itself ends)."""
+    if block_frames <= 0 or x.acoustic.shape[0] <= block_frames:
+        logits = factored.utterance_logits(*x.tensors(device), conv_stack=conv_stack)
+        return head_softmax(logits.float(), factored.config).cpu().numpy()
+    return np.concatenate(
+        [
+            word_posteriors(factored, part, device, conv_stack)
+            for part in _blocks(x, block_frames, factored.config.context)
+        ],
+        axis=0,
+    )
+
+
+def _blocks(x: TdnnInput, block_frames: int, context: int) -> Iterator[TdnnInput]:
+    """``x`` cut into consecutive runs of words whose centres lie within ``block_frames``, each with the frames
+    ``[first centre - context, last centre + context]`` (clipped to the input) and only the word vectors it uses."""
+    num_frames = x.acoustic.shape[0]
+    centres = x.centres.numpy()
+    first = 0
+    while first < len(centres):
+        last = first + 1
+        while last < len(centres) and centres[last] < centres[first] + block_frames:
+            last += 1
+        lo = max(int(centres[first:last].min()) - context, 0)
+        hi = min(int(centres[first:last].max()) + context + 1, num_frames)
+        index = x.word_index[lo:hi]
+        used = index[index >= 0]
+        w0 = int(used.min()) if used.numel() else 0
+        w1 = int(used.max()) + 1 if used.numel() else 0
+        yield TdnnInput(
+            x.acoustic[lo:hi],
+            x.word_vectors[w0:w1],
+            torch.where(index >= 0, index - w0, index),
+            x.centres[first:last] - lo,
+        )
+        first = last
 
 
 @torch.no_grad()
 def utterance_posteriors(
-    model: PunctTdnn, corpus: FusionCorpus, device: torch.device, utterances: Sequence[int] | None = None,
+    model: PunctTdnn,
+    corpus: FusionCorpus,
+    device: torch.device,
+    utterances: Sequence[int] | None = None,
     progress: bool = False,
 ) -> Iterator[tuple[str, np.ndarray]]:
     """Yields (cut id, (W, num_outputs) posteriors) for each utterance of ``corpus`` (eval mode)."""

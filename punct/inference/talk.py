@@ -1,0 +1,166 @@
+"""One talk of a recipe's split punctuated two ways: segment by segment (as the recipe scores it) and as one whole
+recording with one transcript (``punctuate`` long-form), scored on the same words.
+
+The talk is a recording of the split's manifests (``data/manifests/mustc_{recordings,supervisions}_<split>.jsonl.gz``);
+its segments are its supervisions (reference words and marks: ``custom["words"/"punct"]``).  Segment mode gets one
+request per supervision (the recording's samples between its start and end, the talk's speaker for CMVN); long form
+gets the whole recording (or its samples ``repeat`` times over, with the transcript repeated) and the segments'
+texts joined in time order.  Both are scored on the words of the segments that segment mode punctuated.
+Used by ``tests/e2e/test_longform_recipe.py`` (the tiny recipe) and ``benchmarks/bench_longform.py`` (any recipe).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from punct.inference.inputs import Request
+from punct.inference.pipeline import Failure, Punctuator, Result
+from punct.labels import PUNCT4, WordLabels
+
+
+@dataclass
+class Talk:
+    """A recording of a split and its segments in time order."""
+
+    id: str
+    audio_path: Path
+    speaker: str
+    segments: list  # lhotse SupervisionSegments, in time order
+    labels: list[WordLabels]  # reference words and marks of each segment
+
+    @property
+    def duration(self) -> float:
+        import soundfile as sf
+
+        return sf.info(str(self.audio_path)).duration
+
+    def load(self) -> tuple[np.ndarray, int]:
+        import soundfile as sf
+
+        samples, rate = sf.read(str(self.audio_path), dtype="float32", always_2d=True)
+        return samples.mean(axis=1), rate
+
+    def segment_requests(self) -> list[Request]:
+        def loader(sup):
+            def load():
+                samples, rate = self.load()
+                return samples[int(round(sup.start * rate)) : int(round(sup.end * rate))], rate
+
+            return load
+
+        return [
+            Request(sup.id, loader(sup), sup.text, self.speaker, f"{self.audio_path}:{sup.start}-{sup.end}")
+            for sup in self.segments
+        ]
+
+    def whole_request(self, repeat: int = 1) -> Request:
+        """The recording (``repeat`` times over) with the segments' texts joined (as often)."""
+
+        def load():
+            samples, rate = self.load()
+            return np.tile(samples, repeat), rate
+
+        text = " ".join(sup.text for sup in self.segments)
+        return Request(self.id, load, " ".join([text] * repeat), self.speaker, str(self.audio_path))
+
+
+def load_talks(recipe_dir: Path, split: str = "test", corpus: str = "mustc") -> list[Talk]:
+    """The talks of a recipe's split, from its stage-0 manifests (audio paths relative to the recipe)."""
+    from lhotse import load_manifest
+
+    manifests = Path(recipe_dir) / "data" / "manifests"
+    recordings = load_manifest(manifests / f"{corpus}_recordings_{split}.jsonl.gz")
+    supervisions = load_manifest(manifests / f"{corpus}_supervisions_{split}.jsonl.gz")
+    talks = []
+    for rec in recordings:
+        sups = sorted((s for s in supervisions if s.recording_id == rec.id), key=lambda s: s.start)
+        if not sups:
+            continue
+        path = Path(rec.sources[0].source)
+        talks.append(
+            Talk(
+                rec.id,
+                path if path.is_absolute() else Path(recipe_dir) / path,
+                sups[0].speaker or rec.id,
+                sups,
+                [WordLabels.from_supervision(s, PUNCT4) for s in sups],
+            )
+        )
+    return talks
+
+
+@dataclass
+class Comparison:
+    talk: str
+    duration: float
+    segments: int
+    segments_failed: int  # not punctuated by segment, or words unlike the reference's: not scored
+    words: int
+    f1_segments: dict[str, float]  # overall F1 (%) of ensemble, BERT, TDNN, segment by segment
+    f1_long: dict[str, float]  # the same, the talk as one recording
+    start_differences: list[int]  # per scored word: its start frame as one recording minus by segment
+    labels: dict[str, list[int]]  # per scored word: "reference", "segments" and "long" (ensemble) class ids
+
+
+def _overall(ref: Sequence[int], hyp: Sequence[int]) -> float:
+    from punct.scoring.punct_scores import score
+
+    return 100.0 * float(score(np.array(ref), np.array(hyp), PUNCT4.classes).overall["f1"])
+
+
+def compare(punctuator: Punctuator, talk: Talk) -> Comparison:
+    """Overall F1 of the talk segment by segment and as one recording, on the words of the segments that
+    segment mode punctuated (``long_form`` is set to ``never``, then ``always``, and restored)."""
+    saved = punctuator.long_form
+    try:
+        punctuator.long_form = "never"
+        by_segment = list(punctuator.run(talk.segment_requests()))
+        punctuator.long_form = "always"
+        whole = next(iter(punctuator.run([talk.whole_request()])))
+    finally:
+        punctuator.long_form = saved
+    if isinstance(whole, Failure):
+        raise RuntimeError(f"{talk.id} as one recording failed: {whole.message}")
+    from punct.text.normalize import normalize
+
+    said = [list(normalize(sup.text, punctuator.normalize_config).words) for sup in talk.segments]
+    starts = np.cumsum([0] + [len(w) for w in said])
+    if whole.words != [w for words in said for w in words]:
+        raise RuntimeError(f"{talk.id}: the whole transcript's words differ from the segments' words")
+    ref, seg_hyp, long_hyp = (
+        [],
+        {k: [] for k in ("ensemble", "BERT", "TDNN")},
+        {k: [] for k in ("ensemble", "BERT", "TDNN")},
+    )
+    failed, moved = 0, []
+    for k, (lab, out) in enumerate(zip(talk.labels, by_segment)):
+        if not isinstance(out, Result) or out.words != list(lab.words):
+            failed += 1  # not punctuated, or its labels were made with another normalisation (an older recipe)
+            continue
+        ref.extend(PUNCT4.encode(lab.punct))
+        part = slice(int(starts[k]), int(starts[k + 1]))
+        offset = int(round(talk.segments[k].start * 100))
+        moved.extend(a - (b + offset) for (a, _), (b, _) in zip(whole.spans[part], out.spans))
+        for hyp, res, rows in ((seg_hyp, out, slice(None)), (long_hyp, whole, part)):
+            hyp["ensemble"].extend(res.p_ensemble[rows].argmax(1))
+            hyp["BERT"].extend(res.p_bert[rows].argmax(1))
+            hyp["TDNN"].extend(res.p_tdnn[rows].argmax(1))
+    return Comparison(
+        talk.id,
+        whole.duration,
+        len(talk.segments),
+        failed,
+        len(ref),
+        {k: _overall(ref, v) for k, v in seg_hyp.items()},
+        {k: _overall(ref, v) for k, v in long_hyp.items()},
+        moved,
+        {
+            "reference": [int(x) for x in ref],
+            "segments": [int(x) for x in seg_hyp["ensemble"]],
+            "long": [int(x) for x in long_hyp["ensemble"]],
+        },
+    )

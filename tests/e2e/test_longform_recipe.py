@@ -1,0 +1,35 @@
+"""Long-form punctuate on the tiny recipe: a test talk given as one recording with one transcript, against the
+same talk segment by segment (punct.inference.talk.compare)."""
+
+import numpy as np
+import torch
+
+
+def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
+    """The talk's ~40 s are aligned in two chunks (30 s, 5 s overlap) and every word of every segment is placed
+    once, in order, inside the recording; BERT and the TDNN run on it.  Both overall F1s are printed, but not
+    compared: the tiny AM recognises almost nothing (greedy WER ~99 %, so any alignment of it is arbitrary) and
+    ~100 words are scored.  The comparison (within a point or two) is made on the mini recipe:
+    benchmarks/bench_longform.py --f1 (numbers in egs/mustc/local/README.md)."""
+    from punct.inference.pipeline import Punctuator
+    from punct.inference.talk import compare, load_talks
+    from punct.recognition.chunks import plan_chunks
+
+    torch.set_num_threads(1)
+    punctuator = Punctuator.from_recipe(mustc_tiny_recipe)
+    talk = load_talks(mustc_tiny_recipe, "test")[-1]
+    assert len(plan_chunks(int(talk.duration * 16000), 16000, punctuator.chunk_config)) >= 2
+    assert not punctuator.is_long(talk.duration) and punctuator.is_long(121.0)  # auto: above 120 s
+    c = compare(punctuator, talk)  # raises unless the recording's words are the segments' words, in order
+    assert c.words >= 50 and c.segments - c.segments_failed >= 3
+    assert len(c.start_differences) == c.words
+    punctuator.long_form = "always"
+    whole = next(iter(punctuator.run([talk.whole_request()])))
+    starts = np.array([s for s, _ in whole.spans])
+    assert whole.long_form and (np.diff(starts) >= 0).all() and whole.spans[-1][1] <= int(talk.duration * 100) + 1
+    assert whole.p_ensemble.shape == (len(whole.words), 4)
+    print(
+        f"\n[e2e long-form] {talk.id}: {c.duration:.1f} s, {c.segments} segments ({c.segments_failed} not scored), "
+        f"{c.words} words; overall F1 segments {c.f1_segments['ensemble']:.1f}, one recording "
+        f"{c.f1_long['ensemble']:.1f}"
+    )
