@@ -9,13 +9,12 @@ and punctuation labels (punct/corpora/imported.py).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import time
 from pathlib import Path
 
-from punct.bin.prepare_mustc import already_prepared, write_report
+from punct.bin.prepare_mustc import already_prepared, files_fingerprint, write_report
 from punct.corpora.imported import FORMS, part_manifest_files, prepare_imported
 from punct.text.normalize import NormalizeConfig, add_normalize_arguments, format_mark_table
 from punct.utils.cli import HelpFormatter, add_rerun_arguments
@@ -76,15 +75,6 @@ def input_files(args: argparse.Namespace, parts: dict[str, list[str]]) -> list[P
     return files
 
 
-def input_fingerprint(files: list[Path]) -> str:
-    """Size and modification time of every input file, so that changed inputs are prepared again."""
-    digest = hashlib.sha1()
-    for f in files:
-        st = f.stat()
-        digest.update(f"{f.resolve()}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
 def main() -> None:
     args = get_parser().parse_args()
     setup_logging(args.log_file)
@@ -99,7 +89,7 @@ def main() -> None:
                 "source_dir": str(args.source_dir.resolve()),
                 "form": args.form,
                 "parts": parts,
-                "inputs": input_fingerprint(input_files(args, parts)),
+                "inputs": files_fingerprint([f.resolve() for f in input_files(args, parts)]),
                 "text_field": args.text_field,
                 "end_tolerance": args.end_tolerance,
                 "sampling_rate": args.sampling_rate,

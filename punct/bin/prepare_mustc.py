@@ -60,6 +60,11 @@ def input_fingerprint(args: argparse.Namespace) -> str:
     )
     if args.unipunc_dir is not None:
         files += sorted(args.unipunc_dir.glob("*.json"))
+    return files_fingerprint(files)
+
+
+def files_fingerprint(files: list[Path]) -> str:
+    """A digest of the paths, sizes and modification times of ``files``: it changes when an input does."""
     digest = hashlib.sha1()
     for f in files:
         st = f.stat()
