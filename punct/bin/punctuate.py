@@ -56,7 +56,7 @@ import torch
 
 from punct.am.ctm import read_ctm
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
-from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
+from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn, recipe_paths
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig
 from punct.utils.atomic import atomic_write_text
@@ -289,10 +289,12 @@ def main(argv: list[str] | None = None) -> int:
         global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn),
         bert_bf16=args.bert_bf16,
         vectorised_features=args.vectorised_features,
-        long_form=args.long_form,
-        long_form_above=args.long_form_above,
-        chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap),
-        pause_split=args.pause_split,
+        long_form_config=LongFormConfig(
+            long_form=args.long_form,
+            long_form_above=args.long_form_above,
+            chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap),
+            pause_split=args.pause_split,
+        ),
     )
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))

@@ -12,7 +12,7 @@ Used by ``tests/e2e/test_longform_recipe.py`` (the tiny recipe) and ``benchmarks
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -116,14 +116,14 @@ def _overall(ref: Sequence[int], hyp: Sequence[int]) -> float:
 def compare(punctuator: Punctuator, talk: ScoredTalk) -> Comparison:
     """Overall F1 of the talk segment by segment and as one recording, on the words of the segments that
     segment mode punctuated (``long_form`` is set to ``never``, then ``always``, and restored)."""
-    saved = punctuator.long_form
+    saved = punctuator.long_form_config
     try:
-        punctuator.long_form = "never"
+        punctuator.long_form_config = replace(saved, long_form="never")
         by_segment = list(punctuator.run(talk.segment_requests()))
-        punctuator.long_form = "always"
+        punctuator.long_form_config = replace(saved, long_form="always")
         whole = next(iter(punctuator.run([talk.whole_request()])))
     finally:
-        punctuator.long_form = saved
+        punctuator.long_form_config = saved
     if isinstance(whole, Failure):
         raise RuntimeError(f"{talk.id} as one recording failed: {whole.message}")
     from punct.text.normalize import normalize
