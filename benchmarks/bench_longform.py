@@ -24,6 +24,7 @@ import resource
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from common import REPO, machine, print_table, trained_recipe, write_json
@@ -65,7 +66,7 @@ def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
     p, models = punctuator(recipe_dir)
     talk = load_talks(talk_recipe, "test")[0]
     repeat = max(1, round(minutes * 60 / talk.duration))
-    p.long_form = "always"
+    p.long_form_config = replace(p.long_form_config, long_form="always")
     before = peak_rss_mb()
     start, cpu = time.perf_counter(), time.process_time()
     out = next(iter(p.run([talk.whole_request(repeat)])))

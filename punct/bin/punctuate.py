@@ -50,13 +50,14 @@ import json
 import logging
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from punct.am.ctm import read_ctm
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
-from punct.inference.pipeline import Failure, Punctuator, merged_cmvn, recipe_paths
+from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn, recipe_paths
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig
 from punct.utils.atomic import atomic_write_text
@@ -146,27 +147,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    add_input_arguments(parser)
-    add_model_arguments(parser)
-    parser.add_argument(
-        "--cmvn",
-        default="speaker",
-        help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
-        "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one",
-    )
-    parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
-    parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
-    parser.add_argument(
-        "--max-length",
-        type=int,
-        default=0,
-        help="BERT input length (tokens incl. specials); 0: the length BERT was trained on",
-    )
-    parser.add_argument(
-        "--context", type=int, default=-1, help="BERT sub-tokens of context around chunk words; -1: the training value"
-    )
+def add_speed_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that trade exactness or portability for speed: int8, bfloat16, NumPy features, ONNX Runtime."""
     parser.add_argument(
         "--quantize",
         nargs="*",
@@ -198,6 +180,30 @@ def get_parser() -> argparse.ArgumentParser:
         default="int8",
         help="with --backend onnx: static int8 or float32 graphs",
     )
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    add_input_arguments(parser)
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--cmvn",
+        default="speaker",
+        help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
+        "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one",
+    )
+    parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
+    parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=0,
+        help="BERT input length (tokens incl. specials); 0: the length BERT was trained on",
+    )
+    parser.add_argument(
+        "--context", type=int, default=-1, help="BERT sub-tokens of context around chunk words; -1: the training value"
+    )
+    add_speed_arguments(parser)
     parser.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")
     parser.add_argument(
         "--threads",
@@ -261,19 +267,19 @@ def speaker_share(requests: list, job: int, nj: int) -> list:
     return [r for group in job_share(list(by_speaker.values()), job, nj) for r in group]
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_and_log(get_parser(), argv)
-    check_job(args.job, args.nj)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.num_threads)
-    word_times = read_word_times(args.ctm) if args.ctm is not None else None
-    requests = speaker_share(read_requests(args), args.job, args.nj)
+def inference_device(args: argparse.Namespace) -> torch.device:
+    """``--device`` resolved; ``--quantize`` is refused off the CPU before any model is read."""
     device = resolve_device(args.device)
-    if args.quantize is not None and device.type != "cpu":  # refused before the models are read
+    if args.quantize is not None and device.type != "cpu":
         raise ValueError(
             f"--quantize: dynamic int8 quantisation runs on the CPU only, but --device {args.device} "
             f"resolved to {device}; use --device cpu, or --bert-bf16 on the GPU"
         )
+    return device
+
+
+def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuator:
+    """The recipe's models on ``device``, quantised or in ONNX Runtime as the options say."""
     punctuator = Punctuator.from_recipe(
         args.recipe_dir,
         feat_config=args.feat_config,
@@ -289,10 +295,12 @@ def main(argv: list[str] | None = None) -> int:
         global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn),
         bert_bf16=args.bert_bf16,
         vectorised_features=args.vectorised_features,
-        long_form=args.long_form,
-        long_form_above=args.long_form_above,
-        chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap),
-        pause_split=args.pause_split,
+        long_form_config=LongFormConfig(
+            long_form=args.long_form,
+            long_form_above=args.long_form_above,
+            chunk_config=ChunkConfig(chunk_seconds=args.chunk_seconds, overlap_seconds=args.chunk_overlap),
+            pause_split=args.pause_split,
+        ),
     )
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))
@@ -305,43 +313,71 @@ def main(argv: list[str] | None = None) -> int:
             am_checkpoint=paths["am_checkpoint"],
             tdnn_checkpoint=paths["tdnn_checkpoint"],
         )
-    suffix = f".{args.job}" if args.nj > 1 else ""
-    text_lines, json_lines, failed_lines = [], [], []
-    audio = 0.0
-    start = time.perf_counter()
+    return punctuator
+
+
+@dataclass
+class OutputLines:
+    """The lines of ``text``, ``punct.jsonl`` and ``failed``, and the seconds of audio punctuated."""
+
+    text: list[str] = field(default_factory=list)
+    json: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    audio_seconds: float = 0.0
+
+
+def punctuate_all(
+    punctuator: Punctuator, requests: list, word_times: dict[str, list[TimedWord]] | None, echo: bool
+) -> OutputLines:
+    """Every request punctuated (a failure logged and listed); ``echo``: each punctuated text printed too."""
+    lines = OutputLines()
     for out in punctuator.run(requests, word_times):
         if isinstance(out, Failure):
             logging.error("%s: %s", out.id, out.message)
-            failed_lines.append(f"{out.id} {out.message}\n")
+            lines.failed.append(f"{out.id} {out.message}\n")
             continue
-        audio += out.duration
-        text_lines.append(f"{out.id} {out.text}\n")
-        json_lines.append(json.dumps(out.to_json(), ensure_ascii=False) + "\n")
-        if args.wav is not None:
+        lines.audio_seconds += out.duration
+        lines.text.append(f"{out.id} {out.text}\n")
+        lines.json.append(json.dumps(out.to_json(), ensure_ascii=False) + "\n")
+        if echo:
             print(out.text)
+    return lines
+
+
+def write_outputs(out_dir: Path, suffix: str, lines: OutputLines) -> list[Path]:
+    """``text``, ``punct.jsonl`` and ``failed`` (each with this job's ``suffix``) written; their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"text{suffix}", out_dir / f"punct{suffix}.jsonl", out_dir / f"failed{suffix}"]
+    for path, content in zip(paths, (lines.text, lines.json, lines.failed)):
+        atomic_write_text(path, "".join(content))
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_and_log(get_parser(), argv)
+    check_job(args.job, args.nj)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.num_threads)
+    word_times = read_word_times(args.ctm) if args.ctm is not None else None
+    requests = speaker_share(read_requests(args), args.job, args.nj)
+    punctuator = build_punctuator(args, inference_device(args))
+    start = time.perf_counter()
+    lines = punctuate_all(punctuator, requests, word_times, echo=args.wav is not None)
     wall = time.perf_counter() - start
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out_dir / f"text{suffix}", "".join(text_lines))
-    atomic_write_text(args.out_dir / f"punct{suffix}.jsonl", "".join(json_lines))
-    atomic_write_text(args.out_dir / f"failed{suffix}", "".join(failed_lines))
+    paths = write_outputs(args.out_dir, f".{args.job}" if args.nj > 1 else "", lines)
     parts = ", ".join(f"{k} {v:.2f}" for k, v in punctuator.timer.seconds.items())
     logging.info(
         "%d of %d utterances punctuated (%d failed); %.1f s of audio in %.1f s (RTF %.4f; seconds: %s)",
-        len(text_lines),
+        len(lines.text),
         len(requests),
-        len(failed_lines),
-        audio,
+        len(lines.failed),
+        lines.audio_seconds,
         wall,
-        wall / max(audio, 1e-9),
+        wall / max(lines.audio_seconds, 1e-9),
         parts,
     )
-    logging.info(
-        "wrote %s, %s, %s",
-        args.out_dir / f"text{suffix}",
-        args.out_dir / f"punct{suffix}.jsonl",
-        args.out_dir / f"failed{suffix}",
-    )
-    if failed_lines and not args.allow_failures:
+    logging.info("wrote %s, %s, %s", *paths)
+    if lines.failed and not args.allow_failures:
         return 1
     return 0
 

@@ -34,7 +34,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -69,6 +69,36 @@ from punct.utils.device import has_native_bf16
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
 LONG_FORM = ("auto", "always", "never")
+
+
+@dataclass(frozen=True)
+class LongFormConfig:
+    """How whole recordings are punctuated (:meth:`Punctuator.prepare_long`).
+
+    Args:
+      long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
+        recording (aligned in ``chunk_config`` chunks with CTC segmentation; then one stretch between pauses of
+        ``pause_split`` seconds or more, at most ``max_stretch`` seconds, at a time); ``always``: every
+        utterance; ``never``: none (one Viterbi over the whole utterance, as stage 3 aligns a segment).
+        Utterances with word times given (a CTM) always are.
+      long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
+        segments; ``whole``: the whole transcript in overlapping chunks.  On the mini recipe the TDNN, trained
+        on segments' word vectors, scored 3.8 points lower with ``whole`` on 6 mini test talks
+        (egs/mustc/local/README.md).
+      tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
+    """
+
+    long_form: str = "auto"
+    long_form_above: float = 120.0
+    chunk_config: ChunkConfig = ChunkConfig()
+    pause_split: float = 0.4
+    max_stretch: float = 30.0
+    long_text: str = "stretch"
+    tdnn_block_frames: int = 6000
+
+    def __post_init__(self) -> None:
+        if self.long_form not in LONG_FORM:
+            raise ValueError(f"long_form must be one of {LONG_FORM}, got {self.long_form!r}")
 
 
 class StageTimer:
@@ -215,6 +245,15 @@ def render_text(text: str, char_spans: Sequence[tuple[int, int]], labels: Sequen
     return "".join(out)
 
 
+def spaced_text(words: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """The text of recognised words (joined by single spaces) and each word's character span in it."""
+    char_spans, pos = [], 0
+    for w in words:
+        char_spans.append((pos, pos + len(w)))
+        pos += len(w) + 1
+    return " ".join(words), char_spans
+
+
 @torch.inference_mode()
 def am_forward(
     model: TdnnAcousticModel, feats: np.ndarray, layer: int, device: torch.device = torch.device("cpu")
@@ -291,16 +330,7 @@ class Punctuator:
       vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, 3-7x faster:
         benchmarks/README.md) instead of stage 1's kaldi-native-fbank: equal to 1e-3, but no longer
         bit-identical to what the recipe scored.
-      long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
-        recording (:meth:`prepare_long`: aligned in ``chunk_config`` chunks with CTC segmentation; then one
-        stretch between pauses of ``pause_split`` seconds or more, at most ``max_stretch`` seconds, at a time);
-        ``always``: every utterance; ``never``: none (one Viterbi over the whole utterance, as stage 3 aligns a
-        segment).  Utterances with word times given (a CTM) always are.
-      long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
-        segments; ``whole``: the whole transcript in overlapping chunks.  On the mini recipe the TDNN, trained
-        on segments' word vectors, scored 3.8 points lower with ``whole`` on 6 mini test talks
-        (egs/mustc/local/README.md).
-      tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
+      long_form_config: when and how an utterance is punctuated as one whole recording (:meth:`prepare_long`).
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
@@ -328,16 +358,8 @@ class Punctuator:
         word_vector_model: PunctBert | None = None,
         embedding_compression: str = "none",
         vectorised_features: bool = False,
-        long_form: str = "auto",
-        long_form_above: float = 120.0,
-        chunk_config: ChunkConfig = ChunkConfig(),
-        tdnn_block_frames: int = 6000,
-        pause_split: float = 0.4,
-        max_stretch: float = 30.0,
-        long_text: str = "stretch",
+        long_form_config: LongFormConfig = LongFormConfig(),
     ) -> None:
-        if long_form not in LONG_FORM:
-            raise ValueError(f"long_form must be one of {LONG_FORM}, got {long_form!r}")
         classes = self._check_models(
             am=am, bert=bert, tdnn=tdnn, alpha=alpha, layer=layer, head=head, word_vector_model=word_vector_model
         )
@@ -368,13 +390,7 @@ class Punctuator:
         if bert_bf16:
             check_bf16(device)
         self.bert_bf16 = bert_bf16
-        self.long_form = long_form
-        self.long_form_above = float(long_form_above)
-        self.chunk_config = chunk_config
-        self.tdnn_block_frames = tdnn_block_frames
-        self.pause_split = pause_split
-        self.long_text = long_text
-        self.max_stretch = max_stretch
+        self.long_form_config = long_form_config
         self.timer = StageTimer()
 
     @staticmethod
@@ -426,10 +442,6 @@ class Punctuator:
     ) -> Punctuator:
         """Loads the models of a trained recipe (the EfficientPunct recipe after stages 1-8); any path may be
         overridden."""
-        from punct.am.train import load_model as load_am
-        from punct.models.punct_tdnn.train import load_model as load_tdnn
-        from punct.utils.config import load_config
-
         recipe = Path(recipe_dir)
         paths = recipe_paths(
             recipe,
@@ -440,45 +452,24 @@ class Punctuator:
             results_json=results_json,
             normalize_config=normalize_config,
         )
-        for name in ("feat_config", "am_checkpoint", "bert_dir", "tdnn_checkpoint"):
-            if not paths[name].exists():
-                raise FileNotFoundError(
-                    f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)"
-                )
-        feature_config = load_config(FeatureConfig, paths["feat_config"])
-        norm = NormalizeConfig()
-        if paths["normalize_config"].exists():
-            norm = load_config(NormalizeConfig, paths["normalize_config"])
+        check_recipe_files(paths, recipe)
+        feature_config, norm = read_recipe_configs(paths)
         if alpha is None:
             alpha = read_chosen_alpha(paths["results_json"])
-        am, tokens = load_am(paths["am_checkpoint"], device)
-        bert = PunctBert.from_pretrained(paths["bert_dir"])
-        tdnn = load_tdnn(paths["tdnn_checkpoint"], device)
-        inputs = tdnn_inputs_of(paths, feature_config)
-        word_vector_model = pretrained_encoder_model(bert) if inputs.word_vectors == "pretrained" else None
-        logging.info(
-            "models: AM %s (%d tokens; layer %d, shards %s), BERT %s (%s word vectors), TDNN %s; alpha %.2f",
-            paths["am_checkpoint"],
-            len(tokens),
-            inputs.layer,
-            inputs.compression,
-            paths["bert_dir"],
-            inputs.word_vectors,
-            paths["tdnn_checkpoint"],
-            alpha,
-        )
+        models = load_recipe_models(paths, feature_config, device)
+        models.log(paths, alpha)
         return cls(
             feature_config=feature_config,
-            am=am,
-            tokens=tokens,
-            bert=bert,
-            tdnn=tdnn,
+            am=models.am,
+            tokens=models.tokens,
+            bert=models.bert,
+            tdnn=models.tdnn,
             alpha=alpha,
-            layer=inputs.layer,
+            layer=models.inputs.layer,
             device=device,
             normalize_config=norm,
-            word_vector_model=word_vector_model,
-            embedding_compression=inputs.compression,
+            word_vector_model=models.word_vector_model,
+            embedding_compression=models.inputs.compression,
             **kwargs,
         )
 
@@ -625,10 +616,7 @@ class Punctuator:
                 words = self.tokens.decode_words(greedy_ids(torch.from_numpy(log_probs), log_probs.shape[0]))
             if not words:
                 raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
-            text, char_spans, pos = " ".join(words), [], 0
-            for w in words:
-                char_spans.append((pos, pos + len(w)))
-                pos += len(w) + 1
+            text, char_spans = spaced_text(words)
         with self.timer("align"):
             try:
                 token_seq, word_of_token = encode_for_alignment(words, self.char_ids, self.tokens.space_id)
@@ -653,7 +641,8 @@ class Punctuator:
 
     def is_long(self, duration: float) -> bool:
         """Whether an utterance of ``duration`` seconds is punctuated as a whole recording (``long_form``)."""
-        return self.long_form == "always" or (self.long_form == "auto" and duration > self.long_form_above)
+        config = self.long_form_config
+        return config.long_form == "always" or (config.long_form == "auto" and duration > config.long_form_above)
 
     def prepare_long(
         self,
@@ -674,76 +663,22 @@ class Punctuator:
         if duration is None:
             duration = num_frames * self.frame_shift
         num_samples = int(round(duration * self.sampling_rate))
-        hop = self.sampling_rate * self.frame_shift
         transcript_from = "given" if req.transcript is not None else "am"
         if word_times is not None:
             text, words, char_spans, times = self.ctm_words(req, word_times)
             transcript_from = "ctm"
         elif req.transcript is not None:
-            # A character the AM never saw is left out of its word for the alignment only (a whole recording
-            # should not fail for one rare letter); a word of such characters alone cannot be placed.
             text, words, char_spans = self._words(req, check_characters=False)
-            said = ["".join(ch for ch in w if ch in self.char_ids) for w in words]
-            if not all(said):
-                bad = [w for w, a in zip(words, said) if not a]
-                raise UtteranceError(
-                    "unknown characters", f"words {bad[:5]} have no character in the acoustic model's token table"
-                )
-            if said != words:
-                logging.warning(
-                    "%s: %d words aligned without characters the AM never saw (e.g. %s)",
-                    req.id,
-                    sum(a != w for a, w in zip(said, words)),
-                    next(w for a, w in zip(said, words) if a != w),
-                )
-
-        def log_probs_of(chunk: AudioChunk) -> np.ndarray:
-            first = min(int(round(chunk.start / hop)), num_frames - 1)
-            last = num_frames if chunk.end >= num_samples else min(int(round(chunk.end / hop)), num_frames)
-            return self._am_pass(feats[first:last])[1]
-
+            said = self._alignable_words(req.id, words)  # refused before the AM runs
         counts: dict[str, int] = {}
-        num_chunks = len(plan_chunks(num_samples, self.sampling_rate, self.chunk_config))
+        num_chunks = len(plan_chunks(num_samples, self.sampling_rate, self.long_form_config.chunk_config))
+        log_probs_of = self._chunk_log_probs(feats, num_samples)
+        if word_times is None and req.transcript is not None:
+            times = self._align_in_chunks(said, log_probs_of, num_samples, duration, counts)
+        elif word_times is None:
+            text, words, char_spans, times = self._recognise_in_chunks(log_probs_of, num_samples, duration, counts)
         with self.timer.outer("align", "am"):
-            try:
-                if req.transcript is not None and word_times is None:
-                    times = align_transcript(
-                        said,
-                        num_samples,
-                        self.sampling_rate,
-                        log_probs_of,
-                        self.tokens.symbols,
-                        SPACE,
-                        self.frame_shift,
-                        self.chunk_config,
-                        counts,
-                    )
-                elif word_times is None:
-                    times = recognise_chunks(
-                        num_samples,
-                        self.sampling_rate,
-                        log_probs_of,
-                        self.tokens.symbols,
-                        self.frame_shift,
-                        self.chunk_config,
-                        SPACE,
-                        counts,
-                    )
-                    words = [t.word for t in times]
-                    if not words:
-                        raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
-                    text, char_spans, pos = " ".join(words), [], 0
-                    for w in words:
-                        char_spans.append((pos, pos + len(w)))
-                        pos += len(w) + 1
-            except (AlignmentError, ValueError) as e:
-                raise UtteranceError(
-                    "alignment failed", f"chunked alignment with {duration:.1f} s of audio failed: {e}"
-                ) from e
-            starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
-            starts = np.clip(starts, 0, num_frames - 1)
-            ends = np.clip(ends, starts + 1, num_frames)
-            spans = [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
+            spans = self._word_frame_spans(words, times, num_frames)
         logging.info(
             "%s: %.1f s in %d chunks, %d words (%s)",
             req.id,
@@ -764,6 +699,106 @@ class Punctuator:
             long_form=True,
         )
 
+    def _alignable_words(self, utt_id: str, words: Sequence[str]) -> list[str]:
+        """The words of a whole recording as the AM can align them: a character the AM never saw is left out of
+        its word for the alignment only (a whole recording should not fail for one rare letter); a word of such
+        characters alone cannot be placed (UtteranceError)."""
+        said = ["".join(ch for ch in w if ch in self.char_ids) for w in words]
+        if not all(said):
+            bad = [w for w, a in zip(words, said) if not a]
+            raise UtteranceError(
+                "unknown characters", f"words {bad[:5]} have no character in the acoustic model's token table"
+            )
+        if said != list(words):
+            logging.warning(
+                "%s: %d words aligned without characters the AM never saw (e.g. %s)",
+                utt_id,
+                sum(a != w for a, w in zip(said, words)),
+                next(w for a, w in zip(said, words) if a != w),
+            )
+        return said
+
+    def _chunk_log_probs(self, feats: np.ndarray, num_samples: int) -> Callable[[AudioChunk], np.ndarray]:
+        """A chunk of a whole recording -> the AM's CTC log-posteriors (T, V) over its slice of ``feats``
+        (one AM pass per chunk; the last chunk takes the frames up to the end)."""
+        num_frames = feats.shape[0]
+        hop = self.sampling_rate * self.frame_shift
+
+        def log_probs_of(chunk: AudioChunk) -> np.ndarray:
+            first = min(int(round(chunk.start / hop)), num_frames - 1)
+            last = num_frames if chunk.end >= num_samples else min(int(round(chunk.end / hop)), num_frames)
+            return self._am_pass(feats[first:last])[1]
+
+        return log_probs_of
+
+    @contextmanager
+    def _chunked_alignment(self, duration: float):
+        """Charges the chunked alignment to ``align`` (less the AM passes it makes) and reports its failure as
+        the utterance's."""
+        with self.timer.outer("align", "am"):
+            try:
+                yield
+            except (AlignmentError, ValueError) as e:
+                raise UtteranceError(
+                    "alignment failed", f"chunked alignment with {duration:.1f} s of audio failed: {e}"
+                ) from e
+
+    def _align_in_chunks(
+        self,
+        said: Sequence[str],
+        log_probs_of: Callable[[AudioChunk], np.ndarray],
+        num_samples: int,
+        duration: float,
+        counts: dict[str, int],
+    ) -> list[TimedWord]:
+        """The times of a whole recording's transcript words (``align_transcript``); ``counts`` gets its tallies."""
+        with self._chunked_alignment(duration):
+            return align_transcript(
+                said,
+                num_samples,
+                self.sampling_rate,
+                log_probs_of,
+                self.tokens.symbols,
+                SPACE,
+                self.frame_shift,
+                self.long_form_config.chunk_config,
+                counts,
+            )
+
+    def _recognise_in_chunks(
+        self,
+        log_probs_of: Callable[[AudioChunk], np.ndarray],
+        num_samples: int,
+        duration: float,
+        counts: dict[str, int],
+    ) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
+        """(text, words, their character spans, their times) of the AM's own words over a whole recording, as
+        egs/parczech stage 2 recognises long audio (``recognise_chunks``); ``counts`` gets its tallies."""
+        with self._chunked_alignment(duration):
+            times = recognise_chunks(
+                num_samples,
+                self.sampling_rate,
+                log_probs_of,
+                self.tokens.symbols,
+                self.frame_shift,
+                self.long_form_config.chunk_config,
+                SPACE,
+                counts,
+            )
+            words = [t.word for t in times]
+            if not words:
+                raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
+        text, char_spans = spaced_text(words)
+        return text, words, char_spans, times
+
+    @staticmethod
+    def _word_frame_spans(words: Sequence[str], times: Sequence[TimedWord], num_frames: int) -> list[WordSpan]:
+        """Each word's [start, end) frames from its times, inside the recording and at least one frame long."""
+        starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
+        starts = np.clip(starts, 0, num_frames - 1)
+        ends = np.clip(ends, starts + 1, num_frames)
+        return [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
+
     def stretches(self, p: _Prepared) -> list[tuple[int, int, int, int]]:
         """The pause-delimited stretches of a whole recording (``pause_segments``)."""
         starts = np.array([s.start for s in p.spans], dtype=np.int64)
@@ -772,8 +807,8 @@ class Punctuator:
             starts,
             ends,
             p.embedding.shape[0],
-            int(round(self.pause_split / self.frame_shift)),
-            int(round(self.max_stretch / self.frame_shift)),
+            int(round(self.long_form_config.pause_split / self.frame_shift)),
+            int(round(self.long_form_config.max_stretch / self.frame_shift)),
         )
 
     def _long_tdnn_posteriors(self, p: _Prepared, out: WordOutputs) -> np.ndarray:
@@ -877,7 +912,7 @@ class Punctuator:
     def bert_outputs(self, prepared: Sequence[_Prepared]) -> list[WordOutputs]:
         """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's).
         A whole recording (``long_text`` "stretch") is read one stretch at a time, as BERT read the segments."""
-        if len(prepared) == 1 and prepared[0].long_form and self.long_text == "stretch":
+        if len(prepared) == 1 and prepared[0].long_form and self.long_form_config.long_text == "stretch":
             p = prepared[0]
             utts = [
                 Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
@@ -933,7 +968,10 @@ class Punctuator:
     def _tdnn_posteriors(self, inputs: list[TdnnInput]) -> list[np.ndarray]:
         conv_stack = self.onnx.tdnn if self.onnx is not None else None  # None: the PyTorch conv stack
         if not self.tdnn_batch or len(inputs) == 1:
-            return [word_posteriors(self.factored, x, self.device, conv_stack, self.tdnn_block_frames) for x in inputs]
+            return [
+                word_posteriors(self.factored, x, self.device, conv_stack, self.long_form_config.tdnn_block_frames)
+                for x in inputs
+            ]
         acoustic, vectors, index = batch_tdnn_inputs(inputs, self.tdnn.config.context)
         conv = (conv_stack or self.factored)(acoustic.to(self.device), vectors.to(self.device), index.to(self.device))
         slices = torch.cat(
@@ -1059,6 +1097,62 @@ def tdnn_inputs_of(paths: dict[str, Path], feature_config: FeatureConfig) -> Tdn
             paths["bert_dir"],
         )
     return TdnnInputs(layer, compression, word_vectors)
+
+
+@dataclass
+class RecipeModels:
+    """A trained recipe's models as :meth:`Punctuator.from_recipe` reads them."""
+
+    am: TdnnAcousticModel
+    tokens: TokenTable
+    bert: PunctBert
+    tdnn: PunctTdnn
+    inputs: TdnnInputs  # what the TDNN was trained on, checked against the AM and BERT
+    word_vector_model: PunctBert | None  # the encoder of the TDNN's word vectors when not ``bert`` itself
+
+    def log(self, paths: dict[str, Path], alpha: float) -> None:
+        logging.info(
+            "models: AM %s (%d tokens; layer %d, shards %s), BERT %s (%s word vectors), TDNN %s; alpha %.2f",
+            paths["am_checkpoint"],
+            len(self.tokens),
+            self.inputs.layer,
+            self.inputs.compression,
+            paths["bert_dir"],
+            self.inputs.word_vectors,
+            paths["tdnn_checkpoint"],
+            alpha,
+        )
+
+
+def check_recipe_files(paths: dict[str, Path], recipe: Path) -> None:
+    """FileNotFoundError naming the first of the feature config and the three models that ``paths`` lacks."""
+    for name in ("feat_config", "am_checkpoint", "bert_dir", "tdnn_checkpoint"):
+        if not paths[name].exists():
+            raise FileNotFoundError(f"{paths[name]}: no such file ({name}; is {recipe} a trained recipe directory?)")
+
+
+def read_recipe_configs(paths: dict[str, Path]) -> tuple[FeatureConfig, NormalizeConfig]:
+    """The recipe's feature config and its text normalisation (the default one when it has no file)."""
+    from punct.utils.config import load_config
+
+    feature_config = load_config(FeatureConfig, paths["feat_config"])
+    norm = NormalizeConfig()
+    if paths["normalize_config"].exists():
+        norm = load_config(NormalizeConfig, paths["normalize_config"])
+    return feature_config, norm
+
+
+def load_recipe_models(paths: dict[str, Path], feature_config: FeatureConfig, device: torch.device) -> RecipeModels:
+    """The AM, BERT and TDNN of ``paths``, once the TDNN's record says they made its inputs (``tdnn_inputs_of``)."""
+    from punct.am.train import load_model as load_am
+    from punct.models.punct_tdnn.train import load_model as load_tdnn
+
+    am, tokens = load_am(paths["am_checkpoint"], device)
+    bert = PunctBert.from_pretrained(paths["bert_dir"])
+    tdnn = load_tdnn(paths["tdnn_checkpoint"], device)
+    inputs = tdnn_inputs_of(paths, feature_config)
+    word_vector_model = pretrained_encoder_model(bert) if inputs.word_vectors == "pretrained" else None
+    return RecipeModels(am, tokens, bert, tdnn, inputs, word_vector_model)
 
 
 def merged_cmvn(path: Pathlike) -> CmvnStats:

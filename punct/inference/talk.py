@@ -12,7 +12,7 @@ Used by ``tests/e2e/test_longform_recipe.py`` (the tiny recipe) and ``benchmarks
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +23,9 @@ from punct.labels import PUNCT4, WordLabels
 
 
 @dataclass
-class Talk:
-    """A recording of a split and its segments in time order."""
+class ScoredTalk:
+    """A recording of a recipe's split, its segments in time order and their reference marks: a talk to punctuate
+    segment by segment and as one recording, and to score both ways (:func:`compare`)."""
 
     id: str
     audio_path: Path
@@ -68,7 +69,7 @@ class Talk:
         return Request(self.id, load, " ".join([text] * repeat), self.speaker, str(self.audio_path))
 
 
-def load_talks(recipe_dir: Path, split: str = "test", corpus: str = "mustc") -> list[Talk]:
+def load_talks(recipe_dir: Path, split: str = "test", corpus: str = "mustc") -> list[ScoredTalk]:
     """The talks of a recipe's split, from its stage-0 manifests (audio paths relative to the recipe)."""
     from lhotse import load_manifest
 
@@ -82,7 +83,7 @@ def load_talks(recipe_dir: Path, split: str = "test", corpus: str = "mustc") -> 
             continue
         path = Path(rec.sources[0].source)
         talks.append(
-            Talk(
+            ScoredTalk(
                 rec.id,
                 path if path.is_absolute() else Path(recipe_dir) / path,
                 sups[0].speaker or rec.id,
@@ -112,17 +113,17 @@ def _overall(ref: Sequence[int], hyp: Sequence[int]) -> float:
     return 100.0 * float(score(np.array(ref), np.array(hyp), PUNCT4.classes).overall["f1"])
 
 
-def compare(punctuator: Punctuator, talk: Talk) -> Comparison:
+def compare(punctuator: Punctuator, talk: ScoredTalk) -> Comparison:
     """Overall F1 of the talk segment by segment and as one recording, on the words of the segments that
     segment mode punctuated (``long_form`` is set to ``never``, then ``always``, and restored)."""
-    saved = punctuator.long_form
+    saved = punctuator.long_form_config
     try:
-        punctuator.long_form = "never"
+        punctuator.long_form_config = replace(saved, long_form="never")
         by_segment = list(punctuator.run(talk.segment_requests()))
-        punctuator.long_form = "always"
+        punctuator.long_form_config = replace(saved, long_form="always")
         whole = next(iter(punctuator.run([talk.whole_request()])))
     finally:
-        punctuator.long_form = saved
+        punctuator.long_form_config = saved
     if isinstance(whole, Failure):
         raise RuntimeError(f"{talk.id} as one recording failed: {whole.message}")
     from punct.text.normalize import normalize

@@ -1,6 +1,8 @@
 """Long-form punctuate on the tiny recipe: a test talk given as one recording with one transcript, against the
 same talk segment by segment (punct.inference.talk.compare)."""
 
+from dataclasses import replace
+
 import numpy as np
 import torch
 
@@ -18,12 +20,12 @@ def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
     torch.set_num_threads(1)
     punctuator = Punctuator.from_recipe(mustc_tiny_recipe)
     talk = load_talks(mustc_tiny_recipe, "test")[-1]
-    assert len(plan_chunks(int(talk.duration * 16000), 16000, punctuator.chunk_config)) >= 2
+    assert len(plan_chunks(int(talk.duration * 16000), 16000, punctuator.long_form_config.chunk_config)) >= 2
     assert not punctuator.is_long(talk.duration) and punctuator.is_long(121.0)  # auto: above 120 s
     c = compare(punctuator, talk)  # raises unless the recording's words are the segments' words, in order
     assert c.words >= 50 and c.segments - c.segments_failed >= 3
     assert len(c.start_differences) == c.words
-    punctuator.long_form = "always"
+    punctuator.long_form_config = replace(punctuator.long_form_config, long_form="always")
     whole = next(iter(punctuator.run([talk.whole_request()])))
     starts = np.array([s for s, _ in whole.spans])
     assert whole.long_form and (np.diff(starts) >= 0).all() and whole.spans[-1][1] <= int(talk.duration * 100) + 1

@@ -67,9 +67,8 @@ def test_align_transcript_in_chunks_finds_every_word():
 
 @pytest.fixture(scope="module")
 def recipe(tmp_path_factory):
-    from inference.test_punctuate import ALPHA, tiny_models, write_wav
-
     from punct.inference.random_models import save_recipe
+    from tests.inference.test_pipeline import ALPHA, tiny_models, write_wav
 
     root = tmp_path_factory.mktemp("longform")
     save_recipe(root / "recipe", tiny_models(root), alpha=ALPHA)
@@ -81,10 +80,18 @@ def recipe(tmp_path_factory):
 def punctuator(recipe):
     import torch
 
-    from punct.inference.pipeline import Punctuator
+    from punct.inference.pipeline import LongFormConfig, Punctuator
 
     torch.set_num_threads(1)
-    return Punctuator.from_recipe(recipe / "recipe", chunk_config=ChunkConfig(chunk_seconds=12, overlap_seconds=3))
+    chunks = ChunkConfig(chunk_seconds=12, overlap_seconds=3)
+    return Punctuator.from_recipe(recipe / "recipe", long_form_config=LongFormConfig(chunk_config=chunks))
+
+
+def long_form(punctuator, **changes):
+    """The punctuator's long-form options with ``changes``."""
+    from dataclasses import replace
+
+    return replace(punctuator.long_form_config, **changes)
 
 
 TALK = ("hello world, the cat sat on a mat. why not? " * 12).strip()
@@ -126,7 +133,7 @@ def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatc
     seen = []
     original = punctuator._am_pass
     monkeypatch.setattr(punctuator, "_am_pass", lambda feats: seen.append(feats.shape[0]) or original(feats))
-    monkeypatch.setattr(punctuator, "long_form", "always")
+    monkeypatch.setattr(punctuator, "long_form_config", long_form(punctuator, long_form="always"))
     res = list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0]
     assert isinstance(res, Result), res
     assert res.long_form and len(res.words) == 120 and res.words[:3] == ["hello", "world", "the"]
@@ -140,9 +147,9 @@ def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatc
 def test_auto_long_form_only_above_the_threshold(recipe, punctuator, monkeypatch):
     from punct.inference.inputs import from_pair
 
-    monkeypatch.setattr(punctuator, "long_form_above", 60.0)
+    monkeypatch.setattr(punctuator, "long_form_config", long_form(punctuator, long_form_above=60.0))
     assert not list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0].long_form
-    monkeypatch.setattr(punctuator, "long_form_above", 30.0)
+    monkeypatch.setattr(punctuator, "long_form_config", long_form(punctuator, long_form_above=30.0))
     assert list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0].long_form
 
 
