@@ -22,6 +22,8 @@ asr_model=           # a pretrained CTC ASR model for stage 2: a local transform
                      # e.g. a Czech wav2vec2); empty: stage 2 recognises with the recipe's AM
 lm_order=3           # stage 2 decodes by beam search with a word n-gram LM of this order estimated on the
                      # official transcripts (thesis 4.2.2: 3), values in conf/decode<suffix>.yaml; 0: greedy
+min_words_per_minute= # stage 2 stops when fewer words per minute of audio were recognised (the recogniser learned
+                     # nothing); empty: 10, or 0 (no check) for --corpus-size tiny, whose toy AM recognises almost nothing
 am_dir=              # a trained acoustic model (exp/am format: best-valid-loss.pt, tokens.txt, mfcc.yaml) for
                      # recognition (unless --asr-model), EfficientPunct (stage 5: layer-12 embeddings) and the
                      # cross-attention models' audio encoder when conf/mm<suffix>.yaml has sound_encoder: am;
@@ -70,6 +72,7 @@ Options (defaults in brackets):
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
   --asr-model DIR      transformers CTC folder (e.g. wav2vec2) for stage-2 recognition instead of the AM [${asr_model}]
   --lm-order N         stage-2 beam search with a word N-gram LM of the official transcripts; 0: greedy [${lm_order}]
+  --min-words-per-minute N  stage 2 stops below N recognised words per audio minute; empty: 10 (tiny: 0) [${min_words_per_minute}]
   --am-dir DIR         trained AM for recognition and EfficientPunct (no stage-1 training) [${am_dir}]
   --am-data DIR        stage-1 AM training utterances: Kaldi data dir or lhotse manifests [${am_data}]
   --am-data-dev DIR    their dev part; empty: speakers with a seeded ~10 % of --am-data's hours [${am_data_dev}]
@@ -216,7 +219,11 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
       # 30 s chunks with 5 s overlap, beam search (or greedy) CTC decoding, CTC segmentation for word times, merge
       # at the overlap midpoints; WER against the synthesizer's words when the corpus has them.
       # The two recognisers write to their own folders; exp/asr/words points to the one used.
-      rec_opts=(--cmd "$decode_net_cmd" --nj $nj --device $device)
+      if [ -z "$min_words_per_minute" ]; then
+        min_words_per_minute=10
+        [ "$corpus_size" = tiny ] && [ -z "$parczech_root" ] && min_words_per_minute=0
+      fi
+      rec_opts=(--cmd "$decode_net_cmd" --nj $nj --device $device --min-words-per-minute $min_words_per_minute)
       [ -d "$corpus_dir/synth" ] && rec_opts+=(--ref-dir $corpus_dir/synth)
       if [ "$lm_order" -gt 0 ]; then
         # Beam search with a word LM of every official transcript, as the thesis' KenLM (4.2.2); an ARPA file

@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import soundfile as sf
 import torch
 from lhotse import Recording, RecordingSet
 
@@ -36,6 +38,7 @@ SENTENCES = [
     "Ministr financí odpoví na otázky.",
     "Přejdeme k dalšímu bodu programu.",
 ]
+REPO = Path(__file__).resolve().parents[2]
 DURATIONS = {"long": 40.0, "short": 6.0}  # at least: "long" gets two 30 s chunks, "short" one
 
 
@@ -65,10 +68,16 @@ def speak(seconds: float, seed: int) -> tuple:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
+    speak(0.1, seed=0)  # skips the module here when espeak-ng is missing
     recs = []
     for k, (rec_id, seconds) in enumerate(DURATIONS.items()):
-        audio, rate = speak(seconds, seed=k)
-        sf.write(root / f"{rec_id}.wav", audio, rate)
+        # espeak-ng keeps state between syntheses (tts.py), so what earlier tests spoke in this process would
+        # change the audio: each recording is spoken by a fresh process, the same whatever ran before
+        script = (
+            "import sys, soundfile as sf; from tests.recognition.test_transformers_ctc import speak; "
+            f"audio, rate = speak({seconds!r}, seed={k}); sf.write(sys.argv[1], audio, rate)"
+        )
+        subprocess.run([sys.executable, "-c", script, str(root / f"{rec_id}.wav")], check=True, cwd=REPO)
         recs.append(Recording.from_file(root / f"{rec_id}.wav", recording_id=rec_id))
     (root / "manifests").mkdir()
     RecordingSet.from_recordings(recs).to_file(root / "manifests" / "parczech_recordings_all.jsonl.gz")
