@@ -918,18 +918,7 @@ class Punctuator:
                 Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
                 for k, (_, _, w0, w1) in enumerate(self.stretches(p))
             ]
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
-                parts = list(
-                    word_outputs(
-                        self.bert,
-                        utts,
-                        self.max_length,
-                        self.context,
-                        self.bert_batch_size,
-                        self.device,
-                        self.word_vector_model,
-                    )
-                )
+            parts = self._word_outputs(utts)
             return [
                 WordOutputs(
                     p.request.id,
@@ -937,7 +926,10 @@ class Punctuator:
                     {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors},
                 )
             ]
-        utts = [Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared]
+        return self._word_outputs([Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared])
+
+    def _word_outputs(self, utts: Sequence[Utterance]) -> list[WordOutputs]:
+        """BERT's posteriors and the TDNN's word vectors of ``utts`` (stage 6's ``word_outputs``)."""
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
             return list(
                 word_outputs(

@@ -164,35 +164,29 @@ _CANONICAL = {
 }
 
 _EVENT_RE = re.compile(r"[(\[]\s*[A-Z][^\W\d_]*(?:\s+[^\W\d_]+){0,3}\s*[)\]]")
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<acronym>(?:[^\W\d_]\.){2,})                  # U.S.  e.g.
-    |(?P<number>\d{1,3}(?:,\d{3})+(?!\d|,\d))         # 1,000  12,345,678
-    |(?P<word>[^\W_]+)                               # letters and digits
-    |(?P<apostrophe>['’‘])
-    |(?P<mark>\.\.\.|--+|[…—–\-?!.,;:"“”«»()\[\]])
-    |(?P<space>\s+)
-    |(?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
 
 
-# numbers: spoken: the same tokens, with written numbers (punct.text.numbers.NUMBER_EN) and symbols of their own.
-_SPOKEN_TOKEN_RE = re.compile(
-    r"""
-    (?P<acronym>(?:[^\W\d_]\.){2,})                  # U.S.  e.g.
-    |(?P<number>"""
-    + num.NUMBER_EN
-    + r""")          # 1,000  3.5  $5  50%  3rd  1990s  $5 million
-    |(?P<word>[^\W_]+)                               # letters and digits
-    |(?P<apostrophe>['’‘])
-    |(?P<mark>\.\.\.|--+|[…—–\-?!.,;:"“”«»()\[\]])
-    |(?P<space>\s+)
-    |(?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+def _token_re(number: str) -> re.Pattern:
+    """The tokens of running text; ``number``: what a written number is."""
+    return re.compile(
+        r"""
+        (?P<acronym>(?:[^\W\d_]\.){2,})                  # U.S.  e.g.
+        |(?P<number>"""
+        + number
+        + r""")
+        |(?P<word>[^\W_]+)                               # letters and digits
+        |(?P<apostrophe>['’‘])
+        |(?P<mark>\.\.\.|--+|[…—–\-?!.,;:"“”«»()\[\]])
+        |(?P<space>\s+)
+        |(?P<other>.)
+        """,
+        re.VERBOSE | re.DOTALL,
+    )
+
+
+_TOKEN_RE = _token_re(r"\d{1,3}(?:,\d{3})+(?!\d|,\d)")  # 1,000  12,345,678 (the digits stay a word)
+# numbers: spoken: also 3.5  $5  50%  3rd  1990s  $5 million (punct.text.numbers.NUMBER_EN), said as words
+_SPOKEN_TOKEN_RE = _token_re(num.NUMBER_EN)
 # numbers: spoken: symbols that are formatting, not words (dropped as before); any other symbol (Unicode
 # category S, and §) that punct.text.numbers.SYMBOL_WORDS does not read is unspeakable.
 FORMATTING_SYMBOLS = frozenset("_*/#\\|~^`♪♫")
