@@ -112,10 +112,10 @@ def f1_rows(recipe_dir: Path, split: str) -> tuple[list, dict]:
                 round(c.f1_long["ensemble"] - c.f1_segments["ensemble"], 2),
             ]
         )
-    from punct.inference.talk import _overall
+    from punct.inference.talk import overall_f1
 
     pooled = {k: [x for c in per_talk for x in c["labels"][k]] for k in ("reference", "segments", "long")}
-    seg, long = _overall(pooled["reference"], pooled["segments"]), _overall(pooled["reference"], pooled["long"])
+    seg, long = overall_f1(pooled["reference"], pooled["segments"]), overall_f1(pooled["reference"], pooled["long"])
     rows.append(
         [
             "all (pooled)",

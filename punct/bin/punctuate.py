@@ -17,6 +17,9 @@ BERT, punctuation TDNN, ensemble at the recipe's alpha).
   # words and times from an external recogniser (CTM: '<utt> 1 <start> <dur> <word>', times from the audio's start)
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav lecture.wav --ctm lecture.ctm --utt-id lecture \
       --out-dir out
+  # live captions: raw PCM on stdin with a recogniser's CTM, each word printed within 1 s of its end
+  sox talk.wav -t raw -r 16000 -b 16 -c 1 -e signed - | python -m punct.bin.punctuate --recipe-dir egs/mustc \
+      --stream --wav - --ctm talk.ctm --latency 1.0 --cmvn egs/mustc/data/fbank/cmvn_train.json
   # fastest on CPUs: int8 AM and TDNN in ONNX Runtime (after python -m punct.bin.export_onnx), bf16 BERT
   python -m punct.bin.punctuate --recipe-dir egs/mustc --cuts cuts.jsonl.gz --backend onnx --bert-bf16 \
       --vectorised-features --out-dir out
@@ -36,6 +39,14 @@ its own features with CMVN over all the stretches, the AM's layer 12, BERT over 
 bounded by one chunk and one stretch, plus the recording's samples and features (about 0.26 GB per hour).
 With --ctm the words and times are the CTM's (no alignment; times relative to the utterance's audio); a bad CTM
 line is an error naming file:line.
+
+Live captions (--stream, punct.inference.streaming): the audio is read 0.1 s at a time (--stream-chunk) from a
+file or, with ``--wav -``, as raw 16-bit mono PCM from stdin; a CTM word is taken as known once the audio has
+reached its end.  Each word is printed with its mark (flushed; a line ends at a full stop or question mark) as
+soon as its pause-delimited stretch is complete, where it gets exactly offline punctuate's result, or --latency
+seconds of audio after its end, from the stretch so far as if the recording ended there.  CMVN uses fixed stats
+(--cmvn, a stage-1 stats file).  With --out-dir, ``text`` and ``punct.jsonl`` as below and ``stream.jsonl`` (per
+word: label, seconds of audio when printed, whether final).
 
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
 label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
@@ -58,6 +69,14 @@ import torch
 from punct.am.ctm import read_ctm
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn, recipe_paths
+from punct.inference.streaming import (
+    LinePrinter,
+    StreamingPunctuator,
+    pcm_chunks,
+    run_stream,
+    stream_result,
+    wav_chunks,
+)
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig
 from punct.utils.atomic import atomic_write_text
@@ -86,7 +105,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings)",
     )
     src.add_argument("--cuts", type=Path, default=None, help="lhotse cut manifest (transcript = supervision text)")
-    src.add_argument("--wav", type=Path, default=None, help="one audio file")
+    src.add_argument("--wav", type=Path, default=None, help="one audio file ('-' with --stream: PCM on stdin)")
     src.add_argument("--transcript", default=None, help="with --wav: the transcript itself")
     src.add_argument("--utt-id", default=None, help="with --wav: the utterance id [file stem]")
     src.add_argument(
@@ -126,6 +145,21 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
     long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
     long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
+    live = parser.add_argument_group("streaming (--stream: live captions, punct.inference.streaming)")
+    live.add_argument(
+        "--stream",
+        action="store_true",
+        help="read --wav (a file, or '-': raw 16-bit mono PCM at the recipe's rate on stdin) in chunks with "
+        "--ctm's words, and print each word with its mark once it is final or --latency seconds old",
+    )
+    live.add_argument(
+        "--latency",
+        type=float,
+        default=None,
+        help="with --stream: seconds of audio after a word's end after which it is printed even if its "
+        "stretch is still open ('inf': only complete stretches, the offline result)",
+    )
+    live.add_argument("--stream-chunk", type=float, default=0.1, help="with --stream: seconds of audio read at a time")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -192,7 +226,7 @@ def get_parser() -> argparse.ArgumentParser:
         help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
         "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one",
     )
-    parser.add_argument("--out-dir", type=Path, required=True, help="output folder")
+    parser.add_argument("--out-dir", type=Path, default=None, help="output folder (optional with --stream)")
     parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
     parser.add_argument(
         "--max-length",
@@ -353,11 +387,62 @@ def write_outputs(out_dir: Path, suffix: str, lines: OutputLines) -> list[Path]:
     return paths
 
 
+def write_stream_outputs(out_dir: Path, result, words: list) -> None:
+    """``text`` and ``punct.jsonl`` as offline writes them, and ``stream.jsonl``: when each word was printed."""
+    lines = OutputLines([f"{result.id} {result.text}\n"], [json.dumps(result.to_json(), ensure_ascii=False) + "\n"])
+    write_outputs(out_dir, "", lines)
+    records = [
+        json.dumps({"word": w.word, "label": w.label, "emitted_at": round(w.emitted_at, 3), "final": w.final})
+        for w in words
+    ]
+    atomic_write_text(out_dir / "stream.jsonl", "".join(r + "\n" for r in records))
+
+
+def stream(args: argparse.Namespace) -> int:
+    """``--stream``: one audio stream with its CTM, words printed as they are ready (``punct.inference.streaming``);
+    with --out-dir, ``text``, ``punct.jsonl`` (as offline) and ``stream.jsonl`` (when each word was printed)."""
+    if args.wav is None or args.ctm is None or args.latency is None:
+        raise SystemExit("punctuate --stream needs --wav FILE|- (the audio), --ctm FILE (its words) and --latency S")
+    if args.cmvn == "speaker":
+        raise SystemExit("punctuate --stream needs fixed CMVN stats: --cmvn <recipe>/data/fbank/cmvn_train.json")
+    table = read_word_times(args.ctm)
+    utt_id = args.utt_id or (next(iter(table)) if len(table) == 1 else Path(str(args.wav)).stem)
+    if utt_id not in table:
+        raise SystemExit(f"punctuate --stream: no words of {utt_id!r} in {args.ctm} (give --utt-id)")
+    punctuator = build_punctuator(args, inference_device(args))
+    streamer = StreamingPunctuator(punctuator, args.latency, utt_id)
+    chunk = max(1, int(round(args.stream_chunk * streamer.rate)))
+    from_stdin = str(args.wav) == "-"
+    chunks = pcm_chunks(sys.stdin.buffer, chunk) if from_stdin else wav_chunks(args.wav, chunk, streamer.rate)
+    printer = LinePrinter(sys.stdout)
+    words, stats = run_stream(streamer, chunks, table[utt_id], printer)
+    printer.close()
+    summary = stats.summary()
+    logging.info(
+        "%s: %d words from %.1f s of audio; latency %s s: %d final; RTF %.4f (per chunk: p95 %.3f, max %.3f)",
+        utt_id,
+        len(words),
+        summary["audio_seconds"],
+        args.latency,
+        sum(w.final for w in words),
+        summary["rtf"],
+        summary["rtf_chunk_p95"],
+        summary["rtf_chunk_max"],
+    )
+    if args.out_dir is not None:
+        write_stream_outputs(args.out_dir, stream_result(words, utt_id, punctuator.alpha, streamer.seconds), words)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_and_log(get_parser(), argv)
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.num_threads)
+    if args.stream:
+        return stream(args)
+    if args.out_dir is None:
+        raise SystemExit("punctuate: --out-dir is needed (except with --stream)")
     word_times = read_word_times(args.ctm) if args.ctm is not None else None
     requests = speaker_share(read_requests(args), args.job, args.nj)
     punctuator = build_punctuator(args, inference_device(args))

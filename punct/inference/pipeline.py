@@ -36,7 +36,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -814,65 +814,91 @@ class Punctuator:
     def _long_tdnn_posteriors(self, p: _Prepared, out: WordOutputs) -> np.ndarray:
         """The TDNN over a whole recording, one stretch between pauses at a time, each stretch made into an
         utterance as the recipe's segments are: its own features, CMVN over all the stretches (the recording's
-        speaker's speech, as stage 1 computes a speaker's stats over its segments), the AM and layer 12 quantised
-        as stage 4 stores an utterance's, then ``tdnn_input`` and ``word_posteriors``.  Only one stretch's
-        layer-12 frames are held at a time."""
-        hop = int(round(self.sampling_rate * self.frame_shift))
+        speaker's speech, as stage 1 computes a speaker's stats over its segments), then :meth:`stretch_tdnn`.
+        Only one stretch's layer-12 frames are held at a time."""
         parts = self.stretches(p)
         with self.timer("audio"):
             samples, rate = p.request.audio()
         samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
-
-        def loader(f0: int, f1: int):
-            return lambda: (samples[f0 * hop : f1 * hop], self.sampling_rate)
-
         pieces = [
-            Request(f"{p.request.id}#{k}", loader(f0, f1), None, p.request.speaker, p.request.source)
+            self.stretch_request(p.request, samples, f0, f1, f"{p.request.id}#{k}")
             for k, (f0, f1, _, _) in enumerate(parts)
         ]
         feats = self.features(pieces)
-        posteriors = []
-        for piece, (f0, _, w0, w1) in zip(pieces, parts):
-            f = feats[piece.id]
-            if isinstance(f, UtteranceError):
-                raise f
-            emb = self._am_pass(f)[0]
-            with self.timer("am"):
-                emb = stored_matrix(emb, self.embedding_compression)
-            starts = np.clip(np.array([s.start for s in p.spans[w0:w1]]) - f0, 0, emb.shape[0] - 1)
-            ends = np.clip(np.array([s.end for s in p.spans[w0:w1]]) - f0, starts + 1, emb.shape[0])
-            with self.timer("tdnn"):
-                x = tdnn_input(emb, out.vectors[w0:w1], starts, ends, self.tdnn.config.window_centre)
-                posteriors.extend(self._tdnn_posteriors([x]))
+        posteriors = [
+            self.stretch_tdnn(feats[piece.id], f0, p.spans[w0:w1], out.vectors[w0:w1])
+            for piece, (f0, _, w0, w1) in zip(pieces, parts)
+        ]
         return np.concatenate(posteriors, axis=0)
+
+    def stretch_request(self, request: Request, samples: np.ndarray, f0: int, f1: int, piece_id: str) -> Request:
+        """The stretch of frames [f0, f1) of a recording (``samples`` at the recipe's rate, from its start) as
+        an utterance of the recording's speaker."""
+        hop = int(round(self.sampling_rate * self.frame_shift))
+        piece = samples[f0 * hop : f1 * hop]
+        return Request(piece_id, lambda: (piece, self.sampling_rate), None, request.speaker, request.source)
+
+    def stretch_tdnn(
+        self, feats: np.ndarray | UtteranceError, f0: int, spans: Sequence[WordSpan], vectors: np.ndarray
+    ) -> np.ndarray:
+        """TDNN posteriors of the words of one stretch starting at frame ``f0`` (``spans`` in the recording's
+        frames, ``vectors`` their word vectors) from the stretch's CMVN-normalised features: the AM, layer 12
+        quantised as stage 4 stores an utterance's, then ``tdnn_input`` and ``word_posteriors``."""
+        if isinstance(feats, UtteranceError):
+            raise feats
+        emb = self._am_pass(feats)[0]
+        with self.timer("am"):
+            emb = stored_matrix(emb, self.embedding_compression)
+        starts = np.clip(np.array([s.start for s in spans]) - f0, 0, emb.shape[0] - 1)
+        ends = np.clip(np.array([s.end for s in spans]) - f0, starts + 1, emb.shape[0])
+        with self.timer("tdnn"):
+            x = tdnn_input(emb, vectors, starts, ends, self.tdnn.config.window_centre)
+            return self._tdnn_posteriors([x])[0]
 
     def ctm_words(
         self, req: Request, word_times: Sequence[TimedWord]
     ) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
-        """(text, normalised words, their character spans, their times) of a recogniser's timed words.
-
-        The text is the recogniser's words joined by spaces, normalised as a transcript is (``_words``); a
-        recognised token said as several words ("2008", "twenty-one") shares its time span among them by
-        their lengths, and one said as no word (a lone mark) is dropped."""
+        """(text, normalised words, their character spans, their times) of a recogniser's timed words: the
+        tokens' texts (:meth:`ctm_token_words`) joined by spaces."""
         if not word_times:
             raise UtteranceError("empty transcript", f"no CTM words for {req.id}")
+        texts: list[str] = []
+        words: list[str] = []
+        char_spans: list[tuple[int, int]] = []
+        times: list[TimedWord] = []
+        offset = 0
+        for token in word_times:
+            text, token_words, spans, token_times = self.ctm_token_words(token)
+            texts.append(text)
+            words.extend(token_words)
+            char_spans.extend((a + offset, b + offset) for a, b in spans)
+            times.extend(token_times)
+            offset += len(text) + 1
+        if not words:
+            raise UtteranceError("empty transcript", f"the CTM words of {req.id} have no word to say")
+        return " ".join(texts), words, char_spans, times
+
+    def ctm_token_words(self, token: TimedWord) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
+        """One recogniser token -> (its text (NFKC), its words normalised as a transcript's are, their character
+        spans in that text, their times).  A token said as several words ("2008", "twenty-one") shares its time
+        span among them by their lengths; one said as no word (a lone mark) gives none."""
         import unicodedata
 
-        tokens = [unicodedata.normalize("NFKC", t.word) for t in word_times]
-        offsets = np.cumsum([0] + [len(t) + 1 for t in tokens])[:-1]
-        # the words are not aligned: characters the AM never saw are no obstacle
-        text, words, char_spans = self._words(replace(req, transcript=" ".join(tokens)), check_characters=False)
-        owner = np.searchsorted(offsets, [a for a, _ in char_spans], side="right") - 1
-        times: list[TimedWord] = []
-        for k in np.unique(owner):
-            mine = np.nonzero(owner == k)[0]
-            edges = np.cumsum([0] + [len(words[i]) for i in mine]) / sum(len(words[i]) for i in mine)
-            t = word_times[k]
-            times.extend(
-                TimedWord(words[i], t.start + a * (t.end - t.start), t.start + b * (t.end - t.start))
-                for i, a, b in zip(mine, edges[:-1], edges[1:])
+        text = unicodedata.normalize("NFKC", token.word)
+        normalized = normalize(text, self.normalize_config)
+        if normalized.unspeakable:
+            raise UtteranceError(
+                "unspeakable token",
+                f"{', '.join(normalized.unspeakable)} in the CTM cannot be said as words (punct.text.numbers)",
             )
-        return text, words, char_spans, times
+        words = list(normalized.words)
+        edges = np.cumsum([0] + [len(w) for w in words]) / max(1, sum(len(w) for w in words))
+        duration = token.end - token.start
+        times = [
+            TimedWord(w, token.start + a * duration, token.start + b * duration)
+            for w, a, b in zip(words, edges[:-1], edges[1:])
+        ]
+        return text, words, list(normalized.spans), times
 
     def classify(self, prepared: Sequence[_Prepared]) -> list[Result]:
         """BERT, TDNN and the ensemble over a group of prepared utterances."""
@@ -918,7 +944,7 @@ class Punctuator:
                 Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
                 for k, (_, _, w0, w1) in enumerate(self.stretches(p))
             ]
-            parts = self._word_outputs(utts)
+            parts = self.text_outputs(utts)
             return [
                 WordOutputs(
                     p.request.id,
@@ -926,9 +952,9 @@ class Punctuator:
                     {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors},
                 )
             ]
-        return self._word_outputs([Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared])
+        return self.text_outputs([Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared])
 
-    def _word_outputs(self, utts: Sequence[Utterance]) -> list[WordOutputs]:
+    def text_outputs(self, utts: Sequence[Utterance]) -> list[WordOutputs]:
         """BERT's posteriors and the TDNN's word vectors of ``utts`` (stage 6's ``word_outputs``)."""
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
             return list(

@@ -107,7 +107,7 @@ class Comparison:
     labels: dict[str, list[int]]  # per scored word: "reference", "segments" and "long" (ensemble) class ids
 
 
-def _overall(ref: Sequence[int], hyp: Sequence[int]) -> float:
+def overall_f1(ref: Sequence[int], hyp: Sequence[int]) -> float:
     from punct.scoring.punct_scores import score
 
     return 100.0 * float(score(np.array(ref), np.array(hyp), PUNCT4.classes).overall["f1"])
@@ -156,8 +156,8 @@ def compare(punctuator: Punctuator, talk: ScoredTalk) -> Comparison:
         len(talk.segments),
         failed,
         len(ref),
-        {k: _overall(ref, v) for k, v in seg_hyp.items()},
-        {k: _overall(ref, v) for k, v in long_hyp.items()},
+        {k: overall_f1(ref, v) for k, v in seg_hyp.items()},
+        {k: overall_f1(ref, v) for k, v in long_hyp.items()},
         moved,
         {
             "reference": [int(x) for x in ref],

@@ -152,3 +152,29 @@ def plot_itn_model(
                 f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
                 plots / f"attention_{file_name}_{split}_{k + 1}.png",
             )
+
+
+def plot_f1_vs_latency(results: dict, path: Path) -> None:
+    """Overall F1 of BERT, the TDNN and the ensemble against the latency of live punctuation, one panel per split;
+    offline (latency inf) drawn as a dotted line (``benchmarks/results/streaming.json``)."""
+    plt = _pyplot()
+    splits = list(results["splits"])
+    fig, axes = plt.subplots(1, len(splits), figsize=(5 * len(splits), 3.8), squeeze=False)
+    for ax, split in zip(axes[0], splits):
+        rows = results["splits"][split]
+        timed = [r for r in rows if r["latency"] != "inf"]
+        offline = next((r for r in rows if r["latency"] == "inf"), None)
+        for model, marker in (("BERT", "s"), ("TDNN", "^"), ("ensemble", "o")):
+            latencies, f1 = [r["latency"] for r in timed], [r["f1"][model] for r in timed]
+            (line,) = ax.plot(latencies, f1, marker=marker, label=model)
+            if offline is not None:
+                ax.axhline(offline["f1"][model], color=line.get_color(), linestyle=":", linewidth=1)
+        ax.set_xlabel("latency (s of audio after a word's end)")
+        ax.set_ylabel("overall F1 (%)")
+        ax.set_title(f"{split} (dotted: offline)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=120)
+    plt.close(fig)

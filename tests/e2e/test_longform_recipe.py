@@ -35,3 +35,26 @@ def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
         f"{c.words} words; overall F1 segments {c.f1_segments['ensemble']:.1f}, one recording "
         f"{c.f1_long['ensemble']:.1f}"
     )
+
+
+def test_a_talk_streamed_equals_offline_punctuate(mustc_tiny_recipe):
+    """The trained tiny recipe's test talk streamed 0.1 s at a time with its aligned words as a CTM: with no latency
+    bound every word equals offline ``punctuate`` with that CTM and the training CMVN stats; at 1 s each word comes
+    out within its latency (the real models, not random ones: tests/inference/test_streaming.py)."""
+    from punct.inference.pipeline import Punctuator, merged_cmvn
+    from punct.inference.talk import load_talks
+    from punct.results.latency import stream_talk, talk_tokens
+
+    torch.set_num_threads(1)
+    stats = merged_cmvn(mustc_tiny_recipe / "data" / "fbank" / "cmvn_train.json")
+    punctuator = Punctuator.from_recipe(mustc_tiny_recipe, global_cmvn=stats)
+    talk = load_talks(mustc_tiny_recipe, "test")[-1]
+    tokens = talk_tokens(punctuator, talk)
+    offline = next(iter(punctuator.run([talk.whole_request()], {talk.id: tokens})))
+    streamed = stream_talk(punctuator, talk, tokens, float("inf"))
+    assert streamed["final"] == len(offline.words) >= 50
+    assert streamed["predicted"]["ensemble"] == offline.p_ensemble.argmax(1).tolist()
+    assert streamed["predicted"]["TDNN"] == offline.p_tdnn.argmax(1).tolist()
+    assert streamed["predicted"]["BERT"] == offline.p_bert.argmax(1).tolist()
+    live = stream_talk(punctuator, talk, tokens, 1.0)
+    assert max(live["wait_seconds"]) <= 1.0 + 0.1 + 0.011 and live["final"] < len(offline.words)

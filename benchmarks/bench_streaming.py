@@ -1,0 +1,79 @@
+"""Live punctuation (``punctuate --stream``): overall F1 of BERT, the TDNN and the ensemble against the latency,
+on every talk of a trained recipe's dev and test splits, with the compute time per 0.1 s chunk on one thread.
+
+How it is measured: ``punct.results.latency`` (each talk's reference words aligned offline and given as a CTM; the
+audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
+offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and, with
+--readme, the table into the README's ``results:streaming`` region; benchmarks/results/streaming.png plots it
+(``--from-json`` redoes only the table and the plot).
+
+  . ./path.sh
+  python benchmarks/bench_streaming.py --recipe-dir /work/runs/mustc_seed1 --readme egs/mustc/local/README.md
+  python benchmarks/bench_streaming.py --from-json benchmarks/results/streaming.json --readme egs/mustc/local/README.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from common import RESULTS, machine, print_table, write_json
+
+LATENCIES = (0.3, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
+
+
+def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict:
+    import torch
+
+    from punct.inference.pipeline import Punctuator, merged_cmvn
+    from punct.inference.talk import load_talks
+    from punct.results.latency import latency_rows
+
+    torch.set_num_threads(1)
+    stats = recipe_dir / "data" / "fbank" / "cmvn_train.json"
+    punctuator = Punctuator.from_recipe(recipe_dir, global_cmvn=merged_cmvn(stats))
+    result = {"machine": machine(), "recipe_dir": str(recipe_dir), "cmvn": str(stats), "splits": {}}
+    for split in splits:
+        start = time.perf_counter()
+        result["splits"][split] = latency_rows(punctuator, load_talks(recipe_dir, split), latencies)
+        print(f"{split}: {time.perf_counter() - start:.0f} s", flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipe-dir", type=Path, default=None, help="a trained egs/mustc run")
+    parser.add_argument("--splits", nargs="+", default=["dev", "test"])
+    parser.add_argument("--latencies", type=float, nargs="+", default=list(LATENCIES), help="seconds; inf: offline")
+    parser.add_argument("--from-json", type=Path, default=None, help="only render this results file's table")
+    parser.add_argument("--readme", type=Path, default=None, help="write the table into its results:streaming region")
+    args = parser.parse_args()
+    from punct.results.latency import markdown_table
+    from punct.results.plots import plot_f1_vs_latency
+    from punct.results.regions import replace_region
+
+    if args.from_json is not None:
+        result = json.loads(args.from_json.read_text(encoding="utf-8"))
+    elif args.recipe_dir is not None:
+        result = measure(args.recipe_dir, args.splits, args.latencies)
+        result["command"] = f"python benchmarks/bench_streaming.py --recipe-dir {args.recipe_dir}"
+        write_json("streaming", result)
+    else:
+        raise SystemExit("give --recipe-dir (measure) or --from-json (render)")
+    rows = [
+        [split, row["latency"], *(round(row["f1"][m], 1) for m in ("BERT", "TDNN", "ensemble")), row["final_share"]]
+        for split, split_rows in result["splits"].items()
+        for row in split_rows
+    ]
+    print_table("overall F1 (%) against latency", ["split", "latency s", "BERT", "TDNN", "ensemble", "final"], rows)
+    plot_f1_vs_latency(result, RESULTS / "streaming.png")
+    if args.readme is not None:
+        text = args.readme.read_text(encoding="utf-8")
+        args.readme.write_text(replace_region(text, "streaming", markdown_table(result), str(args.readme)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,409 @@
+"""Live punctuation: audio arrives in chunks with a recogniser's timed words, and each word gets its mark as soon
+as it is final, or once ``latency`` seconds of audio after its end have arrived, whichever comes first.
+
+Offline, a whole recording is punctuated one pause-delimited stretch at a time (``Punctuator.stretches``): each
+stretch gets its own features, the AM's layer 12, BERT over its words and the TDNN (``Punctuator.stretch_tdnn``);
+the models see a word's context up to the end of its stretch and no further.  A stretch ends at a pause of
+``pause_split`` seconds or more (one longer than ``max_stretch`` is cut again at its longest pauses), so a stream
+knows that the run of words before such a pause is complete as soon as the first word after it has arrived.
+Its stretches are then punctuated exactly as offline (**final** words).  A word whose stretch is still open
+``latency`` seconds after its end is punctuated from what has arrived: the open stretch's words and audio so
+far, as if the recording ended there (the missing right context is padded as at an utterance end).  With
+``latency=math.inf`` (or one longer than any word waits for its stretch to close) every word is final and the
+output equals offline ``punctuate`` with the same CTM and CMVN stats, word for word.
+
+Two things differ from offline ``punctuate`` by necessity: CMVN needs statistics before the speech is over, so a
+stream is normalised with fixed stats (``--cmvn``, e.g. the recipe's data/fbank/cmvn_train.json), and words come
+from a CTM, each known once the audio has reached its end (a recogniser reports a word after hearing it).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from punct.am.viterbi import WordSpan
+from punct.inference.inputs import Request
+from punct.inference.pipeline import Punctuator, Result, pause_segments, render_text
+from punct.labels import PUNCT4, TimedWord
+from punct.models.punct_tdnn.frames import word_frame_spans
+from punct.models.text.data import Utterance
+from punct.scoring.ensemble import ensemble
+
+
+@dataclass
+class StreamedWord:
+    """One word as the stream punctuated it."""
+
+    index: int  # position among the stream's words
+    word: str
+    span: tuple[int, int]  # [start, end) frames from the start of the audio, as offline's Result.spans
+    label: str
+    p_tdnn: np.ndarray  # (C,) posteriors
+    p_bert: np.ndarray
+    p_ensemble: np.ndarray
+    emitted_at: float  # seconds of audio that had arrived when it was punctuated
+    final: bool  # punctuated from its complete stretch (as offline)
+    text: str | None = None  # on the last word of a recogniser token: the token with its mark ("Hello,")
+
+
+@dataclass
+class _Words:
+    """The stream's words so far, in time order, with what offline ``ctm_words`` gives for them."""
+
+    words: list[str] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)  # frames
+    ends: list[int] = field(default_factory=list)  # frames, exclusive
+    end_seconds: list[float] = field(default_factory=list)
+    token: list[int] = field(default_factory=list)  # index of the token each word was said in
+    token_texts: list[str] = field(default_factory=list)
+    token_spans: list[list[tuple[int, int]]] = field(default_factory=list)  # character spans of its words
+
+
+class StreamingPunctuator:
+    """Feeds audio and timed words in, takes punctuated words out (see the module docstring).
+
+    Args:
+      punctuator: a recipe's models with fixed CMVN stats (``global_cmvn``).
+      latency: seconds of audio after a word's end after which it is punctuated even if its stretch is still
+        open; ``math.inf``: only from complete stretches (the offline result).
+      utt_id: names the stream's pieces in messages.
+    """
+
+    def __init__(self, punctuator: Punctuator, latency: float = math.inf, utt_id: str = "stream") -> None:
+        if punctuator.global_cmvn is None:
+            raise ValueError(
+                "streaming needs fixed CMVN stats (the speech to come is unknown): give --cmvn with a stage-1 "
+                "stats file, e.g. data/fbank/cmvn_train.json"
+            )
+        if not latency >= 0:
+            raise ValueError(f"latency must be >= 0 seconds, got {latency}")
+        self.punctuator = punctuator
+        self.latency = latency
+        self.utt_id = utt_id
+        self.rate = punctuator.sampling_rate
+        self.hop = int(round(self.rate * punctuator.frame_shift))
+        config = punctuator.long_form_config
+        self.pause = int(round(config.pause_split / punctuator.frame_shift))
+        self.max_frames = int(round(config.max_stretch / punctuator.frame_shift))
+        self._audio: list[np.ndarray] = []  # samples from frame run_frame on (whole chunks: see _keep_from)
+        self._audio_start = 0  # sample number of the first kept sample
+        self.num_samples = 0
+        self.known = _Words()
+        self.run_word = 0  # first word of the open run (words after the last pause cut)
+        self.run_frame = 0  # its first frame (the middle of the pause before it)
+        self.emitted = 0  # words punctuated so far
+        self.labels: list[str] = []  # their labels
+        self.dropped_tokens = 0  # tokens said as no word (a lone mark)
+        self._last_token_start = 0.0
+        self._request = Request(utt_id, lambda: (np.zeros(0, dtype=np.float32), self.rate), None, utt_id, "<stream>")
+
+    @property
+    def seconds(self) -> float:
+        """Seconds of audio that have arrived."""
+        return self.num_samples / self.rate
+
+    def accept(self, samples: np.ndarray, tokens: Sequence[TimedWord] = ()) -> list[StreamedWord]:
+        """Adds audio (float32 at the recipe's rate) and the tokens recognised so far; returns the words that
+        became ready, in order."""
+        samples = np.asarray(samples, dtype=np.float32)
+        if samples.size:
+            self._audio.append(samples)
+            self.num_samples += samples.size
+        for token in tokens:
+            self._add_token(token)
+        return self._complete_runs() + self._due_words()
+
+    def finish(self) -> list[StreamedWord]:
+        """The end of the input: the open run is complete, its last stretch ends with the audio."""
+        out = self._complete_runs()
+        num_frames = self._frames_of(self.num_samples)
+        end = len(self.known.words)
+        if end > self.emitted:
+            out += self._punctuate_run(self.run_word, end, self.run_frame, num_frames, final=True)
+        return out
+
+    # ---- words ------------------------------------------------------------------------------------
+
+    def _add_token(self, token: TimedWord) -> None:
+        known = self.known
+        if token.start < self._last_token_start:
+            raise ValueError(
+                f"{self.utt_id}: token {token.word!r} starts at {token.start} s, before the previous token "
+                f"({self._last_token_start} s); tokens must come in time order"
+            )
+        self._last_token_start = token.start
+        text, words, spans, times = self.punctuator.ctm_token_words(token)
+        if not words:
+            self.dropped_tokens += 1
+            return
+        starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
+        k = len(known.token_texts)
+        known.token_texts.append(text)
+        known.token_spans.append(spans)
+        known.words.extend(words)
+        known.starts.extend(int(s) for s in starts)
+        known.ends.extend(int(e) for e in ends)
+        known.end_seconds.extend(t.end for t in times)
+        known.token.extend([k] * len(words))
+
+    def _frames_of(self, num_samples: int) -> int:
+        """Frames of the features of ``num_samples`` samples (Kaldi's snip_edges: whole windows only)."""
+        window = int(round(self.rate * 0.025))
+        return 0 if num_samples < window else 1 + (num_samples - window) // self.hop
+
+    # ---- when words are ready ---------------------------------------------------------------------
+
+    def _complete_runs(self) -> list[StreamedWord]:
+        """Runs closed by a pause cut (the first word after the pause has arrived), punctuated as offline."""
+        out: list[StreamedWord] = []
+        known = self.known
+        b = self.run_word + 1
+        while b < len(known.words):
+            if known.starts[b] - known.ends[b - 1] >= self.pause:
+                end_frame = (known.ends[b - 1] + known.starts[b]) // 2
+                out += self._punctuate_run(self.run_word, b, self.run_frame, end_frame, final=True)
+                self.run_word, self.run_frame = b, end_frame
+                self._keep_from(end_frame)
+            b += 1
+        return out
+
+    def _due_words(self) -> list[StreamedWord]:
+        """Words of the open run ``latency`` seconds past their end: punctuated from the run so far."""
+        known = self.known
+        due = self.emitted
+        while due < len(known.words) and known.end_seconds[due] + self.latency <= self.seconds + 1e-9:
+            due += 1
+        if due == self.emitted:
+            return []
+        num_frames = self._frames_of(self.num_samples)
+        return self._punctuate_run(self.run_word, len(known.words), self.run_frame, num_frames, final=False, until=due)
+
+    # ---- punctuating ------------------------------------------------------------------------------
+
+    def _punctuate_run(
+        self, w_start: int, w_end: int, f_start: int, f_end: int, final: bool, until: int | None = None
+    ) -> list[StreamedWord]:
+        """Words ``[emitted, until)`` of the run of words ``[w_start, w_end)`` over frames ``[f_start, f_end)``,
+        cut into stretches as offline (``pause_segments``, in the run's frames)."""
+        known = self.known
+        until = w_end if until is None else until
+        # inside the audio and at least one frame long, as offline's word spans (a no-op before the end)
+        starts = np.clip(np.array(known.starts[w_start:w_end], dtype=np.int64), 0, f_end - 1)
+        ends = np.clip(np.array(known.ends[w_start:w_end], dtype=np.int64), starts + 1, f_end)
+        spans = [WordSpan(w, int(a), int(b)) for w, a, b in zip(known.words[w_start:w_end], starts, ends)]
+        out: list[StreamedWord] = []
+        for f0, f1, w0, w1 in pause_segments(
+            starts - f_start, ends - f_start, f_end - f_start, self.pause, self.max_frames
+        ):
+            first, last = w_start + w0, w_start + w1
+            if last <= self.emitted:
+                continue
+            if first >= until:
+                break
+            out += self._punctuate_stretch(f_start + f0, f_start + f1, first, spans[w0:w1], final, until)
+        return out
+
+    def _punctuate_stretch(
+        self, f0: int, f1: int, first: int, spans: list[WordSpan], final: bool, until: int
+    ) -> list[StreamedWord]:
+        """One stretch as offline punctuates it (``Punctuator.stretch_tdnn`` and ``text_outputs``); its words
+        from ``emitted`` to ``until`` are returned."""
+        p = self.punctuator
+        last = first + len(spans)
+        piece = p.stretch_request(self._request, self._samples(f0, f1), 0, f1 - f0, f"{self.utt_id}#{first}")
+        feats = p.features([piece])[piece.id]
+        with p.timer("bert"):
+            words = [s.word for s in spans]
+            text = p.text_outputs([Utterance(piece.id, words, [PUNCT4.none] * len(words))])[0]
+        p_tdnn = p.stretch_tdnn(feats, f0, spans, text.vectors)
+        p_bert = text.posteriors[p.head]
+        p_ens = ensemble(p_tdnn, p_bert, p.alpha)
+        out = []
+        for i in range(max(first, self.emitted), min(last, until)):
+            k = i - first
+            out.append(self._word(i, spans[k], p_tdnn[k], p_bert[k], p_ens[k], final))
+        self.emitted = max(self.emitted, min(last, until))
+        return out
+
+    def _word(
+        self, i: int, span: WordSpan, p_tdnn: np.ndarray, p_bert: np.ndarray, p_ens: np.ndarray, final: bool
+    ) -> StreamedWord:
+        known = self.known
+        label = self.punctuator.classes[int(p_ens.argmax())]
+        word = StreamedWord(
+            i,
+            known.words[i],
+            (span.start, span.end),
+            label,
+            p_tdnn,
+            p_bert,
+            p_ens,
+            self.seconds,
+            final,
+        )
+        self.labels.append(label)
+        k = known.token[i]
+        if i + 1 == len(known.token) or known.token[i + 1] != k:  # the token's last word: render it
+            n = len(known.token_spans[k])
+            word.text = render_text(known.token_texts[k], known.token_spans[k], self.labels[-n:])
+        return word
+
+    # ---- audio ------------------------------------------------------------------------------------
+
+    def _samples(self, f0: int, f1: int) -> np.ndarray:
+        """Samples of frames [f0, f1) (to the end of what has arrived), as offline slices the recording."""
+        if len(self._audio) > 1:
+            self._audio = [np.concatenate(self._audio)]
+        audio = self._audio[0] if self._audio else np.zeros(0, dtype=np.float32)
+        a = f0 * self.hop - self._audio_start
+        if a < 0:
+            raise RuntimeError(f"{self.utt_id}: samples before frame {f0} were already dropped")
+        return audio[a : f1 * self.hop - self._audio_start]
+
+    def _keep_from(self, frame: int) -> None:
+        """Drops the audio before ``frame`` (a closed run's end: nothing before it is read again)."""
+        if not self._audio:
+            return
+        audio = np.concatenate(self._audio)
+        cut = min(frame * self.hop - self._audio_start, audio.size)
+        self._audio = [audio[cut:]]
+        self._audio_start += cut
+
+
+def stream_result(words: Sequence[StreamedWord], utt_id: str, alpha: float, seconds: float) -> Result:
+    """The stream's words as one offline ``Result`` (for ``punct.jsonl``; the text joins the tokens' texts)."""
+
+    def stack(name):
+        return np.stack([getattr(w, name) for w in words]) if words else np.zeros((0, len(PUNCT4.classes)))
+
+    return Result(
+        utt_id,
+        " ".join(w.text for w in words if w.text is not None),
+        [w.word for w in words],
+        [w.label for w in words],
+        [w.span for w in words],
+        stack("p_tdnn"),
+        stack("p_bert"),
+        stack("p_ensemble"),
+        alpha,
+        "ctm",
+        seconds,
+        True,
+    )
+
+
+def pcm_chunks(stream: BinaryIO, chunk_samples: int) -> Iterator[np.ndarray]:
+    """Raw 16-bit signed little-endian mono PCM (``sox ... -t raw -b 16 -e signed -c 1 -``) in chunks of
+    ``chunk_samples`` as float32 in [-1, 1); the last chunk may be shorter."""
+    pending = b""
+    while True:
+        data = stream.read(2 * chunk_samples - len(pending))
+        if not data:
+            break
+        pending += data
+        if len(pending) >= 2 * chunk_samples:
+            yield np.frombuffer(pending[: 2 * chunk_samples], dtype="<i2").astype(np.float32) / 32768.0
+            pending = pending[2 * chunk_samples :]
+    if len(pending) >= 2:
+        yield np.frombuffer(pending[: len(pending) // 2 * 2], dtype="<i2").astype(np.float32) / 32768.0
+
+
+def wav_chunks(path: Path, chunk_samples: int, rate: int) -> Iterator[np.ndarray]:
+    """An audio file read ``chunk_samples`` at a time (mono: channels averaged); its rate must be ``rate``."""
+    import soundfile as sf
+
+    with sf.SoundFile(str(path)) as f:
+        if f.samplerate != rate:
+            raise ValueError(
+                f"{path}: {f.samplerate} Hz; a stream must be at the recipe's {rate} Hz "
+                f"(e.g. sox {path} -r {rate} out.wav)"
+            )
+        for block in f.blocks(blocksize=chunk_samples, dtype="float32", always_2d=True):
+            yield block.mean(axis=1)
+
+
+@dataclass
+class StreamStats:
+    """Compute time per chunk of audio (one thread: the real-time factor of a live stream)."""
+
+    chunk_seconds: list[float] = field(default_factory=list)  # audio per chunk
+    compute_seconds: list[float] = field(default_factory=list)  # wall time spent on it
+
+    def summary(self) -> dict[str, float]:
+        audio = float(sum(self.chunk_seconds))
+        compute = np.asarray(self.compute_seconds)
+        per_chunk = compute / np.maximum(np.asarray(self.chunk_seconds), 1e-9)
+        return {
+            "audio_seconds": audio,
+            "rtf": float(compute.sum() / max(audio, 1e-9)),
+            "rtf_chunk_p95": float(np.percentile(per_chunk, 95)) if per_chunk.size else 0.0,
+            "rtf_chunk_max": float(per_chunk.max()) if per_chunk.size else 0.0,
+        }
+
+
+def run_stream(
+    streamer: StreamingPunctuator,
+    chunks: Iterator[np.ndarray],
+    tokens: Sequence[TimedWord],
+    on_words=None,
+) -> tuple[list[StreamedWord], StreamStats]:
+    """Drives a stream: each chunk of audio with the tokens that end within the audio so far; ``on_words``
+    (if given) gets each batch of ready words as it comes."""
+    words: list[StreamedWord] = []
+    stats = StreamStats()
+    next_token = 0
+    for chunk in chunks:
+        begin = time.perf_counter()
+        arrived = (streamer.num_samples + chunk.size) / streamer.rate
+        first = next_token
+        while next_token < len(tokens) and tokens[next_token].end <= arrived + 1e-9:
+            next_token += 1
+        ready = streamer.accept(chunk, tokens[first:next_token])
+        stats.compute_seconds.append(time.perf_counter() - begin)
+        stats.chunk_seconds.append(chunk.size / streamer.rate)
+        words += ready
+        if on_words is not None and ready:
+            on_words(ready)
+    begin = time.perf_counter()
+    ready = streamer.accept(np.zeros(0, dtype=np.float32), tokens[next_token:]) + streamer.finish()
+    stats.compute_seconds.append(time.perf_counter() - begin)
+    stats.chunk_seconds.append(0.0)
+    words += ready
+    if on_words is not None and ready:
+        on_words(ready)
+    if streamer.dropped_tokens:
+        logging.info("%s: %d tokens said as no word (lone marks) left out", streamer.utt_id, streamer.dropped_tokens)
+    return words, stats
+
+
+class LinePrinter:
+    """Prints the tokens of ready words as text, flushed per word; a line ends after a full stop or question
+    mark, and :meth:`close` ends a partial last line."""
+
+    def __init__(self, out=sys.stdout) -> None:
+        self.out = out
+        self.open_line = False
+
+    def __call__(self, words: Sequence[StreamedWord]) -> None:
+        for w in words:
+            if w.text is None:
+                continue
+            sentence_end = w.label in (".", "?")
+            self.out.write(("" if not self.open_line else " ") + w.text + ("\n" if sentence_end else ""))
+            self.open_line = not sentence_end
+            self.out.flush()
+
+    def close(self) -> None:
+        if self.open_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.open_line = False
