@@ -419,7 +419,7 @@ def stream(args: argparse.Namespace) -> int:
     printer.close()
     summary = stats.summary()
     logging.info(
-        "%s: %d words from %.1f s of audio; latency %s s: %d final; RTF %.4f (per chunk: p95 %.3f, max %.3f)",
+        "%s: %d words from %.1f s of audio; latency %s s: %d final; RTF %.4f (per chunk: p95 %.3f, max %.3f; CPU %.4f)",
         utt_id,
         len(words),
         summary["audio_seconds"],
@@ -428,6 +428,7 @@ def stream(args: argparse.Namespace) -> int:
         summary["rtf"],
         summary["rtf_chunk_p95"],
         summary["rtf_chunk_max"],
+        summary["rtf_cpu"],
     )
     if args.out_dir is not None:
         write_stream_outputs(args.out_dir, stream_result(words, utt_id, punctuator.alpha, streamer.seconds), words)

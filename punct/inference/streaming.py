@@ -333,21 +333,28 @@ def wav_chunks(path: Path, chunk_samples: int, rate: int) -> Iterator[np.ndarray
 
 @dataclass
 class StreamStats:
-    """Compute time per chunk of audio (one thread: the real-time factor of a live stream)."""
+    """Compute time per chunk of audio: wall seconds, and CPU seconds of this process (one thread: its compute
+    time even when other jobs share the machine)."""
 
     chunk_seconds: list[float] = field(default_factory=list)  # audio per chunk
     compute_seconds: list[float] = field(default_factory=list)  # wall time spent on it
+    cpu_seconds: list[float] = field(default_factory=list)  # CPU time of this process spent on it
+
+    def add(self, audio: float, wall: float, cpu: float) -> None:
+        self.chunk_seconds.append(audio)
+        self.compute_seconds.append(wall)
+        self.cpu_seconds.append(cpu)
 
     def summary(self) -> dict[str, float]:
         audio = float(sum(self.chunk_seconds))
-        compute = np.asarray(self.compute_seconds)
-        per_chunk = compute / np.maximum(np.asarray(self.chunk_seconds), 1e-9)
-        return {
-            "audio_seconds": audio,
-            "rtf": float(compute.sum() / max(audio, 1e-9)),
-            "rtf_chunk_p95": float(np.percentile(per_chunk, 95)) if per_chunk.size else 0.0,
-            "rtf_chunk_max": float(per_chunk.max()) if per_chunk.size else 0.0,
-        }
+        out = {"audio_seconds": audio}
+        for name, seconds in (("rtf", self.compute_seconds), ("rtf_cpu", self.cpu_seconds)):
+            spent = np.asarray(seconds)
+            per_chunk = spent[:-1] / np.maximum(np.asarray(self.chunk_seconds[:-1]), 1e-9)  # the last: end of input
+            out[name] = float(spent.sum() / max(audio, 1e-9))
+            out[f"{name}_chunk_p95"] = float(np.percentile(per_chunk, 95)) if per_chunk.size else 0.0
+            out[f"{name}_chunk_max"] = float(per_chunk.max()) if per_chunk.size else 0.0
+        return out
 
 
 def run_stream(
@@ -362,21 +369,19 @@ def run_stream(
     stats = StreamStats()
     next_token = 0
     for chunk in chunks:
-        begin = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         arrived = (streamer.num_samples + chunk.size) / streamer.rate
         first = next_token
         while next_token < len(tokens) and tokens[next_token].end <= arrived + 1e-9:
             next_token += 1
         ready = streamer.accept(chunk, tokens[first:next_token])
-        stats.compute_seconds.append(time.perf_counter() - begin)
-        stats.chunk_seconds.append(chunk.size / streamer.rate)
+        stats.add(chunk.size / streamer.rate, time.perf_counter() - wall, time.process_time() - cpu)
         words += ready
         if on_words is not None and ready:
             on_words(ready)
-    begin = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     ready = streamer.accept(np.zeros(0, dtype=np.float32), tokens[next_token:]) + streamer.finish()
-    stats.compute_seconds.append(time.perf_counter() - begin)
-    stats.chunk_seconds.append(0.0)
+    stats.add(0.0, time.perf_counter() - wall, time.process_time() - cpu)
     words += ready
     if on_words is not None and ready:
         on_words(ready)

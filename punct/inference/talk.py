@@ -11,7 +11,8 @@ Used by ``tests/e2e/test_longform_recipe.py`` (the tiny recipe) and ``benchmarks
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -113,19 +114,32 @@ def overall_f1(ref: Sequence[int], hyp: Sequence[int]) -> float:
     return 100.0 * float(score(np.array(ref), np.array(hyp), PUNCT4.classes).overall["f1"])
 
 
+@contextmanager
+def long_form_mode(punctuator: Punctuator, mode: str) -> Iterator[Punctuator]:
+    """The punctuator with ``long_form`` set to ``mode`` inside the block, restored after it."""
+    saved = punctuator.long_form_config
+    punctuator.long_form_config = replace(saved, long_form=mode)
+    try:
+        yield punctuator
+    finally:
+        punctuator.long_form_config = saved
+
+
+def whole_talk(punctuator: Punctuator, talk: ScoredTalk) -> Result:
+    """The talk punctuated as one recording with one transcript (RuntimeError if that fails)."""
+    with long_form_mode(punctuator, "always"):
+        whole = next(iter(punctuator.run([talk.whole_request()])))
+    if isinstance(whole, Failure):
+        raise RuntimeError(f"{talk.id} as one recording failed: {whole.message}")
+    return whole
+
+
 def compare(punctuator: Punctuator, talk: ScoredTalk) -> Comparison:
     """Overall F1 of the talk segment by segment and as one recording, on the words of the segments that
     segment mode punctuated (``long_form`` is set to ``never``, then ``always``, and restored)."""
-    saved = punctuator.long_form_config
-    try:
-        punctuator.long_form_config = replace(saved, long_form="never")
+    with long_form_mode(punctuator, "never"):
         by_segment = list(punctuator.run(talk.segment_requests()))
-        punctuator.long_form_config = replace(saved, long_form="always")
-        whole = next(iter(punctuator.run([talk.whole_request()])))
-    finally:
-        punctuator.long_form_config = saved
-    if isinstance(whole, Failure):
-        raise RuntimeError(f"{talk.id} as one recording failed: {whole.message}")
+    whole = whole_talk(punctuator, talk)
     from punct.text.normalize import normalize
 
     said = [list(normalize(sup.text, punctuator.normalize_config).words) for sup in talk.segments]

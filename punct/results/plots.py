@@ -25,6 +25,14 @@ def _pyplot():
     return plt
 
 
+def _save(plt, fig, path: Pathlike, dpi: int) -> None:
+    """``fig`` laid out and written to ``path`` atomically (in the format its ending names), then closed."""
+    fig.tight_layout()
+    with atomic_path(path, suffix=Path(path).suffix) as tmp:
+        fig.savefig(tmp, dpi=dpi)
+    plt.close(fig)
+
+
 def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: float, path: Path) -> None:
     """Overall and macro F1 against alpha, one line each per split; the dev choice and the paper's alpha marked."""
     plt = _pyplot()
@@ -48,10 +56,7 @@ def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: f
     ax.set_title("Ensemble p = alpha p_tdnn + (1 - alpha) p_bert")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    with atomic_path(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, path, dpi=120)
 
 
 def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], title: str, path: Path) -> None:
@@ -78,10 +83,7 @@ def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], t
     ax.set_xlabel("prediction")
     ax.set_ylabel("reference (words)")
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    with atomic_path(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path, dpi=100)
 
 
 def plot_attention(example: dict, title: str, path: Pathlike) -> None:
@@ -110,9 +112,7 @@ def plot_attention(example: dict, title: str, path: Pathlike) -> None:
     ax.set_ylabel("text tokens")
     ax.set_title(title, fontsize=8)
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path, dpi=100)
 
 
 def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) -> None:
@@ -126,9 +126,7 @@ def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) 
     ax.set_ylabel("punctuation detection F1 (%)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path, dpi=100)
 
 
 def plot_itn_model(
@@ -174,7 +172,4 @@ def plot_f1_vs_latency(results: dict, path: Path) -> None:
         ax.set_title(f"{split} (dotted: offline)")
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.tight_layout()
-    with atomic_path(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, path, dpi=120)
