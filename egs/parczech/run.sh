@@ -303,7 +303,9 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble
-  # with the text-only model, each head's alpha chosen on dev by the one-standard-error rule (exp/efficientpunct/alpha.json).
+  # with the text-only model, each head's alpha chosen on dev by the paired rule (as egs/mustc's stage 8: the dev argmax
+  # unless a mixture's gain over the better single model is within one paired bootstrap SE; the rule, the dev argmax,
+  # the gain and its SE in exp/efficientpunct/alpha.json; local/ensemble_itn.sh --alpha-rule one-se|argmax: the others).
   local/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
 fi
 

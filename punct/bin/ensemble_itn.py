@@ -2,12 +2,19 @@
 """ParCzech stage 5 (last step): the EfficientPunct TDNN alone and its ensemble with the text-only model.
 
 Per head, p = alpha * p_tdnn + (1 - alpha) * p_text for alpha = 0.0, 0.1, ..., 1.0; each head's alpha is
-chosen on the dev split by the one-standard-error rule (a mixture only if it beats both single models by more
-than a bootstrap standard error over the dev segments; punctuation: macro F1 over the 8 marks; case: [cap]
-F1).  References and words come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).
+chosen on the dev split on its own statistic (punctuation: macro F1 over the 8 marks; case: [cap] F1) by
+--alpha-rule (punct.scoring.ensemble, as egs/mustc's stage 8): paired-se (the default), the dev argmax unless it
+is a mixture whose gain over the better single model (the TDNN or the text model alone) is within one standard
+error of the paired bootstrap difference over the dev segments (both on the same resamples), then that single
+model; one-se (the rule before), a mixture only if it beats both single models by more than the marginal
+bootstrap standard error of its dev score; argmax, the highest dev score.
+References and words come from the segments (data/segments/<prefix>_supervisions_<split>.jsonl.gz).
 Writes, for every split, <tdnn-dir>/decode/<split>.jsonl (the TDNN alone, alpha 1) and
 <out-dir>/decode/<split>.jsonl (the ensemble), scored by egs/parczech/local/score_itn.sh, and
-<out-dir>/alpha.json (the dev sweep and the chosen alphas).
+<out-dir>/alpha.json: the dev sweep, the chosen alphas and per head the rule's record ("alpha_rule":
+punct.scoring.ensemble.AlphaChoice: rule, chosen alpha, the dev argmax "best_alpha" and its "best_score", the better
+single model "single_alpha" and its "single_score" (paired-se; the gain is best_score - single_score) and the
+bootstrap "standard_error": of the paired gain (paired-se) or of the best alpha's score (one-se)).
 
 --first-word (punct.labels): exclude chooses the alphas on every word but each segment's first and writes the
 first word's reference labels as its predictions (the thesis); include uses every word; auto (default) takes
@@ -32,7 +39,7 @@ from punct.models.punct_tdnn.segment_ensemble import (
     paired_split,
     write_predictions,
 )
-from punct.scoring.ensemble import SweepPoint, default_alphas
+from punct.scoring.ensemble import ALPHA_RULES, SweepPoint, default_alphas
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import log_config, setup_logging
 
@@ -62,9 +69,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to write")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
     parser.add_argument(
-        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (one-se rule)"
+        "--alpha-rule",
+        choices=ALPHA_RULES,
+        default="paired-se",
+        help="how each head's alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
+        "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), or the highest "
+        "dev score (argmax)",
     )
-    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the resamples")
+    parser.add_argument(
+        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (SE rules)"
+    )
+    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the resamples (SE rules)")
     parser.add_argument(
         "--first-word",
         choices=("auto",) + FIRST_WORD_RULES,
@@ -136,11 +151,15 @@ def main(argv: list[str] | None = None) -> None:
     data = {split: read_split(args, split, first_word) for split in splits}
     alphas = default_alphas(args.alpha_step)
     sweeps = head_sweeps(data[args.dev_split], alphas)
-    choices = choose_head_alphas(data[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed)
+    choices = choose_head_alphas(data[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed, args.alpha_rule)
     chosen = {head: choice.alpha for head, choice in choices.items()}
     for head, choice in choices.items():
         logging.info(
-            "%s alpha chosen on %s: %.1f (%s)", head, args.dev_split, choice.alpha, choice.describe("the text model")
+            "%s alpha chosen on %s: %.1f (%s)",
+            head,
+            args.dev_split,
+            choice.alpha,
+            choice.describe("the text model", "segments"),
         )
     for split in splits:
         write_predictions(

@@ -29,6 +29,7 @@ from punct.labels import PUNCT4, WordLabels
 from punct.results.facts import acoustic_model_health, parameter_breakdown
 from punct.results.mustc import write_results
 from punct.scoring.ensemble import (
+    ALPHA_RULES,
     PAPER_ALPHA,
     AlphaChoice,
     SweepPoint,
@@ -65,7 +66,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--paper-alpha", type=float, default=PAPER_ALPHA, help="the paper's alpha, also reported")
     parser.add_argument(
         "--alpha-rule",
-        choices=("paired-se", "one-se", "argmax"),
+        choices=ALPHA_RULES,
         default="paired-se",
         help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
         "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), "

@@ -8,7 +8,8 @@ F1 by input length, confusion-matrix and cross-attention plots, RESULTS.md.
 
 Each positional argument is ``<model dir>:<row name>``; the model dir holds
 ``decode/<split>.jsonl`` (see :mod:`punct.scoring.itn` for the format) and optionally
-``decode/<split>.attention.json``.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
+``decode/<split>.attention.json``; an ensemble's folder holds ``alpha.json`` (punct.bin.ensemble_itn), whose
+alphas chosen on dev and how RESULTS.md states.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
 <row>.<split>.json``, ``<out-dir>/plots/*.png`` and ``<out-dir>/results.json``: the run in one file (the rows in
 order with their scores on every split, the first-word rule and counts per split, ``--run-seed``, and where the
 recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--words-dir``); punct.results.itn),
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     row = itn_results.EFFICIENTPUNCT_ROW
     placeholders = [] if any(n.startswith(row) for _, n in models) else [row]
 
-    md = itn_results.header_lines(args.num_resamples, args.seed)
+    md = itn_results.header_lines(args.num_resamples, args.seed) + itn_results.alpha_lines(models)
     all_scores: dict[str, dict[str, itn.ItnScores]] = {}
     for split in [s for s in args.splits.split(",") if s]:
         first_word = None if args.first_word == "auto" else args.first_word

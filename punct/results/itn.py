@@ -11,11 +11,14 @@ results.json (F1 and rates as fractions, WER in percent)::
                          "other_counts": {"<row>": {"segments": ..., "words": ...}}}, ...},
      "models": [{"name": "text-only", "dir": "exp/text", "scores": {"dev": {...}, "test": {...}},
                  "score_files": {"dev": "scores/text-only.dev.json", ...},
-                 "chosen_alpha": {"punct": 0.9, "case": 0.9}}, ...],       # alpha: from <dir>/alpha.json
+                 "chosen_alpha": {"punct": 0.9, "case": 0.9},           # alpha: from <dir>/alpha.json
+                 "alpha_choice": {"punct": {"rule": "paired-se", "alpha": 0.9, "best_alpha": 0.9, ...}, ...}}, ...],
      "acoustic_model": {"dir": "exp/am", "wer": {"dev": 52.6}},             # if <am-dir>/wer_dev.txt
      "recognition": {"dir": ..., "wer": 36.1, "words": ..., "errors": ..., "recordings": 10, "models": [...]}}
 
-``models`` is in the table's row order and each ``scores`` entry is
+``models`` is in the table's row order; an ensemble's ``alpha_choice`` is its alpha.json's ``alpha_rule`` (per head,
+:class:`punct.scoring.ensemble.AlphaChoice`: the rule, the chosen alpha, the dev argmax, the gain over the better single
+model and its standard error), which stage 6's RESULTS.md states as egs/mustc's stage 8 does.  Each ``scores`` entry is
 :meth:`punct.scoring.itn.ItnScores.to_dict`, the content of the ``scores/<row>.<split>.json`` file it names (so a
 copied results.json stands alone).  The segment
 counts of a split are those of the first row; ``other_counts`` names rows scored on other segments (e.g. an
@@ -40,6 +43,7 @@ from punct.results.facts import acoustic_model_health
 from punct.results.plots import plot_f1_by_length, plot_itn_model
 from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
 from punct.scoring import itn
+from punct.scoring.ensemble import AlphaChoice
 from punct.scoring.intervals import Interval
 from punct.scoring.itn import FIRST_WORD_NOTES, ItnScores
 from punct.utils.atomic import atomic_write_text
@@ -80,10 +84,24 @@ def split_counts(scores: dict[str, ItnScores]) -> dict:
     }
 
 
-def chosen_alpha(model_dir: Path) -> dict[str, float] | None:
-    """The per-head alphas an ensemble chose on dev (``<model dir>/alpha.json``, punct.bin.ensemble_itn)."""
+def alpha_record(model_dir: Path) -> dict:
+    """An ensemble's ``<model dir>/alpha.json`` (punct.bin.ensemble_itn); {} for a model without one."""
     path = Path(model_dir) / "alpha.json"
-    return json.loads(path.read_text(encoding="utf-8")).get("chosen_alpha") if path.is_file() else None
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def alpha_lines(models: Sequence[tuple[Path, str]]) -> list[str]:
+    """RESULTS.md's lines on the ensembles' alphas: per head the alpha chosen on dev and how (the rule, the dev
+    argmax, and for the paired rule the gain over the better single model and its standard error), as egs/mustc's
+    stage 8 states its alpha; [] without an ensemble."""
+    lines = []
+    for path, name in models:
+        record = alpha_record(path)
+        for head, alpha in record.get("chosen_alpha", {}).items():
+            choice = record.get("alpha_rule", {}).get(head)
+            how = AlphaChoice(**choice).describe("the text model", "segments") if choice else "rule not recorded"
+            lines.append(f"- {name}: {head} alpha chosen on dev ({how}): **{alpha:.1f}**")
+    return lines + [""] if lines else []
 
 
 def recognition_facts(words_dir: Path) -> dict:
@@ -140,9 +158,11 @@ def build_results(
             "scores": {split: s[name].to_dict() for split, s in scores.items()},
             "score_files": {split: score_file(name, split) for split in scores},
         }
-        alpha = chosen_alpha(path)
-        if alpha is not None:
-            row["chosen_alpha"] = alpha
+        record = alpha_record(path)
+        if record.get("chosen_alpha") is not None:
+            row["chosen_alpha"] = record["chosen_alpha"]
+        if record.get("alpha_rule"):
+            row["alpha_choice"] = record["alpha_rule"]
         rows.append(row)
     return {
         "kind": KIND,

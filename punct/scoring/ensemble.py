@@ -1,22 +1,24 @@
 """The EfficientPunct ensemble: p = alpha * p_tdnn + (1 - alpha) * p_bert, argmax.
 
 alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on the test set
-(0.4); here alpha is chosen on dev and test is reported at the chosen alpha and at 0.4.  Two rules:
+(0.4); here alpha is chosen on dev and test is reported at the chosen alpha and at 0.4.  The rules
+(``ALPHA_RULES``, ``choose_alpha_by_rule``; ``--alpha-rule`` of egs/mustc's stage 8 and egs/parczech's stage 5):
 
 * ``choose_alpha``: the highest dev score (ties go to the smallest alpha, i.e. the most text-weighted);
-  it takes another selection metric too (punct9 + case: macro F1 of the punctuation head, [cap] F1 of
-  the case head, each head's alpha chosen separately; see ``punct.models.punct_tdnn.segment_ensemble``).
-* ``choose_alpha_paired`` (stage 8 of egs/mustc, ``--alpha-rule paired-se``): the dev argmax, unless it
-  is a mixture whose gain over the better single model (alpha 0 or 1) is within one standard error of
-  that *paired* difference: both systems scored on the same bootstrap resamples of the dev utterances,
-  so what the two share (hard and easy talks) cancels.  Then the single model.
-* ``choose_alpha_one_se`` (each head of egs/parczech's stage 5 by its own statistic; ``--alpha-rule one-se``
-  of egs/mustc): the one-standard-error rule with the *marginal* standard error of the best alpha's dev
-  score.  A mixture is used only when it beats both single models by more than that.  The marginal
-  error counts the spread of the talks' difficulty, which the two systems share: on the mini corpus'
-  8-talk dev it is ~2 points while the mixtures differ from the TDNN by ~1, so this rule kept the TDNN
-  alone in two of three runs where the best dev alpha (0.7) was 2-3 test points better (egs/mustc/RESULTS.md).
-"""
+  it takes another selection metric too.  ``choose_alpha_argmax`` (``--alpha-rule argmax``) is the same
+  rule on a statistic of the summed confusion matrix, as the two rules below compute it.
+* ``choose_alpha_paired`` (``--alpha-rule paired-se``, the default of egs/mustc's stage 8 and of each head
+  of egs/parczech's stage 5, punct9 + case: macro F1 of the punctuation head, [cap] F1 of the case head,
+  each head's alpha chosen separately; see ``punct.models.punct_tdnn.segment_ensemble``): the dev argmax,
+  unless it is a mixture whose gain over the better single model (alpha 0 or 1) is within one standard
+  error of that *paired* difference: both systems scored on the same bootstrap resamples of the dev
+  utterances (segments), so what the two share (hard and easy talks) cancels.  Then the single model.
+* ``choose_alpha_one_se`` (``--alpha-rule one-se``; egs/parczech's stage 5 rule before the paired one):
+  the one-standard-error rule with the *marginal* standard error of the best alpha's dev score.  A
+  mixture is used only when it beats both single models by more than that.  The marginal error counts
+  the spread of the talks' difficulty, which the two systems share: on the mini corpus' 8-talk dev it is
+  ~2 points while the mixtures differ from the TDNN by ~1, so this rule kept the TDNN alone in two of
+  three runs where the best dev alpha (0.7) was 2-3 test points better (egs/mustc/RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -93,7 +95,9 @@ class AlphaChoice:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def describe(self, text_model: str = "BERT") -> str:
+    def describe(self, text_model: str = "BERT", units: str = "utterances") -> str:
+        """One line: the rule, the dev argmax and, for the SE rules, the standard error over ``num_resamples``
+        resamples of the dev ``units`` (the paired rule: the gain over the better single model too)."""
         if self.rule == "argmax":
             return f"highest {self.metric}"
         name = {0.0: f"{text_model} alone", 1.0: "the TDNN alone"}
@@ -104,13 +108,13 @@ class AlphaChoice:
             gain = (
                 f"{100 * (self.best_score - self.single_score):+.1f} over {name[self.single_alpha]}, standard error "
                 f"{100 * self.standard_error:.1f} of the paired difference over {self.num_resamples} resamples of "
-                "the utterances"
+                f"the {units}"
             )
             return f"{best}; {gain}: {'kept' if self.alpha == self.best_alpha else name[self.alpha]}"
         best = (
             f"one-standard-error rule: best alpha {self.best_alpha:.1f} "
             f"({self.metric} {100 * self.best_score:.1f}, standard "
-            f"error {100 * self.standard_error:.1f} over {self.num_resamples} resamples of the utterances)"
+            f"error {100 * self.standard_error:.1f} over {self.num_resamples} resamples of the {units})"
         )
         single = {0.0: f"{text_model} alone", 1.0: "the TDNN alone"}.get(self.alpha)
         if single is None:
@@ -138,14 +142,11 @@ def _sweep_confusions(
     p_bert: np.ndarray,
     lengths: Sequence[int],
     alphas: Sequence[float],
-    num_resamples: int,
     statistic: Callable[[np.ndarray], np.ndarray],
 ) -> tuple[list[np.ndarray], list[float], int]:
     """Per-utterance confusions and the dev score of each alpha, and the index of the best (ties: smallest alpha)."""
     if not alphas:
         raise ValueError("no alphas")
-    if num_resamples < 2:
-        raise ValueError(f"a standard error needs at least 2 resamples, got {num_resamples}")
     num_classes = p_tdnn.shape[1]
     confusions = [
         utterance_confusions(ref, ensemble(p_tdnn, p_bert, a).argmax(axis=1), lengths, num_classes) for a in alphas
@@ -153,6 +154,26 @@ def _sweep_confusions(
     scores = [float(statistic(c.sum(axis=0))) for c in confusions]
     best = max(range(len(alphas)), key=lambda i: (scores[i], -alphas[i]))
     return confusions, scores, best
+
+
+def _check_resamples(num_resamples: int) -> None:
+    if num_resamples < 2:
+        raise ValueError(f"a standard error needs at least 2 resamples, got {num_resamples}")
+
+
+def choose_alpha_argmax(
+    ref: np.ndarray,
+    p_tdnn: np.ndarray,
+    p_bert: np.ndarray,
+    lengths: Sequence[int],
+    alphas: Sequence[float],
+    statistic: Callable[[np.ndarray], np.ndarray] = micro_f1,
+    metric: str = "overall F1",
+) -> AlphaChoice:
+    """The highest ``statistic`` of the summed confusion matrix (ties: the smallest alpha): the dev argmax of
+    the two SE rules below, without a standard error."""
+    _, scores, best = _sweep_confusions(ref, p_tdnn, p_bert, lengths, alphas, statistic)
+    return AlphaChoice(alphas[best], "argmax", alphas[best], scores[best], 0.0, 0, metric)
 
 
 def choose_alpha_paired(
@@ -170,7 +191,8 @@ def choose_alpha_paired(
     docstring.  The best alpha is the argmax (ties: the smallest alpha); when it is a mixture, its gain over
     the better single model of ``alphas`` (0.0, 1.0; ties: the smaller alpha) is compared with the standard
     deviation of the gain over ``num_resamples`` resamples of the utterances, the same resamples for both."""
-    confusions, scores, best = _sweep_confusions(ref, p_tdnn, p_bert, lengths, alphas, num_resamples, statistic)
+    _check_resamples(num_resamples)
+    confusions, scores, best = _sweep_confusions(ref, p_tdnn, p_bert, lengths, alphas, statistic)
     singles = [i for i, a in enumerate(alphas) if a in (0.0, 1.0)]
     if best in singles or not singles:
         return AlphaChoice(alphas[best], "paired-se", alphas[best], scores[best], 0.0, num_resamples, metric)
@@ -212,12 +234,39 @@ def choose_alpha_one_se(
     models (alpha 0.0, 1.0 of ``alphas``) within one standard error of the best, the higher scoring
     one is chosen (ties: the smaller alpha); with none, the best alpha.
     """
-    confusions, scores, best = _sweep_confusions(ref, p_tdnn, p_bert, lengths, alphas, num_resamples, statistic)
+    _check_resamples(num_resamples)
+    confusions, scores, best = _sweep_confusions(ref, p_tdnn, p_bert, lengths, alphas, statistic)
     resampled = bootstrap_values(confusions[best], statistic, num_resamples, seed)
     standard_error = float(np.std(resampled, ddof=1))
     singles = [i for i, a in enumerate(alphas) if a in (0.0, 1.0) and scores[i] >= scores[best] - standard_error]
     chosen = max(singles, key=lambda i: (scores[i], -alphas[i])) if singles else best
     return AlphaChoice(alphas[chosen], "one-se", alphas[best], scores[best], standard_error, num_resamples, metric)
+
+
+ALPHA_RULES: tuple[str, ...] = ("paired-se", "one-se", "argmax")
+
+
+def choose_alpha_by_rule(
+    rule: str,
+    ref: np.ndarray,
+    p_tdnn: np.ndarray,
+    p_bert: np.ndarray,
+    lengths: Sequence[int],
+    alphas: Sequence[float],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    statistic: Callable[[np.ndarray], np.ndarray] = micro_f1,
+    metric: str = "overall F1",
+) -> AlphaChoice:
+    """The alpha of ``rule`` (one of ``ALPHA_RULES``: :func:`choose_alpha_paired`, :func:`choose_alpha_one_se`,
+    :func:`choose_alpha_argmax`) on ``statistic`` of the summed confusion matrix."""
+    if rule == "paired-se":
+        return choose_alpha_paired(ref, p_tdnn, p_bert, lengths, alphas, num_resamples, seed, statistic, metric)
+    if rule == "one-se":
+        return choose_alpha_one_se(ref, p_tdnn, p_bert, lengths, alphas, num_resamples, seed, statistic, metric)
+    if rule == "argmax":
+        return choose_alpha_argmax(ref, p_tdnn, p_bert, lengths, alphas, statistic, metric)
+    raise ValueError(f"unknown alpha rule {rule!r} (one of {', '.join(ALPHA_RULES)})")
 
 
 def paired_posteriors(

@@ -54,7 +54,15 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
     assert "| EfficientPunct | —" not in results  # the placeholder row is replaced
     # conf/{mm,tdnn}_tiny.yaml exclude each segment's first word (the thesis): every model wrote and was scored so
     assert results.count("First word of each segment: excluded (`first_word: exclude`") == 2  # dev and test
-    assert json.loads((work / "exp" / "efficientpunct" / "alpha.json").read_text())["first_word"] == "exclude"
+    alpha = json.loads((work / "exp" / "efficientpunct" / "alpha.json").read_text())
+    assert alpha["first_word"] == "exclude"
+    # each head's alpha by the paired rule (the default), stated in RESULTS.md with the dev argmax
+    assert {head: choice["rule"] for head, choice in alpha["alpha_rule"].items()} == {
+        "punct": "paired-se",
+        "case": "paired-se",
+    }
+    for head in ("punct", "case"):
+        assert f"- EfficientPunct ensemble: {head} alpha chosen on dev (paired rule: dev argmax alpha " in results
     assert any((work / "exp" / "results" / "plots").glob("attention_multimodal+PE_dev_*.png"))
     # a second run of stages 4-6 skips the finished trainings and rewrites the results
     again = subprocess.run(

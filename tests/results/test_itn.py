@@ -17,6 +17,7 @@ import pytest
 from punct.bin import results_table, score_itn
 from punct.labels import PUNCT9
 from punct.results.regions import tables_and_summary
+from punct.scoring.ensemble import AlphaChoice
 from tests.results.test_mustc import write_run as write_mustc_run
 
 MARKS = PUNCT9.classes[1:]
@@ -24,6 +25,8 @@ ROWS = ("text-only", "multimodal", "EfficientPunct TDNN", "EfficientPunct ensemb
 DROPPED = 2  # the ensemble row leaves out the last segments of each split (as one without posteriors would)
 MARK_WEIGHTS = {"blank": 60, ",": 14, ".": 10, "?": 4, "!": 3, ":": 3, "-": 2, '"': 2, ";": 2}
 Segment = tuple[list[str], list[str]]  # (marks, cases) of the words
+# the punctuation head's alpha as punct.bin.ensemble_itn records it: the paired rule kept the dev argmax 0.9
+PUNCT_CHOICE = AlphaChoice(0.9, "paired-se", 0.9, 0.213, 0.004, 1000, "macro F1 (8 marks)", 1.0, 0.201)
 
 
 def reference(split: str, num: int = 24) -> list[Segment]:
@@ -121,8 +124,8 @@ def score_run(
             if split == "test":
                 expected[row] = expected_scores(ref, hyp)
     (root / "exp" / "EfficientPunct_ensemble" / "alpha.json").write_text(
-        json.dumps({"chosen_alpha": {"punct": 0.9, "case": 0.7}})
-    )
+        json.dumps({"chosen_alpha": {"punct": 0.9, "case": 0.7}, "alpha_rule": {"punct": PUNCT_CHOICE.to_dict()}})
+    )  # the case head's rule not recorded (an alpha.json written before the rules were)
     out = root / "exp" / "results"
     args = [
         "--out-dir",
@@ -183,7 +186,16 @@ def test_results_json_holds_the_run(one_run):
         assert test["punct_f1"][","]["value"] == pytest.approx(expected[model["name"]][","])
         assert test["cap_f1"]["value"] == pytest.approx(expected[model["name"]]["cap"])
     assert results["models"][3]["chosen_alpha"] == {"punct": 0.9, "case": 0.7}
-    assert "chosen_alpha" not in results["models"][0]
+    assert results["models"][3]["alpha_choice"] == {"punct": PUNCT_CHOICE.to_dict()}
+    assert "chosen_alpha" not in results["models"][0] and "alpha_choice" not in results["models"][0]
+    # RESULTS.md states each head's alpha and how it was chosen (the dev argmax, the paired gain and its error)
+    md = (path.parent / "RESULTS.md").read_text().splitlines()
+    assert (
+        "- EfficientPunct ensemble: punct alpha chosen on dev (paired rule: dev argmax alpha 0.9 (macro F1 (8 marks) "
+        "21.3); +1.2 over the TDNN alone, standard error 0.4 of the paired difference over 1000 resamples of the "
+        "segments: kept): **0.9**" in md
+    )
+    assert "- EfficientPunct ensemble: case alpha chosen on dev (rule not recorded): **0.7**" in md
     assert results["acoustic_model"]["wer"] == {"dev": 52.6}
     recognition = results["recognition"]  # r1 + r2 (r3 has no reference): (18 + 5) errors of 150 words
     assert recognition["wer"] == pytest.approx(100 * 23 / 150) and recognition["recordings"] == 2

@@ -8,8 +8,10 @@ import pytest
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
 from punct.scoring.ensemble import (
+    ALPHA_RULES,
     alpha_sweep,
     choose_alpha,
+    choose_alpha_by_rule,
     choose_alpha_one_se,
     choose_alpha_paired,
     default_alphas,
@@ -139,6 +141,27 @@ def test_paired_rule_keeps_a_mixture_that_wins_on_the_same_utterances():
     tied = choose_alpha_paired(ref, pt, pb, lengths, alphas)
     assert tied.best_alpha < 1.0 and tied.best_score == tied.single_score and tied.standard_error == 0.0
     assert tied.alpha == 1.0 and "the TDNN alone" in tied.describe()
+
+
+def test_rules_by_name():
+    """choose_alpha_by_rule: the three rules by their --alpha-rule names, on one dev argmax."""
+    rng = np.random.default_rng(0)
+    utterances = []
+    for _ in range(150):
+        ref = rng.choice(4, size=8, p=[0.6, 0.2, 0.15, 0.05])
+        utterances.append((ref, noisy_model(ref, 0.8, rng, sharp=0.9), noisy_model(ref, 0.5, rng, sharp=0.4)))
+    ref, pt, pb, lengths = stacked(utterances + [(MIX_REF, MIX_TDNN, MIX_BERT)] * 3)
+    alphas = default_alphas()
+    choices = {rule: choose_alpha_by_rule(rule, ref, pt, pb, lengths, alphas) for rule in ALPHA_RULES}
+    assert choices["paired-se"] == choose_alpha_paired(ref, pt, pb, lengths, alphas)
+    assert choices["one-se"] == choose_alpha_one_se(ref, pt, pb, lengths, alphas)
+    argmax = choices["argmax"]
+    assert argmax.rule == "argmax" and argmax.num_resamples == 0 and argmax.describe() == "highest overall F1"
+    assert argmax.alpha == argmax.best_alpha == choose_alpha(alpha_sweep(ref, pt, pb, PUNCT4.classes, alphas)) == 0.4
+    assert {c.best_alpha for c in choices.values()} == {0.4} and [c.alpha for c in choices.values()] == [0.4, 1.0, 0.4]
+    assert "resamples of the segments" in choices["paired-se"].describe("the text model", "segments")
+    with pytest.raises(ValueError, match="unknown alpha rule 'best'"):
+        choose_alpha_by_rule("best", ref, pt, pb, lengths, alphas)
 
 
 def test_paired_posteriors_align_by_key(tmp_path):

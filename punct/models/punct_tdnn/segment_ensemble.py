@@ -3,12 +3,18 @@
 Both sides give per-word posteriors with the same column blocks: the punctuation softmax in
 ``PUNCT9.classes`` order, then the case softmax in ``CASE.classes`` order (the TDNN with a case head,
 ``punct.bin.decode_tdnn``; the text-only model, ``punct.bin.dump_itn_text``).  Per head,
-``p = alpha * p_tdnn + (1 - alpha) * p_text``, with each head's alpha chosen on dev by the one-standard-error
-rule of :func:`punct.scoring.ensemble.choose_alpha_one_se` (a mixture only if it beats the TDNN alone and the text model
-alone by more than one bootstrap standard error over the dev segments): punctuation on macro F1 over the 8
-marks, case on [cap] F1.  The dev argmax (ties: the smallest alpha) was the rule before; on the small corpus'
-210 dev segments it chose 0.7 for both heads (a clean run: test macro F1 18.7 against 19.0 for the TDNN alone,
-[cap] 33.2 against 31.8), where the top alphas differ by less than the noise of 210 segments.
+``p = alpha * p_tdnn + (1 - alpha) * p_text``, with each head's alpha chosen on dev by its own statistic
+(punctuation: macro F1 over the 8 marks; case: [cap] F1) and one of the rules of
+:mod:`punct.scoring.ensemble` (``ALPHA_RULES``, ``rule`` of :func:`choose_head_alphas`):
+
+* ``paired-se`` (the default, as egs/mustc's stage 8): the dev argmax, unless it is a mixture whose gain over
+  the better single model (the TDNN alone or the text model alone) is within one standard error of the
+  paired bootstrap difference over the dev segments (both on the same resamples); then that single model.
+* ``one-se`` (the rule before): a mixture only if it beats both single models by more than the *marginal*
+  bootstrap standard error of its dev score, which counts the spread of the segments' difficulty that both
+  models share, and so collapses the mixture to a single model even where it is better on every segment.
+* ``argmax``: the highest dev score (ties: the smallest alpha).
+
 Predictions are written as ``decode/<split>.jsonl`` lines read by :mod:`punct.scoring.itn`.
 
 ``first_word`` (:mod:`punct.labels`): with ``exclude`` (as the thesis) the alphas are chosen on the words after
@@ -30,7 +36,7 @@ from punct.io.shards import MatrixReader
 from punct.labels import CAP, CASE, PUNCT9, check_first_word, copy_first_word, scored_mask
 from punct.models.cross_attention.data import ItnSegment
 from punct.scoring import confusion
-from punct.scoring.ensemble import AlphaChoice, SweepPoint, alpha_sweep, choose_alpha_one_se, ensemble
+from punct.scoring.ensemble import AlphaChoice, SweepPoint, alpha_sweep, choose_alpha_by_rule, ensemble
 from punct.utils.atomic import atomic_write_text
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # (..., C, C) summed confusion matrices -> (...)
@@ -119,13 +125,18 @@ def head_sweeps(data: SplitPosteriors, alphas: Sequence[float]) -> dict[str, lis
 
 
 def choose_head_alphas(
-    data: SplitPosteriors, alphas: Sequence[float], num_resamples: int = 1000, seed: int = 42
+    data: SplitPosteriors,
+    alphas: Sequence[float],
+    num_resamples: int = 1000,
+    seed: int = 42,
+    rule: str = "paired-se",
 ) -> dict[str, AlphaChoice]:
-    """Each head's alpha on one split's scored words by the one-standard-error rule on its own statistic
+    """Each head's alpha on one split's scored words by ``rule`` (module docstring) on its own statistic
     (punct: macro F1 over the 8 marks; case: [cap] F1), resampling the segments."""
     keep, lengths = data.scored(), data.scored_lengths()
     return {
-        head: choose_alpha_one_se(
+        head: choose_alpha_by_rule(
+            rule,
             data.reference(head)[keep],
             data.block(data.p_tdnn, head)[keep],
             data.block(data.p_text, head)[keep],

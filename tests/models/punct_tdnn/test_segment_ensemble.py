@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ from punct.models.cross_attention.train import predict
 from punct.models.punct_tdnn.segment_ensemble import NUM_COLUMNS, paired_split
 from punct.models.punct_tdnn.train import TrainTdnnConfig
 from punct.scoring import itn
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus
+from tests.helpers.cross_attention import WORDS, make_encoder, make_tokenizer, tiny_config, write_corpus
 
 BLANK, COMMA = 0, 1
 
@@ -31,11 +33,11 @@ def designed_posteriors(seg):
     """(TDNN, text) posteriors with a known best alpha per head.
 
     Punctuation: the TDNN says the right mark at 0.7, the text model blank at 0.9, so a mark wins from
-    alpha 0.7 on; the TDNN alone (1.0) is as good as the best alpha (0.7), so the one-standard-error
-    rule takes it.  Case: the text model is right on cap words (0.8) where the TDNN says blank (0.9):
-    right up to alpha 0.4; on each segment's second word the text model says cap (0.55) wrongly and
-    the TDNN blank (0.9): right from alpha 0.2.  Both right: alpha 0.2 .. 0.4 -> 0.2 (ties: smallest),
-    far above either model alone, so the mixture is kept.
+    alpha 0.7 on; the TDNN alone (1.0) is as good as the best alpha (0.7), so the paired rule (no gain)
+    takes it, as the one-standard-error rule does.  Case: the text model is right on cap words (0.8) where
+    the TDNN says blank (0.9): right up to alpha 0.4; on each segment's second word the text model says
+    cap (0.55) wrongly and the TDNN blank (0.9): right from alpha 0.2.  Both right: alpha 0.2 .. 0.4 -> 0.2
+    (ties: smallest), far above either model alone, so the mixture is kept.
     """
     n = len(seg.words)
     tdnn, text = np.zeros((n, NUM_COLUMNS)), np.zeros((n, NUM_COLUMNS))
@@ -247,3 +249,87 @@ def test_first_word_excluded_from_alpha_choice_and_copied_from_the_reference(ens
     (tmp_path / "tdnn" / "best-valid-f1.pt").unlink()
     with pytest.raises(FileNotFoundError, match="--first-word include"):
         _ensemble(tmp_path, tmp_path / "ens_none")
+
+
+# The case head where a mixture is a little better than the TDNN alone on every segment.  Each dev segment:
+# word 0 capitalised, TDNN sure (cap 0.9), text model not (0.2): right from alpha 0.5 on; word 1 not capitalised,
+# the TDNN says cap (0.55) and the text model not (0.1): right up to alpha 0.8; the other words all capitalised,
+# right for every alpha in the even segments and wrong for every alpha in the odd ones (both models say 0.9 or 0.1).
+# So alpha 0.5-0.8 beats the TDNN alone (the better single model) by one false positive per segment: a small,
+# constant gain, while the even/odd difficulty that both share makes the marginal standard error large.
+# Punctuation: the TDNN right, the text model not: every alpha from 0.6 is as good as the TDNN alone.
+STEADY_SEGMENTS, STEADY_WORDS = 20, 12
+
+
+def _steady_mixture(root):
+    """Writes dev and test supervisions of that design under root/segments and both posteriors; returns the
+    segments folder."""
+    data = root / "segments"
+    data.mkdir(parents=True, exist_ok=True)
+    sups, pairs = [], []
+    for s in range(STEADY_SEGMENTS):
+        n, easy = STEADY_WORDS, s % 2 == 0
+        words = [WORDS[(s + i) % len(WORDS)] for i in range(n)]
+        punct = ["blank"] * n
+        punct[3], punct[-1] = ",", "."
+        case = ["cap", "blank"] + ["cap"] * (n - 2)
+        items = [{"symbol": w, "start": 0.5 * i, "duration": 0.4} for i, w in enumerate(words)]
+        sup = {"id": f"seg_{s}", "recording_id": "rec", "start": 0.0, "duration": 0.5 * n, "channel": 0}
+        sup.update(text=" ".join(words), language="Czech", speaker="spk", alignment={"word": items})
+        sups.append(dict(sup, custom={"words": words, "punct": punct, "case": case}))
+        tdnn, text = np.zeros((n, NUM_COLUMNS)), np.zeros((n, NUM_COLUMNS))
+        for i, p in enumerate(punct):
+            mark = PUNCT9.classes.index(p)
+            tdnn[i, [BLANK, mark]] = (0.9, 0.1) if mark == BLANK else (0.1, 0.9)
+            text[i, BLANK], text[i, COMMA if mark == BLANK else mark] = 0.9, 0.1
+        cap = [(0.9, 0.2), (0.55, 0.1)] + [(0.9, 0.9) if easy else (0.1, 0.1)] * (n - 2)
+        tdnn[:, 9:] = [(1 - t, t) for t, _ in cap]
+        text[:, 9:] = [(1 - b, b) for _, b in cap]
+        pairs.append((f"seg_{s}", tdnn.astype(np.float32), text.astype(np.float32)))
+    for split in ("dev", "test"):
+        with gzip.open(data / f"parczech_supervisions_{split}.jsonl.gz", "wt", encoding="utf-8") as f:
+            f.write("".join(json.dumps(d) + "\n" for d in sups))
+        write_shard(root / "tdnn" / "post" / split / "post", [(k, a) for k, a, _ in pairs])
+        write_shard(root / "text" / split / "post", [(k, b) for k, _, b in pairs])
+    return data
+
+
+def test_the_paired_rule_keeps_a_mixture_better_on_every_segment(tmp_path):
+    """The default rule (paired-se) keeps the case mixture that the one-standard-error rule drops, and alpha.json
+    records per head the rule, the chosen alpha, the dev argmax, the gain over the better single model and the
+    standard error; --alpha-rule one-se and argmax stay available (also through local/ensemble_itn.sh)."""
+    _steady_mixture(tmp_path)
+    paired = _ensemble(tmp_path, tmp_path / "paired", "--first-word", "include", "--num-resamples", "200")
+    assert paired["chosen_alpha"] == {"punct": 1.0, "case": 0.5}
+    case, punct = paired["alpha_rule"]["case"], paired["alpha_rule"]["punct"]
+    assert case["rule"] == punct["rule"] == "paired-se" and case["metric"] == "[cap] F1"
+    assert case["alpha"] == case["best_alpha"] == 0.5 and case["single_alpha"] == 1.0
+    sweep = {p["alpha"]: p["per_class_f1"]["cap"] for p in paired["dev_sweep"]["case"]}
+    assert case["best_score"] == pytest.approx(sweep[0.5]) and case["single_score"] == pytest.approx(sweep[1.0])
+    gain = case["best_score"] - case["single_score"]
+    # punctuation: the argmax (0.6) ties with the TDNN alone, no gain: the TDNN alone
+    assert punct["best_alpha"] == 0.6 and punct["alpha"] == punct["single_alpha"] == 1.0
+    assert punct["best_score"] == punct["single_score"]
+    one_se = _ensemble(tmp_path, tmp_path / "one_se", "--first-word", "include", "--alpha-rule", "one-se")
+    assert one_se["chosen_alpha"] == {"punct": 1.0, "case": 1.0}
+    marginal = one_se["alpha_rule"]["case"]
+    assert marginal["rule"] == "one-se" and marginal["best_alpha"] == 0.5
+    assert 0 < case["standard_error"] < gain / 5 and gain < marginal["standard_error"]
+    argmax = _ensemble(tmp_path, tmp_path / "argmax", "--first-word", "include", "--alpha-rule", "argmax")
+    assert argmax["chosen_alpha"] == {"punct": 0.6, "case": 0.5} and argmax["alpha_rule"]["case"]["rule"] == "argmax"
+    # the kept mixture is right on word 1 of every test segment, where the TDNN alone says cap
+    ens = itn.read_predictions(tmp_path / "paired" / "decode" / "test.jsonl")
+    tdnn = itn.read_predictions(tmp_path / "one_se" / "decode" / "test.jsonl")
+    assert all(e.case_hyp[1] == e.case_ref[1] == 0 and t.case_hyp[1] == 1 for e, t in zip(ens, tdnn))
+    # the recipe's script passes --alpha-rule through (one-se, as the recipe chose before)
+    recipe = Path(__file__).resolve().parents[3] / "egs" / "parczech"
+    out = tmp_path / "sh"
+    args = [str(tmp_path / "segments"), str(tmp_path / "text"), str(tmp_path / "tdnn"), str(out)]
+    proc = subprocess.run(
+        ["local/ensemble_itn.sh", "--alpha-rule", "one-se", "--first-word", "include", *args],
+        cwd=recipe,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads((out / "alpha.json").read_text())["alpha_rule"]["case"]["rule"] == "one-se"
