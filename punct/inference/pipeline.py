@@ -44,6 +44,7 @@ import torch
 from lhotse.utils import Pathlike
 
 from punct.am.decode import greedy_ids
+from punct.am.infer import run_model
 from punct.am.model import TdnnAcousticModel
 from punct.am.tokens import BLANK, SPACE, TokenTable
 from punct.am.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
@@ -55,7 +56,7 @@ from punct.io.shards import compression_method, stored_matrix
 from punct.io.sources import AcousticSource, WordVectorSource, files_sha256
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
-from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_posteriors
+from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_block, word_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
@@ -842,17 +843,40 @@ class Punctuator:
         self, feats: np.ndarray | UtteranceError, f0: int, spans: Sequence[WordSpan], vectors: np.ndarray
     ) -> np.ndarray:
         """TDNN posteriors of the words of one stretch starting at frame ``f0`` (``spans`` in the recording's
-        frames, ``vectors`` their word vectors) from the stretch's CMVN-normalised features: the AM, layer 12
-        quantised as stage 4 stores an utterance's, then ``tdnn_input`` and ``word_posteriors``."""
+        frames, ``vectors`` their word vectors) from the stretch's CMVN-normalised features: the AM to layer 12
+        (:meth:`am_embedding`), quantised as stage 4 stores an utterance's, then :meth:`embedding_tdnn`."""
         if isinstance(feats, UtteranceError):
             raise feats
-        emb = self._am_pass(feats)[0]
+        return self.embedding_tdnn(self.stored_embedding(self.am_embedding(feats)), f0, spans, vectors)
+
+    def am_embedding(self, feats: np.ndarray) -> np.ndarray:
+        """Layer ``self.layer``'s (T, Da) output alone: the AM stops there (``run_model``, as stage 4 dumps it)."""
         with self.timer("am"):
-            emb = stored_matrix(emb, self.embedding_compression)
-        starts = np.clip(np.array([s.start for s in spans]) - f0, 0, emb.shape[0] - 1)
-        ends = np.clip(np.array([s.end for s in spans]) - f0, starts + 1, emb.shape[0])
+            if self.onnx is not None and self.onnx.am is not None:
+                return self.onnx.am(feats)[0]
+            return run_model(self.am, feats, self.layer, self.device)
+
+    def stored_embedding(self, embedding: np.ndarray) -> np.ndarray:
+        """Layer-12 frames quantised as the stage-4 shards store an utterance's (the whole matrix at once)."""
+        with self.timer("am"):
+            return stored_matrix(embedding, self.embedding_compression)
+
+    def embedding_tdnn(
+        self,
+        embedding: np.ndarray,
+        f0: int,
+        spans: Sequence[WordSpan],
+        vectors: np.ndarray,
+        words: tuple[int, int] | None = None,
+    ) -> np.ndarray:
+        """TDNN posteriors of a stretch's words (``tdnn_input`` and ``word_posteriors``) from its stored layer-12
+        frames; ``words`` = (first, last): those words' rows only, from the frames their windows cover."""
+        starts = np.clip(np.array([s.start for s in spans]) - f0, 0, embedding.shape[0] - 1)
+        ends = np.clip(np.array([s.end for s in spans]) - f0, starts + 1, embedding.shape[0])
         with self.timer("tdnn"):
-            x = tdnn_input(emb, vectors, starts, ends, self.tdnn.config.window_centre)
+            x = tdnn_input(embedding, vectors, starts, ends, self.tdnn.config.window_centre)
+            if words is not None:
+                x = word_block(x, words[0], words[1], self.tdnn.config.context)
             return self._tdnn_posteriors([x])[0]
 
     def ctm_words(

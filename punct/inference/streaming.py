@@ -31,7 +31,7 @@ from typing import BinaryIO
 import numpy as np
 
 from punct.am.viterbi import WordSpan
-from punct.inference.inputs import Request
+from punct.inference.inputs import Request, UtteranceError
 from punct.inference.pipeline import Punctuator, Result, pause_segments, render_text
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
@@ -104,6 +104,7 @@ class StreamingPunctuator:
         self.labels: list[str] = []  # their labels
         self.dropped_tokens = 0  # tokens said as no word (a lone mark)
         self._last_token_start = 0.0
+        self._cache_start, self._cache = -1, np.zeros((0, 0), dtype=np.float32)  # see _embedding
         self._request = Request(utt_id, lambda: (np.zeros(0, dtype=np.float32), self.rate), None, utt_id, "<stream>")
 
     @property
@@ -221,18 +222,37 @@ class StreamingPunctuator:
         last = first + len(spans)
         piece = p.stretch_request(self._request, self._samples(f0, f1), 0, f1 - f0, f"{self.utt_id}#{first}")
         feats = p.features([piece])[piece.id]
+        if isinstance(feats, UtteranceError):
+            raise feats
+        embedding = p.stored_embedding(self._embedding(f0, feats))
         with p.timer("bert"):
             words = [s.word for s in spans]
             text = p.text_outputs([Utterance(piece.id, words, [PUNCT4.none] * len(words))])[0]
-        p_tdnn = p.stretch_tdnn(feats, f0, spans, text.vectors)
-        p_bert = text.posteriors[p.head]
+        rows = (max(first, self.emitted) - first, min(last, until) - first)  # the words to give out
+        p_tdnn = p.embedding_tdnn(embedding, f0, spans, text.vectors, rows)
+        p_bert = text.posteriors[p.head][rows[0] : rows[1]]
         p_ens = ensemble(p_tdnn, p_bert, p.alpha)
-        out = []
-        for i in range(max(first, self.emitted), min(last, until)):
-            k = i - first
-            out.append(self._word(i, spans[k], p_tdnn[k], p_bert[k], p_ens[k], final))
+        out = [
+            self._word(first + rows[0] + k, spans[rows[0] + k], p_tdnn[k], p_bert[k], p_ens[k], final)
+            for k in range(rows[1] - rows[0])
+        ]
         self.emitted = max(self.emitted, min(last, until))
         return out
+
+    def _embedding(self, f0: int, feats: np.ndarray) -> np.ndarray:
+        """The AM's layer-12 frames of the stretch starting at frame ``f0`` (``Punctuator.am_embedding`` of its
+        features), computed only where the last call on the same stretch could not know them: a frame whose
+        context (``am.context()``) lay inside the features then and now is the same, since the features of a
+        frame depend on its own samples and the CMVN stats are fixed."""
+        left, right = self.punctuator.am.context()
+        usable = 0
+        if self._cache_start == f0:
+            usable = min(self._cache.shape[0], max(0, feats.shape[0] - right))
+        start = max(0, usable - left)  # from here, frames >= usable have all their left context
+        fresh = self.punctuator.am_embedding(feats[start:])[usable - start :]
+        embedding = np.concatenate([self._cache[:usable], fresh]) if usable else fresh
+        self._cache_start, self._cache = f0, embedding[: max(0, feats.shape[0] - right)]
+        return embedding
 
     def _word(
         self, i: int, span: WordSpan, p_tdnn: np.ndarray, p_bert: np.ndarray, p_ens: np.ndarray, final: bool

@@ -131,8 +131,9 @@ def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatc
     from punct.inference.pipeline import Result
 
     seen = []
-    original = punctuator._am_pass
-    monkeypatch.setattr(punctuator, "_am_pass", lambda feats: seen.append(feats.shape[0]) or original(feats))
+    for name in ("_am_pass", "am_embedding"):  # the alignment's passes, then the stretches' layer 12
+        original = getattr(punctuator, name)
+        monkeypatch.setattr(punctuator, name, lambda feats, f=original: seen.append(feats.shape[0]) or f(feats))
     monkeypatch.setattr(punctuator, "long_form_config", long_form(punctuator, long_form="always"))
     res = list(punctuator.run([from_pair(recipe / "talk.wav", TALK, "talk")]))[0]
     assert isinstance(res, Result), res

@@ -74,28 +74,30 @@ def word_posteriors(
 
 
 def _blocks(x: TdnnInput, block_frames: int, context: int) -> Iterator[TdnnInput]:
-    """``x`` cut into consecutive runs of words whose centres lie within ``block_frames``, each with the frames
-    ``[first centre - context, last centre + context]`` (clipped to the input) and only the word vectors it uses."""
-    num_frames = x.acoustic.shape[0]
+    """``x`` cut into consecutive runs of words whose centres lie within ``block_frames`` (:func:`word_block`)."""
     centres = x.centres.numpy()
     first = 0
     while first < len(centres):
         last = first + 1
         while last < len(centres) and centres[last] < centres[first] + block_frames:
             last += 1
-        lo = max(int(centres[first:last].min()) - context, 0)
-        hi = min(int(centres[first:last].max()) + context + 1, num_frames)
-        index = x.word_index[lo:hi]
-        used = index[index >= 0]
-        w0 = int(used.min()) if used.numel() else 0
-        w1 = int(used.max()) + 1 if used.numel() else 0
-        yield TdnnInput(
-            x.acoustic[lo:hi],
-            x.word_vectors[w0:w1],
-            torch.where(index >= 0, index - w0, index),
-            x.centres[first:last] - lo,
-        )
+        yield word_block(x, first, last, context)
         first = last
+
+
+def word_block(x: TdnnInput, first: int, last: int, context: int) -> TdnnInput:
+    """The input of words ``[first, last)`` alone: the frames ``[first centre - context, last centre + context]``
+    (clipped to the input) and only the word vectors they use.  Its posteriors equal those words' rows of the
+    whole input's: every window sees the same frames, zero padding only where the input itself ends."""
+    num_frames = x.acoustic.shape[0]
+    centres = x.centres[first:last]
+    lo = max(int(centres.min()) - context, 0)
+    hi = min(int(centres.max()) + context + 1, num_frames)
+    index = x.word_index[lo:hi]
+    used = index[index >= 0]
+    w0 = int(used.min()) if used.numel() else 0
+    w1 = int(used.max()) + 1 if used.numel() else 0
+    return TdnnInput(x.acoustic[lo:hi], x.word_vectors[w0:w1], torch.where(index >= 0, index - w0, index), centres - lo)
 
 
 @torch.no_grad()
