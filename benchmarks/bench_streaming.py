@@ -1,7 +1,7 @@
 """Live punctuation (``punctuate --stream``): overall F1 of BERT, the TDNN and the ensemble against the latency,
 on every talk of a trained recipe's dev and test splits, with the compute time per 0.1 s chunk on one thread.
 
-How it is measured: ``punct.results.latency`` (each talk's reference words aligned offline and given as a CTM; the
+How it is measured: ``punct.inference.latency`` (each talk's reference words aligned offline and given as a CTM; the
 audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
 offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and, with
 --readme, the table into the README's ``results:streaming`` region; benchmarks/results/streaming.png plots it
@@ -28,9 +28,9 @@ LATENCIES = (0.3, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict:
     import torch
 
+    from punct.inference.latency import latency_rows
     from punct.inference.pipeline import Punctuator, merged_cmvn
     from punct.inference.talk import load_talks
-    from punct.results.latency import latency_rows
 
     torch.set_num_threads(1)
     stats = recipe_dir / "data" / "fbank" / "cmvn_train.json"

@@ -145,6 +145,10 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
     long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
     long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
+
+
+def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of live captions (``--stream``)."""
     live = parser.add_argument_group("streaming (--stream: live captions, punct.inference.streaming)")
     live.add_argument(
         "--stream",
@@ -219,6 +223,7 @@ def add_speed_arguments(parser: argparse.ArgumentParser) -> None:
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     add_input_arguments(parser)
+    add_stream_arguments(parser)
     add_model_arguments(parser)
     parser.add_argument(
         "--cmvn",

@@ -1,0 +1,88 @@
+"""Overall F1 of live punctuation against its latency (``punct.inference.streaming``) on a recipe's talks
+(``benchmarks/bench_streaming.py`` measures; ``punct.results.latency`` makes the README table).
+
+Each talk of a split is one recording (``punct.inference.talk.ScoredTalk``).  Its words and their times come from
+offline long-form ``punctuate`` aligning the talk's transcript (the reference words, lowercase and without marks: a
+recogniser's output with no errors), written as CTM tokens; the stream then reads the talk's audio 0.1 s at a
+time with those tokens and fixed CMVN stats (the recipe's training stats).  Latency ``inf`` is offline
+``punctuate`` with the same CTM and stats (every word punctuated from its complete stretch).  F1 is pooled over the
+talks' words (the segments' reference marks), for BERT, the TDNN and the ensemble.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from punct.inference.pipeline import Punctuator
+from punct.inference.streaming import StreamingPunctuator, run_stream, wav_chunks
+from punct.inference.talk import ScoredTalk, overall_f1, whole_talk
+from punct.labels import PUNCT4, TimedWord
+from punct.text.normalize import NormalizeConfig, normalize
+
+MODELS = ("BERT", "TDNN", "ensemble")
+CHUNK_SECONDS = 0.1
+
+
+def talk_tokens(punctuator: Punctuator, talk: ScoredTalk) -> list[TimedWord]:
+    """The talk's reference words with the times offline long-form ``punctuate`` aligned them to."""
+    result = whole_talk(punctuator, talk)
+    hop = punctuator.frame_shift
+    return [TimedWord(w, s * hop, e * hop) for w, (s, e) in zip(result.words, result.spans)]
+
+
+def reference(talk: ScoredTalk, config: NormalizeConfig) -> tuple[list[str], list[int]]:
+    """The talk's words and reference class ids: its segments' texts in time order, normalised as now."""
+    said = [normalize(sup.text, config) for sup in talk.segments]
+    return [w for n in said for w in n.words], [c for n in said for c in PUNCT4.encode(n.labels)]
+
+
+def stream_talk(punctuator: Punctuator, talk: ScoredTalk, tokens: Sequence[TimedWord], latency: float) -> dict:
+    """One talk streamed at ``latency``: per model the predicted class ids, the share of final words, the RTF."""
+    streamer = StreamingPunctuator(punctuator, latency, talk.id)
+    chunk = int(round(CHUNK_SECONDS * streamer.rate))
+    words, stats = run_stream(streamer, wav_chunks(talk.audio_path, chunk, streamer.rate), tokens)
+    ref_words, _ = reference(talk, punctuator.normalize_config)
+    if [w.word for w in words] != ref_words:
+        raise RuntimeError(f"{talk.id}: the streamed words differ from the reference words")
+    return {
+        "predicted": {
+            "BERT": [int(w.p_bert.argmax()) for w in words],
+            "TDNN": [int(w.p_tdnn.argmax()) for w in words],
+            "ensemble": [int(w.p_ensemble.argmax()) for w in words],
+        },
+        "final": int(sum(w.final for w in words)),
+        "wait_seconds": [w.emitted_at - w.span[1] * punctuator.frame_shift for w in words],
+        **stats.summary(),
+    }
+
+
+def latency_rows(
+    punctuator: Punctuator, talks: Sequence[ScoredTalk], latencies: Sequence[float], log=print
+) -> list[dict]:
+    """One row per latency: pooled overall F1 (%) per model over ``talks``, words, share final, waits, RTF."""
+    tokens = {t.id: talk_tokens(punctuator, t) for t in talks}
+    refs = [c for t in talks for c in reference(t, punctuator.normalize_config)[1]]
+    rows = []
+    for latency in latencies:
+        runs = [stream_talk(punctuator, t, tokens[t.id], latency) for t in talks]
+        f1 = {m: overall_f1(refs, [c for r in runs for c in r["predicted"][m]]) for m in MODELS}
+        waits = np.array([w for r in runs for w in r["wait_seconds"]])
+        audio = sum(r["audio_seconds"] for r in runs)
+        row = {
+            "latency": "inf" if math.isinf(latency) else latency,
+            "talks": len(talks),
+            "words": len(refs),
+            "f1": f1,
+            "final_share": sum(r["final"] for r in runs) / max(1, len(refs)),
+            "wait_median": float(np.median(waits)),
+            "wait_max": float(waits.max()),
+            "rtf": sum(r["rtf"] * r["audio_seconds"] for r in runs) / max(audio, 1e-9),
+            "rtf_cpu": sum(r["rtf_cpu"] * r["audio_seconds"] for r in runs) / max(audio, 1e-9),
+            "rtf_cpu_chunk_p95": max(r["rtf_cpu_chunk_p95"] for r in runs),
+        }
+        log(f"latency {row['latency']}: {row}")
+        rows.append(row)
+    return rows
