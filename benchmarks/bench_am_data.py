@@ -17,11 +17,11 @@ rows can be added by running again with more ``--hours``.
       --config egs/parczech/conf/am_mini.yaml --init-config egs/parczech/conf/am_mini_init.yaml \\
       --init /work/runs/mustc_seed1/exp/am/best-valid-loss.pt --init-name "from the English mini AM" \\
       --hours 0.1 0.25 0.5 all --work-dir /work/h38_runs/am_data/czech --out egs/parczech/RESULTS/am_data.json
-  python benchmarks/bench_am_data.py --render-only --out egs/parczech/RESULTS/am_data.json \\
-      --readme egs/parczech/README.md --region am_data --names czech
+  python -m punct.bin.results_table --regions egs/parczech/RESULTS/regions.yaml   # the README table from the JSON
 
-Writes (updates) the corpus's entry of ``--out`` (default benchmarks/results/am_data.json) after every run; with
-``--readme`` rewrites the ``results:<region>`` part of that README from the JSON.
+Writes (updates) the corpus's entry of ``--out`` (default benchmarks/results/am_data.json) after every run, and
+prints the table; ``--render-only`` prints the table of ``--out`` and trains nothing.  The README regions are
+generated from the committed JSON by ``punct.bin.results_table --regions`` (``RESULTS/regions.yaml`` of the recipe).
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ from punct.am.train import AmConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import accumulate_cmvn, cuts_path
 from punct.results.am_data import ALL, KIND, hours_label, nested_subsets, render_tables
-from punct.results.regions import replace_region
 from punct.utils.atomic import atomic_write_text
 from punct.utils.config import load_config
 
@@ -77,10 +76,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=42, help="seed of every training (egs/parczech's default)")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bench_am_data"), help="subsets and AM folders")
     parser.add_argument("--out", type=Path, default=common.RESULTS / "am_data.json", help="the JSON to update")
-    parser.add_argument("--render-only", action="store_true", help="train nothing: only rewrite --readme from --out")
-    parser.add_argument("--readme", type=Path, default=None, help="a README whose results:<region> part is rewritten")
-    parser.add_argument("--region", default="am_data", help="the README region's name")
-    parser.add_argument("--names", nargs="*", default=None, help="the corpora of the region (default: all)")
+    parser.add_argument("--render-only", action="store_true", help="train nothing: print the table of --out")
     return parser
 
 
@@ -239,12 +235,7 @@ def run_corpus(args) -> dict:
 
 
 def render(args) -> None:
-    data = json.loads(args.out.read_text(encoding="utf-8"))
-    print(render_tables(data, args.names))
-    if args.readme is not None:
-        text = args.readme.read_text(encoding="utf-8")
-        atomic_write_text(args.readme, replace_region(text, args.region, render_tables(data, args.names), args.readme))
-        print(f"rewrote the results:{args.region} region of {args.readme}")
+    print(render_tables(json.loads(args.out.read_text(encoding="utf-8"))))
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """How much speech the acoustic model needs: nested training subsets by hours, and the README table of their dev
-WERs (``benchmarks/bench_am_data.py`` trains and scores; this module draws the subsets and renders its JSON).
+WERs (``benchmarks/bench_am_data.py`` trains and scores; this module draws the subsets and renders its JSON, which
+``punct.bin.results_table --regions`` puts into the READMEs: ``egs/*/RESULTS/regions.yaml``).
 
 The JSON (``egs/parczech/RESULTS/am_data.json``; WER in percent, times in seconds)::
 
