@@ -72,6 +72,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--init-config", type=Path, default=None, help="the AM config of training from --init")
     parser.add_argument("--init-name", default="from a trained AM", help="the column of the --init runs")
     parser.add_argument("--hours", nargs="+", default=["0.1", "0.25", "0.5", "all"], help="subset sizes (h, or all)")
+    parser.add_argument(
+        "--init-hours", nargs="*", default=None, help="the subsets trained from --init too (default: every --hours)"
+    )
     parser.add_argument("--subset-seed", type=int, default=0, help="seed of the utterance order the subsets share")
     parser.add_argument("--seed", type=int, default=42, help="seed of every training (egs/parczech's default)")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/bench_am_data"), help="subsets and AM folders")
@@ -178,6 +181,7 @@ def one_run(args, init_name: str, hours, subset: dict, data_dir: Path) -> dict:
         "config": _relative(config),
         "num_epochs": load_config(AmConfig, config).num_epochs,
         "init_checkpoint": str(init) if init else None,
+        "commit": _commit(),
         **result,
         "stamp": stamp,
     }
@@ -213,6 +217,7 @@ def run_corpus(args) -> dict:
     hours = [ALL if h == "all" else float(h) for h in args.hours]
     subsets = nested_subsets([(c.id, c.duration) for c in train], hours, args.subset_seed)
     inits = [SCRATCH] + ([args.init_name] if args.init else [])
+    init_hours = hours if args.init_hours is None else [ALL if h == "all" else float(h) for h in args.init_hours]
     corpus = {
         "name": args.name,
         "title": args.title or args.name,
@@ -229,7 +234,7 @@ def run_corpus(args) -> dict:
     for h in hours:
         data_dir = args.work_dir / f"data_{hours_label(h, 0).split()[0]}"
         subset = write_subset(args.fbank_dir, base, args.prefix, subsets[h], data_dir)
-        for init_name in inits:
+        for init_name in inits if h in init_hours else [SCRATCH]:
             corpus["runs"].append(one_run(args, init_name, h, subset, data_dir))
             save(args, corpus)
     return corpus
