@@ -84,12 +84,13 @@ def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
         if names is not None and corpus["name"] not in names:
             continue
         configs = sorted({f"`{run['config']}` ({run['num_epochs']} epochs)" for run in corpus["runs"]})
-        minutes = sum(run["wall_seconds"] for run in corpus["runs"]) / 60
+        wall = sum(run["wall_seconds"] for run in corpus["runs"]) / 60
+        cpu = sum(run.get("cpu_seconds", 0.0) for run in corpus["runs"]) / 60
         parts.append(
             f"{corpus['title']}: greedy dev WER (%) on {corpus['dev']['cuts']} dev utterances "
             f"({corpus['dev']['hours']:.2f} h); {', '.join(configs)}.\n\n"
             + render_corpus(corpus)
-            + f"\nMeasured by `{corpus['command']}` at {corpus['commit']} ({minutes:.0f} min of training and "
-            f"decoding on one torch thread, {corpus['machine']['cpu']}).\n"
+            + f"\nMeasured by `{corpus['command']}` at {corpus['commit']} (training and decoding: {wall:.0f} min wall, "
+            f"{cpu:.0f} min CPU, one torch thread, {corpus['machine']['cpu']}).\n"
         )
     return "\n".join(parts)

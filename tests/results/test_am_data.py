@@ -36,6 +36,7 @@ def _run(init, hours, wer, held=0.1):
         "config": "conf/am.yaml",
         "num_epochs": 12,
         "wall_seconds": 60.0,
+        "cpu_seconds": 40.0,
     }
 
 
@@ -60,7 +61,7 @@ def test_table_has_a_row_per_subset_and_a_column_per_init(tmp_path):
     assert "| training speech | utterances | dev WER, from scratch | dev WER, from an AM |" in text
     assert "| 0.1 h | 50 | 100.0 | 80.2 |" in text
     assert "| all (1.00 h) | 50 | 60.0 |  |" in text  # a cell not measured stays empty
-    assert "54 dev utterances (0.11 h)" in text and "at abc1234 (3 min" in text
+    assert "54 dev utterances (0.11 h)" in text and "at abc1234 (training and decoding: 3 min wall, 2 min CPU" in text
     assert render_tables({"kind": KIND, "corpora": [_corpus()]}, names=["english"]) == ""
     path = tmp_path / "am_data.json"
     path.write_text(json.dumps({"kind": KIND, "corpora": [_corpus()]}))
