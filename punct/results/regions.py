@@ -1,5 +1,6 @@
 """README regions generated from results.json, never typed: the tables of runs of either kind (egs/mustc stage 8,
-:mod:`punct.results.mustc`; egs/parczech stage 6, :mod:`punct.results.itn`; each results.json tells its kind), the
+:mod:`punct.results.mustc`; egs/parczech stage 6, :mod:`punct.results.itn`; each results.json tells its kind) or of
+``benchmarks/bench_am_data.py`` (AM dev WER by training hours, :mod:`punct.results.am_data`), the
 part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
 recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked).
 """
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from punct.results import itn, mustc
+from punct.results import am_data, itn, mustc
 from punct.utils.atomic import atomic_write_text
 
 
@@ -45,14 +46,16 @@ def region_content(text: str, name: str, where: str = "README") -> str:
 
 
 def results_kind(path: Path) -> str:
-    """The kind of a results.json, from its content: itn (egs/parczech stage 6) or ensemble (egs/mustc stage 8)."""
+    """The kind of a results.json, from its content: itn (egs/parczech stage 6), ensemble (egs/mustc stage 8) or
+    am_data (benchmarks/bench_am_data.py)."""
     results = json.loads(path.read_text(encoding="utf-8"))
-    if results.get("kind") == itn.KIND:
-        return itn.KIND
+    if results.get("kind") in (itn.KIND, am_data.KIND):
+        return results["kind"]
     if "systems" in results:
         return mustc.KIND
     raise ValueError(
-        f"{path}: neither egs/mustc stage-8 results (with systems) nor egs/parczech stage-6 results (kind {itn.KIND!r})"
+        f"{path}: neither egs/mustc stage-8 results (with systems), egs/parczech stage-6 results (kind {itn.KIND!r}) "
+        f"nor bench_am_data.py's (kind {am_data.KIND!r})"
     )
 
 
@@ -61,6 +64,9 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
     kinds = sorted({results_kind(path) for path in paths})
     if len(kinds) > 1:
         raise ValueError(f"results of several kinds ({', '.join(kinds)}): one table per recipe")
+    if kinds[0] == am_data.KIND:
+        corpora = [corpus for path in paths for corpus in json.loads(path.read_text(encoding="utf-8"))["corpora"]]
+        return kinds[0], am_data.render_tables({"kind": am_data.KIND, "corpora": corpora}), {}
     if kinds[0] == itn.KIND:
         runs = [itn.read_itn_run(path, split) for path in paths]
         tables = itn.render_itn_tables(runs) + "\n" + itn.itn_caption(runs, command)
