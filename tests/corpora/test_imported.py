@@ -108,7 +108,7 @@ def test_kaldi_data_dirs_with_segments(kaldi_dirs, tmp_path):
     assert manifests["train"]["recordings"]["talk2"].sampling_rate == 16000  # 22.05 kHz resampled
     # a transcript without a segment and a segment without a transcript are counted skips
     assert dict(stats["train"].skipped) == {"no_audio": 1, "no_transcript": 1}
-    assert stats["train"].segments == 5 and stats["dev"].segments == 2 and stats["test"].segments == 2
+    assert stats["train"].segments == 6 and stats["dev"].segments == 2 and stats["test"].segments == 2
 
 
 def test_kaldi_errors_name_the_file_and_line(kaldi_dirs, tmp_path):

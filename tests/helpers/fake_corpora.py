@@ -71,7 +71,8 @@ def prepared_libritts(tmp: Path) -> Path:
 KALDI_TALKS = {
     "train": [
         ("talk1", "anna", 16000, ["Good morning, everyone.", "Today we talk about rivers.", "Are you ready?"]),
-        ("talk2", "ben", 22050, ["Rivers are long, and often wide.", "They flow to the sea."]),
+        # every letter of dev and test is said in train too ("q"), or stage 3 could not align them
+        ("talk2", "ben", 22050, ["Rivers are long, and often wide.", "They flow to the sea.", "Quiet questions?"]),
     ],
     "dev": [("talk3", "cora", 16000, ["What is a delta?", "It is where a river, slowly, meets the sea."])],
     "test": [("talk4", "dan", 16000, ["Thank you, all of you.", "Any questions?"])],
