@@ -3,13 +3,13 @@ on every talk of a trained recipe's dev and test splits, with the compute time p
 
 How it is measured: ``punct.inference.latency`` (each talk's reference words aligned offline and given as a CTM; the
 audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
-offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and, with
---readme, the table into the README's ``results:streaming`` region; benchmarks/results/streaming.png plots it
-(``--from-json`` redoes only the table and the plot).
+offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and its committed
+copy --results-dir/streaming.json (egs/mustc/RESULTS), the plot --results-dir/streaming.png and, with --readme, the
+table into the README's ``results:streaming`` region (``--from-json`` redoes only the table and the plot).
 
   . ./path.sh
   python benchmarks/bench_streaming.py --recipe-dir /work/runs/mustc_seed1 --readme egs/mustc/local/README.md
-  python benchmarks/bench_streaming.py --from-json benchmarks/results/streaming.json --readme egs/mustc/local/README.md
+  python benchmarks/bench_streaming.py --from-json egs/mustc/RESULTS/streaming.json --readme egs/mustc/local/README.md
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 import time
 from pathlib import Path
 
-from common import RESULTS, machine, print_table, write_json
+from common import REPO, machine, print_table, write_json
 
 LATENCIES = (0.3, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 
@@ -50,6 +50,9 @@ def main() -> None:
     parser.add_argument("--latencies", type=float, nargs="+", default=list(LATENCIES), help="seconds; inf: offline")
     parser.add_argument("--from-json", type=Path, default=None, help="only render this results file's table")
     parser.add_argument("--readme", type=Path, default=None, help="write the table into its results:streaming region")
+    parser.add_argument(
+        "--results-dir", type=Path, default=REPO / "egs/mustc/RESULTS", help="committed copy of the JSON, and the plot"
+    )
     args = parser.parse_args()
     from punct.results.latency import markdown_table
     from punct.results.plots import plot_f1_vs_latency
@@ -61,6 +64,8 @@ def main() -> None:
         result = measure(args.recipe_dir, args.splits, args.latencies)
         result["command"] = f"python benchmarks/bench_streaming.py --recipe-dir {args.recipe_dir}"
         write_json("streaming", result)
+        args.results_dir.mkdir(parents=True, exist_ok=True)
+        (args.results_dir / "streaming.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     else:
         raise SystemExit("give --recipe-dir (measure) or --from-json (render)")
     rows = [
@@ -69,7 +74,7 @@ def main() -> None:
         for row in split_rows
     ]
     print_table("overall F1 (%) against latency", ["split", "latency s", "BERT", "TDNN", "ensemble", "final"], rows)
-    plot_f1_vs_latency(result, RESULTS / "streaming.png")
+    plot_f1_vs_latency(result, args.results_dir / "streaming.png")
     if args.readme is not None:
         text = args.readme.read_text(encoding="utf-8")
         args.readme.write_text(replace_region(text, "streaming", markdown_table(result), str(args.readme)))

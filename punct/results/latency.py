@@ -1,11 +1,11 @@
-"""The README table of live punctuation's F1 against latency (``benchmarks/results/streaming.json``, measured by
+"""The README table of live punctuation's F1 against latency (``egs/mustc/RESULTS/streaming.json``, measured by
 ``benchmarks/bench_streaming.py`` with ``punct.inference.latency``)."""
 
 from __future__ import annotations
 
 
 def markdown_table(results: dict) -> str:
-    """The README table of ``benchmarks/results/streaming.json``: one block of rows per split."""
+    """The README table of ``egs/mustc/RESULTS/streaming.json``: one block of rows per split."""
     lines = [
         "| split | latency (s) | BERT F1 | TDNN F1 | ensemble F1 | words final | median wait (s) | max wait (s) "
         "| RTF (CPU) | RTF p95 per chunk (CPU) |",

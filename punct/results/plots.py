@@ -154,7 +154,7 @@ def plot_itn_model(
 
 def plot_f1_vs_latency(results: dict, path: Path) -> None:
     """Overall F1 of BERT, the TDNN and the ensemble against the latency of live punctuation, one panel per split;
-    offline (latency inf) drawn as a dotted line (``benchmarks/results/streaming.json``)."""
+    offline (latency inf) drawn as a dotted line (``egs/mustc/RESULTS/streaming.json``)."""
     plt = _pyplot()
     splits = list(results["splits"])
     fig, axes = plt.subplots(1, len(splits), figsize=(5 * len(splits), 3.8), squeeze=False)
