@@ -55,7 +55,8 @@ resolve_device() {
 stage_cmd() {
   local device=$1 cpu_cmd=$2 ngpu=${3:-1}
   if [ "$device" = cuda ]; then
-    echo "$cuda_cmd --gpu $ngpu"
+    # cmd.sh's $cuda_cmd asks for one GPU of its own ("--gpu 1"); the stage's count replaces it
+    echo "$(sed -E 's/ --gpu[ =][0-9]+//g' <<< "$cuda_cmd") --gpu $ngpu"
   else
     echo "$cpu_cmd"
   fi

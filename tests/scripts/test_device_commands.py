@@ -80,7 +80,7 @@ def test_stage_commands_and_launcher():
     }
     assert (
         _device_sh('network_commands cuda 2; echo "$device|$train_net_cmd|$decode_net_cmd"', env)
-        == "cuda|utils/slurm.pl --gpu 1 --mem 16G --gpu 2|utils/slurm.pl --gpu 1 --mem 16G --gpu 1"
+        == "cuda|utils/slurm.pl --mem 16G --gpu 2|utils/slurm.pl --mem 16G --gpu 1"
     )
     assert (
         _device_sh('network_commands auto 1; echo "$device|$train_net_cmd|$decode_net_cmd"', env)
