@@ -27,6 +27,8 @@ def machine() -> dict:
     """CPU, load and library versions, recorded with every result."""
     import torch
 
+    from punct.inference.precision import cpu_flags, cpu_kind
+
     load = os.getloadavg()
     cpu = "unknown"
     try:
@@ -38,6 +40,7 @@ def machine() -> dict:
         pass
     return {
         "cpu": cpu,
+        "cpu_kind": cpu_kind(cpu_flags()),  # AMX / AVX512-BF16 / VNNI: what a speed claim depends on
         "cores": os.cpu_count(),
         "load_1_5_15": [round(x, 2) for x in load],
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),

@@ -17,6 +17,7 @@ device=cpu              # auto, cpu or cuda (auto: cuda when the backend offers 
 num_threads=1           # torch threads per job
 quantize=false          # dynamic int8 quantisation of BERT's Linear layers
 bert_bf16=false         # BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, GPUs)
+bert_precision=float32  # float32 (exact), bf16, or fastest: the faster of the two as measured at start-up
 vectorised_features=false  # NumPy MFCC instead of stage 1's kaldi-native-fbank (faster; equal to 1e-3, not bit-identical)
 backend=torch           # onnx: AM + TDNN in ONNX Runtime from <recipe-dir>/exp/onnx (python -m punct.bin.export_onnx)
 onnx_precision=int8     # with backend=onnx: int8 or float32
@@ -36,7 +37,7 @@ if [ $# -ne 2 ]; then
   echo "  <data-dir> holds wav.scp and text (optionally segments and utt2spk), Kaldi style."
   echo "e.g.: $0 --nj 2 --cmd \"\$decode_cmd\" data/new exp/punctuate/new"
   echo "Main options: --nj N, --cmd CMD, --device cpu|cuda|auto, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true,"
-  echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true,"
+  echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true, --bert-precision fastest,"
   echo "  --long-form auto|always|never [--long-form-above 120] (a whole recording with its whole transcript),"
   echo "  --ctm FILE (an external recogniser's words and times instead of <data-dir>/text)"
   exit 1
@@ -73,6 +74,7 @@ opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transc
 [ -n "$alpha" ] && opts+=(--alpha $alpha)
 $quantize && opts+=(--quantize)
 $bert_bf16 && opts+=(--bert-bf16)
+[ "$bert_precision" != float32 ] && opts+=(--bert-precision $bert_precision)
 $vectorised_features && opts+=(--vectorised-features)
 [ "$backend" = onnx ] && opts+=(--backend onnx --onnx-precision $onnx_precision)
 

@@ -69,6 +69,7 @@ import torch
 from punct.am.ctm import read_ctm
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn, recipe_paths
+from punct.inference.precision import PRECISIONS, set_bert_precision
 from punct.inference.streaming import (
     LinePrinter,
     StreamingPunctuator,
@@ -195,8 +196,13 @@ def add_speed_arguments(parser: argparse.ArgumentParser) -> None:
         help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert); CPU only",
     )
     parser.add_argument(
-        "--bert-bf16", action="store_true", help="BERT under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or GPUs)"
+        "--bert-precision",
+        choices=PRECISIONS,
+        default="float32",
+        help="BERT in float32 (the recipe's, exact), under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or "
+        "GPUs), or the faster of the two as measured here at start-up (punct.inference.precision)",
     )
+    parser.add_argument("--bert-bf16", action="store_true", help="the same as --bert-precision bf16")
     parser.add_argument(
         "--vectorised-features",
         action="store_true",
@@ -309,6 +315,14 @@ def speaker_share(requests: list, job: int, nj: int) -> list:
 def inference_device(args: argparse.Namespace) -> torch.device:
     """``--device`` resolved; ``--quantize`` is refused off the CPU before any model is read."""
     device = resolve_device(args.device)
+    if args.bert_bf16 and args.bert_precision not in ("float32", "bf16"):
+        raise ValueError(f"--bert-bf16 and --bert-precision {args.bert_precision}: give one of them")
+    if (
+        args.quantize is not None
+        and "bert" in (args.quantize or ("bert",))
+        and (args.bert_bf16 or args.bert_precision != "float32")
+    ):
+        raise ValueError("--quantize bert runs BERT in int8: it does not go with --bert-bf16 / --bert-precision")
     if args.quantize is not None and device.type != "cpu":
         raise ValueError(
             f"--quantize: dynamic int8 quantisation runs on the CPU only, but --device {args.device} "
@@ -332,7 +346,6 @@ def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuat
         max_length=args.max_length,
         context=args.context,
         global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn),
-        bert_bf16=args.bert_bf16,
         vectorised_features=args.vectorised_features,
         long_form_config=LongFormConfig(
             long_form=args.long_form,
@@ -343,6 +356,7 @@ def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuat
     )
     if args.quantize is not None:
         punctuator.quantize(args.quantize or ("bert",))
+    set_bert_precision(punctuator, "bf16" if args.bert_bf16 else args.bert_precision)
     if args.backend == "onnx":
         paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)
         punctuator.use_onnx(

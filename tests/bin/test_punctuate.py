@@ -40,3 +40,22 @@ def test_cli_refuses_quantize_on_cuda_before_reading_models(tmp_path, monkeypatc
     monkeypatch.setattr(punctuate, "resolve_device", lambda name: torch.device("cpu"))
     with pytest.raises(AssertionError, match="models were read"):  # on the CPU the run goes on to the models
         punctuate.main(argv)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--bert-bf16", "--bert-precision", "fastest"], "give one of them"),
+        (["--quantize", "--bert-precision", "bf16"], "--quantize bert runs BERT in int8"),
+        (["--quantize", "bert", "--bert-bf16"], "--quantize bert runs BERT in int8"),
+    ],
+)
+def test_cli_refuses_two_bert_precisions_before_reading_models(tmp_path, monkeypatch, options, message):
+    def no_models(*args, **kwargs):
+        raise AssertionError("the models were read before the BERT precision options were checked")
+
+    monkeypatch.setattr(punctuate.Punctuator, "from_recipe", no_models)
+    (tmp_path / "u.wav").touch()
+    argv = ["--wav", str(tmp_path / "u.wav"), "--transcript", "hello", "--out-dir", str(tmp_path / "out"), *options]
+    with pytest.raises(ValueError, match=message):
+        punctuate.main(argv)

@@ -1,0 +1,114 @@
+"""BERT's precision on this machine: ``punctuate --bert-precision float32|bf16|fastest``.
+
+Whether bfloat16 pays depends on the CPU, not only on whether it has bf16 instructions: with AMX it is about twice
+as fast as float32; on an AMD EPYC with AVX512-BF16 (no AMX) it was 1.6-1.9x faster; on an Intel Xeon with
+AVX512-BF16 and no AMX it was slower (benchmarks/README.md, "BERT's precision per CPU kind").  So ``fastest``
+measures: it runs the same text through :meth:`Punctuator.text_outputs` in both precisions and keeps bf16 only where
+it is clearly faster.  float32 stays the default, since it is what the recipe's stages computed and scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from punct.labels import PUNCT4
+from punct.models.text.data import Utterance
+from punct.utils.device import has_native_bf16
+
+PRECISIONS = ("float32", "bf16", "fastest")
+# bf16 is kept only when it takes at most this share of float32's time: a near tie stays exact
+BF16_MAX_TIME_SHARE = 0.9
+PROBE_TEXT = "so we decided to measure how long the model takes on a few hundred words of ordinary text"
+
+
+def cpu_flags(cpuinfo: str | None = None) -> set[str]:
+    """The instruction-set flags of the first processor in ``/proc/cpuinfo`` (empty where there is none)."""
+    if cpuinfo is None:
+        path = Path("/proc/cpuinfo")
+        cpuinfo = path.read_text() if path.exists() else ""
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def cpu_kind(flags: set[str]) -> str:
+    """What of the CPU decides BERT's precision: AMX, AVX512-BF16 without AMX, or neither (and VNNI for int8)."""
+    if "amx_bf16" in flags:
+        kind = "AMX"
+    elif "avx512_bf16" in flags:
+        kind = "AVX512-BF16, no AMX"
+    else:
+        kind = "no bf16 instructions"
+    vnni = "avx512_vnni" in flags or "avx_vnni" in flags
+    return f"{kind}, {'VNNI' if vnni else 'no VNNI'}"
+
+
+@dataclass(frozen=True)
+class PrecisionChoice:
+    precision: str  # float32 or bf16
+    float32_seconds: float  # CPU seconds of the probe (0: not measured)
+    bf16_seconds: float
+    reason: str
+
+
+def probe_utterances(num_words: int = 300) -> list[Utterance]:
+    """A few hundred words of plain text: the probe both precisions run on."""
+    text = PROBE_TEXT.split()
+    words = [text[i % len(text)] for i in range(num_words)]
+    return [Utterance("precision-probe", words, [PUNCT4.none] * num_words)]
+
+
+def probe_seconds(punctuator, bf16: bool, repeats: int = 3) -> float:
+    """Smallest CPU time of ``punctuator.text_outputs`` on the probe text, with BERT in bf16 or float32."""
+    utterances = probe_utterances()
+    saved = punctuator.bert_bf16
+    punctuator.bert_bf16 = bf16
+    try:
+        punctuator.text_outputs(utterances)  # warm-up: first-call allocations and kernel choices
+        times = []
+        for _ in range(repeats):
+            start = time.process_time()
+            punctuator.text_outputs(utterances)
+            times.append(time.process_time() - start)
+    finally:
+        punctuator.bert_bf16 = saved
+    return min(times)
+
+
+def fastest_bert_precision(punctuator, measure=probe_seconds) -> PrecisionChoice:
+    """float32 or bf16, whichever runs BERT faster here (bf16 only where the device computes it natively)."""
+    if not has_native_bf16(punctuator.device):
+        return PrecisionChoice("float32", 0.0, 0.0, f"{punctuator.device} has no native bfloat16")
+    float32_seconds = measure(punctuator, bf16=False)
+    bf16_seconds = measure(punctuator, bf16=True)
+    faster = bf16_seconds <= BF16_MAX_TIME_SHARE * float32_seconds
+    return PrecisionChoice(
+        "bf16" if faster else "float32",
+        float32_seconds,
+        bf16_seconds,
+        f"probe: float32 {float32_seconds:.3f} s, bf16 {bf16_seconds:.3f} s CPU",
+    )
+
+
+def set_bert_precision(punctuator, precision: str) -> PrecisionChoice:
+    """Sets ``punctuator``'s BERT precision (``PRECISIONS``) and says what was chosen and why."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown BERT precision {precision!r} (one of {', '.join(PRECISIONS)})")
+    if precision == "fastest":
+        choice = fastest_bert_precision(punctuator)
+    else:
+        choice = PrecisionChoice(precision, 0.0, 0.0, "asked for")
+    if choice.precision == "bf16":
+        from punct.inference.pipeline import check_bf16
+
+        check_bf16(punctuator.device)
+    punctuator.bert_bf16 = choice.precision == "bf16"
+    if punctuator.device.type == "cpu":
+        logging.info("BERT in %s (%s; CPU: %s)", choice.precision, choice.reason, cpu_kind(cpu_flags()))
+    else:
+        logging.info("BERT in %s (%s)", choice.precision, choice.reason)
+    return choice
