@@ -57,6 +57,43 @@ def run(module, *args):
     importlib.import_module(module).main([str(a) for a in args])
 
 
+def train_args(root, *extra) -> list[str]:
+    """punct.bin.train_bert's options over the module's tiny encoder, config and manifests, then ``extra``."""
+    return [
+        "--config",
+        str(root / "bert_tiny.yaml"),
+        "--bert-model",
+        str(root / "tiny-bert"),
+        "--train",
+        str(root / "sups_train.jsonl.gz"),
+        "--dev",
+        str(root / "sups_dev.jsonl.gz"),
+        "--device",
+        "cpu",
+        *map(str, extra),
+    ]
+
+
+def dump(model_dir, supervisions, out_dir, job: int = 1, nj: int = 1, *extra) -> None:
+    """punct.bin.dump_bert of job ``job`` of ``nj`` on the CPU, with ``extra`` options."""
+    run(
+        "punct.bin.dump_bert",
+        "--model-dir",
+        str(model_dir),
+        "--supervisions",
+        str(supervisions),
+        "--out-dir",
+        str(out_dir),
+        "--job",
+        str(job),
+        "--nj",
+        str(nj),
+        "--device",
+        "cpu",
+        *map(str, extra),
+    )
+
+
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("bert")
@@ -78,27 +115,7 @@ def setup(tmp_path_factory):
 def test_train_losses(setup, loss):
     root = setup
     exp = root / f"exp_{loss}"
-    run(
-        "punct.bin.train_bert",
-        "--config",
-        str(root / "bert_tiny.yaml"),
-        "--bert-model",
-        str(root / "tiny-bert"),
-        "--train",
-        str(root / "sups_train.jsonl.gz"),
-        "--dev",
-        str(root / "sups_dev.jsonl.gz"),
-        "--exp-dir",
-        str(exp),
-        "--loss",
-        loss,
-        "--num-epochs",
-        "2",
-        "--device",
-        "cpu",
-        "--seed",
-        "7",
-    )
+    run("punct.bin.train_bert", *train_args(root, "--exp-dir", exp, "--loss", loss, "--num-epochs", 2, "--seed", 7))
     assert (exp / ".done").exists()
     assert (exp / "epoch-2.pt").exists() and not (exp / "epoch-1.pt").exists()  # keep_last_epochs: 1
     history = json.loads((exp / "history.json").read_text())
@@ -113,22 +130,7 @@ def test_train_losses(setup, loss):
 def test_train_resume_dump_and_score(setup, capfd):
     root = setup
     exp = root / "exp"
-    common = [
-        "--config",
-        str(root / "bert_tiny.yaml"),
-        "--bert-model",
-        str(root / "tiny-bert"),
-        "--train",
-        str(root / "sups_train.jsonl.gz"),
-        "--dev",
-        str(root / "sups_dev.jsonl.gz"),
-        "--exp-dir",
-        str(exp),
-        "--device",
-        "cpu",
-        "--loss",
-        "ce",
-    ]
+    common = train_args(root, "--exp-dir", exp, "--loss", "ce")
     run("punct.bin.train_bert", *common, "--num-epochs", "2")
     (exp / ".done").unlink()
     run("punct.bin.train_bert", *common, "--resume")  # config: 3 epochs -> one more
@@ -142,43 +144,11 @@ def test_train_resume_dump_and_score(setup, capfd):
     model_dir = exp / "best-valid-f1"
     out = root / "emb_bert" / "test"
     for job in (1, 2):
-        run(
-            "punct.bin.dump_bert",
-            "--model-dir",
-            str(model_dir),
-            "--supervisions",
-            str(root / "sups_test.jsonl.gz"),
-            "--out-dir",
-            str(out),
-            "--max-length",
-            "16",
-            "--context",
-            "3",
-            "--job",
-            str(job),
-            "--nj",
-            "2",
-            "--device",
-            "cpu",
-        )
+        dump(model_dir, root / "sups_test.jsonl.gz", out, job, 2, "--max-length", 16, "--context", 3)
     for name in ("vec", "post"):
         assert merge_scps([out / f"{name}.1.scp", out / f"{name}.2.scp"], out / f"{name}.scp") == 15
     capfd.readouterr()
-    run(
-        "punct.bin.dump_bert",
-        "--model-dir",
-        str(model_dir),
-        "--supervisions",
-        str(root / "sups_test.jsonl.gz"),
-        "--out-dir",
-        str(out),
-        "--job",
-        "1",
-        "--nj",
-        "2",
-        "--device",
-        "cpu",
-    )
+    dump(model_dir, root / "sups_test.jsonl.gz", out, 1, 2)
     assert "skipping" in capfd.readouterr().err
 
     from lhotse import SupervisionSet
@@ -205,24 +175,16 @@ def test_train_resume_dump_and_score(setup, capfd):
     # --word-vectors pretrained: the vectors of the encoder before fine-tuning, the fine-tuned posteriors
     assert model.base_encoder == str((root / "tiny-bert").resolve())
     pre = root / "emb_bert_pretrained" / "test"
-    run(
-        "punct.bin.dump_bert",
-        "--model-dir",
-        str(model_dir),
-        "--supervisions",
-        str(root / "sups_test.jsonl.gz"),
-        "--out-dir",
-        str(pre),
+    dump(
+        model_dir,
+        root / "sups_test.jsonl.gz",
+        pre,
+        1,
+        1,
         "--max-length",
-        "16",
+        16,
         "--context",
-        "3",
-        "--job",
-        "1",
-        "--nj",
-        "1",
-        "--device",
-        "cpu",
+        3,
         "--word-vectors",
         "pretrained",
     )
@@ -241,23 +203,7 @@ def test_train_resume_dump_and_score(setup, capfd):
     del saved["base_encoder"]  # a folder saved before the base encoder was recorded
     json_path.write_text(json.dumps(saved))
     with pytest.raises(ValueError, match="does not record the encoder it was fine-tuned from"):
-        run(
-            "punct.bin.dump_bert",
-            "--model-dir",
-            str(model_dir),
-            "--supervisions",
-            str(root / "sups_test.jsonl.gz"),
-            "--out-dir",
-            str(root / "emb_none"),
-            "--job",
-            "1",
-            "--nj",
-            "1",
-            "--device",
-            "cpu",
-            "--word-vectors",
-            "pretrained",
-        )
+        dump(model_dir, root / "sups_test.jsonl.gz", root / "emb_none", 1, 1, "--word-vectors", "pretrained")
 
     run(
         "punct.bin.score_text",
@@ -330,22 +276,7 @@ def test_extra_text_takes_the_corpus_mark_mapping(setup):
     prose.write_text("Stop it now! Listen: the cat sat. Why?\n\nGo away! Look: a dog.\n", encoding="utf-8")
     mapping = root / "normalize_marks.yaml"
     mapping.write_text("exclamation: '?'\ncolon: '.'\n", encoding="utf-8")
-    common = [
-        "--config",
-        root / "bert_tiny.yaml",
-        "--bert-model",
-        root / "tiny-bert",
-        "--train",
-        root / "sups_train.jsonl.gz",
-        "--dev",
-        root / "sups_dev.jsonl.gz",
-        "--device",
-        "cpu",
-        "--num-epochs",
-        "1",
-        "--extra-text",
-        prose,
-    ]
+    common = train_args(root, "--num-epochs", 1, "--extra-text", prose)
 
     def extra_labels(exp):
         log = "".join(p.read_text() for p in (exp / "log").glob("log-train-*"))
@@ -360,22 +291,7 @@ def test_extra_text_takes_the_corpus_mark_mapping(setup):
 def test_resume_with_other_loss_is_refused(setup):
     root = setup
     exp = root / "exp_refuse"
-    common = [
-        "--config",
-        root / "bert_tiny.yaml",
-        "--bert-model",
-        root / "tiny-bert",
-        "--train",
-        root / "sups_train.jsonl.gz",
-        "--dev",
-        root / "sups_dev.jsonl.gz",
-        "--exp-dir",
-        exp,
-        "--device",
-        "cpu",
-        "--num-epochs",
-        "1",
-    ]
+    common = train_args(root, "--exp-dir", exp, "--num-epochs", 1)
     run("punct.bin.train_bert", *common, "--loss", "ce")
     with pytest.raises(ValueError, match=r"other values of \['loss'\]"):
         run("punct.bin.train_bert", *common, "--loss", "focal", "--resume", "--num-epochs", "2")
