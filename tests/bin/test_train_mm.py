@@ -7,7 +7,14 @@ import json
 import torch
 
 from punct.bin import score_itn, train_mm
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, write_corpus
+from tests.helpers.cross_attention import (
+    TINY_MODEL,
+    TINY_TRAINING,
+    cli_options,
+    make_encoder,
+    make_tokenizer,
+    write_corpus,
+)
 
 
 def _bert_folder(tmp_path):
@@ -17,40 +24,7 @@ def _bert_folder(tmp_path):
     return folder
 
 
-TINY = [
-    "--head-hidden",
-    "8",
-    "--conv-channels",
-    "8,8,8,16,16,16,16",
-    "--audio-layers",
-    "1",
-    "--audio-heads",
-    "2",
-    "--audio-ffn",
-    "16",
-    "--mm-layers",
-    "1",
-    "--mm-heads",
-    "2",
-    "--mm-ffn",
-    "16",
-    "--max-words",
-    "16",
-    "--batch-size",
-    "2",
-    "--eval-batch-size",
-    "4",
-    "--lr",
-    "1e-3",
-    "--num-threads",
-    "1",
-    "--log-interval",
-    "1",
-    "--max-length",
-    "64",
-    "--device",
-    "cpu",
-]
+TINY = cli_options(**TINY_MODEL, batch_size=2, **TINY_TRAINING, log_interval=1)
 
 
 def test_train_resume_decode_and_score(tmp_path):

@@ -38,6 +38,28 @@ VOCAB = [
 WORDS = ["pes", "je", "kočka", "a", "to", "praha", "ne", "ano"]
 
 
+def cli_options(**values) -> list[str]:
+    """``--name value`` options of ``punct.bin.train_mm`` from keyword arguments (``_`` as ``-``)."""
+    return [x for name, value in values.items() for x in (f"--{name.replace('_', '-')}", str(value))]
+
+
+# the smallest cross-attention model of the command-line tests: one block of each kind, 16-word segments
+TINY_MODEL = {
+    "head_hidden": 8,
+    "conv_channels": "8,8,8,16,16,16,16",
+    "audio_layers": 1,
+    "audio_heads": 2,
+    "audio_ffn": 16,
+    "mm_layers": 1,
+    "mm_heads": 2,
+    "mm_ffn": 16,
+    "max_words": 16,
+}
+# their training: one CPU thread, small dev batches, 64-token texts
+TINY_TRAINING = {"eval_batch_size": 4, "lr": "1e-3", "num_threads": 1, "max_length": 64, "device": "cpu"}
+NO_DROPOUT = {"head_dropout": 0, "conv_dropout": 0, "audio_dropout": 0, "mm_dropout": 0}
+
+
 def tiny_config(**kw) -> MmConfig:
     values = dict(
         head_hidden=8,

@@ -25,38 +25,22 @@ from punct.models.text.letters import add_letters
 from punct.models.text.model import PunctBert, load_tokenizer
 from punct.training.checkpoint import load_checkpoint
 from tests.helpers import tiny_bert
-from tests.helpers.cross_attention import WORDS, tiny_config, write_corpus
+from tests.helpers.cross_attention import TINY_TRAINING, WORDS, cli_options, tiny_config, write_corpus
 from tests.helpers.recipe_copy import copy_recipe
 
 REPO = Path(__file__).resolve().parents[3]
 CZECH = "áčďéěíňóřšťúůýž"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-TEXT_TINY = [
-    "--head-hidden",
-    "8",
-    "--batch-size",
-    "2",
-    "--eval-batch-size",
-    "4",
-    "--lr",
-    "1e-3",
-    "--num-threads",
-    "1",
-    "--log-interval",
-    "1",
-    "--max-length",
-    "64",
-    "--device",
-    "cpu",
-    "--num-epochs",
-    "1",
-    "--text-layers",
-    "1",
-    "--freeze-text-embeddings",
-    "true",
-    "--text-letters",
-    CZECH,
-]
+TEXT_TINY = cli_options(
+    head_hidden=8,
+    batch_size=2,
+    **TINY_TRAINING,
+    log_interval=1,
+    num_epochs=1,
+    text_layers=1,
+    freeze_text_embeddings="true",
+    text_letters=CZECH,
+)
 
 
 def cased_bert_folder(folder: Path) -> Path:

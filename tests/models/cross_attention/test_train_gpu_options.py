@@ -16,48 +16,20 @@ import torch
 
 from punct.bin import train_mm
 from punct.models.cross_attention import train as mm_train
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, write_corpus
+from tests.helpers.cross_attention import (
+    NO_DROPOUT,
+    TINY_MODEL,
+    TINY_TRAINING,
+    cli_options,
+    make_encoder,
+    make_tokenizer,
+    write_corpus,
+)
 
 REPO = Path(__file__).resolve().parents[3]
-TINY = [
-    "--head-hidden",
-    "8",
-    "--conv-channels",
-    "8,8,8,16,16,16,16",
-    "--audio-layers",
-    "1",
-    "--audio-heads",
-    "2",
-    "--audio-ffn",
-    "16",
-    "--mm-layers",
-    "1",
-    "--mm-heads",
-    "2",
-    "--mm-ffn",
-    "16",
-    "--max-words",
-    "16",
-    "--eval-batch-size",
-    "4",
-    "--lr",
-    "1e-3",
-    "--num-threads",
-    "1",
-    "--log-interval",
-    "100",
-    "--max-length",
-    "64",
-    "--device",
-    "cpu",
-    "--positional",
-    "true",
-    "--keep-last-epochs",
-    "0",
-    "--decode-splits",
-    "test",
-]
-NO_DROPOUT = ["--head-dropout", "0", "--conv-dropout", "0", "--audio-dropout", "0", "--mm-dropout", "0"]
+TINY = cli_options(
+    **TINY_MODEL, **TINY_TRAINING, log_interval=100, positional="true", keep_last_epochs=0, decode_splits="test"
+)
 
 
 def keep_five_word_segments(manifest: Path) -> int:
@@ -132,7 +104,9 @@ def test_fp16_on_cpu_is_refused(setup):
 def test_two_gloo_ranks_equal_one_process_with_their_combined_batch(setup):
     root, common = setup
     single, ddp = root / "exp_single", root / "exp_ddp"
-    train_mm.main(common + NO_DROPOUT + ["--exp-dir", str(single), "--batch-size", "2", "--num-epochs", "2"])
+    train_mm.main(
+        common + cli_options(**NO_DROPOUT) + ["--exp-dir", str(single), "--batch-size", "2", "--num-epochs", "2"]
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     run = subprocess.run(
         [
@@ -145,7 +119,7 @@ def test_two_gloo_ranks_equal_one_process_with_their_combined_batch(setup):
             "-m",
             "punct.bin.train_mm",
             *common,
-            *NO_DROPOUT,
+            *cli_options(**NO_DROPOUT),
             "--exp-dir",
             str(ddp),
             "--batch-size",

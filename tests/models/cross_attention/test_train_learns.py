@@ -47,7 +47,7 @@ from punct.bin import train_mm
 from punct.labels import PUNCT9
 from punct.models.cross_attention.geometry import SoundGeometry
 from punct.scoring.punct_scores import score
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config
+from tests.helpers.cross_attention import NO_DROPOUT, TINY_MODEL, cli_options, make_encoder, make_tokenizer, tiny_config
 
 SEED = int(os.environ.get("PUNCT_TEST_LEARNS_SEED", "0"))
 SR = 16000
@@ -57,36 +57,9 @@ COMMA_P = 0.3
 MIN_WORDS, MAX_WORDS = 1, 4
 SPLITS = {"train": (96, 1), "dev": (48, 2), "test": (64, 3)}  # segments, data seed offset
 
-MODEL = [
-    "--head-hidden",
-    "32",
-    "--conv-channels",
-    "32,32,32,32,32,32,32",
-    "--audio-layers",
-    "1",
-    "--audio-heads",
-    "2",
-    "--audio-ffn",
-    "16",
-    "--mm-layers",
-    "1",
-    "--mm-heads",
-    "2",
-    "--mm-ffn",
-    "16",
-    "--max-words",
-    "16",
-    "--max-length",
-    "16",
-    "--conv-dropout",
-    "0",
-    "--audio-dropout",
-    "0",
-    "--mm-dropout",
-    "0",
-    "--head-dropout",
-    "0",
-]
+MODEL = cli_options(
+    **{**TINY_MODEL, "head_hidden": 32, "conv_channels": "32,32,32,32,32,32,32"}, max_length=16, **NO_DROPOUT
+)
 TRAIN = [
     "--batch-size",
     "4",
