@@ -38,20 +38,24 @@ def _run(egs: Path, cmd: str, *args: str) -> str:
     return result.stdout + result.stderr
 
 
-def _stages_1_to_4(egs: Path, cmd: str) -> None:
-    _run(
+def _features(egs: Path, *options: str) -> str:
+    """steps/compute_features.sh data/manifests -> data/fbank with ``options`` (the runner: its default or --cmd)."""
+    return _run(
         egs,
-        cmd,
+        "utils/run.pl",
         "steps/compute_features.sh",
         "--prefix",
         "mustc",
         "--nj",
         "2",
-        "--cmd",
-        cmd,
+        *options,
         "data/manifests",
         "data/fbank",
     )
+
+
+def _stages_1_to_4(egs: Path, cmd: str) -> None:
+    _features(egs, "--cmd", cmd)
     out = _run(
         egs,
         cmd,
@@ -141,50 +145,16 @@ def test_stages_1_to_4_with_the_local_runner(tmp_path, monkeypatch):
     monkeypatch.chdir(egs)  # manifests and scp files hold paths relative to the recipe folder
     _check_outputs(egs)
     # a second run finds everything done
-    out = _run(
-        egs,
-        "utils/run.pl",
-        "steps/compute_features.sh",
-        "--prefix",
-        "mustc",
-        "--nj",
-        "2",
-        "data/manifests",
-        "data/fbank",
-    )
+    out = _features(egs)
     assert "nothing to do" in out
     # another feature config computes every split again (its stamp differs), and a re-run skips them again
     other = egs / "conf" / "mfcc_vars.yaml"
     other.write_text((egs / "conf" / "mfcc.yaml").read_text().replace("norm_vars: true", "norm_vars: false"))
     before = (egs / "data" / "fbank" / "cmvn_dev.json").read_text()
-    out = _run(
-        egs,
-        "utils/run.pl",
-        "steps/compute_features.sh",
-        "--prefix",
-        "mustc",
-        "--nj",
-        "2",
-        "--feat-config",
-        "conf/mfcc_vars.yaml",
-        "data/manifests",
-        "data/fbank",
-    )
+    out = _features(egs, "--feat-config", "conf/mfcc_vars.yaml")
     assert "mustc_cuts_dev.jsonl.gz was made with other options or inputs; computing again" in out
     assert (egs / "data" / "fbank" / "cmvn_dev.json").read_text() != before  # means only now
-    out = _run(
-        egs,
-        "utils/run.pl",
-        "steps/compute_features.sh",
-        "--prefix",
-        "mustc",
-        "--nj",
-        "2",
-        "--feat-config",
-        "conf/mfcc_vars.yaml",
-        "data/manifests",
-        "data/fbank",
-    )
+    out = _features(egs, "--feat-config", "conf/mfcc_vars.yaml")
     assert "nothing to do" in out
 
 
