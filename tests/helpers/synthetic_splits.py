@@ -111,6 +111,27 @@ def randomise_batch_norms(model: torch.nn.Module) -> None:
 SMALL_TDNN = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
 
 
+def small_training(unit: str = "window", **overrides):
+    """The training config of the small-TDNN tests: Adam at 0.01, batches of 16 windows (or 3 utterances), two
+    epochs of at most 48 batches, no loader workers, no logging; ``overrides`` replace any of it."""
+    from punct.models.punct_tdnn.train import TrainTdnnConfig
+
+    values = dict(
+        model=SMALL_TDNN,
+        example_unit=unit,
+        optimizer="adam",
+        lr=0.01,
+        batch_size=16,
+        utterances_per_batch=3,
+        epochs=2,
+        epoch_limit=48,
+        loss_reduction="mean",
+        num_workers=0,
+        log_interval=0,
+    )
+    return TrainTdnnConfig(**{**values, **overrides})
+
+
 def train_dev_splits(root: Path, seed: int, num_utts: int = 8) -> dict[str, object]:
     """Opened synthetic train and dev splits (3-dim text, 2-dim acoustic vectors) for the training tests."""
     from punct.models.punct_tdnn.dataset import open_split

@@ -16,7 +16,7 @@ from punct.models.punct_tdnn.train import (
 )
 from punct.training.batch_norm import recompute_batch_norm_stats
 from punct.training.loop import DistInfo, latest_checkpoint
-from tests.helpers.synthetic_splits import SMALL_TDNN, train_dev_splits
+from tests.helpers.synthetic_splits import SMALL_TDNN, small_training, train_dev_splits
 
 SMALL = SMALL_TDNN
 
@@ -28,19 +28,7 @@ def corpora(tmp_path_factory):
 
 @pytest.mark.parametrize("unit", ["window", "utterance"])
 def test_train_checkpoints_and_resume(corpora, tmp_path, unit):
-    cfg = TrainTdnnConfig(
-        model=SMALL,
-        example_unit=unit,
-        optimizer="adam",
-        lr=0.01,
-        batch_size=16,
-        utterances_per_batch=3,
-        epochs=2,
-        epoch_limit=48,
-        loss_reduction="mean",
-        num_workers=0,
-        log_interval=0,
-    )
+    cfg = small_training(unit)
     train_tdnn(cfg, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=1, progress=False)
     assert latest_checkpoint(tmp_path).name == "epoch-2.pt"
     ckpt = torch.load(tmp_path / "epoch-2.pt", weights_only=True)
@@ -158,19 +146,7 @@ def test_bad_config_values():
 @pytest.mark.parametrize("unit", ["window", "utterance"])
 def test_same_seed_same_model(corpora, tmp_path, unit):
     """Same seed, same machine: the same weights, also with a data-loader worker process."""
-    cfg = TrainTdnnConfig(
-        model=SMALL,
-        example_unit=unit,
-        optimizer="adam",
-        lr=0.01,
-        batch_size=16,
-        utterances_per_batch=3,
-        epochs=2,
-        epoch_limit=48,
-        loss_reduction="mean",
-        num_workers=1,
-        log_interval=0,
-    )
+    cfg = small_training(unit, num_workers=1)
     models = [
         train_tdnn(cfg, corpora["train"], None, tmp_path / str(run), torch.device("cpu"), seed=4, progress=False)
         for run in range(2)

@@ -9,7 +9,7 @@ import torch
 
 from punct.models.punct_tdnn import train as fusion_train
 from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
-from tests.helpers.synthetic_splits import SMALL_TDNN, train_dev_splits
+from tests.helpers.synthetic_splits import SMALL_TDNN, small_training, train_dev_splits
 
 SMALL = SMALL_TDNN
 
@@ -31,19 +31,7 @@ def test_bf16_training_step(corpora, tmp_path, monkeypatch, unit):
         return model
 
     monkeypatch.setattr(fusion_train, "build_model", recorded_build)
-    cfg = TrainTdnnConfig(
-        model=SMALL,
-        example_unit=unit,
-        optimizer="adam",
-        lr=0.01,
-        batch_size=16,
-        utterances_per_batch=3,
-        epochs=1,
-        epoch_limit=32,
-        loss_reduction="mean",
-        num_workers=0,
-        log_interval=0,
-    )
+    cfg = small_training(unit, epochs=1, epoch_limit=32)
     train_tdnn(cfg, corpora["train"], corpora["dev"], tmp_path, torch.device("cpu"), seed=2, progress=False, amp="bf16")
     assert seen and all(dtype == torch.bfloat16 for training, dtype in seen if training)
     saved = torch.load(tmp_path / "epoch-1.pt", weights_only=True)
