@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -99,24 +101,11 @@ def test_recomputed_batch_norm_statistics():
 def test_batch_norm_statistics_recomputed_after_each_epoch(corpora, tmp_path):
     """recompute: every epoch's checkpoint holds statistics of its last batch_norm_batches batches through its
     final weights (recomputing them from the saved weights gives the same); ema: of every batch since the start."""
-    common = dict(
-        model=SMALL,
-        example_unit="utterance",
-        optimizer="adam",
-        lr=0.01,
-        utterances_per_batch=3,
-        epochs=2,
-        epoch_limit=48,
-        loss_reduction="mean",
-        num_workers=0,
-        log_interval=0,
-    )
-    ema = train_tdnn(
-        TrainTdnnConfig(**common), corpora["train"], None, tmp_path / "ema", torch.device("cpu"), seed=1, progress=False
-    )
+    ema_cfg = small_training("utterance", batch_size=TrainTdnnConfig.batch_size)
+    ema = train_tdnn(ema_cfg, corpora["train"], None, tmp_path / "ema", torch.device("cpu"), seed=1, progress=False)
     steps = torch.load(tmp_path / "ema" / "epoch-2.pt", weights_only=True)["state"]["step"]
     assert int(ema.norms[0].num_batches_tracked) == steps > 4
-    cfg = TrainTdnnConfig(**common, batch_norm_stats="recompute", batch_norm_batches=2)
+    cfg = dataclasses.replace(ema_cfg, batch_norm_stats="recompute", batch_norm_batches=2)
     model = train_tdnn(cfg, corpora["train"], None, tmp_path / "rc", torch.device("cpu"), seed=1, progress=False)
     assert int(model.norms[0].num_batches_tracked) == 2  # of the steps // 2 > 2 batches of an epoch
     for name, value in ema.named_parameters():  # the training itself is unchanged
