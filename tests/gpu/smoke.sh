@@ -64,7 +64,8 @@ if [ $device = cuda ] && [ $corpus != only ] && { ! [ -x "$venv/bin/python" ] ||
     install=("$venv/bin/pip" install -q --no-index --find-links "$wheels" --no-build-isolation)
     "${install[@]}" setuptools wheel cython   # ctc-segmentation is an sdist, built over the machine's numpy
     # One requirement at a time, so that one the stages do not need (stage 0's text reader with --corpus-made,
-    # pytest, ruff) may be missing from the wheels: each is named, and the imports below must still work.
+    # pytest, ruff) may be missing from the wheels: each is named, and the import check below warns about any
+    # that a stage needs.
     for requirement in $(grep -oE '^[A-Za-z0-9_.-]+[^ #]*' "$top/requirements.txt" | grep -v '^torch'); do
       "${install[@]}" "$requirement" > /dev/null 2>&1 || log "not installed: $requirement (no wheel for it in $wheels)"
     done
