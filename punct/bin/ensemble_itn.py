@@ -39,7 +39,7 @@ from punct.models.punct_tdnn.segment_ensemble import (
     paired_split,
     write_predictions,
 )
-from punct.scoring.ensemble import ALPHA_RULES, SweepPoint, default_alphas
+from punct.scoring.ensemble import SweepPoint, add_alpha_rule_arguments, default_alphas
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import log_config, setup_logging
 
@@ -68,18 +68,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-split", default="dev", help="split on which the alphas are chosen")
     parser.add_argument("--splits", default="dev,test", help="comma-separated splits to write")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
-    parser.add_argument(
-        "--alpha-rule",
-        choices=ALPHA_RULES,
-        default="paired-se",
-        help="how each head's alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
-        "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), or the highest "
-        "dev score (argmax)",
-    )
-    parser.add_argument(
-        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev segments (SE rules)"
-    )
-    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the resamples (SE rules)")
+    add_alpha_rule_arguments(parser, "segments")  # one alpha per head
     parser.add_argument(
         "--first-word",
         choices=("auto",) + FIRST_WORD_RULES,

@@ -29,14 +29,10 @@ from punct.labels import PUNCT4, WordLabels
 from punct.results.facts import acoustic_model_health, parameter_breakdown
 from punct.results.mustc import write_results
 from punct.scoring.ensemble import (
-    ALPHA_RULES,
     PAPER_ALPHA,
-    AlphaChoice,
-    SweepPoint,
+    add_alpha_rule_arguments,
     alpha_sweep,
-    choose_alpha,
-    choose_alpha_one_se,
-    choose_alpha_paired,
+    choose_alpha_by_rule,
     default_alphas,
     ensemble,
     paired_posteriors,
@@ -64,18 +60,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--test-split", default="test", help="split reported")
     parser.add_argument("--alpha-step", type=float, default=0.1, help="alpha grid step over [0, 1]")
     parser.add_argument("--paper-alpha", type=float, default=PAPER_ALPHA, help="the paper's alpha, also reported")
-    parser.add_argument(
-        "--alpha-rule",
-        choices=ALPHA_RULES,
-        default="paired-se",
-        help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single "
-        "model is within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), "
-        "or the highest overall F1 (argmax)",
-    )
-    parser.add_argument(
-        "--num-resamples", type=int, default=1000, help="bootstrap resamples of the dev utterances (SE rules)"
-    )
-    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the bootstrap resamples (SE rules)")
+    add_alpha_rule_arguments(parser, "utterances")
     parser.add_argument("--am-dir", type=Path, default=Path("exp/am"), help="acoustic model folder (parameter count)")
     parser.add_argument(
         "--bert-dir", type=Path, default=Path("exp/bert"), help="fine-tuned BERT folder (parameter count)"
@@ -198,22 +183,6 @@ def references(cuts_path: Path) -> dict[str, np.ndarray]:
     return refs
 
 
-def choose_dev_alpha(
-    args: argparse.Namespace,
-    sweep: list[SweepPoint],
-    dev: tuple[np.ndarray, np.ndarray, np.ndarray],
-    lengths: list[int],
-    alphas: list[float],
-) -> AlphaChoice:
-    if args.alpha_rule == "paired-se":
-        return choose_alpha_paired(*dev, lengths, alphas, args.num_resamples, args.bootstrap_seed)
-    if args.alpha_rule == "one-se":
-        return choose_alpha_one_se(*dev, lengths, alphas, args.num_resamples, args.bootstrap_seed)
-    best = choose_alpha(sweep)
-    best_score = next(p.scores.overall["f1"] for p in sweep if p.alpha == best)
-    return AlphaChoice(best, "argmax", best, best_score, 0.0, 0)
-
-
 def read_split(args: argparse.Namespace, split: str):
     """One split's stacked references and posteriors ``(ref, p_tdnn, p_bert)``, the words of each scored
     utterance (in :func:`paired_posteriors`' order) and what was scored of the manifest (a dict)."""
@@ -288,7 +257,9 @@ def main() -> None:
     for split in (args.dev_split, args.test_split):
         data[split], lengths[split], splits[split] = read_split(args, split)
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
-    choice = choose_dev_alpha(args, sweeps[args.dev_split], data[args.dev_split], lengths[args.dev_split], alphas)
+    choice = choose_alpha_by_rule(
+        args.alpha_rule, *data[args.dev_split], lengths[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed
+    )
     chosen = choice.alpha
     logging.info("alpha chosen on %s: %.1f (%s)", args.dev_split, chosen, choice.describe())
     systems = score_systems(data, classes, chosen, args.paper_alpha)

@@ -22,6 +22,7 @@ alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on t
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -244,6 +245,23 @@ def choose_alpha_one_se(
 
 
 ALPHA_RULES: tuple[str, ...] = ("paired-se", "one-se", "argmax")
+
+
+def add_alpha_rule_arguments(parser: argparse.ArgumentParser, units: str) -> None:
+    """``--alpha-rule``, ``--num-resamples`` and ``--bootstrap-seed`` of a command that chooses alphas on dev;
+    ``units`` names what the bootstrap resamples (utterances, segments)."""
+    parser.add_argument(
+        "--alpha-rule",
+        choices=ALPHA_RULES,
+        default="paired-se",
+        help="how alpha is chosen on dev: the argmax unless a mixture's gain over the better single model is "
+        "within one paired bootstrap SE (paired-se), the marginal one-SE rule (one-se), or the highest dev "
+        "score (argmax)",
+    )
+    parser.add_argument(
+        "--num-resamples", type=int, default=1000, help=f"bootstrap resamples of the dev {units} (SE rules)"
+    )
+    parser.add_argument("--bootstrap-seed", type=int, default=42, help="seed of the bootstrap resamples (SE rules)")
 
 
 def choose_alpha_by_rule(
