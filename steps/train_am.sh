@@ -13,7 +13,7 @@ am_config=conf/am.yaml        # model and training options
 device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
 nproc=1                       # processes (GPUs) per node; > 1 uses torchrun
-amp=                          # mixed precision: none, bf16, fp16 (CUDA only) or auto; empty: the config's amp
+amp=                          # mixed precision: none, bf16, fp16 (CUDA only), auto or fastest; empty: the config's amp
 torchrun_opts=                # extra torchrun options (multi-node)
 num_threads=0                 # torch CPU threads per process (0: torch default)
 num_workers=                  # DataLoader workers per process; empty: the config's, at least 2 on cuda
@@ -36,7 +36,7 @@ echo "$0 $@"
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <exp-dir>"
   echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
-  echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16|auto --resume true --overwrite true"
+  echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16|auto|fastest --resume true --overwrite true"
   echo "              --cmd CMD (training) --cpu-cmd CMD (decode) --num-workers N"
   echo "              --decode-splits \"dev test\" --max-dev-wer PERCENT|none"
   echo "              --extra-train-dirs \"data/fbank_am\""

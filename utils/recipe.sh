@@ -26,8 +26,8 @@ network_options() {
   local ngpu=$2 seed=$4
   amp=$3
   case "$amp" in
-    ""|none|bf16|fp16|auto) ;;
-    *) echo "$0: --amp must be none, bf16, fp16 or auto (or empty: each config's), not '$amp'" >&2; exit 2 ;;
+    ""|none|bf16|fp16|auto|fastest) ;;
+    *) echo "$0: --amp must be none, bf16, fp16, auto or fastest (or empty: each config's), not '$amp'" >&2; exit 2 ;;
   esac
   # One rule for every stage that runs a network: on cuda it asks $cuda_cmd for GPUs (training: --ngpu,
   # as torchrun ranks; inference: one per job), on cpu $train_cmd / $decode_cmd.

@@ -21,5 +21,5 @@ overwrite=false        # retrain from scratch even if finished
 # End configuration section.
 
 train_usage() {
-  echo "--device auto|cpu|cuda, --nproc N (torchrun ranks), --amp none|bf16|fp16, --cmd CMD, --resume true, --overwrite true"
+  echo "--device auto|cpu|cuda, --nproc N (torchrun ranks), --amp none|bf16|fp16|auto|fastest, --cmd CMD, --resume true, --overwrite true"
 }

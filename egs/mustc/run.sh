@@ -44,7 +44,8 @@ tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine
                      # fine-tuned; egs/mustc/RESULTS/), fine-tuned for MuST-C and the tiny CI corpus
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: auto on cuda,
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only), auto
+                     # or fastest (timed); empty: auto on cuda,
                      # else each config's (float32 in all of them; auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
@@ -91,7 +92,7 @@ Options (defaults in brackets):
                        MuST-C and tiny: fine-tuned) [${tdnn_word_vectors}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
-  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: auto on cuda, else each config's [${amp}]
+  --amp MODE           mixed precision of training: none, bf16, fp16, auto, fastest; empty: auto on cuda, else each config's [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
   --overlap-branches B true: stages 5-6 run in the background beside stages 2-4 (log in

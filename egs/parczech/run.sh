@@ -43,7 +43,8 @@ conf_suffix=         # config variant: conf/{am,decode,segments,mm,tdnn}<suffix>
                      # mini corpus (_tiny: toy models for the tests), none for ParCzech
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training (torchrun ranks, one GPU each); inference jobs use one GPU each
-amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only) or auto; empty: auto on cuda, else
+amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only), auto
+                     # or fastest (timed); empty: auto on cuda, else
                      # each config's (float32, except conf/am_small.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed for every random choice
 # End configuration section.
@@ -82,7 +83,7 @@ Options (defaults in brackets):
   --conf-suffix SFX    use conf/{am,decode,segments,mm,tdnn}SFX.yaml; empty: _<corpus-size> for the mini corpus [${conf_suffix}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training (DDP under torchrun) [${ngpu}]
-  --amp MODE           mixed precision of training: none, bf16, fp16, auto; empty: auto on cuda, else each config's [${amp}]
+  --amp MODE           mixed precision of training: none, bf16, fp16, auto, fastest; empty: auto on cuda, else each config's [${amp}]
   --seed N             random seed [${seed}]
 HELP
 )

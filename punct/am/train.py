@@ -48,6 +48,7 @@ from punct.training.loop import (
     seed_everything,
     setup_distributed,
 )
+from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
 from punct.utils.config import config_from_dict, load_config, save_config
 
 
@@ -76,7 +77,7 @@ class AmConfig:
     max_freq_mask: int = 6  # feature bins
     log_interval: int = 50  # batches between log lines
     num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
-    amp: str = "none"  # mixed precision (none, bf16, fp16, auto); --amp overrides it
+    amp: str = "none"  # mixed precision (none, bf16, fp16, auto, fastest); --amp overrides it
     # > 1: after the last epoch the weights of the last N epochs are averaged (icefall's --avg), and the
     # average is the model later stages read (best-valid-loss.pt), and only the averaged epochs' dev loss is
     # computed; 1: every epoch's dev loss, and the epoch with the lowest is the model.
@@ -337,7 +338,8 @@ def run_training(
     Returns the final state and this rank's model (after the last epoch, unwrapped from DDP).
     """
     dist_info, device = setup_distributed(device_name)
-    precision = Amp(amp, device.type)
+    if amp != FASTEST:
+        Amp(amp, device.type)  # an impossible --amp fails here, before the data is read
     seed_everything(seed, device.type)
     exp_dir = Path(exp_dir)
     tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn) = _prepare_data(
@@ -351,6 +353,8 @@ def run_training(
         device=device,
     )
     model, optimizer, state = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
+    probe_loss = _probe_loss(config, train_cuts, train_cmvn, tokens, device)
+    precision = training_amp(amp, device, model.module if hasattr(model, "module") else model, probe_loss)
     dev_loader, ctc = _train_epochs(
         config=config,
         exp_dir=exp_dir,
@@ -370,6 +374,15 @@ def run_training(
     if dist_info.world_size > 1:
         dist.barrier()
     return state, (model.module if hasattr(model, "module") else model)
+
+
+def _probe_loss(config: AmConfig, cuts: CutSet, cmvn: SpeakerCmvn, tokens: TokenTable, device: torch.device) -> LossOf:
+    """The CTC loss of the first ``max_duration`` seconds of training cuts (``--amp fastest`` times its step)."""
+    ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+    return probe_loss_of(
+        lambda: CtcDataset(cmvn, tokens)[next(iter(SimpleCutSampler(cuts, max_duration=config.max_duration)))],
+        lambda model, batch, amp: compute_loss(model, batch, device, ctc, config.ctc_subsample, amp)[0],
+    )
 
 
 def _train_epochs(

@@ -3,7 +3,7 @@
   python -m punct.bin.train_am --config conf/am_mini.yaml --fbank-dir data/fbank --exp-dir exp/am
   torchrun --nproc-per-node 2 -m punct.bin.train_am --config conf/am.yaml ...   # DDP (gloo on CPU, NCCL on GPU)
 
-GPU options: --amp none|bf16|fp16|auto (mixed precision; the config's ``amp`` unless given), --num-workers N
+GPU options: --amp none|bf16|fp16|auto|fastest (mixed precision; the config's ``amp`` unless given), --num-workers N
 (feature-loading processes; batches are pinned when the device is CUDA).
 """
 

@@ -9,7 +9,7 @@ the layer-12 matrices (<am-emb-dir>/<split>/emb.scp) and the per-word BERT vecto
 
 Single process:   python -m punct.bin.train_tdnn --config conf/tdnn_mini.yaml --exp-dir exp/tdnn
 Several (DDP):    torchrun --nproc-per-node 2 -m punct.bin.train_tdnn --config conf/tdnn.yaml ...
-GPU options:      --amp bf16|fp16 (mixed precision), --num-workers N (window-cutting processes; batches
+GPU options:      --amp bf16|fp16|auto|fastest (mixed precision), --num-workers N (window-cutting processes; batches
                   are pinned when the device is CUDA)
 """
 
@@ -27,6 +27,7 @@ from punct.models.punct_tdnn.dataset import FusionCorpus, open_split, split_path
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
+from punct.training.precision import FASTEST
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.cli import TORCHRUN_DEVICE_HELP, add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args, save_config
@@ -131,7 +132,8 @@ def main() -> None:
     if args.num_threads > 0:
         torch.set_num_threads(args.num_threads)
     dist, device = setup_distributed(args.device)
-    Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
+    if args.amp != FASTEST:
+        Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
 
     train_corpus, dev_corpus = open_corpora(args, cfg, with_dev=bool(args.dev_split) and dist.is_main)
     resume = resume_path(args.resume, args.exp_dir)

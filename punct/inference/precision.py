@@ -16,11 +16,9 @@ from pathlib import Path
 
 from punct.labels import PUNCT4
 from punct.models.text.data import Utterance
-from punct.utils.device import has_native_bf16
+from punct.utils.device import bf16_pays, has_native_bf16
 
 PRECISIONS = ("float32", "bf16", "fastest")
-# bf16 is kept only when it takes at most this share of float32's time: a near tie stays exact
-BF16_MAX_TIME_SHARE = 0.9
 PROBE_TEXT = "so we decided to measure how long the model takes on a few hundred words of ordinary text"
 
 
@@ -85,7 +83,7 @@ def fastest_bert_precision(punctuator, measure=probe_seconds) -> PrecisionChoice
         return PrecisionChoice("float32", 0.0, 0.0, f"{punctuator.device} has no native bfloat16")
     float32_seconds = measure(punctuator, bf16=False)
     bf16_seconds = measure(punctuator, bf16=True)
-    faster = bf16_seconds <= BF16_MAX_TIME_SHARE * float32_seconds
+    faster = bf16_pays(float32_seconds, bf16_seconds)
     return PrecisionChoice(
         "bf16" if faster else "float32",
         float32_seconds,

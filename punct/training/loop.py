@@ -209,7 +209,9 @@ def loader_options(num_workers: int, device: torch.device) -> dict[str, Any]:
 
 
 AMP_MODES = ("none", "bf16", "fp16")
-AMP_CHOICES = AMP_MODES + ("auto",)  # auto: bf16 where the device computes in it natively, else none
+# auto: bf16 where the device computes in it natively, else none; fastest: the faster of none and bf16 by
+# timing the loop's own step (punct.training.precision.training_amp, which resolves it before Amp is made)
+AMP_CHOICES = AMP_MODES + ("auto", "fastest")
 
 
 def resolve_amp(mode: str, device: torch.device) -> str:
@@ -224,7 +226,8 @@ def resolve_amp(mode: str, device: torch.device) -> str:
 
 @dataclass(frozen=True)
 class Amp:
-    """Mixed precision of a training loop (``--amp none|bf16|fp16|auto``; auto is resolved on construction).
+    """Mixed precision of a training loop (``--amp none|bf16|fp16|auto``; auto is resolved on construction,
+    fastest before it: :func:`punct.training.precision.training_amp`).
 
     :meth:`autocast` wraps the forward passes of training; the losses are computed on the outputs cast
     to float32.  :meth:`step` is backward, optional gradient clipping and the optimizer step through a
@@ -243,6 +246,10 @@ class Amp:
     def __post_init__(self) -> None:
         if self.mode not in AMP_CHOICES:
             raise ValueError(f"--amp must be one of {AMP_CHOICES}, got {self.mode!r}")
+        if self.mode == "fastest":
+            raise ValueError(
+                "--amp fastest is resolved by timing a training step: punct.training.precision.training_amp"
+            )
         object.__setattr__(self, "mode", resolve_amp(self.mode, torch.device(self.device_type)))
         if self.mode == "fp16" and self.device_type != "cuda":
             raise ValueError(
@@ -292,7 +299,8 @@ def add_amp_argument(parser: argparse.ArgumentParser) -> None:
         choices=AMP_CHOICES,
         default="none",
         help="mixed precision of the training forward passes: bf16 (CPU or GPU), fp16 (CUDA only, "
-        "with loss scaling), auto (bf16 where the hardware computes in it natively, else none) "
+        "with loss scaling), auto (bf16 where the hardware computes in it natively, else none), "
+        "fastest (none or bf16, whichever a timed training step here says is faster) "
         "or none; losses, dev scoring and checkpoints stay float32",
     )
 

@@ -28,3 +28,13 @@ def has_native_bf16(device: torch.device) -> bool:
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+# bf16 is chosen by measurement only when it takes at most this share of float32's time: a near tie stays float32
+BF16_MAX_TIME_SHARE = 0.9
+
+
+def bf16_pays(float32_seconds: float, bf16_seconds: float) -> bool:
+    """Whether a measured bf16 time is clearly below the float32 time of the same work (the rule of
+    ``punctuate --bert-precision fastest`` and of training's ``--amp fastest``)."""
+    return bf16_seconds <= BF16_MAX_TIME_SHARE * float32_seconds

@@ -16,6 +16,7 @@ from punct.am.train import compute_loss, reseed_worker, run_training
 from punct.bin import train_am
 from punct.training.loop import Amp
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
+from tests.helpers.precision import force_fastest_verdict
 
 SMALL = AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24)
 
@@ -84,7 +85,10 @@ def test_loader_workers_draw_different_masks():
 
 
 @pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")
-def test_cli_bf16_with_loader_workers(tmp_path, monkeypatch):
+@pytest.mark.parametrize("amp", ["bf16", "fastest"])
+def test_cli_bf16_with_loader_workers(tmp_path, monkeypatch, amp):
+    """bf16 asked for, or chosen by ``fastest``'s probe (on the first training cuts, its verdict forced)."""
+    force_fastest_verdict(monkeypatch, bf16_faster=True)
     seen, initial = [], {}
     build = am_train.build_model
 
@@ -126,7 +130,7 @@ def test_cli_bf16_with_loader_workers(tmp_path, monkeypatch):
                 "--num-threads",
                 "1",
                 "--amp",
-                "bf16",
+                amp,
                 "--num-workers",
                 "1",
             ]

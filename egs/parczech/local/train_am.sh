@@ -17,7 +17,7 @@ device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
 num_threads=2                 # torch CPU threads (stage 1 runs alone: 2 threads, 7.2 against 6.1 batches/s with 1)
 nproc=1                       # processes (GPUs) under torchrun
-amp=                          # mixed precision: none, bf16, fp16 or auto; empty: the am config's amp
+amp=                          # mixed precision: none, bf16, fp16, auto or fastest; empty: the am config's amp
 max_dev_wer=                  # stop when the dev WER (%) is above this; empty: the am config's max_dev_wer; none: no check
 # End configuration section.
 

@@ -51,6 +51,7 @@ from punct.training.loop import (
     setup_distributed,
     wrap_ddp,
 )
+from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.config import save_config
 
@@ -310,6 +311,27 @@ def punct_class_weights(train: ItnDataset, cfg: MmConfig) -> torch.Tensor | None
     return weights
 
 
+def batch_loss(
+    model, batch: dict[str, torch.Tensor], cfg: MmConfig, amp: Amp, punct_weights: torch.Tensor | None = None
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The training loss of one batch and its two heads' parts: the model under ``amp``'s autocast, the losses on
+    float32 logits."""
+    with amp.autocast():
+        logits = model(batch)
+    logits = {name: x.float() for name, x in logits.items()}
+    return two_head_loss(logits, batch, cfg.punct_weight, cfg.case_weight, punct_weights)
+
+
+def probe_loss(
+    train: ItnDataset, cfg: MmConfig, pad_id: int, device: torch.device, punct_weights: torch.Tensor | None
+) -> LossOf:
+    """The loss of the first ``batch_size`` training segments (``--amp fastest`` times its step)."""
+    return probe_loss_of(
+        lambda: to_device(collate([train[i] for i in range(min(cfg.batch_size, len(train)))], pad_id), device),
+        lambda model, batch, amp: batch_loss(model, batch, cfg, amp, punct_weights)[0],
+    )
+
+
 def train_one_epoch(
     model,
     optimizer,
@@ -333,10 +355,7 @@ def train_one_epoch(
         factor = lr_factor(state.step, total_steps, cfg.warmup_fraction)
         for group in optimizer.param_groups:
             group["lr"] = group["peak_lr"] * factor
-        with amp.autocast():
-            logits = model(batch)
-        logits = {name: x.float() for name, x in logits.items()}
-        loss, parts = two_head_loss(logits, batch, cfg.punct_weight, cfg.case_weight, punct_weights)
+        loss, parts = batch_loss(model, batch, cfg, amp, punct_weights)
         optimizer.zero_grad(set_to_none=True)
         amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
         state.step += 1
@@ -617,7 +636,8 @@ def run_training(
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
     dist, device = setup_distributed(device_name)
-    precision = Amp(amp, device.type)
+    if amp != FASTEST:
+        Amp(amp, device.type)  # an impossible --amp fails here, before the data is read
     pin = device.type == "cuda"
     seed_everything(cfg.seed, device.type)
     cfg = with_absolute_am_dir(cfg, kind)
@@ -632,6 +652,7 @@ def run_training(
     if punct_weights is not None:
         punct_weights = punct_weights.to(device)
     state = resume(exp_dir, model, optimizer, device) if resume_run else TrainState()
+    precision = training_amp(amp, device, model, probe_loss(train, cfg, pad_id, device, punct_weights))
 
     # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)

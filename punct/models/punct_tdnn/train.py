@@ -42,6 +42,7 @@ from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_sta
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
+from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_path
 
 
@@ -333,6 +334,26 @@ def forward_batch(net: nn.Module, batch: Sequence[torch.Tensor], cfg: TrainTdnnC
     return net(batch[0], utterance=batch[1], centres=batch[2])
 
 
+def batch_loss(net: nn.Module, batch: Sequence[torch.Tensor], criteria, cfg: TrainTdnnConfig, amp: Amp) -> torch.Tensor:
+    """The training loss of one batch: the forward pass under ``amp``'s autocast, the loss on float32 logits."""
+    with amp.autocast():
+        logits = forward_batch(net, batch, cfg)
+    return tdnn_loss(logits.float(), batch[-1], criteria, cfg)
+
+
+def probe_loss(loader: DataLoader, criteria, cfg: TrainTdnnConfig, device: torch.device) -> LossOf:
+    """The loss of the training set's first batch (``--amp fastest`` times its step); read from the loader's
+    dataset, so that the loader's sampler and workers are not touched."""
+    dataset = loader.dataset
+
+    def first_batch() -> list[torch.Tensor]:
+        return [
+            t.to(device) for t in loader.collate_fn([dataset[i] for i in range(min(loader.batch_size, len(dataset)))])
+        ]
+
+    return probe_loss_of(first_batch, lambda model, batch, amp: batch_loss(model, batch, criteria, cfg, amp))
+
+
 def train_one_epoch(
     net: nn.Module,
     loader: DataLoader,
@@ -362,17 +383,15 @@ def train_one_epoch(
             kept.append(batch)
         labels = batch[-1]
         optimizer.zero_grad(set_to_none=True)
-        with precision.autocast():
-            logits = forward_batch(net, batch, cfg)
-        loss = tdnn_loss(logits.float(), labels, criteria, cfg)
+        loss = batch_loss(net, batch, criteria, cfg, precision)
         precision.step(loss, optimizer)
         state.step += 1
         trained = int((labels.reshape(len(labels), -1)[:, 0] != IGNORE_INDEX).sum())  # first words: ignored
-        batch_loss = loss.item() / (max(trained, 1) if cfg.loss_reduction == "sum" else 1)
-        total_loss += batch_loss * trained
+        loss_per_example = loss.item() / (max(trained, 1) if cfg.loss_reduction == "sum" else 1)
+        total_loss += loss_per_example * trained
         seen += trained
         if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
-            logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), batch_loss)
+            logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), loss_per_example)
     return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
 
 
@@ -422,11 +441,12 @@ def train_tdnn(
     Args:
       resume: a checkpoint to continue from (model, optimizer and state), or None.
       dist: this process's rank (rank 0 evaluates and writes checkpoints).
-      amp: mixed precision of the training forward passes: none, bf16 or fp16 (CUDA only).
+      amp: mixed precision of the training forward passes: none, bf16, fp16 (CUDA only), auto or fastest.
       inputs: what the corpora's matrices were made from, recorded in the checkpoints (``checkpoint_inputs``).
     """
     exp_dir = Path(exp_dir)
-    precision = Amp(amp, device.type)
+    if amp != FASTEST:
+        Amp(amp, device.type)  # an impossible --amp fails here, before the model is built
     _check_corpora(cfg, train_corpus, dev_corpus)
     seed_everything(seed, device.type)
     model = build_model(cfg, train_corpus.input_dim).to(device)
@@ -439,6 +459,7 @@ def train_tdnn(
         net = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     loader, sampler = make_loader(cfg, train_corpus, device, seed, dist)
     criteria = build_criteria(cfg, train_corpus, device)
+    precision = training_amp(amp, device, model, probe_loss(loader, criteria, cfg, device))
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:

@@ -42,6 +42,7 @@ from punct.training.loop import (
     unwrap,
     wrap_ddp,
 )
+from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
 
@@ -92,6 +93,27 @@ def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist:
     return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
 
 
+def pad_token_id(tokenizer) -> int:
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+
+
+def collate_examples(examples: Sequence[Example], pad_id: int) -> dict[str, torch.Tensor]:
+    """One training batch of ``examples``: padded token ids, word positions and the head's labels."""
+    return collate_chunks(
+        [(e.chunk.input_ids, e.chunk.word_positions) for e in examples],
+        pad_id,
+        labels=[{HEAD: e.labels} for e in examples],
+    )
+
+
+def probe_loss(loss_fn, examples: Sequence[Example], pad_id: int, cfg: BertTrainConfig, device: torch.device) -> LossOf:
+    """The loss of the first ``batch_size`` training examples (``--amp fastest`` times its step)."""
+    return probe_loss_of(
+        lambda: collate_examples(examples[: cfg.batch_size], pad_id),
+        lambda model, batch, amp: compute_loss(model, loss_fn, batch, device, amp)[0],
+    )
+
+
 def train_one_epoch(
     model: torch.nn.Module,
     loss_fn,
@@ -106,8 +128,7 @@ def train_one_epoch(
     """One pass over this rank's share of the shuffled training examples; returns its mean loss.
     ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
     model.train()
-    tokenizer = unwrap(model).tokenizer
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    pad_id = pad_token_id(unwrap(model).tokenizer)
     loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
     epoch = state.epoch + 1
     rank_share = epoch_batches(examples, cfg.batch_size, cfg.seed + epoch, dist)
@@ -115,11 +136,7 @@ def train_one_epoch(
     for i, batch_examples in enumerate(
         tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10, disable=not dist.is_main)
     ):
-        batch = collate_chunks(
-            [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples],
-            pad_id,
-            labels=[{HEAD: e.labels} for e in batch_examples],
-        )
+        batch = collate_examples(batch_examples, pad_id)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)
         loss, n = compute_loss(model, loss_fn, batch, device, amp)
@@ -333,7 +350,8 @@ def run_training(
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
     dist, device = setup_distributed(device_name)
-    precision = Amp(amp, device.type)
+    if amp != FASTEST:
+        Amp(amp, device.type)  # an impossible --amp fails here, before the data is read
     seed_everything(cfg.seed, device.type)
     if dist.is_main:
         save_config(cfg, exp_dir / "config.yaml")
@@ -343,6 +361,8 @@ def run_training(
     optimizer = build_optimizer(model, cfg)
     state = resume_latest(exp_dir, model, optimizer, cfg, device) if resume else TrainState()
     train_examples, dev_utterances = load_train_dev(train, dev, cfg, norm, model.tokenizer)
+    probe = probe_loss(loss_fn, train_examples, pad_token_id(model.tokenizer), cfg, device)
+    precision = training_amp(amp, device, model, probe)
 
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)

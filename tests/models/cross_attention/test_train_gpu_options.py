@@ -25,6 +25,7 @@ from tests.helpers.cross_attention import (
     make_tokenizer,
     write_corpus,
 )
+from tests.helpers.precision import force_fastest_verdict
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = cli_options(
@@ -72,7 +73,10 @@ def setup(tmp_path_factory):
     ] + TINY
 
 
-def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch):
+@pytest.mark.parametrize("amp", ["bf16", "fastest"])
+def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch, amp):
+    """bf16 asked for, or chosen by ``fastest``'s probe (on the first training segments, its verdict forced)."""
+    force_fastest_verdict(monkeypatch, bf16_faster=True)
     root, common = setup
     seen = []
     build = mm_train.build_model
@@ -83,8 +87,8 @@ def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch)
         return model
 
     monkeypatch.setattr(mm_train, "build_model", recorded_build)
-    exp = root / "exp_bf16"
-    train_mm.main(common + ["--exp-dir", str(exp), "--amp", "bf16", "--batch-size", "2", "--num-epochs", "1"])
+    exp = root / f"exp_{amp}"
+    train_mm.main(common + ["--exp-dir", str(exp), "--amp", amp, "--batch-size", "2", "--num-epochs", "1"])
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # bf16 training, float32 dev scoring
     history = json.loads((exp / "history.json").read_text())
     assert math.isfinite(history[0]["train_loss"]) and (exp / ".done").is_file()

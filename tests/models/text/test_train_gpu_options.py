@@ -19,6 +19,7 @@ from punct.models.text import train as text_train
 from punct.models.text.data import Example, batches
 from punct.models.text.model import PunctBert
 from punct.training.loop import DistInfo
+from tests.helpers.precision import force_fastest_verdict
 from tests.helpers.text_model import make_encoder, make_tokenizer
 
 REPO = Path(__file__).resolve().parents[3]
@@ -99,7 +100,10 @@ def model_state(exp: Path, epoch: int) -> dict:
     return torch.load(exp / f"epoch-{epoch}.pt", weights_only=True)["model"]
 
 
-def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch):
+@pytest.mark.parametrize("amp", ["bf16", "fastest"])
+def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch, amp):
+    """bf16 asked for, or chosen by ``fastest``'s probe (on the first training batch, its verdict forced)."""
+    force_fastest_verdict(monkeypatch, bf16_faster=True)
     seen = []
 
     class Recorded(PunctBert):
@@ -109,8 +113,8 @@ def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch):
             return out
 
     monkeypatch.setattr(text_train, "PunctBert", Recorded)
-    exp = data / "exp_bf16"
-    train_bert.main(args(data, exp, "--amp", "bf16", "--batch-size", "8", "--num-epochs", "1"))
+    exp = data / f"exp_{amp}"
+    train_bert.main(args(data, exp, "--amp", amp, "--batch-size", "8", "--num-epochs", "1"))
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # bf16 training, float32 dev scoring
     history = json.loads((exp / "history.json").read_text())
     assert len(history) == 1 and math.isfinite(history[0]["train_loss"]) and (exp / ".done").exists()

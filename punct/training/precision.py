@@ -1,0 +1,110 @@
+"""``--amp fastest`` (or ``amp: fastest`` in a config): the training precision chosen by timing the loop's own
+training step in float32 and in bf16 on this machine.
+
+Whether bf16 autocast pays depends on the CPU, not only on whether it has bf16 instructions: the TDNN acoustic
+model trained 14 % slower in bf16 than in float32 on an Intel Xeon with AVX512-BF16 and no AMX, and 1.2-1.5x
+faster on an AMD EPYC with the same instructions (benchmarks/README.md).  ``auto`` reads the instruction set;
+``fastest`` measures.  bf16 is kept only where it takes at most ``BF16_MAX_TIME_SHARE`` of float32's time
+(:func:`punct.utils.device.bf16_pays`, the rule of ``punctuate --bert-precision fastest`` too).
+
+The probe runs forward and backward of a few steps on a *copy* of the model, without optimizer steps, with the
+random generators forked, so the training that follows is exactly the training ``--amp`` with the chosen mode
+would run.  Under torchrun every rank measures and the summed times decide, so all ranks agree.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from punct.training.loop import Amp
+from punct.utils.device import bf16_pays, has_native_bf16
+
+FASTEST = "fastest"
+
+# loss_of(model, amp): one batch's training loss of ``model``, its forward pass under ``amp.autocast()``
+LossOf = Callable[[torch.nn.Module, Amp], torch.Tensor]
+
+
+def probe_loss_of(make_batch: Callable[[], Any], loss: Callable[[torch.nn.Module, Any, Amp], torch.Tensor]) -> LossOf:
+    """A :data:`LossOf` on one training batch, which ``make_batch`` makes on first use: only ``--amp fastest``
+    makes it, inside the probe's forked random generators."""
+    batch = functools.cache(make_batch)
+    return lambda model, amp: loss(model, batch(), amp)
+
+
+@dataclass(frozen=True)
+class AmpChoice:
+    mode: str  # none or bf16
+    float32_seconds: float  # per step, the smallest of the probe's repeats (0: not measured)
+    bf16_seconds: float
+    reason: str
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _clock(device: torch.device) -> float:
+    """CPU seconds of this process on the CPU (steadier than wall time on a shared machine), wall seconds on a GPU."""
+    return time.perf_counter() if device.type == "cuda" else time.process_time()
+
+
+def step_seconds(model: torch.nn.Module, loss_of: LossOf, amp: Amp, device: torch.device, repeats: int = 3) -> float:
+    """Smallest time of one training step's forward and backward under ``amp``, after a warm-up step, on a copy
+    of ``model`` (no optimizer step, random generators restored afterwards: the training is not changed)."""
+    probe = copy.deepcopy(model).train()
+    cuda_devices = []
+    if device.type == "cuda":
+        cuda_devices = [device.index if device.index is not None else torch.cuda.current_device()]
+    times = []
+    with torch.random.fork_rng(devices=cuda_devices):
+        for repeat in range(repeats + 1):
+            _synchronize(device)
+            start = _clock(device)
+            loss_of(probe, amp).backward()
+            probe.zero_grad(set_to_none=True)
+            _synchronize(device)
+            if repeat > 0:  # the first step is a warm-up: first-call allocations and kernel choices
+                times.append(_clock(device) - start)
+    return min(times)
+
+
+def _summed_over_ranks(seconds: list[float], device: torch.device) -> list[float]:
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        return seconds
+    totals = torch.tensor(seconds, dtype=torch.float64, device=device)
+    torch.distributed.all_reduce(totals)
+    return totals.tolist()
+
+
+def fastest_amp(model: torch.nn.Module, loss_of: LossOf, device: torch.device, measure=step_seconds) -> AmpChoice:
+    """none or bf16, whichever trains ``model`` faster here (bf16 only where ``device`` computes it natively)."""
+    if not has_native_bf16(device):
+        return AmpChoice("none", 0.0, 0.0, f"{device} has no native bfloat16")
+    seconds = [measure(model, loss_of, Amp(mode, device.type), device) for mode in ("none", "bf16")]
+    float32_seconds, bf16_seconds = _summed_over_ranks(seconds, device)
+    return AmpChoice(
+        "bf16" if bf16_pays(float32_seconds, bf16_seconds) else "none",
+        float32_seconds,
+        bf16_seconds,
+        f"probe: float32 {float32_seconds:.3f} s, bf16 {bf16_seconds:.3f} s per step",
+    )
+
+
+def training_amp(mode: str, device: torch.device, model: torch.nn.Module, loss_of: LossOf, measure=step_seconds) -> Amp:
+    """The :class:`Amp` of ``--amp mode``; ``fastest`` is resolved here by :func:`fastest_amp` on ``model``
+    (unwrapped from DDP) and ``loss_of`` (the loop's loss on one training batch)."""
+    if mode != FASTEST:
+        return Amp(mode, device.type)
+    choice = fastest_amp(model, loss_of, device, measure)
+    logging.info("--amp fastest: %s (%s)", "bf16" if choice.mode == "bf16" else "float32", choice.reason)
+    return Amp(choice.mode, device.type)

@@ -1,0 +1,92 @@
+"""``--amp fastest``: the rule that picks bf16 from timed steps, a probe that leaves the model and the random
+generators as they were, and a training under ``fastest`` that equals the training with the mode it chose."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+
+from punct.models.punct_tdnn.train import train_tdnn
+from punct.training import precision
+from punct.training.loop import Amp
+from punct.training.precision import fastest_amp, step_seconds, training_amp
+from tests.helpers.precision import force_fastest_verdict
+from tests.helpers.synthetic_splits import small_training, train_dev_splits
+
+
+def _net() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(8, 16), torch.nn.BatchNorm1d(16), torch.nn.Dropout(0.5), torch.nn.Linear(16, 3)
+    )
+
+
+def _loss_of(inputs: torch.Tensor):
+    def loss_of(model: torch.nn.Module, amp: Amp) -> torch.Tensor:
+        with amp.autocast():
+            out = model(inputs)
+        return out.float().pow(2).mean()
+
+    return loss_of
+
+
+@pytest.mark.parametrize(
+    "native, bf16_seconds, chosen",
+    [(True, 0.55, "bf16"), (True, 0.95, "none"), (True, 1.6, "none"), (False, 0.1, "none")],
+)
+def test_bf16_only_where_it_is_clearly_faster(native, bf16_seconds, chosen, monkeypatch):
+    monkeypatch.setattr(precision, "has_native_bf16", lambda device: native)
+    measured = []
+
+    def fake(model, loss_of, amp, device):
+        measured.append(amp.mode)
+        return bf16_seconds if amp.mode == "bf16" else 1.0
+
+    choice = fastest_amp(_net(), _loss_of(torch.ones(4, 8)), torch.device("cpu"), measure=fake)
+    assert choice.mode == chosen
+    assert measured == (["none", "bf16"] if native else [])  # emulated bf16 is not even measured
+
+
+def test_the_probe_changes_neither_the_model_nor_the_random_generators():
+    model = _net().train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    loss_of = _loss_of(torch.randn(32, 8))
+    rng = torch.get_rng_state()
+    seconds = step_seconds(model, loss_of, Amp("none"), torch.device("cpu"), repeats=2)
+    assert seconds > 0
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # BatchNorm's running stats too
+    assert all(p.grad is None for p in model.parameters())
+    assert torch.equal(torch.get_rng_state(), rng)  # dropout's draws in the probe did not advance the generator
+
+
+def test_a_given_mode_is_not_measured(monkeypatch):
+    monkeypatch.setattr(precision, "step_seconds", lambda *args: pytest.fail("measured"))
+    assert training_amp("bf16", torch.device("cpu"), _net(), _loss_of(torch.ones(4, 8))).mode == "bf16"
+    assert training_amp("none", torch.device("cpu"), _net(), _loss_of(torch.ones(4, 8))).mode == "none"
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    return train_dev_splits(tmp_path_factory.mktemp("fastest"), seed=51)
+
+
+@pytest.mark.parametrize("bf16_faster, mode", [(False, "none"), (True, "bf16")])
+def test_training_under_fastest_is_the_training_with_the_chosen_mode(
+    corpora, tmp_path, monkeypatch, caplog, bf16_faster, mode
+):
+    """The real probe runs in the real loop (on a copy, generators forked); only the verdict is forced, so that
+    both branches run on any CPU."""
+    force_fastest_verdict(monkeypatch, bf16_faster)
+    cfg = small_training("window", epochs=1, epoch_limit=64)
+    models = {}
+    for amp in ("fastest", mode):
+        with caplog.at_level(logging.INFO):
+            models[amp] = train_tdnn(
+                cfg, corpora["train"], None, tmp_path / amp, torch.device("cpu"), seed=3, progress=False, amp=amp
+            )
+    assert f"--amp fastest: {'bf16' if bf16_faster else 'float32'} (probe: float32 " in caplog.text
+    fastest, given = models["fastest"].state_dict(), models[mode].state_dict()
+    assert fastest.keys() == given.keys()
+    assert all(torch.equal(fastest[k], given[k]) for k in given)
