@@ -45,7 +45,7 @@ opts=()
 [ -n "$extra_text" ] && opts+=(--extra-text "$extra_text")
 [ -n "$normalize_config" ] && opts+=(--normalize-config "$normalize_config")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
-[ "$amp" != none ] && opts+=(--amp "$amp")
+[ -n "$amp" ] && [ "$amp" != none ] && opts+=(--amp "$amp")
 # every rank gets a CPU of its own (the text batches are made in the training process: no loader workers)
 [ "$device" = cuda ] && cmd="$cmd --num-threads $(gpu_job_threads $nproc 0)"
 opts=(--config $model_config --train $train --dev $dev --exp-dir $dir --device $device --seed $seed "${opts[@]}")

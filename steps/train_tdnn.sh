@@ -42,7 +42,7 @@ for f in $model_config $train_cuts $am_dir/$train_split/emb.scp $bert_dir/$train
 done
 
 amp_opts=
-[ "$amp" != none ] && amp_opts="--amp $amp"
+[ -n "$amp" ] && [ "$amp" != none ] && amp_opts="--amp $amp"
 opts="$amp_opts --config $model_config --cuts-dir $cuts_dir --cuts-pattern $cuts_pattern --am-emb-dir $am_dir --bert-emb-dir $bert_dir
   --train-split $train_split --dev-split $dev_split --exp-dir $dir --device $device --seed $seed --num-threads $num_threads"
 

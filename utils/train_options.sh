@@ -14,7 +14,8 @@ cmd=utils/run.pl       # job runner ($cuda_cmd for a GPU)
 device=auto            # auto, cpu or cuda
 nproc=1                # processes (GPUs) under torchrun (DDP); 1 = plain python
 torchrun_opts=         # extra torchrun options (several nodes: "--nnodes 2 --node-rank 0 --rdzv-endpoint host:29400")
-amp=none               # mixed precision: none, bf16, fp16 (CUDA only), auto or fastest (timed)
+amp=                   # mixed precision: none, bf16, fp16 (CUDA only), auto or fastest (timed); empty: the
+                       # config's amp where the config has one (egs/parczech's conf/mm*.yaml), else none
 seed=42
 resume=false           # continue from the newest epoch-N.pt even if options or inputs changed
 overwrite=false        # retrain from scratch even if finished

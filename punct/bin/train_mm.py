@@ -18,7 +18,8 @@ Writes to ``--exp-dir``: ``config.yaml``, ``epoch-N.pt`` (to resume), ``best-val
 ``log/log-train-<time>`` and finally ``.done``.
 
   torchrun --nproc-per-node 2 -m punct.bin.train_mm ...   # DDP (gloo on CPU, NCCL on GPU)
-  ... --amp bf16|fp16 --num-workers N                     # mixed precision (fp16: CUDA only), loader processes
+  ... --amp bf16|fp16|auto|fastest --num-workers N        # mixed precision (the config's amp unless given;
+                                                          # fp16: CUDA only), loader processes
 
 Under torchrun every rank trains on its share of each epoch's shuffled segments (``batch_size`` per
 rank); rank 0 scores dev, writes every file above and decodes; the other ranks log to stderr.
@@ -55,7 +56,7 @@ def get_parser() -> argparse.ArgumentParser:
         "--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model"
     )
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/mm_pe")
-    add_resume_device_amp_arguments(parser)
+    add_resume_device_amp_arguments(parser, amp=False)  # --amp: MmConfig's amp
     add_config_arguments(parser, MmConfig)
     return parser
 
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         exp_dir=args.exp_dir,
         resume_run=args.resume,
         device_name=args.device,
-        amp=args.amp,
+        amp=cfg.amp,
     )
 
 

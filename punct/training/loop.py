@@ -305,8 +305,10 @@ def add_amp_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_resume_device_amp_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--resume``, ``--device`` and ``--amp`` of the training entry points that checkpoint every epoch."""
+def add_resume_device_amp_arguments(parser: argparse.ArgumentParser, amp: bool = True) -> None:
+    """``--resume``, ``--device`` and ``--amp`` of the training entry points that checkpoint every epoch
+    (``amp`` False: the config has an ``amp`` field, whose flag overrides it)."""
     parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
-    add_amp_argument(parser)
+    if amp:
+        add_amp_argument(parser)

@@ -62,7 +62,7 @@ if [ "$model" = mm ] && [ "$sound_encoder" = am ]; then
 fi
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")
-[ "$amp" != none ] && opts+=(--amp "$amp")
+[ -n "$amp" ] && opts+=(--amp "$amp")   # empty: the model config's amp
 job_threads=$( [ "$num_threads" -gt 0 ] && echo $num_threads || echo 1 )
 if [ "$device" = cuda ]; then
   if [ -z "$num_workers" ] && [ "$sound_encoder" = am ]; then

@@ -107,6 +107,9 @@ class MmConfig:
     log_interval: int = 50
     num_threads: int = 0  # torch.set_num_threads when > 0
     num_workers: int = 0  # DataLoader workers (audio loading and mel)
+    # mixed precision of the training forward passes (punct.training.loop.Amp): none, bf16, fp16 (CUDA only),
+    # auto (bf16 where the hardware has it natively) or fastest (none or bf16 by a timed step: punct.training.precision)
+    amp: str = "none"
     seed: int = 42
 
     def __post_init__(self) -> None:

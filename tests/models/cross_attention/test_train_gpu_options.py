@@ -75,7 +75,8 @@ def setup(tmp_path_factory):
 
 @pytest.mark.parametrize("amp", ["bf16", "fastest"])
 def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch, amp):
-    """bf16 asked for, or chosen by ``fastest``'s probe (on the first training segments, its verdict forced)."""
+    """bf16 asked for, or chosen by the config's ``amp: fastest`` probe (on the first training segments, its
+    verdict forced)."""
     force_fastest_verdict(monkeypatch, bf16_faster=True)
     root, common = setup
     seen = []
@@ -88,7 +89,11 @@ def test_bf16_training_changes_the_weights_and_saves_float32(setup, monkeypatch,
 
     monkeypatch.setattr(mm_train, "build_model", recorded_build)
     exp = root / f"exp_{amp}"
-    train_mm.main(common + ["--exp-dir", str(exp), "--amp", amp, "--batch-size", "2", "--num-epochs", "1"])
+    precision = ["--amp", amp]
+    if amp == "fastest":  # from the config: MmConfig's amp (conf/mm_small.yaml), --amp overrides it
+        (root / "fastest.yaml").write_text("amp: fastest\n")
+        precision = ["--config", str(root / "fastest.yaml")]
+    train_mm.main(common + ["--exp-dir", str(exp), *precision, "--batch-size", "2", "--num-epochs", "1"])
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # bf16 training, float32 dev scoring
     history = json.loads((exp / "history.json").read_text())
     assert math.isfinite(history[0]["train_loss"]) and (exp / ".done").is_file()
