@@ -181,8 +181,8 @@ def test_every_corpus_size_is_in_help_and_has_its_configs():
 
 
 def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
-    """local/train_am.sh passes --amp only when given: conf/am_small.yaml's ``amp: auto`` must reach
-    the trainer (a default of none overrode it)."""
+    """local/train_am.sh passes --amp only when given: conf/am_small.yaml's ``amp: fastest`` must reach
+    the trainer (a default of none overrode it); the job's threads count every DDP process'."""
     repo = RUN.parents[2]
     (tmp_path / "steps").mkdir()
     (tmp_path / "steps" / "train_am.sh").write_text('#!/usr/bin/env bash\necho "ARGS: $*"\n')
@@ -219,3 +219,7 @@ def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
 
     assert re.search(r"--amp\s+--max-dev-wer\s+fbank exp/am$", run())  # empty: steps/train_am.sh uses the config's
     assert re.search(r"--amp bf16\s+--max-dev-wer\s+fbank exp/am$", run("--amp", "bf16"))
+    # run.sh --am-cpu-ranks 2: two one-thread DDP processes, and the job asks for both processes' threads
+    ranks = run("--nproc", "2", "--num-threads", "1")
+    assert "--cmd utils/run.pl --num-threads 2 " in ranks and re.search(r"--num-threads 1 .*--nproc 2 ", ranks)
+    assert "--cmd utils/run.pl --num-threads 2 " in run()  # one process of 2 threads

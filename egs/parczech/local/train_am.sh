@@ -16,7 +16,7 @@ init=                         # checkpoint of a trained AM to start from (empty:
 device=auto                   # auto, cpu or cuda
 seed=42                       # random seed
 num_threads=2                 # torch CPU threads (stage 1 runs alone: 2 threads, 7.2 against 6.1 batches/s with 1)
-nproc=1                       # processes (GPUs) under torchrun
+nproc=1                       # processes under torchrun (GPUs; on the CPU one-thread gloo processes: run.sh --am-cpu-ranks)
 amp=                          # mixed precision: none, bf16, fp16, auto or fastest; empty: the am config's amp
 max_dev_wer=                  # stop when the dev WER (%) is above this; empty: the am config's max_dev_wer; none: no check
 # End configuration section.
@@ -56,7 +56,8 @@ if [ -n "$init" ] && ! ls $dir/epoch-*.pt > /dev/null 2>&1; then
   ${cpu_cmd:-$cmd --gpu 0} $dir/log/init.log python -m punct.bin.init_am --config $am_config --source $init --fbank-dir $fbank \
     --prefix parczech --exp-dir $dir --seed $seed
 fi
-steps/train_am.sh --cmd "$cmd --num-threads $num_threads" --cpu-cmd "${cpu_cmd:-$cmd --gpu 0}" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
+# the job asks for every process' threads (on the CPU --nproc N runs N DDP processes of --num-threads each)
+steps/train_am.sh --cmd "$cmd --num-threads $((num_threads * nproc))" --cpu-cmd "${cpu_cmd:-$cmd --gpu 0}" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
   --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" --max-dev-wer "$max_dev_wer" \
   $fbank $dir
 cp $feat_config $dir/mfcc.yaml
