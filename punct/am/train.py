@@ -47,6 +47,7 @@ from punct.training.loop import (
     loader_options,
     seed_everything,
     setup_distributed,
+    unwrap,
 )
 from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
 from punct.utils.config import config_from_dict, load_config, save_config
@@ -354,7 +355,7 @@ def run_training(
     )
     model, optimizer, state = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
     probe_loss = _probe_loss(config, train_cuts, train_cmvn, tokens, device)
-    precision = training_amp(amp, device, model.module if hasattr(model, "module") else model, probe_loss)
+    precision = training_amp(amp, device, unwrap(model), probe_loss)
     dev_loader, ctc = _train_epochs(
         config=config,
         exp_dir=exp_dir,
@@ -373,7 +374,7 @@ def run_training(
         select_average(exp_dir, state, config, tokens, dev_loader, device, ctc)
     if dist_info.world_size > 1:
         dist.barrier()
-    return state, (model.module if hasattr(model, "module") else model)
+    return state, unwrap(model)
 
 
 def _probe_loss(config: AmConfig, cuts: CutSet, cmvn: SpeakerCmvn, tokens: TokenTable, device: torch.device) -> LossOf:
