@@ -1,8 +1,11 @@
-"""punct.bin.mm_dev_table: the epoch each dev rule picks, and the average's scores where a training made one."""
+"""punct.bin.mm_dev_table: the epoch each dev rule picks, and the average's scores where a training made one; the
+table of egs/parczech/RESULTS/mm_small_dev/README.md is what it makes of the committed trainings (a hand edit fails)."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from punct.bin.mm_dev_table import markdown_table, training_row
 
@@ -32,3 +35,15 @@ def test_each_rule_picks_its_epoch(tmp_path):
     assert training_row(averaged)[9:] == ["50.0", "25.0"]
     table = markdown_table([plain, averaged]).splitlines()
     assert len(table) == 4 and table[2].startswith("| plain | 2 |") and table[3].startswith("| avg | 2 |")
+
+
+FOLDER = Path(__file__).resolve().parents[2] / "egs" / "parczech" / "RESULTS" / "mm_small_dev"
+
+
+def test_the_committed_dev_table_is_generated_from_the_committed_trainings():
+    readme = (FOLDER / "README.md").read_text()
+    region = re.search(r"<!-- mm_dev_table:begin -->\n(.*?)<!-- mm_dev_table:end -->", readme, re.S)
+    assert region, "no mm_dev_table region"
+    names = [line.split(" | ")[0].removeprefix("| ") for line in region.group(1).splitlines()[2:]]
+    assert sorted(names) == sorted(p.name for p in FOLDER.iterdir() if p.is_dir())  # every training, once
+    assert region.group(1) == markdown_table([FOLDER / name for name in names])
