@@ -49,7 +49,7 @@ from punct.training.loop import (
     setup_distributed,
     unwrap,
 )
-from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
+from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.config import config_from_dict, load_config, save_config
 
 
@@ -339,8 +339,7 @@ def run_training(
     Returns the final state and this rank's model (after the last epoch, unwrapped from DDP).
     """
     dist_info, device = setup_distributed(device_name)
-    if amp != FASTEST:
-        Amp(amp, device.type)  # an impossible --amp fails here, before the data is read
+    check_amp(amp, device)
     seed_everything(seed, device.type)
     exp_dir = Path(exp_dir)
     tokens, (train_cuts, train_cmvn), (dev_cuts, dev_cmvn) = _prepare_data(

@@ -26,8 +26,8 @@ from punct.io.sources import split_sources
 from punct.models.punct_tdnn.dataset import FusionCorpus, open_split, split_paths
 from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
 from punct.training.checkpoint import load_checkpoint
-from punct.training.loop import Amp, add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
-from punct.training.precision import FASTEST
+from punct.training.loop import add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
+from punct.training.precision import check_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.cli import TORCHRUN_DEVICE_HELP, add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args, save_config
@@ -132,8 +132,7 @@ def main() -> None:
     if args.num_threads > 0:
         torch.set_num_threads(args.num_threads)
     dist, device = setup_distributed(args.device)
-    if args.amp != FASTEST:
-        Amp(args.amp, device.type)  # an impossible --amp fails here, before the data is read
+    check_amp(args.amp, device)
 
     train_corpus, dev_corpus = open_corpora(args, cfg, with_dev=bool(args.dev_split) and dist.is_main)
     resume = resume_path(args.resume, args.exp_dir)

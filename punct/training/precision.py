@@ -100,6 +100,13 @@ def fastest_amp(model: torch.nn.Module, loss_of: LossOf, device: torch.device, m
     )
 
 
+def check_amp(mode: str, device: torch.device) -> None:
+    """Refuses an impossible ``--amp`` (fp16 on the CPU, bf16 on a GPU without it) before any data is read;
+    ``fastest`` is checked when :func:`training_amp` resolves it."""
+    if mode != FASTEST:
+        Amp(mode, device.type)
+
+
 def training_amp(mode: str, device: torch.device, model: torch.nn.Module, loss_of: LossOf, measure=step_seconds) -> Amp:
     """The :class:`Amp` of ``--amp mode``; ``fastest`` is resolved here by :func:`fastest_amp` on ``model``
     (unwrapped from DDP) and ``loss_of`` (the loop's loss on one training batch)."""

@@ -51,7 +51,7 @@ from punct.training.loop import (
     setup_distributed,
     wrap_ddp,
 )
-from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
+from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.config import save_config
 
@@ -636,8 +636,7 @@ def run_training(
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
     dist, device = setup_distributed(device_name)
-    if amp != FASTEST:
-        Amp(amp, device.type)  # an impossible --amp fails here, before the data is read
+    check_amp(amp, device)
     pin = device.type == "cuda"
     seed_everything(cfg.seed, device.type)
     cfg = with_absolute_am_dir(cfg, kind)

@@ -42,7 +42,7 @@ from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_sta
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
-from punct.training.precision import FASTEST, LossOf, probe_loss_of, training_amp
+from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_path
 
 
@@ -445,8 +445,7 @@ def train_tdnn(
       inputs: what the corpora's matrices were made from, recorded in the checkpoints (``checkpoint_inputs``).
     """
     exp_dir = Path(exp_dir)
-    if amp != FASTEST:
-        Amp(amp, device.type)  # an impossible --amp fails here, before the model is built
+    check_amp(amp, device)
     _check_corpora(cfg, train_corpus, dev_corpus)
     seed_everything(seed, device.type)
     model = build_model(cfg, train_corpus.input_dim).to(device)
