@@ -107,6 +107,7 @@ class AmTrainState:
     best_valid_loss: float = math.inf
     best_epoch: int = 0
     best_averaged: int = 1  # the selected model averages epochs best_epoch - best_averaged + 1 .. best_epoch
+    amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it
 
 
 def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
@@ -354,7 +355,7 @@ def run_training(
     )
     model, optimizer, state = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
     probe_loss = _probe_loss(config, train_cuts, train_cmvn, tokens, device)
-    precision = training_amp(amp, device, unwrap(model), probe_loss)
+    precision = training_amp(amp, device, unwrap(model), probe_loss, state=state)
     dev_loader, ctc = _train_epochs(
         config=config,
         exp_dir=exp_dir,

@@ -69,6 +69,7 @@ class TrainState:
     best_f1: float = -1.0  # best dev score so far (an F1; minus the dev loss for train_mm's dev_metric: loss)
     best_epoch: int = 0
     history: list[dict] = field(default_factory=list)
+    amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it
 
 
 def epoch_checkpoints(exp_dir: Path) -> list[tuple[int, Path]]:

@@ -107,11 +107,32 @@ def check_amp(mode: str, device: torch.device) -> None:
         Amp(mode, device.type)
 
 
-def training_amp(mode: str, device: torch.device, model: torch.nn.Module, loss_of: LossOf, measure=step_seconds) -> Amp:
+def training_amp(
+    mode: str,
+    device: torch.device,
+    model: torch.nn.Module,
+    loss_of: LossOf,
+    measure=step_seconds,
+    *,
+    state: Any = None,
+) -> Amp:
     """The :class:`Amp` of ``--amp mode``; ``fastest`` is resolved here by :func:`fastest_amp` on ``model``
-    (unwrapped from DDP) and ``loss_of`` (the loop's loss on one training batch)."""
+    (unwrapped from DDP) and ``loss_of`` (the loop's loss on one training batch).
+
+    ``state``: the loop's training state (saved in every ``epoch-N.pt``), whose ``amp`` field records the mode
+    ``fastest`` chose: a resumed run trains on in that mode instead of probing again (a second probe, on a
+    machine that is busier or another, could switch the precision half-way through a training)."""
     if mode != FASTEST:
         return Amp(mode, device.type)
+    if state is not None and state.amp:
+        logging.info("--amp fastest: %s, as chosen when this training started (resumed)", _name(state.amp))
+        return Amp(state.amp, device.type)
     choice = fastest_amp(model, loss_of, device, measure)
-    logging.info("--amp fastest: %s (%s)", "bf16" if choice.mode == "bf16" else "float32", choice.reason)
+    logging.info("--amp fastest: %s (%s)", _name(choice.mode), choice.reason)
+    if state is not None:
+        state.amp = choice.mode
     return Amp(choice.mode, device.type)
+
+
+def _name(mode: str) -> str:
+    return "bf16" if mode == "bf16" else "float32"

@@ -3,6 +3,7 @@ generators as they were, and a training under ``fastest`` that equals the traini
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -10,7 +11,8 @@ import torch
 
 from punct.models.punct_tdnn.train import train_tdnn
 from punct.training import precision
-from punct.training.loop import Amp
+from punct.training.checkpoint import load_checkpoint
+from punct.training.loop import Amp, TrainState
 from punct.training.precision import fastest_amp, step_seconds, training_amp
 from tests.helpers.precision import force_fastest_verdict
 from tests.helpers.synthetic_splits import small_training, train_dev_splits
@@ -90,3 +92,36 @@ def test_training_under_fastest_is_the_training_with_the_chosen_mode(
     fastest, given = models["fastest"].state_dict(), models[mode].state_dict()
     assert fastest.keys() == given.keys()
     assert all(torch.equal(fastest[k], given[k]) for k in given)
+
+
+def test_a_resumed_training_keeps_the_mode_fastest_chose(monkeypatch):
+    state = TrainState()
+    force_fastest_verdict(monkeypatch, bf16_faster=True)
+    assert training_amp("fastest", torch.device("cpu"), _net(), _loss_of(torch.ones(4, 8)), state=state).mode == "bf16"
+    assert state.amp == "bf16"  # saved with the state in every epoch-N.pt
+    monkeypatch.setattr(precision, "step_seconds", lambda *args: pytest.fail("measured again after a resume"))
+    resumed = TrainState(**dataclasses.asdict(state))
+    assert (
+        training_amp("fastest", torch.device("cpu"), _net(), _loss_of(torch.ones(4, 8)), state=resumed).mode == "bf16"
+    )
+
+
+def test_the_tdnn_resumed_under_fastest_trains_on_in_the_mode_of_its_first_epochs(
+    corpora, tmp_path, monkeypatch, caplog
+):
+    """The choice travels in epoch-N.pt: a resume whose probe would now answer float32 keeps bf16."""
+    force_fastest_verdict(monkeypatch, bf16_faster=True)
+    train_tdnn(
+        small_training("window", epochs=1, epoch_limit=64), corpora["train"], None, tmp_path, torch.device("cpu"),
+        seed=3, progress=False, amp="fastest",
+    )  # fmt: skip
+    assert load_checkpoint(tmp_path / "epoch-1.pt")["state"]["amp"] == "bf16"
+    force_fastest_verdict(monkeypatch, bf16_faster=False)
+    with caplog.at_level(logging.INFO):
+        train_tdnn(
+            small_training("window", epochs=2, epoch_limit=64), corpora["train"], None, tmp_path,
+            torch.device("cpu"), seed=3, resume=tmp_path / "epoch-1.pt", progress=False, amp="fastest",
+        )  # fmt: skip
+    assert "--amp fastest: bf16, as chosen when this training started (resumed)" in caplog.text
+    assert "probe:" not in caplog.text
+    assert load_checkpoint(tmp_path / "epoch-2.pt")["state"]["amp"] == "bf16"

@@ -651,7 +651,7 @@ def run_training(
     if punct_weights is not None:
         punct_weights = punct_weights.to(device)
     state = resume(exp_dir, model, optimizer, device) if resume_run else TrainState()
-    precision = training_amp(amp, device, model, probe_loss(train, cfg, pad_id, device, punct_weights))
+    precision = training_amp(amp, device, model, probe_loss(train, cfg, pad_id, device, punct_weights), state=state)
 
     # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)

@@ -458,7 +458,7 @@ def train_tdnn(
         net = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     loader, sampler = make_loader(cfg, train_corpus, device, seed, dist)
     criteria = build_criteria(cfg, train_corpus, device)
-    precision = training_amp(amp, device, model, probe_loss(loader, criteria, cfg, device))
+    precision = training_amp(amp, device, model, probe_loss(loader, criteria, cfg, device), state=state)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:

@@ -361,7 +361,7 @@ def run_training(
     state = resume_latest(exp_dir, model, optimizer, cfg, device) if resume else TrainState()
     train_examples, dev_utterances = load_train_dev(train, dev, cfg, norm, model.tokenizer)
     probe = probe_loss(loss_fn, train_examples, pad_token_id(model.tokenizer), cfg, device)
-    precision = training_amp(amp, device, model, probe)
+    precision = training_amp(amp, device, model, probe, state=state)
 
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
