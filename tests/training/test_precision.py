@@ -117,6 +117,7 @@ def test_the_tdnn_resumed_under_fastest_trains_on_in_the_mode_of_its_first_epoch
     )  # fmt: skip
     assert load_checkpoint(tmp_path / "epoch-1.pt")["state"]["amp"] == "bf16"
     force_fastest_verdict(monkeypatch, bf16_faster=False)
+    caplog.clear()  # the first training's lines too, where an earlier test left the root logger at INFO
     with caplog.at_level(logging.INFO):
         train_tdnn(
             small_training("window", epochs=2, epoch_limit=64), corpora["train"], None, tmp_path,

@@ -11,7 +11,8 @@ Every word is one example: the window of ``2*context + 1`` frames centred on the
 word (or on the word's last frame: ``window_centre``, see ``punct.models.punct_tdnn.frames.window_centres``),
 each frame ``[BERT vector of the frame's word ; acoustic vector]`` (see ``punct.models.punct_tdnn.frames`` for
 frames before the first word and between words), labelled with the punctuation after the word.
-Nothing is stored per window; an LRU cache keeps recently used utterances in memory.
+Nothing is stored per window; an LRU cache keeps recently used utterances in memory.  Training examples may be
+cut short on the right, as live captions show words (``right_truncation``, :mod:`punct.models.punct_tdnn.truncation`).
 
 With ``case_classes`` (the ``itn`` scheme: :data:`punct.labels.CASE`), the case label of every word is read
 from ``custom["case"]`` too, and each example's label is the pair (punctuation, case).
@@ -59,6 +60,7 @@ from punct.models.punct_tdnn.frames import (
     window_centres,
     word_frame_spans,
 )
+from punct.models.punct_tdnn.truncation import RightTruncation, cut_after
 
 
 @dataclass(frozen=True)
@@ -243,33 +245,76 @@ class FusionCorpus:
         fused = np.concatenate([table[word_index], acoustic], axis=1)
         return fused, self.centres(utt, acoustic.shape[0])
 
+    def known_prefix(self, utt: int, word: int, latency: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Utterance ``utt`` as a stream shows it ``latency`` frames after word ``word`` ended
+        (:mod:`punct.models.punct_tdnn.truncation`): (acoustic (cut, Da), text table, frame->word index (cut,),
+        centre frames of the known words (known,))."""
+        acoustic, table, _ = self.matrices(utt)
+        info = self.utterances[utt]
+        cut, known = cut_after(info.word_ends, acoustic.shape[0], word, latency)
+        starts, ends = info.word_starts[:known], info.word_ends[:known]
+        centres = window_centres(starts, ends, cut, self.window_centre)
+        return acoustic[:cut], table, frame_word_index(starts, cut), centres
+
+    def truncated_utterance(self, utt: int, word: int, latency: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`utterance_frames` and :meth:`utterance_labels` of the utterance's :meth:`known_prefix`."""
+        acoustic, table, word_index, centres = self.known_prefix(utt, word, latency)
+        fused = np.concatenate([table[word_index], acoustic], axis=1)
+        return fused, centres, self.utterance_labels(utt)[: len(centres)]
+
     def centres(self, utt: int, num_frames: int) -> np.ndarray:
         """(W,) centre frame of each word's window in utterance ``utt`` of ``num_frames`` frames."""
         info = self.utterances[utt]
         return window_centres(info.word_starts, info.word_ends, num_frames, self.window_centre)
 
-    def window(self, example: int, context: int) -> np.ndarray:
+    def window(self, example: int, context: int, latency: int | None = None) -> np.ndarray:
+        """The example's (2*context + 1, D) window; with ``latency``, of the utterance's :meth:`known_prefix`
+        ``latency`` frames after the example's word ended."""
         utt, word = int(self.example_utt[example]), int(self.example_word[example])
+        if latency is not None:
+            acoustic, table, word_index, centres = self.known_prefix(utt, word, latency)
+            return cut_window(acoustic, table, word_index, int(centres[word]), context)
         acoustic, table, word_index = self.matrices(utt)
         centre = int(self.centres(utt, acoustic.shape[0])[word])
         return cut_window(acoustic, table, word_index, centre, context)
 
 
+def _epoch_key(key: int | tuple[int, int]) -> tuple[int, int | None]:
+    """A sampler's index, or its (index, epoch) pair (:class:`punct.models.punct_tdnn.sampling.WithEpoch`)."""
+    return (int(key[0]), int(key[1])) if isinstance(key, tuple) else (int(key), None)
+
+
 class FusedWindowDataset(Dataset):
     """torch Dataset of (window (2*context+1, D) float32, label) over a FusionCorpus's words (item i is the
-    corpus example ``examples[i]``; default: every word)."""
+    corpus example ``examples[i]``; default: every word).
 
-    def __init__(self, corpus: FusionCorpus, context: int = 150, examples: np.ndarray | None = None) -> None:
+    With ``truncation`` and items asked for as (i, epoch) pairs, the seeded share of the windows is cut after
+    its word's end (:mod:`punct.models.punct_tdnn.truncation`); a plain index is never cut."""
+
+    def __init__(
+        self,
+        corpus: FusionCorpus,
+        context: int = 150,
+        examples: np.ndarray | None = None,
+        truncation: RightTruncation | None = None,
+        seed: int = 0,
+    ) -> None:
         self.corpus = corpus
         self.context = context
         self.examples = np.arange(len(corpus)) if examples is None else np.asarray(examples)
+        self.truncation, self.seed = truncation, seed
 
     def __len__(self) -> int:
         return len(self.examples)
 
-    def __getitem__(self, item: int):
+    def __getitem__(self, key: int | tuple[int, int]):
+        item, epoch = _epoch_key(key)
         example = int(self.examples[item])
-        return torch.from_numpy(self.corpus.window(example, self.context)), self.corpus.example_labels(example)
+        latency = None
+        if self.truncation is not None and epoch is not None:
+            latency = self.truncation.draw(self.seed, epoch, example)
+        window = self.corpus.window(example, self.context, latency)
+        return torch.from_numpy(window), self.corpus.example_labels(example)
 
 
 def split_paths(
@@ -318,15 +363,24 @@ class UtteranceDataset(Dataset):
     per utterance and every word reads its 243-frame slice, instead of one 301-frame window per word.
     """
 
-    def __init__(self, corpus: FusionCorpus) -> None:
+    def __init__(self, corpus: FusionCorpus, truncation: RightTruncation | None = None, seed: int = 0) -> None:
         self.corpus = corpus
+        self.truncation, self.seed = truncation, seed
 
     def __len__(self) -> int:
         return len(self.corpus.utterances)
 
-    def __getitem__(self, utt: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        frames, centres = self.corpus.utterance_frames(utt)
-        labels = self.corpus.utterance_labels(utt)
+    def __getitem__(self, key: int | tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        utt, epoch = _epoch_key(key)
+        cut = None
+        if self.truncation is not None and epoch is not None:
+            num_words = len(self.corpus.utterances[utt].labels)
+            cut = self.truncation.draw_word(self.seed, epoch, utt, num_words)
+        if cut is None:
+            frames, centres = self.corpus.utterance_frames(utt)
+            labels = self.corpus.utterance_labels(utt)
+        else:
+            frames, centres, labels = self.corpus.truncated_utterance(utt, *cut)
         return torch.from_numpy(frames), torch.from_numpy(centres.astype(np.int64)), torch.from_numpy(labels)
 
 

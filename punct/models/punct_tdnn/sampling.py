@@ -120,3 +120,26 @@ class EpochSampler(Sampler):
 
     def __len__(self) -> int:
         return -(-self.epoch_length() // self.world_size)
+
+
+class WithEpoch(Sampler):
+    """``sampler``'s indices as (index, epoch) pairs, for a dataset that draws per example and epoch (right
+    truncation: :mod:`punct.models.punct_tdnn.truncation`): the draw then differs between epochs and repeats
+    on a rerun, in whichever data-loader worker reads the example."""
+
+    def __init__(self, sampler: EpochSampler) -> None:
+        self.sampler = sampler
+
+    @property
+    def epoch(self) -> int:
+        return self.sampler.epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        self.sampler.set_epoch(epoch)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        epoch = self.sampler.epoch
+        return ((index, epoch) for index in self.sampler)
+
+    def __len__(self) -> int:
+        return len(self.sampler)

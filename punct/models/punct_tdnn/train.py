@@ -34,8 +34,9 @@ from torch.utils.data import DataLoader
 from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
 from punct.models.punct_tdnn.infer import corpus_predictions
-from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler
+from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler, WithEpoch
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
+from punct.models.punct_tdnn.truncation import RightTruncation
 from punct.scoring.punct_scores import score
 from punct.training import checkpoint
 from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats
@@ -91,6 +92,11 @@ class TrainTdnnConfig:
     # 8-utterance batches the statistics follow the last few talks read; see punct.training.batch_norm.
     batch_norm_stats: str = "ema"
     batch_norm_batches: int = 0  # recompute: the epoch's last this many batches, kept in memory (0: all of them)
+    # live captions: this share of the training examples (utterances or windows) is cut after a word's end plus
+    # 0..right_truncation_frames frames (0: the model's right context), as punctuate --stream shows a word at a
+    # short latency (punct.models.punct_tdnn.truncation); 0: every example whole (EfficientPunct)
+    right_truncation: float = 0.0
+    right_truncation_frames: int = 0
 
     def __post_init__(self) -> None:
         check_first_word(self.first_word)
@@ -123,6 +129,13 @@ class TrainTdnnConfig:
             raise ValueError(f"class_weight_power must be >= 0, got {self.class_weight_power}")
         if self.loss_reduction not in ("sum", "mean"):
             raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
+        self.truncation()  # checks right_truncation and right_truncation_frames
+
+    def truncation(self) -> RightTruncation | None:
+        """The training examples' right truncation, or None (``right_truncation: 0``)."""
+        frames = self.right_truncation_frames or self.model.context
+        truncation = RightTruncation(self.right_truncation, frames)
+        return truncation if truncation.share > 0 else None
 
 
 def corpus_classes(cfg: TrainTdnnConfig) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
@@ -306,8 +319,8 @@ def make_loader(
             group_size=cfg.group_utterances,
             limit=cfg.epoch_limit,
         )
-        dataset = FusedWindowDataset(corpus, context=cfg.model.context, examples=trained)
-        return DataLoader(dataset, batch_size=cfg.batch_size, sampler=sampler, **loader_args), sampler
+        dataset = FusedWindowDataset(corpus, cfg.model.context, trained, cfg.truncation(), seed)
+        return DataLoader(dataset, batch_size=cfg.batch_size, sampler=WithEpoch(sampler), **loader_args), sampler
     num_utts = len(corpus.utterances)
     sampler = EpochSampler(
         np.zeros(num_utts, dtype=np.int64),
@@ -318,9 +331,9 @@ def make_loader(
         limit=cfg.epoch_limit,
     )
     loader = DataLoader(
-        UtteranceDataset(corpus),
+        UtteranceDataset(corpus, cfg.truncation(), seed),
         batch_size=cfg.utterances_per_batch,
-        sampler=sampler,
+        sampler=WithEpoch(sampler),
         collate_fn=functools.partial(collate_utterances, context=cfg.model.context),
         **loader_args,
     )

@@ -79,7 +79,7 @@ def splits(tmp_path_factory):
     return out
 
 
-def train_and_score(splits, tmp_path, unit: str, noisy: bool, seed: int = 3) -> float:
+def train_and_score(splits, tmp_path, unit: str, noisy: bool, seed: int = 3, **overrides) -> float:
     torch.set_num_threads(1)
     corpora = {}
     for split, (paths, marked_scp, noise_scp) in splits.items():
@@ -96,6 +96,7 @@ def train_and_score(splits, tmp_path, unit: str, noisy: bool, seed: int = 3) -> 
         loss_reduction="mean",
         num_workers=0,
         log_interval=0,
+        **overrides,
     )
     model = train_tdnn(cfg, corpora["train"], None, tmp_path, torch.device("cpu"), seed=seed, progress=False)
     ref, post = corpus_predictions(model, corpora["dev"], torch.device("cpu"))
@@ -108,3 +109,11 @@ def test_tdnn_learns_punctuation_from_the_acoustics(splits, tmp_path, unit):
     ablated = train_and_score(splits, tmp_path / "noise", unit, noisy=True)
     assert learned > 0.7, f"dev overall F1 {learned:.3f} with the acoustic cues"
     assert ablated < learned - 0.3, f"dev overall F1 {ablated:.3f} on noise vs {learned:.3f} with the cues"
+
+
+@pytest.mark.parametrize("unit", ["utterance", "window"])
+def test_tdnn_learns_with_right_truncation(splits, tmp_path, unit):
+    """Half the training examples cut after a word's end (right_truncation): the marks are still learnt, from
+    the pause after the word where it arrived and from the cut where it did not."""
+    learned = train_and_score(splits, tmp_path, unit, noisy=False, right_truncation=0.5)
+    assert learned > 0.7, f"dev overall F1 {learned:.3f} with the acoustic cues, half the examples cut"
