@@ -113,6 +113,7 @@ for seed in $seeds; do
         (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:])))))' \
       "$seed" "$wall" "${command% }" "$started" "$commit" > "$copy/exp/results/run.json.tmp"
     mv "$copy/exp/results/run.json.tmp" "$copy/exp/results/run.json"
+    python -m punct.bin.stage_times "$copy/run.log" "$copy/exp/results/run.json"   # + each stage's time
     log "seed $seed: finished in $wall s"
   fi
   mkdir -p "$out/seed$seed"
