@@ -73,7 +73,11 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
         data = itn.itn_summary(runs)
     else:
         runs = [mustc.read_run(path, split) for path in paths]
-        tables = mustc.render_tables(runs, split) + "\n" + mustc.caption(split, len(runs), command)
+        tables = (
+            mustc.render_tables(runs, split)
+            + "\n"
+            + mustc.caption(split, len(runs), command, any(r.stages for r in runs))
+        )
         data = mustc.summary(runs, split)
     seeds = [r.seed for r in runs if r.seed is not None]
     if len(set(seeds)) < len(seeds):

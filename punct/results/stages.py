@@ -15,6 +15,10 @@ from datetime import datetime
 
 from punct.results.tables import duration
 
+STAGES_NOTE = (
+    " Stage times from each run's log (run.json's stages, punct.results.stages): from a stage's log line to the next"
+    " stage's."
+)
 STAMP = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) INFO \[run\.sh:\d+\] "
 STAGE_LINE = re.compile(STAMP + r"Stage (\d+): ")
 END_LINE = re.compile(STAMP + r"\S*run\.sh: success")

@@ -57,3 +57,16 @@ def test_run_json_gets_the_stages_and_the_itn_tables_show_them(tmp_path):
     assert "| Run | stage 0 | stage 1 | stage 2 | stage 4 | stage 5 | stage 6 | stages together |" in summary
     assert "| seed 2 | 44 s | 11 min 20 s | 3 min 55 s | 5 min 00 s | 17 min 30 s | 20 s | 38 min 49 s |" in summary
     assert "Stage times from each run's log" in summary
+
+
+def test_the_mustc_tables_show_the_stages_too(tmp_path):
+    from tests.results.test_mustc import write_run
+
+    f1 = {"BERT only": 0.5, "TDNN": 0.7, "Ensemble": 0.72}
+    path = write_run(tmp_path / "seed1", 1, f1, f1, wall=2330)
+    (tmp_path / "run.log").write_text(LOG)
+    stage_times.main([str(tmp_path / "run.log"), str(path.parent / "run.json")])
+    results_table.main(["--out-dir", str(tmp_path / "summary"), str(path)])
+    summary = (tmp_path / "summary" / "summary.md").read_text()
+    assert "| seed 1 | 44 s | 11 min 20 s | 3 min 55 s | 5 min 00 s | 17 min 30 s | 20 s | 38 min 49 s |" in summary
+    assert "Stage times from each run's log" in summary and "e483751" not in summary  # parczech's note only
