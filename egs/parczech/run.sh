@@ -17,10 +17,7 @@ am_cpu_ranks=        # stage 1 on the CPU: the AM trains as this many processes 
                      # rank taking max_duration seconds of speech per step; empty: 2 for --corpus-size small (a second
                      # thread added 8 % to one process' speed here, a second process nearly doubles it), else 1
 mm_jobs=4            # stage-4 trainings at once, one thread each (4: all of them; on 2 cores the system shares the
-                     # cores, so that none idles while the last model trains, as one would with 2 at a time); with
-                     # --efficientpunct-beside-mm the text-only model's chain runs beside N cross-attention trainings
-efficientpunct_beside_mm=true  # stage 5 starts as soon as stage 4's text-only model is trained, beside the cross-attention
-                     # trainings (its TDNN trains on one thread: alone it would leave a core idle); false: after stage 4
+                     # cores, so that none idles while the last model trains, as one would with 2 at a time)
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
 corpus_size=mini     # tiny, mini or small (~6.7 h, 56 speakers, test set of about a thousand segments), for the mini corpus
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
@@ -78,8 +75,6 @@ Options (defaults in brackets):
   --nj N               parallel jobs [${nj}]
   --am-cpu-ranks N     stage-1 AM training on the CPU as N one-thread DDP processes; empty: 2 for small, else 1 [${am_cpu_ranks}]
   --mm-jobs N          stage-4 trainings at once [${mm_jobs}]
-  --efficientpunct-beside-mm true|false  stage 5 beside stage 4's cross-attention trainings, once the
-                       text-only model is trained [${efficientpunct_beside_mm}]
   --parczech-root DIR  ParCzech 3.0 original data [${parczech_root}]
   --corpus-size SIZE   tiny, mini or small [${corpus_size}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
@@ -281,9 +276,25 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
     data/manifests exp/asr/words data/segments
 fi
 
-# Stage 5, a function: run.sh calls it after stage 4's text-only model (beside the cross-attention trainings,
-# --efficientpunct-beside-mm) or as its own stage.
-efficientpunct_stage() {
+if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
+  # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_small.yaml: the 4 h corpus;
+  # conf/mm_tiny.yaml: the tiny corpus (one quick epoch, the end-to-end test).  Their sound_encoder: conv (mel +
+  # conv blocks) or am (the acoustic model $am of stage 1 or --am-dir, frozen: thesis 5.5).
+  mm_conf=conf/mm${conf_suffix}.yaml
+  log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
+  log "text encoder: ${text_model:-bert_model and text_letters of ${mm_conf}}"
+  # One job per model, at most $mm_jobs at a time: job n trains the n-th name of $mm_models with the options
+  # in conf/models/<name>.conf.  The jobs run here (utils/run.pl); each training asks $train_net_cmd for
+  # its own CPUs or GPUs (or SLURM job), and writes its log to exp/<name>/log/train_mm.log.
+  set -- $mm_models
+  utils/run.pl --max-jobs-run $mm_jobs JOB=1:$# exp/log/train_mm.JOB.log \
+    bash -c 'name=$(echo $1 | cut -d" " -f$0); shift
+             local/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
+    JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf --am-dir $am $train_opts "${mm_opts[@]}"
+  grep -h "^local/train_mm.sh: " exp/log/train_mm.*.log || true
+fi
+
+if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   # EfficientPunct (Liu & Beigi 2023) on the same segments, with a case head (9 + 2 channels in the last
   # conv layer, loss 0.5 Lp + 0.5 Lc): MFCC of the segment cuts with the AM's own feature config,
   # layer-12 embeddings of the acoustic model, word times straight from the segments' alignment["word"]
@@ -312,43 +323,6 @@ efficientpunct_stage() {
   # unless a mixture's gain over the better single model is within one paired bootstrap SE; the rule, the dev argmax,
   # the gain and its SE in exp/efficientpunct/alpha.json; local/ensemble_itn.sh --alpha-rule one-se|argmax: the others).
   local/ensemble_itn.sh data/segments exp/emb_text exp/efficientpunct_tdnn exp/efficientpunct
-}
-
-if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
-  # conf/mm.yaml: thesis values; conf/mm_mini.yaml: the mini corpus; conf/mm_small.yaml: the 4 h corpus;
-  # conf/mm_tiny.yaml: the tiny corpus (one quick epoch, the end-to-end test).  Their sound_encoder: conv (mel +
-  # conv blocks) or am (the acoustic model $am of stage 1 or --am-dir, frozen: thesis 5.5).
-  mm_conf=conf/mm${conf_suffix}.yaml
-  log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
-  log "text encoder: ${text_model:-bert_model and text_letters of ${mm_conf}}"
-  # One job per model, at most $mm_jobs at a time: job n trains the n-th name of $mm_models with the options
-  # in conf/models/<name>.conf.  The jobs run here (utils/run.pl); each training asks $train_net_cmd for
-  # its own CPUs or GPUs (or SLURM job), and writes its log to exp/<name>/log/train_mm.log.
-  train_models() {  # FIRST LAST: jobs FIRST..LAST
-    utils/run.pl --max-jobs-run $mm_jobs JOB=$1:$2 exp/log/train_mm.JOB.log \
-      bash -c 'name=$(echo $1 | cut -d" " -f$0); shift
-               local/train_mm.sh --config conf/models/$name.conf "$@" data/segments exp/$name' \
-      JOB "$mm_models" --cmd "$train_net_cmd" --model-config $mm_conf --am-dir $am $train_opts "${mm_opts[@]}"
-  }
-  set -- $mm_models
-  [ "$1" = text ] || { echo "$0: mm_models must start with text (stage 5 reads exp/text): $mm_models" >&2; exit 1; }
-  if [ $stop_stage -ge 5 ] && [ "$efficientpunct_beside_mm" = true ]; then
-    # job 1, the text-only model (exp/text), then stage 5, which needs it, beside jobs 2..n
-    ( train_models 1 1; efficientpunct_stage ) &
-    beside=$!
-    status=0
-    train_models 2 $# || status=$?
-    wait $beside || status=$?
-    [ $status -eq 0 ] || { echo "$0: stage 4 or 5 failed (logs: exp/log/train_mm.*.log and above)" >&2; exit $status; }
-    efficientpunct_done=true
-  else
-    train_models 1 $#
-  fi
-  grep -h "^local/train_mm.sh: " exp/log/train_mm.*.log || true
-fi
-
-if [ $stage -le 5 ] && [ $stop_stage -ge 5 ] && [ "${efficientpunct_done:-false}" = false ]; then
-  efficientpunct_stage
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
