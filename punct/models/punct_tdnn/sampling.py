@@ -130,10 +130,6 @@ class WithEpoch(Sampler):
     def __init__(self, sampler: EpochSampler) -> None:
         self.sampler = sampler
 
-    @property
-    def epoch(self) -> int:
-        return self.sampler.epoch
-
     def set_epoch(self, epoch: int) -> None:
         self.sampler.set_epoch(epoch)
 
