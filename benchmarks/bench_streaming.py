@@ -4,12 +4,16 @@ on every talk of a trained recipe's dev and test splits, with the compute time p
 How it is measured: ``punct.inference.latency`` (each talk's reference words aligned offline and given as a CTM; the
 audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
 offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and its committed
-copy --results-dir/streaming.json (egs/mustc/RESULTS), the plot --results-dir/streaming.png and, with --readme, the
-table into the README's ``results:streaming`` region (``--from-json`` redoes only the table and the plot).
+copy --results-dir/NAME.json (egs/mustc/RESULTS/streaming.json), with the recipe's seed, ensemble alpha and TDNN
+right truncation, the plot --results-dir/NAME.png and, with --readme, the table into the README's
+``results:streaming`` region (``--from-json`` redoes only the table and the plot).
 
   . ./path.sh
   python benchmarks/bench_streaming.py --recipe-dir /work/runs/mustc_seed1 --readme egs/mustc/local/README.md
   python benchmarks/bench_streaming.py --from-json egs/mustc/RESULTS/streaming.json --readme egs/mustc/local/README.md
+
+Files of several runs (e.g. one per seed and right_truncation, --name streaming_dev) make the generated comparison
+table of egs/mustc/RESULTS/regions.yaml's ``truncation`` region (punct.results.latency).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -31,11 +37,13 @@ def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict
     from punct.inference.latency import latency_rows
     from punct.inference.pipeline import Punctuator, merged_cmvn
     from punct.inference.talk import load_talks
+    from punct.results.latency import recipe_facts
 
     torch.set_num_threads(1)
     stats = recipe_dir / "data" / "fbank" / "cmvn_train.json"
     punctuator = Punctuator.from_recipe(recipe_dir, global_cmvn=merged_cmvn(stats))
-    result = {"machine": machine(), "recipe_dir": str(recipe_dir), "cmvn": str(stats), "splits": {}}
+    result = {**recipe_facts(recipe_dir), "machine": machine(), "recipe_dir": str(recipe_dir), "cmvn": str(stats)}
+    result["splits"] = {}
     for split in splits:
         start = time.perf_counter()
         result["splits"][split] = latency_rows(punctuator, load_talks(recipe_dir, split), latencies)
@@ -53,19 +61,23 @@ def main() -> None:
     parser.add_argument(
         "--results-dir", type=Path, default=REPO / "egs/mustc/RESULTS", help="committed copy of the JSON, and the plot"
     )
+    parser.add_argument(
+        "--name", default="streaming", help="file names in --results-dir: NAME.json and NAME.png (e.g. streaming_dev)"
+    )
     args = parser.parse_args()
     from punct.results.latency import markdown_table
     from punct.results.plots import plot_f1_vs_latency
     from punct.results.regions import replace_region
+    from punct.utils.atomic import atomic_write_text
 
     if args.from_json is not None:
         result = json.loads(args.from_json.read_text(encoding="utf-8"))
     elif args.recipe_dir is not None:
         result = measure(args.recipe_dir, args.splits, args.latencies)
-        result["command"] = f"python benchmarks/bench_streaming.py --recipe-dir {args.recipe_dir}"
+        result["command"] = shlex.join(["python", "benchmarks/bench_streaming.py", *sys.argv[1:]])
         write_json("streaming", result)
         args.results_dir.mkdir(parents=True, exist_ok=True)
-        (args.results_dir / "streaming.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        atomic_write_text(args.results_dir / f"{args.name}.json", json.dumps(result, indent=1) + "\n")
     else:
         raise SystemExit("give --recipe-dir (measure) or --from-json (render)")
     rows = [
@@ -74,7 +86,7 @@ def main() -> None:
         for row in split_rows
     ]
     print_table("overall F1 (%) against latency", ["split", "latency s", "BERT", "TDNN", "ensemble", "final"], rows)
-    plot_f1_vs_latency(result, args.results_dir / "streaming.png")
+    plot_f1_vs_latency(result, args.results_dir / f"{args.name}.png")
     if args.readme is not None:
         text = args.readme.read_text(encoding="utf-8")
         args.readme.write_text(replace_region(text, "streaming", markdown_table(result), str(args.readme)))

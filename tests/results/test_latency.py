@@ -40,3 +40,71 @@ def test_committed_table_is_the_committed_results():
     readme = REPO / "egs" / "mustc" / "local" / "README.md"
     content = region_content(readme.read_text(encoding="utf-8"), "streaming", str(readme))
     assert content == markdown_table(json.loads(results.read_text(encoding="utf-8")))
+
+
+def streaming_file(path: Path, seed: int, share: float, splits: dict, frames: int = 0) -> Path:
+    result = {"kind": "streaming", "seed": seed, "alpha": 0.6, "right_truncation": share}
+    result |= {"right_truncation_frames": frames, "splits": splits}
+    path.write_text(json.dumps(result), encoding="utf-8")
+    return path
+
+
+def test_truncation_tables_mean_sd_and_paired_difference(tmp_path):
+    """Per variant the mean ± sd over seeds; the difference column pairs the seeds (a dev and a test file of one
+    run are merged)."""
+    from punct.results.latency import read_streaming_runs, truncation_rows, truncation_tables
+
+    files = [
+        streaming_file(tmp_path / "a.json", 1, 0.0, {"dev": [row(0.3, (30, 40, 41)), row("inf", (50, 60, 62))]}),
+        streaming_file(tmp_path / "b.json", 2, 0.0, {"dev": [row(0.3, (30, 44, 45)), row("inf", (50, 62, 63))]}),
+        streaming_file(tmp_path / "c.json", 1, 0.5, {"dev": [row(0.3, (30, 50, 51)), row("inf", (50, 59, 61))]}),
+        streaming_file(tmp_path / "d.json", 2, 0.5, {"dev": [row(0.3, (30, 52, 53)), row("inf", (50, 62, 63))]}),
+        streaming_file(tmp_path / "e.json", 1, 0.0, {"test": [row(0.3, (30, 33, 34))]}),
+    ]
+    runs = read_streaming_runs(files)
+    assert [(r.seed, r.right_truncation) for r in runs] == [(1, 0.0), (1, 0.5), (2, 0.0), (2, 0.5)]
+    header, rows = truncation_rows(runs, "TDNN")
+    assert header == ["split", "latency (s)", "rt 0", "rt 0.5", "rt 0.5 − rt 0"]
+    assert rows[0] == ["dev", "0.3", "42.0 ± 2.8", "51.0 ± 1.4", "9.0 ± 1.4"]
+    assert rows[1] == ["dev", "offline", "61.0 ± 1.4", "60.5 ± 2.1", "-0.5 ± 0.7"]
+    # the test split has seed 1 of rt 0 only: its mean needs every seed
+    assert rows[2] == ["test", "0.3", "n/a", "n/a", "n/a"]
+    tables = truncation_tables(runs, "cmd")
+    assert "**ensemble**" in tables and "| dev | 0.3 | 43.0 ± 2.8 | 52.0 ± 1.4 | 9.0 ± 1.4 |" in tables
+    assert "seeds 1, 2" in tables and "`cmd`" in tables
+
+
+def test_streaming_runs_refuse_a_latency_measured_twice(tmp_path):
+    import pytest
+
+    from punct.results.latency import read_streaming_runs
+
+    dev = {"dev": [row(0.3, (30, 40, 41))]}
+    files = [streaming_file(tmp_path / "a.json", 1, 0.0, dev), streaming_file(tmp_path / "b.json", 1, 0.0, dev)]
+    with pytest.raises(ValueError, match="b.json: dev at latency 0.3"):
+        read_streaming_runs(files)
+    (tmp_path / "old.json").write_text(json.dumps({"splits": dev}), encoding="utf-8")
+    with pytest.raises(ValueError, match="old.json: not a bench_streaming.py result"):
+        read_streaming_runs([tmp_path / "old.json"])
+
+
+def test_recipe_facts_read_the_seed_alpha_and_truncation(tmp_path):
+    from punct.results.latency import recipe_facts
+    from punct.results.regions import results_kind
+
+    (tmp_path / "exp" / "results").mkdir(parents=True)
+    (tmp_path / "exp" / "tdnn").mkdir()
+    (tmp_path / "exp" / "results" / "results.json").write_text(json.dumps({"seed": 3, "chosen_alpha": 0.7}))
+    (tmp_path / "exp" / "tdnn" / "config.yaml").write_text("epochs: 12\n")  # trained before right_truncation
+    facts = recipe_facts(tmp_path)
+    assert facts == {
+        "kind": "streaming",
+        "seed": 3,
+        "alpha": 0.7,
+        "right_truncation": 0.0,
+        "right_truncation_frames": 0,
+    }
+    (tmp_path / "exp" / "tdnn" / "config.yaml").write_text("right_truncation: 0.5\nright_truncation_frames: 20\n")
+    assert recipe_facts(tmp_path)["right_truncation_frames"] == 20
+    path = streaming_file(tmp_path / "s.json", 3, 0.5, {})
+    assert results_kind(path) == "streaming"
