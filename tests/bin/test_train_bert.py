@@ -295,3 +295,51 @@ def test_resume_with_other_loss_is_refused(setup):
     run("punct.bin.train_bert", *common, "--loss", "ce")
     with pytest.raises(ValueError, match=r"other values of \['loss'\]"):
         run("punct.bin.train_bert", *common, "--loss", "focal", "--resume", "--num-epochs", "2")
+
+
+def write_position_manifest(path, n, seed):
+    """Utterances of random words whose last word takes "." (a cue of position only) and "cat" ","."""
+    from lhotse import SupervisionSegment, SupervisionSet
+
+    rng = random.Random(seed)
+    sups = []
+    for i in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(3, 12))]
+        labels = ["," if w == "cat" else "NP" for w in words[:-1]] + ["."]
+        sup = SupervisionSegment(f"pos_{seed}_{i}", f"pos_{seed}", float(i), 1.0, channel=0, text=" ".join(words))
+        sups.append(sup.with_custom("words", words).with_custom("punct", labels))
+    SupervisionSet.from_segments(sups).to_file(path)
+
+
+def test_right_truncation_unlearns_the_full_stop_before_the_end_of_the_input(setup):
+    """Trained on whole utterances only, BERT puts "." on the last word it sees, so on text cut mid-sentence (what
+    a stream shows it) it ends a sentence that goes on.  With every training chunk cut after a random word
+    (right_truncation: 1) that cue is gone: the cut's last word takes "." far less often, and "cat" keeps its
+    comma."""
+    from punct.models.text.data import Utterance, read_utterances
+    from punct.models.text.infer import predict_words
+
+    root = setup
+    for split, n, seed in (("train", 200, 11), ("dev", 30, 12), ("test", 40, 13)):
+        write_position_manifest(root / f"pos_{split}.jsonl.gz", n, seed)
+    test = read_utterances(root / "pos_test.jsonl.gz")
+    # each test utterance cut two words before its end: the reference of the cut's last word is no mark (or ",")
+    cut = [Utterance(u.id, u.words[:-2], u.labels[:-2]) for u in test if len(u.words) >= 4]
+    stops, commas = {}, {}
+    for share in (0.0, 1.0):
+        exp = root / f"exp_truncation_{share:g}"
+        args = train_args(root, "--exp-dir", exp, "--num-epochs", 6, "--seed", 3, "--right-truncation", share)
+        args[args.index("--train") + 1] = str(root / "pos_train.jsonl.gz")
+        args[args.index("--dev") + 1] = str(root / "pos_dev.jsonl.gz")
+        run("punct.bin.train_bert", *args)
+        model = PunctBert.from_pretrained(exp / "best-valid-f1").eval()
+        outputs = list(predict_words(model, cut, 32, 4, 16, torch.device("cpu")))
+        predicted = [out.posteriors["punct"].argmax(axis=1) for out in outputs]
+        stops[share] = np.mean([p[-1] == 2 for p in predicted])  # "." is class 2 of NP , . ?
+        cat = [
+            (p[k], u.labels[k]) for p, u in zip(predicted, cut) for k in range(len(u.words) - 1) if u.words[k] == "cat"
+        ]
+        commas[share] = np.mean([pred == 1 for pred, _ in cat])
+    assert stops[0.0] > 0.5, stops  # measured: 0.72 and 0.0
+    assert stops[1.0] < 0.2, stops
+    assert min(commas.values()) > 0.8, commas

@@ -60,7 +60,8 @@ from punct.models.punct_tdnn.frames import (
     window_centres,
     word_frame_spans,
 )
-from punct.models.punct_tdnn.truncation import RightTruncation, cut_after
+from punct.models.punct_tdnn.truncation import cut_after
+from punct.training.truncation import RightTruncation
 
 
 @dataclass(frozen=True)

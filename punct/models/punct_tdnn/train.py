@@ -36,7 +36,6 @@ from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, Ut
 from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler, WithEpoch
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
-from punct.models.punct_tdnn.truncation import RightTruncation
 from punct.scoring.punct_scores import score
 from punct.training import checkpoint
 from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats
@@ -44,6 +43,7 @@ from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
+from punct.training.truncation import RightTruncation
 from punct.utils.atomic import atomic_path
 
 

@@ -18,46 +18,14 @@ so the acoustic frames just before the cut have seen up to the AM's right contex
 and the BERT vectors the whole sentence, where a stream's are computed on the truncated audio and words.
 Dev scores stay offline (the checkpoint is chosen on whole utterances).
 
-The draws are seeded by (seed, epoch, example): a rerun draws the same cuts, each epoch new ones, in any
-data-loader worker (:class:`punct.models.punct_tdnn.sampling.WithEpoch` passes the epoch with each index).
+The draws (:class:`punct.training.truncation.RightTruncation`) are seeded by (seed, epoch, example): a rerun
+draws the same cuts, each epoch new ones, in any data-loader worker
+(:class:`punct.models.punct_tdnn.sampling.WithEpoch` passes the epoch with each index).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-
-
-@dataclass(frozen=True)
-class RightTruncation:
-    share: float  # of the training examples (utterances or windows) that are cut
-    max_frames: int  # a cut lies 0 .. max_frames frames after the chosen word's end
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.share <= 1.0:
-            raise ValueError(f"right_truncation must be in [0, 1], got {self.share}")
-        if self.max_frames < 0:
-            raise ValueError(f"right_truncation_frames must be >= 0, got {self.max_frames}")
-
-    def draw(self, seed: int, epoch: int, example: int) -> int | None:
-        """Frames of right context after the chosen word's end for this example in this epoch, or None:
-        not cut."""
-        rng = self.generator(seed, epoch, example)
-        if self.share <= 0 or rng.random() >= self.share:
-            return None
-        return int(rng.integers(self.max_frames + 1))
-
-    def draw_word(self, seed: int, epoch: int, example: int, num_words: int) -> tuple[int, int] | None:
-        """(word, frames after its end) at which this utterance is cut in this epoch, or None: not cut."""
-        latency = self.draw(seed, epoch, example)
-        if latency is None:
-            return None
-        return int(self.generator(seed, epoch, example, 1).integers(num_words)), latency
-
-    @staticmethod
-    def generator(seed: int, epoch: int, example: int, stream: int = 0) -> np.random.Generator:
-        return np.random.default_rng([seed, epoch, example, stream])
 
 
 def cut_after(word_ends: np.ndarray, num_frames: int, word: int, latency: int) -> tuple[int, int]:

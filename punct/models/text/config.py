@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from punct.models.text.losses import LossConfig
+from punct.training.truncation import RightTruncation
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class BertTrainConfig:
     extra_text_words: int = 40  # words per pseudo-utterance cut from the extra text
     extra_text_max_words: int = 0  # 0: all of it
     max_train_utts: int = 0  # 0: all; >0 keeps a seeded random subset (quick experiments)
+    right_truncation: float = 0.0  # share of training chunks cut after a random word, as live captions show them
     keep_last_epochs: int = 2  # epoch-N.pt files kept (older ones deleted); 0 keeps all
     log_interval: int = 20  # batches between training log lines
     num_threads: int = 0  # torch CPU threads; 0 leaves torch's default
@@ -51,3 +53,12 @@ class BertTrainConfig:
             scl_form=self.scl_form,
             focal_gamma=self.focal_gamma,
         )
+
+    def truncation(self) -> RightTruncation | None:
+        """The training chunks' right truncation (:mod:`punct.models.text.truncation`), or None
+        (``right_truncation: 0``)."""
+        truncation = RightTruncation(self.right_truncation)
+        return truncation if truncation.share > 0 else None
+
+    def __post_init__(self) -> None:
+        self.truncation()  # checks right_truncation

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from tqdm import tqdm
@@ -25,6 +26,7 @@ from punct.models.text.data import Example, Utterance, make_examples, read_extra
 from punct.models.text.infer import predict_words
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.models.text.truncation import training_examples
 from punct.scoring.punct_scores import score
 from punct.text.normalize import NormalizeConfig
 from punct.training import checkpoint
@@ -47,6 +49,7 @@ from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
 
 HEAD = "punct"  # one head over PUNCT4.classes
+T = TypeVar("T")
 # Config values that may change when a run is resumed (they do not change what was learned).
 RESUMABLE_CHANGES = {"num_epochs", "log_interval", "num_threads", "eval_batch_size", "keep_last_epochs"}
 
@@ -85,9 +88,10 @@ def compute_loss(model: PunctBert, loss_fn, batch: dict[str, torch.Tensor], devi
     return total / len(logits), num_words
 
 
-def epoch_batches(examples: Sequence[Example], batch_size: int, seed: int, dist: DistInfo) -> list[list[Example]]:
+def epoch_batches(examples: Sequence[T], batch_size: int, seed: int, dist: DistInfo) -> list[list[T]]:
     """This rank's batches of one epoch: the shuffled order of ``batches(examples, batch_size, True, seed)``
-    (the same on every rank) split by :func:`rank_batches`; one process gets exactly ``batches``'."""
+    (the same on every rank) split by :func:`rank_batches`; one process gets exactly ``batches``'.  Given
+    ``range(len(examples))``, the batches of the examples' indices."""
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
     return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
@@ -131,11 +135,13 @@ def train_one_epoch(
     pad_id = pad_token_id(unwrap(model).tokenizer)
     loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
     epoch = state.epoch + 1
-    rank_share = epoch_batches(examples, cfg.batch_size, cfg.seed + epoch, dist)
+    rank_share = epoch_batches(range(len(examples)), cfg.batch_size, cfg.seed + epoch, dist)
     num_batches = len(rank_share)
-    for i, batch_examples in enumerate(
+    truncation = cfg.truncation()
+    for i, batch_indices in enumerate(
         tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10, disable=not dist.is_main)
     ):
+        batch_examples = training_examples(examples, batch_indices, truncation, cfg.seed, epoch)
         batch = collate_examples(batch_examples, pad_id)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)

@@ -13,7 +13,8 @@ from lhotse.utils import fastcopy
 from punct.io.shards import MatrixReader, write_shard
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, UtteranceDataset, open_split
 from punct.models.punct_tdnn.sampling import EpochSampler, WithEpoch
-from punct.models.punct_tdnn.truncation import RightTruncation, cut_after
+from punct.models.punct_tdnn.truncation import cut_after
+from punct.training.truncation import RightTruncation
 from tests.helpers.synthetic_splits import make_split
 
 
