@@ -38,57 +38,79 @@ MODELS = ("BERT", "TDNN", "ensemble")
 
 def recipe_facts(recipe_dir: Path) -> dict:
     """What tells runs of ``benchmarks/bench_streaming.py`` apart, read from the trained recipe: the run's seed
-    (stage 8's results.json), the ensemble alpha chosen on dev, and the TDNN's right truncation (exp/tdnn's
-    training config; 0 for a model trained before the option existed)."""
+    (stage 8's results.json), the ensemble alpha chosen on dev, and the right truncation the TDNN and BERT were
+    trained with (exp/tdnn/config.yaml, exp/bert/config.yaml; 0 for a model trained before the option existed)."""
     import yaml
 
+    def config(model: str) -> dict:
+        return yaml.safe_load((recipe_dir / "exp" / model / "config.yaml").read_text(encoding="utf-8")) or {}
+
     results = json.loads((recipe_dir / "exp" / "results" / "results.json").read_text(encoding="utf-8"))
-    config = yaml.safe_load((recipe_dir / "exp" / "tdnn" / "config.yaml").read_text(encoding="utf-8"))
+    tdnn, bert = config("tdnn"), config("bert")
     return {
         "kind": KIND,
         "seed": results.get("seed"),
         "alpha": results.get("chosen_alpha"),
-        "right_truncation": float(config.get("right_truncation", 0.0)),
-        "right_truncation_frames": int(config.get("right_truncation_frames", 0)),
+        "right_truncation": float(tdnn.get("right_truncation", 0.0)),
+        "right_truncation_frames": int(tdnn.get("right_truncation_frames", 0)),
+        "bert_right_truncation": float(bert.get("right_truncation", 0.0)),
     }
+
+
+@dataclass(frozen=True, order=True)
+class Variant:
+    """How a run's models were trained for live captions (recipe_facts)."""
+
+    tdnn_share: float = 0.0  # right_truncation of conf/tdnn_mini.yaml
+    tdnn_frames: int = 0  # right_truncation_frames (0: the TDNN's right context)
+    bert_share: float = 0.0  # right_truncation of conf/bert_mini.yaml
+
+    @property
+    def name(self) -> str:
+        parts = []
+        if self.tdnn_share:
+            parts.append(f"TDNN rt {self.tdnn_share:g}" + (f" ({self.tdnn_frames} fr)" if self.tdnn_frames else ""))
+        if self.bert_share:
+            parts.append(f"BERT rt {self.bert_share:g}")
+        return ", ".join(parts) or "rt 0"
 
 
 @dataclass(frozen=True)
 class StreamingRun:
-    """One trained model's F1 against latency, merged from the streaming.json files of its bench runs."""
+    """One trained recipe's F1 against latency, merged from the streaming.json files of its bench runs."""
 
     seed: int
-    right_truncation: float
-    right_truncation_frames: int
+    variant: Variant
     # (split, latency) -> model -> overall F1 in %; latency "inf" is offline
     f1: dict[tuple[str, float | str], dict[str, float]]
-
-    @property
-    def variant(self) -> tuple[float, int]:
-        return self.right_truncation, self.right_truncation_frames
 
 
 def read_streaming_runs(paths: Sequence[Path]) -> list[StreamingRun]:
     """The runs of streaming.json files (several files of one seed and variant, e.g. dev and test, are merged;
     a (split, latency) measured twice is an error)."""
-    merged: dict[tuple[int, float, int], dict] = {}
+    merged: dict[tuple[int, Variant], dict] = {}
     for path in paths:
         result = json.loads(Path(path).read_text(encoding="utf-8"))
-        if result.get("kind") != KIND or result.get("seed") is None:
-            raise ValueError(f"{path}: not a bench_streaming.py result with its recipe's seed (kind {KIND!r})")
-        key = (int(result["seed"]), float(result["right_truncation"]), int(result["right_truncation_frames"]))
+        try:
+            if result["kind"] != KIND:
+                raise KeyError("kind")
+            variant = Variant(
+                float(result["right_truncation"]),
+                int(result["right_truncation_frames"]),
+                float(result["bert_right_truncation"]),
+            )
+            key = (int(result["seed"]), variant)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(
+                f"{path}: not a bench_streaming.py result with its recipe's seed and right truncation (no {e})"
+            ) from e
         f1 = merged.setdefault(key, {})
         for split, rows in result["splits"].items():
             for row in rows:
                 if (split, row["latency"]) in f1:
                     raise ValueError(f"{path}: {split} at latency {row['latency']} is already in another file")
                 f1[(split, row["latency"])] = row["f1"]
-    return [StreamingRun(*key, f1) for key, f1 in sorted(merged.items())]
-
-
-def _variant_name(variant: tuple[float, int]) -> str:
-    share, frames = variant
-    return f"rt {share:g}" + (f" ({frames} fr)" if frames else "")
+    return [StreamingRun(seed, variant, f1) for (seed, variant), f1 in sorted(merged.items())]
 
 
 def _latency_order(latency: float | str) -> float:
@@ -103,10 +125,10 @@ def truncation_rows(runs: Sequence[StreamingRun], model: str) -> tuple[list[str]
     seeds = sorted({run.seed for run in runs})
     keys = sorted({key for run in runs for key in run.f1}, key=lambda k: (k[0] != "dev", k[0], _latency_order(k[1])))
     base = variants[0]
-    header = ["split", "latency (s)", *(_variant_name(v) for v in variants)]
-    header += [f"{_variant_name(v)} − {_variant_name(base)}" for v in variants[1:]]
+    header = ["split", "latency (s)", *(v.name for v in variants)]
+    header += [f"{v.name} − {base.name}" for v in variants[1:]]
 
-    def values(variant: tuple[float, int], key: tuple[str, float | str]) -> list[float | None]:
+    def values(variant: Variant, key: tuple[str, float | str]) -> list[float | None]:
         runs_of = by_variant[variant]
         return [runs_of[s].f1[key][model] if s in runs_of and key in runs_of[s].f1 else None for s in seeds]
 
@@ -123,19 +145,21 @@ def truncation_rows(runs: Sequence[StreamingRun], model: str) -> tuple[list[str]
 
 
 def truncation_tables(runs: Sequence[StreamingRun], command: str = "") -> str:
-    """The README region comparing TDNN training variants (``right_truncation``) on live punctuation: one table
-    per model whose F1 the variants change (the TDNN and the ensemble), and a caption."""
+    """The README region comparing training variants (``right_truncation`` of the TDNN and of BERT) on live
+    punctuation: one table per model (the TDNN's and BERT's columns change only where that model's training did),
+    and a caption."""
     if not runs:
         raise ValueError("no streaming runs")
     seeds = sorted({run.seed for run in runs})
     parts = []
-    for model in ("TDNN", "ensemble"):
+    for model in MODELS:
         header, rows = truncation_rows(runs, model)
         parts.append(f"**{model}**: overall F1 (%)\n\n" + "\n".join(markdown_lines(header, rows, 2)) + "\n")
     caption = (
-        f"Mean ± sd over seeds {', '.join(map(str, seeds))} (sample sd); the difference column is paired by seed. "
-        "rt: the share of training utterances cut after a word's end (`right_truncation` of conf/tdnn_mini.yaml). "
-        "BERT is the same model in every variant. The ensemble uses each run's alpha chosen on dev."
+        f"Mean ± sd over seeds {', '.join(map(str, seeds))} (sample sd); a difference column is paired by seed. "
+        "TDNN rt p: a share p of the TDNN's training utterances cut after a word's end (`right_truncation` of "
+        "conf/tdnn_mini.yaml); BERT rt p: a share p of BERT's training chunks cut after a word (`right_truncation` "
+        "of conf/bert_mini.yaml). The ensemble uses each run's alpha chosen on dev."
     )
     if command:
         caption += f" Made with `{command}`."

@@ -42,9 +42,9 @@ def test_committed_table_is_the_committed_results():
     assert content == markdown_table(json.loads(results.read_text(encoding="utf-8")))
 
 
-def streaming_file(path: Path, seed: int, share: float, splits: dict, frames: int = 0) -> Path:
+def streaming_file(path: Path, seed: int, share: float, splits: dict, frames: int = 0, bert: float = 0.0) -> Path:
     result = {"kind": "streaming", "seed": seed, "alpha": 0.6, "right_truncation": share}
-    result |= {"right_truncation_frames": frames, "splits": splits}
+    result |= {"right_truncation_frames": frames, "bert_right_truncation": bert, "splits": splits}
     path.write_text(json.dumps(result), encoding="utf-8")
     return path
 
@@ -62,9 +62,9 @@ def test_truncation_tables_mean_sd_and_paired_difference(tmp_path):
         streaming_file(tmp_path / "e.json", 1, 0.0, {"test": [row(0.3, (30, 33, 34))]}),
     ]
     runs = read_streaming_runs(files)
-    assert [(r.seed, r.right_truncation) for r in runs] == [(1, 0.0), (1, 0.5), (2, 0.0), (2, 0.5)]
+    assert [(r.seed, r.variant.tdnn_share) for r in runs] == [(1, 0.0), (1, 0.5), (2, 0.0), (2, 0.5)]
     header, rows = truncation_rows(runs, "TDNN")
-    assert header == ["split", "latency (s)", "rt 0", "rt 0.5", "rt 0.5 − rt 0"]
+    assert header == ["split", "latency (s)", "rt 0", "TDNN rt 0.5", "TDNN rt 0.5 − rt 0"]
     assert rows[0] == ["dev", "0.3", "42.0 ± 2.8", "51.0 ± 1.4", "9.0 ± 1.4"]
     assert rows[1] == ["dev", "offline", "61.0 ± 1.4", "60.5 ± 2.1", "-0.5 ± 0.7"]
     # the test split has seed 1 of rt 0 only: its mean needs every seed
@@ -86,6 +86,12 @@ def test_streaming_runs_refuse_a_latency_measured_twice(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps({"splits": dev}), encoding="utf-8")
     with pytest.raises(ValueError, match="old.json: not a bench_streaming.py result"):
         read_streaming_runs([tmp_path / "old.json"])
+    streaming_file(tmp_path / "bert.json", 1, 0.0, dev)
+    result = json.loads((tmp_path / "bert.json").read_text())
+    del result["bert_right_truncation"]  # a result of before BERT's right truncation: refused, not taken as 0
+    (tmp_path / "bert.json").write_text(json.dumps(result))
+    with pytest.raises(ValueError, match="bert.json: .*no 'bert_right_truncation'"):
+        read_streaming_runs([tmp_path / "bert.json"])
 
 
 def test_recipe_facts_read_the_seed_alpha_and_truncation(tmp_path):
@@ -96,6 +102,8 @@ def test_recipe_facts_read_the_seed_alpha_and_truncation(tmp_path):
     (tmp_path / "exp" / "tdnn").mkdir()
     (tmp_path / "exp" / "results" / "results.json").write_text(json.dumps({"seed": 3, "chosen_alpha": 0.7}))
     (tmp_path / "exp" / "tdnn" / "config.yaml").write_text("epochs: 12\n")  # trained before right_truncation
+    (tmp_path / "exp" / "bert").mkdir()
+    (tmp_path / "exp" / "bert" / "config.yaml").write_text("right_truncation: 0.25\n")
     facts = recipe_facts(tmp_path)
     assert facts == {
         "kind": "streaming",
@@ -103,8 +111,16 @@ def test_recipe_facts_read_the_seed_alpha_and_truncation(tmp_path):
         "alpha": 0.7,
         "right_truncation": 0.0,
         "right_truncation_frames": 0,
+        "bert_right_truncation": 0.25,
     }
     (tmp_path / "exp" / "tdnn" / "config.yaml").write_text("right_truncation: 0.5\nright_truncation_frames: 20\n")
     assert recipe_facts(tmp_path)["right_truncation_frames"] == 20
     path = streaming_file(tmp_path / "s.json", 3, 0.5, {})
     assert results_kind(path) == "streaming"
+
+
+def test_variant_names_and_order():
+    from punct.results.latency import Variant
+
+    variants = sorted([Variant(0.5, 0, 0.5), Variant(), Variant(0.5, 20), Variant(0.5)])
+    assert [v.name for v in variants] == ["rt 0", "TDNN rt 0.5", "TDNN rt 0.5, BERT rt 0.5", "TDNN rt 0.5 (20 fr)"]
