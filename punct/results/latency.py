@@ -146,13 +146,16 @@ def truncation_rows(runs: Sequence[StreamingRun], model: str) -> tuple[list[str]
 
 def truncation_tables(runs: Sequence[StreamingRun], command: str = "") -> str:
     """The README region comparing training variants (``right_truncation`` of the TDNN and of BERT) on live
-    punctuation: one table per model (the TDNN's and BERT's columns change only where that model's training did),
-    and a caption."""
+    punctuation: one table per model that the variants train differently, one of the ensemble, and a caption."""
     if not runs:
         raise ValueError("no streaming runs")
     seeds = sorted({run.seed for run in runs})
+    trained = {
+        "BERT": {run.variant.bert_share for run in runs},
+        "TDNN": {(run.variant.tdnn_share, run.variant.tdnn_frames) for run in runs},
+    }
     parts = []
-    for model in MODELS:
+    for model in (m for m in MODELS if len(trained.get(m, "all")) > 1):  # a model no variant changes is left out
         header, rows = truncation_rows(runs, model)
         parts.append(f"**{model}**: overall F1 (%)\n\n" + "\n".join(markdown_lines(header, rows, 2)) + "\n")
     caption = (

@@ -72,6 +72,9 @@ def test_truncation_tables_mean_sd_and_paired_difference(tmp_path):
     tables = truncation_tables(runs, "cmd")
     assert "**ensemble**" in tables and "| dev | 0.3 | 43.0 ± 2.8 | 52.0 ± 1.4 | 9.0 ± 1.4 |" in tables
     assert "seeds 1, 2" in tables and "`cmd`" in tables
+    assert "**BERT**" not in tables  # no variant trains BERT differently: its columns would be copies
+    bert_variant = streaming_file(tmp_path / "f.json", 1, 0.0, {"dev": [row(0.3, (35, 40, 42))]}, bert=0.5)
+    assert "**BERT**" in truncation_tables(read_streaming_runs([*files, bert_variant]))
 
 
 def test_streaming_runs_refuse_a_latency_measured_twice(tmp_path):
