@@ -4,9 +4,9 @@ on every talk of a trained recipe's dev and test splits, with the compute time p
 How it is measured: ``punct.inference.latency`` (each talk's reference words aligned offline and given as a CTM; the
 audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
 offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and its committed
-copy --results-dir/NAME.json (egs/mustc/RESULTS/streaming.json), with the recipe's seed, ensemble alpha and TDNN
-right truncation, the plot --results-dir/NAME.png and, with --readme, the table into the README's
-``results:streaming`` region (``--from-json`` redoes only the table and the plot).
+copy --results-dir/NAME.json (egs/mustc/RESULTS/streaming.json), with the recipe's seed, ensemble alpha and the
+right truncation its TDNN and BERT were trained with, the plot --results-dir/NAME.png and, with --readme, the
+table into the README's ``results:streaming`` region (``--from-json`` redoes only the table and the plot).
 
   . ./path.sh
   python benchmarks/bench_streaming.py --recipe-dir /work/runs/mustc_seed1 --readme egs/mustc/local/README.md

@@ -1,7 +1,8 @@
 """README tables of live punctuation's F1 against latency, measured by ``benchmarks/bench_streaming.py`` with
-``punct.inference.latency``: one trained run's table (``egs/mustc/RESULTS/streaming.json``), and the comparison of
-TDNN training variants (``right_truncation``) over seeds, a region of ``egs/mustc/RESULTS/regions.yaml`` whose
-streaming.json files carry their recipe's seed and variant (:func:`recipe_facts`)."""
+``punct.inference.latency``: one trained run's table (``egs/mustc/RESULTS/streaming.json``), and the comparison
+of training variants (``right_truncation`` of the TDNN and of BERT) over seeds, a region of
+``egs/mustc/RESULTS/regions.yaml`` whose streaming.json files carry their recipe's seed and variant
+(:func:`recipe_facts`)."""
 
 from __future__ import annotations
 
