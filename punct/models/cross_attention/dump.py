@@ -11,8 +11,6 @@ argmax is the text-only row's prediction.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import fields
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -21,10 +19,8 @@ from lhotse.utils import Pathlike
 
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset
-from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel, build_model, head_specs
-from punct.models.cross_attention.train import loader, to_device
-from punct.models.text.model import PunctBert
-from punct.training.checkpoint import load_checkpoint
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel
+from punct.models.cross_attention.train import load_model, loader, to_device
 
 HEADS: tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
 
@@ -35,30 +31,10 @@ class SegmentOutputs(NamedTuple):
     posteriors: np.ndarray  # (W, 9 + 2): punctuation softmax, then case softmax
 
 
-def _config_from_dict(values: dict) -> MmConfig:
-    known = {f.name: f for f in fields(MmConfig)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise ValueError(f"checkpoint config has keys MmConfig does not know: {unknown}")
-    return MmConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
-
-
 def load_text_model(checkpoint: Pathlike, device: torch.device = torch.device("cpu")) -> tuple[TextOnlyModel, MmConfig]:
     """The text-only model of ``punct.bin.train_mm`` (``exp/text/best-valid-f1.pt``), in eval mode."""
-    checkpoint = Path(checkpoint)
-    if not checkpoint.is_file():
-        raise FileNotFoundError(f"{checkpoint}: no such checkpoint")
-    saved = load_checkpoint(checkpoint, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
-    if saved.get("kind") != "text":
-        raise ValueError(
-            f"{checkpoint}: a {saved.get('kind')!r} model; the EfficientPunct text side needs the text-only model"
-        )
-    cfg = _config_from_dict(saved["config"])
-    # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
-    text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
-    model = build_model("text", cfg, text)
-    model.load_state_dict(saved["model"])
-    return model.to(device).eval(), cfg
+    model, cfg, _ = load_model(checkpoint, device, "text", "the EfficientPunct text side (the text-only model)")
+    return model, cfg
 
 
 @torch.no_grad()

@@ -28,13 +28,14 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from lhotse.utils import Pathlike
 from tqdm import tqdm
 
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, first_scored, scored_mask
 from punct.models.cross_attention.config import MmConfig
-from punct.models.cross_attention.data import ItnDataset, collate, load_split
-from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
-from punct.models.text.model import encoder_spec
+from punct.models.cross_attention.data import ItnDataset, ItnSegment, collate, load_split
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, head_specs, new_parameters
+from punct.models.text.model import PunctBert, encoder_spec
 from punct.scoring.punct_scores import score
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
@@ -149,6 +150,16 @@ class Predictions:
     losses: list[float] = field(default_factory=list)
     first_word: str = "include"
 
+    def add(self, segment: ItnSegment, punct_hyp: list[str], case_hyp: list[str], loss: float) -> None:
+        """One segment's predicted class names (under the ``first_word`` rule) and loss, beside its references."""
+        self.ids.append(segment.id)
+        self.words.append(list(segment.words))
+        self.punct_ref.append([PUNCT9.classes[x] for x in segment.punct])
+        self.punct_hyp.append(punct_hyp)
+        self.case_ref.append([CASE.classes[x] for x in segment.case])
+        self.case_hyp.append(case_hyp)
+        self.losses.append(loss)
+
     def flat_ids(self, which: str) -> np.ndarray:
         """Class ids of the scored words of every segment (all words, or all but each first)."""
         classes = PUNCT9.classes if which.startswith("punct") else CASE.classes
@@ -212,13 +223,12 @@ def predict(
             )
     for i, seg in enumerate(dataset.segments):
         hp, hc, loss = rows[i]
-        out.ids.append(seg.id)
-        out.words.append(list(seg.words))
-        out.punct_ref.append([PUNCT9.classes[x] for x in seg.punct])
-        out.punct_hyp.append([PUNCT9.classes[x] for x in copy_first_word(hp, seg.punct, cfg.first_word)])
-        out.case_ref.append([CASE.classes[x] for x in seg.case])
-        out.case_hyp.append([CASE.classes[x] for x in copy_first_word(hc, seg.case, cfg.first_word)])
-        out.losses.append(loss)
+        out.add(
+            seg,
+            [PUNCT9.classes[x] for x in copy_first_word(hp, seg.punct, cfg.first_word)],
+            [CASE.classes[x] for x in copy_first_word(hc, seg.case, cfg.first_word)],
+            loss,
+        )
     return out
 
 
@@ -286,6 +296,33 @@ def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **e
     checkpoint.save_checkpoint(
         path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra
     )
+
+
+def _config_from_dict(values: dict) -> MmConfig:
+    known = {f.name for f in dataclasses.fields(MmConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"checkpoint config has keys MmConfig does not know: {unknown}")
+    return MmConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def load_model(
+    path: Pathlike, device: torch.device = torch.device("cpu"), kind: str | None = None, needed_by: str = ""
+) -> tuple[torch.nn.Module, MmConfig, str]:
+    """A model file of :func:`save_model` (``exp/<model>/best-valid-f1.pt``, or an epoch-N.pt) in eval mode, its
+    config and its kind (text or mm); ValueError if ``kind`` is given and the file holds another."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint")
+    saved = load_checkpoint(path, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
+    if kind is not None and saved.get("kind") != kind:
+        raise ValueError(f"{path}: a {saved.get('kind')!r} model; {needed_by or 'this'} needs a {kind!r} model")
+    cfg = _config_from_dict(saved["config"])
+    # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
+    text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
+    model = build_model(saved.get("kind"), cfg, text)
+    model.load_state_dict(saved["model"])
+    return model.to(device).eval(), cfg, saved["kind"]
 
 
 def sync(dist: DistInfo) -> None:

@@ -1,0 +1,112 @@
+"""Live punctuation and case of egs/parczech's stage-4 models (9 marks + capitalisation) against the latency: every
+segment of a trained run's dev (or test) split streamed 0.1 s at a time, each word labelled from what had arrived
+when it was due (``punct.inference.itn_latency``), with the real-time factor of the model passes on one thread.
+
+Latency ``inf`` is stage 4's decode of the whole segments (the script checks that it equals exp/<model>/decode).
+Writes benchmarks/results/itn_streaming.json and its committed copy --results-dir/NAME.json with the run's seed;
+files of several seeds make the table of egs/parczech/RESULTS/regions.yaml's ``streaming`` region
+(``punct.results.itn_latency``).
+
+  . ./path.sh
+  python benchmarks/bench_itn_streaming.py --recipe-dir /work/runs/parczech_seed2026 --splits dev \\
+      --results-dir egs/parczech/RESULTS/streaming/seed2026 --name streaming_dev
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from common import machine, print_table, write_json
+
+LATENCIES = (0.3, 0.5, 1.0, 2.0, math.inf)
+MODELS = ("text", "mm", "mm_pe")
+
+
+def check_offline(recipe_dir: Path, model: str, split: str, predictions) -> None:
+    """Stage 4's decode of ``split`` (exp/<model>/decode/<split>.jsonl) must be what latency inf gave."""
+    path = recipe_dir / "exp" / model / "decode" / f"{split}.jsonl"
+    decoded = {d["id"]: d for d in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    for seg_id, punct, case in zip(predictions.ids, predictions.punct_hyp, predictions.case_hyp):
+        if decoded[seg_id]["punct_hyp"] != punct or decoded[seg_id]["case_hyp"] != case:
+            raise RuntimeError(f"{path}: segment {seg_id} was decoded otherwise than the stream at latency inf")
+
+
+def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: list[float]) -> dict:
+    import torch
+
+    from punct.inference.itn_latency import CHUNK_SECONDS, latency_row, stream_split
+    from punct.models.cross_attention.train import load_model, load_split
+    from punct.results.itn_latency import KIND
+
+    torch.set_num_threads(1)
+    recipe_dir = recipe_dir.resolve()
+    os.chdir(recipe_dir)  # the manifests name the audio relative to the recipe
+    segments = Path("data/segments")
+    result = {"kind": KIND, "machine": machine(), "recipe_dir": str(recipe_dir), "chunk_seconds": CHUNK_SECONDS}
+    result["splits"] = {split: {} for split in splits}
+    for name in models:
+        model, cfg, kind = load_model(Path("exp") / name / "best-valid-f1.pt")
+        result.setdefault("seed", cfg.seed)
+        if cfg.seed != result["seed"]:
+            raise ValueError(f"exp/{name}: seed {cfg.seed}, but another model of the run has seed {result['seed']}")
+        pad_id = model.text.tokenizer.pad_token_id or 0
+        for split in splits:
+            data = load_split(
+                segments / f"parczech_supervisions_{split}.jsonl.gz",
+                segments / f"parczech_recordings_{split}.jsonl.gz",
+                model.text.tokenizer,
+                cfg,
+                model.uses_audio,
+            )
+            rows = []
+            for latency in latencies:
+                streamed = stream_split(model, data, cfg, latency, torch.device("cpu"), pad_id)
+                if math.isinf(latency):
+                    check_offline(recipe_dir, name, split, streamed.predictions)
+                rows.append({**latency_row(streamed, latency), "sound_encoder": cfg.sound_encoder, "kind": kind})
+                print(f"{name} {split} latency {latency}: {rows[-1]}", flush=True)
+            result["splits"][split][name] = rows
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipe-dir", type=Path, required=True, help="a trained egs/parczech run (stage 4 done)")
+    parser.add_argument("--models", nargs="+", default=list(MODELS), help="folders under exp/")
+    parser.add_argument("--splits", nargs="+", default=["dev"])
+    parser.add_argument("--latencies", type=float, nargs="+", default=list(LATENCIES), help="seconds; inf: offline")
+    parser.add_argument("--results-dir", type=Path, default=None, help="committed copy of the JSON")
+    parser.add_argument("--name", default="itn_streaming", help="file name in --results-dir: NAME.json")
+    args = parser.parse_args()
+    from punct.utils.atomic import atomic_write_text
+
+    command = shlex.join(["python", "benchmarks/bench_itn_streaming.py", *sys.argv[1:]])
+    results_dir = args.results_dir.resolve() if args.results_dir is not None else None
+    result = measure(args.recipe_dir, args.models, args.splits, args.latencies)
+    result["command"] = command
+    write_json("itn_streaming", result)
+    if results_dir is not None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(results_dir / f"{args.name}.json", json.dumps(result, indent=1) + "\n")
+    rows = [
+        [split, model, row["latency"], round(row["punct_macro_f1"], 1), round(row["cap_f1"], 1), row["final_share"],
+         row["rtf"]]
+        for split, by_model in result["splits"].items()
+        for model, model_rows in by_model.items()
+        for row in model_rows
+    ]  # fmt: skip
+    print_table(
+        "punctuation macro F1 and [cap] F1 (%) against latency",
+        ["split", "model", "latency s", "macro F1", "cap F1", "final", "RTF"],
+        rows,
+    )
+
+
+if __name__ == "__main__":
+    main()
