@@ -18,6 +18,7 @@ from lhotse.supervision import AlignmentItem
 from lhotse.utils import Pathlike
 
 from punct.am.viterbi import WordSpan
+from punct.labels import TimedWord
 
 FRAME_SHIFT = 0.01
 
@@ -79,3 +80,11 @@ def read_ctm(path: Pathlike) -> dict:
             )
         words.append((fields[4], start, duration))
     return out
+
+
+def read_timed_words(path: Pathlike) -> dict[str, list[TimedWord]]:
+    """:func:`read_ctm` as each utterance's :class:`punct.labels.TimedWord` list (times from the utterance start)."""
+    return {
+        utt: [TimedWord(w, start, start + duration) for w, start, duration in words]
+        for utt, words in read_ctm(path).items()
+    }

@@ -66,7 +66,7 @@ from pathlib import Path
 
 import torch
 
-from punct.am.ctm import read_ctm
+from punct.am.ctm import read_timed_words
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
 from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn, recipe_paths
 from punct.inference.precision import PRECISIONS, set_bert_precision
@@ -296,12 +296,9 @@ def read_word_times(path: Path) -> dict[str, list[TimedWord]]:
     if not path.is_file():
         raise SystemExit(f"punctuate: {path}: no such file")
     try:
-        table = read_ctm(path)
+        return read_timed_words(path)
     except ValueError as e:
         raise SystemExit(f"punctuate: {e}") from None
-    return {
-        utt: [TimedWord(w, start, start + duration) for w, start, duration in words] for utt, words in table.items()
-    }
 
 
 def speaker_share(requests: list, job: int, nj: int) -> list:

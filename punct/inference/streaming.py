@@ -411,18 +411,19 @@ def run_stream(
 
 
 class LinePrinter:
-    """Prints the tokens of ready words as text, flushed per word; a line ends after a full stop or question
-    mark, and :meth:`close` ends a partial last line."""
+    """Prints the tokens of ready words as text, flushed per word; a line ends after a sentence end (a full stop
+    or question mark), and :meth:`close` ends a partial last line."""
 
-    def __init__(self, out=sys.stdout) -> None:
+    def __init__(self, out=sys.stdout, sentence_ends: Sequence[str] = (".", "?")) -> None:
         self.out = out
+        self.sentence_ends = tuple(sentence_ends)
         self.open_line = False
 
     def __call__(self, words: Sequence[StreamedWord]) -> None:
         for w in words:
             if w.text is None:
                 continue
-            sentence_end = w.label in (".", "?")
+            sentence_end = w.label in self.sentence_ends
             self.out.write(("" if not self.open_line else " ") + w.text + ("\n" if sentence_end else ""))
             self.open_line = not sentence_end
             self.out.flush()

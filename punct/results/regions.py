@@ -1,7 +1,8 @@
 """README regions generated from results.json, never typed: the tables of runs of either kind (egs/mustc stage 8,
 :mod:`punct.results.mustc`; egs/parczech stage 6, :mod:`punct.results.itn`; each results.json tells its kind) or of
 ``benchmarks/bench_am_data.py`` (AM dev WER by training hours, :mod:`punct.results.am_data`) or
-``benchmarks/bench_streaming.py`` (F1 against latency by TDNN training variant, :mod:`punct.results.latency`), the
+``benchmarks/bench_streaming.py`` (F1 against latency by TDNN training variant, :mod:`punct.results.latency`) or
+``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`), the
 part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
 recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked).
 """
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from punct.results import am_data, itn, latency, mustc
+from punct.results import am_data, itn, itn_latency, latency, mustc
 from punct.utils.atomic import atomic_write_text
 
 
@@ -48,15 +49,17 @@ def region_content(text: str, name: str, where: str = "README") -> str:
 
 def results_kind(path: Path) -> str:
     """The kind of a results.json, from its content: itn (egs/parczech stage 6), ensemble (egs/mustc stage 8),
-    am_data (benchmarks/bench_am_data.py) or streaming (benchmarks/bench_streaming.py)."""
+    am_data (benchmarks/bench_am_data.py), streaming (benchmarks/bench_streaming.py) or itn_streaming
+    (benchmarks/bench_itn_streaming.py)."""
     results = json.loads(path.read_text(encoding="utf-8"))
-    if results.get("kind") in (itn.KIND, am_data.KIND, latency.KIND):
+    if results.get("kind") in (itn.KIND, am_data.KIND, latency.KIND, itn_latency.KIND):
         return results["kind"]
     if "systems" in results:
         return mustc.KIND
     raise ValueError(
         f"{path}: neither egs/mustc stage-8 results (with systems), egs/parczech stage-6 results (kind {itn.KIND!r}), "
-        f"bench_am_data.py's (kind {am_data.KIND!r}) nor bench_streaming.py's (kind {latency.KIND!r})"
+        f"bench_am_data.py's (kind {am_data.KIND!r}), bench_streaming.py's (kind {latency.KIND!r}) nor "
+        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r})"
     )
 
 
@@ -70,6 +73,8 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
         return kinds[0], am_data.render_tables({"kind": am_data.KIND, "corpora": corpora}), {}
     if kinds[0] == latency.KIND:
         return kinds[0], latency.truncation_tables(latency.read_streaming_runs(paths), command), {}
+    if kinds[0] == itn_latency.KIND:
+        return kinds[0], itn_latency.itn_latency_tables(itn_latency.read_itn_streaming(paths), command), {}
     if kinds[0] == itn.KIND:
         runs = [itn.read_itn_run(path, split) for path in paths]
         tables = itn.render_itn_tables(runs) + "\n" + itn.itn_caption(runs, command)

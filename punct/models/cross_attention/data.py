@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -114,6 +114,7 @@ class ItnDataset(torch.utils.data.Dataset):
       tokenizer: the text encoder's fast tokenizer.
       cfg: the model config (max_length, mel, conv geometry, random_audio, seed).
       with_audio: load audio and compute the mel and frame words.
+      audio: a segment's samples at ``cfg.sample_rate`` (e.g. of a live stream) instead of ``recordings``.
     """
 
     def __init__(
@@ -124,8 +125,9 @@ class ItnDataset(torch.utils.data.Dataset):
         cfg: MmConfig,
         with_audio: bool,
         where: str = "data",
+        audio: Callable[[ItnSegment], np.ndarray] | None = None,
     ) -> None:
-        self.cfg, self.with_audio, self.recordings = cfg, with_audio, recordings
+        self.cfg, self.with_audio, self.recordings, self.audio = cfg, with_audio, recordings, audio
         self.segments: list[ItnSegment] = []
         self.text: list[tuple] = []
         skipped = unknown = 0
@@ -149,7 +151,7 @@ class ItnDataset(torch.utils.data.Dataset):
             unknown,
             num_words,
         )
-        if with_audio:
+        if with_audio and audio is None:
             missing = sorted({s.recording_id for s in self.segments if s.recording_id not in recordings})
             if missing:
                 raise ValueError(f"{where}: recordings not in the recordings manifest: {missing[:5]}")
@@ -171,11 +173,16 @@ class ItnDataset(torch.utils.data.Dataset):
         return len(self.segments)
 
     def load_samples(self, seg: ItnSegment) -> np.ndarray:
-        rec = self.recordings[seg.recording_id]
-        if rec.sampling_rate != self.cfg.sample_rate:
-            raise ValueError(f"recording {rec.id}: {rec.sampling_rate} Hz, the model expects {self.cfg.sample_rate} Hz")
-        audio = rec.load_audio(offset=seg.start, duration=min(seg.duration, rec.duration - seg.start))
-        samples = np.asarray(audio[0], dtype=np.float32)
+        if self.audio is not None:
+            samples = np.asarray(self.audio(seg), dtype=np.float32)
+        else:
+            rec = self.recordings[seg.recording_id]
+            if rec.sampling_rate != self.cfg.sample_rate:
+                raise ValueError(
+                    f"recording {rec.id}: {rec.sampling_rate} Hz, the model expects {self.cfg.sample_rate} Hz"
+                )
+            audio = rec.load_audio(offset=seg.start, duration=min(seg.duration, rec.duration - seg.start))
+            samples = np.asarray(audio[0], dtype=np.float32)
         if self.cfg.random_audio and self.cfg.random_audio_unit == "samples":
             samples = permute_audio(samples, permutation_seed(self.cfg.seed, seg.id))
         return samples
