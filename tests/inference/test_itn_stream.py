@@ -7,12 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import shutil
-import subprocess
 import sys
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -28,6 +24,7 @@ from punct.models.cross_attention.data import ItnDataset, read_segments
 from punct.models.cross_attention.model import build_model
 from punct.models.cross_attention.train import predict, save_model
 from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus
+from tests.helpers.pipe import feed_pipe, sox_pcm
 
 CPU = torch.device("cpu")
 RATE = 16000
@@ -140,38 +137,13 @@ def test_a_latency_gives_the_labels_of_the_bench_simulation(stream):
 @pytest.mark.skipif(shutil.which("sox") is None, reason="sox is not installed (install.sh installs it)")
 def test_punctuate_itn_through_a_pipe_prints_before_the_input_ends(stream):
     model, cfg, _, _, wav, ctm, root = stream
-    pcm = subprocess.run(
-        ["sox", str(wav), "-t", "raw", "-r", "16000", "-b", "16", "-c", "1", "-e", "signed", "-"],
-        check=True,
-        capture_output=True,
-    ).stdout
     out = root / "pipe.jsonl"
     command = [sys.executable, "-m", "punct.bin.punctuate_itn", "--model", str(root / "mm.pt"), "--wav", "-"]
     command += ["--ctm", str(ctm), "--latency", "0.5", "--out", str(out)]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    first_output: list[float] = []
-    printed: list[bytes] = []
-
-    def read() -> None:
-        while data := os.read(proc.stdout.fileno(), 4096):
-            first_output.append(time.monotonic())
-            printed.append(data)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    step = 3200  # 0.1 s
-    for i in range(0, len(pcm), step):
-        proc.stdin.write(pcm[i : i + step])
-        proc.stdin.flush()
-        time.sleep(0.01)
-    closed = time.monotonic()
-    proc.stdin.close()
-    stderr = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 0, stderr
-    reader.join()
-    assert first_output and first_output[0] < closed, stderr
+    run = feed_pipe(command, sox_pcm(wav))
+    assert run.returncode == 0, run.stderr
+    assert run.first_output is not None and run.first_output < run.input_closed, run.stderr
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     _, words = _run(model, cfg, wav, ctm, 0.5)
     assert [(r["word"], r["label"], r["case"]) for r in records] == [(w.word, w.label, w.case) for w in words]
-    text = b"".join(printed).decode()
-    assert " ".join(text.split()) == " ".join(w.text for w in words)
+    assert " ".join(run.stdout.split()) == " ".join(w.text for w in words)

@@ -8,18 +8,15 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import shutil
-import subprocess
 import sys
-import threading
-import time
 
 import numpy as np
 import pytest
 import soundfile as sf
 
 from punct.labels import TimedWord
+from tests.helpers.pipe import feed_pipe, sox_pcm
 
 SECONDS = 40.0
 VOCAB = ["hello", "world,", "the", "cat", "sat", "on", "a", "mat.", "why", "not?", "2008", "twenty-one"]
@@ -152,37 +149,14 @@ def test_pcm_chunks_cut_raw_samples():
 def test_punctuate_stream_through_a_pipe_prints_before_the_input_ends(recipe, tmp_path):
     """sox's raw PCM fed to ``punctuate --stream --wav -`` at 10x real time: the first words come out before the
     input ends, and the printed text is the offline text."""
-    pcm = subprocess.run(
-        ["sox", str(recipe / "talk.wav"), "-t", "raw", "-r", "16000", "-b", "16", "-c", "1", "-e", "signed", "-"],
-        check=True,
-        capture_output=True,
-    ).stdout
+    pcm = sox_pcm(recipe / "talk.wav")
     command = [sys.executable, "-m", "punct.bin.punctuate", "--stream", "--wav", "-", "--latency", "0.5"]
     command += ["--ctm", str(recipe / "talk.ctm"), "--recipe-dir", str(recipe / "recipe")]
     command += ["--cmvn", str(recipe / "cmvn_train.json"), "--out-dir", str(tmp_path / "out"), "--device", "cpu"]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    first_output: list[float] = []
-    printed: list[bytes] = []
-
-    def read() -> None:
-        while data := os.read(proc.stdout.fileno(), 4096):
-            first_output.append(time.monotonic())
-            printed.append(data)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    step = 3200  # 0.1 s
-    for i in range(0, len(pcm), step):
-        proc.stdin.write(pcm[i : i + step])
-        proc.stdin.flush()
-        time.sleep(0.01)
-    closed = time.monotonic()
-    proc.stdin.close()
-    stderr = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 0, stderr
-    reader.join()
-    assert first_output and first_output[0] < closed, stderr
-    text = b"".join(printed).decode()
+    run = feed_pipe(command, pcm)
+    assert run.returncode == 0, run.stderr
+    assert run.first_output is not None and run.first_output < run.input_closed, run.stderr
+    text = run.stdout
     assert text.endswith("\n") and len(text.splitlines()) >= 2
     result = json.loads((tmp_path / "out/punct.jsonl").read_text())
     assert " ".join(text.split()) == " ".join((tmp_path / "out/text").read_text().split()[1:])
