@@ -86,7 +86,7 @@ class _TappedAm(torch.nn.Module):
         return emb, logits.log_softmax(dim=-1)
 
 
-def _export(
+def export_graph(
     module: torch.nn.Module,
     inputs: tuple[torch.Tensor, ...],
     path: Path,
@@ -126,7 +126,7 @@ def export_am(am: TdnnAcousticModel, path: Pathlike, layer: int = 12, frames: in
     except ValueError as e:
         logging.warning("exporting the AM with its BatchNorms (%s)", e)
         graph_model = am.cpu()
-    _export(
+    export_graph(
         _TappedAm(graph_model, layer),
         (example,),
         path,
@@ -154,7 +154,7 @@ def export_tdnn(factored: WordFactoredTdnn, path: Pathlike, frames: int = 400, w
     except ValueError as e:
         logging.warning("exporting the TDNN with its BatchNorms (%s)", e)
         graph_model = factored.cpu()
-    _export(
+    export_graph(
         graph_model,
         example,
         path,
@@ -177,9 +177,15 @@ def quantize_int8(
     per_channel: bool = True,
     reduce_range: bool = False,
     percentile: float = DEFAULT_PERCENTILE,
+    op_types: Sequence[str] | None = None,
+    symbolic_shapes: bool = True,
+    exclude: Sequence[str] = (),
 ) -> Path:
     """Static int8 quantisation (QDQ, u8 activations, s8 weights) with activation ranges from ``calibration``,
-    a list of input feeds of one shape: the ``percentile`` of each activation's values (0: min/max)."""
+    a list of input feeds of one shape: the ``percentile`` of each activation's values (0: min/max).
+    ``op_types``: only these operators (e.g. MatMul and Gemm of a transformer, whose attention mask holds
+    -inf, a range no histogram takes); ``symbolic_shapes=False`` skips the symbolic shape inference of the
+    pre-processing (which gives up on transformers' graphs); ``exclude``: names of nodes left in float."""
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -205,7 +211,7 @@ def quantize_int8(
             contextlib.redirect_stdout(io.StringIO()),
         ):
             prepared = Path(tmp) / "prepared.onnx"
-            quant_pre_process(str(float_path), str(prepared))
+            quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=not symbolic_shapes)
             quantize_static(
                 str(prepared),
                 str(out),
@@ -216,6 +222,8 @@ def quantize_int8(
                 activation_type=QuantType.QUInt8,
                 weight_type=QuantType.QInt8,
                 calibrate_method=method,
+                op_types_to_quantize=list(op_types) if op_types is not None else None,
+                nodes_to_exclude=list(exclude),
                 extra_options=extra,
             )
     finally:
