@@ -183,9 +183,8 @@ class ItnStreamer:
     def _label(self, until: float, end: int, final: bool) -> list[ItnWord]:
         """Labels the open segment's words [labelled, end) from the segment up to ``until`` seconds."""
         segment = self._segment(until)
-        data = ItnDataset(
-            [segment], None, self.model.text.tokenizer, self.cfg, self.model.uses_audio, self.utt_id, self._audio_of
-        )
+        tokenizer, audio = self.model.text.tokenizer, self.model.uses_audio
+        data = ItnDataset([segment], None, tokenizer, self.cfg, audio, self.utt_id, self._audio_of, log_counts=False)
         if not len(data):
             raise ValueError(f"{self.utt_id}: the segment at {self.segment_start:.2f} s does not fit the model")
         predictions = predict(self.model, data, self.cfg, self.device, self.pad_id)

@@ -115,6 +115,7 @@ class ItnDataset(torch.utils.data.Dataset):
       cfg: the model config (max_length, mel, conv geometry, random_audio, seed).
       with_audio: load audio and compute the mel and frame words.
       audio: a segment's samples at ``cfg.sample_rate`` (e.g. of a live stream) instead of ``recordings``.
+      log_counts: log the count of words that hold the unknown token (False: a stream's many small inputs).
     """
 
     def __init__(
@@ -126,6 +127,7 @@ class ItnDataset(torch.utils.data.Dataset):
         with_audio: bool,
         where: str = "data",
         audio: Callable[[ItnSegment], np.ndarray] | None = None,
+        log_counts: bool = True,
     ) -> None:
         self.cfg, self.with_audio, self.recordings, self.audio = cfg, with_audio, recordings, audio
         self.segments: list[ItnSegment] = []
@@ -145,7 +147,7 @@ class ItnDataset(torch.utils.data.Dataset):
             )
         num_words = sum(len(s.words) for s in self.segments)
         logging.log(
-            logging.WARNING if unknown else logging.INFO,
+            (logging.WARNING if unknown else logging.INFO) if log_counts else logging.DEBUG,
             "%s: %d of %d words hold the text tokenizer's unknown token",
             where,
             unknown,
