@@ -5,11 +5,13 @@ when it was due (``punct.inference.itn_latency``), with the real-time factor of 
 Latency ``inf`` is stage 4's decode of the whole segments (the script checks that it equals exp/<model>/decode).
 Writes benchmarks/results/itn_streaming.json and its committed copy --results-dir/NAME.json with the run's seed;
 files of several seeds make the table of egs/parczech/RESULTS/regions.yaml's ``streaming`` region
-(``punct.results.itn_latency``).
+(``punct.results.itn_latency``) and, with ``--plot-from``, the plot of their mean and sd:
 
   . ./path.sh
   python benchmarks/bench_itn_streaming.py --recipe-dir /work/runs/parczech_seed2026 --splits dev \\
       --results-dir egs/parczech/RESULTS/streaming/seed2026 --name streaming_dev
+  python benchmarks/bench_itn_streaming.py --plot-from egs/parczech/RESULTS/streaming/seed*/streaming_dev.json \
+      --plot egs/parczech/RESULTS/streaming/streaming_dev.png
 """
 
 from __future__ import annotations
@@ -77,13 +79,25 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--recipe-dir", type=Path, required=True, help="a trained egs/parczech run (stage 4 done)")
+    parser.add_argument("--recipe-dir", type=Path, default=None, help="a trained egs/parczech run (stage 4 done)")
     parser.add_argument("--models", nargs="+", default=list(MODELS), help="folders under exp/")
     parser.add_argument("--splits", nargs="+", default=["dev"])
     parser.add_argument("--latencies", type=float, nargs="+", default=list(LATENCIES), help="seconds; inf: offline")
     parser.add_argument("--results-dir", type=Path, default=None, help="committed copy of the JSON")
     parser.add_argument("--name", default="itn_streaming", help="file name in --results-dir: NAME.json")
+    parser.add_argument("--plot-from", type=Path, nargs="+", default=None, help="only plot these results files")
+    parser.add_argument("--plot", type=Path, default=None, help="the plot of --plot-from (dev split)")
     args = parser.parse_args()
+    if args.plot_from is not None:
+        from punct.results.itn_latency import read_itn_streaming
+        from punct.results.plots import plot_itn_latency
+
+        if args.plot is None:
+            raise SystemExit("--plot-from needs --plot OUT.png")
+        plot_itn_latency(read_itn_streaming(args.plot_from), "dev", args.plot)
+        return
+    if args.recipe_dir is None:
+        raise SystemExit("give --recipe-dir (measure) or --plot-from (plot)")
     from punct.utils.atomic import atomic_write_text
 
     command = shlex.join(["python", "benchmarks/bench_itn_streaming.py", *sys.argv[1:]])

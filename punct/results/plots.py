@@ -173,3 +173,32 @@ def plot_f1_vs_latency(results: dict, path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend()
     _save(plt, fig, path, dpi=120)
+
+
+def plot_itn_latency(rows: dict, split: str, path: Path) -> None:
+    """egs/parczech's punctuation macro F1 and [cap] F1 against the latency of live captions, one panel each: per
+    model the mean over seeds with its sd as error bars, offline (latency inf) as a dotted line
+    (``punct.results.itn_latency.read_itn_streaming`` rows)."""
+    from punct.results.itn_latency import METRICS, MODEL_NAMES
+
+    plt = _pyplot()
+    models = [m for m in MODEL_NAMES if any(k[1] == split and k[2] == m for k in rows)]
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(5 * len(METRICS), 3.8), squeeze=False)
+    for ax, (metric, title) in zip(axes[0], METRICS):
+        for model in models:
+            values: dict = {}
+            for (_, s, m, latency), row in rows.items():
+                if s == split and m == model:
+                    values.setdefault(latency, []).append(row[metric])
+            timed = sorted(x for x in values if x != "inf")
+            mean = [float(np.mean(values[x])) for x in timed]
+            spread = [float(np.std(values[x], ddof=1)) if len(values[x]) > 1 else 0.0 for x in timed]
+            line = ax.errorbar(timed, mean, yerr=spread, marker="o", capsize=3, label=MODEL_NAMES[model])
+            if "inf" in values:
+                ax.axhline(float(np.mean(values["inf"])), color=line[0].get_color(), linestyle=":", linewidth=1)
+        ax.set_xlabel("latency (s of audio after a word's end)")
+        ax.set_ylabel(f"{title} (%)")
+        ax.set_title(f"{split} (dotted: offline)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    _save(plt, fig, path, dpi=120)

@@ -48,3 +48,15 @@ def test_a_measurement_twice_or_a_file_of_another_kind_is_an_error(tmp_path):
     other.write_text(json.dumps({"kind": "streaming", "seed": 1, "splits": {}}), encoding="utf-8")
     with pytest.raises(ValueError, match="not a bench_itn_streaming.py result"):
         read_itn_streaming([other])
+
+
+def test_plot_of_the_seeds(tmp_path):
+    from punct.results.itn_latency import read_itn_streaming
+    from punct.results.plots import plot_itn_latency
+
+    files = [
+        bench_file(tmp_path / f"{seed}.json", seed, {"dev": {"mm": [row(0.3, 10 + seed, 20), row("inf", 30, 40)]}})
+        for seed in (1, 2)
+    ]
+    plot_itn_latency(read_itn_streaming(files), "dev", tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
