@@ -9,7 +9,8 @@ import pytest
 
 
 def row(latency, macro, cap, final=0.25):
-    return {"latency": latency, "punct_macro_f1": macro, "cap_f1": cap, "final_share": final, "rtf": 0.1}
+    return {"latency": latency, "punct_macro_f1": macro, "punct_overall_f1": 2 * macro, "cap_f1": cap,
+            "final_share": final, "rtf": 0.1}  # fmt: skip
 
 
 def bench_file(path: Path, seed: int, splits: dict) -> Path:
@@ -34,6 +35,7 @@ def test_mean_sd_per_model_and_latency(tmp_path):
     assert cap[0][2] == "21.0 ± 1.4"
     text = itn_latency_tables(rows, "bench")
     assert "**dev, punctuation macro F1 (%)**" in text and "**dev, [cap] F1 (%)**" in text
+    assert "**dev, punctuation overall F1 (%)**" in text and "| 0.3 | n/a | 24.0 ± 5.7 | 25 % |" in text
     assert "seeds 1, 2" in text and "`bench`" in text
 
 
