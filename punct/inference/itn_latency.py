@@ -1,6 +1,6 @@
 """Punctuation (9 marks) and case of the speech-informed ITN models (egs/parczech stage 4) against latency: each
 segment of a split streamed as live captions would see it (``benchmarks/bench_itn_streaming.py`` measures;
-``punct.results.latency`` makes the README table).
+``punct.results.itn_latency`` makes the README table).
 
 A segment's audio arrives :data:`CHUNK_SECONDS` at a time, as in :mod:`punct.inference.latency`, and a word is
 known once the audio has reached its end (a recogniser reports a word after hearing it), at the time the
@@ -13,7 +13,7 @@ A word whose boundary is at or after the segment's end is punctuated from the wh
 ``latency=math.inf`` every word is final, and the predictions equal stage 4's decode word for word.
 
 The compute of a stream is one model pass per boundary at which words are due.  Its real-time factor is the time
-of those passes over the seconds of audio streamed (one thread, :func:`itn_latency_rows`).
+of those passes over the seconds of audio streamed (:func:`latency_row`; the bench runs on one thread).
 """
 
 from __future__ import annotations
