@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from punct.am.model import TdnnAcousticModel, _pad_replicate
+from punct.am.model import TdnnAcousticModel, _pad_replicate, interpolate_frames
 from punct.utils.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
 
 
@@ -35,6 +35,9 @@ class FoldedAcousticModel(nn.Module):
         model = model.eval()
         self.context = model.context()
         self.splice_left = model.splice.left
+        self.rate = model.frame_subsample
+        # index among (splice, tdnn1, tdnnf2, ...) of the first module on every rate-th frame
+        self.first_strided = model.first_strided(self.rate) if self.rate > 1 else 2 + len(model.tdnnf)
         self.splice = copy.deepcopy(model.splice.conv)
         with torch.no_grad():
             a, b = batch_norm_affine(model.tdnn1.norm)
@@ -77,22 +80,31 @@ class FoldedAcousticModel(nn.Module):
         self.register_buffer("scales", torch.tensor(scales))
 
     def forward_with_tap(self, feats: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """(N, T, F) -> (layer ``layer``'s output (N, T, C), logits (N, T, V)) for a tdnnf layer (2..13)."""
+        """(N, T, F) -> (layer ``layer``'s output (N, T, C), logits (N, T, V)) for a tdnnf layer (2..13); with
+        the model's ``frame_subsample`` k the strided part on every k-th frame, interpolated as the model's."""
         if not 2 <= layer <= 1 + len(self.linear):
             raise ValueError(f"the folded model taps tdnnf layers 2..{1 + len(self.linear)}, got {layer}")
-        t = feats.shape[1]
+        t, k = feats.shape[1], self.rate
         left, right = self.context
-        x = self.splice(_pad_replicate(feats.transpose(1, 2), left, right))
-        x = F.relu(self.tdnn1(x))
+        x = _pad_replicate(feats.transpose(1, 2), left, right)
+        x = self.splice(x[:, :, ::k] if self.first_strided == 0 else x)
+        x = F.relu(self.tdnn1(x[:, :, ::k] if self.first_strided == 1 else x))
         consumed = self.splice_left
         tapped: torch.Tensor | None = None
         for i, (linear, affine, s) in enumerate(zip(self.linear, self.affine, self.strides), 2):
-            bypass = x[:, :, s : x.shape[2] - s] if s else x
-            x = F.relu(affine(linear(x))) + bypass
+            rate = k if i >= self.first_strided else 1
+            if i == self.first_strided:
+                x = x[:, :, ::k]  # the positions of input frames 0, k, 2k, ... (the model's _run)
+            d = s // rate
+            bypass = x[:, :, d : x.shape[2] - d] if d else x
+            h = F.conv1d(x, linear.weight, None, dilation=max(d, 1))
+            x = F.relu(F.conv1d(h, affine.weight, affine.bias, dilation=max(d, 1))) + bypass
             consumed += s
             if i == layer:
-                start = left - consumed
-                dim = x.shape[1]
-                tapped = (x[:, :, start : start + t] * self.scales[i] + self.offsets[i, :dim, None]).transpose(1, 2)
+                start, computed = (left - consumed) // rate, -(-t // rate)
+                scaled = x[:, :, start : start + computed] * self.scales[i] + self.offsets[i, : x.shape[1], None]
+                tapped = interpolate_frames(scaled.transpose(1, 2), rate, t)
+        if self.first_strided == 2 + len(self.linear) and k > 1:
+            x = x[:, :, ::k]
         x = self.proj(F.relu(self.up(self.down(x))))
-        return tapped, self.output(x.transpose(1, 2))
+        return tapped, interpolate_frames(self.output(x.transpose(1, 2)), k, t)

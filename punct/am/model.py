@@ -7,8 +7,15 @@ Layers, numbered as the embedding tap counts them (``forward(..., layer=k)``):
   2.. ``tdnnf2`` .. ``tdnnf13``: factorised TDNN layers: Linear over (t - s, t) into the
       bottleneck, Linear over (t, t + s) back to ``dim``, ReLU, BatchNorm, Dropout, plus
       ``bypass_scale`` x input.  ``s`` is the layer's time stride: 1,1,1,0 then 3 (s = 0: no
-      context).  Kaldi subsamples by 3 at the strided layers; here they are dilations, so every
-      layer runs at the input's 100 frames/s.
+      context).  With ``frame_subsample`` 1 the strided layers are dilations and every layer runs at
+      the input's 100 frames/s; with ``frame_subsample`` k (3 in the recipes' mini configs), as in
+      Kaldi's chain models, every layer from the first whose context and those of all later layers are
+      multiples of k (tdnnf5 at the default strides) runs on every k-th frame only: about half
+      the operations of the default strides.  The outputs of such a layer and the logits are computed
+      for frames 0, k, 2k, ... and linearly interpolated back to every feature frame
+      (:func:`interpolate_frames`: exact at the computed frames, the frames after the last computed
+      one repeat it), so every output still has one row per feature frame (layer 12 at 100 frames/s,
+      as the EfficientPunct TDNN consumes it).
   14  ``prefinal``  Linear dim->small, Linear small->big, ReLU, BatchNorm, Linear big->small, BatchNorm
   15  ``output``    Linear -> token logits (blank = 0)
 
@@ -44,6 +51,31 @@ class AmModelConfig:
     bypass_scale: float = 0.66
     dropout: float = 0.0
     num_tokens: int = 0  # set from the token table
+    # k: the layers from the first whose context (and every later one's) is a multiple of k run on every
+    # k-th frame, their outputs interpolated back to every frame (1: all layers at 100 frames/s)
+    frame_subsample: int = 1
+
+
+def interpolate_frames(x: torch.Tensor, k: int, num_frames: int) -> torch.Tensor:
+    """(N, ceil(num_frames / k), C) outputs of frames 0, k, 2k, ... -> (N, num_frames, C) for every frame.
+
+    Frame ``q * k + r`` (0 <= r < k) is ``(1 - r / k) * x[q] + (r / k) * x[q + 1]``: exactly ``x[q]`` at the
+    computed frames; the frames after the last computed one repeat it.  Written with tensor ops only
+    (arange, gather), so that an ONNX graph of it keeps the number of frames symbolic."""
+    if k == 1:
+        return x
+    frames = torch.arange(num_frames, device=x.device)
+    lower = torch.div(frames, k, rounding_mode="floor")
+    upper = torch.minimum(lower + 1, lower[-1:])
+    weight = ((frames - lower * k).to(x.dtype) / k).unsqueeze(-1)
+    return x[:, lower] * (1 - weight) + x[:, upper] * weight
+
+
+def first_strided_module(splice_left: int, splice_right: int, time_strides: tuple[int, ...], k: int) -> int:
+    """Index in (splice, tdnn1, tdnnf2, ...) of the first module that runs on every k-th frame: every module
+    from it on has a context that is a multiple of k (the splice only when it has none; tdnn1 has none)."""
+    at_rate = [splice_left == splice_right == 0, True] + [s % k == 0 for s in time_strides]
+    return max((i + 1 for i, ok in enumerate(at_rate) if not ok), default=0)
 
 
 def _pad_replicate(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
@@ -137,6 +169,8 @@ class TdnnAcousticModel(nn.Module):
         super().__init__()
         if config.num_tokens < 2:
             raise ValueError("AmModelConfig.num_tokens must be set from the token table (>= 2)")
+        if config.frame_subsample < 1:
+            raise ValueError(f"AmModelConfig.frame_subsample must be >= 1, got {config.frame_subsample}")
         if len(config.time_strides) != 12:
             raise ValueError(f"time_strides needs 12 values (tdnnf2..tdnnf13), got {len(config.time_strides)}")
         self.config = config
@@ -161,24 +195,38 @@ class TdnnAcousticModel(nn.Module):
         """Frames of left/right context the whole network sees."""
         return self.splice.left + sum(self.config.time_strides), self.splice.right + sum(self.config.time_strides)
 
+    @property
+    def frame_subsample(self) -> int:
+        return self.config.frame_subsample
+
+    def first_strided(self, k: int) -> int:
+        """Index in (splice, tdnn1, tdnnf2, ...) of the first module that runs on every k-th frame at rate k."""
+        return first_strided_module(self.splice.left, self.splice.right, self.config.time_strides, k)
+
     def forward(self, feats: torch.Tensor, layer: int | None = None, subsample: int = 1) -> torch.Tensor:
         """feats (N, T, F) -> (N, T, num_tokens) logits, or layer ``layer``'s (N, T, C) output.
 
         The input is padded once by repeating its first/last frame over the network's context, then
         every layer runs on valid positions only; layer k's output is cropped to the T input frames.
+        With ``frame_subsample`` > 1 the strided part runs on every k-th frame and its outputs are
+        interpolated back to the T frames (the module docstring).
 
-        ``subsample=k`` gives the logits of frames 0, k, 2k, ... only, equal to ``forward(feats)[:, ::k]``:
-        as in Kaldi's chain models, the layers whose time strides are multiples of k run on every k-th
-        frame, which roughly halves the training cost of the default strides at k = 3.
+        ``subsample=k`` (training: the CTC loss) gives the logits of frames 0, k, 2k, ... only, as computed,
+        ``(N, ceil(T / k), V)``: equal to ``forward(feats)[:, ::k]`` of the model at ``frame_subsample``
+        1 or k; the layers whose time strides are multiples of k run on every k-th frame, which roughly
+        halves the training cost of the default strides at k = 3.
         """
         if layer is not None and not 0 <= layer <= self.num_layers:
             raise ValueError(f"layer must be in 0..{self.num_layers} ({self.layer_names()}), got {layer}")
         if subsample > 1:
             if layer is not None:
                 raise ValueError("subsample gives logits only; tap a layer at the full frame rate")
-            return self._run_subsampled(feats, subsample)
-        tapped, logits = self._run(feats, tap=layer, stop_at_tap=True)
-        return logits if tapped is None else tapped
+            return self._run(feats, tap=None, stop_at_tap=False, rate=subsample)[1]
+        k = self.frame_subsample
+        tapped, logits = self._run(feats, tap=layer, stop_at_tap=True, rate=k)
+        if tapped is not None:
+            return tapped
+        return interpolate_frames(logits, k, feats.shape[1])
 
     def forward_with_tap(self, feats: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """One pass giving both layer ``layer``'s (N, T, C) output and the (N, T, num_tokens) logits.
@@ -187,45 +235,42 @@ class TdnnAcousticModel(nn.Module):
         (inference taps layer 12 for the TDNN while the CTC output feeds the forced alignment)."""
         if not 0 <= layer < self.num_layers:
             raise ValueError(f"layer must be in 0..{self.num_layers - 1} ({self.layer_names()}), got {layer}")
-        tapped, logits = self._run(feats, tap=layer, stop_at_tap=False)
-        return tapped, logits
+        k = self.frame_subsample
+        tapped, logits = self._run(feats, tap=layer, stop_at_tap=False, rate=k)
+        return tapped, interpolate_frames(logits, k, feats.shape[1])
 
     def _run(
-        self, feats: torch.Tensor, tap: int | None, stop_at_tap: bool
+        self, feats: torch.Tensor, tap: int | None, stop_at_tap: bool, rate: int = 1
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """(layer ``tap``'s output cropped to the input frames or None, the logits or None when stopped at the tap)."""
+        """(layer ``tap``'s output at every input frame or None, the logits of input frames 0, rate,
+        2 * rate, ... or None when stopped at the tap).
+
+        At ``rate`` k the modules from :meth:`first_strided` on see only every k-th frame: those the
+        outputs of frames 0, k, 2k, ... depend on; a tap among them is interpolated back to every frame."""
         t = feats.shape[1]
         left, right = self.context()
         x = _pad_replicate(feats.transpose(1, 2), left, right)
-        layers = [self.splice, self.tdnn1, *self.tdnnf, self.prefinal]
-        consumed = 0  # left context used so far
+        modules = [self.splice, self.tdnn1, *self.tdnnf]
+        contexts = [self.splice.left, 0, *(m.stride for m in self.tdnnf)]
+        first = self.first_strided(rate) if rate > 1 else len(modules)
+        consumed = 0  # left context used so far; x's position p is then input frame p - (left - consumed)
         tapped = None
-        for index, module in enumerate(layers):
-            x = module(x)
-            consumed += self.splice.left if index == 0 else getattr(module, "stride", 0)
+        for index, (module, context) in enumerate(zip(modules, contexts)):
+            if index == first:
+                x = x[:, :, (left - consumed) % rate :: rate]  # the positions of input frames 0, k, 2k, ...
+            strided = index >= first
+            x = module(x, rate=rate) if strided and isinstance(module, TdnnfLayer) else module(x)
+            consumed += context
             if index == tap:
-                tapped = self._crop(x, left - consumed, t)
+                tapped = self._crop(x, left - consumed, t, rate if strided else 1)
                 if stop_at_tap:
                     return tapped, None
+        if first == len(modules):
+            x = x[:, :, ::rate]  # no module's context is a multiple of the rate: only the last ones per frame
+        x = self.prefinal(x)
+        if tap == len(modules):
+            tapped = self._crop(x, 0, t, rate)
         return tapped, self.output(x.transpose(1, 2))
-
-    def _run_subsampled(self, feats: torch.Tensor, k: int) -> torch.Tensor:
-        """Logits of input frames 0, k, 2k, ...: every layer after the last one whose stride is not a
-        multiple of k sees only the frames those outputs depend on, every k-th one."""
-        left, right = self.context()
-        x = _pad_replicate(feats.transpose(1, 2), left, right)
-        # (module, left context, runs on every k-th frame); the splice's context is one frame per offset
-        steps = [(self.splice, self.splice.left, self.splice.left == self.splice.right == 0), (self.tdnn1, 0, True)] + [
-            (m, m.stride, m.stride % k == 0) for m in self.tdnnf
-        ]
-        first_fast = max((i + 1 for i, (_, _, at_rate) in enumerate(steps) if not at_rate), default=0)
-        for module, _, _ in steps[:first_fast]:
-            x = module(x)
-        remaining = sum(context for _, context, _ in steps[first_fast:])  # x's frame q is input frame q - remaining
-        x = x[:, :, remaining % k :: k]
-        for module, _, _ in steps[first_fast:]:
-            x = module(x, rate=k) if isinstance(module, TdnnfLayer) else module(x)
-        return self.output(self.prefinal(x).transpose(1, 2))
 
     def parameters_to_layer(self, layer: int = 12) -> int:
         """Parameters of layers 0..``layer`` (input splice, tdnn1, tdnnf2..tdnnf<layer>): the embedding
@@ -234,6 +279,10 @@ class TdnnAcousticModel(nn.Module):
         return sum(p.numel() for m in modules for p in m.parameters())
 
     @staticmethod
-    def _crop(x: torch.Tensor, start: int, t: int) -> torch.Tensor:
-        """(N, C, T') -> (N, t, C): the frames aligned with the input frames."""
-        return x[:, :, start : start + t].transpose(1, 2)
+    def _crop(x: torch.Tensor, start: int, t: int, rate: int = 1) -> torch.Tensor:
+        """(N, C, T') -> (N, t, C): the frames aligned with the input frames; ``start`` is the first one's
+        position at the full rate, and at ``rate`` k x holds frames 0, k, 2k, ..., interpolated to all t."""
+        if rate == 1:
+            return x[:, :, start : start + t].transpose(1, 2)
+        computed = -(-t // rate)
+        return interpolate_frames(x[:, :, start // rate : start // rate + computed].transpose(1, 2), rate, t)

@@ -67,7 +67,9 @@ class AmConfig:
     # The CTC loss reads every k-th output frame (Kaldi's chain models: frame-subsampling-factor 3).
     # At 100 frames/s (k = 1) the model sits on the CTC blank plateau for many epochs (the mini
     # AM for all 32); k = 3 leaves it within 2-3 epochs.  The network is convolutional, so every frame
-    # still gets the trained function: decoding, alignment and layer-12 keep all 100 frames/s.
+    # still gets the trained function: at model.frame_subsample 1 decoding, alignment and layer-12 compute
+    # all 100 frames/s; at model.frame_subsample k (which must then be this k) they compute the frames the
+    # loss read and interpolate the rest (punct.am.model).
     ctc_subsample: int = 1
     max_duration: float = 200.0  # seconds of audio per batch (per rank)
     num_buckets: int = 10
@@ -90,6 +92,16 @@ class AmConfig:
     # plateau recognises almost no words, and the later stages would run on nothing (punct.am.dev_wer).
     # None: no check (the toy AMs of the tiny corpora).
     max_dev_wer: float | None = 90.0
+
+    def __post_init__(self) -> None:
+        k = self.model.frame_subsample
+        if k < 1 or self.ctc_subsample < 1:
+            raise ValueError(f"model.frame_subsample and ctc_subsample must be >= 1, got {k} and {self.ctc_subsample}")
+        if k > 1 and self.ctc_subsample != k:
+            raise ValueError(
+                f"model.frame_subsample {k} computes frames 0, {k}, {2 * k}, ... only: the CTC loss must read those "
+                f"(ctc_subsample {k}), got ctc_subsample {self.ctc_subsample}"
+            )
 
 
 FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints

@@ -20,7 +20,7 @@ import torch
 from punct.am.dataset import load_split
 from punct.am.dump import benchmark_throughput, dump_shard
 from punct.am.model import EMBEDDING_LAYER
-from punct.am.train import load_model
+from punct.am.train import load_model, training_config
 from punct.features.cmvn import SpeakerCmvn
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
 from punct.io.sources import AcousticSource, file_sha256, read_source, write_source
@@ -58,6 +58,7 @@ def acoustic_source(args, split: str, am_sha256: str) -> AcousticSource:
         layer=args.layer,
         compression=args.compression,
         norm_vars=norm_vars,
+        frame_subsample=training_config(args.am_dir / args.checkpoint).model.frame_subsample,
     )
 
 

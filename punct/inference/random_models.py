@@ -123,7 +123,7 @@ def save_recipe(
     (recipe / "conf" / "mfcc.yaml").write_text(yaml.safe_dump(MFCC_YAML), encoding="utf-8")
     am_ckpt = recipe / "exp" / "am" / "best-valid-loss.pt"
     am_ckpt.parent.mkdir(parents=True, exist_ok=True)
-    am_cfg = AmConfig(model=models.am.config)
+    am_cfg = AmConfig(model=models.am.config, ctc_subsample=models.am.config.frame_subsample)
     save_am(am_ckpt, model=models.am, optimizer=None, state=AmTrainState(), config=am_cfg, tokens=models.tokens)
     bert_dir = recipe / "exp" / "bert" / "best-valid-f1"
     models.bert.save_pretrained(bert_dir)
@@ -131,7 +131,14 @@ def save_recipe(
     tdnn_ckpt.parent.mkdir(parents=True, exist_ok=True)
     inputs = {
         "acoustic": dataclasses.asdict(
-            AcousticSource(str(am_ckpt), file_sha256(am_ckpt), 12, compression, bool(MFCC_YAML.get("norm_vars", False)))
+            AcousticSource(
+                str(am_ckpt),
+                file_sha256(am_ckpt),
+                12,
+                compression,
+                bool(MFCC_YAML.get("norm_vars", False)),
+                models.am.config.frame_subsample,
+            )
         ),
         "word_vectors": dataclasses.asdict(
             WordVectorSource(str(bert_dir), files_sha256(weight_files(bert_dir)), word_vectors)

@@ -54,13 +54,17 @@ class AcousticSource:
     layer: int
     compression: str  # kaldiio compression of the shards: none, two_byte, ...
     norm_vars: bool  # per-speaker CMVN of the features: variance normalised too
+    # the AM's model.frame_subsample, for the reader (the checkpoint's digest covers it): its strided layers on
+    # every k-th frame, interpolated (records made before it existed: 1, every frame computed)
+    frame_subsample: int = 1
 
     def identity(self) -> tuple:
         """What makes two dumps the same (the checkpoint's path may be spelled differently)."""
-        return self.am_sha256, self.layer, self.compression, self.norm_vars
+        return self.am_sha256, self.layer, self.compression, self.norm_vars, self.frame_subsample
 
     def check_model(self, checkpoint: Pathlike, recorded_in: Pathlike) -> None:
-        """Raises ValueError unless ``checkpoint`` is the AM these embeddings were made with."""
+        """Raises ValueError unless ``checkpoint`` is the AM these embeddings were made with (its config, and
+        with it the frame_subsample, is inside the file the digest covers)."""
         if file_sha256(checkpoint) != self.am_sha256:
             raise ValueError(
                 f"{recorded_in} was made from the acoustic model {self.am_checkpoint} "

@@ -108,10 +108,11 @@ def test_paper_size_dimensions():
     assert 6e6 < params < 8e6, params  # 12 factorised layers of 1024 x 128 x 2 x 2 dominate
 
 
-def test_folded_batch_norms_give_the_same_outputs():
+@pytest.mark.parametrize("frame_subsample", [1, 3])
+def test_folded_batch_norms_give_the_same_outputs(frame_subsample):
     from punct.am.folded import FoldedAcousticModel
 
-    model = _model(seed=3)
+    model = _model(dataclasses.replace(TINY, frame_subsample=frame_subsample), seed=3)
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, torch.nn.BatchNorm1d):
@@ -121,7 +122,7 @@ def test_folded_batch_norms_give_the_same_outputs():
     assert not any(isinstance(m, torch.nn.BatchNorm1d) for m in folded.modules())
     x = torch.randn(2, 83, 8)
     with torch.no_grad():
-        for layer in (2, 7, EMBEDDING_LAYER, 13):
+        for layer in (2, 4, 7, EMBEDDING_LAYER, 13):
             tapped, logits = folded.forward_with_tap(x, layer)
             want_tapped, want_logits = model.forward_with_tap(x, layer)
             assert (tapped - want_tapped).abs().max().item() < 1e-4, layer
@@ -158,3 +159,77 @@ def test_subsampled_forward_equals_every_kth_frame_of_the_full_one(strides, spli
 def test_subsampled_forward_gives_logits_only():
     with pytest.raises(ValueError, match="logits only"):
         _model()(torch.randn(1, 10, 8), layer=3, subsample=3)
+
+
+def _strided_twin(model: TdnnAcousticModel, k: int) -> TdnnAcousticModel:
+    """The same weights with ``frame_subsample`` k."""
+    twin = TdnnAcousticModel(dataclasses.replace(model.config, frame_subsample=k))
+    twin.load_state_dict(model.state_dict())
+    return twin.eval()
+
+
+@pytest.mark.parametrize("num_frames", [1, 2, 3, 4, 59, 60, 61])
+def test_strided_model_computes_every_kth_frame_and_interpolates(num_frames):
+    """frame_subsample 3: every output keeps one row per feature frame; at frames 0, 3, 6, ... the
+    strided layers' outputs and the logits are the full-rate model's, in between interpolated; the layers
+    before the strided part (tdnnf4 and below at the default strides) are the full-rate model's."""
+    full = _model(seed=num_frames)
+    strided = _strided_twin(full, 3)
+    assert strided.first_strided(3) == 5  # tdnnf5: stride 0, then only strides of 3
+    x = torch.randn(2, num_frames, 8)
+    with torch.no_grad():
+        for layer in (1, 4, 5, EMBEDDING_LAYER, 14, None):
+            want, got = full(x, layer=layer), strided(x, layer=layer)
+            assert got.shape == want.shape, layer
+            if layer is not None and layer < 5:
+                assert torch.equal(got, want), layer
+                continue
+            torch.testing.assert_close(got[:, ::3], want[:, ::3], atol=1e-5, rtol=1e-5)
+            computed = want[:, ::3]
+            for t in range(num_frames):
+                q, r = divmod(t, 3)
+                upper = computed[:, min(q + 1, computed.shape[1] - 1)]
+                expected = computed[:, q] * (1 - r / 3) + upper * (r / 3)
+                torch.testing.assert_close(got[:, t], expected, atol=1e-5, rtol=1e-5)
+        tapped, logits = strided.forward_with_tap(x, EMBEDDING_LAYER)
+        assert torch.equal(tapped, strided(x, layer=EMBEDDING_LAYER)) and torch.equal(logits, strided(x))
+        assert torch.equal(strided(x, subsample=3), full(x, subsample=3))  # training's loss: the same frames
+
+
+def test_strided_model_differs_between_computed_frames():
+    """Not a copy of the full-rate model: frames 1 and 2 of every 3 are interpolations, not computed."""
+    full = _model(seed=5)
+    strided = _strided_twin(full, 3)
+    x = torch.randn(1, 90, 8)
+    with torch.no_grad():
+        diff = (strided(x, layer=EMBEDDING_LAYER) - full(x, layer=EMBEDDING_LAYER)).abs()
+    assert diff[:, ::3].max().item() < 1e-5
+    assert diff[:, 1::3].mean().item() > 1e-3  # 100x the computed frames' bound
+
+
+def test_interpolate_frames_edges():
+    from punct.am.model import interpolate_frames
+
+    x = torch.tensor([[[0.0], [3.0], [6.0]]])  # frames 0, 3, 6 of a 9-frame input
+    y = interpolate_frames(x, 3, 9)[0, :, 0].tolist()
+    assert y == pytest.approx([0, 1, 2, 3, 4, 5, 6, 6, 6])
+    assert interpolate_frames(x[:, :1], 3, 1)[0, :, 0].tolist() == [0.0]
+    assert interpolate_frames(x, 1, 3) is x
+
+
+@pytest.mark.parametrize(
+    "strides, splice",
+    [((0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2), (0,)), ((2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2), (-1, 0, 1))],
+)
+def test_folded_strided_model_from_the_splice_or_tdnn1_on(strides, splice):
+    """Strided from the first module (no splice context) or from tdnn1: folded equals the model."""
+    from punct.am.folded import FoldedAcousticModel
+
+    model = _model(dataclasses.replace(TINY, time_strides=strides, splice=splice, frame_subsample=2), seed=4)
+    assert model.first_strided(2) == (0 if splice == (0,) else 1)
+    folded = FoldedAcousticModel(model).eval()
+    x = torch.randn(1, 41, 8)
+    with torch.no_grad():
+        for layer in (2, EMBEDDING_LAYER):
+            for got, want in zip(folded.forward_with_tap(x, layer), model.forward_with_tap(x, layer)):
+                torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
