@@ -101,8 +101,8 @@ class FoldedAcousticModel(nn.Module):
             x = F.relu(F.conv1d(h, affine.weight, affine.bias, dilation=max(d, 1))) + bypass
             consumed += s
             if i == layer:
-                start, computed = (left - consumed) // rate, -(-t // rate)
-                scaled = x[:, :, start : start + computed] * self.scales[i] + self.offsets[i, : x.shape[1], None]
+                margin = (left - consumed) // rate  # as TdnnAcousticModel._crop
+                scaled = x[:, :, margin : x.shape[2] - margin] * self.scales[i] + self.offsets[i, : x.shape[1], None]
                 tapped = interpolate_frames(scaled.transpose(1, 2), rate, t)
         if self.first_strided == 2 + len(self.linear) and k > 1:
             x = x[:, :, ::k]

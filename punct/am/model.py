@@ -280,9 +280,11 @@ class TdnnAcousticModel(nn.Module):
 
     @staticmethod
     def _crop(x: torch.Tensor, start: int, t: int, rate: int = 1) -> torch.Tensor:
-        """(N, C, T') -> (N, t, C): the frames aligned with the input frames; ``start`` is the first one's
-        position at the full rate, and at ``rate`` k x holds frames 0, k, 2k, ..., interpolated to all t."""
-        if rate == 1:
-            return x[:, :, start : start + t].transpose(1, 2)
-        computed = -(-t // rate)
-        return interpolate_frames(x[:, :, start // rate : start // rate + computed].transpose(1, 2), rate, t)
+        """(N, C, T') -> (N, t, C): the frames aligned with the input frames.
+
+        ``start`` is the context the later layers still need on each side (every layer after the splice
+        has as much on the right as on the left), at the full rate; at ``rate`` k x holds frames 0, k, 2k,
+        ..., interpolated to all t.  The crop is written from both ends of x, so that an ONNX graph keeps
+        the number of frames symbolic."""
+        margin = start // rate
+        return interpolate_frames(x[:, :, margin : x.shape[2] - margin].transpose(1, 2), rate, t)

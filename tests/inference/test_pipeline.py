@@ -31,7 +31,9 @@ def tiny_models(tmp: Path, seed: int = 0):
 
     tokenizer = make_tokenizer(tmp / "tokenizer", WORDS)
     return random_models(
-        am_config=AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24),
+        am_config=AmModelConfig(
+            dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24, frame_subsample=3
+        ),
         bert_config=BertConfig(
             hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_position_embeddings=64
         ),
