@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
 import logging
 import time
@@ -38,6 +39,7 @@ import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 import numpy as np
 import torch
 
+from punct.am.model import TdnnAcousticModel
 from punct.features import FeatureConfig
 from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward, check_bf16
 from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
@@ -261,6 +263,7 @@ def bench_size(size: str, args) -> dict:
         }
         res["gflops_per_audio_second"] = model_flops(p, requests)
         res["am_rtf"] = am_passes(p, requests, audio, args.repeats)
+        res["bert_chunking"] = bert_chunking(p, requests)
         res["tdnn"] = tdnn_forms(p, requests, audio, args.repeats, onnx)
     return res
 
@@ -283,12 +286,16 @@ def model_flops(p: Punctuator, requests) -> dict:
 
 
 def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> dict:
-    """The AM's full pass with the layer-12 tap (the pipeline) against a pass only to layer 12 (a dump)."""
+    """The AM's full pass with the layer-12 tap (the pipeline) against a pass only to layer 12 (a dump), and
+    the full pass of the same weights computing every frame (``frame_subsample`` 1: no strided inference)."""
     feats = p.features(requests)
+    every_frame = TdnnAcousticModel(dataclasses.replace(p.am.config, frame_subsample=1))
+    every_frame.load_state_dict(p.am.state_dict())
+    every_frame.eval()
 
-    def am_full():
+    def am_full(model=p.am):
         for r in requests:
-            am_forward(p.am, feats[r.id], 12)
+            am_forward(model, feats[r.id], 12)
 
     @torch.inference_mode()
     def am_to_12():
@@ -296,8 +303,34 @@ def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> dict:
             p.am(torch.from_numpy(feats[r.id]).unsqueeze(0), layer=12)
 
     return {
+        "frame_subsample": p.am.frame_subsample,
         "full_pass_with_tap": best_cpu(am_full, repeats) / audio,
         "to_layer_12_only": best_cpu(am_to_12, repeats) / audio,
+        "full_pass_every_frame": best_cpu(lambda: am_full(every_frame), repeats) / audio,
+    }
+
+
+def bert_chunking(p: Punctuator, requests) -> dict:
+    """How much text BERT encodes more than once: sub-tokens in the chunks (specials excluded) per word
+    sub-token, with the pipeline's chunk length and context (1.0: every utterance fits one chunk)."""
+    from punct.models.text.chunking import word_pieces
+    from punct.models.text.data import make_examples
+
+    feats = p.features(requests)
+    utterances = [
+        Utterance(x.request.id, x.words, ["NP"] * len(x.words)) for x in (p.acoustic(r, feats[r.id]) for r in requests)
+    ]
+    examples = make_examples(utterances, p.bert.tokenizer, p.max_length, p.context, where="bench")
+    encoded = sum(len(e.chunk.input_ids) - 2 for e in examples)
+    content = sum(
+        len(piece) for u in utterances for piece in word_pieces(p.bert.tokenizer, u.words, p.max_length - 2).pieces
+    )
+    return {
+        "max_length": p.max_length,
+        "context": p.context,
+        "utterances": len(utterances),
+        "chunks": len(examples),
+        "encoded_per_word_subtoken": encoded / max(content, 1),
     }
 
 
@@ -500,9 +533,27 @@ def print_tables(results: dict) -> None:
         rows,
     )
     common.print_table(
-        "AM: full pass (layer 12 tapped) vs only to layer 12 (RTF)",
-        ["size", "full pass", "to layer 12"],
-        [[s, r["am_rtf"]["full_pass_with_tap"], r["am_rtf"]["to_layer_12_only"]] for s, r in sizes.items()],
+        "AM: full pass (layer 12 tapped) vs only to layer 12, and the full pass computing every frame (CPU RTF)",
+        ["size", "frame_subsample", "full pass", "to layer 12", "full pass, every frame"],
+        [
+            [
+                s,
+                r["am_rtf"].get("frame_subsample", 1),
+                r["am_rtf"]["full_pass_with_tap"],
+                r["am_rtf"]["to_layer_12_only"],
+                r["am_rtf"].get("full_pass_every_frame", ""),
+            ]
+            for s, r in sizes.items()
+        ],
+    )
+    common.print_table(
+        "BERT chunking with the pipeline's chunk length and context (encoded sub-tokens per word sub-token)",
+        ["size", "max_length", "context", "utterances", "chunks", "encoded / word sub-tokens"],
+        [
+            [s, c["max_length"], c["context"], c["utterances"], c["chunks"], c["encoded_per_word_subtoken"]]
+            for s, r in sizes.items()
+            if (c := r.get("bert_chunking"))
+        ],
     )
     common.print_table(
         "TDNN forms on the same inputs (CPU RTF; max |posterior diff| vs windowed)",
