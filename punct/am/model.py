@@ -8,7 +8,7 @@ Layers, numbered as the embedding tap counts them (``forward(..., layer=k)``):
       bottleneck, Linear over (t, t + s) back to ``dim``, ReLU, BatchNorm, Dropout, plus
       ``bypass_scale`` x input.  ``s`` is the layer's time stride: 1,1,1,0 then 3 (s = 0: no
       context).  With ``frame_subsample`` 1 the strided layers are dilations and every layer runs at
-      the input's 100 frames/s; with ``frame_subsample`` k (3 in the recipes' mini configs), as in
+      the input's 100 frames/s; with ``frame_subsample`` k (3 in egs/mustc's configs), as in
       Kaldi's chain models, every layer from the first whose context and those of all later layers are
       multiples of k (tdnnf5 at the default strides) runs on every k-th frame only: about half
       the operations of the default strides.  The outputs of such a layer and the logits are computed
