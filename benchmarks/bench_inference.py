@@ -141,6 +141,10 @@ CONFIGS = {
     "ONNX int8 AM+TDNN, bf16 BERT, vectorised features": lambda p, onnx, threads: vectorised_features(
         bf16_bert(p.use_onnx(onnx, "int8", threads))
     ),
+    # the int8 path of a CPU with VNNI and without fast bf16 (punctuate --quantize bert)
+    "ONNX int8 AM+TDNN, int8 BERT (dynamic), vectorised features": lambda p, onnx, threads: vectorised_features(
+        p.use_onnx(onnx, "int8", threads).quantize(("bert",))
+    ),
 }
 FASTEST = "ONNX int8 AM+TDNN, bf16 BERT, vectorised features"
 
