@@ -259,3 +259,13 @@ def test_without_averaged_epochs_dev_loss_only_the_average_is_scored(tmp_path, c
     assert state.best_valid_loss == pytest.approx(average_loss, rel=1e-4)
     assert "dev loss only for the average of epochs 2-3" in caplog.text
     assert "best single epoch" not in caplog.text
+
+
+def test_a_strided_model_needs_the_loss_on_its_frames():
+    """model.frame_subsample k computes frames 0, k, 2k, ... only: the CTC loss must read those (ctc_subsample k)."""
+    assert AmConfig(model=AmModelConfig(frame_subsample=3), ctc_subsample=3).model.frame_subsample == 3
+    assert AmConfig(model=AmModelConfig(frame_subsample=1), ctc_subsample=3).ctc_subsample == 3  # every frame computed
+    with pytest.raises(ValueError, match="ctc_subsample 3"):
+        AmConfig(model=AmModelConfig(frame_subsample=3), ctc_subsample=1)
+    with pytest.raises(ValueError, match=">= 1"):
+        AmConfig(model=AmModelConfig(frame_subsample=0))
