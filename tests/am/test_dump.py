@@ -33,10 +33,11 @@ def am_dir(tmp_path_factory):
     fbank = cached_corpus() / "fbank"
     cuts, _ = load_split(fbank, "train", "mustc")
     tokens = TokenTable.from_words(cut_words(c) for c in cuts)
-    config = AmConfig(
+    config = AmConfig(  # strided at inference, as the mini recipe's AM
         model=dataclasses.replace(
-            AmConfig().model, dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32
-        )
+            AmConfig().model, dim=32, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=32, frame_subsample=3
+        ),
+        ctc_subsample=3,
     )
     torch.manual_seed(0)
     model = build_model(config, len(tokens))
@@ -177,7 +178,7 @@ def test_a_dump_with_another_layer_is_redone(am_dir, tmp_path):
             stderr=subprocess.DEVNULL,
         )
     source = read_source(out / "train", AcousticSource)
-    assert (source.layer, source.compression, source.norm_vars) == (12, "none", False)
+    assert (source.layer, source.compression, source.norm_vars, source.frame_subsample) == (12, "none", False, 3)
     shard = MatrixReader(out / "train" / "emb.scp")
     key = shard.keys()[0]
     layer12 = shard[key]
