@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import json
 import logging
 import time
@@ -39,7 +38,6 @@ import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 import numpy as np
 import torch
 
-from punct.am.model import TdnnAcousticModel
 from punct.features import FeatureConfig
 from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward, check_bf16
 from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
@@ -293,9 +291,7 @@ def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> dict:
     """The AM's full pass with the layer-12 tap (the pipeline) against a pass only to layer 12 (a dump), and
     the full pass of the same weights computing every frame (``frame_subsample`` 1: no strided inference)."""
     feats = p.features(requests)
-    every_frame = TdnnAcousticModel(dataclasses.replace(p.am.config, frame_subsample=1))
-    every_frame.load_state_dict(p.am.state_dict())
-    every_frame.eval()
+    every_frame = p.am.with_frame_subsample(1)
 
     def am_full(model=p.am):
         for r in requests:
@@ -542,10 +538,10 @@ def print_tables(results: dict) -> None:
         [
             [
                 s,
-                r["am_rtf"].get("frame_subsample", 1),
+                r["am_rtf"]["frame_subsample"],
                 r["am_rtf"]["full_pass_with_tap"],
                 r["am_rtf"]["to_layer_12_only"],
-                r["am_rtf"].get("full_pass_every_frame", ""),
+                r["am_rtf"]["full_pass_every_frame"],
             ]
             for s, r in sizes.items()
         ],
@@ -555,8 +551,7 @@ def print_tables(results: dict) -> None:
         ["size", "max_length", "context", "utterances", "chunks", "encoded / word sub-tokens"],
         [
             [s, c["max_length"], c["context"], c["utterances"], c["chunks"], c["encoded_per_word_subtoken"]]
-            for s, r in sizes.items()
-            if (c := r.get("bert_chunking"))
+            for s, c in ((s, r["bert_chunking"]) for s, r in sizes.items())
         ],
     )
     common.print_table(

@@ -28,6 +28,7 @@ Shapes at the interface are ``(N, T, C)``; inside, ``(N, C, T)`` for the convolu
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -69,13 +70,6 @@ def interpolate_frames(x: torch.Tensor, k: int, num_frames: int) -> torch.Tensor
     upper = torch.minimum(lower + 1, lower[-1:])
     weight = ((frames - lower * k).to(x.dtype) / k).unsqueeze(-1)
     return x[:, lower] * (1 - weight) + x[:, upper] * weight
-
-
-def first_strided_module(splice_left: int, splice_right: int, time_strides: tuple[int, ...], k: int) -> int:
-    """Index in (splice, tdnn1, tdnnf2, ...) of the first module that runs on every k-th frame: every module
-    from it on has a context that is a multiple of k (the splice only when it has none; tdnn1 has none)."""
-    at_rate = [splice_left == splice_right == 0, True] + [s % k == 0 for s in time_strides]
-    return max((i + 1 for i, ok in enumerate(at_rate) if not ok), default=0)
 
 
 def _pad_replicate(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
@@ -200,8 +194,16 @@ class TdnnAcousticModel(nn.Module):
         return self.config.frame_subsample
 
     def first_strided(self, k: int) -> int:
-        """Index in (splice, tdnn1, tdnnf2, ...) of the first module that runs on every k-th frame at rate k."""
-        return first_strided_module(self.splice.left, self.splice.right, self.config.time_strides, k)
+        """Index in (splice, tdnn1, tdnnf2, ...) of the first module that runs on every k-th frame at rate k: every
+        module from it on has a context that is a multiple of k (the splice only when it has none; tdnn1 has none)."""
+        at_rate = [self.splice.left == self.splice.right == 0, True] + [s % k == 0 for s in self.config.time_strides]
+        return max((i + 1 for i, ok in enumerate(at_rate) if not ok), default=0)
+
+    def with_frame_subsample(self, k: int) -> TdnnAcousticModel:
+        """The same weights computing every k-th frame of the strided part (1: every frame), in eval mode."""
+        twin = TdnnAcousticModel(dataclasses.replace(self.config, frame_subsample=k))
+        twin.load_state_dict(self.state_dict())
+        return twin.to(next(self.parameters()).device).eval()
 
     def forward(self, feats: torch.Tensor, layer: int | None = None, subsample: int = 1) -> torch.Tensor:
         """feats (N, T, F) -> (N, T, num_tokens) logits, or layer ``layer``'s (N, T, C) output.
@@ -257,7 +259,8 @@ class TdnnAcousticModel(nn.Module):
         tapped = None
         for index, (module, context) in enumerate(zip(modules, contexts)):
             if index == first:
-                x = x[:, :, (left - consumed) % rate :: rate]  # the positions of input frames 0, k, 2k, ...
+                # input frames 0, k, 2k, ...: left - consumed, the contexts still to come, is a multiple of k
+                x = x[:, :, ::rate]
             strided = index >= first
             x = module(x, rate=rate) if strided and isinstance(module, TdnnfLayer) else module(x)
             consumed += context

@@ -161,20 +161,13 @@ def test_subsampled_forward_gives_logits_only():
         _model()(torch.randn(1, 10, 8), layer=3, subsample=3)
 
 
-def _strided_twin(model: TdnnAcousticModel, k: int) -> TdnnAcousticModel:
-    """The same weights with ``frame_subsample`` k."""
-    twin = TdnnAcousticModel(dataclasses.replace(model.config, frame_subsample=k))
-    twin.load_state_dict(model.state_dict())
-    return twin.eval()
-
-
 @pytest.mark.parametrize("num_frames", [1, 2, 3, 4, 59, 60, 61])
 def test_strided_model_computes_every_kth_frame_and_interpolates(num_frames):
     """frame_subsample 3: every output keeps one row per feature frame; at frames 0, 3, 6, ... the
     strided layers' outputs and the logits are the full-rate model's, in between interpolated; the layers
     before the strided part (tdnnf4 and below at the default strides) are the full-rate model's."""
     full = _model(seed=num_frames)
-    strided = _strided_twin(full, 3)
+    strided = full.with_frame_subsample(3)
     assert strided.first_strided(3) == 5  # tdnnf5: stride 0, then only strides of 3
     x = torch.randn(2, num_frames, 8)
     with torch.no_grad():
@@ -199,7 +192,7 @@ def test_strided_model_computes_every_kth_frame_and_interpolates(num_frames):
 def test_strided_model_differs_between_computed_frames():
     """Not a copy of the full-rate model: frames 1 and 2 of every 3 are interpolations, not computed."""
     full = _model(seed=5)
-    strided = _strided_twin(full, 3)
+    strided = full.with_frame_subsample(3)
     x = torch.randn(1, 90, 8)
     with torch.no_grad():
         diff = (strided(x, layer=EMBEDDING_LAYER) - full(x, layer=EMBEDDING_LAYER)).abs()
