@@ -3,7 +3,8 @@
 The reference token sequence ``y_1..y_L`` is extended with blanks to ``b y_1 b y_2 ... y_L b``
 (``S = 2L + 1`` states).  A path may stay in a state, advance by one, or skip a blank between two
 different tokens.  The best path is found by dynamic programming over frames, vectorised over
-states, with a backpointer per (frame, state); ~0.1 s for T = 3000, L = 300.
+states; the backtrace recomputes each frame's choice from the kept scores.  ~0.5 ms per second of
+speech at 100 frames/s and 150 characters per 7 s (benchmarks/README.md, bench_inference.py's align column).
 """
 
 from __future__ import annotations
@@ -53,35 +54,45 @@ def ctc_forced_align(
     # a skip into state s (s - 2 -> s) is allowed for token states whose token differs from two states back
     can_skip = np.zeros(S, dtype=bool)
     can_skip[3::2] = ext[3::2] != ext[1:-2:2]
-    skip_penalty = np.where(can_skip, 0.0, NEG_INF)[2:]
-    emit = log_probs[:, ext]  # (T, S)
-    back = np.zeros((T, S), dtype=np.int8)
-    alpha = np.full(S, NEG_INF)
-    alpha[0] = emit[0, 0]
-    alpha[1] = emit[0, 1]
-    # the predecessors of each state, in the order of preference on ties: stay, step (s - 1), skip (s - 2)
-    candidates = np.full((3, S), NEG_INF)
+    skip_penalty = np.where(can_skip, 0.0, NEG_INF)
+    # score[t, 2 + s]: the best path's log-probability in state s at frame t, emissions included; the two
+    # -inf columns in front are the missing predecessors of states 0 and 1.  Keeping every frame's scores
+    # (as many float64 as the emissions took) lets the backtrace recompute each choice, so the forward pass
+    # is four array operations a frame: the loop costs per operation, not per state.
+    score = np.full((T, S + 2), NEG_INF)
+    score[:, 2:] = log_probs[:, ext]
+    score[0, 4:] = NEG_INF  # a path starts in the first blank or the first token
+    best = np.empty(S)
+    skip = np.empty(S)
     for t in range(1, T):
-        candidates[0] = alpha
-        candidates[1, 1:] = alpha[:-1]
-        np.add(alpha[:-2], skip_penalty, out=candidates[2, 2:])
-        choice = candidates.argmax(axis=0)  # the first of equal maxima
-        back[t] = choice
-        alpha = candidates.max(axis=0) + emit[t]
+        prev = score[t - 1]
+        np.maximum(prev[2:], prev[1:-1], out=best)  # stay, step (s - 1)
+        np.add(prev[:-2], skip_penalty, out=skip)  # skip (s - 2)
+        np.maximum(best, skip, out=best)
+        np.add(score[t, 2:], best, out=score[t, 2:])
+    alpha = score[T - 1, 2:]
     # the path ends in the last token or the final blank (open end: in the best state)
     end = int(alpha.argmax()) if open_end else S - 1 if alpha[S - 1] >= alpha[S - 2] else S - 2
-    score = float(alpha[end])
-    if not np.isfinite(score):
+    path_score = float(alpha[end])
+    if not np.isfinite(path_score):
         raise AlignmentError("no path", "every path has zero probability")
+    # backtrace: the predecessor the forward pass took, preferring on ties stay, then step, then skip
+    may_skip = can_skip.tolist()
     states = np.empty(T, dtype=np.int64)
     s = end
-    for t in range(T - 1, -1, -1):
+    for t in range(T - 1, 0, -1):
         states[t] = s
-        s -= int(back[t, s])
+        prev = score[t - 1]
+        stay, step = prev[s + 2], prev[s + 1]
+        if may_skip[s] and prev[s] > max(stay, step):
+            s -= 2
+        elif step > stay:
+            s -= 1
+    states[0] = s
     if states[0] > 1:
         raise AlignmentError("no path", "backtrace did not reach the first state")
     token_index = np.where(states % 2 == 1, (states - 1) // 2, -1)
-    return token_index, score
+    return token_index, path_score
 
 
 @dataclass(frozen=True)

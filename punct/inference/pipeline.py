@@ -52,6 +52,7 @@ from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
 from punct.features.compute import stored_features
 from punct.inference.inputs import Request, UtteranceError
+from punct.inference.precision import bf16_linear_twin
 from punct.io.shards import compression_method, stored_matrix
 from punct.io.sources import AcousticSource, WordVectorSource, files_sha256
 from punct.labels import PUNCT4, TimedWord
@@ -335,6 +336,7 @@ class Punctuator:
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
+    _bf16_twins = None  # ((BERT, the word-vector encoder), their bf16_linear_twin copies)
 
     def __init__(
         self,
@@ -980,18 +982,21 @@ class Punctuator:
 
     def text_outputs(self, utts: Sequence[Utterance]) -> list[WordOutputs]:
         """BERT's posteriors and the TDNN's word vectors of ``utts`` (stage 6's ``word_outputs``)."""
+        bert, vector_model = self._text_models()
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bert_bf16):
             return list(
-                word_outputs(
-                    self.bert,
-                    utts,
-                    self.max_length,
-                    self.context,
-                    self.bert_batch_size,
-                    self.device,
-                    self.word_vector_model,
-                )
+                word_outputs(bert, utts, self.max_length, self.context, self.bert_batch_size, self.device, vector_model)
             )
+
+    def _text_models(self) -> tuple[PunctBert, PunctBert | None]:
+        """BERT and the word-vector encoder as :meth:`text_outputs` runs them: in bf16 their Linear weights
+        rounded once (:func:`bf16_linear_twin`, the same numbers as autocast's), kept while the models are."""
+        if not self.bert_bf16:
+            return self.bert, self.word_vector_model
+        models = (self.bert, self.word_vector_model)
+        if self._bf16_twins is None or any(a is not b for a, b in zip(self._bf16_twins[0], models)):
+            self._bf16_twins = (models, tuple(None if m is None else bf16_linear_twin(m) for m in models))
+        return self._bf16_twins[1]
 
     def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> list[TdnnInput]:
         """The TDNN's inputs of each utterance: acoustic frames, word vectors, frame -> word, window centres."""

@@ -73,6 +73,19 @@ def test_viterbi_score_is_the_best_over_all_paths(tokens, T):
     assert log_probs[np.arange(T), symbols(index)].sum() == pytest.approx(best)
 
 
+def test_ties_go_to_the_earliest_path():
+    """Among equally likely paths (stay, step and skip tie), the backtrace stays longest in the later states:
+    the tokens take the first frames they can.  Stage 3 and punctuate get the same path as before the
+    four-operation forward pass (which recomputes each choice instead of storing it)."""
+    uniform = np.log(np.full((6, 3), 1 / 3))
+    index, _ = ctc_forced_align(uniform, [1, 2])
+    assert index.tolist() == [0, 1, -1, -1, -1, -1]
+    index, _ = ctc_forced_align(uniform, [1, 1])  # equal tokens: a blank between them
+    assert index.tolist() == [0, -1, 1, -1, -1, -1]
+    index, _ = ctc_forced_align(uniform, [1, 2], open_end=True)  # the prefix alignment ends in the first blank
+    assert index.tolist() == [-1] * 6
+
+
 def test_too_few_frames_and_empty_transcripts_fail_with_a_reason():
     lp = np.log(np.full((4, 3), 1 / 3))
     assert min_frames([1, 1, 2]) == 4

@@ -8,6 +8,7 @@ import torch
 
 from punct.inference import precision
 from punct.inference.precision import (
+    bf16_linear_twin,
     cpu_flags,
     cpu_kind,
     fastest_bert_precision,
@@ -86,3 +87,27 @@ def test_bf16_changes_the_numbers_a_little(tmp_path):
     assert punctuator.bert_bf16
     approximate = punctuator.text_outputs(utterances)[0].posteriors["punct"]
     assert not np.array_equal(exact, approximate) and np.abs(exact - approximate).max() < 0.05
+
+
+def test_the_bf16_twin_computes_what_autocast_does_and_shares_the_rest(tmp_path):
+    punctuator = stream_punctuator(random_recipe(tmp_path, 3.0))
+    bert = punctuator.bert
+    twin = bf16_linear_twin(bert)
+    linear = [name for name, m in twin.named_modules() if isinstance(m, torch.nn.Linear)]
+    assert linear and all(m.weight.dtype == torch.bfloat16 for m in twin.modules() if isinstance(m, torch.nn.Linear))
+    own = dict(bert.named_parameters())
+    for name, tensor in twin.named_parameters():
+        shared = tensor is own[name]
+        assert shared == (name.rsplit(".", 1)[0] not in linear), name  # only the Linear weights are new
+    assert twin.tokenizer is bert.tokenizer
+    assert all(p.dtype == torch.float32 for p in bert.parameters())  # the original is left as it was
+    ids = torch.randint(5, 50, (2, 12))
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = bert.encoder(input_ids=ids).last_hidden_state
+        got = twin.encoder(input_ids=ids).last_hidden_state
+    assert torch.equal(expected, got)
+    set_bert_precision(punctuator, "bf16")
+    first = punctuator.text_outputs(probe_utterances(40))[0].posteriors["punct"]
+    twins = punctuator._bf16_twins
+    np.testing.assert_array_equal(punctuator.text_outputs(probe_utterances(40))[0].posteriors["punct"], first)
+    assert punctuator._bf16_twins is twins  # made once, kept while the models are

@@ -29,7 +29,10 @@ is either per-frame or a convolution without padding, so running the stack once 
 utterance padded with ``context`` zero frames on each side and reading the 243-frame slice of
 each word gives exactly the windowed result (in eval mode, where BatchNorm is a fixed affine map).
 A 301-frame window centred on frame c of the utterance starts at c in padded coordinates, and its
-243 output frames are the conv outputs c .. c+242.
+243 output frames are the conv outputs c .. c+242.  An output frame that sees only padding is the same in
+every utterance, so ``WordFactoredTdnn.utterance_logits`` pads by the stack's shrink (58) instead of
+``context`` (150) and fills the outermost 92 output frames on each side from one kept column: 184 fewer
+frames through the stack per utterance (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -266,10 +269,34 @@ class WordFactoredTdnn(nn.Module):
 
         acoustic (T, Da), word_vectors (W, Dt), word_index (T,) with -1 before the first word.  ``conv_stack``
         replaces ``self`` for the padded conv pass (e.g. an ONNX Runtime session with the same signature)."""
-        context = self.config.context
-        padded_acoustic, padded_index = pad_utterance(acoustic, word_index, context)
-        conv = (conv_stack or self)(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))
-        return self.tdnn.head(word_slices(conv[0], centres, self.config.output_frames))
+        stack = conv_stack or self
+        context, shrink = self.config.context, self.config.shrink
+        if context <= shrink:
+            padded_acoustic, padded_index = pad_utterance(acoustic, word_index, context)
+            conv = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]
+            return self.tdnn.head(word_slices(conv, centres, self.config.output_frames))
+        # An output frame whose receptive field lies in the zero padding is the same for every utterance:
+        # the first and last context - shrink of the padded pass (92 of 943 + T at paper size) are one
+        # column, computed once.  The stack runs over shrink padding frames on each side only.
+        padded_acoustic, padded_index = pad_utterance(acoustic, word_index, shrink)
+        inner = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]  # (C, T + shrink)
+        edge = self._padding_column(stack, acoustic, word_vectors, padded_index.dtype).expand(-1, context - shrink)
+        conv = torch.cat([edge, inner, edge], dim=1)
+        return self.tdnn.head(word_slices(conv, centres, self.config.output_frames))
+
+    def _padding_column(
+        self, stack, acoustic: torch.Tensor, word_vectors: torch.Tensor, index_dtype: torch.dtype
+    ) -> torch.Tensor:
+        """(C, 1): the conv stack's output over zero padding alone, kept per stack (the TDNN's weights are
+        fixed once this model is made)."""
+        cached = getattr(self, "_padding_output", None)
+        if cached is None or cached[0] is not stack or cached[1].device != acoustic.device:
+            frames = self.config.shrink + 1
+            zeros = acoustic.new_zeros((1, frames, acoustic.shape[1]))
+            no_word = torch.full((1, frames), -1, dtype=index_dtype, device=acoustic.device)
+            cached = (stack, stack(zeros, word_vectors[:1], no_word)[0])
+            self._padding_output = cached
+        return cached[1]
 
 
 class FoldedWordFactoredTdnn(nn.Module):

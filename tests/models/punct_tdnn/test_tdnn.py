@@ -164,3 +164,32 @@ def test_folded_conv_stack_equals_word_factored():
         model.norms[2].weight[1] = -1.0
         with pytest.raises(ValueError, match="conv layer 3"):
             FoldedWordFactoredTdnn(WordFactoredTdnn(model, text_dim=3))
+
+
+def test_padding_column_is_the_full_padded_pass_and_kept_per_stack():
+    """utterance_logits runs the stack over shrink padding frames only and reads the outputs that see nothing
+    but padding from one column; the result is the pass over the whole context of padding."""
+    from punct.models.punct_tdnn.tdnn import FoldedWordFactoredTdnn, WordFactoredTdnn, pad_utterance, word_slices
+
+    model = randomised_model()
+    config = model.config
+    assert config.context - config.shrink == 92  # the frames the column stands for on each side
+    factored = WordFactoredTdnn(model, text_dim=3).eval()
+    gen = torch.Generator().manual_seed(7)
+    acoustic, vectors = torch.randn(120, 4, generator=gen), torch.randn(4, 3, generator=gen)
+    index = torch.tensor([-1] * 10 + [0] * 30 + [1] * 30 + [2] * 30 + [3] * 20)
+    centres = torch.tensor([0, 39, 69, 99, 119])
+    with torch.no_grad():
+        padded, padded_index = pad_utterance(acoustic, index, config.context)
+        full = factored(padded.unsqueeze(0), vectors, padded_index.unsqueeze(0))[0]
+        want = model.head(word_slices(full, centres, config.output_frames))
+        got = factored.utterance_logits(acoustic, vectors, index, centres)
+        assert (got - want).abs().max().item() < 1e-5 and want.std().item() > 0.1
+        column = factored._padding_output[1]
+        assert torch.allclose(column[:, 0], full[:, 0], atol=1e-6) and torch.allclose(
+            column[:, 0], full[:, -1], atol=1e-6
+        )
+        folded = FoldedWordFactoredTdnn(factored).eval()
+        by_folded = factored.utterance_logits(acoustic, vectors, index, centres, conv_stack=folded)
+        assert factored._padding_output[0] is folded  # another stack: its own column
+        assert (by_folded - want).abs().max().item() < 1e-4
