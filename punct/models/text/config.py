@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from punct.models.text.losses import LossConfig
 from punct.training.truncation import RightTruncation
 
+BATCHINGS = ("random", "length")
+
 
 @dataclass(frozen=True)
 class BertTrainConfig:
@@ -17,6 +19,10 @@ class BertTrainConfig:
     infer_max_length: int = 0  # encoder input length for dev scoring; 0: max_length (the dumps use the training length)
     context: int = 32  # sub-tokens of left/right context around predicted words when a text is chunked
     batch_size: int = 32  # chunks per training batch
+    batching: str = "random"  # random: shuffled chunks; length: chunks of like length together (less padding),
+    # the batches in shuffled order
+    freeze_layers: int = 0  # the embeddings and the encoder's first N layers are not trained: no gradient
+    # flows below layer N (its backward pass is skipped); 0 trains all, as the papers
     eval_batch_size: int = 64  # chunks per inference batch
     lr: float = 1.0e-5  # AdamW learning rate
     weight_decay: float = 0.01  # AdamW weight decay (biases and LayerNorm excluded)
@@ -62,3 +68,7 @@ class BertTrainConfig:
 
     def __post_init__(self) -> None:
         self.truncation()  # checks right_truncation
+        if self.batching not in BATCHINGS:
+            raise ValueError(f"batching must be one of {', '.join(BATCHINGS)}, got {self.batching!r}")
+        if self.freeze_layers < 0:
+            raise ValueError(f"freeze_layers must be >= 0, got {self.freeze_layers}")

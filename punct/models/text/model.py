@@ -244,6 +244,23 @@ class PunctBert(nn.Module):
         vectors = torch.gather(hidden, 1, index)  # (N, W, H)
         return vectors, {name: head(vectors) for name, head in self.heads.items()}
 
+    def freeze_lower_layers(self, num_layers: int) -> int:
+        """Stops training the embeddings and the encoder's first ``num_layers`` layers; returns the number of
+        parameters frozen.  Nothing below them needs a gradient, so autograd skips their backward pass."""
+        embeddings = getattr(self.encoder, "embeddings", None)
+        layers = getattr(getattr(self.encoder, "encoder", None), "layer", None)
+        if embeddings is None or layers is None:
+            raise ValueError(
+                f"freeze_layers: {type(self.encoder).__name__} has no embeddings and encoder.layer "
+                "(the layout of BERT-like encoders)"
+            )
+        if not 0 < num_layers <= len(layers):
+            raise ValueError(f"freeze_layers must be in 1..{len(layers)} for this encoder, got {num_layers}")
+        frozen = [p for module in (embeddings, *layers[:num_layers]) for p in module.parameters()]
+        for p in frozen:
+            p.requires_grad_(False)
+        return sum(p.numel() for p in frozen)
+
     # ---- saving and loading -------------------------------------------------------------
 
     @classmethod

@@ -88,13 +88,28 @@ def compute_loss(model: PunctBert, loss_fn, batch: dict[str, torch.Tensor], devi
     return total / len(logits), num_words
 
 
-def epoch_batches(examples: Sequence[T], batch_size: int, seed: int, dist: DistInfo) -> list[list[T]]:
+def epoch_batches(
+    examples: Sequence[T], batch_size: int, seed: int, dist: DistInfo, lengths: Sequence[int] | None = None
+) -> list[list[T]]:
     """This rank's batches of one epoch: the shuffled order of ``batches(examples, batch_size, True, seed)``
     (the same on every rank) split by :func:`rank_batches`; one process gets exactly ``batches``'.  Given
-    ``range(len(examples))``, the batches of the examples' indices."""
+    ``range(len(examples))``, the batches of the examples' indices.
+
+    With the examples' ``lengths`` (``batching: length``) each global batch holds examples of like length:
+    the shuffled order sorted by length (ties stay shuffled), cut into global batches, which are then
+    shuffled.  A batch is padded to its longest chunk, so on the mini corpus' chunks of 11-86 tokens this
+    computes 1.02 tokens per real one instead of 1.29."""
+    rng = random.Random(seed)
     order = list(range(len(examples)))
-    random.Random(seed).shuffle(order)
-    return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
+    rng.shuffle(order)
+    if lengths is None:
+        return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
+    world = dist.world_size
+    order = sorted(order[: len(order) - len(order) % world], key=lambda i: lengths[i])  # as rank_batches cuts
+    step = batch_size * world
+    global_batches = [order[i : i + step] for i in range(0, len(order), step)]
+    rng.shuffle(global_batches)
+    return [[examples[j] for j in batch[dist.rank :: world]] for batch in global_batches]
 
 
 def pad_token_id(tokenizer) -> int:
@@ -135,7 +150,8 @@ def train_one_epoch(
     pad_id = pad_token_id(unwrap(model).tokenizer)
     loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
     epoch = state.epoch + 1
-    rank_share = epoch_batches(range(len(examples)), cfg.batch_size, cfg.seed + epoch, dist)
+    lengths = [len(e.chunk.input_ids) for e in examples] if cfg.batching == "length" else None
+    rank_share = epoch_batches(range(len(examples)), cfg.batch_size, cfg.seed + epoch, dist, lengths)
     num_batches = len(rank_share)
     truncation = cfg.truncation()
     for i, batch_indices in enumerate(
@@ -275,6 +291,9 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
     heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
     model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
+    if cfg.freeze_layers:
+        frozen = model.freeze_lower_layers(cfg.freeze_layers)
+        logging.info("frozen: embeddings, layers 0-%d (%.1f M parameters)", cfg.freeze_layers - 1, frozen / 1e6)
     logging.info(
         "model: %s with %.1f M parameters (heads %.2f M)",
         type(model.encoder).__name__,
@@ -289,7 +308,10 @@ def resume_from(
 ) -> TrainState:
     """Loads model, optimiser and RNG states of ``ckpt``; a config that changed what is learnt is an error."""
     saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
-    changed = sorted(k for k, v in asdict(cfg).items() if k not in RESUMABLE_CHANGES and saved["config"].get(k) != v)
+    defaults = asdict(BertTrainConfig())  # a checkpoint older than a field was trained with its default
+    changed = sorted(
+        k for k, v in asdict(cfg).items() if k not in RESUMABLE_CHANGES and saved["config"].get(k, defaults[k]) != v
+    )
     if changed:
         raise ValueError(
             f"{ckpt} was trained with other values of {changed}; "
