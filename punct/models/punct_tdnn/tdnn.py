@@ -276,7 +276,7 @@ class WordFactoredTdnn(nn.Module):
             conv = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]
             return self.tdnn.head(word_slices(conv, centres, self.config.output_frames))
         # An output frame whose receptive field lies in the zero padding is the same for every utterance:
-        # the first and last context - shrink of the padded pass (92 of 943 + T at paper size) are one
+        # the first and the last context - shrink outputs of the padded pass (92 each at paper size) are one
         # column, computed once.  The stack runs over shrink padding frames on each side only.
         padded_acoustic, padded_index = pad_utterance(acoustic, word_index, shrink)
         inner = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]  # (C, T + shrink)
