@@ -54,13 +54,31 @@ def ctc_forced_align(
     # a skip into state s (s - 2 -> s) is allowed for token states whose token differs from two states back
     can_skip = np.zeros(S, dtype=bool)
     can_skip[3::2] = ext[3::2] != ext[1:-2:2]
+    score = _forward_scores(log_probs[:, ext], can_skip)
+    alpha = score[T - 1, 2:]
+    # the path ends in the last token or the final blank (open end: in the best state)
+    end = int(alpha.argmax()) if open_end else S - 1 if alpha[S - 1] >= alpha[S - 2] else S - 2
+    path_score = float(alpha[end])
+    if not np.isfinite(path_score):
+        raise AlignmentError("no path", "every path has zero probability")
+    states = _backtrace(score, can_skip, end)
+    if states[0] > 1:
+        raise AlignmentError("no path", "backtrace did not reach the first state")
+    token_index = np.where(states % 2 == 1, (states - 1) // 2, -1)
+    return token_index, path_score
+
+
+def _forward_scores(emissions: np.ndarray, can_skip: np.ndarray) -> np.ndarray:
+    """(T, S + 2): ``[t, 2 + s]`` the best path's log-probability in state s at frame t, emissions included; the
+    two -inf columns in front are the missing predecessors of states 0 and 1.
+
+    Keeping every frame's scores (as many float64 as the emissions take) lets :func:`_backtrace` recompute each
+    choice instead of storing it, so a frame costs four array operations: the loop costs per operation, not
+    per state."""
+    T, S = emissions.shape
     skip_penalty = np.where(can_skip, 0.0, NEG_INF)
-    # score[t, 2 + s]: the best path's log-probability in state s at frame t, emissions included; the two
-    # -inf columns in front are the missing predecessors of states 0 and 1.  Keeping every frame's scores
-    # (as many float64 as the emissions took) lets the backtrace recompute each choice, so the forward pass
-    # is four array operations a frame: the loop costs per operation, not per state.
     score = np.full((T, S + 2), NEG_INF)
-    score[:, 2:] = log_probs[:, ext]
+    score[:, 2:] = emissions
     score[0, 4:] = NEG_INF  # a path starts in the first blank or the first token
     best = np.empty(S)
     skip = np.empty(S)
@@ -70,17 +88,16 @@ def ctc_forced_align(
         np.add(prev[:-2], skip_penalty, out=skip)  # skip (s - 2)
         np.maximum(best, skip, out=best)
         np.add(score[t, 2:], best, out=score[t, 2:])
-    alpha = score[T - 1, 2:]
-    # the path ends in the last token or the final blank (open end: in the best state)
-    end = int(alpha.argmax()) if open_end else S - 1 if alpha[S - 1] >= alpha[S - 2] else S - 2
-    path_score = float(alpha[end])
-    if not np.isfinite(path_score):
-        raise AlignmentError("no path", "every path has zero probability")
-    # backtrace: the predecessor the forward pass took, preferring on ties stay, then step, then skip
+    return score
+
+
+def _backtrace(score: np.ndarray, can_skip: np.ndarray, end: int) -> np.ndarray:
+    """The state of every frame on the best path ending in state ``end``: at each frame the predecessor the forward
+    pass took, preferring on ties stay, then step, then skip (the first of equal maxima)."""
     may_skip = can_skip.tolist()
-    states = np.empty(T, dtype=np.int64)
+    states = np.empty(score.shape[0], dtype=np.int64)
     s = end
-    for t in range(T - 1, 0, -1):
+    for t in range(score.shape[0] - 1, 0, -1):
         states[t] = s
         prev = score[t - 1]
         stay, step = prev[s + 2], prev[s + 1]
@@ -89,10 +106,7 @@ def ctc_forced_align(
         elif step > stay:
             s -= 1
     states[0] = s
-    if states[0] > 1:
-        raise AlignmentError("no path", "backtrace did not reach the first state")
-    token_index = np.where(states % 2 == 1, (states - 1) // 2, -1)
-    return token_index, path_score
+    return states
 
 
 @dataclass(frozen=True)
