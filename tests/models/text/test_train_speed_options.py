@@ -11,6 +11,7 @@ import torch
 from punct.bin import train_bert
 from punct.models.text import train as text_train
 from punct.models.text.config import BertTrainConfig
+from punct.models.text.model import PunctBert
 from punct.training.loop import DistInfo
 from tests.helpers.text_model import make_encoder
 from tests.models.text.test_train_gpu_options import args, data, model_state  # noqa: F401  (the data fixture)
@@ -51,6 +52,8 @@ def test_frozen_layers_keep_their_pretrained_weights_and_the_rest_learns(data): 
     assert frozen and trained_layers
     assert all(torch.equal(trained[k], init[k]) for k in frozen)
     assert all(not torch.equal(trained[k], init[k]) for k in trained_layers)
+    with pytest.raises(ValueError, match=r"freeze_layers must be in 1\.\.2 for this encoder, got 3"):
+        PunctBert.from_encoder(str(data / "tiny-bert")).freeze_lower_layers(3)
 
 
 def test_freeze_values_are_checked():
