@@ -270,18 +270,16 @@ class WordFactoredTdnn(nn.Module):
         acoustic (T, Da), word_vectors (W, Dt), word_index (T,) with -1 before the first word.  ``conv_stack``
         replaces ``self`` for the padded conv pass (e.g. an ONNX Runtime session with the same signature)."""
         stack = conv_stack or self
-        context, shrink = self.config.context, self.config.shrink
-        if context <= shrink:
-            padded_acoustic, padded_index = pad_utterance(acoustic, word_index, context)
-            conv = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]
-            return self.tdnn.head(word_slices(conv, centres, self.config.output_frames))
-        # An output frame whose receptive field lies in the zero padding is the same for every utterance:
-        # the first and the last context - shrink outputs of the padded pass (92 each at paper size) are one
-        # column, computed once.  The stack runs over shrink padding frames on each side only.
-        padded_acoustic, padded_index = pad_utterance(acoustic, word_index, shrink)
-        inner = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]  # (C, T + shrink)
-        edge = self._padding_column(stack, acoustic, word_vectors, padded_index.dtype).expand(-1, context - shrink)
-        conv = torch.cat([edge, inner, edge], dim=1)
+        context = self.config.context
+        # An output frame whose receptive field lies in the zero padding is the same for every utterance: the
+        # stack runs over at most shrink padding frames on each side, and the first and the last context - shrink
+        # outputs of the full padded pass (92 each at paper size) are one column, computed once.
+        pad = min(context, self.config.shrink)
+        padded_acoustic, padded_index = pad_utterance(acoustic, word_index, pad)
+        conv = stack(padded_acoustic.unsqueeze(0), word_vectors, padded_index.unsqueeze(0))[0]  # (C, T + 2pad - shrink)
+        if context > pad:
+            edge = self._padding_column(stack, acoustic, word_vectors, padded_index.dtype).expand(-1, context - pad)
+            conv = torch.cat([edge, conv, edge], dim=1)
         return self.tdnn.head(word_slices(conv, centres, self.config.output_frames))
 
     def _padding_column(
