@@ -612,6 +612,7 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
     vocab = sorted({t.lower() for f in fortunes[:2000] for t in tokenize(f) if t.isalpha() and len(t) > 2})
     speakers = draw_speakers(rng, cfg.num_speakers, cfg)
     engine = Espeak.get()
+    engine.reset_noise()  # the breath noise of f2/f3, as in a process that has not called rand() before
     counts: dict[str, int] = {k: 0 for k in COUNTERS}
     texts = itertools.cycle(fortunes[i] for i in order)
     turns = _speaker_turns(rng, speakers)

@@ -38,7 +38,9 @@ How it is built (every random choice from ``seed``)
     talks: ~9k words).  The recipe passes it to stage 5 (``--bert-extra-text``); the models that
     read speech never see it.
   * Determinism: the same seed gives the same corpus, byte for byte.  espeak-ng keeps hidden state
-    between syntheses, so each talk is spoken in a fresh process (``num_jobs`` in parallel).
+    between syntheses, so each talk is spoken in a fresh process (``num_jobs`` in parallel), from the
+    C library's initial ``rand()`` state (the breath noise of f2, f3 and f5); build.json keeps each
+    wav file's md5.
   * Word times: espeak's word events mapped to the normalised words (punct.text.normalize); where
     espeak merged words into one event ("not a"), the group is split at its phoneme events by each
     word's own phoneme count; a segment that still cannot be mapped is left out of the word-time
@@ -48,6 +50,7 @@ How it is built (every random choice from ``seed``)
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 import math
@@ -469,6 +472,7 @@ def synthesize_talk(
     Returns the waveform and the number of segments whose word events could not be mapped.
     """
     engine = Espeak.get()
+    engine.reset_noise()
     pieces: list[np.ndarray] = []
     position = int(rng.uniform(0.3, 1.0) * SAMPLE_RATE)
     pieces.append(np.zeros(position, np.float32))
@@ -544,11 +548,13 @@ def _yaml_line(seg: TalkSegment, talk_id: int) -> str:
     )
 
 
-def _synthesize_job(job) -> tuple[Talk, int]:
+def _synthesize_job(job) -> tuple[Talk, int, str]:
+    """Speaks one talk into its wav file; returns the talk (its segments filled), the number of segments without
+    word times and the md5 of the wav file (kept in build.json: two builds can be compared talk by talk)."""
     talk, seed, cfg, norm, wav_path = job
     wav, unmapped = synthesize_talk(talk, np.random.default_rng(list(seed)), cfg, norm)
     sf.write(wav_path, wav, SAMPLE_RATE, subtype="PCM_16")
-    return talk, unmapped
+    return talk, unmapped, hashlib.md5(Path(wav_path).read_bytes()).hexdigest()
 
 
 def _new_build_dir(out_dir: Path, overwrite: bool) -> Path:
@@ -602,7 +608,7 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
     yaml_lines, en_lines, time_lines = [], [], []
     unmapped = 0
     seconds = 0.0
-    for talk, bad in results:
+    for talk, bad, _ in results:
         unmapped += bad
         for i, seg in enumerate(talk.segments):
             yaml_lines.append(_yaml_line(seg, talk.talk_id))
@@ -618,7 +624,7 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
                         }
                     )
                 )
-    talks = [t for t, _ in results]
+    talks = [t for t, _, _ in results]
     (txt_dir / f"{split}.yaml").write_text("\n".join(yaml_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.en").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.de").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
@@ -639,6 +645,7 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
         "labels": dict(counts),
         "word_times_omitted": unmapped,
         "voices": [asdict(t.voice) for t in talks],
+        "wav_md5": {f"ted_{t.talk_id}.wav": md5 for t, _, md5 in results},
     }
 
 
@@ -693,7 +700,8 @@ def build_mini_corpus(
         # espeak-ng keeps hidden synthesis state (the same text comes out a few samples longer or
         # shorter after other texts, even after re-initialising), so every talk is spoken by a
         # fresh process forked from this one, which does not synthesize: the corpus is then
-        # identical whatever the order of the talks, and talks can be spoken in parallel.
+        # identical whatever the order of the talks, and talks can be spoken in parallel.  The child inherits
+        # this process' C rand() state, which the breath noise of some voices draws from: synthesize_talk resets it.
         if Espeak._instance is not None:
             logger.warning(
                 "espeak-ng was used in this process before; the corpus may differ by a few "

@@ -7,6 +7,10 @@ which forced alignment can be measured.
 
 Quirks handled here (see shared/REFERENCE.md):
   * rate, pitch and voice persist across calls: every :meth:`Espeak.synthesize` sets all of them;
+  * the variants with breath (f2, f3 and f5 in espeak-ng 1.51) draw their breath noise from the C library's
+    ``rand()``, whose state belongs to the whole process and is inherited by a forked child: a builder puts it
+    back at its start value with :meth:`Espeak.reset_noise` before each talk, so that the audio does not depend on
+    what else called ``rand()`` before (one training talk of a mini corpus build once came out with other noise);
   * some word events are spurious (zero length) and some word pairs are merged into one event:
     :func:`word_starts_for_spans` maps events to the caller's words and says when it cannot.
 
@@ -153,6 +157,7 @@ class Espeak:
         self._chunks: list[np.ndarray] = []
         self._events: list[tuple[int, int, int]] = []
         self._phonemes: list[tuple[int, int, str]] = []
+        self._libc = ctypes.CDLL(None)  # the process' own C library, whose rand() espeak-ng calls
         self._callback = _CALLBACK(self._on_audio)  # keep a reference: the library holds the pointer
         lib.espeak_SetSynthCallback(self._callback)
 
@@ -176,6 +181,12 @@ class Espeak:
                 self._phonemes.append((e.text_position, e.sample, name))
             i += 1
         return 0  # continue synthesis
+
+    def reset_noise(self) -> None:
+        """The C library's ``rand()`` back at the state of a process that never called it (``srand(1)``): the breath
+        noise of the next synthesis is then that of a fresh process."""
+        with self._lock:
+            self._libc.srand(1)
 
     def synthesize(self, text: str, voice: Voice) -> Synthesis:
         """Speaks ``text`` (plain text, not SSML) with ``voice``; word events are in seconds from the start."""

@@ -3,7 +3,10 @@ timings: tests/synthesis/test_tts.py)."""
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import json
+import multiprocessing
 import os
 import re
 from collections import Counter
@@ -15,10 +18,14 @@ import soundfile as sf
 
 from punct.corpora.mini_english import (
     ENGLISH_VOICES,
+    SAMPLE_RATE,
     EXTRA_TEXT_BLOCK_SENTENCES,
     EXTRA_TEXT_FILE,
     MiniCorpusConfig,
     SplitSize,
+    Talk,
+    TalkSegment,
+    _synthesize_job,
     balanced_voice_names,
     build_mini_corpus,
     config_for_size,
@@ -33,7 +40,8 @@ from punct.corpora.mini_english import (
 from punct.corpora.mustc import prepare_mustc
 from punct.labels import WordLabels
 from punct.synthesis.build_record import config_changes, reuse_built_corpus
-from punct.text.normalize import normalize
+from punct.synthesis.tts import Voice
+from punct.text.normalize import NormalizeConfig, normalize
 
 
 def supervision_words(sup):
@@ -263,6 +271,38 @@ def test_build_is_deterministic_and_never_silently_overwritten(built, tmp_path):
     rel = Path("data") / "dev" / "txt" / "dev.yaml"
     assert (other / rel).read_text() != (corpus / rel).read_text()
     assert not list(tmp_path.glob(".again*"))  # no temporary folder left behind
+
+
+def _speak_after_rand_calls(job, calls: int) -> str:
+    """Runs a synthesis job after ``calls`` calls of the C library's ``rand()`` (as if some library had used it)."""
+    libc = ctypes.CDLL(None)
+    for _ in range(calls):
+        libc.rand()
+    return _synthesize_job(job)[2]
+
+
+def test_talk_audio_does_not_depend_on_the_c_random_state(tmp_path):
+    # variant f2 has breath, whose noise espeak-ng draws from rand(): without the reset, each history gives
+    # another wav (the mini corpus once came out with one training talk different)
+    talk = Talk(9001, Voice("en", "f2", 60, 180, 40), [TalkSegment("Had she ever walked to the village, then?")], -60.0)
+    hashes, lengths = [], []
+    for calls in (0, 3, 0):
+        wav = tmp_path / f"after_{calls}_{len(hashes)}.wav"
+        job = (talk, (7, 0, 0), small_config(), NormalizeConfig(), str(wav))
+        with multiprocessing.get_context("fork").Pool(1, maxtasksperchild=1) as pool:
+            hashes.append(pool.apply(_speak_after_rand_calls, (job, calls)))
+        lengths.append(sf.info(wav).frames)
+    assert lengths[0] > SAMPLE_RATE  # real speech
+    assert hashes[0] == hashes[1] == hashes[2]
+
+
+def test_build_json_keeps_each_wav_files_md5(built):
+    corpus, _, summary = built
+    build = json.loads((corpus / "build.json").read_text())
+    for split, wav_dir in (("dev", corpus / "data" / "dev" / "wav"), ("train", corpus / "data" / "train" / "wav")):
+        md5s = build["summary"][split]["wav_md5"]
+        assert sorted(md5s) == sorted(p.name for p in wav_dir.glob("*.wav"))
+        assert all(md5s[name] == hashlib.md5((wav_dir / name).read_bytes()).hexdigest() for name in md5s)
 
 
 def test_a_built_corpus_is_reused_only_with_the_config_it_was_built_from(built, tmp_path):
