@@ -14,7 +14,8 @@
 # would not (a copy outside egs/) is made absolute.  A copy whose run finished
 # (exp/results/run.json) is kept and not run again unless --overwrite true.
 # Per seed, <out-dir>/seed<N>/ gets results.json, RESULTS.md and run.json (seed, wall seconds,
-# command, start time, git commit); <out-dir>/summary.{json,md} hold the tables.
+# command, start time, git commit, and the digest of a mini corpus' audio: data/corpus_*/build.json's md5s);
+# <out-dir>/summary.{json,md} hold the tables.
 set -euo pipefail
 
 # Begin configuration section.
@@ -109,9 +110,12 @@ for seed in $seeds; do
     [ -f "$copy/exp/results/results.json" ] || {
       echo "$0: seed $seed: run.sh wrote no exp/results/results.json (did it reach its scoring stage: 8 of" \
         "egs/mustc, 6 of egs/parczech?)" >&2; exit 1; }
-    python3 -c 'import json, sys; print(json.dumps(dict(zip(("seed", "wall_seconds", "command", "started", "commit"),
-        (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:])))))' \
-      "$seed" "$wall" "${command% }" "$started" "$commit" > "$copy/exp/results/run.json.tmp"
+    # the audio the run heard (a mini corpus records each wav file's md5): seeds compare only on the same corpus
+    corpus_audio=$(python -c 'import sys; from punct.synthesis.build_record import corpora_digest
+print(corpora_digest(sys.argv[1:]))' "$copy"/data/corpus_*)
+    python3 -c 'import json, sys; print(json.dumps(dict(zip(("seed", "wall_seconds", "command", "started", "commit",
+        "corpus_audio"), (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:6], sys.argv[6] or None)))))' \
+      "$seed" "$wall" "${command% }" "$started" "$commit" "$corpus_audio" > "$copy/exp/results/run.json.tmp"
     mv "$copy/exp/results/run.json.tmp" "$copy/exp/results/run.json"
     python -m punct.bin.stage_times "$copy/run.log" "$copy/exp/results/run.json"   # + each stage's time
     log "seed $seed: finished in $wall s"

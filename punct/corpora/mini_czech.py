@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -538,6 +539,7 @@ def _write_sitting(
     )
     return {
         "id": rec_id,
+        "wav_md5": hashlib.md5((folder / f"{rec_id}.wav").read_bytes()).hexdigest(),
         "seconds": round(len(wav) / SAMPLE_RATE, 2),
         "record_tokens": len(tokens),
         "spoken_words": len(said),

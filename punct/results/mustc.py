@@ -216,6 +216,7 @@ class RunResult:
     dev_alignment_ms: float | None
     wall_seconds: float | None
     stages: list[dict] | None = None  # the run.json's stage times (punct.results.stages), if recorded
+    corpus_audio: str | None = None  # the run.json's digest of the mini corpus' audio (build_record.corpora_digest)
 
     @property
     def name(self) -> str:
@@ -265,6 +266,7 @@ def read_run(path: Path, split: str = "test") -> RunResult:
         dev_alignment_ms=am.get("alignment_median_ms", {}).get("dev"),
         wall_seconds=run.get("wall_seconds"),
         stages=run.get("stages"),
+        corpus_audio=run.get("corpus_audio"),
     )
 
 
@@ -299,6 +301,7 @@ def summary(runs: Sequence[RunResult], split: str = "test") -> dict:
                 "results": str(r.path),
                 "manifest_utterances": r.manifest_utterances,
                 "manifest_words": r.manifest_words,
+                "corpus_audio": r.corpus_audio,
             }
             for r in runs
         ],
@@ -328,7 +331,8 @@ def scored_cell(run: RunResult) -> str:
 
 
 def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
-    """Per-run numbers: alpha, AM dev and test WER, alignment error, utterances and words scored, wall time."""
+    """Per-run numbers: alpha, AM dev and test WER, alignment error, utterances and words scored, wall time, and
+    the digest of the corpus audio when recorded (runs compare only on the same audio)."""
     several = len(runs) > 1
     rows = []
     for label, values, digits in (
@@ -342,6 +346,10 @@ def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
     rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
     walls = [r.wall_seconds for r in runs]
     rows.append(["wall time"] + [duration(w) for w in walls] + ([mean_sd_cell(walls, duration)] if several else []))
+    if any(r.corpus_audio for r in runs):
+        digests = [r.corpus_audio or "not recorded" for r in runs]
+        same = "the same" if len(set(digests)) == 1 else "**differ**"
+        rows.append(["corpus audio (digest of build.json's md5s)"] + digests + ([same] if several else []))
     return rows
 
 

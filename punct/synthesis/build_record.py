@@ -3,11 +3,14 @@ options every mini-corpus builder takes (:func:`add_mini_corpus_arguments`).
 
 A built corpus is kept between runs; it is reused only if it was built from the same config, so that a
 change of a size's splits (more dev talks, say) is not hidden behind a folder that looks complete.
+The builders also record each wav file's md5 (``wav_md5``): :func:`audio_digest` condenses them, so that runs
+on two data folders can be checked to have heard the same audio.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -51,6 +54,41 @@ def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
     if changes:
         raise ValueError(f"{corpus_dir} was built with another config ({'; '.join(changes)}); --overwrite rebuilds it")
     return True
+
+
+def _wav_md5_entries(record: Any, where: str = "") -> list[str]:
+    """``"<where> <md5>"`` for every ``wav_md5`` entry of a build record (a dict of file -> md5, or one md5)."""
+    if isinstance(record, list):
+        return [line for i, item in enumerate(record) for line in _wav_md5_entries(item, f"{where}[{i}]")]
+    if not isinstance(record, dict):
+        return []
+    lines = []
+    for key, value in record.items():
+        if key == "wav_md5" and isinstance(value, dict):
+            lines += [f"{where}/{name} {md5}" for name, md5 in value.items()]
+        elif key == "wav_md5":
+            lines.append(f"{where} {value}")
+        else:
+            lines += _wav_md5_entries(value, f"{where}/{key}")
+    return lines
+
+
+def audio_digest(corpus_dir: Path) -> str | None:
+    """12 hex digits of sha256 over every wav file's md5 that ``corpus_dir/build.json`` records: two builds
+    with the same digest hold the same audio.  None when there is no build.json or it records no md5 (built
+    before they were recorded)."""
+    record = Path(corpus_dir) / "build.json"
+    if not record.is_file():
+        return None
+    lines = sorted(_wav_md5_entries(json.loads(record.read_text(encoding="utf-8"))))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12] if lines else None
+
+
+def corpora_digest(corpus_dirs: Iterable[Path]) -> str:
+    """``"<folder>:<digest> ..."`` of the folders whose build.json records md5s (:func:`audio_digest`); empty
+    when none does (a real corpus, or mini corpora built before)."""
+    digests = ((Path(d).name, audio_digest(Path(d))) for d in sorted(map(str, corpus_dirs)))
+    return " ".join(f"{name}:{digest}" for name, digest in digests if digest)
 
 
 def add_mini_corpus_arguments(

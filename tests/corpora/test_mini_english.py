@@ -18,9 +18,9 @@ import soundfile as sf
 
 from punct.corpora.mini_english import (
     ENGLISH_VOICES,
-    SAMPLE_RATE,
     EXTRA_TEXT_BLOCK_SENTENCES,
     EXTRA_TEXT_FILE,
+    SAMPLE_RATE,
     MiniCorpusConfig,
     SplitSize,
     Talk,
@@ -39,7 +39,7 @@ from punct.corpora.mini_english import (
 )
 from punct.corpora.mustc import prepare_mustc
 from punct.labels import WordLabels
-from punct.synthesis.build_record import config_changes, reuse_built_corpus
+from punct.synthesis.build_record import audio_digest, config_changes, corpora_digest, reuse_built_corpus
 from punct.synthesis.tts import Voice
 from punct.text.normalize import NormalizeConfig, normalize
 
@@ -303,6 +303,26 @@ def test_build_json_keeps_each_wav_files_md5(built):
         md5s = build["summary"][split]["wav_md5"]
         assert sorted(md5s) == sorted(p.name for p in wav_dir.glob("*.wav"))
         assert all(md5s[name] == hashlib.md5((wav_dir / name).read_bytes()).hexdigest() for name in md5s)
+
+
+def test_audio_digest_changes_with_any_wav_file(built, tmp_path):
+    corpus, _, _ = built
+    digest = audio_digest(corpus)
+    assert re.fullmatch(r"[0-9a-f]{12}", digest)
+    build = json.loads((corpus / "build.json").read_text())
+    other = tmp_path / "other"
+    other.mkdir()
+    build["summary"]["dev"]["wav_md5"]["ted_2001.wav"] = "0" * 32
+    (other / "build.json").write_text(json.dumps(build))
+    assert audio_digest(other) not in (None, digest)
+    del build["summary"]["dev"]["wav_md5"]
+    (other / "build.json").write_text(json.dumps(build))
+    assert audio_digest(other) not in (None, digest)  # the other splits' files still count
+    assert corpora_digest([corpus, tmp_path / "no_corpus"]) == f"{corpus.name}:{digest}"
+    for split in build["summary"].values():
+        split.pop("wav_md5", None)
+    (other / "build.json").write_text(json.dumps(build))
+    assert audio_digest(other) is None and corpora_digest([other]) == ""
 
 
 def test_a_built_corpus_is_reused_only_with_the_config_it_was_built_from(built, tmp_path):

@@ -106,6 +106,22 @@ def test_tables_one_row_per_model_and_f1(three_runs):
     assert "| wall time | 13 min 20 s | 14 min 20 s | 13 min 50 s | 13 min 50 s ± 30 s |" in lines
 
 
+def _with_corpus_audio(results_json, digest):
+    run_json = results_json.parent / "run.json"
+    run_json.write_text(json.dumps({**json.loads(run_json.read_text()), "corpus_audio": digest}))
+
+
+def test_corpus_audio_row_says_whether_the_runs_heard_the_same_audio(three_runs):
+    assert not any("corpus audio" in line for line in render_tables([read_run(p) for p in three_runs]).splitlines())
+    for path in three_runs:
+        _with_corpus_audio(path, "corpus_mini:0123456789ab")
+    lines = render_tables([read_run(p) for p in three_runs]).splitlines()
+    assert f"| corpus audio (digest of build.json's md5s) |{' corpus_mini:0123456789ab |' * 3} the same |" in lines
+    _with_corpus_audio(three_runs[2], "corpus_mini:ba9876543210")
+    row = next(line for line in render_tables([read_run(p) for p in three_runs]).splitlines() if "corpus audio" in line)
+    assert row.endswith("| corpus_mini:ba9876543210 | **differ** |")
+
+
 def test_one_run_has_no_mean_column(three_runs):
     lines = render_tables([read_run(three_runs[0])]).splitlines()
     assert lines[0] == "| Model | F1 | seed 1 |"

@@ -13,7 +13,7 @@ import pytest
 
 # A stand-in for egs/<recipe>/run.sh: fails unless the shared parts resolve from its folder and
 # nothing of the source recipe's data/exp came along; writes a results.json whose TDNN F1 depends
-# on the seed, and records its arguments.
+# on the seed, and records its arguments and (as a mini corpus does) its audio's md5s.
 STUB_RUN = r"""#!/usr/bin/env bash
 set -euo pipefail
 [ -f steps/train_tdnn.sh ] && [ -f utils/parse_options.sh ] && [ -f path.sh ] \
@@ -29,7 +29,7 @@ mkdir -p exp/results
 echo "${args[*]}" > exp/args.txt
 echo run >> exp/count.txt
 python3 - "$seed" <<'PY'
-import json, sys
+import json, os, sys
 seed = int(sys.argv[1])
 test = {
     "BERT only": {"overall": {"f1": 0.4}, "macro_f1": 0.3, "per_class": {}},
@@ -39,6 +39,10 @@ test = {
 results = {"seed": seed, "classes": ["NP", ",", ".", "?"], "chosen_alpha": 0.7, "systems": {"dev": {}, "test": test}}
 open("exp/results/results.json", "w").write(json.dumps(results))
 open("exp/results/RESULTS.md", "w").write("# stub\n")
+# a mini corpus' record of its audio: seed 4's copy heard other audio
+os.makedirs("data/corpus_mini")
+wav_md5 = {"ted_1.wav": ("b" if seed == 4 else "a") * 32}
+open("data/corpus_mini/build.json", "w").write(json.dumps({"summary": {"dev": {"wav_md5": wav_md5}}}))
 PY
 """
 
@@ -119,6 +123,15 @@ def test_summary_is_mean_and_sample_sd_of_the_runs(runs):
     table = (runs / "summary" / "summary.md").read_text()
     assert table.startswith("| Model | F1 | seed 1 | seed 2 | seed 4 | mean ± sd |")
     assert "| TDNN | overall | 61.0 | 62.0 | 64.0 | 62.3 ± 1.5 |" in table
+
+
+def test_run_json_records_the_corpus_audio_and_the_table_shows_a_difference(runs):
+    audio = {
+        seed: json.loads((runs / "summary" / f"seed{seed}" / "run.json").read_text())["corpus_audio"] for seed in SEEDS
+    }
+    assert audio[1] == audio[2] and audio[1].startswith("corpus_mini:") and audio[4] != audio[1]
+    row = next(line for line in (runs / "summary" / "summary.md").read_text().splitlines() if "corpus audio" in line)
+    assert row.endswith(f"| {audio[4]} | **differ** |")
 
 
 def test_finished_copies_are_kept_and_other_work_dirs_get_working_links(runs, repo_root):
