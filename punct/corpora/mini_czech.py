@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import hashlib
 import itertools
 import json
 import logging
@@ -67,6 +66,7 @@ import numpy as np
 import soundfile as sf
 
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
+from punct.synthesis.build_record import wav_md5s
 from punct.synthesis.debian import download_deb, unpack_deb
 from punct.text.token_labels import PUNCT_MAP, extract_labels, is_mark
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
@@ -539,7 +539,6 @@ def _write_sitting(
     )
     return {
         "id": rec_id,
-        "wav_md5": hashlib.md5((folder / f"{rec_id}.wav").read_bytes()).hexdigest(),
         "seconds": round(len(wav) / SAMPLE_RATE, 2),
         "record_tokens": len(tokens),
         "spoken_words": len(said),
@@ -636,6 +635,7 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
 
 
 def _write_build_summary(out_dir: Path, summary: dict) -> dict:
+    summary = {**summary, "wav_md5": wav_md5s(out_dir)}
     atomic_write_text(out_dir / "build.json", json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
     mark_done(out_dir)
     return summary

@@ -50,7 +50,6 @@ How it is built (every random choice from ``seed``)
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import logging
 import math
@@ -71,6 +70,7 @@ import numpy as np
 import soundfile as sf
 
 from punct.labels import PUNCT4
+from punct.synthesis.build_record import wav_md5s
 from punct.synthesis.debian import download_deb, unpack_deb
 from punct.synthesis.tts import Espeak, Voice, resample, word_starts_for_spans
 from punct.text.normalize import NormalizeConfig, normalize
@@ -548,13 +548,11 @@ def _yaml_line(seg: TalkSegment, talk_id: int) -> str:
     )
 
 
-def _synthesize_job(job) -> tuple[Talk, int, str]:
-    """Speaks one talk into its wav file; returns the talk (its segments filled), the number of segments without
-    word times and the md5 of the wav file (kept in build.json: two builds can be compared talk by talk)."""
+def _synthesize_job(job) -> tuple[Talk, int]:
     talk, seed, cfg, norm, wav_path = job
     wav, unmapped = synthesize_talk(talk, np.random.default_rng(list(seed)), cfg, norm)
     sf.write(wav_path, wav, SAMPLE_RATE, subtype="PCM_16")
-    return talk, unmapped, hashlib.md5(Path(wav_path).read_bytes()).hexdigest()
+    return talk, unmapped
 
 
 def _new_build_dir(out_dir: Path, overwrite: bool) -> Path:
@@ -608,7 +606,7 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
     yaml_lines, en_lines, time_lines = [], [], []
     unmapped = 0
     seconds = 0.0
-    for talk, bad, _ in results:
+    for talk, bad in results:
         unmapped += bad
         for i, seg in enumerate(talk.segments):
             yaml_lines.append(_yaml_line(seg, talk.talk_id))
@@ -624,7 +622,7 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
                         }
                     )
                 )
-    talks = [t for t, _, _ in results]
+    talks = [t for t, _ in results]
     (txt_dir / f"{split}.yaml").write_text("\n".join(yaml_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.en").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.de").write_text("\n".join(en_lines) + "\n", encoding="utf-8")
@@ -645,7 +643,6 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
         "labels": dict(counts),
         "word_times_omitted": unmapped,
         "voices": [asdict(t.voice) for t in talks],
-        "wav_md5": {f"ted_{t.talk_id}.wav": md5 for t, _, md5 in results},
     }
 
 
@@ -670,7 +667,13 @@ def _write_summary(
     (tmp / "labels.txt").write_text(table + "\n", encoding="utf-8")
     (tmp / "build.json").write_text(
         json.dumps(
-            {"config": asdict(cfg), "normalize": asdict(norm), "summary": summary, "extra_text": extra_text},
+            {
+                "config": asdict(cfg),
+                "normalize": asdict(norm),
+                "summary": summary,
+                "extra_text": extra_text,
+                "wav_md5": wav_md5s(tmp),
+            },
             indent=1,
             default=str,
         )

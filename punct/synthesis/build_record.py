@@ -3,8 +3,8 @@ options every mini-corpus builder takes (:func:`add_mini_corpus_arguments`).
 
 A built corpus is kept between runs; it is reused only if it was built from the same config, so that a
 change of a size's splits (more dev talks, say) is not hidden behind a folder that looks complete.
-The builders also record each wav file's md5 (``wav_md5``): :func:`audio_digest` condenses them, so that runs
-on two data folders can be checked to have heard the same audio.
+The builders also record each wav file's md5 (``wav_md5``, :func:`wav_md5s`): :func:`audio_digest` condenses them,
+so that runs on two data folders can be checked to have heard the same audio.
 """
 
 from __future__ import annotations
@@ -56,32 +56,25 @@ def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
     return True
 
 
-def _wav_md5_entries(record: Any, where: str = "") -> list[str]:
-    """``"<where> <md5>"`` for every ``wav_md5`` entry of a build record (a dict of file -> md5, or one md5)."""
-    if isinstance(record, list):
-        return [line for i, item in enumerate(record) for line in _wav_md5_entries(item, f"{where}[{i}]")]
-    if not isinstance(record, dict):
-        return []
-    lines = []
-    for key, value in record.items():
-        if key == "wav_md5" and isinstance(value, dict):
-            lines += [f"{where}/{name} {md5}" for name, md5 in value.items()]
-        elif key == "wav_md5":
-            lines.append(f"{where} {value}")
-        else:
-            lines += _wav_md5_entries(value, f"{where}/{key}")
-    return lines
+def wav_md5s(corpus_dir: Path) -> dict[str, str]:
+    """The md5 of every wav file under ``corpus_dir``, by path relative to it (a builder records it in build.json)."""
+    root = Path(corpus_dir)
+    return {str(p.relative_to(root)): hashlib.md5(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.wav"))}
+
+
+def digest_of(md5s: dict[str, str]) -> str:
+    """12 hex digits of sha256 over a ``wav_md5s`` table: equal digests, equal audio."""
+    return hashlib.sha256("\n".join(f"{path} {md5}" for path, md5 in sorted(md5s.items())).encode()).hexdigest()[:12]
 
 
 def audio_digest(corpus_dir: Path) -> str | None:
-    """12 hex digits of sha256 over every wav file's md5 that ``corpus_dir/build.json`` records: two builds
-    with the same digest hold the same audio.  None when there is no build.json or it records no md5 (built
-    before they were recorded)."""
+    """The digest of the audio that ``corpus_dir/build.json`` records (``wav_md5``); None when there is no
+    build.json or it records none (built before they were recorded)."""
     record = Path(corpus_dir) / "build.json"
     if not record.is_file():
         return None
-    lines = sorted(_wav_md5_entries(json.loads(record.read_text(encoding="utf-8"))))
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12] if lines else None
+    md5s = json.loads(record.read_text(encoding="utf-8")).get("wav_md5")
+    return digest_of(md5s) if md5s else None
 
 
 def corpora_digest(corpus_dirs: Iterable[Path]) -> str:

@@ -41,8 +41,8 @@ open("exp/results/results.json", "w").write(json.dumps(results))
 open("exp/results/RESULTS.md", "w").write("# stub\n")
 # a mini corpus' record of its audio: seed 4's copy heard other audio
 os.makedirs("data/corpus_mini")
-wav_md5 = {"ted_1.wav": ("b" if seed == 4 else "a") * 32}
-open("data/corpus_mini/build.json", "w").write(json.dumps({"summary": {"dev": {"wav_md5": wav_md5}}}))
+wav_md5 = {"data/dev/wav/ted_1.wav": ("b" if seed == 4 else "a") * 32}
+open("data/corpus_mini/build.json", "w").write(json.dumps({"wav_md5": wav_md5}))
 PY
 """
 
