@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from punct.am.model import TdnnAcousticModel, _pad_replicate, interpolate_frames
+from punct.am.model import TdnnAcousticModel, interpolate_frames, pad_frames
 from punct.utils.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
 
 
@@ -86,7 +86,7 @@ class FoldedAcousticModel(nn.Module):
             raise ValueError(f"the folded model taps tdnnf layers 2..{1 + len(self.linear)}, got {layer}")
         t, k = feats.shape[1], self.rate
         left, right = self.context
-        x = _pad_replicate(feats.transpose(1, 2), left, right)
+        x = pad_frames(feats, left, right).transpose(1, 2)
         x = self.splice(x[:, :, ::k] if self.first_strided == 0 else x)
         x = F.relu(self.tdnn1(x[:, :, ::k] if self.first_strided == 1 else x))
         consumed = self.splice_left

@@ -4,8 +4,10 @@ import dataclasses
 
 import pytest
 import torch
+import torch.nn.functional as F
+from torch import nn
 
-from punct.am.model import EMBEDDING_LAYER, AmModelConfig, TdnnAcousticModel
+from punct.am.model import EMBEDDING_LAYER, AmModelConfig, TdnnAcousticModel, time_conv
 
 TINY = AmModelConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
 
@@ -53,7 +55,7 @@ def test_layer_tap_is_the_intermediate_output():
         y11 = model(x, layer=11)  # (1, 90, 16)
         y12 = model(x, layer=12)
         s = model.tdnnf[10].stride  # tdnnf12 is tdnnf[10]
-        manual = model.tdnnf[10].forward(y11.transpose(1, 2)).transpose(1, 2)  # valid frames s .. 90-s-1
+        manual = model.tdnnf[10].forward(y11)  # valid frames s .. 90-s-1
         assert torch.allclose(manual, y12[:, s : 90 - s], atol=1e-5)
 
 
@@ -226,3 +228,24 @@ def test_folded_strided_model_from_the_splice_or_tdnn1_on(strides, splice):
         for layer in (2, EMBEDDING_LAYER):
             for got, want in zip(folded.forward_with_tap(x, layer), model.forward_with_tap(x, layer)):
                 torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kernel,dilation,bias", [(1, 1, True), (2, 1, False), (2, 3, True), (3, 1, True)])
+def test_time_conv_is_conv1d_over_channels_last_frames_with_its_gradients(kernel, dilation, bias):
+    """time_conv (one matrix product, taps shifted and summed; _TapSum's own backward) gives F.conv1d's outputs
+    and the same gradients for the input, weight and bias."""
+    torch.manual_seed(0)
+    conv = nn.Conv1d(5, 7, kernel, dilation=dilation, bias=bias)
+    x = torch.randn(3, 20, 5, requires_grad=True)
+    expected = F.conv1d(x.transpose(1, 2), conv.weight, conv.bias, dilation=dilation).transpose(1, 2)
+    got = time_conv(x, conv, dilation)
+    assert got.shape == (3, 20 - (kernel - 1) * dilation, 7)
+    assert torch.allclose(got, expected, atol=1e-5)
+    upstream = torch.randn_like(got)
+    params = [x, conv.weight] + ([conv.bias] if bias else [])
+    grads = torch.autograd.grad((got * upstream).sum(), params)
+    expected_grads = torch.autograd.grad((expected * upstream).sum(), params)
+    for g, e in zip(grads, expected_grads):
+        assert torch.allclose(g, e, atol=1e-5)
+    with torch.no_grad():
+        assert torch.allclose(time_conv(x, conv, dilation), expected, atol=1e-5)
