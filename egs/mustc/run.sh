@@ -46,7 +46,7 @@ device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh 
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
 amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only), auto
                      # or fastest (timed); empty: auto on cuda,
-                     # else each config's (float32 in all of them; auto = bf16 where the hardware computes in it natively)
+                     # else each config's (float32 but conf/bert_mini.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
 overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 2-4 (acoustic model)

@@ -37,7 +37,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--train", type=Path, required=True, help="training supervisions (lhotse jsonl.gz)")
     parser.add_argument("--dev", type=Path, required=True, help="dev supervisions for model selection")
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/bert")
-    add_resume_device_amp_arguments(parser)
+    add_resume_device_amp_arguments(parser, amp=False)  # --amp: the config's amp field
     add_config_arguments(parser, BertTrainConfig)
     add_normalize_arguments(parser)  # labels of --extra-text: the corpus preparation's mapping
     return parser
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         exp_dir=args.exp_dir,
         resume=args.resume,
         device_name=args.device,
-        amp=args.amp,
+        amp=cfg.amp,
         norm=norm,
     )
 

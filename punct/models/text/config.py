@@ -47,6 +47,7 @@ class BertTrainConfig:
     keep_last_epochs: int = 2  # epoch-N.pt files kept (older ones deleted); 0 keeps all
     log_interval: int = 20  # batches between training log lines
     num_threads: int = 0  # torch CPU threads; 0 leaves torch's default
+    amp: str = "none"  # mixed precision (none, bf16, fp16, auto, fastest); --amp overrides it
     seed: int = 42
 
     def loss_config(self) -> LossConfig:

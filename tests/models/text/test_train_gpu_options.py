@@ -100,9 +100,10 @@ def model_state(exp: Path, epoch: int) -> dict:
     return torch.load(exp / f"epoch-{epoch}.pt", weights_only=True)["model"]
 
 
-@pytest.mark.parametrize("amp", ["bf16", "fastest"])
+@pytest.mark.parametrize("amp", ["bf16", "fastest", "config: bf16"])
 def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch, amp):
-    """bf16 asked for, or chosen by ``fastest``'s probe (on the first training batch, its verdict forced)."""
+    """bf16 asked for, or chosen by ``fastest``'s probe (on the first training batch, its verdict forced), or
+    the config's ``amp`` (conf/bert_mini.yaml: auto) with no ``--amp``."""
     force_fastest_verdict(monkeypatch, bf16_faster=True)
     seen = []
 
@@ -113,8 +114,14 @@ def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch, 
             return out
 
     monkeypatch.setattr(text_train, "PunctBert", Recorded)
-    exp = data / f"exp_{amp}"
-    train_bert.main(args(data, exp, "--amp", amp, "--batch-size", "8", "--num-epochs", "1"))
+    exp = data / f"exp_{amp.replace(': ', '_')}"
+    if amp.startswith("config"):
+        config = data / "bert_bf16.yaml"
+        config.write_text("amp: bf16\n")
+        precision = ["--config", str(config)]
+    else:
+        precision = ["--amp", amp]
+    train_bert.main(args(data, exp, *precision, "--batch-size", "8", "--num-epochs", "1"))
     assert (True, torch.bfloat16) in seen and (False, torch.float32) in seen  # bf16 training, float32 dev scoring
     history = json.loads((exp / "history.json").read_text())
     assert len(history) == 1 and math.isfinite(history[0]["train_loss"]) and (exp / ".done").exists()
