@@ -202,9 +202,10 @@ fi
 if $overlap; then
   log "Stages 5-6 start in the background beside stages 2-4: exp/log/text_branch.log"
   mkdir -p exp/log
-  # its own process group, so that a failing acoustic branch can stop it (the trap below)
+  # its own process group, so that a failing acoustic branch can stop it (the trap below); its stage 6 runs
+  # $branch_threads job(s) per split: the acoustic branch holds the other core(s), and each job loads the encoders
   setsid "$0" "${run_args[@]}" --stage 5 --stop-stage 6 --overlap-branches false --branch-threads $branch_threads \
-    > exp/log/text_branch.log 2>&1 &
+    --nj $branch_threads > exp/log/text_branch.log 2>&1 &
   text_branch=$!
   trap '[ -n "$text_branch" ] && kill -- -$text_branch 2>/dev/null || true' EXIT
 fi

@@ -91,14 +91,21 @@ class FoldedAcousticModel(nn.Module):
         x = F.relu(self.tdnn1(x[:, :, ::k] if self.first_strided == 1 else x))
         consumed = self.splice_left
         tapped: torch.Tensor | None = None
+        # as the model's _run: the layer before the strided part computes only the outputs it reads (unless tapped)
+        pick_early = 2 < self.first_strided < 2 + len(self.linear) and layer != self.first_strided - 1
         for i, (linear, affine, s) in enumerate(zip(self.linear, self.affine, self.strides), 2):
             rate = k if i >= self.first_strided else 1
-            if i == self.first_strided:
+            if i == self.first_strided and not pick_early:
                 x = x[:, :, ::k]  # the positions of input frames 0, k, 2k, ... (the model's _run)
             d = s // rate
+            every = k if pick_early and i == self.first_strided - 1 else 1
             bypass = x[:, :, d : x.shape[2] - d] if d else x
+            if every > 1:
+                # a 1-frame max pool with the convolution's stride: in the ONNX graph its length has the same
+                # symbolic form as the strided convolution's (a stepped slice's would not merge with it)
+                bypass = F.max_pool1d(bypass, kernel_size=1, stride=every)
             h = F.conv1d(x, linear.weight, None, dilation=max(d, 1))
-            x = F.relu(F.conv1d(h, affine.weight, affine.bias, dilation=max(d, 1))) + bypass
+            x = F.relu(F.conv1d(h, affine.weight, affine.bias, stride=every, dilation=max(d, 1))) + bypass
             consumed += s
             if i == layer:
                 margin = (left - consumed) // rate  # as TdnnAcousticModel._crop

@@ -98,9 +98,13 @@ class _TapSum(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         o, d = ctx.out_dim, ctx.dilation
-        grad_z = grad.new_zeros(ctx.shape)
+        grad_z = grad.new_empty(ctx.shape)
+        # block j: the gradient at frames j * d .. j * d + t' - 1, zero at the frames no output reads
         for j in range(ctx.shape[2] // o):
-            grad_z[:, j * d : j * d + grad.shape[1], j * o : (j + 1) * o] = grad
+            block = grad_z[:, :, j * o : (j + 1) * o]
+            block[:, : j * d].zero_()
+            block[:, j * d : j * d + grad.shape[1]] = grad
+            block[:, j * d + grad.shape[1] :].zero_()
         return grad_z, None, None
 
 
@@ -130,6 +134,20 @@ def time_conv(x: torch.Tensor, conv: nn.Conv1d, dilation: int = 1) -> torch.Tens
     else:
         y = _sum_taps(z, out_dim, dilation)
     return y if conv.bias is None else y + conv.bias
+
+
+def time_conv_every(x: torch.Tensor, conv: nn.Conv1d, dilation: int, step: int) -> torch.Tensor:
+    """The outputs of :func:`time_conv` at its valid positions 0, step, 2 * step, ... only:
+    ``time_conv(x, conv, dilation)[:, ::step]`` at about 1 / step of its cost, as one matrix product of
+    each output's k input frames side by side."""
+    if step == 1:
+        return time_conv(x, conv, dilation)
+    weight = conv.weight
+    k = weight.shape[2]
+    # tap j of output position p is x[p + j * dilation]; each slice written from both ends (symbolic frames in ONNX)
+    taps = [x[:, j * dilation : x.shape[1] - (k - 1 - j) * dilation : step] for j in range(k)]
+    frames = taps[0] if k == 1 else torch.cat(taps, dim=2)
+    return F.linear(frames, weight.permute(0, 2, 1).reshape(weight.shape[0], -1), conv.bias)
 
 
 def batch_norm_frames(x: torch.Tensor, norm: nn.BatchNorm1d) -> torch.Tensor:
@@ -186,13 +204,15 @@ class TdnnfLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.bypass_scale = bypass_scale
 
-    def forward(self, x: torch.Tensor, rate: int = 1) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rate: int = 1, every: int = 1) -> torch.Tensor:
         """``rate``: x holds every ``rate``-th frame (the stride must be a multiple of it), so the time
-        offsets are ``stride / rate`` frames of x."""
+        offsets are ``stride / rate`` frames of x.  ``every`` k: only the valid outputs 0, k, 2k, ...
+        (``forward(x)[:, ::k]``; the bottleneck is still computed at every frame, the outputs read it)."""
         s = self.stride // rate
-        h = time_conv(time_conv(x, self.linear, max(s, 1)), self.affine, max(s, 1))
+        b = time_conv(x, self.linear, max(s, 1))
+        h = time_conv_every(b, self.affine, max(s, 1), every)
         y = self.dropout(batch_norm_frames(F.relu(h, inplace=True), self.norm))
-        bypass = x[:, s : x.shape[1] - s] if s else x
+        bypass = x[:, s : x.shape[1] - s : every] if s or every > 1 else x
         return torch.add(y, bypass, alpha=self.bypass_scale)
 
 
@@ -313,12 +333,17 @@ class TdnnAcousticModel(nn.Module):
         first = self.first_strided(rate) if rate > 1 else len(modules)
         consumed = 0  # left context used so far; x's position p is then input frame p - (left - consumed)
         tapped = None
+        # a factorised layer just before the strided part computes only the outputs that part reads (unless tapped)
+        pick_early = 0 < first < len(modules) and isinstance(modules[first - 1], TdnnfLayer) and tap != first - 1
         for index, (module, context) in enumerate(zip(modules, contexts)):
-            if index == first:
+            if index == first and not pick_early:
                 # input frames 0, k, 2k, ...: left - consumed, the contexts still to come, is a multiple of k
                 x = x[:, ::rate]
             strided = index >= first
-            x = module(x, rate=rate) if strided and isinstance(module, TdnnfLayer) else module(x)
+            if pick_early and index == first - 1:
+                x = module(x, every=rate)
+            else:
+                x = module(x, rate=rate) if strided and isinstance(module, TdnnfLayer) else module(x)
             consumed += context
             if index == tap:
                 tapped = self._crop(x, left - consumed, t, rate if strided else 1)

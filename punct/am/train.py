@@ -49,6 +49,7 @@ from punct.training.loop import (
     setup_distributed,
     unwrap,
 )
+from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.config import config_from_dict, load_config, save_config
 
@@ -457,7 +458,9 @@ def _model_and_optimizer(
     logging.info(
         "model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6, model.context()
     )
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay, fused=fused_adam_flag(model.parameters())
+    )
     state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(

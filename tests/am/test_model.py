@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from punct.am.model import EMBEDDING_LAYER, AmModelConfig, TdnnAcousticModel, time_conv
+from punct.am.model import EMBEDDING_LAYER, AmModelConfig, TdnnAcousticModel, TdnnfLayer, time_conv, time_conv_every
 
 TINY = AmModelConfig(feat_dim=8, dim=16, bottleneck_dim=4, prefinal_small_dim=8, prefinal_big_dim=16, num_tokens=6)
 
@@ -249,3 +249,38 @@ def test_time_conv_is_conv1d_over_channels_last_frames_with_its_gradients(kernel
         assert torch.allclose(g, e, atol=1e-5)
     with torch.no_grad():
         assert torch.allclose(time_conv(x, conv, dilation), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel,dilation", [(1, 1), (2, 1), (2, 3), (3, 2)])
+@pytest.mark.parametrize("frames", [20, 21, 22])
+def test_time_conv_every_is_every_kth_output_with_its_gradients(kernel, dilation, frames):
+    """time_conv_every(x, conv, d, k) computes time_conv(x, conv, d)[:, ::k] only, with the same gradients."""
+    torch.manual_seed(0)
+    conv = nn.Conv1d(5, 7, kernel, dilation=dilation)
+    x = torch.randn(3, frames, 5, requires_grad=True)
+    for step in (2, 3):
+        expected = time_conv(x, conv, dilation)[:, ::step]
+        got = time_conv_every(x, conv, dilation, step)
+        assert got.shape == expected.shape
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+        upstream = torch.randn_like(got)
+        params = [x, conv.weight, conv.bias]
+        grads = torch.autograd.grad((got * upstream).sum(), params)
+        for g, e in zip(grads, torch.autograd.grad((expected * upstream).sum(), params)):
+            torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_factorised_layer_every_kth_output(stride):
+    """TdnnfLayer(x, every=k) is TdnnfLayer(x)[:, ::k] (eval mode: the BatchNorm per frame), the frames the
+    strided part of the model reads from the layer before it."""
+    torch.manual_seed(0)
+    layer = TdnnfLayer(16, 4, stride, bypass_scale=0.66, dropout=0.0)
+    layer.train()
+    layer(torch.randn(4, 50, 16))  # running statistics that are not the identity
+    layer.eval()
+    x = torch.randn(2, 31, 16)
+    with torch.no_grad():
+        full = layer(x)
+        for k in (2, 3):
+            torch.testing.assert_close(layer(x, every=k), full[:, ::k], atol=1e-5, rtol=1e-5)

@@ -42,6 +42,7 @@ from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_sta
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
+from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.training.truncation import RightTruncation
 from punct.utils.atomic import atomic_path
@@ -168,7 +169,9 @@ def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
 def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimizer:
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
-    return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.Adam(
+        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=fused_adam_flag(model.parameters())
+    )
 
 
 def save_checkpoint(

@@ -44,6 +44,7 @@ from punct.training.loop import (
     unwrap,
     wrap_ddp,
 )
+from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
@@ -62,7 +63,7 @@ def build_optimizer(model: torch.nn.Module, cfg: BertTrainConfig) -> torch.optim
             continue
         (no_decay if p.ndim < 2 or "LayerNorm" in name or "layer_norm" in name else decay).append(p)
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr)
+    return torch.optim.AdamW(groups, lr=cfg.lr, fused=fused_adam_flag(decay + no_decay))
 
 
 def warmup_factor(step: int, warmup_steps: int) -> float:

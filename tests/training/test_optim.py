@@ -1,0 +1,47 @@
+"""Fused Adam where PyTorch has it, and the trainings that use it."""
+
+from __future__ import annotations
+
+import torch
+
+from punct.models.punct_tdnn.train import make_optimizer
+from punct.training.optim import fused_adam_flag
+
+
+def test_fused_flag_for_float_parameters_on_cpu_only():
+    assert fused_adam_flag([torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(2, 2))]) is True
+    assert fused_adam_flag([torch.zeros(3, dtype=torch.int64)]) is None
+    assert fused_adam_flag([]) is None
+    assert fused_adam_flag([torch.zeros(3, device="meta")]) is None
+
+
+def test_fused_adam_step_is_the_per_tensor_step_up_to_rounding():
+    """What the flag switches on changes no update beyond float rounding (100 steps of random gradients)."""
+    start = torch.randn(50, 20, generator=torch.Generator().manual_seed(0))
+    finals = []
+    for fused in (None, fused_adam_flag([start])):
+        p = torch.nn.Parameter(start.clone())
+        optimizer = torch.optim.AdamW([p], lr=1e-3, weight_decay=0.01, fused=fused)
+        gen = torch.Generator().manual_seed(1)
+        for _ in range(100):
+            p.grad = torch.randn(p.shape, generator=gen)
+            optimizer.step()
+        finals.append(p.detach())
+    assert (finals[0] - start).abs().max() > 0.01  # it moved
+    torch.testing.assert_close(finals[1], finals[0], atol=1e-6, rtol=1e-5)
+
+
+def test_tdnn_trains_with_the_fused_adam():
+    from punct.models.punct_tdnn.train import TrainTdnnConfig
+
+    optimizer = make_optimizer(TrainTdnnConfig(optimizer="adam"), torch.nn.Linear(4, 3))
+    assert optimizer.defaults["fused"] is True
+
+
+def test_bert_fine_tunes_with_the_fused_adamw():
+    from punct.models.text.config import BertTrainConfig
+    from punct.models.text.train import build_optimizer
+
+    optimizer = build_optimizer(torch.nn.Linear(4, 3), BertTrainConfig())
+    assert isinstance(optimizer, torch.optim.AdamW) and optimizer.defaults["fused"] is True
+    assert [g["weight_decay"] for g in optimizer.param_groups] == [BertTrainConfig().weight_decay, 0.0]
