@@ -4,8 +4,9 @@
 Stage 2 dominates the mini recipe's wall time (in bf16 14.3 of 17.5 minutes on an Intel Xeon and about 10 of 14
 on an AMD EPYC; in float32 11 of 14 on the Xeon), and the same commit trains at different speeds on different
 CPUs.  This benchmark measures the machine: random features and character targets shaped like the mini corpus'
-batches (:func:`make_batches`, ``--chars-per-second`` targets), through the recipe's own model, loss and
-precision (``punct.am.train.compute_loss`` with the config's ``ctc_subsample``, ``punct.training.loop.Amp``):
+batches (:func:`make_batches`, ``--chars-per-second`` targets), through the recipe's own model, loss,
+precision and optimizer (``punct.am.train.compute_loss`` with the config's ``ctc_subsample``,
+``punct.training.loop.Amp``, Adam fused as in stage 2):
 
 * train: forward, backward and the Adam step, in seconds of speech (unpadded) per CPU second of this
   process and per wall second;
@@ -36,6 +37,7 @@ import torch
 
 from punct.am.train import AmConfig, build_model, compute_loss, first_dev_loss_epoch
 from punct.training.loop import NO_AMP, Amp
+from punct.training.optim import fused_adam_flag
 from punct.utils.config import load_config
 from punct.utils.device import has_native_bf16
 
@@ -116,7 +118,7 @@ def measure(config: AmConfig, batches: list[dict], amp: Amp, threads: int, part:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = build_model(config, NUM_TOKENS)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, fused=fused_adam_flag(model.parameters()))
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     device = torch.device("cpu")
 

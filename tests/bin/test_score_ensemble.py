@@ -220,3 +220,20 @@ def test_argmax_rule_takes_the_best_dev_alpha(results_dir):
     assert results["alpha_choice"]["rule"] == "argmax"
     assert results["chosen_alpha"] == min(a for a, f1 in dev.items() if f1 == max(dev.values()))
     assert "alpha chosen on dev (highest overall F1)" in (out / "RESULTS.md").read_text()
+
+
+def test_bert_counted_from_the_saved_files_as_by_the_model(tmp_path):
+    """The encoder and head counts read from the safetensors headers equal the loaded model's parameters."""
+    from punct.models.text.model import HeadSpec, PunctBert
+    from punct.results.facts import bert_parameters, parameter_breakdown
+    from tests.helpers.text_model import make_encoder, make_tokenizer
+
+    tiny_encoder = make_encoder()
+    model = PunctBert(tiny_encoder, make_tokenizer(tmp_path), [HeadSpec("punct", ("blank", ",", ".", "?"), hidden=16)])
+    model.save_pretrained(tmp_path / "bert")
+    loaded = PunctBert.from_pretrained(tmp_path / "bert")
+    expected = (sum(p.numel() for p in loaded.encoder.parameters()), sum(p.numel() for p in loaded.heads.parameters()))
+    assert expected[0] > 0 and expected[1] == 4 * (16 + 1) + 16 * (tiny_encoder.config.hidden_size + 1)
+    assert bert_parameters(tmp_path / "bert") == expected
+    params = parameter_breakdown(None, tmp_path / "bert", None)
+    assert (params["embedding"]["BERT encoder"], params["inference"]["BERT head"]) == expected
