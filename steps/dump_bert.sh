@@ -47,16 +47,26 @@ if [ -f $dir/model.id ] && [ "$(cat $dir/model.id)" != "$model_id" ]; then
   echo "$0: $dir was dumped with another model; redoing it"
   overwrite=true
 fi
+# $dir/num_jobs: the --nj the shards were made with.  A complete set made with another --nj (the background
+# text branch of run.sh dumps with one job per split) is kept as it is; an incomplete one is redone at this --nj.
+shard_nj=$nj
+[ -f $dir/num_jobs ] && shard_nj=$(cat $dir/num_jobs)
+complete=true
+for n in $(seq $shard_nj); do
+  [ -f $dir/vec.$n.scp.done ] && [ -f $dir/post.$n.scp.done ] || complete=false
+done
+if [ $shard_nj != $nj ] && ! $complete; then
+  echo "$0: $dir holds unfinished shards of --nj $shard_nj; redoing them with --nj $nj"
+  overwrite=true
+fi
 extra=()
 $overwrite && extra+=(--overwrite)
-todo=$overwrite
-for n in $(seq $nj); do
-  [ -f $dir/vec.$n.scp.done ] && [ -f $dir/post.$n.scp.done ] || todo=true
-done
-if ! $todo; then
-  echo "$0: all $nj shard pairs in $dir are done; skipping (--overwrite true to redo)"
+if ! $overwrite && $complete; then
+  echo "$0: all $shard_nj shard pairs in $dir are done; skipping (--overwrite true to redo)"
 else
+  shard_nj=$nj
   rm -f $dir/model.id
+  echo $nj > $dir/num_jobs
   $cmd JOB=1:$nj $dir/log/dump_bert.JOB.log \
     python -m punct.bin.dump_bert --model-dir $model_dir --supervisions $sups --out-dir $dir \
       --device $device --num-threads $num_threads --batch-size $batch_size --compression $compression \
@@ -67,7 +77,7 @@ fi
 
 for name in vec post; do
   parts=()
-  for n in $(seq $nj); do parts+=($dir/$name.$n.scp); done
+  for n in $(seq $shard_nj); do parts+=($dir/$name.$n.scp); done
   python -c "import sys; from punct.io.shards import merge_scps; print(merge_scps(sys.argv[2:], sys.argv[1]))" \
     $dir/$name.scp "${parts[@]}" > $dir/log/merge_$name.log
 done

@@ -15,7 +15,9 @@ Layers, numbered as the embedding tap counts them (``forward(..., layer=k)``):
       for frames 0, k, 2k, ... and linearly interpolated back to every feature frame
       (:func:`interpolate_frames`: exact at the computed frames, the frames after the last computed
       one repeat it), so every output still has one row per feature frame (layer 12 at 100 frames/s,
-      as the EfficientPunct TDNN consumes it).
+      as the EfficientPunct TDNN consumes it).  The factorised layer just before them (tdnnf4) computes
+      its output (affine, ReLU, BatchNorm, bypass) only at the frames they read, its bottleneck at every
+      frame; in training its BatchNorm statistics are those of these frames.
   14  ``prefinal``  Linear dim->small, Linear small->big, ReLU, BatchNorm, Linear big->small, BatchNorm
   15  ``output``    Linear -> token logits (blank = 0)
 
