@@ -35,9 +35,8 @@ from pathlib import Path
 import common  # noqa: E402  (puts the repository on sys.path)
 import torch
 
-from punct.am.train import AmConfig, build_model, compute_loss, first_dev_loss_epoch
+from punct.am.train import AmConfig, build_model, build_optimizer, compute_loss, first_dev_loss_epoch
 from punct.training.loop import NO_AMP, Amp
-from punct.training.optim import fused_adam_flag
 from punct.utils.config import load_config
 from punct.utils.device import has_native_bf16
 
@@ -118,7 +117,7 @@ def measure(config: AmConfig, batches: list[dict], amp: Amp, threads: int, part:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = build_model(config, NUM_TOKENS)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, fused=fused_adam_flag(model.parameters()))
+    optimizer = build_optimizer(model, config)
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     device = torch.device("cpu")
 

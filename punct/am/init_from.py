@@ -22,9 +22,8 @@ from lhotse.utils import Pathlike
 
 from punct.am.dataset import cut_words, load_split
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, AmTrainState, build_model, load_model, save_checkpoint
+from punct.am.train import AmConfig, AmTrainState, build_model, build_optimizer, load_model, save_checkpoint
 from punct.training.loop import seed_everything
-from punct.training.optim import fused_adam_flag
 
 logger = logging.getLogger(__name__)
 OUTPUT_LAYER = "output"
@@ -76,9 +75,7 @@ def write_init_checkpoint(
     exp_dir = Path(exp_dir)
     exp_dir.mkdir(parents=True, exist_ok=True)
     out = exp_dir / "epoch-0.pt"
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=config.lr, weight_decay=config.weight_decay, fused=fused_adam_flag(model.parameters())
-    )
+    optimizer = build_optimizer(model, config)
     save_checkpoint(out, model=model, optimizer=optimizer, state=AmTrainState(), config=config, tokens=tokens)
     logger.info("%s: from %s: %s", out, source_checkpoint, counts)
     return out, counts

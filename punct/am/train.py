@@ -127,6 +127,12 @@ def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
     return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
 
 
+def build_optimizer(model: torch.nn.Module, config: AmConfig) -> torch.optim.Optimizer:
+    """Stage 2's Adam (fused where PyTorch has it), also saved into the epoch-0 checkpoint of ``punct.am.init_from``."""
+    params = list(model.parameters())
+    return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay, fused=fused_adam_flag(params))
+
+
 def compute_loss(
     model: torch.nn.Module,
     batch: dict,
@@ -458,9 +464,7 @@ def _model_and_optimizer(
     logging.info(
         "model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6, model.context()
     )
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=config.lr, weight_decay=config.weight_decay, fused=fused_adam_flag(model.parameters())
-    )
+    optimizer = build_optimizer(model, config)
     state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
     if dist_info.world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(

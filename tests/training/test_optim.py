@@ -45,3 +45,12 @@ def test_bert_fine_tunes_with_the_fused_adamw():
     optimizer = build_optimizer(torch.nn.Linear(4, 3), BertTrainConfig())
     assert isinstance(optimizer, torch.optim.AdamW) and optimizer.defaults["fused"] is True
     assert [g["weight_decay"] for g in optimizer.param_groups] == [BertTrainConfig().weight_decay, 0.0]
+
+
+def test_am_trains_and_initialises_with_the_same_fused_adam():
+    from punct.am.train import AmConfig, build_model, build_optimizer
+
+    config = AmConfig()
+    optimizer = build_optimizer(build_model(config, 5), config)
+    assert isinstance(optimizer, torch.optim.Adam) and optimizer.defaults["fused"] is True
+    assert optimizer.defaults["lr"] == config.lr and optimizer.defaults["weight_decay"] == config.weight_decay
