@@ -99,7 +99,7 @@ class FoldedAcousticModel(nn.Module):
                 x = x[:, :, ::k]  # the positions of input frames 0, k, 2k, ... (the model's _run)
             d = s // rate
             every = k if pick_early and i == self.first_strided - 1 else 1
-            bypass = x[:, :, d : x.shape[2] - d] if d else x
+            bypass = x[:, :, d:-d] if d else x  # constant ends: no Shape node in the graph (benchmarks/README.md)
             if every > 1:
                 # a 1-frame max pool with the convolution's stride: in the ONNX graph its length has the same
                 # symbolic form as the strided convolution's (a stepped slice's would not merge with it)

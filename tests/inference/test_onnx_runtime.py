@@ -3,6 +3,7 @@ and bf16 BERT, on a tiny randomly initialised recipe."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -64,6 +65,21 @@ def test_export_folder(exported):
         int8_ops = {n.op_type for n in onnx.load(str(folder / f"{name}.int8.onnx")).graph.node}
         assert "QuantizeLinear" not in float_ops
         assert {"QuantizeLinear", "DequantizeLinear"} <= int8_ops  # the convolutions run on int8 tensors
+
+
+def test_the_am_graph_reads_no_layer_lengths(tmp_path):
+    """The factorised layers crop their bypass with constant ends: a bypass that read its input's length would
+    put a Shape node after every layer, and in the int8 graph ONNX Runtime then transposes and dequantises each
+    layer's output only to read its length (8 % of the AM's time at paper size, benchmarks/README.md)."""
+    from punct.am.model import AmModelConfig, TdnnAcousticModel
+    from punct.inference.onnx_runtime import export_am
+
+    config = AmModelConfig(dim=24, bottleneck_dim=8, prefinal_small_dim=16, prefinal_big_dim=24, frame_subsample=3)
+    am = TdnnAcousticModel(dataclasses.replace(config, num_tokens=5)).eval()
+    graph = onnx.load(str(export_am(am, tmp_path / "am.onnx"))).graph
+    shapes = sum(n.op_type == "Shape" for n in graph.node)
+    cropping_layers = sum(1 for stride in config.time_strides if stride)
+    assert 0 < shapes < cropping_layers  # the input padding, the tap's crop, the interpolation: not one per layer
 
 
 def test_onnx_float32_equals_pytorch(exported):

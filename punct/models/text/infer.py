@@ -1,7 +1,8 @@
 """Per-word outputs of a :class:`PunctBert` for whole utterances (any length).
 
 Utterances are chunked by :mod:`punct.models.text.chunking` (each word predicted exactly once),
-run in batches of similar length, and the per-word results put back in word order.
+run in batches (packed rows without padding, :mod:`punct.models.text.packing`, or padded batches of similar
+length), and the per-word results put back in word order.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import torch
 
 from punct.models.text.data import Utterance, make_examples
 from punct.models.text.model import PunctBert, collate_chunks
+from punct.models.text.packing import first_position, pack_chunks
 
 
 class WordOutputs(NamedTuple):
@@ -44,22 +46,44 @@ def predict_words(
             h.name: [np.zeros((len(u.words), len(h.classes)), dtype=np.float32) for u in group]
             for h in model.head_specs
         }
-        for batch_indices in similar_length_batches([len(e.chunk.input_ids) for e in examples], batch_size):
-            batch_examples = [examples[i] for i in batch_indices]
-            batch = collate_chunks([(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples], pad_id)
-            vec, logits = model(
-                batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
-            )
-            vec = vec.float().cpu().numpy()
-            probs = {name: torch.softmax(x.float(), dim=-1).cpu().numpy() for name, x in logits.items()}
+        for batch_examples, vec, probs in _batch_outputs(model, examples, batch_size, pad_id, device):
             for row, e in enumerate(batch_examples):
                 n = len(e.chunk.word_indices)
                 idx = np.asarray(e.chunk.word_indices, dtype=np.int64)
-                vectors[e.utt_index][idx] = vec[row, :n]
+                vectors[e.utt_index][idx] = vec[row][:n]
                 for name in posts:
-                    posts[name][e.utt_index][idx] = probs[name][row, :n]
+                    posts[name][e.utt_index][idx] = probs[name][row][:n]
         for u, utt in enumerate(group):
             yield WordOutputs(utt.id, vectors[u], {name: posts[name][u] for name in posts})
+
+
+def _batch_outputs(model: PunctBert, examples: Sequence, batch_size: int, pad_id: int, device: torch.device):
+    """Yields (examples of a batch, per-example word vectors, head -> per-example posteriors) as numpy arrays.
+
+    Batches of ``batch_size`` chunks packed into one row where the encoder allows it
+    (:mod:`punct.models.text.packing`), else padded batches of chunks of similar length."""
+    first = first_position(model.encoder)
+    if first is None:
+        batches = similar_length_batches([len(e.chunk.input_ids) for e in examples], batch_size)
+    else:
+        batches = [list(range(i, min(i + batch_size, len(examples)))) for i in range(0, len(examples), batch_size)]
+    for batch_indices in batches:
+        batch_examples = [examples[i] for i in batch_indices]
+        chunks = [(e.chunk.input_ids, e.chunk.word_positions) for e in batch_examples]
+        if first is None:
+            batch = collate_chunks(chunks, pad_id)
+            vec, logits = model(
+                batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
+            )
+        else:
+            row = pack_chunks(chunks, first)
+            vec, logits = model.forward_packed(row.to(device))
+        vec = vec.float().cpu().numpy()  # (N, W, H) padded, or (words, H) packed
+        probs = {name: torch.softmax(x.float(), dim=-1).cpu().numpy() for name, x in logits.items()}
+        if first is not None:  # one array per chunk, as the padded batch's rows
+            ends = np.cumsum(row.words_per_chunk)[:-1]
+            vec, probs = np.split(vec, ends), {name: np.split(p, ends) for name, p in probs.items()}
+        yield batch_examples, vec, probs
 
 
 def word_outputs(

@@ -78,6 +78,7 @@ from torch import nn
 
 from punct.labels import PUNCT4
 from punct.models.text.letters import AddedLetters, add_letters
+from punct.models.text.packing import PackedRow, packed_attention
 from punct.utils.atomic import atomic_path, atomic_write_text
 
 MODEL_JSON = "punct_model.json"
@@ -242,6 +243,19 @@ class PunctBert(nn.Module):
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (N, T, H)
         index = word_positions.unsqueeze(-1).expand(-1, -1, hidden.size(-1))
         vectors = torch.gather(hidden, 1, index)  # (N, W, H)
+        return vectors, {name: head(vectors) for name, head in self.heads.items()}
+
+    def forward_packed(self, row: PackedRow) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Per-word vectors (words, H) and logits (words, C) of a packed row of chunks (inference only:
+        :mod:`punct.models.text.packing`), equal to :meth:`forward` on the chunks padded into a batch."""
+        with packed_attention(self.encoder):
+            hidden = self.encoder(
+                input_ids=row.input_ids,
+                position_ids=row.position_ids,
+                token_type_ids=torch.zeros_like(row.input_ids),
+                chunk_bounds=row.chunk_bounds,
+            ).last_hidden_state[0]  # (tokens, H)
+        vectors = hidden[row.word_positions]
         return vectors, {name: head(vectors) for name, head in self.heads.items()}
 
     def freeze_lower_layers(self, num_layers: int) -> int:

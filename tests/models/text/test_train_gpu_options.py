@@ -113,6 +113,11 @@ def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch, 
             seen.append((self.training, out[1]["punct"].dtype))  # head logits (LayerNorm outputs are float32)
             return out
 
+        def forward_packed(self, row):  # dev scoring's packed rows
+            out = super().forward_packed(row)
+            seen.append((self.training, out[1]["punct"].dtype))
+            return out
+
     monkeypatch.setattr(text_train, "PunctBert", Recorded)
     exp = data / f"exp_{amp.replace(': ', '_')}"
     if amp.startswith("config"):
