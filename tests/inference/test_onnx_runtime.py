@@ -106,6 +106,28 @@ def test_onnx_int8_is_close_but_quantised(exported):
     assert max(diffs) > 1e-6, diffs  # not the float graph under another name
 
 
+@pytest.mark.parametrize("precision", [None, "float32", "int8"])
+def test_the_storage_rounding_is_skipped_before_int8_graphs_only(exported, monkeypatch, precision):
+    """lilcom's feature rounding and the 16-bit layer-12 rounding are finer than the int8 graphs' own input
+    quantisation: skipped before them, kept for PyTorch and the float32 graphs (the recipe's numbers)."""
+    from punct.inference import pipeline
+
+    calls = {"features": 0, "layer 12": 0}
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(pipeline, "stored_features", counted("features", pipeline.stored_features))
+    monkeypatch.setattr(pipeline, "stored_matrix", counted("layer 12", pipeline.stored_matrix))
+    out = run(exported, precision)
+    expected = 0 if precision == "int8" else len(out)
+    assert calls == {"features": expected, "layer 12": expected}
+
+
 def test_stale_or_missing_export_is_refused(exported, tmp_path):
     from punct.inference.onnx_runtime import load_sessions
 
