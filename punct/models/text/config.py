@@ -19,8 +19,8 @@ class BertTrainConfig:
     infer_max_length: int = 0  # encoder input length for dev scoring; 0: max_length (the dumps use the training length)
     context: int = 32  # sub-tokens of left/right context around predicted words when a text is chunked
     batch_size: int = 32  # chunks per training batch
-    batching: str = "random"  # random: shuffled chunks; length: chunks of like length together (less padding),
-    # the batches in shuffled order
+    batching: str = "random"  # random: shuffled chunks; length: chunks of like length together, the batches in
+    # shuffled order (less padding where the encoder cannot be packed: punct.models.text.packing)
     freeze_layers: int = 0  # the embeddings and the encoder's first N layers are not trained: no gradient
     # flows below layer N (its backward pass is skipped); 0 trains all, as the papers
     eval_batch_size: int = 64  # chunks per inference batch

@@ -227,7 +227,11 @@ class PunctBert(nn.Module):
         raise KeyError(f"no head {name!r}; heads are {[h.name for h in self.head_specs]}")
 
     def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, word_positions: torch.Tensor
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        word_positions: torch.Tensor | None = None,
+        packed: PackedRow | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Per-word vectors and logits.
 
@@ -236,18 +240,22 @@ class PunctBert(nn.Module):
           attention_mask: (N, T) 1 for real tokens.
           word_positions: (N, W) position in T of each predicted word's last sub-token
             (padding words may point anywhere, e.g. 0; mask them with the labels).
+          packed: instead of the three above, the chunks packed into one row (:meth:`forward_packed`;
+            through ``forward`` so that DistributedDataParallel sees the call).
         Returns:
           word vectors (N, W, H) (final hidden states at the last sub-tokens), and a dict
-          head name -> logits (N, W, C).
+          head name -> logits (N, W, C); for a packed row (words, H) and (words, C).
         """
+        if packed is not None:
+            return self.forward_packed(packed)
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (N, T, H)
         index = word_positions.unsqueeze(-1).expand(-1, -1, hidden.size(-1))
         vectors = torch.gather(hidden, 1, index)  # (N, W, H)
         return vectors, {name: head(vectors) for name, head in self.heads.items()}
 
     def forward_packed(self, row: PackedRow) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """Per-word vectors (words, H) and logits (words, C) of a packed row of chunks (inference only:
-        :mod:`punct.models.text.packing`), equal to :meth:`forward` on the chunks padded into a batch."""
+        """Per-word vectors (words, H) and logits (words, C) of a packed row of chunks
+        (:mod:`punct.models.text.packing`), equal to :meth:`forward` on the chunks padded into a batch."""
         with packed_attention(self.encoder):
             hidden = self.encoder(
                 input_ids=row.input_ids,

@@ -1,4 +1,4 @@
-"""Chunks packed end to end into one row, without padding, for inference.
+"""Chunks packed end to end into one row, without padding, for inference and training.
 
 A batch of padded chunks costs every padding position as much as a real token, and each batch is one more
 pass over the encoder's weights.  A packed row holds the chunks of a batch one after the other, ``(1, total
@@ -7,7 +7,9 @@ computed within each chunk only (:func:`chunk_attention`, a transformers attenti
 dot-product attention per chunk, no mask).  The linear layers, most of an encoder's time on a CPU (87 % of
 BERT-base's on one thread), then run once over the real tokens of the whole batch.  Every token sees exactly
 what it sees in its own chunk, so the outputs are those of the padded batches up to float rounding (on the
-speed benchmark's 9 utterances bit-identical, in float32 and in bf16: benchmarks/README.md).
+speed benchmark's 9 utterances bit-identical, in float32 and in bf16: benchmarks/README.md).  Stage 5 trains
+on packed rows too (its batches of 16 chunks of 11-86 tokens computed 1.29 tokens per real one padded); the
+attention dropout then drops the weights within each chunk, as it does in a padded row.
 
 Packing needs the encoder's position numbering (:func:`first_position`: BERT from 0; RoBERTa-like encoders
 after the padding id) and transformers' attention interface; other encoders run padded batches.
@@ -42,10 +44,11 @@ def chunk_attention(
     ``[start, end)`` of ``chunk_bounds``; returns (1, tokens, heads, head dim), as transformers' functions do."""
     if attention_mask is not None or not chunk_bounds or query.shape[0] != 1:
         raise ValueError("chunk_attention needs one packed row, its chunk_bounds and no attention mask")
-    if module.training and dropout > 0:
-        raise ValueError("chunk_attention is for inference (no attention dropout)")
+    dropout = dropout if module.training else 0.0
     outputs = [
-        F.scaled_dot_product_attention(query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], scale=scaling)
+        F.scaled_dot_product_attention(
+            query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], dropout_p=dropout, scale=scaling
+        )
         for a, b in chunk_bounds
     ]
     return torch.cat(outputs, dim=2).transpose(1, 2).contiguous(), None
@@ -113,7 +116,7 @@ def pack_chunks(chunks: Sequence[tuple[Sequence[int], Sequence[int]]], first: in
 @contextmanager
 def packed_attention(encoder: torch.nn.Module) -> Iterator[None]:
     """``encoder`` runs :func:`chunk_attention` inside the block; its own attention function is restored after
-    (a model in training keeps its usual attention)."""
+    (a padded batch gets its usual attention)."""
     from transformers import AttentionInterface
 
     AttentionInterface.register(CHUNK_ATTENTION, chunk_attention)  # the same function each time: idempotent

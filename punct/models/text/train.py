@@ -26,6 +26,7 @@ from punct.models.text.data import Example, Utterance, make_examples, read_extra
 from punct.models.text.infer import predict_words
 from punct.models.text.losses import build_loss
 from punct.models.text.model import HeadSpec, PunctBert, collate_chunks
+from punct.models.text.packing import first_position, pack_chunks
 from punct.models.text.truncation import training_examples
 from punct.scoring.punct_scores import score
 from punct.text.normalize import NormalizeConfig
@@ -72,11 +73,15 @@ def warmup_factor(step: int, warmup_steps: int) -> float:
 
 def compute_loss(model: PunctBert, loss_fn, batch: dict[str, torch.Tensor], device: torch.device, amp: Amp = NO_AMP):
     """Mean over heads of the loss on the labelled words; returns (loss, number of words).  The encoder
-    and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32."""
+    and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32.
+    ``batch``: :func:`collate_examples`' padded batch or packed row; the words reach the losses in the same order."""
     with amp.autocast():
-        vectors, logits = model(
-            batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
-        )
+        if "packed" in batch:
+            vectors, logits = model(packed=batch["packed"].to(device))
+        else:
+            vectors, logits = model(
+                batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["word_positions"].to(device)
+            )
     vectors, logits = vectors.float(), {name: x.float() for name, x in logits.items()}
     total, num_words = vectors.sum() * 0.0, 0  # stays attached to the graph if no head has labels
     for name, head_logits in logits.items():
@@ -98,8 +103,8 @@ def epoch_batches(
 
     With the examples' ``lengths`` (``batching: length``) each global batch holds examples of like length:
     the shuffled order sorted by length (ties stay shuffled), cut into global batches, which are then
-    shuffled.  A batch is padded to its longest chunk, so on the mini corpus' chunks of 11-86 tokens this
-    computes 1.02 tokens per real one instead of 1.29."""
+    shuffled.  A padded batch (an encoder that cannot be packed: :func:`collate_examples`) then computes, on the
+    mini corpus' chunks of 11-86 tokens, 1.02 tokens per real one instead of 1.29."""
     rng = random.Random(seed)
     order = list(range(len(examples)))
     rng.shuffle(order)
@@ -117,19 +122,24 @@ def pad_token_id(tokenizer) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
 
-def collate_examples(examples: Sequence[Example], pad_id: int) -> dict[str, torch.Tensor]:
-    """One training batch of ``examples``: padded token ids, word positions and the head's labels."""
-    return collate_chunks(
-        [(e.chunk.input_ids, e.chunk.word_positions) for e in examples],
-        pad_id,
-        labels=[{HEAD: e.labels} for e in examples],
-    )
+def collate_examples(examples: Sequence[Example], pad_id: int, first: int | None = None) -> dict:
+    """One training batch of ``examples``: with ``first`` (the encoder's :func:`first_position`) the chunks
+    packed into one row (``packed``) and the head's labels of its words, chunk by chunk (``labels_punct``:
+    (words,)); with None padded token ids, word positions and labels (N, W), -100 at padding."""
+    chunks = [(e.chunk.input_ids, e.chunk.word_positions) for e in examples]
+    if first is None:
+        return collate_chunks(chunks, pad_id, labels=[{HEAD: e.labels} for e in examples])
+    labels = torch.tensor([label for e in examples for label in e.labels], dtype=torch.long)
+    return {"packed": pack_chunks(chunks, first), f"labels_{HEAD}": labels}
 
 
-def probe_loss(loss_fn, examples: Sequence[Example], pad_id: int, cfg: BertTrainConfig, device: torch.device) -> LossOf:
-    """The loss of the first ``batch_size`` training examples (``--amp fastest`` times its step)."""
+def probe_loss(
+    loss_fn, examples: Sequence[Example], pad_id: int, first: int | None, cfg: BertTrainConfig, device: torch.device
+) -> LossOf:
+    """The loss of the first ``batch_size`` training examples, collated as training does (``--amp fastest`` times
+    its step)."""
     return probe_loss_of(
-        lambda: collate_examples(examples[: cfg.batch_size], pad_id),
+        lambda: collate_examples(examples[: cfg.batch_size], pad_id, first),
         lambda model, batch, amp: compute_loss(model, loss_fn, batch, device, amp)[0],
     )
 
@@ -149,6 +159,7 @@ def train_one_epoch(
     ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
     model.train()
     pad_id = pad_token_id(unwrap(model).tokenizer)
+    first = first_position(unwrap(model).encoder)  # None: padded batches
     loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
     epoch = state.epoch + 1
     lengths = [len(e.chunk.input_ids) for e in examples] if cfg.batching == "length" else None
@@ -159,7 +170,7 @@ def train_one_epoch(
         tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10, disable=not dist.is_main)
     ):
         batch_examples = training_examples(examples, batch_indices, truncation, cfg.seed, epoch)
-        batch = collate_examples(batch_examples, pad_id)
+        batch = collate_examples(batch_examples, pad_id, first)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)
         loss, n = compute_loss(model, loss_fn, batch, device, amp)
@@ -389,7 +400,8 @@ def run_training(
     optimizer = build_optimizer(model, cfg)
     state = resume_latest(exp_dir, model, optimizer, cfg, device) if resume else TrainState()
     train_examples, dev_utterances = load_train_dev(train, dev, cfg, norm, model.tokenizer)
-    probe = probe_loss(loss_fn, train_examples, pad_token_id(model.tokenizer), cfg, device)
+    first = first_position(model.encoder)
+    probe = probe_loss(loss_fn, train_examples, pad_token_id(model.tokenizer), first, cfg, device)
     precision = training_amp(amp, device, model, probe, state=state)
 
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients

@@ -111,3 +111,37 @@ def test_chunk_attention_refuses_what_it_cannot_do():
         packing.chunk_attention(module, q, q, q, None)
     with pytest.raises(ValueError, match="at least one chunk"):
         packing.pack_chunks([], 0)
+
+
+@pytest.mark.parametrize("encoder", ["bert", "roberta"])
+def test_a_packed_training_batch_gives_the_padded_loss_and_gradients(encoder, request):
+    """Stage 5 trains on packed rows: the same loss (SCL over the batch's words, in the same order) and the same
+    gradients as the padded batch, without dropout; with dropout the packed row trains (a finite loss)."""
+    from punct.models.text import train
+    from punct.models.text.data import make_examples
+    from punct.models.text.losses import LossConfig, build_loss
+
+    model = request.getfixturevalue(encoder)
+    rng = np.random.default_rng(1)
+    utts = [
+        Utterance(u.id, u.words, list(rng.choice([",", ".", "?", "NP"], len(u.words))))
+        for u in utterances([3, 17, 5, 11, 2, 40, 9])
+    ]
+    examples = make_examples(utts, model.tokenizer, 24, 4)
+    loss_fn = build_loss(LossConfig(name="scl"))
+    pad_id, first = train.pad_token_id(model.tokenizer), packing.first_position(model.encoder)
+    losses, grads = [], []
+    for collate_first in (None, first):
+        model.zero_grad()
+        loss, words = train.compute_loss(model, loss_fn, train.collate_examples(examples, pad_id, collate_first), CPU)
+        loss.backward()
+        losses.append((loss.item(), words))
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
+    assert "packed" in train.collate_examples(examples, pad_id, first)
+    assert losses[0][1] == losses[1][1] == sum(len(e.labels) for e in examples)
+    assert losses[0][0] == pytest.approx(losses[1][0], rel=1e-5)
+    assert grads[0].shape == grads[1].shape and grads[0].abs().max() > 0
+    assert torch.allclose(grads[0], grads[1], atol=1e-6, rtol=1e-4)
+    model.train()  # attention and hidden dropout: another draw than the padded batch's, a loss all the same
+    loss, _ = train.compute_loss(model, loss_fn, train.collate_examples(examples, pad_id, first), CPU)
+    assert torch.isfinite(loss) and loss.item() != pytest.approx(losses[1][0], rel=1e-6)

@@ -108,12 +108,12 @@ def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch, 
     seen = []
 
     class Recorded(PunctBert):
-        def forward(self, *inputs):
-            out = super().forward(*inputs)
+        def forward(self, *inputs, **packed):  # padded batches
+            out = super().forward(*inputs, **packed)
             seen.append((self.training, out[1]["punct"].dtype))  # head logits (LayerNorm outputs are float32)
             return out
 
-        def forward_packed(self, row):  # dev scoring's packed rows
+        def forward_packed(self, row):  # packed rows: training's (through forward) and dev scoring's
             out = super().forward_packed(row)
             seen.append((self.training, out[1]["punct"].dtype))
             return out
