@@ -35,32 +35,14 @@ the ``(N * T, C)`` rows: a training step of the mini AM took a third less CPU ti
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from punct.am.config import AmModelConfig
+
 EMBEDDING_LAYER = 12
-
-
-@dataclass(frozen=True)
-class AmModelConfig:
-    """Model hyper-parameters (conf/am.yaml ``model:``)."""
-
-    feat_dim: int = 40
-    splice: tuple[int, ...] = (-1, 0, 1)
-    dim: int = 1024
-    bottleneck_dim: int = 128
-    time_strides: tuple[int, ...] = (1, 1, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3)  # tdnnf2..tdnnf13
-    prefinal_small_dim: int = 256
-    prefinal_big_dim: int = 1024
-    bypass_scale: float = 0.66
-    dropout: float = 0.0
-    num_tokens: int = 0  # set from the token table
-    # k: the layers from the first whose context (and every later one's) is a multiple of k run on every
-    # k-th frame, their outputs interpolated back to every frame (1: all layers at 100 frames/s)
-    frame_subsample: int = 1
 
 
 def interpolate_frames(x: torch.Tensor, k: int, num_frames: int) -> torch.Tensor:

@@ -21,7 +21,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +32,9 @@ from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
 from lhotse.utils import Pathlike
 from tqdm import tqdm
 
+from punct.am.config import AmConfig
 from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
-from punct.am.model import AmModelConfig, TdnnAcousticModel
+from punct.am.model import TdnnAcousticModel
 from punct.am.tokens import SPACE, TokenTable
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
@@ -52,58 +53,6 @@ from punct.training.loop import (
 from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.config import config_from_dict, load_config, save_config
-
-
-@dataclass(frozen=True)
-class AmConfig:
-    """conf/am.yaml: the model (nested ``model:``) and its training."""
-
-    model: AmModelConfig = field(default_factory=AmModelConfig)
-    num_epochs: int = 10
-    lr: float = 2e-3  # Adam peak learning rate
-    lr_decay: float = 0.85  # learning rate factor per epoch after the first
-    warmup_steps: int = 300
-    weight_decay: float = 1e-6
-    grad_clip: float = 5.0
-    # The CTC loss reads every k-th output frame (Kaldi's chain models: frame-subsampling-factor 3).
-    # At 100 frames/s (k = 1) the model sits on the CTC blank plateau for many epochs (the mini
-    # AM for all 32); k = 3 leaves it within 2-3 epochs.  The network is convolutional, so every frame
-    # still gets the trained function: at model.frame_subsample 1 decoding, alignment and layer-12 compute
-    # all 100 frames/s; at model.frame_subsample k (which must then be this k) they compute the frames the
-    # loss read and interpolate the rest (punct.am.model).
-    ctc_subsample: int = 1
-    max_duration: float = 200.0  # seconds of audio per batch (per rank)
-    num_buckets: int = 10
-    spec_augment: bool = True
-    num_time_masks: int = 2
-    max_time_mask: int = 20  # frames
-    num_freq_masks: int = 2
-    max_freq_mask: int = 6  # feature bins
-    log_interval: int = 50  # batches between log lines
-    num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
-    amp: str = "none"  # mixed precision (none, bf16, fp16, auto, fastest); --amp overrides it
-    # > 1: after the last epoch the weights of the last N epochs are averaged (icefall's --avg), and the
-    # average is the model later stages read (best-valid-loss.pt), and only the averaged epochs' dev loss is
-    # computed; 1: every epoch's dev loss, and the epoch with the lowest is the model.
-    average_epochs: int = 1
-    # With average_epochs > 1: false computes only the average's dev loss, not the averaged single epochs'
-    # (they decide nothing; on the mini corpus they cost ~50 s of stage 2's ~11 minutes).
-    averaged_epochs_dev_loss: bool = True
-    # Stage 1/2 stops when the greedy dev WER (wer_dev.txt) is above this (%): an AM that never left the CTC blank
-    # plateau recognises almost no words, and the later stages would run on nothing (punct.am.dev_wer).
-    # None: no check (the toy AMs of the tiny corpora).
-    max_dev_wer: float | None = 90.0
-
-    def __post_init__(self) -> None:
-        k = self.model.frame_subsample
-        if k < 1 or self.ctc_subsample < 1:
-            raise ValueError(f"model.frame_subsample and ctc_subsample must be >= 1, got {k} and {self.ctc_subsample}")
-        if k > 1 and self.ctc_subsample != k:
-            raise ValueError(
-                f"model.frame_subsample {k} computes frames 0, {k}, {2 * k}, ... only: the CTC loss must read those "
-                f"(ctc_subsample {k}), got ctc_subsample {self.ctc_subsample}"
-            )
-
 
 FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the selected model, read by every later stage: the epoch with the lowest

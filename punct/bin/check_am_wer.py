@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from punct.am.config import AmConfig
 from punct.am.dev_wer import AmLearnedNothing, check_dev_wer
-from punct.am.train import AmConfig
 from punct.utils.config import load_config
 
 

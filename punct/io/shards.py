@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING
 
 import kaldiio
 import numpy as np
-from lhotse.utils import Pathlike
 
 from punct.utils.atomic import atomic_write_text, clear_done, is_done, mark_done
 from punct.utils.cli import add_device_arguments
-from punct.utils.device import threaded_device
 from punct.utils.jobs import add_job_arguments
+from punct.utils.pathlike import Pathlike
 
 if TYPE_CHECKING:
     import torch
@@ -208,5 +207,7 @@ def run_word_dump(args: argparse.Namespace, word_items: Callable[[torch.device],
     vec_prefix, post_prefix = word_shard_prefixes(args.out_dir, args.job)
     if shards_to_skip([vec_prefix, post_prefix], args.overwrite):
         return
+    from punct.utils.device import threaded_device  # torch: only for a dump, not for a merge
+
     items = word_items(threaded_device(args.device, args.num_threads))
     write_word_shards(vec_prefix, post_prefix, items, args.compression)

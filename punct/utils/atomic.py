@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from lhotse.utils import Pathlike
+from punct.utils.pathlike import Pathlike
 
 
 @contextlib.contextmanager
