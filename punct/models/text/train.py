@@ -71,7 +71,7 @@ def warmup_factor(step: int, warmup_steps: int) -> float:
     return min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
 
 
-def compute_loss(model: PunctBert, loss_fn, batch: dict[str, torch.Tensor], device: torch.device, amp: Amp = NO_AMP):
+def compute_loss(model: PunctBert, loss_fn, batch: dict, device: torch.device, amp: Amp = NO_AMP):
     """Mean over heads of the loss on the labelled words; returns (loss, number of words).  The encoder
     and heads run under ``amp``'s autocast, the losses (SCL's similarities, focal's powers) in float32.
     ``batch``: :func:`collate_examples`' padded batch or packed row; the words reach the losses in the same order."""
