@@ -49,6 +49,8 @@ amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only)
                      # else each config's (float32 but conf/bert_mini.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
+prosody=marks        # mini corpus: what espeak-ng is told about the marks: marks (the punctuated text, every mark
+                     # spoken as a pause), none (the words alone) or natural (pauses drawn by conf/prosody.yaml)
 overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 2-4 (acoustic model)
 branch_threads=      # torch threads of stages 2 and 5; empty: 1 when the branches overlap, else torch's default
 # End configuration section.
@@ -95,6 +97,8 @@ Options (defaults in brackets):
   --amp MODE           mixed precision of training: none, bf16, fp16, auto, fastest; empty: auto on cuda, else each config's [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
+  --prosody P          mini corpus speech: marks (punctuated text spoken), none (words alone), natural (pauses
+                       and question rises drawn from conf/prosody.yaml) [${prosody}]
   --overlap-branches B true: stages 5-6 run in the background beside stages 2-4 (log in
                        exp/log/text_branch.log) [${overlap_branches}]
   --branch-threads N   torch threads of stages 2 and 5; empty: 1 when overlapping [${branch_threads}]
@@ -121,12 +125,18 @@ if [ "$(printf '%s\n' "$mustc_root" "$manifests" "$data_dir" | grep -c .)" -gt 1
 fi
 if [ $corpus_form = mini ]; then
   corpus_dir=data/corpus_${corpus_size}
+  [ "$prosody" != marks ] && corpus_dir=${corpus_dir}_${prosody}
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
   # the tiny corpus' toy TDNN learns only from the fine-tuned vectors
   [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && tdnn_word_vectors=pretrained
 else
   am_extra_size=none
 fi
+case $prosody in
+  marks|none) prosody_config_opt= ;;
+  natural) prosody_config_opt="--prosody-config conf/prosody.yaml" ;;
+  *) echo "$0: --prosody must be marks, none or natural, got '$prosody'" >&2; exit 2 ;;
+esac
 [ "$tdnn_word_vectors" = auto ] && tdnn_word_vectors=fine-tuned
 case $tdnn_word_vectors in
   fine-tuned|pretrained) ;;
@@ -166,8 +176,8 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   if [ $corpus_form = mini ]; then
     # The embedded mini corpus (Jane Austen read by espeak-ng) in MuST-C layout.  A built corpus
     # is kept; rebuild it with: local/build_english_corpus.sh --overwrite true --size $corpus_size $corpus_dir
-    local/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj \
-      --normalize-config conf/normalize.yaml $corpus_dir
+    local/build_english_corpus.sh --size $corpus_size --seed $corpus_seed --nj $nj --prosody $prosody \
+      $prosody_config_opt --normalize-config conf/normalize.yaml $corpus_dir
   fi
   # English text + words and labels per segment (mark -> label mapping: conf/normalize.yaml);
   # test = tst-COMMON, or UniPunc's split with --unipunc-dir.
@@ -182,10 +192,11 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   fi
   if [ "$am_extra_size" != none ]; then
     log "Stage 0: AM-only training talks: data/corpus_${am_extra_size} -> data/manifests_am"
-    local/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj \
-      --normalize-config conf/normalize.yaml data/corpus_${am_extra_size}
-    local/prepare.sh --splits train --normalize-config conf/normalize.yaml \
-      data/corpus_${am_extra_size} data/manifests_am
+    am_corpus_dir=data/corpus_${am_extra_size}
+    [ "$prosody" != marks ] && am_corpus_dir=${am_corpus_dir}_${prosody}
+    local/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj --prosody $prosody \
+      $prosody_config_opt --normalize-config conf/normalize.yaml $am_corpus_dir
+    local/prepare.sh --splits train --normalize-config conf/normalize.yaml $am_corpus_dir data/manifests_am
   fi
 fi
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from punct.corpora.mini_english import SIZES, build_mini_corpus, config_for_size, load_austen
-from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
+from punct.synthesis.build_record import add_mini_corpus_arguments, pause_model_from_args, reuse_built_corpus
 from punct.text.normalize import NormalizeConfig, add_normalize_arguments, format_mark_table
 from punct.utils.config import config_from_args
 from punct.utils.logging import log_config, setup_logging
@@ -40,12 +40,13 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main() -> None:
     args = get_parser().parse_args()
-    cfg = config_for_size(args.size, args.seed)
     try:
+        cfg = config_for_size(args.size, args.seed, args.prosody, pause_model_from_args(args))
         if reuse_built_corpus(args.out_dir, cfg, args.overwrite):
             table = (args.out_dir / "labels.txt").read_text(encoding="utf-8")
             print(
-                f"{args.out_dir} is already built (size {args.size}, seed {args.seed}); --overwrite rebuilds it\n"
+                f"{args.out_dir} is already built (size {args.size}, seed {args.seed}, prosody {args.prosody}); "
+                f"--overwrite rebuilds it\n"
                 f"{table}",
                 end="",
             )

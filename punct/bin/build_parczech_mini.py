@@ -12,7 +12,7 @@ import sys
 import time
 
 from punct.corpora.mini_czech import SIZES, build_czech_mini_corpus, config_for_size
-from punct.synthesis.build_record import add_mini_corpus_arguments, reuse_built_corpus
+from punct.synthesis.build_record import add_mini_corpus_arguments, pause_model_from_args, reuse_built_corpus
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -31,10 +31,13 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     args = get_parser().parse_args(argv)
-    cfg = config_for_size(args.size, args.seed)
     try:
+        cfg = config_for_size(args.size, args.seed, args.prosody, pause_model_from_args(args))
         if reuse_built_corpus(args.out_dir, cfg, args.overwrite):
-            print(f"{args.out_dir} is already built (size {args.size}, seed {args.seed}); --overwrite rebuilds it")
+            print(
+                f"{args.out_dir} is already built (size {args.size}, seed {args.seed}, prosody {args.prosody}); "
+                "--overwrite rebuilds it"
+            )
             return
     except ValueError as err:
         sys.exit(f"build_parczech_mini: {err}")

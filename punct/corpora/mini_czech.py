@@ -68,6 +68,7 @@ import soundfile as sf
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
 from punct.synthesis.build_record import wav_md5s
 from punct.synthesis.debian import download_deb, unpack_deb
+from punct.synthesis.prosody import PauseModel, prosody_rng, resolve_prosody, speak
 from punct.text.token_labels import PUNCT_MAP, extract_labels, is_mark
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
 
@@ -122,6 +123,10 @@ class CzechMiniConfig:
     edit_rate: float = 0.01
     insert_rate: float = 0.01
     number_rate: float = 0.15
+    # What espeak-ng is told about the marks (punct.synthesis.prosody): marks (PROSODY_MARKS spoken), none (the
+    # words alone) or natural (the words, with pauses and question rises drawn from ``pauses``).
+    prosody: str = "marks"
+    pauses: PauseModel | None = None  # the natural prosody's model; None for marks and none
 
 
 SIZES: dict[str, dict] = {
@@ -148,10 +153,14 @@ SIZES: dict[str, dict] = {
 }
 
 
-def config_for_size(size: str, seed: int = 42) -> CzechMiniConfig:
+def config_for_size(
+    size: str, seed: int = 42, prosody: str = "marks", pauses: PauseModel | None = None
+) -> CzechMiniConfig:
     if size not in SIZES:
         raise ValueError(f"unknown Czech mini corpus size {size!r}; known: {sorted(SIZES)}")
-    return CzechMiniConfig(size=size, seed=seed, **SIZES[size])
+    return CzechMiniConfig(
+        size=size, seed=seed, prosody=prosody, pauses=resolve_prosody(prosody, pauses), **SIZES[size]
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -474,10 +483,17 @@ COUNTERS = (
 
 
 def _speak(
-    engine, text: str, voice, rng: np.random.Generator, cfg: CzechMiniConfig, vocab: list[str], counts: dict[str, int]
+    engine,
+    text: str,
+    voice,
+    rng: np.random.Generator,
+    cfg: CzechMiniConfig,
+    vocab: list[str],
+    counts: dict[str, int],
+    prosody_draws: np.random.Generator | None = None,
 ):
-    """One fortune as an utterance (edits drawn from ``rng``) read by a jittered ``voice``:
-    ``(utterance, voice used, 16 kHz audio, word starts, word ends)``."""
+    """One fortune as an utterance (edits drawn from ``rng``, natural pauses from ``prosody_draws``) read by a
+    jittered ``voice``: ``(utterance, voice used, 16 kHz audio, word starts, word ends)``."""
     from punct.synthesis.tts import Voice, resample
 
     utt = make_utterance(text, rng, cfg, vocab, counts)
@@ -487,7 +503,7 @@ def _speak(
         int(np.clip(voice.pitch + rng.integers(-4, 5), 0, 99)),
         int(voice.rate * rng.uniform(0.95, 1.05)),
     )
-    synth = engine.synthesize(utt.synth_text, jitter)
+    synth, _ = speak(engine, utt.synth_text, utt.spans, jitter, cfg.prosody, cfg.pauses, prosody_draws)
     audio = resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
     if not utt.spoken:
         return utt, jitter, audio, [], []
@@ -564,10 +580,11 @@ def _speak_sitting(
     cfg: CzechMiniConfig,
     vocab: list[str],
     counts: dict[str, int],
+    prosody_draws: np.random.Generator | None = None,
 ) -> tuple[list[np.ndarray], list[VerticalToken], list[tuple[str, float, float]], float]:
     """One sitting of record ``doc``: turns of 1-4 fortunes from ``texts`` until ``cfg.sitting_seconds`` are
-    planned.  Returns the audio pieces, the record tokens, the spoken words (word, start, end in seconds) and
-    the planned length in seconds."""
+    planned (natural pauses drawn from ``prosody_draws``).  Returns the audio pieces, the record tokens, the
+    spoken words (word, start, end in seconds) and the planned length in seconds."""
     pieces: list[np.ndarray] = [np.zeros(int(rng.uniform(0.3, 1.0) * SAMPLE_RATE), np.float32)]
     position = len(pieces[0])
     tokens: list[VerticalToken] = []
@@ -581,7 +598,9 @@ def _speak_sitting(
             if planned >= cfg.sitting_seconds:
                 break
             counts["fortunes"] += 1
-            utt, jitter, audio, starts, ends = _speak(engine, next(texts), voice, rng, cfg, vocab, counts)
+            utt, jitter, audio, starts, ends = _speak(
+                engine, next(texts), voice, rng, cfg, vocab, counts, prosody_draws
+            )
             offset = position / SAMPLE_RATE
             said += [(w, offset + a, offset + b) for w, a, b in zip(utt.spoken, starts, ends)]
             tokens += _vertical_tokens(utt, f"{doc}.u{u}.p{p + 1}", info.id)
@@ -623,7 +642,7 @@ def build_czech_mini_corpus(out_dir: Path, cfg: CzechMiniConfig, cache_dir: Path
     for s in range(cfg.num_sittings):
         begin = base + datetime.timedelta(days=int(7 * s + rng.integers(0, 3)), minutes=int(rng.integers(0, 300)))
         pieces, tokens, said, planned = _speak_sitting(
-            engine, f"ps2013-{s + 1:03d}-01-000-000", turns, texts, rng, cfg, vocab, counts
+            engine, f"ps2013-{s + 1:03d}-01-000-000", turns, texts, rng, cfg, vocab, counts, prosody_rng([cfg.seed, s])
         )
         recordings.append(_write_sitting(out_dir, cfg, s, rng, begin, planned, pieces, tokens, said))
         total_seconds += recordings[-1].pop("_seconds")

@@ -72,6 +72,7 @@ import soundfile as sf
 from punct.labels import PUNCT4
 from punct.synthesis.build_record import wav_md5s
 from punct.synthesis.debian import download_deb, unpack_deb
+from punct.synthesis.prosody import PauseModel, pauses_per_word, prosody_rng, resolve_prosody, speak
 from punct.synthesis.tts import Espeak, Voice, resample, word_starts_for_spans
 from punct.text.normalize import NormalizeConfig, normalize
 from punct.utils.atomic import atomic_write_text
@@ -112,6 +113,10 @@ class MiniCorpusConfig:
     # acoustic model's extra training talks) takes another base, so that talks and speakers stay unique.
     talk_id_base: int = 1000
     extra_text_words: int = 0  # words of training text without audio (text/train_extra.txt); 0: none
+    # What espeak-ng is told about the marks (punct.synthesis.prosody): marks (the punctuated text), none (the
+    # words alone) or natural (the words, with pauses and question rises drawn from ``pauses``).
+    prosody: str = "marks"
+    pauses: PauseModel | None = None  # the natural prosody's model; None for marks and none
 
 
 SIZES: dict[str, dict[str, SplitSize]] = {
@@ -134,7 +139,9 @@ EXTRA_TEXT_FILE = "text/train_extra.txt"
 EXTRA_TEXT_BLOCK_SENTENCES = 20
 
 
-def config_for_size(size: str, seed: int = 42) -> MiniCorpusConfig:
+def config_for_size(
+    size: str, seed: int = 42, prosody: str = "marks", pauses: PauseModel | None = None
+) -> MiniCorpusConfig:
     if size not in SIZES:
         raise ValueError(f"unknown mini corpus size {size!r}; known: {sorted(SIZES)}")
     return MiniCorpusConfig(
@@ -143,6 +150,8 @@ def config_for_size(size: str, seed: int = 42) -> MiniCorpusConfig:
         splits=SIZES[size],
         talk_id_base=TALK_ID_BASES.get(size, 1000),
         extra_text_words=EXTRA_TEXT_WORDS.get(size, 0),
+        prosody=prosody,
+        pauses=resolve_prosody(prosody, pauses),
     )
 
 
@@ -340,6 +349,7 @@ class TalkSegment:
     duration: float = 0.0
     words: list[str] = field(default_factory=list)
     starts: list[float] | None = None  # synthesizer word starts, seconds from the segment start
+    pauses: list[float] | None = None  # silence drawn after each word (prosody none/natural), seconds
 
 
 @dataclass
@@ -465,11 +475,17 @@ def plan_talks(
 
 
 def synthesize_talk(
-    talk: Talk, rng: np.random.Generator, cfg: MiniCorpusConfig, norm: NormalizeConfig
+    talk: Talk,
+    rng: np.random.Generator,
+    cfg: MiniCorpusConfig,
+    norm: NormalizeConfig,
+    prosody_draws: np.random.Generator | None = None,
 ) -> tuple[np.ndarray, int]:
-    """The talk's 16 kHz waveform; fills each segment's offset, duration, words and starts.
+    """The talk's 16 kHz waveform; fills each segment's offset, duration, words, starts (and drawn pauses).
 
-    Returns the waveform and the number of segments whose word events could not be mapped.
+    ``prosody_draws``: the generator of the natural prosody's pauses (its own stream, so that the voices,
+    gaps and noise are those of the marks corpus).  Returns the waveform and the number of segments whose
+    word events could not be mapped.
     """
     engine = Espeak.get()
     engine.reset_noise()
@@ -486,19 +502,7 @@ def synthesize_talk(
             int(v.rate * rng.uniform(0.95, 1.05)),
             v.pitch_range,
         )
-        synth = engine.synthesize(seg.text, jitter)
-        audio = resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
-        norm_result = normalize(seg.text, norm)
-        seg.words = norm_result.words
-        spans = norm_result.spans
-        seg.starts = word_starts_for_spans(
-            synth.words,
-            spans,
-            synth.phonemes,
-            lambda i, text=seg.text, voice=jitter, spans=spans: engine.phoneme_count(
-                text[spans[i][0] : spans[i][1]], voice
-            ),
-        )
+        audio = speak_segment(engine, seg, jitter, cfg, norm, prosody_draws)
         if seg.starts is None:
             unmapped += 1
         seg.offset = position / SAMPLE_RATE
@@ -510,6 +514,31 @@ def synthesize_talk(
     wav = np.concatenate(pieces)
     wav += rng.normal(0.0, 10 ** (talk.noise_dbfs / 20.0), size=len(wav)).astype(np.float32)
     return np.clip(wav, -1.0, 1.0), unmapped
+
+
+def speak_segment(
+    engine: Espeak,
+    seg: TalkSegment,
+    voice: Voice,
+    cfg: MiniCorpusConfig,
+    norm: NormalizeConfig,
+    prosody_draws: np.random.Generator | None,
+) -> np.ndarray:
+    """The segment's 16 kHz audio in ``cfg.prosody``; fills its words, word starts (None when espeak's word
+    events cannot be mapped to them) and drawn pauses."""
+    norm_result = normalize(seg.text, norm)
+    seg.words = norm_result.words
+    spans = norm_result.spans
+    labelled = [label != PUNCT4.none for label in norm_result.labels]
+    synth, plan = speak(engine, seg.text, spans, voice, cfg.prosody, cfg.pauses, prosody_draws, labelled)
+    seg.pauses = pauses_per_word(plan, spans)
+    seg.starts = word_starts_for_spans(
+        synth.words,
+        spans,
+        synth.phonemes,
+        lambda i: engine.phoneme_count(seg.text[spans[i][0] : spans[i][1]], voice),
+    )
+    return resample(synth.audio, synth.sample_rate, SAMPLE_RATE)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -550,7 +579,7 @@ def _yaml_line(seg: TalkSegment, talk_id: int) -> str:
 
 def _synthesize_job(job) -> tuple[Talk, int]:
     talk, seed, cfg, norm, wav_path = job
-    wav, unmapped = synthesize_talk(talk, np.random.default_rng(list(seed)), cfg, norm)
+    wav, unmapped = synthesize_talk(talk, np.random.default_rng(list(seed)), cfg, norm, prosody_rng(seed))
     sf.write(wav_path, wav, SAMPLE_RATE, subtype="PCM_16")
     return talk, unmapped
 
@@ -613,15 +642,14 @@ def _write_split_text(txt_dir: Path, split: str, results: list, norm: NormalizeC
             en_lines.append(seg.text)
             seconds += seg.duration
             if seg.starts is not None:
-                time_lines.append(
-                    json.dumps(
-                        {
-                            "id": f"ted_{talk.talk_id}_{i}",
-                            "words": seg.words,
-                            "starts": [round(x, 4) for x in seg.starts],
-                        }
-                    )
-                )
+                record = {
+                    "id": f"ted_{talk.talk_id}_{i}",
+                    "words": seg.words,
+                    "starts": [round(x, 4) for x in seg.starts],
+                }
+                if seg.pauses is not None:
+                    record["pauses"] = [round(x, 4) for x in seg.pauses]
+                time_lines.append(json.dumps(record))
     talks = [t for t, _ in results]
     (txt_dir / f"{split}.yaml").write_text("\n".join(yaml_lines) + "\n", encoding="utf-8")
     (txt_dir / f"{split}.en").write_text("\n".join(en_lines) + "\n", encoding="utf-8")

@@ -10,6 +10,7 @@ so that runs on two data folders can be checked to have heard the same audio.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from punct.synthesis.debian import default_cache_dir
+from punct.synthesis.prosody import PROSODIES, PauseModel
 from punct.utils.atomic import is_done
 from punct.utils.cli import add_rerun_arguments
+from punct.utils.config import config_from_dict, read_yaml
 
 
 def _as_json(value: Any) -> Any:
@@ -36,11 +39,21 @@ def config_changes(corpus_dir: Path, cfg: Any) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{record}: no readable build config ({err}); --overwrite rebuilds the corpus") from err
     asked = _as_json(asdict(cfg))
+    # A field that the record lacks was added after the build: the build did what its default does.
+    defaults = {f.name: _as_json(_default_of(f)) for f in dataclasses.fields(cfg)}
     return [
-        f"{name}: built {built.get(name)!r}, asked {value!r}"
+        f"{name}: built {built.get(name, defaults[name])!r}, asked {value!r}"
         for name, value in asked.items()
-        if built.get(name) != value
+        if built.get(name, defaults[name]) != value
     ]
+
+
+def _default_of(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return asdict(f.default) if dataclasses.is_dataclass(f.default) else f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
 
 
 def reuse_built_corpus(corpus_dir: Path, cfg: Any, overwrite: bool) -> bool:
@@ -97,4 +110,28 @@ def add_mini_corpus_arguments(
         default=default_cache_dir(),
         help=f"where the {text_package} .deb is downloaded and unpacked ($PUNCT_CACHE)",
     )
+    parser.add_argument(
+        "--prosody",
+        choices=PROSODIES,
+        default="marks",
+        help="what espeak-ng is told about the marks: marks (the punctuated text), none (the words alone), "
+        "natural (the words, with pauses and question rises drawn from --prosody-config); punct.synthesis.prosody",
+    )
+    parser.add_argument(
+        "--prosody-config",
+        type=Path,
+        default=None,
+        help="YAML of the natural prosody's pause model (PauseModel); empty: its defaults",
+    )
     add_rerun_arguments(parser, "rebuild an existing corpus")
+
+
+def pause_model_from_args(args: argparse.Namespace) -> PauseModel | None:
+    """The natural prosody's model of a builder's options (None for the other prosodies)."""
+    if args.prosody != "natural":
+        if args.prosody_config is not None:
+            raise ValueError(f"--prosody-config is read by --prosody natural only, not {args.prosody}")
+        return None
+    if args.prosody_config is None:
+        return PauseModel()
+    return config_from_dict(PauseModel, read_yaml(args.prosody_config), str(args.prosody_config))

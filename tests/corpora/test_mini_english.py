@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,7 @@ from punct.synthesis.build_record import (
     reuse_built_corpus,
     wav_md5s,
 )
+from punct.synthesis.prosody import PauseModel
 from punct.synthesis.tts import Voice
 from punct.text.normalize import NormalizeConfig, normalize
 
@@ -278,6 +280,25 @@ def test_build_is_deterministic_and_never_silently_overwritten(built, tmp_path):
     rel = Path("data") / "dev" / "txt" / "dev.yaml"
     assert (other / rel).read_text() != (corpus / rel).read_text()
     assert not list(tmp_path.glob(".again*"))  # no temporary folder left behind
+
+
+def test_natural_prosody_is_deterministic_and_keeps_the_voices_and_text(built, tmp_path):
+    corpus, books, _ = built
+    natural = replace(small_config(), prosody="natural", pauses=PauseModel())
+    first, again = tmp_path / "natural", tmp_path / "natural_again"
+    build_mini_corpus(first, natural, books, num_jobs=2)
+    build_mini_corpus(again, natural, books)
+    assert audio_digest(first) == audio_digest(again) != audio_digest(corpus)
+    built_config = json.loads((first / "build.json").read_text())["config"]
+    assert built_config["prosody"] == "natural" and built_config["pauses"]["comma"]["probability"] == 0.5
+    for split in ("train", "dev"):
+        rel = Path("data") / split / "txt" / f"{split}.en"
+        assert (first / rel).read_text() == (corpus / rel).read_text()  # the same text, voices drawn alike
+        times = [json.loads(x) for x in (first / "data" / split / "txt" / f"{split}.word_times.jsonl").open()]
+        assert times and all(len(t["pauses"]) == len(t["words"]) for t in times)
+        assert any(p > 0 for t in times for p in t["pauses"])
+    marks_times = (corpus / "data" / "dev" / "txt" / "dev.word_times.jsonl").read_text()
+    assert '"pauses"' not in marks_times  # the marks corpus' files as before the option
 
 
 def _speak_after_rand_calls(job, calls: int) -> str:

@@ -10,6 +10,8 @@ set -euo pipefail
 size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~6.7 h, 56 speakers)
 seed=42            # seed of every random choice (text, speakers, record edits, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
+prosody=marks      # what espeak-ng is told about the marks: marks, none or natural (punct/synthesis/prosody.py)
+prosody_config=    # --prosody natural: YAML of its pause model (conf/prosody.yaml); empty: the code's defaults
 overwrite=false    # rebuild an existing corpus
 # End configuration section.
 
@@ -20,12 +22,14 @@ echo "$0 $*"
 if [ $# -ne 1 ]; then
   echo "Usage: $0 [options] <corpus-dir>"
   echo "e.g.: $0 --size tiny data/corpus_tiny"
-  echo "Options: --size tiny|mini|small, --seed N, --cache-dir DIR, --overwrite true|false"
+  echo "Options: --size tiny|mini|small, --seed N, --prosody marks|none|natural, --prosody-config FILE,"
+  echo "         --cache-dir DIR, --overwrite true|false"
   exit 1
 fi
 dir=$1
 
-opts=(--size "$size" --seed "$seed")
+opts=(--size "$size" --seed "$seed" --prosody "$prosody")
+[ -n "$prosody_config" ] && opts+=(--prosody-config "$prosody_config")
 [ -n "$cache_dir" ] && opts+=(--cache-dir "$cache_dir")
 $overwrite && opts+=(--overwrite)
 mkdir -p "$(dirname "$dir")/log"
