@@ -25,6 +25,7 @@ from punct.corpora.mini_czech import (
 )
 from punct.corpora.parczech_vertical import find_recordings, read_speakers, read_vertical
 from punct.synthesis.build_record import audio_digest
+from punct.synthesis.prosody import resolve_prosody
 
 CACHE = Path(os.environ.get("PUNCT_CACHE", Path.home() / ".cache" / "punct"))
 
@@ -202,3 +203,31 @@ def test_build_small_corpus(tmp_path):
         name = str(paths["audio"].relative_to(tmp_path / "c"))
         assert md5s[name] == hashlib.md5(paths["audio"].read_bytes()).hexdigest()
     assert re.fullmatch(r"[0-9a-f]{12}", audio_digest(tmp_path / "c"))
+
+
+@pytest.mark.skipif(not CACHE.parent.exists(), reason="no cache folder")
+@pytest.mark.parametrize("prosody", ["none", "natural"])
+def test_prosody_changes_the_speech_but_not_the_record(tmp_path, prosody):
+    base = CzechMiniConfig(size="tiny", seed=5, num_sittings=1, sitting_seconds=60.0, num_speakers=2)
+    other = dataclasses.replace(base, prosody=prosody, pauses=resolve_prosody(prosody, None))
+    try:
+        build_czech_mini_corpus(tmp_path / "marks", base, CACHE)
+    except RuntimeError as e:  # no fortunes-cs available offline
+        pytest.skip(str(e))
+    build_czech_mini_corpus(tmp_path / prosody, other, CACHE)
+    ((rec_id, paths),) = find_recordings(tmp_path / "marks").items()
+    assert find_recordings(tmp_path / prosody)[rec_id]["vert"].read_bytes() == paths["vert"].read_bytes()
+
+    def spoken(corpus: str) -> list[tuple[str, float, float]]:
+        lines = (tmp_path / corpus / "synth" / f"{rec_id}.words.tsv").read_text(encoding="utf-8").splitlines()
+        return [(w, float(a), float(b)) for w, a, b in (line.split("\t") for line in lines)]
+
+    marks, changed = spoken("marks"), spoken(prosody)
+    assert [w for w, _, _ in changed] == [w for w, _, _ in marks]  # the same words said
+    gaps = lambda said: [a2 - b1 for (_, _, b1), (_, a2, _) in zip(said, said[1:])]  # noqa: E731
+    # marks speak the commas as short pauses (21 of 209 gaps in 0.08-0.3 s); none removes them (7: stops, and the
+    # gaps between fortunes remain)
+    long_marks, long_changed = (sum(0.08 < g < 0.3 for g in gaps(s)) for s in (marks, changed))
+    if prosody == "none":
+        assert long_changed < long_marks / 2, (long_changed, long_marks)
+    assert json.loads((tmp_path / prosody / "build.json").read_text())["config"]["prosody"] == prosody
