@@ -6,7 +6,7 @@ One concept per subpackage, on floors: a module imports its own area and areas o
   0  utils
   1  labels, io, features, training, synthesis
   2  text, scoring, am
-  3  align, recognition, models (its docstring only), models.text
+  3  align, recognition, models (its docstring only), models.text, models.pause
   4  am_data, models.cross_attention
   5  corpora, models.punct_tdnn
   6  inference, results

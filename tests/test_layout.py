@@ -8,7 +8,7 @@ for the models) or ``punct.labels``.
   0  utils
   1  labels, io, features, training, synthesis
   2  text, scoring, am
-  3  align, recognition, models (its docstring only), models.text
+  3  align, recognition, models (its docstring only), models.text, models.pause
   4  am_data, models.cross_attention
   5  corpora, models.punct_tdnn
   6  inference, results
@@ -28,7 +28,7 @@ FLOORS = [
     ["punct.utils"],
     ["punct.labels", "punct.io", "punct.features", "punct.training", "punct.synthesis"],
     ["punct.text", "punct.scoring", "punct.am"],
-    ["punct.align", "punct.recognition", "punct.models", "punct.models.text"],
+    ["punct.align", "punct.recognition", "punct.models", "punct.models.text", "punct.models.pause"],
     ["punct.am_data", "punct.models.cross_attention"],
     ["punct.corpora", "punct.models.punct_tdnn"],
     ["punct.inference", "punct.results"],

@@ -299,9 +299,11 @@ fi
 
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
-  # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots.
+  # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots; the pause-only
+  # baseline (exp/pause: a small classifier on stage 3's word times alone, fit on train and chosen on dev) as a row of
+  # its own, and paired bootstrap differences of TDNN, ensemble and BERT against it.
   local/score.sh --cmd "$decode_net_cmd" --nj $nj --device $device --am-model-dir exp/am --bert-model-dir exp/bert/best-valid-f1 \
-    --supervisions-dir data/manifests --seed $seed \
+    --supervisions-dir data/manifests --seed $seed --pause-dir exp/pause \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md
 fi

@@ -10,7 +10,12 @@ References are the per-word labels (custom["punct"]) of the aligned cuts; every 
 the same words (utterances that have both posteriors).  Per split, results.json ("splits") and
 RESULTS.md say what was scored: the utterances and words of the stage-0 supervisions
 (--supervisions-dir) that reached scoring, and for each other one the first stage without an output
-for it (features, alignment with stage 3's reason, embeddings, posteriors).  Writes
+for it (features, alignment with stage 3's reason, embeddings, posteriors).  With --pause-dir (the
+pause-only baseline's posteriors, punct.bin.train_pause) a "Pause only" row is scored on the same words.
+Paired comparisons ("paired" in results.json, a table in RESULTS.md): per split, the overall F1 of one system
+minus another's with a paired bootstrap 95 % interval over the utterances (both scored on the same resamples,
+--num-resamples and --bootstrap-seed as the alpha rule's; punct.scoring.intervals.paired_difference): TDNN, the
+ensemble at the chosen alpha and BERT only each minus Pause only, and TDNN minus BERT only.  Writes
 <out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs (punct.results.mustc).
 """
 
@@ -28,6 +33,7 @@ from punct.io.shards import MatrixReader
 from punct.labels import PUNCT4, WordLabels
 from punct.results.facts import acoustic_model_health, parameter_breakdown
 from punct.results.mustc import write_results
+from punct.scoring.confusion import micro_f1
 from punct.scoring.ensemble import (
     PAPER_ALPHA,
     add_alpha_rule_arguments,
@@ -36,9 +42,13 @@ from punct.scoring.ensemble import (
     default_alphas,
     ensemble,
     paired_posteriors,
+    utterance_confusions,
 )
+from punct.scoring.intervals import paired_difference
 from punct.scoring.punct_scores import Coverage, coverage, score
 from punct.utils.logging import log_config, setup_logging
+
+PAUSE = "Pause only"  # the pause-only baseline's system name (punct.results.mustc.OPTIONAL_MODELS)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -55,6 +65,13 @@ def get_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tdnn-post-dir", type=Path, default=Path("exp/tdnn/post"), help="TDNN posteriors: <dir>/<split>/post.scp"
+    )
+    parser.add_argument(
+        "--pause-dir",
+        type=Path,
+        default=None,
+        help="the pause-only baseline (punct.bin.train_pause): <dir>/<split>/post.scp and <dir>/choice.json; "
+        "a Pause only row and paired comparisons with it",
     )
     parser.add_argument("--dev-split", default="dev", help="split on which alpha is chosen")
     parser.add_argument("--test-split", default="test", help="split reported")
@@ -202,31 +219,107 @@ def read_split(args: argparse.Namespace, split: str):
             skipped[0],
         )
     lost = set(skipped)
-    lengths = [len(labels) for key, labels in refs.items() if key not in lost]  # paired_posteriors' order
+    kept = [key for key in refs if key not in lost]  # paired_posteriors' order
+    lengths = [len(refs[key]) for key in kept]
     scored = split_coverage(args, split, refs, skipped)
     if scored.words != len(ref):
         raise RuntimeError(f"{split}: {len(ref)} words stacked but {scored.words} counted as scored")
     logging.info("%s: %s (of %s)", split, scored.summary(), scored.manifest)
-    return (ref, pt, pb), lengths, scored.to_dict()
+    pause = None
+    if args.pause_dir is not None:
+        pause = stacked_posteriors(args.pause_dir / split / "post.scp", kept, lengths, len(PUNCT4.classes))
+    return (ref, pt, pb), pause, lengths, scored.to_dict()
 
 
-def score_systems(data: dict, classes: list[str], chosen: float, paper_alpha: float) -> dict[str, dict]:
-    """Per split, the scores of BERT alone, the TDNN alone and the ensemble at the chosen and the paper's alpha."""
+def stacked_posteriors(scp: Path, keys: list[str], lengths: list[int], num_classes: int) -> np.ndarray:
+    """The posteriors of ``keys`` (utterances of ``lengths`` words) stacked in that order; every key must be in
+    ``scp`` with one row per word."""
+    if not scp.exists():
+        raise FileNotFoundError(f"no such file: {scp}")
+    reader, rows = MatrixReader(scp), []
+    for key, length in zip(keys, lengths):
+        if key not in reader:
+            raise ValueError(f"{scp}: no posteriors of {key}, which the other systems are scored on")
+        matrix = reader[key]
+        if matrix.shape != (length, num_classes):
+            raise ValueError(f"{scp}: {key} has shape {matrix.shape}, expected ({length}, {num_classes})")
+        rows.append(matrix)
+    return np.concatenate(rows)
+
+
+def chosen_name(alpha: float) -> str:
+    return f"Ensemble (alpha={alpha:.1f}, chosen on dev)"
+
+
+def system_predictions(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray], pause: np.ndarray | None, chosen: float, paper_alpha: float
+) -> dict[str, np.ndarray]:
+    """One split's argmax predictions by system name: BERT alone, the TDNN alone, the ensemble at the chosen and
+    the paper's alpha, and (with its posteriors) the pause-only baseline."""
+    _, pt, pb = data
+    hyps = {
+        "BERT only": pb.argmax(1),
+        "TDNN": pt.argmax(1),
+        chosen_name(chosen): ensemble(pt, pb, chosen).argmax(1),
+        f"Ensemble (alpha={paper_alpha:.1f}, paper)": ensemble(pt, pb, paper_alpha).argmax(1),
+    }
+    if pause is not None:
+        hyps[PAUSE] = pause.argmax(1)
+    return hyps
+
+
+def score_systems(hyps: dict[str, dict[str, np.ndarray]], refs: dict[str, np.ndarray], classes: list[str]) -> dict:
+    """Per split, the scores of every system's predictions."""
     systems = {}
-    for split, (ref, pt, pb) in data.items():
-        systems[split] = {
-            "BERT only": score(ref, pb.argmax(1), classes).to_dict(),
-            "TDNN": score(ref, pt.argmax(1), classes).to_dict(),
-            f"Ensemble (alpha={chosen:.1f}, chosen on dev)": score(
-                ref, ensemble(pt, pb, chosen).argmax(1), classes
-            ).to_dict(),
-            f"Ensemble (alpha={paper_alpha:.1f}, paper)": score(
-                ref, ensemble(pt, pb, paper_alpha).argmax(1), classes
-            ).to_dict(),
-        }
+    for split, by_system in hyps.items():
+        systems[split] = {name: score(refs[split], hyp, classes).to_dict() for name, hyp in by_system.items()}
         for name, s in systems[split].items():
             logging.info("%s %s: overall F1 %.4f", split, name, s["overall"]["f1"])
     return systems
+
+
+def paired_comparisons(
+    hyps: dict[str, dict[str, np.ndarray]],
+    refs: dict[str, np.ndarray],
+    lengths: dict[str, list[int]],
+    num_classes: int,
+    chosen: float,
+    num_resamples: int,
+    seed: int,
+) -> dict:
+    """Per split, overall F1 of a system minus a baseline's with a paired bootstrap 95 % interval over the
+    utterances (the same resamples for both), for each pair whose two systems were scored."""
+    pairs = [("TDNN", PAUSE), (chosen_name(chosen), PAUSE), ("BERT only", PAUSE), ("TDNN", "BERT only")]
+    out = {
+        "statistic": "overall F1",
+        "unit": "utterances",
+        "num_resamples": num_resamples,
+        "seed": seed,
+        "level": 0.95,
+        "splits": {},
+    }
+    for split, by_system in hyps.items():
+        rows = []
+        for system, baseline in pairs:
+            if system not in by_system or baseline not in by_system:
+                continue
+            a, b = (
+                utterance_confusions(refs[split], by_system[name], lengths[split], num_classes)
+                for name in (system, baseline)
+            )
+            point, low, high = paired_difference(a, b, micro_f1, num_resamples, seed)
+            rows.append({"system": system, "baseline": baseline, "difference": point, "low": low, "high": high})
+            logging.info("%s: %s minus %s: %+.4f (%+.4f, %+.4f)", split, system, baseline, point, low, high)
+        out["splits"][split] = rows
+    return out
+
+
+def pause_model(pause_dir: Path | None) -> dict | None:
+    """The pause-only classifier chosen on dev (``choice.json``'s "chosen"), or None without one."""
+    choice = pause_dir / "choice.json" if pause_dir is not None else None
+    if choice is None or not choice.is_file():
+        return None
+    return json.loads(choice.read_text(encoding="utf-8"))["chosen"]
 
 
 def sweep_records(sweeps: dict, classes: list[str]) -> dict[str, list[dict]]:
@@ -253,16 +346,18 @@ def main() -> None:
     alphas = default_alphas(args.alpha_step)
     if not any(abs(a - args.paper_alpha) < 1e-9 for a in alphas):
         alphas = sorted(alphas + [args.paper_alpha])
-    data, lengths, splits = {}, {}, {}
+    data, pause, lengths, splits = {}, {}, {}, {}
     for split in (args.dev_split, args.test_split):
-        data[split], lengths[split], splits[split] = read_split(args, split)
+        data[split], pause[split], lengths[split], splits[split] = read_split(args, split)
     sweeps = {split: alpha_sweep(*data[split], classes, alphas) for split in data}
     choice = choose_alpha_by_rule(
         args.alpha_rule, *data[args.dev_split], lengths[args.dev_split], alphas, args.num_resamples, args.bootstrap_seed
     )
     chosen = choice.alpha
     logging.info("alpha chosen on %s: %.1f (%s)", args.dev_split, chosen, choice.describe())
-    systems = score_systems(data, classes, chosen, args.paper_alpha)
+    hyps = {split: system_predictions(data[split], pause[split], chosen, args.paper_alpha) for split in data}
+    refs = {split: data[split][0] for split in data}
+    systems = score_systems(hyps, refs, classes)
     results = {
         "seed": args.seed,
         "classes": classes,
@@ -272,6 +367,10 @@ def main() -> None:
         "paper_alpha": args.paper_alpha,
         "systems": systems,
         "alpha_sweep": sweep_records(sweeps, classes),
+        "paired": paired_comparisons(
+            hyps, refs, lengths, len(classes), chosen, args.num_resamples, args.bootstrap_seed
+        ),
+        "pause_model": pause_model(args.pause_dir),
         "parameters": parameter_breakdown(args.am_dir, args.bert_dir, args.tdnn_model),
         "acoustic_model": acoustic_model_health(args.am_dir, [args.dev_split, args.test_split]),
     }

@@ -1,8 +1,10 @@
 """egs/mustc's results: stage 8's RESULTS.md + results.json shaped like EfficientPunct's tables, and the README
 tables made from one or more of those results.json (:mod:`punct.bin.results_table`).
 
-* Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4);
-  columns comma / full stop / question / overall (micro) F1 / macro F1, then the same with P/R.
+* Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4) and, when stage 8 scored it,
+  the pause-only baseline (:mod:`punct.models.pause`); columns comma / full stop / question / overall (micro) F1 /
+  macro F1, then the same with P/R.
+* Paired differences: overall F1 of one system minus another's with a paired bootstrap interval, per split.
 * What was scored: per split, the utterances and words of the stage-0 manifest that were scored, and
   those dropped before scoring, by reason (no features, no alignment at stage 3, no posteriors ...).
 * Table 4 shape: F1 per class, overall and macro for alpha = 0.0 .. 1.0 on dev and test.
@@ -15,8 +17,9 @@ tables made from one or more of those results.json (:mod:`punct.bin.results_tabl
 The JSON holds every number the markdown shows (fractions; the markdown shows percent).
 
 The README tables (:class:`RunResult`, one per run's results.json): F1 in percent, one row per model and F1 (BERT
-only, TDNN, the ensemble at the alpha chosen on dev), one column per run, then mean ± sample sd; and per run the
-alpha chosen on dev, the acoustic model's WER and alignment error, what was scored, and the wall time.
+only, TDNN, the ensemble at the alpha chosen on dev, and Pause only when every run scored it), one column per run,
+then mean ± sample sd; and per run the alpha chosen on dev, the acoustic model's WER and alignment error, what was
+scored, and the wall time.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from punct.results.plots import plot_confusion, plot_f1_vs_alpha
 from punct.results.stages import STAGES_NOTE, stage_rows
 from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
 from punct.scoring.ensemble import AlphaChoice
+from punct.scoring.intervals import Interval
 from punct.scoring.punct_scores import Coverage
 from punct.utils.atomic import atomic_write_text
 
@@ -135,6 +139,51 @@ def parameter_table(params: dict) -> list[str]:
     return lines
 
 
+def paired_table(paired: dict) -> list[str]:
+    """One row per comparison, one column per split: overall F1 of a system minus a baseline's (percent) with its
+    paired bootstrap interval."""
+    splits = list(paired["splits"])
+    comparisons: dict[tuple[str, str], dict[str, Interval]] = {}
+    for split in splits:
+        for row in paired["splits"][split]:
+            interval = Interval(row["difference"], row["low"], row["high"])
+            comparisons.setdefault((row["system"], row["baseline"]), {})[split] = interval
+    lines = ["| Comparison | " + " | ".join(splits) + " |", "|---|" + "---:|" * len(splits)]
+    for (system, baseline), by_split in comparisons.items():
+        cells = [by_split[split].fmt() if split in by_split else "n/a" for split in splits]
+        lines.append(f"| {system} minus {baseline} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def paired_lines(paired: dict) -> list[str]:
+    """The section of the paired comparisons (none recorded: no lines)."""
+    if not paired or not any(paired["splits"].values()):
+        return []
+    level = round(100 * paired["level"])
+    return [
+        f"## Paired differences ({paired['statistic']})",
+        "",
+        f"The {paired['statistic']} of a system minus a baseline's on the same words, in points, with a paired "
+        f"bootstrap {level} % interval: {paired['num_resamples']} resamples of the {paired['unit']} (seed "
+        f"{paired['seed']}), both systems scored on each; an interval that excludes 0 is a difference significant at "
+        f"the {100 - level} % level.",
+        "",
+        *paired_table(paired),
+        "",
+    ]
+
+
+def pause_line(results: dict) -> list[str]:
+    """The pause-only baseline's classifier, when it was scored."""
+    choice = results.get("pause_model")
+    if not choice:
+        return []
+    return [
+        f"- Pause only: per word, the silence after and before it, its duration and whether it ends the segment "
+        f"(stage 3's word alignment); {choice['name']}, chosen on dev (overall F1 {_pct(choice['dev_overall_f1'])})"
+    ]
+
+
 def alpha_rule(results: dict) -> str:
     """How stage 8 chose alpha (results.json written before the rule was recorded: the argmax)."""
     choice = results.get("alpha_choice")
@@ -153,11 +202,13 @@ def render_markdown(results: dict) -> str:
         f"the paper's alpha: {results['paper_alpha']:.1f}",
         '- overall = micro-average over , . ? (NP excluded; EfficientPunct\'s "overall"); macro = mean F1 of , . ? '
         "(Huang et al.'s \"overall\": the mean of the three marks' scores); numbers in percent",
+        *pause_line(results),
         "",
     ]
     for split, systems in results["systems"].items():
         lines += [f"## F1 on {split} (Table 3 shape)", ""] + f1_table(systems, marks)
         lines += ["", f"Precision / recall on {split}:", ""] + precision_recall_table(systems, marks) + [""]
+    lines += paired_lines(results.get("paired", {}))
     lines += ["## F1 against alpha (Table 4 shape; alpha = weight of the TDNN)", ""]
     lines += alpha_table(results["alpha_sweep"], marks, results["chosen_alpha"])
     lines += ["", "## Parameters (Table 5 shape)", ""] + parameter_table(results["parameters"])
@@ -195,7 +246,13 @@ def write_results(results: dict, out_dir: Pathlike, confusion_system: str | None
 # ---- the README tables of one or more runs (punct.bin.results_table) -------------------------------------
 
 MODELS = ("BERT only", "TDNN", "Ensemble")
-MODEL_LABELS = {"BERT only": "BERT only", "TDNN": "TDNN", "Ensemble": "Ensemble (alpha chosen on dev)"}
+OPTIONAL_MODELS = ("Pause only",)  # in the tables when every run scored it (results.json before it: none did)
+MODEL_LABELS = {
+    "BERT only": "BERT only",
+    "TDNN": "TDNN",
+    "Ensemble": "Ensemble (alpha chosen on dev)",
+    "Pause only": "Pause only",
+}
 F1_KINDS = ("overall", "macro")
 
 
@@ -249,6 +306,7 @@ def read_run(path: Path, split: str = "test") -> RunResult:
     systems = results["systems"][split]
     marks = results.get("classes", ["NP", ",", ".", "?"])[1:]
     f1 = {model: model_f1(systems[system_key(systems, model)], marks) for model in MODELS}
+    f1.update({model: model_f1(systems[model], marks) for model in OPTIONAL_MODELS if model in systems})
     scored = results.get("splits", {}).get(split, {})
     am = results.get("acoustic_model", {})
     run = read_run_json(path)
@@ -270,6 +328,11 @@ def read_run(path: Path, split: str = "test") -> RunResult:
     )
 
 
+def models_of(runs: Sequence[RunResult]) -> tuple[str, ...]:
+    """The models of the tables: ``MODELS``, then each of ``OPTIONAL_MODELS`` that every run scored."""
+    return MODELS + tuple(m for m in OPTIONAL_MODELS if all(m in r.f1 for r in runs))
+
+
 def run_quantities(runs: Sequence[RunResult]) -> dict[str, list[float | None]]:
     """The per-run numbers other than F1, by name (units in the name)."""
     return {
@@ -288,7 +351,7 @@ def summary(runs: Sequence[RunResult], split: str = "test") -> dict:
     mean and sample sd (fractions), and the same for the other per-run numbers."""
     marks = [m for m in runs[0].f1[MODELS[0]] if m not in F1_KINDS]
     models = {}
-    for model in MODELS:
+    for model in models_of(runs):
         models[model] = {f"{kind}_f1": spread([r.f1[model][kind] for r in runs]) for kind in F1_KINDS}
         models[model]["per_class_f1"] = {mark: spread([r.f1[model].get(mark) for r in runs]) for mark in marks}
     return {
@@ -313,7 +376,7 @@ def summary(runs: Sequence[RunResult], split: str = "test") -> dict:
 def f1_rows(runs: Sequence[RunResult]) -> list[list[str]]:
     """One row per model and F1 kind: the runs' F1 in percent, then mean ± sd when several runs."""
     rows = []
-    for model in MODELS:
+    for model in models_of(runs):
         for kind in F1_KINDS:
             values = [100 * r.f1[model][kind] for r in runs]
             row = [MODEL_LABELS[model], kind] + [number(v) for v in values]

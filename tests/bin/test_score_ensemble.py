@@ -10,19 +10,24 @@ import numpy as np
 import pytest
 from lhotse import CutSet, SupervisionSet
 
+from punct.bin.train_pause import main as train_pause
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
 from punct.results.tables import parse_markdown_table
 from tests.helpers.synthetic_splits import make_split
+
+PAUSE_GRID = ["--logistic-c", "1", "--tree-depths", "2", "--tree-iterations", "20"]
 
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory):
     """Per split: 8 aligned cuts, one of them without TDNN posteriors; the stage-0 manifest also has
     an utterance that stage 3 could not align (its reason in exp/am/ali/<split>.failed) and one that
-    has no features (absent from mustc_cuts_<split>.jsonl.gz)."""
+    has no features (absent from mustc_cuts_<split>.jsonl.gz).  The pause-only baseline (exp/pause) is fit
+    on a train split of 16 cuts and has posteriors of every aligned cut."""
     root = tmp_path_factory.mktemp("report")
     rng = np.random.default_rng(0)
+    make_split(root, "train", num_utts=16, text_dim=3, am_dim=2, seed=19)
     for i, split in enumerate(("dev", "test")):
         paths = make_split(root, split, num_utts=8, text_dim=3, am_dim=2, seed=20 + i)
         cuts = CutSet.from_file(paths["cuts"])
@@ -52,7 +57,10 @@ def results_dir(tmp_path_factory):
     (root / "data" / "manifests" / "mustc_skipped.json").write_text(
         json.dumps({"dev": {"unspeakable_token": 2, "no_words": 1}, "test": {}, "train": {"unspeakable_token": 5}})
     )
-    return score(root, root / "exp" / "results")
+    train_pause(
+        ["--cuts-dir", str(root / "data/fbank"), "--exp-dir", str(root / "exp/pause"), "--seed", "7", *PAUSE_GRID]
+    )
+    return score(root, root / "exp" / "results", "--pause-dir", str(root / "exp/pause"))
 
 
 def score(root, out, *options):
@@ -237,3 +245,83 @@ def test_bert_counted_from_the_saved_files_as_by_the_model(tmp_path):
     assert bert_parameters(tmp_path / "bert") == expected
     params = parameter_breakdown(None, tmp_path / "bert", None)
     assert (params["embedding"]["BERT encoder"], params["inference"]["BERT head"]) == expected
+
+
+def test_pause_only_row_on_the_same_words(results_dir):
+    text = (results_dir / "RESULTS.md").read_text()
+    results = json.loads((results_dir / "results.json").read_text())
+    for split in ("dev", "test"):
+        systems = results["systems"][split]
+        assert list(systems)[-1] == "Pause only"
+        pause, tdnn = systems["Pause only"], systems["TDNN"]
+        assert pause["num_words"] == tdnn["num_words"] == results["splits"][split]["words"]
+        assert sum(map(sum, pause["confusion"])) == sum(map(sum, tdnn["confusion"]))
+        assert set(pause["per_class"]) == {"NP", ",", ".", "?"} and "macro_f1" in pause
+        table = parse_markdown_table(text, f"F1 on {split}")
+        assert table[-1][0] == "Pause only"
+    # the synthetic pauses tell the marks apart (but . from ?): the baseline is far above chance
+    assert results["systems"]["test"]["Pause only"]["overall"]["f1"] > 0.7
+    chosen = json.loads((results_dir.parent / "pause" / "choice.json").read_text())["chosen"]
+    assert results["pause_model"] == chosen
+    assert "- Pause only: per word, the silence after and before it" in text and chosen["name"] in text
+
+
+PAIRS = [("TDNN", "Pause only"), ("ensemble", "Pause only"), ("BERT only", "Pause only"), ("TDNN", "BERT only")]
+
+
+def test_paired_differences_of_the_systems(results_dir):
+    from punct.scoring.intervals import Interval
+
+    text = (results_dir / "RESULTS.md").read_text()
+    results = json.loads((results_dir / "results.json").read_text())
+    paired = results["paired"]
+    assert (paired["statistic"], paired["unit"], paired["num_resamples"], paired["level"]) == (
+        "overall F1",
+        "utterances",
+        1000,
+        0.95,
+    )
+    chosen = next(name for name in results["systems"]["test"] if "chosen on dev" in name)
+    table = parse_markdown_table(text, "Paired differences")
+    assert table[0] == ["Comparison", "dev", "test"]
+    expected_names = [(chosen if a == "ensemble" else a, b) for a, b in PAIRS]
+    for split in ("dev", "test"):
+        rows = paired["splits"][split]
+        assert [(r["system"], r["baseline"]) for r in rows] == expected_names
+        systems = results["systems"][split]
+        for row in rows:
+            gap = systems[row["system"]]["overall"]["f1"] - systems[row["baseline"]]["overall"]["f1"]
+            assert row["difference"] == pytest.approx(gap, abs=1e-12)
+            assert row["low"] < row["high"]
+        cells = [r[1 + ["dev", "test"].index(split)] for r in table[1:]]
+        assert cells == [Interval(r["difference"], r["low"], r["high"]).fmt() for r in rows]
+    assert [r[0] for r in table[1:]] == [f"{a} minus {b}" for a, b in expected_names]
+    assert "paired bootstrap 95 % interval: 1000 resamples of the utterances" in text
+
+
+def test_without_the_pause_baseline_no_row(results_dir):
+    out = score(results_dir.parents[1], results_dir.parent / "results_no_pause", "--no-plots")
+    results = json.loads((out / "results.json").read_text())
+    text = (out / "RESULTS.md").read_text()
+    assert "Pause only" not in results["systems"]["test"] and "Pause only" not in text
+    assert results["pause_model"] is None
+    pairs = [(r["system"], r["baseline"]) for r in results["paired"]["splits"]["test"]]
+    assert pairs == [("TDNN", "BERT only")]
+
+
+def test_paired_comparisons_of_known_systems():
+    """Equal systems differ by 0 on every resample; a perfect one beats one that never marks by 1 on each."""
+    from punct.bin.score_ensemble import paired_comparisons
+
+    rng = np.random.default_rng(0)
+    lengths = [int(n) for n in rng.integers(3, 9, 20)]
+    ref = rng.integers(1, 4, sum(lengths))  # every word has a mark: no resample without one
+    hyps = {"dev": {"TDNN": ref.copy(), "BERT only": np.zeros_like(ref), "Pause only": ref.copy()}}
+    paired = paired_comparisons(hyps, {"dev": ref}, {"dev": lengths}, 4, 0.5, 200, 1)
+    rows = {(r["system"], r["baseline"]): (r["difference"], r["low"], r["high"]) for r in paired["splits"]["dev"]}
+    assert rows == {
+        ("TDNN", "Pause only"): (0.0, 0.0, 0.0),
+        ("BERT only", "Pause only"): (-1.0, -1.0, -1.0),
+        ("TDNN", "BERT only"): (1.0, 1.0, 1.0),
+    }
+    assert paired["num_resamples"] == 200 and paired["seed"] == 1

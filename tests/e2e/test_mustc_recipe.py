@@ -91,6 +91,10 @@ def test_stage8_results(tiny_recipe):
     # the models learned something: F1 averaged over all four classes (NP included) above what the
     # majority class (NP on every word) gets
     test = data["systems"]["test"]
+    # the pause-only baseline (exp/pause) is scored on the same words, and the systems are compared with it
+    assert test["Pause only"]["num_words"] == test["TDNN"]["num_words"]
+    compared = {(row["system"], row["baseline"]) for row in data["paired"]["splits"]["test"]}
+    assert ("TDNN", "Pause only") in compared and ("TDNN", "BERT only") in compared
     confusion = test["TDNN"]["confusion"]
     np_share = sum(confusion[0]) / sum(map(sum, confusion))
     majority = (2 * np_share / (1 + np_share)) / 4  # NP's F1 when every word says NP; the marks' F1s are 0

@@ -41,6 +41,7 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
     for name in ("efficientpunct_tdnn", "efficientpunct"):
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
+    assert (work / "exp" / "pause" / ".done").is_file()  # the pause-only baseline of stage 6
     results = (work / "exp" / "results" / "RESULTS.md").read_text()
     for row in (
         "| text-only |",
@@ -49,6 +50,7 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
         "| random-audio |",
         "| EfficientPunct TDNN |",
         "| EfficientPunct ensemble |",
+        "| pause-only |",
     ):
         assert row in results
     assert "| EfficientPunct | —" not in results  # the placeholder row is replaced

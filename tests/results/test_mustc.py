@@ -150,6 +150,41 @@ def test_summary_json_mean_and_sd_per_model_and_metric(three_runs, tmp_path):
     assert (tmp_path / "summary" / "summary.md").read_text().startswith("| Model | F1 | seed 1 |")
 
 
+def _with_pause(results_json, overall, macro):
+    results = json.loads(results_json.read_text())
+    results["systems"]["test"]["Pause only"] = {
+        "overall": {"f1": overall},
+        "macro_f1": macro,
+        "per_class": {m: {"f1": 0.25} for m in MARKS},
+    }
+    results_json.write_text(json.dumps(results))
+
+
+def test_pause_only_rows_when_every_run_has_them(three_runs, tmp_path):
+    """Runs before the pause-only baseline have no such system: their tables stay as they were; with it in every
+    run, its rows follow the ensemble's, in the summary too; in only some runs, no rows."""
+    before = render_tables([read_run(p) for p in three_runs])
+    for path, overall in zip(three_runs[:2], (0.60, 0.64)):
+        _with_pause(path, overall, 0.40)
+    assert render_tables([read_run(p) for p in three_runs]) == before
+    _with_pause(three_runs[2], 0.65, 0.46)
+    runs = [read_run(p) for p in three_runs]
+    assert runs[0].f1["Pause only"]["overall"] == pytest.approx(0.60)
+    lines = render_tables(runs).splitlines()
+    models = [line.split(" | ")[0].removeprefix("| ") for line in lines[2 : lines.index("")]]
+    assert models == [
+        m
+        for m in ("BERT only", "TDNN", "Ensemble (alpha chosen on dev)", "Pause only")
+        for _kind in ("overall", "macro")
+    ]
+    assert "| Pause only | overall | 60.0 | 64.0 | 65.0 | 63.0 ± 2.6 |" in lines
+    assert "| Pause only | macro | 40.0 | 40.0 | 46.0 | 42.0 ± 3.5 |" in lines
+    main(["--out-dir", str(tmp_path / "summary"), *map(str, three_runs)])
+    summary = json.loads((tmp_path / "summary" / "summary.json").read_text())
+    assert list(summary["models"]) == ["BERT only", "TDNN", "Ensemble", "Pause only"]
+    assert summary["models"]["Pause only"]["overall_f1"]["values"] == pytest.approx([0.60, 0.64, 0.65])
+
+
 def test_missing_wall_time_is_not_averaged(three_runs):
     (three_runs[1].parent / "run.json").unlink()
     lines = render_tables([read_run(p) for p in three_runs]).splitlines()
