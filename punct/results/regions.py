@@ -4,7 +4,8 @@
 ``benchmarks/bench_streaming.py`` (F1 against latency by TDNN training variant, :mod:`punct.results.latency`) or
 ``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`), the
 part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
-recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked).
+recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked); a
+region with ``groups`` (condition -> results.json) compares conditions in one table (:mod:`punct.results.curve`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from punct.results import am_data, itn, itn_latency, latency, mustc
+from punct.results import am_data, curve, itn, itn_latency, latency, mustc
 from punct.utils.atomic import atomic_write_text
 
 
@@ -102,6 +103,7 @@ class Region:
     results: tuple[Path, ...]
     command: str = ""
     split: str = "test"
+    groups: dict[str, tuple[Path, ...]] | None = None  # condition -> its runs: one column each (punct.results.curve)
 
 
 def read_regions(path: Path) -> list[Region]:
@@ -112,17 +114,22 @@ def read_regions(path: Path) -> list[Region]:
     regions = []
     for name, entry in entries.items():
         try:
+            groups = None
+            if "groups" in entry:
+                groups = {k: tuple(path.parent / r for r in v) for k, v in entry["groups"].items()}
+            results = tuple(p for g in groups.values() for p in g) if groups else entry["results"]
             regions.append(
                 Region(
                     name,
                     path.parent / entry["readme"],
-                    tuple(path.parent / r for r in entry["results"]),
+                    tuple(path.parent / r for r in results),
                     entry.get("command", ""),
                     entry.get("split", "test"),
+                    groups,
                 )
             )
-        except (KeyError, TypeError) as e:
-            raise ValueError(f"{path}: region {name!r} needs readme and results ({e})") from e
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"{path}: region {name!r} needs readme and results (or groups) ({e})") from e
     return regions
 
 
@@ -130,6 +137,8 @@ def region_tables(region: Region) -> str:
     for result in region.results:
         if not result.is_file():
             raise FileNotFoundError(f"{result}: no such file (region {region.name})")
+    if region.groups:
+        return curve.render_curve(region.groups, region.command)
     return tables_and_summary(region.results, region.split, region.command)[1]
 
 

@@ -64,18 +64,17 @@ class BoundaryPauses:
 class PauseModel:
     """The ``natural`` prosody: pauses per kind of boundary and the share of questions spoken with a rise.
 
-    The defaults are placeholders of the right order (issue 58); each recipe's ``conf/prosody.yaml`` holds the
-    values it uses, with the measurement behind each."""
+    The defaults are egs/mustc's ``conf/prosody.yaml`` (read English; the sources of each value are cited there)."""
 
-    none: BoundaryPauses = BoundaryPauses(0.05, 250.0, 0.5)
-    comma: BoundaryPauses = BoundaryPauses(0.5, 300.0, 0.5)
-    full_stop: BoundaryPauses = BoundaryPauses(0.9, 550.0, 0.5)
-    question: BoundaryPauses = BoundaryPauses(0.9, 550.0, 0.5)
-    exclamation: BoundaryPauses = BoundaryPauses(0.9, 550.0, 0.5)
-    semicolon: BoundaryPauses = BoundaryPauses(0.7, 450.0, 0.5)
-    colon: BoundaryPauses = BoundaryPauses(0.6, 400.0, 0.5)
-    dash: BoundaryPauses = BoundaryPauses(0.5, 350.0, 0.5)
-    question_rise: float = 0.5  # share of questions that end with espeak's rising question tone
+    none: BoundaryPauses = BoundaryPauses(0.04, 180.0, 0.55)
+    comma: BoundaryPauses = BoundaryPauses(0.55, 250.0, 0.5)
+    full_stop: BoundaryPauses = BoundaryPauses(0.97, 550.0, 0.45)
+    question: BoundaryPauses = BoundaryPauses(0.95, 550.0, 0.45)
+    exclamation: BoundaryPauses = BoundaryPauses(0.95, 550.0, 0.45)
+    semicolon: BoundaryPauses = BoundaryPauses(0.75, 350.0, 0.45)
+    colon: BoundaryPauses = BoundaryPauses(0.7, 320.0, 0.45)
+    dash: BoundaryPauses = BoundaryPauses(0.7, 300.0, 0.5)
+    question_rise: float = 0.33  # share of questions that end with espeak's rising question tone
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.question_rise <= 1.0:

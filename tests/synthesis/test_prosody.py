@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,7 @@ from punct.synthesis.prosody import (
 )
 from punct.synthesis.tts import Espeak, Voice, word_starts_for_spans
 from punct.text.normalize import normalize
+from punct.utils.config import config_from_dict, read_yaml
 
 TEXT = (
     "Well, Mr. Darcy, said she, I know nothing of the kind; what is to-morrow? "
@@ -172,3 +175,13 @@ def test_prosody_choices_are_checked():
     assert resolve_prosody("natural", None) == PauseModel()
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         BoundaryPauses(1.5)
+
+
+def test_the_recipes_configs_load_and_the_defaults_are_the_english_ones():
+    root = Path(__file__).resolve().parents[2]
+    models = {
+        recipe: config_from_dict(PauseModel, read_yaml(root / "egs" / recipe / "conf" / "prosody.yaml"), recipe)
+        for recipe in ("mustc", "parczech")
+    }
+    assert models["mustc"] == PauseModel()
+    assert models["parczech"].comma.probability > models["mustc"].comma.probability
