@@ -66,7 +66,7 @@ EfficientPunct recipe (egs/mustc).  Stages:
   5  fine-tune BERT for punctuation (loss from conf/bert*.yaml: ce, scl, focal)  exp/bert
   6  dump per-word BERT vectors (--tdnn-word-vectors) and posteriors            exp/emb_bert
   7  train the punctuation TDNN on fused windows                                 exp/tdnn
-  8  score BERT, TDNN and ensemble; choose alpha on dev; tables and plots        exp/results
+  8  score BERT, TDNN, ensemble and pause-only; choose alpha on dev; tables    exp/results, exp/pause
 Options (defaults in brackets):
   --stage N            first stage [${stage}]
   --stop-stage N       last stage [${stop_stage}]
@@ -298,7 +298,7 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
 fi
 
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
-  log "Stage 8: score and ensemble: exp/tdnn + exp/emb_bert -> exp/results"
+  log "Stage 8: score, ensemble and pause-only baseline: exp/tdnn + exp/emb_bert + exp/am/ali -> exp/results"
   # TDNN posteriors (fully convolutional) for dev and test, alpha chosen on dev, RESULTS.md + plots; the pause-only
   # baseline (exp/pause: a small classifier on stage 3's word times alone, fit on train and chosen on dev) as a row of
   # its own, and paired bootstrap differences of TDNN, ensemble and BERT against it.
