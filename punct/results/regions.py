@@ -103,7 +103,8 @@ class Region:
     results: tuple[Path, ...]
     command: str = ""
     split: str = "test"
-    groups: dict[str, tuple[Path, ...]] | None = None  # condition -> its runs: one column each (punct.results.curve)
+    # condition -> its runs: a column per condition and split (punct.results.curve; split "both": dev and test)
+    groups: dict[str, tuple[Path, ...]] | None = None
 
 
 def read_regions(path: Path) -> list[Region]:
@@ -138,7 +139,8 @@ def region_tables(region: Region) -> str:
         if not result.is_file():
             raise FileNotFoundError(f"{result}: no such file (region {region.name})")
     if region.groups:
-        return curve.render_curve(region.groups, region.command)
+        splits = curve.SPLITS if region.split == "both" else (region.split,)
+        return curve.render_curve(region.groups, region.command, splits)
     return tables_and_summary(region.results, region.split, region.command)[1]
 
 

@@ -62,7 +62,7 @@ def test_a_region_with_groups(tmp_path):
         write_run(tmp_path / condition / "s1", 1, {"dev": 0.5, "test": 0.4})
     (tmp_path / "README.md").write_text("<!-- results:curve:begin -->\n<!-- results:curve:end -->\n")
     (tmp_path / "regions.yaml").write_text(
-        "curve:\n  readme: README.md\n  command: cmd\n  groups:\n"
+        "curve:\n  readme: README.md\n  command: cmd\n  split: both\n  groups:\n"
         "    marks: [marks/s1/results.json]\n    natural: [natural/s1/results.json]\n"
     )
     (region,) = read_regions(tmp_path / "regions.yaml")
@@ -70,3 +70,10 @@ def test_a_region_with_groups(tmp_path):
     assert (
         region_tables(region).splitlines()[0] == "| Model | F1 | marks dev | marks test | natural dev | natural test |"
     )
+
+
+def test_one_split_only(tmp_path):
+    runs = {c: [write_run(tmp_path / c, 1, {"dev": 0.5, "test": 0.4})] for c in ("pretrained", "fine-tuned")}
+    lines = render_curve(runs, splits=("dev",)).splitlines()
+    assert lines[0] == "| Model | F1 | pretrained dev | fine-tuned dev |"
+    assert "| alpha chosen on dev |  | 0.6 ± 0.0 | 0.6 ± 0.0 |" in lines
