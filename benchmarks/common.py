@@ -20,7 +20,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 RESULTS = REPO / "benchmarks" / "results"
 CONF = REPO / "egs" / "mustc" / "conf"
-MINI_CORPUS = REPO / "egs" / "mustc" / "data" / "corpus_mini"
+MINI_CORPUS = REPO / "egs" / "mustc" / "data" / "corpus_mini_natural"  # the default prosody's
 
 
 def machine() -> dict:

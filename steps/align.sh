@@ -23,7 +23,7 @@ echo "$0 $@"
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <fbank-dir> <am-dir>"
-  echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini/data data/fbank exp/am"
+  echo "e.g.:  $0 --prefix mustc --nj 4 --cmd \"\$decode_cmd\" --word-times-dir data/corpus_mini_natural/data data/fbank exp/am"
   echo "main options: --prefix NAME (required) --nj N --cmd CMD --cpu-cmd CMD --splits \"train dev test\" --max-fail 0.05 --min-aligned 1 --word-times-dir DIR"
   exit 1
 fi

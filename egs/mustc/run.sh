@@ -49,8 +49,9 @@ amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only)
                      # else each config's (float32 but conf/bert_mini.yaml: auto = bf16 where the hardware computes in it natively)
 seed=42              # seed of every training and sampling choice (models, batches, UniPunc dev split)
 corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so that --seed varies only training
-prosody=marks        # mini corpus: what espeak-ng is told about the marks: marks (the punctuated text, every mark
-                     # spoken as a pause), none (the words alone) or natural (pauses drawn by conf/prosody.yaml)
+prosody=natural      # mini corpus: what espeak-ng is told about the marks: natural (the words, with pauses drawn by
+                     # conf/prosody.yaml), marks (the punctuated text, every mark spoken as a pause) or none (the words
+                     # alone); the corpus goes to data/corpus_<size>_<prosody>
 overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 2-4 (acoustic model)
 branch_threads=      # torch threads of stages 2 and 5; empty: 1 when the branches overlap, else torch's default
 # End configuration section.
@@ -97,8 +98,8 @@ Options (defaults in brackets):
   --amp MODE           mixed precision of training: none, bf16, fp16, auto, fastest; empty: auto on cuda, else each config's [${amp}]
   --seed N             random seed of training [${seed}]
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
-  --prosody P          mini corpus speech: marks (punctuated text spoken), none (words alone), natural (pauses
-                       and question rises drawn from conf/prosody.yaml) [${prosody}]
+  --prosody P          mini corpus speech: natural (pauses and question rises drawn from conf/prosody.yaml),
+                       marks (punctuated text spoken), none (words alone); data/corpus_<size>_<prosody> [${prosody}]
   --overlap-branches B true: stages 5-6 run in the background beside stages 2-4 (log in
                        exp/log/text_branch.log) [${overlap_branches}]
   --branch-threads N   torch threads of stages 2 and 5; empty: 1 when overlapping [${branch_threads}]
@@ -124,8 +125,7 @@ if [ "$(printf '%s\n' "$mustc_root" "$manifests" "$data_dir" | grep -c .)" -gt 1
   exit 2
 fi
 if [ $corpus_form = mini ]; then
-  corpus_dir=data/corpus_${corpus_size}
-  [ "$prosody" != marks ] && corpus_dir=${corpus_dir}_${prosody}
+  corpus_dir=data/corpus_${corpus_size}_${prosody}
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
   # the tiny corpus' toy TDNN learns only from the fine-tuned vectors
   [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && tdnn_word_vectors=pretrained
@@ -192,8 +192,7 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   fi
   if [ "$am_extra_size" != none ]; then
     log "Stage 0: AM-only training talks: data/corpus_${am_extra_size} -> data/manifests_am"
-    am_corpus_dir=data/corpus_${am_extra_size}
-    [ "$prosody" != marks ] && am_corpus_dir=${am_corpus_dir}_${prosody}
+    am_corpus_dir=data/corpus_${am_extra_size}_${prosody}
     local/build_english_corpus.sh --size $am_extra_size --seed $corpus_seed --nj $nj --prosody $prosody \
       $prosody_config_opt --normalize-config conf/normalize.yaml $am_corpus_dir
     local/prepare.sh --splits train --normalize-config conf/normalize.yaml $am_corpus_dir data/manifests_am

@@ -20,8 +20,9 @@ mm_jobs=4            # stage-4 trainings at once, one thread each (4: all of the
                      # cores, so that none idles while the last model trains, as one would with 2 at a time)
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
 corpus_size=mini     # tiny, mini or small (~6.7 h, 56 speakers, test set of about a thousand segments), for the mini corpus
-prosody=marks        # mini corpus: what espeak-ng is told about the marks: marks (, . ! ? : ; spoken as pauses and
-                     # tones), none (the words alone) or natural (pauses drawn by conf/prosody.yaml)
+prosody=natural      # mini corpus: what espeak-ng is told about the marks: natural (the words, with pauses drawn by
+                     # conf/prosody.yaml), marks (, . ! ? : ; spoken as pauses and tones) or none (the words alone);
+                     # the corpus goes to data/corpus_<size>_<prosody>
 words_from=auto      # recognised words: am (chunked CTC recognition), synth (the mini corpus'
                      # synthesizer transcript), a folder of <id>.words.tsv; auto: am with --asr-model, for
                      # ParCzech and for --corpus-size small, else (the mini and tiny corpora) synth
@@ -79,8 +80,8 @@ Options (defaults in brackets):
   --mm-jobs N          stage-4 trainings at once [${mm_jobs}]
   --parczech-root DIR  ParCzech 3.0 original data [${parczech_root}]
   --corpus-size SIZE   tiny, mini or small [${corpus_size}]
-  --prosody P          mini corpus speech: marks (marks spoken), none (words alone), natural (pauses and question
-                       rises drawn from conf/prosody.yaml) [${prosody}]
+  --prosody P          mini corpus speech: natural (pauses and question rises drawn from conf/prosody.yaml),
+                       marks (marks spoken), none (words alone); data/corpus_<size>_<prosody> [${prosody}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
   --asr-model DIR      transformers CTC folder (e.g. wav2vec2) for stage-2 recognition instead of the AM [${asr_model}]
   --lm-order N         stage-2 beam search with a word N-gram LM of the official transcripts; 0: greedy [${lm_order}]
@@ -112,8 +113,7 @@ network_options "$device" "$ngpu" "$amp" "$seed"
 
 conf_suffix_note="(--conf-suffix)"
 if [ -z "$parczech_root" ]; then
-  corpus_dir=data/corpus_${corpus_size}
-  [ "$prosody" != marks ] && corpus_dir=${corpus_dir}_${prosody}
+  corpus_dir=data/corpus_${corpus_size}_${prosody}
   if [ -z "$conf_suffix" ]; then
     conf_suffix=_${corpus_size}
     conf_suffix_note="(from --corpus-size $corpus_size)"

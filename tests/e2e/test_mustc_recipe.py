@@ -75,7 +75,7 @@ def test_stage5_text_only_scores(tiny_recipe):
         scores = json.loads((tiny_recipe / f"exp/bert/results-{split}.json").read_text())
         assert "overall" in json.dumps(scores)
     # the mini corpus' extra training text (--bert-extra-text auto) went into BERT's training data
-    extra = tiny_recipe / "data/corpus_tiny/text/train_extra.txt"
+    extra = tiny_recipe / "data/corpus_tiny_natural/text/train_extra.txt"
     log = (tiny_recipe / "exp/bert/log/train_bert.log").read_text()
     match = re.search(r"train_extra\.txt: (\d+) extra pseudo-utterances, (\d+) words", log)
     assert extra.is_file() and match and int(match.group(2)) >= 1500
@@ -141,7 +141,7 @@ def test_stage6_word_vectors_of_the_pretrained_encoder(tiny_recipe, tmp_path, mo
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
     for name in (
         "data/manifests",
-        "data/corpus_tiny",
+        "data/corpus_tiny_natural",
         "data/fbank",
         "exp/am",
         "exp/bert",
@@ -296,7 +296,7 @@ def test_parallel_stages_through_slurm_give_the_same_outputs(tiny_recipe, slurm_
     from punct.io.shards import MatrixReader
 
     copy = copy_recipe(Path(__file__).resolve().parents[2], "mustc", tmp_path / "mustc")
-    for name in ("data/manifests", "data/corpus_tiny", "exp/am"):
+    for name in ("data/manifests", "data/corpus_tiny_natural", "exp/am"):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-a", str(tiny_recipe / name), str(copy / name)], check=True)
     for stage in ("1", "4"):

@@ -41,7 +41,7 @@ def test_run_sh_stage0_tiny(repo_root: Path, tmp_path: Path):
     assert proc.returncode == 0, output[-3000:]
     # Both tables are printed: mark -> label mapping and the label distribution.
     assert "punctuation mark -> label" in output and "segments" in output
-    corpus = recipe / "data/corpus_tiny"
+    corpus = recipe / "data/corpus_tiny_natural"
     assert (corpus / ".done").exists() and (corpus / "data/tst-COMMON/txt/tst-COMMON.word_times.jsonl").exists()
     for split, mustc_split in (("train", "train"), ("dev", "dev"), ("test", "tst-COMMON")):
         sups = load_manifest(recipe / f"data/manifests/mustc_supervisions_{split}.jsonl.gz")

@@ -89,7 +89,7 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
     )
     assert am.returncode == 0, am.stdout[-3000:] + am.stderr[-3000:]
     assert (work / "exp" / "asr" / "words").resolve() == (work / "exp" / "asr" / "am_words").resolve()
-    recordings = sorted((work / "data" / "corpus_tiny" / "synth").glob("*.words.tsv"))
+    recordings = sorted((work / "data" / "corpus_tiny_natural" / "synth").glob("*.words.tsv"))
     assert recordings and all((work / "exp" / "asr" / "am_words" / r.name).is_file() for r in recordings)
 
 

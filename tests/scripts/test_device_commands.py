@@ -277,7 +277,7 @@ def test_cpu_only_jobs_of_gpu_stages_ask_for_no_gpu(tmp_path):
     _touch(
         recipe / "data" / "fbank", *(f"mustc_cuts_{s}.jsonl.gz" for s in splits), *(f"cmvn_{s}.json" for s in splits)
     )
-    _touch(recipe, "data/corpus_mini/data/.keep")
+    _touch(recipe, "data/corpus_mini_natural/data/.keep")
     out = _run_recipe(recipe, "--stage", "2", "--stop-stage", "3", "--device", "cuda")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     jobs = _submissions(records)

@@ -11,7 +11,7 @@ seed=42            # seed of every random choice (text, voices, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
 nj=1               # talks synthesized in parallel
 normalize_config=  # YAML with the punctuation mapping (words of the word-time file); empty: defaults
-prosody=marks      # what espeak-ng is told about the marks: marks, none or natural (punct/synthesis/prosody.py)
+prosody=natural    # what espeak-ng is told about the marks: natural, marks or none (punct/synthesis/prosody.py)
 prosody_config=    # --prosody natural: YAML of its pause model (conf/prosody.yaml); empty: the code's defaults
 overwrite=false    # rebuild an existing corpus
 # End configuration section.
@@ -22,7 +22,7 @@ echo "$0 $*"
 
 if [ $# -ne 1 ]; then
   echo "Usage: $0 [options] <corpus-dir>"
-  echo "e.g.: $0 --size tiny data/corpus_tiny"
+  echo "e.g.: $0 --size tiny --prosody natural data/corpus_tiny_natural"
   echo "Options: --size tiny|mini, --seed N, --nj N, --prosody marks|none|natural, --prosody-config FILE,"
   echo "         --cache-dir DIR, --overwrite true|false"
   exit 1

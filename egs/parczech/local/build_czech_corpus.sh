@@ -10,7 +10,7 @@ set -euo pipefail
 size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~6.7 h, 56 speakers)
 seed=42            # seed of every random choice (text, speakers, record edits, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
-prosody=marks      # what espeak-ng is told about the marks: marks, none or natural (punct/synthesis/prosody.py)
+prosody=natural    # what espeak-ng is told about the marks: natural, marks or none (punct/synthesis/prosody.py)
 prosody_config=    # --prosody natural: YAML of its pause model (conf/prosody.yaml); empty: the code's defaults
 overwrite=false    # rebuild an existing corpus
 # End configuration section.
@@ -21,7 +21,7 @@ echo "$0 $*"
 
 if [ $# -ne 1 ]; then
   echo "Usage: $0 [options] <corpus-dir>"
-  echo "e.g.: $0 --size tiny data/corpus_tiny"
+  echo "e.g.: $0 --size tiny --prosody natural data/corpus_tiny_natural"
   echo "Options: --size tiny|mini|small, --seed N, --prosody marks|none|natural, --prosody-config FILE,"
   echo "         --cache-dir DIR, --overwrite true|false"
   exit 1

@@ -13,7 +13,7 @@ echo "$0 $*"
 
 if [ $# -ne 2 ]; then
   echo "Usage: $0 <corpus-dir> <manifest-dir>"
-  echo "e.g.: $0 data/corpus_mini data/manifests"
+  echo "e.g.: $0 data/corpus_mini_natural data/manifests"
   exit 1
 fi
 corpus=$1

@@ -17,7 +17,7 @@ echo "$0 $*"
 
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <manifest-dir> <spoken-words-dir> <out-dir>"
-  echo "e.g.: $0 data/manifests data/corpus_mini/synth data/am_manifests"
+  echo "e.g.: $0 data/manifests data/corpus_mini_natural/synth data/am_manifests"
   echo "Options: --seed N, --dev-recordings N, --overwrite true"
   exit 1
 fi

@@ -13,7 +13,7 @@ cmd=utils/run.pl             # job runner ($decode_cmd)
 nj=2                         # parallel jobs (recordings are shared between them)
 checkpoint=best-valid-loss.pt  # checkpoint inside <am-dir>
 asr_model=                   # a transformers CTC folder (processor + model) instead of <am-dir>
-ref_dir=                     # optional folder of reference <id>.words.tsv (e.g. data/corpus_mini/synth)
+ref_dir=                     # optional folder of reference <id>.words.tsv (e.g. data/corpus_mini_natural/synth)
 chunk_config=                # optional YAML with chunk_seconds, overlap_seconds, tolerance (default 30, 5, 0.5)
 lm=                          # a word n-gram LM (ARPA) for beam search; empty: greedy decoding
 decode_config=               # YAML with the beam search's values (punct.recognition.beam_search.BeamSearchConfig)
@@ -42,7 +42,7 @@ elif [ -z "$asr_model" ] && [ $# -eq 3 ]; then
 else
   echo "Usage: $0 [options] <manifest-dir> <am-dir> <out-dir>"
   echo "   or: $0 [options] --asr-model <transformers-ctc-dir> <manifest-dir> <out-dir>"
-  echo "e.g.: $0 --nj 2 --ref-dir data/corpus_mini/synth data/manifests exp/am exp/asr/words"
+  echo "e.g.: $0 --nj 2 --ref-dir data/corpus_mini_natural/synth data/manifests exp/am exp/asr/words"
   echo "e.g.: $0 --nj 2 --asr-model /models/wav2vec2-cs data/manifests exp/asr/words"
   echo "Options: --cmd CMD, --nj N, --asr-model DIR, --ref-dir DIR, --chunk-config YAML, --lm ARPA, --decode-config YAML,"
   echo "         --device DEV, --overwrite true, --min-words-per-minute N"
