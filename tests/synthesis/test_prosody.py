@@ -93,10 +93,13 @@ def test_marks_speaks_the_text_as_written():
     words = normalize(TEXT)
     synth, plan = speak(engine, TEXT, words.spans, VOICE, "marks")
     assert plan is None
-    # the text itself (espeak-ng's hidden state moves a synthesis by a few samples after other texts)
+    # the text itself, marks and all (espeak-ng's hidden state moves a synthesis by up to a few percent after other
+    # texts in one process, so the lengths are compared loosely; the words spoken are the same)
     as_written = engine.synthesize(TEXT, VOICE)
-    assert abs(len(synth.audio) - len(as_written.audio)) < 0.002 * len(as_written.audio)
+    assert abs(len(synth.audio) - len(as_written.audio)) < 0.05 * len(as_written.audio)
     assert [(w.offset, w.length) for w in synth.words] == [(w.offset, w.length) for w in as_written.words]
+    without_marks, _ = speak(engine, TEXT, words.spans, VOICE, "none")
+    assert len(without_marks.audio) < 0.8 * len(synth.audio)  # the marks' pauses
 
 
 def test_none_has_no_pause_at_any_mark():

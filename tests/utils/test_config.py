@@ -130,6 +130,7 @@ def recipe_config_classes() -> dict[str, type]:
     from punct.models.punct_tdnn.train import TrainTdnnConfig
     from punct.models.text.config import BertTrainConfig
     from punct.recognition.beam_search import BeamSearchConfig
+    from punct.synthesis.prosody import PauseModel
     from punct.text.normalize import NormalizeConfig
 
     return {
@@ -142,6 +143,7 @@ def recipe_config_classes() -> dict[str, type]:
         "segments": ItnDatasetConfig,
         "utterances": UtteranceImportConfig,
         "decode": BeamSearchConfig,
+        "prosody": PauseModel,
     }
 
 
