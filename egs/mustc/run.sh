@@ -39,9 +39,10 @@ bert_loss=           # stage 5's loss: ce, scl (CE + lambda SCL, Huang et al.) o
 bert_extra_text=auto # punctuated prose (no audio) added to stage 5's training text: a file, none, or auto = the
                      # mini corpus' text/train_extra.txt (50k words of the training novels), none for MuST-C
 tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine-tuned (stage 5's encoder, the
-                     # paper), pretrained (the encoder before stage 5), or auto = pretrained for --corpus-size mini
-                     # (dev ensemble F1, corpus seed 2026, seeds 1-3: 73.1 / 71.0 / 74.3 against 68.8 / 72.6 / 69.0
-                     # fine-tuned; egs/mustc/RESULTS/), fine-tuned for MuST-C and the tiny CI corpus
+                     # paper), pretrained (the encoder before stage 5), or auto = fine-tuned, but pretrained for
+                     # --corpus-size mini --prosody marks (dev ensemble F1, corpus seed 2026, seeds 1-3: 73.1 / 71.0 /
+                     # 74.3 against 68.8 / 72.6 / 69.0 fine-tuned); under natural fine-tuned (corpus seed 3141, seeds
+                     # 1-3, dev: TDNN 59.5 +- 3.2 against 51.7 +- 0.4, ensemble 60.0 +- 2.4 against 59.2 +- 2.0)
 device=auto          # auto, cpu or cuda (auto: cuda when the backend in cmd.sh offers a GPU)
 ngpu=1               # GPUs per training stage (torchrun ranks, one GPU each); inference jobs use one GPU each
 amp=                 # mixed precision of training: none, bf16, fp16 (CUDA only), auto
@@ -91,8 +92,8 @@ Options (defaults in brackets):
   --bert-loss L        stage 5's loss: ce, scl or focal; empty: the config's (MuST-C: ce, the paper's;
                        mini, tiny: scl) [${bert_loss}]
   --bert-extra-text F  extra training text of stage 5 (file, none, auto: the mini corpus') [${bert_extra_text}]
-  --tdnn-word-vectors V  word vectors the TDNN fuses: fine-tuned, pretrained, auto (mini corpus: pretrained,
-                       MuST-C and tiny: fine-tuned) [${tdnn_word_vectors}]
+  --tdnn-word-vectors V  word vectors the TDNN fuses: fine-tuned, pretrained, auto (fine-tuned; pretrained for
+                       --corpus-size mini --prosody marks) [${tdnn_word_vectors}]
   --device DEV         auto, cpu or cuda [${device}]
   --ngpu N             GPUs per training stage (DDP under torchrun) [${ngpu}]
   --amp MODE           mixed precision of training: none, bf16, fp16, auto, fastest; empty: auto on cuda, else each config's [${amp}]
@@ -128,7 +129,7 @@ if [ $corpus_form = mini ]; then
   corpus_dir=data/corpus_${corpus_size}_${prosody}
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
   # the tiny corpus' toy TDNN learns only from the fine-tuned vectors
-  [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && tdnn_word_vectors=pretrained
+  [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && [ "$prosody" = marks ] && tdnn_word_vectors=pretrained
 else
   am_extra_size=none
 fi

@@ -118,7 +118,7 @@ def read_regions(path: Path) -> list[Region]:
             groups = None
             if "groups" in entry:
                 groups = {k: tuple(path.parent / r for r in v) for k, v in entry["groups"].items()}
-            results = tuple(p for g in groups.values() for p in g) if groups else entry["results"]
+            results = [r for g in entry["groups"].values() for r in g] if groups else entry["results"]
             regions.append(
                 Region(
                     name,
