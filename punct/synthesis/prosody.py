@@ -111,12 +111,8 @@ class Token:
     kind: str
 
 
-def tokens_of(text: str, spans: Sequence[tuple[int, int]], labelled: Sequence[bool] | None = None) -> list[Token]:
-    """The distinct spans of ``spans`` in order (words that share a span, "1,000" -> "one thousand", are one
-    token), each with the kind of boundary that follows it (the text after the last token for the last).
-
-    ``labelled`` (per word, optional): whether the word's label is a mark; where it is not, the text after it
-    holds no mark that ends a phrase (the dot of "Mr."), only a dash or nothing."""
+def _distinct_spans(spans: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+    """The distinct consecutive spans (words sharing a span are one token) and the index of each one's last word."""
     distinct: list[tuple[int, int]] = []
     last_word: list[int] = []
     for w, span in enumerate(spans):
@@ -124,6 +120,16 @@ def tokens_of(text: str, spans: Sequence[tuple[int, int]], labelled: Sequence[bo
             distinct.append((int(span[0]), int(span[1])))
             last_word.append(w)
         last_word[-1] = w
+    return distinct, last_word
+
+
+def tokens_of(text: str, spans: Sequence[tuple[int, int]], labelled: Sequence[bool] | None = None) -> list[Token]:
+    """The distinct spans of ``spans`` in order (words that share a span, "1,000" -> "one thousand", are one
+    token), each with the kind of boundary that follows it (the text after the last token for the last).
+
+    ``labelled`` (per word, optional): whether the word's label is a mark; where it is not, the text after it
+    holds no mark that ends a phrase (the dot of "Mr."), only a dash or nothing."""
+    distinct, last_word = _distinct_spans(spans)
     tokens = []
     for i, (begin, end) in enumerate(distinct):
         gap_end = distinct[i + 1][0] if i + 1 < len(distinct) else len(text)
@@ -282,12 +288,7 @@ def pauses_per_word(plan: ProsodyPlan | None, spans: Sequence[tuple[int, int]]) 
     """The plan's silences per word of ``spans`` (a token's pause goes to its last word); None for ``marks``."""
     if plan is None:
         return None
-    pauses: list[float] = []
-    token = -1
-    for w, span in enumerate(spans):
-        if w == 0 or tuple(span) != tuple(spans[w - 1]):
-            token += 1
-        pauses.append(0.0)
-        if w + 1 == len(spans) or tuple(spans[w + 1]) != tuple(span):
-            pauses[-1] = plan.pauses[token]
+    pauses = [0.0] * len(spans)
+    for token, word in enumerate(_distinct_spans(spans)[1]):
+        pauses[word] = plan.pauses[token]
     return pauses
