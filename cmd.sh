@@ -17,7 +17,9 @@ case "$backend" in
   slurm)
     export train_cmd="utils/slurm.pl --mem 4G"
     export decode_cmd="utils/slurm.pl --mem 4G"
-    export cuda_cmd="utils/slurm.pl --gpu 1 --mem 16G"
+    # --mem is per CPU: a 6-CPU AM training (2 ranks x (2 loader workers + 1)) asks 6 x 4 GB = 24 GB; the largest
+    # process of a whole CPU run measured 2.6 GB (conf/slurm.conf: how to size it from your own jobs' peaks)
+    export cuda_cmd="utils/slurm.pl --gpu 1 --mem 4G"
     ;;
   *)
     echo "cmd.sh: unknown backend '$backend' (local or slurm)" >&2

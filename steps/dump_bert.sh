@@ -9,7 +9,7 @@ set -euo pipefail
 cmd=utils/run.pl       # job runner
 nj=2                   # parallel jobs
 device=auto            # auto, cpu or cuda
-num_threads=1          # torch threads per job
+num_threads=1          # torch threads per job, and the CPUs each job asks its runner for (--num-threads)
 batch_size=64          # chunks per forward pass
 compression=none       # kaldiio compression of the vectors: none, two_byte, speech_feature
 word_vectors=fine-tuned  # encoder of the word vectors: fine-tuned (the model's) or pretrained (the one it started
@@ -67,7 +67,7 @@ else
   shard_nj=$nj
   rm -f $dir/model.id
   echo $nj > $dir/num_jobs
-  $cmd JOB=1:$nj $dir/log/dump_bert.JOB.log \
+  $cmd --num-threads $num_threads JOB=1:$nj $dir/log/dump_bert.JOB.log \
     python -m punct.bin.dump_bert --model-dir $model_dir --supervisions $sups --out-dir $dir \
       --device $device --num-threads $num_threads --batch-size $batch_size --compression $compression \
       --word-vectors $word_vectors \

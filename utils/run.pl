@@ -1,8 +1,8 @@
 #!/usr/bin/env perl
 # Runs a command, or an array of JOB=1:N commands, as local processes, each writing
-# its own log (command, start time, output, end time and exit code).
+# its own log (command, start time, host, output, run time and exit code).
 #
-#   utils/run.pl [--max-jobs-run K] [--gpu G] [JOB=1:N] LOGFILE command args...
+#   utils/run.pl [--max-jobs-run K | -tc K] [--gpu G] [JOB=1:N] LOGFILE command args...
 #
 # At most K jobs run at once.  Default K: the number of CPUs (`nproc`, ignoring
 # OMP_NUM_THREADS; the environment variable PUNCT_NPROC=N overrides it).  With --gpu G
@@ -14,14 +14,25 @@
 # With no GPU found, jobs run one at a time and CUDA_VISIBLE_DEVICES is left alone.
 # --gpu G with fewer than G visible GPUs is refused.  Concurrent run.pl processes (two trainings
 # started at once) get disjoint GPUs: a job's GPUs are locked (flock) in one directory shared by
-# all of them, PUNCT_GPU_LOCK_DIR (default /tmp/punct-gpu-locks); a job whose GPUs are all held by
-# other run.pl processes waits for one.  A job that runs run.pl itself passes its GPUs on: the
-# inner run.pl shares out only those (PUNCT_GPUS_HELD, set for every GPU job) and locks nothing.
+# all of them, PUNCT_GPU_LOCK_DIR (default /tmp/punct-gpu-locks), one lock file per GPU named by
+# its UUID (from `nvidia-smi --query-gpu=index,uuid`, else `nvidia-smi -L`; by its index when no
+# UUID can be read); a job whose GPUs are all held by other run.pl processes waits for one.  Inside
+# a SLURM job with GPUs bound by SLURM (SLURM_JOB_ID and CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS or
+# SLURM_STEP_GPUS set) nothing is locked: SLURM gave the job its GPUs, and another job's "GPU 0"
+# on the same node is another GPU (so two run.pl processes inside one SLURM job share its GPUs).
+# A job that runs run.pl itself passes its GPUs on: the inner run.pl shares out only those
+# (PUNCT_GPUS_HELD, set for every GPU job) and locks nothing.
 # A job range of more than one job needs the job variable in LOGFILE.
+# Each log has the command, start time and host ("# Running on HOST"), the output, then
+# "# Accounting: time=SECONDS threads=N" (N: --num-threads, default 1) and the exit code.
 # --mem, --num-threads, --time, --config and single-dash options (e.g. -p gpu) are
-# accepted for compatibility with utils/slurm.pl and ignored here.  Exits 0 when every
-# job succeeded; otherwise prints how many failed and the first failing log, and exits 1.
-# Ctrl-C stops all running jobs.
+# accepted for compatibility with utils/slurm.pl and otherwise ignored here.  Of queue.pl's
+# GridEngine options, -tc N is --max-jobs-run N, -pe smp N is --num-threads N, and -sync y,
+# -cwd, -j y and -l RES (e.g. -l arch=*64) are accepted and ignored; -sync n, -j n and a -pe
+# other than smp are refused, and so is a log file name without '.' or '/' right after a
+# single-dash option that took no separate value (it is likely that option's value; PunctJobs.pm).
+# Exits 0 when every job succeeded; otherwise prints how many failed and the first failing
+# log, and exits 1.  Ctrl-C stops all running jobs.
 use strict;
 use warnings;
 use FindBin;
@@ -126,7 +137,7 @@ sub run_one_job {
   my $status = system("bash", "-o", "pipefail", "-c", "( $command ) >>" . PunctJobs::shell_quote($logfile) . " 2>&1");
   my $code = $status == -1 ? 127 : ($status & 127) ? 128 + ($status & 127) : $status >> 8;
   open($log, ">>", $logfile) or die "$prog: cannot append to log $logfile: $!\n";
-  print $log PunctJobs::log_footer($code, time() - $start);
+  print $log PunctJobs::log_footer($code, time() - $start, $parsed->{options}{num_threads} || 1);
   close $log;
   return $code;
 }
@@ -154,18 +165,53 @@ sub reap_one {
   return 1;
 }
 
+# True inside a SLURM job to which SLURM has bound GPUs (SLURM_JOB_ID with CUDA_VISIBLE_DEVICES,
+# SLURM_JOB_GPUS or SLURM_STEP_GPUS): the GPUs it shows are this job's alone, whatever their index.
+sub slurm_bound_gpus {
+  return 0 unless defined $ENV{SLURM_JOB_ID} && length $ENV{SLURM_JOB_ID};
+  return scalar grep { defined $ENV{$_} && length $ENV{$_} } qw(CUDA_VISIBLE_DEVICES SLURM_JOB_GPUS SLURM_STEP_GPUS);
+}
+
+# Device index => UUID of the GPUs nvidia-smi lists (--query-gpu, else the "(UUID: GPU-...)" of -L);
+# empty when nvidia-smi is missing or shows no UUID.  Read once.
+my $uuid_of;
+sub gpu_uuids {
+  return $uuid_of if $uuid_of;
+  my %uuid;
+  my $csv = `nvidia-smi --query-gpu=index,uuid --format=csv,noheader 2>/dev/null`;
+  if ($? == 0 && defined $csv) {
+    for (split /\n/, $csv) { $uuid{$1} = $2 if /^\s*(\d+)\s*,\s*((?:GPU|MIG)-[\w-]+)\s*$/; }
+  }
+  if (!%uuid) {
+    my $list = `nvidia-smi -L 2>/dev/null`;
+    if ($? == 0 && defined $list) {
+      for (split /\n/, $list) { $uuid{$1} = $2 if /^GPU (\d+):.*\(UUID: ((?:GPU|MIG)-[\w-]+)\)/; }
+    }
+  }
+  return $uuid_of = \%uuid;
+}
+
+# The lock file of one device: keyed by its UUID (the same GPU has the same UUID in every container
+# and cgroup, where indices are renumbered), by the index when no UUID can be read.
+sub lock_path {
+  my ($id) = @_;
+  my $key = $id =~ /^(?:GPU|MIG)-/ ? $id : defined gpu_uuids()->{$id} ? gpu_uuids()->{$id} : "gpu$id";
+  $key =~ s/[^\w.-]/_/g;
+  return "$lock_dir/$key.lock";
+}
+
 # Locks every GPU of a group for this run.pl; false (and nothing locked) when another process holds one.
 sub lock_slot {
   my ($slot) = @_;
   return 1 if held_gpus();          # the outer job that passed its GPUs on has locked them
+  return 1 if slurm_bound_gpus();   # SLURM gave this job its GPUs: other jobs' "GPU 0" is another GPU
   if (!-d $lock_dir) {
     mkdir $lock_dir;
     chmod 01777, $lock_dir;         # shared by every user's run.pl, like /tmp
   }
   my @locked;
   for my $id (@{$gpu_slots[$slot]}) {
-    (my $name = $id) =~ s/[^\w.-]/_/g;
-    my $path = "$lock_dir/gpu$name.lock";
+    my $path = lock_path($id);
     open(my $fh, ">>", $path) or die "$prog: cannot open the GPU lock $path: $!\n";
     chmod 0666, $path;
     if (!flock($fh, LOCK_EX | LOCK_NB)) {

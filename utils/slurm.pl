@@ -2,8 +2,8 @@
 # Runs a command, or an array of JOB=1:N commands, as one SLURM job array, waits for it,
 # and fails if any task failed.  Same interface and log format as utils/run.pl:
 #
-#   utils/slurm.pl [--mem 4G] [--num-threads N] [--gpu N] [--time T] [--max-jobs-run K]
-#                  [--config FILE] [-p gpu ...] [JOB=1:N] LOGFILE command args...
+#   utils/slurm.pl [--mem 4G] [--num-threads N | -pe smp N] [--gpu N] [--time T]
+#                  [--max-jobs-run K | -tc K] [--config FILE] [-p gpu ...] [JOB=1:N] LOGFILE command args...
 #
 # --mem, --num-threads, --gpu and --time become sbatch options through a config read from
 # --config FILE, else conf/slurm.conf in the current directory (the recipe's), else the
@@ -14,14 +14,20 @@
 #   option NAME=*      <sbatch options; $0 is replaced by the value given>
 #   option NAME=VALUE  <sbatch options for exactly that value (may be empty)>
 #   default NAME=VALUE value used when the runner is not given --NAME
-# --max-jobs-run K becomes the array throttle %K.  Single-dash options go to sbatch as
-# given, after the mapped ones (so "-p gpu" overrides the partition): "-x" takes one value
-# except the flags -H -k -O -Q -s -v -W; "-pgpu" is one word; -V (GridEngine's "export the
-# environment", sbatch's --version) becomes --export=ALL.
+# --max-jobs-run K becomes the array throttle %K.  Kaldi's queue.pl (GridEngine) options:
+# -tc K is --max-jobs-run K, -pe smp N is --num-threads N, -sync y, -cwd and -j y are
+# accepted (slurm.pl always waits, runs jobs in the current directory and writes one log),
+# and -sync n, another -pe and -l RES (e.g. -l arch=*64: sbatch has no -l) are refused,
+# naming the option.  Other single-dash options go to sbatch as given, after the mapped ones
+# (so "-p gpu" overrides the partition; -q is sbatch's --qos, not a GridEngine queue): "-x"
+# takes one value except the flags -H -k -O -Q -s -v -W; "-pgpu" is one word; -V
+# (GridEngine's "export the environment", sbatch's --version) becomes --export=ALL.
 # The job script cd's to the current directory and sources ./path.sh when it exists, so
 # jobs also work when the cluster starts them with --export=NONE.  A job range of more
 # than one job needs the job variable in LOGFILE.  Each task's log gets the command,
-# start time, output, end time and exit code.  A task counts as failed when SLURM reports
+# start time, host ("# Running on HOST"), SLURM ids ("# SLURM_JOB_ID=... SLURM_ARRAY_JOB_ID=...
+# SLURM_ARRAY_TASK_ID=..."), output, "# Accounting: time=SECONDS threads=N" (N: the CPUs
+# asked for, --num-threads) and exit code.  A task counts as failed when SLURM reports
 # a state other than COMPLETED (FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL...)
 # or its log shows a non-zero or missing exit code.  Ctrl-C cancels the job array.
 # Waiting: squeue is polled every PUNCT_SLURM_POLL seconds (default 0.5), the interval growing by half
@@ -55,6 +61,12 @@ EOF
 my $prog = "slurm.pl";
 my $parsed = eval { PunctJobs::parse_command_line($prog, @ARGV) };
 if ($@) { print STDERR $@; exit 1; }
+if (@{$parsed->{resources}}) {
+  print STDERR "$prog: $parsed->{resources}[0] is a GridEngine resource request (queue.pl's -l), which sbatch"
+    . " does not have: ask with --mem, --gpu or --time, or put sbatch options (e.g. --constraint) in"
+    . " conf/slurm.conf\n";
+  exit 1;
+}
 my %options = %{$parsed->{options}};
 my $config_file = delete $options{config};
 $config_file = "conf/slurm.conf" if !defined $config_file && -e "conf/slurm.conf";
@@ -123,6 +135,8 @@ my $config = eval { read_config($config_file) };
 if ($@) { print STDERR $@; exit 1; }
 my @sbatch = (@{$config->{command}}, eval { sbatch_options($config, \%options) });
 if ($@) { print STDERR $@; exit 1; }
+my $threads = $options{num_threads} // $config->{defaults}{num_threads} // 1;
+$threads = 1 unless $threads =~ /^[1-9]\d*$/;
 push @sbatch, @passthrough;
 
 my ($first, $last, $jobvar) = ($parsed->{first}, $parsed->{last}, $parsed->{jobvar});
@@ -160,6 +174,8 @@ mkdir -p "\$(dirname "\$log")"
 {
   printf '# %s\\n' $header_shell
   echo "# Started at \$(date '+%a %b %e %H:%M:%S %Z %Y')"
+  echo "# Running on \${HOSTNAME:-\$(uname -n)}"
+  echo "# SLURM_JOB_ID=\${SLURM_JOB_ID:-} SLURM_ARRAY_JOB_ID=\${SLURM_ARRAY_JOB_ID:-} SLURM_ARRAY_TASK_ID=\${SLURM_ARRAY_TASK_ID:-}"
   echo "#"
 } > "\$log"
 start=\$(date +%s)
@@ -173,7 +189,9 @@ if [ \$ret -eq 0 ]; then
   ( $command_shell ) >>"\$log" 2>&1
   ret=\$?
 fi
-echo "# Ended (code \$ret) at \$(date '+%a %b %e %H:%M:%S %Z %Y'), elapsed time \$(( \$(date +%s) - start )) seconds" >> "\$log"
+elapsed=\$(( \$(date +%s) - start ))
+echo "# Accounting: time=\$elapsed threads=$threads" >> "\$log"
+echo "# Ended (code \$ret) at \$(date '+%a %b %e %H:%M:%S %Z %Y'), elapsed time \$elapsed seconds" >> "\$log"
 exit \$ret
 SCRIPT
 close $sh;

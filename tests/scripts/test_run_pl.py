@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +16,14 @@ import pytest
 @pytest.fixture
 def run_pl(repo_root: Path) -> str:
     return str(repo_root / "utils/run.pl")
+
+
+@pytest.fixture(autouse=True)
+def private_gpu_locks(tmp_path, monkeypatch):
+    """GPU locks in this test's own folder, and no SLURM job around run.pl (it would take no locks)."""
+    monkeypatch.setenv("PUNCT_GPU_LOCK_DIR", str(tmp_path / "gpu-locks"))
+    for name in ("SLURM_JOB_ID", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def test_job_array_substitutes_job_and_writes_kaldi_logs(run_pl, tmp_path):
@@ -297,3 +306,154 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_logs_end_with_kaldi_accounting_and_name_the_host(run_pl, tmp_path):
+    out = subprocess.run(
+        [run_pl, "--num-threads", "4", str(tmp_path / "t.log"), "sleep", "1"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    lines = (tmp_path / "t.log").read_text().splitlines()
+    assert lines[2] == f"# Running on {socket.gethostname()}"
+    accounting = re.fullmatch(r"# Accounting: time=(\d+) threads=4", lines[-2])
+    assert accounting and int(accounting.group(1)) >= 1, lines
+    assert lines[-1].startswith("# Ended (code 0) at ")
+    out = subprocess.run([run_pl, str(tmp_path / "d.log"), "false"], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert re.fullmatch(r"# Accounting: time=\d+ threads=1", (tmp_path / "d.log").read_text().splitlines()[-2])
+
+
+def test_queue_pl_options_are_mapped_and_never_taken_for_the_log_file(run_pl, tmp_path):
+    # -tc 2, -pe smp 3 and -sync y used to make "2", "smp" or "y" the log file, and "3" or the log the command (127)
+    env = dict(os.environ, PUNCT_NPROC="8")
+    assert most_overlapping(run_timed_jobs(run_pl, tmp_path, 4, "-tc", "2", env=env, seconds=1.0)) == 2
+    work = tmp_path / "work"
+    work.mkdir()
+    options = ["-pe", "smp", "3", "-sync", "y", "-V", "-l", "arch=*64", "-q", "all.q", "-cwd", "-j", "y"]
+    out = subprocess.run(
+        [run_pl, *options, "JOB=1:2", "-tc", "1", "log/q.JOB.log", "echo", "task", "JOB"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    assert out.returncode == 0, out.stderr
+    assert sorted(str(p.relative_to(work)) for p in work.rglob("*")) == ["log", "log/q.1.log", "log/q.2.log"]
+    for j in (1, 2):
+        lines = (work / f"log/q.{j}.log").read_text().splitlines()
+        assert lines[0] == f"# echo task {j}" and f"task {j}" in lines
+        assert re.fullmatch(r"# Accounting: time=\d+ threads=3", lines[-2]) and "(code 0)" in lines[-1]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["-sync", "n"], "-sync n: the runners always wait for their jobs; only -sync y is accepted"),
+        (["-pe", "mpi", "4"], "-pe mpi 4: only the parallel environment smp is understood"),
+        (["-pe", "smp", "two"], "-pe smp two: -pe smp takes a positive integer"),
+        (["-tc", "0"], "-tc 0: -tc takes a positive integer"),
+        (["-j", "n"], "-j n: a job's output and errors always go to its one log"),
+        (["-hold_jid", "12"], "'12' right after -hold_jid would be the log file"),
+        (["-v", "PATH"], "'PATH' right after -v would be the log file"),
+        (["-cwd", "y"], "'y' right after -cwd would be the log file"),
+    ],
+)
+def test_unusable_queue_pl_options_are_refused_by_name_and_create_nothing(run_pl, tmp_path, options, message):
+    out = subprocess.run([run_pl, *options, "x.log", "touch", "ran"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1 and message in out.stderr, out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+NVIDIA_SMI = """#!/usr/bin/env bash
+# Fake nvidia-smi: GPUs with the UUIDs given, answering --query-gpu=index,uuid and -L.
+case "$*" in
+  *--query-gpu=index,uuid*) @QUERY@ ;;
+  -L) @LIST@ ;;
+  *) exit 1 ;;
+esac
+"""
+
+
+def fake_nvidia_smi(folder: Path, uuids: list, query: bool = True, listing: bool = True) -> Path:
+    """A folder holding a fake nvidia-smi; ``query``/``listing`` False: that form fails (an older driver)."""
+    folder.mkdir(parents=True)
+    rows = " ".join(f"'{i}, {u}'" for i, u in enumerate(uuids))
+    lines = " ".join(f"'GPU {i}: NVIDIA H100 80GB HBM3 (UUID: {u})'" for i, u in enumerate(uuids))
+    text = NVIDIA_SMI.replace("@QUERY@", f"printf '%s\\n' {rows}" if query else "exit 6")
+    text = text.replace("@LIST@", f"printf '%s\\n' {lines}" if listing else "exit 6")
+    (folder / "nvidia-smi").write_text(text)
+    (folder / "nvidia-smi").chmod(0o755)
+    return folder
+
+
+def _path_with(folder: Path) -> str:
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def _wait_for(path: Path, seconds: float = 10) -> None:
+    deadline = time.time() + seconds
+    while not path.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), path
+
+
+UUID_A = "GPU-0a1b2c3d-0000-1111-2222-333344445555"
+UUID_B = "GPU-9f8e7d6c-0000-1111-2222-333344445555"
+
+
+def test_gpu_locks_are_keyed_by_uuid_not_index(run_pl, tmp_path):
+    # Two containers (or cgroups) that each show their own GPU as "GPU 0": different GPUs, so neither waits.
+    lock_dir = tmp_path / "gpu-locks"
+    env_a = gpu_env(CUDA_VISIBLE_DEVICES="0", PATH=_path_with(fake_nvidia_smi(tmp_path / "smi_a", [UUID_A])))
+    env_b = gpu_env(CUDA_VISIBLE_DEVICES="0", PATH=_path_with(fake_nvidia_smi(tmp_path / "smi_b", [UUID_B])))
+    first = _start_gpu_job(run_pl, tmp_path, "a", env_a, seconds=3)
+    _wait_for(tmp_path / "a.gpus")
+    second = _start_gpu_job(run_pl, tmp_path, "b", env_b, seconds=0.2)
+    assert first.wait(timeout=30) == 0 and second.wait(timeout=30) == 0
+    assert _span(tmp_path, "b")[1] < _span(tmp_path, "a")[1]  # b ran while a held its GPU 0
+    assert "waiting for a free GPU" not in second.stderr.read()
+    assert sorted(p.name for p in lock_dir.iterdir()) == [f"{UUID_A}.lock", f"{UUID_B}.lock"]
+    # the same UUID behind two indices (GPU 0 in one view, GPU 1 in another): one waits for the other
+    env_b = gpu_env(CUDA_VISIBLE_DEVICES="1", PATH=_path_with(fake_nvidia_smi(tmp_path / "smi_c", [UUID_B, UUID_A])))
+    first = _start_gpu_job(run_pl, tmp_path, "c", env_a, seconds=1.5)
+    _wait_for(tmp_path / "c.gpus")
+    second = _start_gpu_job(run_pl, tmp_path, "d", env_b, seconds=0.2)
+    assert first.wait(timeout=30) == 0 and second.wait(timeout=30) == 0
+    assert _span(tmp_path, "d")[0] >= _span(tmp_path, "c")[1]
+    assert "waiting for a free GPU" in second.stderr.read()
+
+
+@pytest.mark.parametrize("query, listing, lock", [(False, True, f"{UUID_A}.lock"), (False, False, "gpu0.lock")])
+def test_gpu_lock_uuid_from_nvidia_smi_list_else_the_index(run_pl, tmp_path, query, listing, lock):
+    smi = fake_nvidia_smi(tmp_path / "smi", [UUID_A], query=query, listing=listing)
+    out = subprocess.run(
+        [run_pl, "--gpu", "1", str(tmp_path / "g.log"), "true"],
+        capture_output=True,
+        text=True,
+        env=gpu_env(CUDA_VISIBLE_DEVICES="0", PATH=_path_with(smi)),
+    )
+    assert out.returncode == 0, out.stderr
+    assert [p.name for p in (tmp_path / "gpu-locks").iterdir()] == [lock]
+
+
+def test_gpus_bound_by_slurm_are_not_locked(run_pl, tmp_path):
+    # Two SLURM jobs on one node each see their own GPU as CUDA_VISIBLE_DEVICES=0 (the same UUID view here):
+    # SLURM keeps them apart, so the second must not wait for the first.
+    smi = fake_nvidia_smi(tmp_path / "smi", [UUID_A])
+    env_a = gpu_env(CUDA_VISIBLE_DEVICES="0", SLURM_JOB_ID="101", PATH=_path_with(smi))
+    env_b = gpu_env(CUDA_VISIBLE_DEVICES="0", SLURM_JOB_ID="102", SLURM_JOB_GPUS="3", PATH=_path_with(smi))
+    first = _start_gpu_job(run_pl, tmp_path, "a", env_a, seconds=3)
+    _wait_for(tmp_path / "a.gpus")
+    second = _start_gpu_job(run_pl, tmp_path, "b", env_b, seconds=0.2)
+    assert first.wait(timeout=30) == 0 and second.wait(timeout=30) == 0
+    assert _span(tmp_path, "b")[1] < _span(tmp_path, "a")[1]
+    assert (tmp_path / "a.gpus").read_text().strip() == (tmp_path / "b.gpus").read_text().strip() == "0"
+    assert not (tmp_path / "gpu-locks").exists()
+    # a SLURM job without a GPU binding (PUNCT_GPUS names the devices) still locks them
+    out = subprocess.run(
+        [run_pl, "--gpu", "1", str(tmp_path / "g.log"), "true"],
+        capture_output=True,
+        text=True,
+        env=gpu_env(PUNCT_GPUS="1", SLURM_JOB_ID="103", PATH=_path_with(smi)),
+    )
+    assert out.returncode == 0, out.stderr
+    assert [p.name for p in (tmp_path / "gpu-locks").iterdir()] == [f"{UUID_A}.lock"]

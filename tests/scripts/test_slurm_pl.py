@@ -78,7 +78,10 @@ def test_array_job_runs_every_task_and_writes_logs(slurm_pl, tmp_path, capsys):
         lines = (tmp_path / f"log/a.{j}.log").read_text().splitlines()
         assert lines[0].startswith("# bash -c 'date") and f"/{j}.start" in lines[0]
         assert lines[1].startswith("# Started at ")
+        assert lines[2].startswith("# Running on ")
+        assert re.fullmatch(rf"# SLURM_JOB_ID=\d+ SLURM_ARRAY_JOB_ID={job_id} SLURM_ARRAY_TASK_ID={j}", lines[3])
         assert any(line.startswith(f"task {j} on ") for line in lines)
+        assert re.fullmatch(r"# Accounting: time=\d+ threads=1", lines[-2])
         assert lines[-1].startswith("# Ended (code 0) at ")
     spans = [
         (float((stamps / f"{j}.start").read_text()), float((stamps / f"{j}.end").read_text())) for j in range(1, 5)

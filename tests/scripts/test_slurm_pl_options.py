@@ -1,13 +1,16 @@
 """utils/slurm.pl's sbatch command line, checked against a fake sbatch/squeue/scontrol on PATH.
 
 The fake sbatch records its arguments and runs the array tasks one after another (with
-SLURM_ARRAY_TASK_ID set, and an empty environment under --export=NONE), so these tests need
-no cluster; tests/scripts/test_slurm_pl.py runs the real one.
+SLURM_JOB_ID, SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID set as SLURM sets them, and an empty
+environment under --export=NONE), so these tests need no cluster; tests/scripts/test_slurm_pl.py
+runs the real one.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
 from pathlib import Path
 
@@ -31,9 +34,10 @@ range=${array%%\%*}
 : > "$state/scontrol.out"
 for ((t = ${range%-*}; t <= ${range#*-}; t++)); do
   if [ "$export" = NONE ]; then
-    env -i HOME="$HOME" SLURM_ARRAY_JOB_ID=$job SLURM_ARRAY_TASK_ID=$t "$bash" "$script" > "${output//%a/$t}" 2>&1
+    env -i HOME="$HOME" SLURM_JOB_ID=$((job + t)) SLURM_ARRAY_JOB_ID=$job SLURM_ARRAY_TASK_ID=$t \
+      "$bash" "$script" > "${output//%a/$t}" 2>&1
   else
-    SLURM_ARRAY_JOB_ID=$job SLURM_ARRAY_TASK_ID=$t "$bash" "$script" > "${output//%a/$t}" 2>&1
+    SLURM_JOB_ID=$((job + t)) SLURM_ARRAY_JOB_ID=$job SLURM_ARRAY_TASK_ID=$t "$bash" "$script" > "${output//%a/$t}" 2>&1
   fi
   [ $? -eq 0 ] && st=COMPLETED || st=FAILED
   echo "JobId=$((job + t)) ArrayJobId=$job ArrayTaskId=$t JobState=$st" >> "$state/scontrol.out"
@@ -280,3 +284,50 @@ def test_recipes_ship_a_slurm_conf_with_a_time_limit(fake, repo_root, tmp_path, 
     assert "conf/slurm.conf" in (tmp_path / "q" / "t.sh").read_text()
     out = fake.run("--time", "0:30:00", str(tmp_path / "t.log"), "true", cwd=recipe)  # a step's --time wins
     assert out.returncode == 0 and "--time=0:30:00" in fake.sbatch_args() and "--gres=gpu:2" not in fake.sbatch_args()
+
+
+def test_queue_pl_options_become_sbatch_options_and_logs_show_slurm_ids(fake, recipe):
+    # -tc 2 / -pe smp 3 / -sync y used to make "2", "smp" or "y" the log file, and "3" or the log the command
+    out = fake.run(
+        *["-tc", "2", "-pe", "smp", "3", "-sync", "y", "-cwd", "-j", "y", "-V", "JOB=1:3", "log/q.JOB.log"],
+        *["echo", "task", "JOB"],
+        cwd=recipe,
+    )
+    assert out.returncode == 0, out.stderr
+    assert fake.sbatch_args() == BUILTIN + ["--cpus-per-task=3", "--export=ALL"]
+    assert "--array=1-3%2" in (fake.state / "sbatch.args").read_text().splitlines()
+    written = sorted(str(p.relative_to(recipe)) for p in recipe.rglob("*") if "/q/" not in f"/{p.relative_to(recipe)}")
+    assert written == ["log", "log/q", "log/q.1.log", "log/q.2.log", "log/q.3.log"]
+    for j in (1, 2, 3):
+        lines = (recipe / f"log/q.{j}.log").read_text().splitlines()
+        assert lines[2] == f"# Running on {socket.gethostname()}"
+        assert lines[3] == f"# SLURM_JOB_ID={4242 + j} SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_ID={j}"
+        assert f"task {j}" in lines and re.fullmatch(r"# Accounting: time=\d+ threads=3", lines[-2])
+        assert lines[-1].startswith("# Ended (code 0) at ")
+
+
+def test_accounting_threads_are_the_cpus_asked_for(fake, recipe):
+    out = fake.run("log/one.log", "sleep", "1", cwd=recipe)  # the config's default: one CPU
+    assert out.returncode == 0, out.stderr
+    lines = (recipe / "log/one.log").read_text().splitlines()
+    accounting = re.fullmatch(r"# Accounting: time=(\d+) threads=1", lines[-2])
+    assert accounting and int(accounting.group(1)) >= 1, lines
+    out = fake.run("--num-threads", "6", "log/six.log", "true", cwd=recipe)
+    assert out.returncode == 0 and "--cpus-per-task=6" in fake.sbatch_args()
+    assert re.fullmatch(r"# Accounting: time=\d+ threads=6", (recipe / "log/six.log").read_text().splitlines()[-2])
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["-l", "arch=*64"], "-l arch=*64 is a GridEngine resource request (queue.pl's -l), which sbatch does"),
+        (["-sync", "n"], "-sync n: the runners always wait for their jobs"),
+        (["-pe", "mpi", "4"], "-pe mpi 4: only the parallel environment smp is understood"),
+        (["-tc", "x"], "-tc x: -tc takes a positive integer"),
+        (["-hold_jid", "12"], "'12' right after -hold_jid would be the log file"),
+    ],
+)
+def test_unusable_queue_pl_options_are_refused_by_name_before_submitting(fake, recipe, options, message):
+    out = fake.run(*options, "x.log", "touch", "ran", cwd=recipe)
+    assert out.returncode == 1 and message in out.stderr, out.stderr
+    assert not fake.submitted() and list(recipe.iterdir()) == []
