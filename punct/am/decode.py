@@ -1,10 +1,16 @@
-"""Greedy CTC decoding and word error rate."""
+"""Greedy CTC decoding and word error rate.
+
+The one word error rate of the project: :class:`WerStats` over :func:`edit_ops`, which counts with
+kaldialign (Kaldi's edit distance, wrapped for Python); ``punct.bin.decode_am`` and
+``punct.recognition.recogniser`` (long recordings) count with it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import kaldialign
 import torch
 
 
@@ -20,28 +26,15 @@ def greedy_ids(logits: torch.Tensor, length: int) -> list[int]:
 
 
 def edit_ops(ref: Sequence[str], hyp: Sequence[str]) -> tuple[int, int, int]:
-    """(substitutions, deletions, insertions) of the minimum edit between word lists."""
-    n, m = len(ref), len(hyp)
-    # cost, sub, del, ins per cell, by rows
-    prev = [(j, 0, 0, j) for j in range(m + 1)]
-    for i in range(1, n + 1):
-        cur = [(i, 0, i, 0)]
-        for j in range(1, m + 1):
-            s = prev[j - 1]
-            d = prev[j]
-            a = cur[j - 1]
-            if ref[i - 1] == hyp[j - 1]:
-                best = s
-            else:
-                best = min(
-                    (s[0] + 1, s[1] + 1, s[2], s[3]), (d[0] + 1, d[1], d[2] + 1, d[3]), (a[0] + 1, a[1], a[2], a[3] + 1)
-                )
-            if ref[i - 1] == hyp[j - 1]:
-                best = min(best, (d[0] + 1, d[1], d[2] + 1, d[3]), (a[0] + 1, a[1], a[2], a[3] + 1))
-            cur.append(best)
-        prev = cur
-    _, sub, dele, ins = prev[m]
-    return sub, dele, ins
+    """(substitutions, deletions, insertions) of a minimum edit between word lists (``kaldialign``).
+
+    The total is the Levenshtein distance.  Where several alignments are minimal, the split is kaldialign's,
+    which may take substitutions where our former pure-Python program took deletions + insertions (``a b`` ->
+    ``c c a``: 2 sub + 1 ins, not 1 del + 2 ins; 194 of 5,000 random pairs split differently, all with the same
+    totals, tests/am/test_decode.py).
+    """
+    counts = kaldialign.edit_distance(list(ref), list(hyp))
+    return counts["sub"], counts["del"], counts["ins"]
 
 
 @dataclass

@@ -3,7 +3,7 @@ with ``--am-data``).
 
 The input is either
   * a Kaldi data directory (``wav.scp``, ``text``, optional ``segments`` and ``utt2spk``; read by
-    ``punct.io.kaldi_data_dir``), or
+    ``punct.io.kaldi_data_dir``; a ``wav.scp`` line may be a command, ``<id> <command> |``), or
   * lhotse manifests: a folder with one ``*recordings*.jsonl.gz`` and one ``*supervisions*.jsonl.gz``,
     or with one ``*cuts*.jsonl.gz`` (MonoCuts with supervisions), or such a cuts file itself.
 
@@ -47,6 +47,7 @@ empty text, a character outside the alphabet, a tag (``tags: skip``), a segment 
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -64,7 +65,7 @@ from lhotse.cut import MonoCut
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
-from punct.io.kaldi_data_dir import read_kaldi_data_dir
+from punct.io.kaldi_data_dir import pipe_command, read_kaldi_data_dir, run_pipe
 from punct.text import numbers as num
 from punct.text.token_labels import spoken_words
 from punct.utils.atomic import atomic_path, atomic_write_text
@@ -183,24 +184,38 @@ def normalise_transcript(text: str, config: UtteranceImportConfig = UtteranceImp
 
 
 def audio_recording(recording_id: str, path: str, where: str, sampling_rate: int) -> Recording:
-    """A Recording of one audio file, checked with soundfile; resampled (lazily) to ``sampling_rate``."""
-    if path.endswith("|"):
-        raise ValueError(
-            f"{where}: recording {recording_id}: a command ({path!r}) is not supported; give an "
-            "audio file (write the command's output to a wav file first)"
-        )
-    file = Path(path).expanduser().absolute()
-    if not file.is_file():
-        raise FileNotFoundError(f"{where}: recording {recording_id}: no such audio file {file}")
-    try:
-        info = sf.info(str(file))
-    except (RuntimeError, sf.LibsndfileError) as e:
-        raise ValueError(f"{where}: recording {recording_id}: {file} is not readable audio: {e}") from None
+    """A Recording of one audio file or ``wav.scp`` command (``<command> |``), checked with soundfile; resampled
+    (lazily) to ``sampling_rate``.  A command is run once here for its rate and length; lhotse runs it again
+    (a ``command`` audio source) when the audio is loaded."""
+    command = pipe_command(path)
+    if command is not None:
+        try:
+            output = run_pipe(command)
+        except RuntimeError as e:  # a non-zero exit
+            raise ValueError(f"{where}: recording {recording_id}: {e}") from None
+        try:
+            info = sf.info(io.BytesIO(output))
+        except (RuntimeError, sf.LibsndfileError) as e:
+            raise ValueError(
+                f"{where}: recording {recording_id}: the output of {command!r} is not audio: {e}"
+            ) from None
+        source = AudioSource(type="command", channels=list(range(info.channels)), source=command)
+        what = f"the output of {command!r}"
+    else:
+        file = Path(path).expanduser().absolute()
+        if not file.is_file():
+            raise FileNotFoundError(f"{where}: recording {recording_id}: no such audio file {file}")
+        try:
+            info = sf.info(str(file))
+        except (RuntimeError, sf.LibsndfileError) as e:
+            raise ValueError(f"{where}: recording {recording_id}: {file} is not readable audio: {e}") from None
+        source = AudioSource(type="file", channels=list(range(info.channels)), source=str(file))
+        what = str(file)
     if info.frames <= 0:
-        raise ValueError(f"{where}: recording {recording_id}: {file} has no samples")
+        raise ValueError(f"{where}: recording {recording_id}: {what} has no samples")
     rec = Recording(
         id=recording_id,
-        sources=[AudioSource(type="file", channels=list(range(info.channels)), source=str(file))],
+        sources=[source],
         sampling_rate=info.samplerate,
         num_samples=info.frames,
         duration=info.frames / info.samplerate,
@@ -248,9 +263,14 @@ def _checked_recording(record: dict, where: str, sampling_rate: int) -> Recordin
     except Exception as e:  # lhotse raises assorted errors on a malformed record
         raise ValueError(f"{where}: not a lhotse Recording: {e}") from None
     for source in rec.sources:
-        if source.type != "file":
-            raise ValueError(f"{where}: recording {rec.id}: a {source.type!r} audio source; give audio files")
-        audio_recording(rec.id, str(source.source), where, sampling_rate)  # exists and is readable
+        if source.type not in ("file", "command"):
+            raise ValueError(
+                f"{where}: recording {rec.id}: a {source.type!r} audio source; give audio files or commands"
+            )
+        # exists and is readable; a command as wav.scp writes it
+        audio_recording(
+            rec.id, f"{source.source} |" if source.type == "command" else str(source.source), where, sampling_rate
+        )
     return rec if rec.sampling_rate == sampling_rate else rec.resample(sampling_rate)
 
 

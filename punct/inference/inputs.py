@@ -3,6 +3,8 @@
 * Kaldi style: ``wav.scp`` (``<id> <path>`` or ``<id> <command> |``), ``text`` (``<utt> <transcript>``,
   the transcript may be empty), optionally ``segments`` (``<utt> <recording> <start> <end>``: then wav.scp
   lists recordings) and ``utt2spk`` (``<utt> <speaker>``; without it every utterance is its own speaker for CMVN).
+  Read by ``punct.io.kaldi_data_dir``, the reader that the corpus and AM import use too: the same lines are
+  accepted, and the same errors name ``file:line``.
 * lhotse: a cut manifest (``*.jsonl.gz``); each cut's first supervision gives the transcript
   (``supervision.text``) and the speaker; the audio is the cut's.
 * One pair: ``--wav a.wav`` with ``--text a.txt`` (the whole file is the transcript) or ``--transcript "..."``.
@@ -14,13 +16,15 @@ so a missing or unreadable file fails that utterance only.
 from __future__ import annotations
 
 import io
-import subprocess
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from lhotse.utils import Pathlike
+
+from punct.io.kaldi_data_dir import pipe_command, read_segments, read_table, read_utt2spk, run_pipe
 
 
 class UtteranceError(Exception):
@@ -46,26 +50,6 @@ class Request:
     source: str  # where the audio comes from (for messages)
 
 
-def read_table(path: Pathlike, allow_empty_value: bool = False) -> dict[str, str]:
-    """``<key> <value...>`` lines -> dict; a malformed or duplicate line is an error naming file:line."""
-    table: dict[str, str] = {}
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        fields = line.strip().split(maxsplit=1)
-        key = fields[0]
-        value = fields[1] if len(fields) > 1 else ""
-        if not value and not allow_empty_value:
-            raise ValueError(f"{path}:{line_number}: expected '<utterance id> <value>', got {line!r}")
-        if key in table:
-            raise ValueError(f"{path}:{line_number}: duplicate utterance id {key!r}")
-        table[key] = value
-    return table
-
-
 def _read_file_audio(path: str) -> tuple:
     import soundfile as sf
 
@@ -81,14 +65,12 @@ def _read_file_audio(path: str) -> tuple:
 def _read_pipe_audio(command: str) -> tuple:
     import soundfile as sf
 
-    proc = subprocess.run(command, shell=True, capture_output=True)
-    if proc.returncode != 0:
-        raise UtteranceError(
-            "unreadable audio",
-            f"command {command!r} exited with {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[-300:]}",
-        )
     try:
-        samples, rate = sf.read(io.BytesIO(proc.stdout), dtype="float32", always_2d=True)
+        output = run_pipe(command)
+    except RuntimeError as e:
+        raise UtteranceError("unreadable audio", str(e)) from None
+    try:
+        samples, rate = sf.read(io.BytesIO(output), dtype="float32", always_2d=True)
     except Exception as e:
         raise UtteranceError("unreadable audio", f"output of {command!r}: {e}") from e
     return _mono(samples, command), rate
@@ -104,16 +86,19 @@ def _mono(samples: np.ndarray, source: str) -> np.ndarray:
 def wav_loader(spec: str) -> Callable[[], tuple]:
     """A wav.scp value (a path, or a shell command ending in ``|``) -> a loader."""
     spec = spec.strip()
-    if spec.endswith("|"):
-        command = spec[:-1].strip()
+    command = pipe_command(spec)
+    if command is not None:
         return lambda: _read_pipe_audio(command)
     return lambda: _read_file_audio(spec)
 
 
-def _segment_loader(recording: Callable[[], tuple], start: float, end: float, source: str) -> Callable[[], tuple]:
+def _segment_loader(
+    recording: Callable[[], tuple], start: float, end: float | None, source: str
+) -> Callable[[], tuple]:
     def load():
         samples, rate = recording()
-        first, last = int(round(start * rate)), int(round(end * rate)) if end > 0 else len(samples)
+        first = int(round(start * rate))
+        last = len(samples) if end is None else int(round(end * rate))
         if first >= len(samples):
             raise UtteranceError(
                 "segment outside audio",
@@ -124,61 +109,43 @@ def _segment_loader(recording: Callable[[], tuple], start: float, end: float, so
     return load
 
 
-def read_segments(path: Pathlike, wavs: dict[str, str]) -> dict[str, tuple]:
-    """Kaldi ``segments`` (``<utt> <recording> <start> <end>``, end -1 = to the end) -> {utt: (rec, start, end)}."""
-    out: dict[str, tuple] = {}
-    for line_number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        try:
-            utt, rec, start, end = fields[0], fields[1], float(fields[2]), float(fields[3])
-        except (IndexError, ValueError):
-            raise ValueError(
-                f"{path}:{line_number}: expected '<utt> <recording> <start> <end>', got {line!r}"
-            ) from None
-        if rec not in wavs:
-            raise ValueError(f"{path}:{line_number}: recording {rec!r} is not in wav.scp")
-        if utt in out:
-            raise ValueError(f"{path}:{line_number}: duplicate utterance id {utt!r}")
-        out[utt] = (rec, start, end)
-    return out
-
-
 def from_kaldi(
     wav_scp: Pathlike, text: Pathlike | None, utt2spk: Pathlike | None = None, segments: Pathlike | None = None
 ) -> list[Request]:
     """Requests in wav.scp order (or ``segments`` order).  An utterance missing from ``text`` gets transcript
     ``""`` (it fails as an empty transcript); with ``text`` None every transcript comes from the AM."""
     wavs = read_table(wav_scp)
+    texts = read_table(text, allow_empty=True) if text is not None else None
+    speakers = read_utt2spk(utt2spk) if utt2spk is not None else {}
+
+    def transcript(utt: str) -> str | None:
+        return None if texts is None else texts[utt].value if utt in texts else ""
+
+    def speaker(utt: str) -> str:
+        return speakers[utt].value if utt in speakers else utt
+
     if segments is not None:
-        segs = read_segments(segments, wavs)
-        texts = read_table(text, allow_empty_value=True) if text is not None else None
-        speakers = read_table(utt2spk) if utt2spk is not None else {}
-        return [
-            Request(
-                utt,
-                _segment_loader(wav_loader(wavs[rec]), start, end, f"{wavs[rec]} [{start}, {end}]"),
-                None if texts is None else texts.get(utt, ""),
-                speakers.get(utt, utt),
-                f"{wavs[rec]}:{start}-{end}",
+        requests = []
+        for utt, seg in read_segments(segments, wavs).items():
+            spec = wavs[seg.recording_id].value
+            end = -1 if seg.end is None else seg.end
+            requests.append(
+                Request(
+                    utt,
+                    _segment_loader(wav_loader(spec), seg.start, seg.end, f"{spec} [{seg.start}, {end}]"),
+                    transcript(utt),
+                    speaker(utt),
+                    f"{spec}:{seg.start}-{end}",
+                )
             )
-            for utt, (rec, start, end) in segs.items()
-        ]
-    texts = read_table(text, allow_empty_value=True) if text is not None else None
-    speakers = read_table(utt2spk) if utt2spk is not None else {}
+        return requests
     if texts is not None:
         extra = sorted(set(texts) - set(wavs))
         if extra:
-            import logging
-
             logging.warning(
                 "%s: %d utterance(s) have no audio in %s and are ignored (e.g. %s)", text, len(extra), wav_scp, extra[0]
             )
-    return [
-        Request(utt, wav_loader(spec), None if texts is None else texts.get(utt, ""), speakers.get(utt, utt), spec)
-        for utt, spec in wavs.items()
-    ]
+    return [Request(utt, wav_loader(e.value), transcript(utt), speaker(utt), e.value) for utt, e in wavs.items()]
 
 
 def from_cuts(manifest: Pathlike, use_transcripts: bool = True) -> list[Request]:

@@ -1,16 +1,22 @@
-"""Kaldi data directories, read line by line with ``file:line`` in every error.
+"""Kaldi data directories, read line by line with ``file:line`` in every error: the one reader of the project.
 
 A Kaldi data directory (https://kaldi-asr.org/doc/data_prep.html) is a folder of text tables, one
 ``<key> <value>`` line each:
 
-  ``wav.scp``   ``<recording-id> <audio file>``                  required
+  ``wav.scp``   ``<recording-id> <audio file>`` or ``<recording-id> <command> |``  required
   ``text``      ``<utterance-id> <transcript>``                  required (a transcript may be empty)
   ``segments``  ``<utterance-id> <recording-id> <start> <end>``  optional; seconds, ``end`` -1: to the end
   ``utt2spk``   ``<utterance-id> <speaker-id>``                  optional
 
 Without ``segments`` every ``wav.scp`` entry is one utterance with the recording's id (Kaldi's convention).
-Relative audio paths are relative to the current directory, as in Kaldi.  Other files (``spk2utt``,
-``reco2dur``, ``feats.scp`` ...) are not read: durations come from the audio files themselves.
+Relative audio paths are relative to the current directory, as in Kaldi.  A value ending in ``|`` is a shell
+command that writes the audio to its standard output (Kaldi's "extended filename", lhotse's ``command`` audio
+source): :func:`pipe_command` finds it, :func:`run_pipe` runs it.  Other files (``spk2utt``, ``reco2dur``,
+``feats.scp`` ...) are not read: durations come from the audio itself.
+
+Both readers of Kaldi tables use this module: acoustic-model and corpus import (:func:`read_kaldi_data_dir`,
+``punct.am_data.utterances``) and ``punctuate`` (its own ``--wav-scp``/``--text``/``--utt2spk``/``--segments``
+files: :func:`read_table`, :func:`read_segments`, :func:`read_utt2spk`, ``punct.inference.inputs``).
 
 What is a structural error here (ValueError naming ``file:line``): a line without a value where one is
 required, a key given twice, a segment that is not ``<utt> <rec> <start> <end>`` with ``0 <= start < end``
@@ -21,12 +27,16 @@ Whether an utterance has a transcript and audio is the caller's decision (see
 Why not lhotse's ``lhotse.kaldi.load_kaldi_data_dir`` (1.33): it gives every recording the one sampling rate it
 is told (a 24 kHz wav imported as 16 kHz fails to load, mixed rates cannot be imported), no supervisions without
 ``segments`` and ``utt2spk``, the last of a repeated key, and errors without file or line ("not enough values to
-unpack", a bare ``KeyError``) for a short ``segments`` line or a segment without a transcript.
+unpack", a bare ``KeyError``) for a short ``segments`` line or a segment without a transcript; a pipe needs
+``kaldi_native_io`` (not a dependency of ours), and a recording it cannot read is dropped with a warning (an
+error only when more than 20% are).  lhotse serves where it is used: the import's recordings are lhotse
+``Recording`` objects, a pipe one with a ``command`` audio source that lhotse runs when the audio is loaded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +88,8 @@ def read_table(path: Pathlike, allow_empty: bool = False) -> dict[str, Entry]:
     """``<key> <value>`` lines -> {key: Entry}; a repeated key or (unless ``allow_empty``) a missing value
     is an error naming the line."""
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
     entries: dict[str, Entry] = {}
     for number, line in _lines(path):
         fields = line.strip().split(maxsplit=1)
@@ -91,7 +103,7 @@ def read_table(path: Pathlike, allow_empty: bool = False) -> dict[str, Entry]:
     return entries
 
 
-def _parse_segment(key: str, entry: Entry, recordings: dict[str, Entry]) -> KaldiSegment:
+def _parse_segment(key: str, entry: Entry, recordings: Mapping[str, Entry]) -> KaldiSegment:
     fields = entry.value.split()
     if len(fields) != 3:
         raise ValueError(
@@ -109,6 +121,38 @@ def _parse_segment(key: str, entry: Entry, recordings: dict[str, Entry]) -> Kald
     return KaldiSegment(key, rec_id, start, None if end == -1 else end, entry.where)
 
 
+def read_segments(path: Pathlike, recordings: Mapping[str, Entry]) -> dict[str, KaldiSegment]:
+    """A ``segments`` file on the recordings of a ``wav.scp`` (:func:`read_table`) -> {utterance: segment}."""
+    return {k: _parse_segment(k, e, recordings) for k, e in read_table(path).items()}
+
+
+def read_utt2spk(path: Pathlike) -> dict[str, Entry]:
+    """An ``utt2spk`` file -> {utterance: speaker entry}; a speaker of more than one field is an error."""
+    utt2spk = read_table(path)
+    for entry in utt2spk.values():
+        if len(entry.value.split()) != 1:
+            raise ValueError(
+                f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker"
+            )
+    return utt2spk
+
+
+def pipe_command(value: str) -> str | None:
+    """The shell command of a ``wav.scp`` value ``<command> |``; None for a file name."""
+    value = value.strip()
+    return value[:-1].strip() if value.endswith("|") else None
+
+
+def run_pipe(command: str) -> bytes:
+    """The standard output of a ``wav.scp`` command (the audio); a non-zero exit is a RuntimeError with the end of
+    its standard error.  (lhotse's ``command`` source, which loads the audio later, does not check the exit.)"""
+    proc = subprocess.run(command, shell=True, capture_output=True)
+    if proc.returncode != 0:
+        stderr = proc.stderr.decode(errors="replace").strip()[-300:]
+        raise RuntimeError(f"command {command!r} exited with {proc.returncode}: {stderr}")
+    return proc.stdout
+
+
 def read_kaldi_data_dir(path: Pathlike) -> KaldiDataDir:
     """The tables of a Kaldi data directory, checked for structure (see the module doc)."""
     path = Path(path)
@@ -119,13 +163,8 @@ def read_kaldi_data_dir(path: Pathlike) -> KaldiDataDir:
     text = read_table(path / "text", allow_empty=True)
     has_segments = (path / "segments").is_file()
     if has_segments:
-        segments = {k: _parse_segment(k, e, wav) for k, e in read_table(path / "segments").items()}
+        segments = read_segments(path / "segments", wav)
     else:
         segments = {k: KaldiSegment(k, k, 0.0, None, e.where) for k, e in wav.items()}
-    utt2spk = read_table(path / "utt2spk") if (path / "utt2spk").is_file() else None
-    for entry in (utt2spk or {}).values():
-        if len(entry.value.split()) != 1:
-            raise ValueError(
-                f"{entry.where}: expected '<utterance-id> <speaker-id>', got {entry.value!r} as the speaker"
-            )
+    utt2spk = read_utt2spk(path / "utt2spk") if (path / "utt2spk").is_file() else None
     return KaldiDataDir(path, wav, text, segments, utt2spk, has_segments)
