@@ -56,7 +56,7 @@ def bench_size(size: str, args) -> dict:
     requests, audio = common.speech_requests(args.audio_seconds, corpus=args.corpus)
     utterances = []
     for r in requests:
-        _, words, _ = p._words(r, check_characters=False)
+        _, words, _ = p._words(r)
         utterances.append(Utterance(r.id, words, [PUNCT4.none] * len(words)))
     float32_s, exact = text_seconds(p, utterances, False, args.repeats)
     bf16_s, approximate = (0.0, [])

@@ -8,33 +8,39 @@ Merge: ``data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz``, ``<ali-dir>/<split>.ct
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from pathlib import Path
 
 from lhotse import CutSet, load_manifest
 from lhotse.utils import fastcopy
-from tqdm import tqdm
 
+from punct.am.alignable import align_folded, alignment_symbols, fold_words
 from punct.am.ctm import ctm_lines, spans_to_items
 from punct.am.dataset import cut_words
 from punct.am.infer import run_model
-from punct.am.tokens import BLANK, SPACE, TokenTable
-from punct.am.viterbi import AlignmentError, ctc_forced_align, encode_for_alignment, word_spans
+from punct.am.tokens import TokenTable
+from punct.am.viterbi import AlignmentError
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
 from punct.labels import aligned_words
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
+from punct.utils.progress import progress
 
 
-def align_cut(model, cut, cmvn: SpeakerCmvn, tokens: TokenTable, device=None):
-    """The cut with ``alignment={"word": [...]}`` on its supervision, and its word spans (frames)."""
-    words = cut_words(cut)
-    char_ids = {s: i for s, i in tokens.ids.items() if s not in (BLANK, SPACE)}
-    token_seq, word_of_token = encode_for_alignment(words, char_ids, tokens.space_id)
+def align_cut(model, cut, cmvn: SpeakerCmvn, tokens: TokenTable, device=None, counts: Counter | None = None):
+    """The cut with ``alignment={"word": [...]}`` on its supervision, and its word spans (frames).
+
+    The words are aligned as ``punctuate`` aligns them (``punct.am.alignable``: letters the AM's tokens lack
+    folded, a word with none left placed between its neighbours); ``counts`` gets the folds and placed words."""
+    folded = fold_words(cut_words(cut), alignment_symbols(tokens))
     kwargs = {} if device is None else {"device": device}
     log_probs = run_model(model, load_cut_features(cut, cmvn), **kwargs)
-    token_index, _ = ctc_forced_align(log_probs, token_seq)
-    spans = word_spans(token_index, words, word_of_token)
+    spans = align_folded(log_probs, folded, tokens)
+    if counts is not None:
+        counts.update({f"fold {k}": n for k, n in folded.folds.items()})
+        counts.update({f"left out {k!r}": n for k, n in folded.dropped.items()})
+        counts["words placed, not aligned"] += len(folded.unaligned)
     sup = cut.supervisions[0]
     aligned_sup = fastcopy(sup, alignment={**(sup.alignment or {}), "word": spans_to_items(spans, cut.start)})
     return fastcopy(cut, supervisions=[aligned_sup]), spans
@@ -51,9 +57,10 @@ def align_job(
     cuts_out, ctm_out, failed_out = job_paths(ali_dir, split, job)
     aligned, ctm, failed = [], [], []
     counts: Counter = Counter()
-    for cut in tqdm(cuts, desc=f"align {split}.{job}", mininterval=10):
+    folds: Counter = Counter()
+    for cut in progress(cuts, desc=f"align {split}.{job}", mininterval=10):
         try:
-            new_cut, spans = align_cut(model, cut, cmvn, tokens, device)
+            new_cut, spans = align_cut(model, cut, cmvn, tokens, device, folds)
         except AlignmentError as e:
             failed.append(f"{cut.id} {e}\n")
             counts[e.reason] += 1
@@ -66,6 +73,8 @@ def align_job(
     atomic_write_text(ctm_out, "".join(ctm))
     atomic_write_text(failed_out, "".join(failed))
     mark_done(cuts_out)
+    if +folds:
+        logging.warning("%s job %d: aligned in the AM's letters (punct.am.alignable): %s", split, job, dict(+folds))
     return counts
 
 

@@ -23,9 +23,11 @@ The acoustic model runs once per utterance: ``forward_with_tap`` takes the layer
 way while the same pass produces the CTC log-posteriors that the aligner needs.
 
 A problem with one utterance (missing/unreadable audio, audio shorter than one window, empty
-transcript, characters the AM never saw, too few frames for the transcript) raises
+transcript, no word with a letter the AM has, too few frames for the transcript) raises
 :class:`UtteranceError` for that utterance only; :meth:`Punctuator.run` yields a :class:`Failure`
-for it and goes on with the others.
+for it and goes on with the others.  Letters the AM's token table lacks are folded for the alignment
+only (``punct.am.alignable``, as stage 3 folds them: é -> e, ß -> ss), and a word with none left is
+placed between its neighbours; the outputs keep the transcript's words.
 """
 
 from __future__ import annotations
@@ -43,11 +45,12 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
+from punct.am.alignable import FoldedWords, align_folded, fold_words, place_unaligned
 from punct.am.decode import greedy_ids
 from punct.am.infer import run_model
 from punct.am.model import TdnnAcousticModel
 from punct.am.tokens import BLANK, SPACE, TokenTable
-from punct.am.viterbi import AlignmentError, WordSpan, ctc_forced_align, encode_for_alignment, word_spans
+from punct.am.viterbi import AlignmentError, WordSpan
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
 from punct.features.compute import stored_features
@@ -579,7 +582,7 @@ class Punctuator:
                 cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
             return {k: cmvn.apply(speaker_of[k], v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
 
-    def _words(self, req: Request, check_characters: bool = True) -> tuple[str, list[str], list[tuple[int, int]]]:
+    def _words(self, req: Request) -> tuple[str, list[str], list[tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)
         if normalized.unspeakable:
             raise UtteranceError(
@@ -592,15 +595,19 @@ class Punctuator:
         import unicodedata
 
         text = unicodedata.normalize("NFKC", req.transcript)
-        unknown = sorted({ch for w in normalized.words for ch in w if ch not in self.char_ids})
-        if unknown and check_characters:
-            bad = [w for w in normalized.words if any(ch in unknown for ch in w)]
-            raise UtteranceError(
-                "unknown characters",
-                f"characters {unknown} (in {bad[:5]}) are not in the "
-                "acoustic model's token table; the AM never saw them",
-            )
         return text, list(normalized.words), list(normalized.spans)
+
+    def _folded(self, utt_id: str, words: Sequence[str]) -> FoldedWords:
+        """The words as the AM aligns them (``punct.am.alignable.fold_words``: letters its token table lacks
+        folded, a word with none left placed between its neighbours), logged in one line when any changed;
+        UtteranceError when no word can be aligned."""
+        try:
+            folded = fold_words(words, self.char_ids)
+        except AlignmentError as e:
+            raise UtteranceError("unknown characters", f"utterance {utt_id}: {e}; nothing to align") from e
+        if folded.changed:
+            logging.warning("%s: %s", utt_id, folded.summary())
+        return folded
 
     def _am_pass(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(layer-``self.layer`` output (T, Da), CTC log-posteriors (T, V)) of CMVN-normalised features."""
@@ -612,7 +619,8 @@ class Punctuator:
     def acoustic(self, req: Request, feats: np.ndarray, duration: float | None = None) -> _Prepared:
         """Layer-12 embeddings and word spans of one utterance."""
         if req.transcript is not None:
-            text, words, char_spans = self._words(req)  # checked before spending time on the AM
+            text, words, char_spans = self._words(req)
+            folded = self._folded(req.id, words)  # checked before spending time on the AM
         emb, log_probs = self._am_pass(feats)
         emb = self.stored_embedding(emb)
         if req.transcript is None:
@@ -621,11 +629,10 @@ class Punctuator:
             if not words:
                 raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
             text, char_spans = spaced_text(words)
+            folded = self._folded(req.id, words)  # the AM's own words: nothing to fold
         with self.timer("align"):
             try:
-                token_seq, word_of_token = encode_for_alignment(words, self.char_ids, self.tokens.space_id)
-                token_index, _ = ctc_forced_align(log_probs, token_seq)
-                spans = word_spans(token_index, words, word_of_token)
+                spans = align_folded(log_probs, folded, self.tokens)
             except AlignmentError as e:
                 raise UtteranceError(
                     e.reason,
@@ -672,13 +679,13 @@ class Punctuator:
             text, words, char_spans, times = self.ctm_words(req, word_times)
             transcript_from = "ctm"
         elif req.transcript is not None:
-            text, words, char_spans = self._words(req, check_characters=False)
-            said = self._alignable_words(req.id, words)  # refused before the AM runs
+            text, words, char_spans = self._words(req)
+            folded = self._folded(req.id, words)  # refused before the AM runs
         counts: dict[str, int] = {}
         num_chunks = len(plan_chunks(num_samples, self.sampling_rate, self.long_form_config.chunk_config))
         log_probs_of = self._chunk_log_probs(feats, num_samples)
         if word_times is None and req.transcript is not None:
-            times = self._align_in_chunks(said, log_probs_of, num_samples, duration, counts)
+            times = self._align_in_chunks(folded, log_probs_of, num_samples, duration, counts)
         elif word_times is None:
             text, words, char_spans, times = self._recognise_in_chunks(log_probs_of, num_samples, duration, counts)
         with self.timer.outer("align", "am"):
@@ -702,25 +709,6 @@ class Punctuator:
             duration,
             long_form=True,
         )
-
-    def _alignable_words(self, utt_id: str, words: Sequence[str]) -> list[str]:
-        """The words of a whole recording as the AM can align them: a character the AM never saw is left out of
-        its word for the alignment only (a whole recording should not fail for one rare letter); a word of such
-        characters alone cannot be placed (UtteranceError)."""
-        said = ["".join(ch for ch in w if ch in self.char_ids) for w in words]
-        if not all(said):
-            bad = [w for w, a in zip(words, said) if not a]
-            raise UtteranceError(
-                "unknown characters", f"words {bad[:5]} have no character in the acoustic model's token table"
-            )
-        if said != list(words):
-            logging.warning(
-                "%s: %d words aligned without characters the AM never saw (e.g. %s)",
-                utt_id,
-                sum(a != w for a, w in zip(said, words)),
-                next(w for a, w in zip(said, words) if a != w),
-            )
-        return said
 
     def _chunk_log_probs(self, feats: np.ndarray, num_samples: int) -> Callable[[AudioChunk], np.ndarray]:
         """A chunk of a whole recording -> the AM's CTC log-posteriors (T, V) over its slice of ``feats``
@@ -749,16 +737,18 @@ class Punctuator:
 
     def _align_in_chunks(
         self,
-        said: Sequence[str],
+        folded: FoldedWords,
         log_probs_of: Callable[[AudioChunk], np.ndarray],
         num_samples: int,
         duration: float,
         counts: dict[str, int],
     ) -> list[TimedWord]:
-        """The times of a whole recording's transcript words (``align_transcript``); ``counts`` gets its tallies."""
+        """The times of a whole recording's transcript words (``align_transcript`` of the folded words that have
+        characters, the others placed between them: ``punct.am.alignable``); ``counts`` gets its tallies."""
+        kept = [i for i, s in enumerate(folded.said) if s]
         with self._chunked_alignment(duration):
-            return align_transcript(
-                said,
+            times = align_transcript(
+                [folded.said[i] for i in kept],
                 num_samples,
                 self.sampling_rate,
                 log_probs_of,
@@ -768,6 +758,10 @@ class Punctuator:
                 self.long_form_config.chunk_config,
                 counts,
             )
+        if len(kept) == len(folded.words):
+            return times
+        spans = place_unaligned([(t.start, t.end) for t in times], kept, len(folded.words), duration, self.frame_shift)
+        return [TimedWord(w, a, b) for w, (a, b) in zip(folded.words, spans)]
 
     def _recognise_in_chunks(
         self,

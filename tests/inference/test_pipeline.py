@@ -169,7 +169,7 @@ def test_bad_inputs_fail_alone(recipe, punctuator):
     requests = [
         from_pair(data / "missing.wav", "hello world", "missing"),
         from_pair(data / "u0.wav", "  (Laughter) ... ", "empty"),
-        from_pair(data / "u0.wav", "hello café", "unknown"),
+        from_pair(data / "u0.wav", "日本 東京", "unknown"),  # no word with a letter of the AM, even folded
         from_pair(data / "short.wav", "hello", "short"),
         from_pair(data / "u2.wav", " ".join(WORDS * 5), "toolong"),  # 148 frames < ~200 tokens
         from_pair(data / "u1.wav", "the cat sat", "good"),
@@ -187,9 +187,26 @@ def test_bad_inputs_fail_alone(recipe, punctuator):
         "broken": "unreadable audio",
     }
     assert "decoder crashed" in out["broken"].message
-    assert "café" in out["unknown"].message and "missing.wav" in out["missing"].message
+    assert "日本" in out["unknown"].message and "utterance unknown" in out["unknown"].message
+    assert "missing.wav" in out["missing"].message
     with pytest.raises(ValueError, match="duplicate"):
         list(punctuator.run([requests[-1], requests[-1]]))
+
+
+def test_letters_the_am_lacks_are_folded_and_the_words_kept(recipe, punctuator, caplog):
+    """é, ï, ß, æ, ø are aligned as e, i, ss, ae, o; a word of no letter the AM has (日本) is placed between its
+    neighbours; the output has the transcript's words as written, and the folds are logged in one line."""
+    transcript = "Élizabeth, naïve café 日本 Straße Ærø"
+    with caplog.at_level("WARNING"):
+        res = list(punctuator.run([from_pair(recipe / "data" / "u1.wav", transcript, "loan")]))[0]
+    assert isinstance(res, Result), res
+    assert res.words == ["élizabeth", "naïve", "café", "日本", "straße", "ærø"]
+    assert res.text.replace(",", "").replace(".", "").replace("?", "") == transcript.replace(",", "")
+    starts = [s for s, _ in res.spans]
+    assert starts == sorted(starts) and all(e > s for s, e in res.spans)
+    assert [w["word"] for w in res.to_json()["words"]] == res.words  # punct.jsonl's words
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("loan:")]
+    assert len(lines) == 1 and "ß->ss x1" in lines[0] and "placed between neighbours" in lines[0], lines
 
 
 def test_transcript_from_am(recipe, punctuator):
@@ -306,8 +323,8 @@ def test_steps_punctuate_sh_jobs_and_merge(recipe, tmp_path):
     data.mkdir(parents=True)
     src = recipe / "data"
     (data / "wav.scp").write_text("".join(f"s{i} {src / f'u{i % 3}.wav'}\n" for i in range(4)))
-    # s1 fails (a character the AM never saw): the others are merged in order, the script exits 1
-    (data / "text").write_text("s0 the cat\ns1 café\ns2 a mat\ns3 why not\n")
+    # s1 fails (no word with a letter the AM has): the others are merged in order, the script exits 1
+    (data / "text").write_text("s0 the cat\ns1 日本\ns2 a mat\ns3 why not\n")
     (data / "utt2spk").write_text("s0 k1\ns1 k1\ns2 k2\ns3 k2\n")
     cmd = ["bash", "steps/punctuate.sh", "--nj", "2", "--recipe-dir", str(recipe / "recipe"), "data/new", "exp/punct"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=work)

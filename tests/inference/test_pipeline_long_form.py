@@ -255,3 +255,20 @@ def test_features_fed_in_blocks_are_the_whole_waveforms(monkeypatch):
     for seconds in (1, 10):
         monkeypatch.setattr(extractor, "WAVEFORM_BLOCK_SECONDS", seconds)
         assert np.array_equal(mfcc.extract(samples, 16000), whole)
+
+
+def test_long_form_folds_letters_and_places_a_word_with_none_the_am_has(punctuator):
+    """A whole recording's transcript is folded as an utterance's is (punct.am.alignable): ``café`` is aligned as
+    ``cafe``, ``日本`` is placed between its aligned neighbours, and the times carry the transcript's words."""
+    said = ["hello", "cafe", "sat"]
+    lp, truth = planted(said, np.random.default_rng(4), 600)
+    columns = [SYMBOLS.index(s) if s in SYMBOLS else None for s in punctuator.tokens.symbols]
+    lp = np.stack([lp[:, c] if c is not None else np.full(lp.shape[0], -30.0) for c in columns], axis=1)
+    folded = punctuator._folded("talk", ["hello", "日本", "café", "sat"])
+    assert folded.said == ["hello", "", "cafe", "sat"]
+    times = punctuator._align_in_chunks(folded, lambda chunk: lp, 600 * 160, 6.0, {})
+    assert [t.word for t in times] == ["hello", "日本", "café", "sat"]
+    frames = [(round(t.start * 100), round(t.end * 100)) for t in times]
+    for (start, end), (a, b) in zip([frames[0], frames[2], frames[3]], truth):
+        assert abs(start - a) <= 2 and abs(end - b) <= 2, (frames, truth)
+    assert frames[0][1] <= frames[1][0] < frames[1][1] <= frames[2][0], frames
