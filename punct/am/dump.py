@@ -13,12 +13,11 @@ import logging
 import time
 from pathlib import Path
 
-from tqdm import tqdm
-
 from punct.am.infer import run_model
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
 from punct.io.shards import ShardWriter, is_shard_done
+from punct.utils.progress import progress
 
 
 def dump_shard(
@@ -28,7 +27,7 @@ def dump_shard(
     kwargs = {} if device is None else {"device": device}
     audio, cpu0, wall0 = 0.0, time.process_time(), time.time()
     with ShardWriter(prefix, compression=compression) as writer:
-        for cut in tqdm(cuts, desc=f"dump {Path(prefix).name}", mininterval=10):
+        for cut in progress(cuts, desc=f"dump {Path(prefix).name}", mininterval=10):
             feats = load_cut_features(cut, cmvn)
             emb = run_model(model, feats, layer=layer, **kwargs)
             if emb.shape[0] != feats.shape[0]:

@@ -21,7 +21,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,6 @@ import torch.distributed as dist
 from lhotse import CutSet
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
 from lhotse.utils import Pathlike
-from tqdm import tqdm
 
 from punct.am.config import AmConfig
 from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
@@ -40,6 +39,7 @@ from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
+from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import (
     NO_AMP,
     Amp,
@@ -53,6 +53,7 @@ from punct.training.loop import (
 from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.config import config_from_dict, load_config, save_config
+from punct.utils.progress import progress
 
 FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints
 BEST_CHECKPOINT = "best-valid-loss.pt"  # the selected model, read by every later stage: the epoch with the lowest
@@ -70,6 +71,7 @@ class AmTrainState:
     best_epoch: int = 0
     best_averaged: int = 1  # the selected model averages epochs best_epoch - best_averaged + 1 .. best_epoch
     amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it
+    history: list[dict] = field(default_factory=list)  # per epoch: epoch, step, train_loss, dev_loss (where scored)
 
 
 def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
@@ -135,12 +137,13 @@ def train_one_epoch(
     dist_info: DistInfo,
     ctc: torch.nn.CTCLoss,
     amp: Amp = NO_AMP,
+    curves: TrainingCurves = NO_CURVES,
 ) -> float:
-    """One pass over this rank's batches; returns the rank's loss per frame."""
+    """One pass over this rank's batches; returns the rank's loss per frame (the logged steps' also to ``curves``)."""
     model.train()
     total_loss, total_frames = 0.0, 0
-    bar = tqdm(
-        _synchronised(loader, dist_info, device), desc=f"epoch {epoch}", disable=not dist_info.is_main, mininterval=10
+    bar = progress(
+        _synchronised(loader, dist_info, device), enabled=dist_info.is_main, desc=f"epoch {epoch}", mininterval=10
     )
     for batch_idx, batch in enumerate(bar):
         lr = learning_rate(config, state, epoch)
@@ -162,6 +165,7 @@ def train_one_epoch(
                 loss.item() / frames,
                 total_loss / max(1, total_frames),
             )
+            curves.add_scalars({"train/loss_per_frame": loss.item() / frames, "train/lr": lr}, state.step)
     return total_loss / max(1, total_frames)
 
 
@@ -383,6 +387,7 @@ def _train_epochs(
         device=device,
     )
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+    curves = curves_for(exp_dir, dist_info.is_main, state.step)
     for epoch in range(state.epoch + 1, config.num_epochs + 1):
         train_sampler.set_epoch(epoch)
         train_loss = train_one_epoch(
@@ -396,11 +401,14 @@ def _train_epochs(
             dist_info=dist_info,
             ctc=ctc,
             amp=precision,
+            curves=curves,
         )
         state.epoch = epoch
         improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
         if dist_info.is_main:
             _save_epoch(exp_dir, epoch, improved, model, optimizer, state, config, tokens)
+            curves.end_epoch(state.history, state.step)
+    curves.close()
     return dev_loader, ctc
 
 
@@ -477,13 +485,15 @@ def _prepare_data(
 def _validate(
     model, dev_loader, device: torch.device, ctc, config: AmConfig, state: AmTrainState, train_loss: float
 ) -> bool:
-    """Logs the epoch's losses, with its dev loss where computed (:func:`first_dev_loss_epoch`); whether that is
-    the best so far (``state`` then records it)."""
+    """Logs the epoch's losses into ``state.history``, with its dev loss where computed (:func:`first_dev_loss_epoch`);
+    whether that is the best so far (``state`` then records it)."""
     epoch = state.epoch
+    state.history.append({"epoch": epoch, "step": state.step, "train_loss": train_loss})
     if epoch < first_dev_loss_epoch(config):
         logging.info("epoch %d: train loss/frame %.4f (%s)", epoch, train_loss, dev_loss_scope(config))
         return False
     valid_loss = compute_validation_loss(model, dev_loader, device, ctc, config.ctc_subsample)
+    state.history[-1]["dev_loss"] = valid_loss
     improved = valid_loss < state.best_valid_loss
     if improved:
         state.best_valid_loss, state.best_epoch = valid_loss, epoch

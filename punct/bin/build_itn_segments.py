@@ -27,7 +27,6 @@ import sys
 from pathlib import Path
 
 from lhotse import RecordingSet, SupervisionSet, load_manifest, load_manifest_lazy
-from tqdm import tqdm
 
 from punct.align.dataset import (
     ItnDatasetConfig,
@@ -53,6 +52,7 @@ from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.heldout import draw_by_share
 from punct.utils.jobs import add_job_arguments, job_share
 from punct.utils.logging import log_config, setup_logging
+from punct.utils.progress import progress
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -205,7 +205,7 @@ def run_job(args, cfg: ItnDatasetConfig) -> None:
         "official_seconds": 0.0,
     }
     lines = []
-    for sup in tqdm(sups, desc=f"job {args.job}", mininterval=10):
+    for sup in progress(sups, desc=f"job {args.job}", mininterval=10):
         words_file = args.recognised_dir / f"{sup.recording_id}.words.tsv"
         if not words_file.exists():
             logging.warning("%s: no recognised words; recording skipped", words_file)

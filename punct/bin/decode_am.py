@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from punct.am.dataset import cut_words, load_split
 from punct.am.decode import WerStats, greedy_ids
@@ -28,6 +27,7 @@ from punct.features.compute import load_cut_features
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
+from punct.utils.progress import progress
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -52,7 +52,7 @@ def decode_split(model, tokens, args, split: str, device, frame_subsample: int =
     stats = WerStats()
     lines = []
     audio, start = 0.0, time.process_time()
-    for cut in tqdm(cuts, desc=f"decode {split}", mininterval=10):
+    for cut in progress(cuts, desc=f"decode {split}", mininterval=10):
         log_probs = run_model(model, load_cut_features(cut, cmvn), device=device)[::frame_subsample]
         hyp = tokens.decode_words(greedy_ids(torch.from_numpy(log_probs), log_probs.shape[0]))
         ref = cut_words(cut)

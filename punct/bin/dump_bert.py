@@ -23,7 +23,6 @@ import logging
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
@@ -32,6 +31,7 @@ from punct.models.text.infer import word_outputs
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.jobs import job_share
+from punct.utils.progress import progress
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -78,8 +78,8 @@ def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
         vector_model = pretrained_encoder_model(model)
         logging.info("word vectors from the pretrained encoder %s", vector_model.base_encoder or "(offline MiniLM)")
     outputs = word_outputs(model, utterances, max_length, context, args.batch_size, device, vector_model)
-    progress = tqdm(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10)
-    return ((out.id, out.vectors, out.posteriors[args.head]) for out in progress)
+    bar = progress(outputs, total=len(utterances), desc=f"dump job {args.job}", mininterval=10)
+    return ((out.id, out.vectors, out.posteriors[args.head]) for out in bar)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -32,7 +32,6 @@ from pathlib import Path
 
 import torch
 from lhotse import RecordingSet, load_manifest
-from tqdm import tqdm
 
 from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
@@ -46,6 +45,7 @@ from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 from punct.utils.logging import log_config, setup_logging
+from punct.utils.progress import progress
 
 GREEDY = "greedy"
 
@@ -172,7 +172,7 @@ def recognise_job(args, recordings: RecordingSet, config: ChunkConfig, beam_conf
         decode = CtcBeamSearch(recogniser.symbols, lm, beam_config).decode
         logging.info("%s: %d-gram LM, %d words", args.lm, lm.order, len(lm.vocab))
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for rec in tqdm(todo, desc=f"recognise job {args.job}", mininterval=10):
+    for rec in progress(todo, desc=f"recognise job {args.job}", mininterval=10):
         words, counts = recognise_recording(rec, recogniser, config, decode)
         stats: dict[str, object] = {"recording": rec.id, "model": name, "decoder": decoder, **counts}
         if args.ref_dir is not None:

@@ -35,11 +35,11 @@ from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest
 from lhotse.features.base import Features
 from lhotse.features.io import LilcomChunkyWriter
 from lhotse.utils import Pathlike, compute_num_frames_from_samples, compute_num_samples
-from tqdm import tqdm
 
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
+from punct.utils.progress import progress
 
 # lilcom's accuracy in the stage-1 archives: values are stored as multiples of 2 ** LILCOM_TICK_POWER.
 LILCOM_TICK_POWER = -5
@@ -98,7 +98,7 @@ def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest
     with_feats: list = []
     skipped = 0
     with LilcomChunkyWriter(tmp_storage, tick_power=LILCOM_TICK_POWER) as writer:
-        for cut in tqdm(cuts, desc=f"features {storage_path.name}", mininterval=5):
+        for cut in progress(cuts, desc=f"features {storage_path.name}", mininterval=5):
             try:
                 audio = cut.load_audio()
             except Exception as e:  # unreadable audio: a counted skip, not a crash
@@ -207,5 +207,5 @@ def merge_jobs(parts: list[Path], split_cuts: CutSet, output: Pathlike) -> CutSe
 
 
 def accumulate_cmvn(cuts: CutSet, norm_vars: bool = False) -> SpeakerCmvn:
-    pairs = ((c.supervisions[0].speaker, load_cut_features(c)) for c in tqdm(cuts, desc="cmvn", mininterval=5))
+    pairs = ((c.supervisions[0].speaker, load_cut_features(c)) for c in progress(cuts, desc="cmvn", mininterval=5))
     return SpeakerCmvn.accumulate(pairs, norm_vars=norm_vars)

@@ -29,7 +29,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from lhotse.utils import Pathlike
-from tqdm import tqdm
 
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, first_scored, scored_mask
 from punct.models.cross_attention.config import MmConfig
@@ -40,6 +39,7 @@ from punct.scoring.punct_scores import score
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.training.class_weights import inverse_frequency_weights
+from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import (
     NO_AMP,
     Amp,
@@ -55,6 +55,7 @@ from punct.training.loop import (
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
 from punct.utils.config import save_config
+from punct.utils.progress import progress as progress_bar
 
 # (supervisions, recordings) manifest paths of a split
 SplitPaths = tuple[Path, Path]
@@ -380,14 +381,16 @@ def train_one_epoch(
     amp: Amp = NO_AMP,
     progress: bool = True,
     punct_weights: torch.Tensor | None = None,
+    curves: TrainingCurves = NO_CURVES,
 ) -> dict[str, float]:
-    """One pass over (this rank's share of) the training set; returns the mean losses.  The model runs
-    under ``amp``'s autocast, the losses on float32 logits (``punct_weights``: the punctuation classes')."""
+    """One pass over (this rank's share of) the training set; returns the mean losses (the logged steps' also to
+    ``curves``).  The model runs under ``amp``'s autocast, the losses on float32 logits (``punct_weights``: the
+    punctuation classes')."""
     model.train()
     sums = {"loss": 0.0, "punct": 0.0, "case": 0.0}
     count = 0
     epoch = state.epoch + 1
-    for i, batch in enumerate(tqdm(train_loader, desc=f"epoch {epoch}", mininterval=10, disable=not progress)):
+    for i, batch in enumerate(progress_bar(train_loader, enabled=progress, desc=f"epoch {epoch}", mininterval=10)):
         batch = to_device(batch, device)
         factor = lr_factor(state.step, total_steps, cfg.warmup_fraction)
         for group in optimizer.param_groups:
@@ -410,6 +413,8 @@ def train_one_epoch(
                 parts["case"],
                 factor,
             )
+            logged = {"train/loss": float(loss.detach()), "train/punct": parts["punct"], "train/case": parts["case"]}
+            curves.add_scalars({**logged, "train/lr_factor": factor}, state.step)
     return {k: v / max(count, 1) for k, v in sums.items()}
 
 
@@ -646,10 +651,12 @@ def end_epoch(
     device: torch.device,
     pad_id: int,
     seconds: float,
+    curves: TrainingCurves = NO_CURVES,
 ) -> None:
-    """Rank 0 after an epoch: dev scores, best-valid-f1.pt when the epoch is the best (unless the last epochs
-    are averaged) and epoch-N.pt."""
+    """Rank 0 after an epoch: dev scores (also to ``curves``), best-valid-f1.pt when the epoch is the best (unless
+    the last epochs are averaged) and epoch-N.pt."""
     new_best = score_dev(model, dev, cfg, state, losses, device, pad_id, seconds)
+    curves.end_epoch(state.history, state.step)
     if new_best is not None and cfg.average_epochs == 1:
         save_best(exp_dir, model, kind, cfg, state, new_best)
     save_epoch(exp_dir, model, kind, cfg, optimizer, state)
@@ -692,18 +699,20 @@ def run_training(
 
     # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
+    curves = curves_for(exp_dir, dist.is_main, state.step)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
-        train_loader = epoch_loader(train, cfg, state.epoch, pad_id, dist, pin)
+        batches = epoch_loader(train, cfg, state.epoch, pad_id, dist, pin)
         losses = train_one_epoch(
-            net, optimizer, train_loader, cfg, state, total_steps, device, precision, dist.is_main, punct_weights
+            net, optimizer, batches, cfg, state, total_steps, device, precision, dist.is_main, punct_weights, curves
         )
         state.epoch += 1
         if not dist.is_main:
             sync(dist)  # while rank 0 scores dev and writes the checkpoints
             continue
-        end_epoch(exp_dir, model, kind, cfg, optimizer, state, dev, losses, device, pad_id, time.time() - t0)
+        end_epoch(exp_dir, model, kind, cfg, optimizer, state, dev, losses, device, pad_id, time.time() - t0, curves)
         sync(dist)
+    curves.close()
     if dist.world_size > 1:
         torch.distributed.destroy_process_group()
     if dist.is_main:

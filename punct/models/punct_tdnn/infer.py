@@ -18,6 +18,7 @@ import torch
 from punct.models.punct_tdnn.dataset import FusionCorpus
 from punct.models.punct_tdnn.frames import frame_word_index, window_centres
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, head_softmax
+from punct.utils.progress import progress as progress_bar
 
 
 @dataclass
@@ -113,10 +114,7 @@ def utterance_posteriors(
     model.eval()
     factored = WordFactoredTdnn(model, corpus.text_dim).to(device).eval()
     indices = range(len(corpus.utterances)) if utterances is None else utterances
-    if progress:
-        from tqdm import tqdm
-
-        indices = tqdm(indices, desc="tdnn posteriors", unit="utt")
+    indices = progress_bar(indices, enabled=progress, desc="tdnn posteriors", unit="utt")
     try:
         for utt in indices:
             acoustic, table, _ = corpus.matrices(utt)

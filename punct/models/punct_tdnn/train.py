@@ -41,11 +41,13 @@ from punct.training import checkpoint
 from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
+from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
 from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.training.truncation import RightTruncation
 from punct.utils.atomic import atomic_path
+from punct.utils.progress import progress as progress_bar
 
 
 @dataclass(frozen=True)
@@ -383,16 +385,14 @@ def train_one_epoch(
     precision: Amp,
     progress: bool,
     kept: deque | None = None,
+    curves: TrainingCurves = NO_CURVES,
 ) -> dict:
     """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds).
-    ``kept`` (a bounded deque) receives the batches as they are trained on: the last ones remain."""
+    ``kept`` (a bounded deque) receives the batches as they are trained on: the last ones remain; ``curves`` the
+    logged steps' losses."""
     net.train()
     start, total_loss, seen = time.time(), 0.0, 0
-    batches = loader
-    if progress and dist.is_main:
-        from tqdm import tqdm
-
-        batches = tqdm(loader, desc=f"epoch {epoch}", unit="batch", leave=False)
+    batches = progress_bar(loader, enabled=progress and dist.is_main, desc=f"epoch {epoch}", unit="batch", leave=False)
     for i, batch in enumerate(batches, 1):
         batch = [t.to(device, non_blocking=True) for t in batch]
         if kept is not None:
@@ -408,6 +408,7 @@ def train_one_epoch(
         seen += trained
         if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
             logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), loss_per_example)
+            curves.add_scalars({"train/loss_per_example": loss_per_example}, state.step)
     return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
 
 
@@ -421,14 +422,17 @@ def finish_epoch(
     exp_dir: Path,
     device: torch.device,
     inputs: dict | None = None,
+    curves: TrainingCurves = NO_CURVES,
 ) -> None:
-    """Rank 0 after each epoch: dev scores, history, ``epoch-N.pt``, and ``best-valid-f1.pt`` when improved."""
+    """Rank 0 after each epoch: dev scores, history (also to ``curves``), ``epoch-N.pt``, and ``best-valid-f1.pt``
+    when improved."""
     epoch = record["epoch"]
     if dev_corpus is not None:
         record.update(dev_overall_f1(model, dev_corpus, device))
     state.history.append(record)
     logging.info("epoch %d: %s", epoch, record)
     exp_dir.mkdir(parents=True, exist_ok=True)
+    curves.end_epoch(state.history, state.step)
     save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs)
     f1 = record.get(cfg.dev_metric, -record["train_loss"])
     if f1 > state.best_f1:
@@ -475,6 +479,7 @@ def train_tdnn(
     loader, sampler = make_loader(cfg, train_corpus, device, seed, dist)
     criteria = build_criteria(cfg, train_corpus, device)
     precision = training_amp(amp, device, model, probe_loss(loader, criteria, cfg, device), state=state)
+    curves = curves_for(exp_dir, dist.is_main, state.step)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:
@@ -483,7 +488,7 @@ def train_tdnn(
         recompute = cfg.batch_norm_stats == "recompute" and dist.is_main  # rank 0 evaluates and saves the model
         kept: deque | None = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
         record = train_one_epoch(
-            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept
+            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept, curves
         )
         if kept is not None:
             start = time.time()
@@ -492,10 +497,11 @@ def train_tdnn(
             kept.clear()
         state.epoch = epoch
         if dist.is_main:
-            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device, inputs)
+            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device, inputs, curves)
         if dist.world_size > 1:
             check_ranks_agree(model)
             torch.distributed.barrier()
+    curves.close()
     return model
 
 

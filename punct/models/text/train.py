@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import torch
-from tqdm import tqdm
 
 from punct.labels import PUNCT4, class_index
 from punct.models.text.config import BertTrainConfig
@@ -32,6 +31,7 @@ from punct.scoring.punct_scores import score
 from punct.text.normalize import NormalizeConfig
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
+from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import (
     NO_AMP,
     Amp,
@@ -49,6 +49,7 @@ from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
+from punct.utils.progress import progress
 
 HEAD = "punct"  # one head over PUNCT4.classes
 T = TypeVar("T")
@@ -154,9 +155,10 @@ def train_one_epoch(
     device: torch.device,
     dist: DistInfo = DistInfo(),
     amp: Amp = NO_AMP,
+    curves: TrainingCurves = NO_CURVES,
 ) -> float:
-    """One pass over this rank's share of the shuffled training examples; returns its mean loss.
-    ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
+    """One pass over this rank's share of the shuffled training examples; returns its mean loss (the logged
+    steps' also to ``curves``).  ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
     model.train()
     pad_id = pad_token_id(unwrap(model).tokenizer)
     first = first_position(unwrap(model).encoder)  # None: padded batches
@@ -167,7 +169,7 @@ def train_one_epoch(
     num_batches = len(rank_share)
     truncation = cfg.truncation()
     for i, batch_indices in enumerate(
-        tqdm(rank_share, desc=f"epoch {epoch}", mininterval=10, disable=not dist.is_main)
+        progress(rank_share, enabled=dist.is_main, desc=f"epoch {epoch}", mininterval=10)
     ):
         batch_examples = training_examples(examples, batch_indices, truncation, cfg.seed, epoch)
         batch = collate_examples(batch_examples, pad_id, first)
@@ -190,6 +192,7 @@ def train_one_epoch(
                 loss_sum / loss_count,
                 words / max(time.time() - t0, 1e-9),
             )
+            curves.add_scalars({"train/loss": loss.item(), "train/lr": optimizer.param_groups[0]["lr"]}, state.step)
     return loss_sum / max(loss_count, 1)
 
 
@@ -406,14 +409,19 @@ def run_training(
 
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
+    curves = curves_for(exp_dir, dist.is_main, state.step)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
-        train_loss = train_one_epoch(net, loss_fn, optimizer, train_examples, cfg, state, device, dist, precision)
+        train_loss = train_one_epoch(
+            net, loss_fn, optimizer, train_examples, cfg, state, device, dist, precision, curves
+        )
         state.epoch += 1
         if dist.is_main:
             finish_epoch(model, optimizer, dev_utterances, cfg, state, exp_dir, device, train_loss, t0)
+            curves.end_epoch(state.history, state.step)
         if dist.world_size > 1:
             torch.distributed.barrier()
+    curves.close()
 
     if dist.is_main:
         write_history(exp_dir, state)
