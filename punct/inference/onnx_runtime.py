@@ -24,6 +24,7 @@ import contextlib
 import io
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -187,7 +188,6 @@ def quantize_int8(
     -inf, a range no histogram takes); ``symbolic_shapes=False`` skips the symbolic shape inference of the
     pre-processing (which gives up on transformers' graphs); ``exclude``: names of nodes left in float."""
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     if not calibration:
         raise ValueError("int8 quantisation needs at least one calibration input")
@@ -211,7 +211,7 @@ def quantize_int8(
             contextlib.redirect_stdout(io.StringIO()),
         ):
             prepared = Path(tmp) / "prepared.onnx"
-            quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=not symbolic_shapes)
+            _pre_process(Path(float_path), prepared, symbolic_shapes)
             quantize_static(
                 str(prepared),
                 str(out),
@@ -229,6 +229,20 @@ def quantize_int8(
     finally:
         logging.getLogger().setLevel(quiet)
     return int8_path
+
+
+def _pre_process(float_path: Path, prepared: Path, symbolic_shapes: bool) -> None:
+    """onnxruntime's quantisation pre-processing of ``float_path`` into ``prepared``.  Its symbolic shape
+    inference saves a model it cannot finish (with a uuid-named external-data file) into the working
+    directory, so it runs in ``prepared``'s folder (a temporary one)."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    source, previous = float_path.resolve(), os.getcwd()
+    os.chdir(prepared.parent)
+    try:
+        quant_pre_process(str(source), str(prepared), skip_symbolic_shape=not symbolic_shapes)
+    finally:
+        os.chdir(previous)
 
 
 def _calibration_reader(calibration: Sequence[dict[str, np.ndarray]]):

@@ -78,6 +78,7 @@ class ShardWriter:
 
     def __enter__(self) -> ShardWriter:
         clear_done(self.scp_path)
+        remove_orphaned_temporaries(self.ark_path)
         self._ark = open(self.tmp_ark, "wb")
         return self
 
@@ -101,6 +102,31 @@ class ShardWriter:
         os.replace(self.tmp_ark, self.ark_path)
         atomic_write_text(self.scp_path, "".join(self._scp_lines))
         mark_done(self.scp_path)
+
+
+def remove_orphaned_temporaries(ark_path: Path) -> int:
+    """Deletes the temporary arks ``.<name>.<pid>.tmp`` of ``ark_path`` whose writer process no longer runs
+    on this host (a job killed with ``kill -9`` leaves its own); returns how many were deleted."""
+    removed = 0
+    for tmp in ark_path.parent.glob(f".{ark_path.name}.*.tmp"):
+        pid = tmp.name[len(ark_path.name) + 2 : -len(".tmp")]
+        if not pid.isdigit() or _process_exists(int(pid)):
+            continue
+        tmp.unlink(missing_ok=True)
+        removed += 1
+    if removed:
+        logging.info("%s: removed %d temporary ark(s) of killed writers", ark_path, removed)
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def write_shard(prefix: Pathlike, items: Iterable[tuple[str, np.ndarray]], compression: str = "none") -> int:

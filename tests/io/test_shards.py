@@ -60,3 +60,42 @@ def test_malformed_scp_line_names_file_and_line(tmp_path):
     (tmp_path / "bad.scp").write_text("a x.ark:1\nbroken\n")
     with pytest.raises(ValueError, match=r"bad\.scp:2"):
         MatrixReader(tmp_path / "bad.scp")
+
+
+def test_temporary_arks_of_killed_writers_are_removed(tmp_path):
+    """A writer killed with SIGKILL leaves its .emb.1.ark.<pid>.tmp; the next writer of that shard deletes it
+    and keeps a live process' temporary file and other shards' ones."""
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, time, numpy as np\n"
+        "from punct.io.shards import ShardWriter\n"
+        "w = ShardWriter(sys.argv[1]).__enter__()\n"
+        "w.write('utt0', np.zeros((3, 2), dtype=np.float32))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "emb.1")], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout.readline().strip() == "ready"
+    orphan = tmp_path / f".emb.1.ark.{writer.pid}.tmp"
+    assert orphan.exists()
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        live = tmp_path / f".emb.1.ark.{sleeper.pid}.tmp"
+        other_shard = tmp_path / ".emb.10.ark.1.tmp"
+        live.write_bytes(b"x")
+        other_shard.write_bytes(b"x")
+        write_shard(tmp_path / "emb.1", random_items(2))
+        assert not orphan.exists()
+        assert live.exists() and other_shard.exists()
+        assert is_shard_done(tmp_path / "emb.1")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
