@@ -64,7 +64,7 @@ def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
     from punct.inference.talk import load_talks
 
     p, models = punctuator(recipe_dir)
-    talk = load_talks(talk_recipe, "test")[0]
+    talk = load_talks(talk_recipe, "test", "mustc")[0]
     repeat = max(1, round(minutes * 60 / talk.duration))
     p.long_form_config = replace(p.long_form_config, long_form="always")
     before = peak_rss_mb()
@@ -97,7 +97,7 @@ def f1_rows(recipe_dir: Path, split: str) -> tuple[list, dict]:
 
     p, _ = punctuator(recipe_dir)
     rows, per_talk = [], []
-    for talk in load_talks(recipe_dir, split):
+    for talk in load_talks(recipe_dir, split, "mustc"):
         c = compare(p, talk)
         per_talk.append(c.__dict__)
         rows.append(

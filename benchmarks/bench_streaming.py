@@ -46,7 +46,7 @@ def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict
     result["splits"] = {}
     for split in splits:
         start = time.perf_counter()
-        result["splits"][split] = latency_rows(punctuator, load_talks(recipe_dir, split), latencies)
+        result["splits"][split] = latency_rows(punctuator, load_talks(recipe_dir, split, "mustc"), latencies)
         print(f"{split}: {time.perf_counter() - start:.0f} s", flush=True)
     return result
 

@@ -22,6 +22,7 @@ overwrite=false               # retrain from scratch even if finished
 decode_splits="dev test"      # splits for the WER check
 max_dev_wer=                  # stop when the dev WER (%) is above this (AM learned nothing); empty: the am config's
                               # max_dev_wer; none: no check
+hint=                         # the recipe's options that help an AM that learned nothing (added to the message)
 prefix=                       # required: cut manifest name prefix (e.g. mustc, parczech)
 train_opts=                   # extra flags for punct.bin.train_am (e.g. "--num-epochs 2")
 extra_train_dirs=             # more stage-1 folders whose train split is added (AM-only training talks)
@@ -38,7 +39,7 @@ if [ $# -ne 2 ]; then
   echo "e.g.:  $0 --prefix mustc --cmd \"\$train_cmd\" --am-config conf/am_mini.yaml data/fbank exp/am"
   echo "main options: --prefix NAME (required) --am-config FILE --nproc N --device auto|cpu|cuda --amp none|bf16|fp16|auto|fastest --resume true --overwrite true"
   echo "              --cmd CMD (training) --cpu-cmd CMD (decode) --num-workers N"
-  echo "              --decode-splits \"dev test\" --max-dev-wer PERCENT|none"
+  echo "              --decode-splits \"dev test\" --max-dev-wer PERCENT|none --hint TEXT"
   echo "              --extra-train-dirs \"data/fbank_am\""
   exit 1
 fi
@@ -93,5 +94,6 @@ done
 if [[ " $decode_splits " == *" dev "* ]]; then
   # an AM that learned nothing stops the recipe here, with the options that help (punct.am.dev_wer)
   python -m punct.bin.check_am_wer --config $am_config --wer-file $dir/wer_dev.txt ${max_dev_wer:+--max-dev-wer $max_dev_wer} \
+    --hint "$hint" \
     || { echo "$0: stopped: the AM's dev WER is above max_dev_wer (see the message above)" >&2; exit 1; }
 fi

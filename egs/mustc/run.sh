@@ -225,6 +225,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: train the acoustic model: data/fbank -> exp/am"
   # TDNN (tdnn1d-like, 13 layers, CTC over characters); greedy WER on dev/test in exp/am/wer_<split>.txt.
   steps/train_am.sh --cmd "$train_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --am-config conf/am${conf_suffix}.yaml $train_opts \
+    --hint "AM-only talks beside the mini corpus: ./run.sh --am-extra-size mini_am" \
     $branch_threads_opt $am_extra_opts data/fbank exp/am
 fi
 

@@ -14,11 +14,10 @@ from pathlib import Path
 WER_LINE = re.compile(r"^%WER\s+(?P<wer>[0-9]+(?:\.[0-9]+)?)(?:\s|$)")
 
 WHAT_HELPS = (
-    "What helps: more training data (egs/parczech: more hours of --am-data; egs/mustc: --am-extra-size mini_am); "
-    "starting from a trained AM (egs/parczech: --am-init <checkpoint>, e.g. ../mustc/exp/am/best-valid-loss.pt); "
-    "a trained recogniser instead (egs/parczech: --asr-model <transformers CTC folder>, or --am-dir <trained AM>); "
+    "What helps: more training speech; starting from a trained AM; a trained recogniser instead; "
     "more epochs (num_epochs in {config})."
 )
+"""The remedies every corpus has; a recipe names its own options for them with ``hint`` (steps/train_am.sh --hint)."""
 
 
 class AmLearnedNothing(RuntimeError):
@@ -37,8 +36,11 @@ def read_wer(path: str | Path) -> float:
     raise ValueError(f"{path}:{len(lines) or 1}: no '%WER <number> [...]' line")
 
 
-def check_dev_wer(wer_path: str | Path, max_dev_wer: float | None, config: str = "the AM config") -> float:
-    """The dev WER of ``wer_path``; AmLearnedNothing when it is above ``max_dev_wer`` (None: no check)."""
+def check_dev_wer(
+    wer_path: str | Path, max_dev_wer: float | None, config: str = "the AM config", hint: str = ""
+) -> float:
+    """The dev WER of ``wer_path``; AmLearnedNothing when it is above ``max_dev_wer`` (None: no check).  ``hint``:
+    the recipe's options for the remedies of :data:`WHAT_HELPS`, added to the message."""
     wer = read_wer(wer_path)
     if max_dev_wer is not None and wer > max_dev_wer:
         raise AmLearnedNothing(
@@ -46,6 +48,7 @@ def check_dev_wer(wer_path: str | Path, max_dev_wer: float | None, config: str =
             f"({config}): it learned (almost) nothing, and the stages after it would recognise, align and train on "
             f"(almost) no words, so the recipe stops here. "
             + WHAT_HELPS.format(config=config)
+            + (f" In this recipe: {hint}." if hint else "")
             + f" To go on anyway: --max-dev-wer <percent> (or max_dev_wer: null in {config})."
         )
     return wer

@@ -31,6 +31,9 @@ def get_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="highest dev WER (%%) that goes on; none: no check (default: the config's max_dev_wer)",
     )
+    parser.add_argument(
+        "--hint", default="", help="the recipe's options that help (more data, a trained AM), added to the message"
+    )
     return parser
 
 
@@ -38,7 +41,7 @@ def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     limit = args.max_dev_wer if "max_dev_wer" in args else load_config(AmConfig, args.config).max_dev_wer
     try:
-        wer = check_dev_wer(args.wer_file, limit, str(args.config))
+        wer = check_dev_wer(args.wer_file, limit, str(args.config), args.hint)
     except AmLearnedNothing as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 1

@@ -70,13 +70,14 @@ class ScoredTalk:
         return Request(self.id, load, " ".join([text] * repeat), self.speaker, str(self.audio_path))
 
 
-def load_talks(recipe_dir: Path, split: str = "test", corpus: str = "mustc") -> list[ScoredTalk]:
-    """The talks of a recipe's split, from its stage-0 manifests (audio paths relative to the recipe)."""
+def load_talks(recipe_dir: Path, split: str, prefix: str) -> list[ScoredTalk]:
+    """The talks of a recipe's split, from its stage-0 manifests ``<prefix>_{recordings,supervisions}_<split>``
+    (audio paths relative to the recipe)."""
     from lhotse import load_manifest
 
     manifests = Path(recipe_dir) / "data" / "manifests"
-    recordings = load_manifest(manifests / f"{corpus}_recordings_{split}.jsonl.gz")
-    supervisions = load_manifest(manifests / f"{corpus}_supervisions_{split}.jsonl.gz")
+    recordings = load_manifest(manifests / f"{prefix}_recordings_{split}.jsonl.gz")
+    supervisions = load_manifest(manifests / f"{prefix}_supervisions_{split}.jsonl.gz")
     talks = []
     for rec in recordings:
         sups = sorted((s for s in supervisions if s.recording_id == rec.id), key=lambda s: s.start)

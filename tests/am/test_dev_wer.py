@@ -21,11 +21,14 @@ def test_a_wer_above_the_limit_stops_with_what_helps(tmp_path):
     wer = tmp_path / "wer_dev.txt"
     wer.write_text(ISSUE_38)
     with pytest.raises(AmLearnedNothing) as stop:
-        check_dev_wer(wer, 90.0, "conf/am.yaml")
+        check_dev_wer(wer, 90.0, "conf/am.yaml", hint="more hours: --am-data DIR")
     message = str(stop.value)
     assert f"{wer}: the acoustic model's dev WER is 101.50 %, above max_dev_wer 90 % (conf/am.yaml)" in message
-    for option in ("--am-data", "--am-init", "--asr-model", "num_epochs in conf/am.yaml", "--max-dev-wer"):
+    for option in ("more hours: --am-data DIR", "num_epochs in conf/am.yaml", "--max-dev-wer"):
         assert option in message, option
+    with pytest.raises(AmLearnedNothing) as stop:
+        check_dev_wer(wer, 90.0, "conf/am.yaml")
+    assert "egs/" not in str(stop.value) and "--am-" not in str(stop.value)  # the recipes name their own options
     assert check_dev_wer(wer, None) == 101.5  # no check
     assert check_dev_wer(wer, 102.0) == 101.5
     wer.write_text(LEARNED)
@@ -77,7 +80,7 @@ def test_steps_train_am_stops_after_the_decode(tmp_path):
             "bash",
             "-c",
             f"set -euo pipefail; decode_splits='dev test'; am_config=am.yaml; dir=.; "
-            f"max_dev_wer=\n{check}\necho went-on",
+            f"max_dev_wer=; hint='more talks: --am-extra-size mini_am'\n{check}\necho went-on",
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -85,3 +88,4 @@ def test_steps_train_am_stops_after_the_decode(tmp_path):
     )
     assert run.returncode == 1 and "went-on" not in run.stdout
     assert "above max_dev_wer 90 % (am.yaml)" in run.stderr and "stopped" in run.stderr
+    assert "In this recipe: more talks: --am-extra-size mini_am." in run.stderr

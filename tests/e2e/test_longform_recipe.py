@@ -19,7 +19,7 @@ def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
 
     torch.set_num_threads(1)
     punctuator = Punctuator.from_recipe(mustc_tiny_recipe)
-    talk = load_talks(mustc_tiny_recipe, "test")[-1]
+    talk = load_talks(mustc_tiny_recipe, "test", "mustc")[-1]
     assert len(plan_chunks(int(talk.duration * 16000), 16000, punctuator.long_form_config.chunk_config)) >= 2
     assert not punctuator.is_long(talk.duration) and punctuator.is_long(121.0)  # auto: above 120 s
     c = compare(punctuator, talk)  # raises unless the recording's words are the segments' words, in order
@@ -48,7 +48,7 @@ def test_a_talk_streamed_equals_offline_punctuate(mustc_tiny_recipe):
     torch.set_num_threads(1)
     stats = merged_cmvn(mustc_tiny_recipe / "data" / "fbank" / "cmvn_train.json")
     punctuator = Punctuator.from_recipe(mustc_tiny_recipe, global_cmvn=stats)
-    talk = load_talks(mustc_tiny_recipe, "test")[-1]
+    talk = load_talks(mustc_tiny_recipe, "test", "mustc")[-1]
     tokens = talk_tokens(punctuator, talk)
     offline = next(iter(punctuator.run([talk.whole_request()], {talk.id: tokens})))
     streamed = stream_talk(punctuator, talk, tokens, float("inf"))

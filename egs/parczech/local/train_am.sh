@@ -59,5 +59,6 @@ fi
 # the job asks for every process' threads (on the CPU --nproc N runs N DDP processes of --num-threads each)
 steps/train_am.sh --cmd "$cmd --num-threads $((num_threads * nproc))" --cpu-cmd "${cpu_cmd:-$cmd --gpu 0}" --am-config $am_config --prefix parczech --decode-splits dev --resume true \
   --num-threads $num_threads --device $device --seed $seed --nproc $nproc --amp "$amp" --max-dev-wer "$max_dev_wer" \
+  --hint "more hours: ./run.sh --am-data DIR; a trained AM to start from: --am-init CKPT (e.g. ../mustc/exp/am/best-valid-loss.pt); a trained recogniser instead: --asr-model DIR or --am-dir DIR" \
   $fbank $dir
 cp $feat_config $dir/mfcc.yaml
