@@ -87,16 +87,16 @@ class LongFormConfig:
         utterance; ``never``: none (one Viterbi over the whole utterance, as stage 3 aligns a segment).
         Utterances with word times given (a CTM) always are.
       long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
-        segments; ``whole``: the whole transcript in overlapping chunks.  On the mini recipe the TDNN, trained
-        on segments' word vectors, scored 3.8 points lower with ``whole`` on 6 mini test talks
-        (egs/mustc/local/README.md).
+        segments; ``whole``: the whole transcript in overlapping chunks (on the mini recipe's dev talks, one
+        seed: +1.4 points, paired interval -0.4 to +3.4, so not chosen).  ``pause_split`` 1.0 s: chosen on the
+        mini recipe's 8 dev talks over 3 seeds, +2.6 points of ensemble F1 over 0.4 s (egs/mustc/local/README.md).
       tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
     """
 
     long_form: str = "auto"
     long_form_above: float = 120.0
     chunk_config: ChunkConfig = ChunkConfig()
-    pause_split: float = 0.4
+    pause_split: float = 1.0
     max_stretch: float = 30.0
     long_text: str = "stretch"
     tdnn_block_frames: int = 6000

@@ -55,7 +55,8 @@ def punctuator(recipe):
     from punct.inference.pipeline import LongFormConfig
     from tests.helpers.random_recipe import stream_punctuator
 
-    return stream_punctuator(recipe, long_form_config=LongFormConfig(max_stretch=8.0))
+    # pauses of 0.5-1.2 s: at 0.4 s every one closes a stretch, as the test of early output needs
+    return stream_punctuator(recipe, long_form_config=LongFormConfig(pause_split=0.4, max_stretch=8.0))
 
 
 def offline(punctuator, recipe, seconds: float = SECONDS):
