@@ -88,6 +88,9 @@ def test_stage8_results(tiny_recipe):
     assert re.search(r"alpha", results, flags=re.I)
     data = json.loads((tiny_recipe / "exp/results/results.json").read_text())
     assert list((tiny_recipe / "exp/results").glob("*.png"))
+    for model in ("am", "bert", "tdnn"):  # every training's curves (punct.training.curves)
+        assert (tiny_recipe / "exp" / model / "curves.png").stat().st_size > 0, model
+        assert list((tiny_recipe / "exp" / model / "tensorboard").glob("events.out.tfevents.*")), model
     # the models learned something: F1 averaged over all four classes (NP included) above what the
     # majority class (NP on every word) gets
     test = data["systems"]["test"]

@@ -39,6 +39,8 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
     for name in ("text", "mm", "mm_pe", "mm_pe_random"):
         assert (work / "exp" / name / ".done").is_file()
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
+        assert (work / "exp" / name / "curves.png").stat().st_size > 0, name  # punct.training.curves
+        assert list((work / "exp" / name / "tensorboard").glob("events.out.tfevents.*")), name
     for name in ("efficientpunct_tdnn", "efficientpunct"):
         assert (work / "exp" / name / "decode" / "test.jsonl").is_file()
     assert (work / "exp" / "pause" / ".done").is_file()  # the pause-only baseline of stage 6
