@@ -217,8 +217,9 @@ def test_am_training_step_leaves_mixed_precision_to_the_config(tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return next(ln for ln in proc.stdout.splitlines() if ln.startswith("ARGS: "))
 
-    assert re.search(r"--amp\s+--max-dev-wer\s+fbank exp/am$", run())  # empty: steps/train_am.sh uses the config's
-    assert re.search(r"--amp bf16\s+--max-dev-wer\s+fbank exp/am$", run("--amp", "bf16"))
+    # empty: steps/train_am.sh uses the config's; --hint: the recipe's remedies for an AM that learned nothing
+    assert re.search(r"--amp\s+--max-dev-wer\s+--hint more hours: .+ fbank exp/am$", run())
+    assert re.search(r"--amp bf16\s+--max-dev-wer\s+--hint .+ fbank exp/am$", run("--amp", "bf16"))
     # run.sh --am-cpu-ranks 2: two one-thread DDP processes, and the job asks for both processes' threads
     ranks = run("--nproc", "2", "--num-threads", "1")
     assert "--cmd utils/run.pl --num-threads 2 " in ranks and re.search(r"--num-threads 1 .*--nproc 2 ", ranks)
