@@ -35,7 +35,7 @@ conf_suffix=         # conf/<model><suffix>.yaml; default "_mini" (or "_tiny") f
 bert_model=          # local folder or hub name of the BERT encoder; empty: conf/bert*.yaml's (there: the offline
                      # MiniLM); the paper's is bert-base-uncased
 bert_loss=           # stage 5's loss: ce, scl (CE + lambda SCL, Huang et al.) or focal; empty: conf/bert*.yaml's
-                     # (conf/bert.yaml: ce, the paper's; the mini and tiny configs: scl)
+                     # (conf/bert.yaml: ce, the paper's; mini: ce, chosen on dev; tiny: scl, so that CI trains it)
 bert_extra_text=auto # punctuated prose (no audio) added to stage 5's training text: a file, none, or auto = the
                      # mini corpus' text/train_extra.txt (50k words of the training novels), none for MuST-C
 tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine-tuned (stage 5's encoder, the
@@ -89,8 +89,8 @@ Options (defaults in brackets):
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
   --bert-model NAME    BERT folder or hub name; empty: the config's (offline MiniLM); the paper's:
                        bert-base-uncased [${bert_model}]
-  --bert-loss L        stage 5's loss: ce, scl or focal; empty: the config's (MuST-C: ce, the paper's;
-                       mini, tiny: scl) [${bert_loss}]
+  --bert-loss L        stage 5's loss: ce, scl or focal; empty: the config's (MuST-C and mini: ce;
+                       tiny: scl) [${bert_loss}]
   --bert-extra-text F  extra training text of stage 5 (file, none, auto: the mini corpus') [${bert_extra_text}]
   --tdnn-word-vectors V  word vectors the TDNN fuses: fine-tuned, pretrained, auto (fine-tuned; pretrained for
                        --corpus-size mini --prosody marks) [${tdnn_word_vectors}]
