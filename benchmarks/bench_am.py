@@ -35,7 +35,9 @@ from pathlib import Path
 import common  # noqa: E402  (puts the repository on sys.path)
 import torch
 
-from punct.am.train import AmConfig, build_model, build_optimizer, compute_loss, first_dev_loss_epoch
+from punct.am.config import AmConfig
+from punct.am.model import build_model
+from punct.am.train import build_optimizer, compute_loss, first_dev_loss_epoch
 from punct.training.loop import NO_AMP, Amp
 from punct.utils.config import load_config
 from punct.utils.device import has_native_bf16

@@ -42,8 +42,8 @@ from pathlib import Path
 import common  # noqa: E402  (puts the repository on sys.path)
 from lhotse import CutSet, load_manifest
 
+from punct.am.config import AmConfig
 from punct.am.dev_wer import read_wer
-from punct.am.train import AmConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import accumulate_cmvn, cuts_path
 from punct.results.am_data import ALL, KIND, hours_label, nested_subsets, render_tables

@@ -39,7 +39,8 @@ import numpy as np
 import torch
 
 from punct.features import FeatureConfig
-from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward, check_bf16
+from punct.inference.pipeline import STAGES, Failure, Punctuator, am_forward
+from punct.inference.precision import check_bf16
 from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
 from punct.models.text.data import Utterance
 from punct.models.text.infer import predict_words

@@ -43,7 +43,8 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
     import torch
 
     from punct.inference.itn_latency import CHUNK_SECONDS, latency_row, stream_split
-    from punct.models.cross_attention.train import load_model, load_split
+    from punct.models.cross_attention.checkpoint import load_model
+    from punct.models.cross_attention.data import load_split
     from punct.results.itn_latency import KIND
 
     torch.set_num_threads(1)

@@ -53,7 +53,7 @@ def layer12_matrices(size: str, audio_seconds: float, recipe: Path) -> dict:
 
     trained = recipe / "exp" / "am" / "best-valid-loss.pt"
     if size == "trained":
-        from punct.am.train import load_model
+        from punct.am.checkpoint import load_model
 
         am, _ = load_model(trained)
         source = str(trained)
@@ -121,14 +121,14 @@ def f1_by_compression(recipe: Path) -> dict:
     missing = [p for p in need if not (recipe / p).exists()]
     if missing:
         return {"measured": False, "reason": f"no trained recipe in {recipe} when run (missing {', '.join(missing)})"}
+    from punct.am.checkpoint import load_model as load_am
     from punct.am.dataset import load_split
     from punct.am.dump import dump_shard
-    from punct.am.train import load_model as load_am
-    from punct.inference.pipeline import read_chosen_alpha
+    from punct.inference.recipe import read_chosen_alpha
     from punct.labels import PUNCT4
+    from punct.models.punct_tdnn.checkpoint import load_model as load_tdnn
     from punct.models.punct_tdnn.dataset import FusionCorpus
     from punct.models.punct_tdnn.infer import corpus_predictions
-    from punct.models.punct_tdnn.train import load_model as load_tdnn
     from punct.scoring.ensemble import ensemble
     from punct.scoring.punct_scores import score
 

@@ -35,8 +35,9 @@ from torch.utils.data import DataLoader, RandomSampler
 
 from punct.io.shards import write_shard
 from punct.labels import PUNCT4
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
-from punct.models.punct_tdnn.train import TrainTdnnConfig, build_model, make_optimizer
+from punct.models.punct_tdnn.train import build_model, make_optimizer
 from punct.utils.config import load_config
 
 DIMS = {"paper": (768, 1024), "mini": (384, 256)}  # (BERT dim, AM layer-12 dim)

@@ -52,14 +52,14 @@ def machine() -> dict:
 
 def am_config(size: str):
     """The acoustic model's dims: paper (conf/am.yaml) or mini (conf/am_mini.yaml)."""
-    from punct.am.train import AmConfig
+    from punct.am.config import AmConfig
     from punct.utils.config import load_config
 
     return load_config(AmConfig, CONF / ("am.yaml" if size == "paper" else "am_mini.yaml")).model
 
 
 def tdnn_config(size: str):
-    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.models.punct_tdnn.config import TrainTdnnConfig
     from punct.utils.config import load_config
 
     return load_config(TrainTdnnConfig, CONF / ("tdnn.yaml" if size == "paper" else "tdnn_mini.yaml")).model

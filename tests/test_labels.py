@@ -17,8 +17,9 @@ from punct.labels import CASE, IGNORE_INDEX, PUNCT9, check_first_word, copy_firs
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, collate, read_segments
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model
-from punct.models.cross_attention.train import predict, two_head_loss
-from punct.models.punct_tdnn.train import TrainTdnnConfig
+from punct.models.cross_attention.predictions import predict
+from punct.models.cross_attention.train import two_head_loss
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.scoring import itn
 from punct.utils.config import config_from_args, load_config
 from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus

@@ -18,6 +18,7 @@ for the models) or ``punct.labels``.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 from collections import defaultdict
 from pathlib import Path
@@ -144,3 +145,93 @@ def test_the_package_docstring_lists_the_floors() -> None:
         if number.isdigit():
             drawn[int(number)] = [name.split(" (")[0].strip() for name in names.split(",")]
     assert drawn == {level: [name.removeprefix("punct.") for name in names] for level, names in enumerate(FLOORS)}
+
+
+def import_circles() -> list[list[str]]:
+    """The modules that import each other, directly or round a longer circle (Tarjan's strongly connected
+    components of the module import graph, imports inside functions included), each circle sorted."""
+    graph = {module: imported_modules(module, path) & modules().keys() for module, path in modules().items()}
+    index: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = lowest[module] = len(index)
+        stack.append(module)
+        for target in graph[module]:
+            if target not in index:
+                visit(target)
+                lowest[module] = min(lowest[module], lowest[target])
+            elif target in stack:
+                lowest[module] = min(lowest[module], index[target])
+        if lowest[module] == index[module]:
+            component = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Within an area too (the floors order only the areas): a circle, even through an import inside a
+    function, means two modules that cannot be read or loaded apart."""
+    assert import_circles() == []
+
+
+def test_an_import_circle_is_found() -> None:
+    graph_of_two = {"punct.a": {"punct.b"}, "punct.b": {"punct.a"}}
+    original = imported_modules, modules
+    try:
+        globals()["modules"] = lambda: dict.fromkeys(graph_of_two, Path("x.py"))
+        globals()["imported_modules"] = lambda module, path: graph_of_two[module]
+        assert import_circles() == [["punct.a", "punct.b"]]
+    finally:
+        globals()["imported_modules"], globals()["modules"] = original
+
+
+# Modules that load trained models but never train one: they read checkpoints through each model's
+# ``checkpoint`` module (``punct.am.checkpoint``, ``punct.models.<model>.checkpoint``), not its ``train``.
+LOADING_AREAS = ("punct.inference", "punct.results", "punct.recognition", "punct.align")
+LOADING_ENTRY_POINTS = (
+    "punct.bin.punctuate",
+    "punct.bin.punctuate_itn",
+    "punct.bin.decode_*",
+    "punct.bin.align",
+    "punct.bin.dump_*",
+)
+
+
+def training_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``<module> imports <training module>`` for each loading module of ``graph`` (module -> the modules it
+    imports) that imports a ``punct.*.train`` module."""
+    return sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if area(module) in LOADING_AREAS or any(fnmatch.fnmatchcase(module, name) for name in LOADING_ENTRY_POINTS)
+        for target in targets
+        if target.startswith("punct.") and target.rpartition(".")[2] == "train"
+    )
+
+
+def test_loading_modules_do_not_import_training_modules() -> None:
+    """A ``train`` module (its data pipeline, optimizers, DDP) is imported by training code only; inference,
+    results, recognition, word alignment and the decoding entry points load through ``checkpoint`` modules."""
+    assert training_imports({module: imported_modules(module, path) for module, path in modules().items()}) == []
+
+
+def test_a_training_import_is_found() -> None:
+    graph = {
+        "punct.inference.recipe": {"punct.am.checkpoint", "punct.models.punct_tdnn.train"},
+        "punct.bin.decode_am": {"punct.am.train"},
+        "punct.bin.train_am": {"punct.am.train"},
+        "punct.am.init_from": {"punct.am.train"},
+    }
+    assert training_imports(graph) == [
+        "punct.bin.decode_am imports punct.am.train",
+        "punct.inference.recipe imports punct.models.punct_tdnn.train",
+    ]

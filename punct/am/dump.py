@@ -63,7 +63,8 @@ def benchmark_throughput(
     ``config_path``'s size (e.g. the paper-size conf/am.yaml), on the first cuts up to ``max_audio_seconds``."""
     import torch
 
-    from punct.am.train import AmConfig, build_model
+    from punct.am.config import AmConfig
+    from punct.am.model import build_model
     from punct.utils.config import load_config
 
     config = load_config(AmConfig, config_path)

@@ -6,7 +6,7 @@ espeak-ng speech skips it: every parameter whose name and shape match is copied,
 rows of the characters both token tables share (a-z, the separator, the blank) are copied too; the
 remaining output rows (e.g. letters with diacritics) keep their random initialisation.
 
-The result is written as ``<exp-dir>/epoch-0.pt`` in the checkpoint format of ``punct.am.train``
+The result is written as ``<exp-dir>/epoch-0.pt`` in the checkpoint format of ``punct.am.checkpoint``
 with a fresh optimizer and training state, so that ``steps/train_am.sh --resume true`` starts
 epoch 1 from it.  The target token table is the one ``punct.am.train.run_training`` builds from
 the training cuts (same function), so the resume check on the token table passes.
@@ -20,9 +20,12 @@ from pathlib import Path
 import torch
 from lhotse.utils import Pathlike
 
+from punct.am.checkpoint import AmTrainState, load_model, save_checkpoint
+from punct.am.config import AmConfig
 from punct.am.dataset import cut_words, load_split
+from punct.am.model import build_model
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, AmTrainState, build_model, build_optimizer, load_model, save_checkpoint
+from punct.am.train import build_optimizer
 from punct.training.loop import seed_everything
 
 logger = logging.getLogger(__name__)

@@ -40,7 +40,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from punct.am.config import AmModelConfig
+from punct.am.config import AmConfig, AmModelConfig
 
 EMBEDDING_LAYER = 12
 
@@ -356,3 +356,8 @@ class TdnnAcousticModel(nn.Module):
         the number of frames symbolic."""
         margin = start // rate
         return interpolate_frames(x[:, margin : x.shape[1] - margin], rate, t)
+
+
+def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
+    """An untrained model of ``config.model`` with ``num_tokens`` outputs (the token table's size)."""
+    return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))

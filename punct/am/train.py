@@ -1,8 +1,9 @@
 """CTC training of the TDNN acoustic model: one process, or DDP under torchrun.
 
 ``run_training`` is the whole stage; the pieces (``compute_loss``, ``train_one_epoch``,
-``compute_validation_loss``, checkpoints) are small functions with explicit inputs.  Run
-state lives in :class:`AmTrainState`, never in the frozen config.
+``compute_validation_loss``) are small functions with explicit inputs.  Run state lives in
+:class:`punct.am.checkpoint.AmTrainState`, never in the frozen config; what is saved and how a
+later stage loads it is :mod:`punct.am.checkpoint`'s.
 
 Distributed: under ``torchrun`` (``WORLD_SIZE`` > 1) each rank takes its share of every
 epoch's batches from lhotse's sampler (``world_size``/``rank``), gradients are averaged by
@@ -17,11 +18,8 @@ selection does not depend on the precision of training), and so are the weights 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,13 +27,12 @@ import torch
 import torch.distributed as dist
 from lhotse import CutSet
 from lhotse.dataset import DynamicBucketingSampler, SimpleCutSampler
-from lhotse.utils import Pathlike
 
+from punct.am.checkpoint import BEST_CHECKPOINT, AmTrainState, save_checkpoint
 from punct.am.config import AmConfig
 from punct.am.dataset import CtcDataset, cut_words, load_split, load_train_splits, usable_cuts
-from punct.am.model import TdnnAcousticModel
-from punct.am.tokens import SPACE, TokenTable
-from punct.features import FeatureConfig
+from punct.am.model import TdnnAcousticModel, build_model
+from punct.am.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint
@@ -52,30 +49,8 @@ from punct.training.loop import (
 )
 from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
-from punct.utils.config import config_from_dict, load_config, save_config
+from punct.utils.config import save_config
 from punct.utils.progress import progress
-
-FEATURE_CONFIG_NAME = "mfcc.yaml"  # the feature config an AM folder holds beside its checkpoints
-BEST_CHECKPOINT = "best-valid-loss.pt"  # the selected model, read by every later stage: the epoch with the lowest
-# dev loss, or with average_epochs > 1 the average of the last epochs (the name is kept for existing AM folders)
-
-
-@dataclass
-class AmTrainState:
-    """What changes while the AM trains (saved in every checkpoint): selection by dev loss and epoch averaging, where
-    the other loops' :class:`punct.training.loop.TrainState` selects by a dev F1."""
-
-    epoch: int = 0  # last finished epoch
-    step: int = 0
-    best_valid_loss: float = math.inf
-    best_epoch: int = 0
-    best_averaged: int = 1  # the selected model averages epochs best_epoch - best_averaged + 1 .. best_epoch
-    amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it
-    history: list[dict] = field(default_factory=list)  # per epoch: epoch, step, train_loss, dev_loss (where scored)
-
-
-def build_model(config: AmConfig, num_tokens: int) -> TdnnAcousticModel:
-    return TdnnAcousticModel(dataclasses.replace(config.model, num_tokens=num_tokens))
 
 
 def build_optimizer(model: torch.nn.Module, config: AmConfig) -> torch.optim.Optimizer:
@@ -178,44 +153,6 @@ def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.C
         total_loss += float(loss)
         total_frames += frames
     return total_loss / max(1, total_frames)
-
-
-def save_checkpoint(path: Path, *, model, optimizer, state: AmTrainState, config: AmConfig, tokens: TokenTable) -> None:
-    """``epoch-N.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token table."""
-    checkpoint.save_checkpoint(
-        path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols
-    )
-
-
-def training_config(checkpoint: Path) -> AmConfig:
-    """The AmConfig a checkpoint was trained with (defaults for fields added since)."""
-    data = load_checkpoint(checkpoint)
-    return config_from_dict(AmConfig, data["config"], str(checkpoint))
-
-
-def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable]:
-    """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
-    data = load_checkpoint(checkpoint, device)
-    config = config_from_dict(AmConfig, data["config"], str(checkpoint))
-    tokens = TokenTable(data["tokens"])
-    model = build_model(config, len(tokens))
-    model.load_state_dict(data["model"])
-    return model.to(device).eval(), tokens
-
-
-def load_am(
-    am_dir: Pathlike, checkpoint: str = BEST_CHECKPOINT, device: torch.device = torch.device("cpu")
-) -> tuple[TdnnAcousticModel, TokenTable, FeatureConfig]:
-    """The model, its token table and its feature config from an AM folder (``exp/am`` of ``steps/train_am.sh``, or a
-    pre-trained one in the same format: ``checkpoint`` and ``mfcc.yaml``, the feature config it was trained with)."""
-    am_dir = Path(am_dir)
-    for path in (am_dir / checkpoint, am_dir / FEATURE_CONFIG_NAME):
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file; an AM folder needs {checkpoint} and {FEATURE_CONFIG_NAME}")
-    model, tokens = load_model(am_dir / checkpoint, device)
-    if tokens.symbols[1] != SPACE:
-        raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
-    return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
 
 
 def reseed_worker(worker_id: int) -> None:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import torch
 
+from punct.am.checkpoint import load_model, training_config
 from punct.am.dataset import cut_words, load_split
 from punct.am.decode import WerStats, greedy_ids
 from punct.am.infer import run_model
-from punct.am.train import load_model, training_config
 from punct.features.compute import load_cut_features
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import add_device_arguments, parse_and_log

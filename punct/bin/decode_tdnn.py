@@ -21,9 +21,10 @@ import torch
 
 from punct.io.shards import ShardWriter, is_shard_done
 from punct.io.sources import check_split_sources
+from punct.models.punct_tdnn.checkpoint import checkpoint_inputs, checkpoint_train_config, load_model
+from punct.models.punct_tdnn.config import corpus_classes
 from punct.models.punct_tdnn.dataset import open_split, split_paths
 from punct.models.punct_tdnn.infer import utterance_posteriors
-from punct.models.punct_tdnn.train import checkpoint_inputs, checkpoint_train_config, corpus_classes, load_model
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, job_share

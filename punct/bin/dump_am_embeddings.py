@@ -17,10 +17,10 @@ from pathlib import Path
 
 import torch
 
+from punct.am.checkpoint import load_model, training_config
 from punct.am.dataset import load_split
 from punct.am.dump import benchmark_throughput, dump_shard
 from punct.am.model import EMBEDDING_LAYER
-from punct.am.train import load_model, training_config
 from punct.features.cmvn import SpeakerCmvn
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
 from punct.io.sources import AcousticSource, file_sha256, read_source, write_source

@@ -83,7 +83,7 @@ def first_word_rule(choice: str, tdnn_dir: Path) -> str:
     """``choice``, or for auto the ``first_word`` of the TDNN's training config (its best-valid-f1.pt)."""
     if choice != "auto":
         return choice
-    from punct.models.punct_tdnn.train import checkpoint_train_config
+    from punct.models.punct_tdnn.checkpoint import checkpoint_train_config
 
     ckpt = tdnn_dir / "best-valid-f1.pt"
     if not ckpt.is_file():

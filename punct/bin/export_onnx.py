@@ -24,7 +24,8 @@ import torch
 
 from punct.inference.inputs import from_cuts, from_kaldi
 from punct.inference.onnx_runtime import DEFAULT_PERCENTILE, PRECISIONS
-from punct.inference.pipeline import Punctuator, recipe_paths
+from punct.inference.pipeline import Punctuator
+from punct.inference.recipe import recipe_paths
 from punct.utils.cli import HelpFormatter, parse_and_log
 
 

@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from punct.am.config import AmConfig
 from punct.am.init_from import write_init_checkpoint
-from punct.am.train import AmConfig
 from punct.utils.config import load_config
 from punct.utils.logging import log_config, setup_logging
 

@@ -68,8 +68,9 @@ import torch
 
 from punct.am.ctm import read_timed_words
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
-from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn, recipe_paths
+from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn
 from punct.inference.precision import PRECISIONS, set_bert_precision
+from punct.inference.recipe import recipe_paths
 from punct.inference.streaming import (
     LinePrinter,
     StreamingPunctuator,

@@ -26,7 +26,7 @@ import torch
 from punct.am.ctm import read_timed_words
 from punct.inference.itn_stream import SENTENCE_ENDS, ItnStreamer, SegmentRule
 from punct.inference.streaming import LinePrinter, pcm_chunks, run_stream, wav_chunks
-from punct.models.cross_attention.train import load_model
+from punct.models.cross_attention.checkpoint import load_model
 from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import parse_and_log
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import torch
 
-from punct.am.train import AmConfig, run_training
+from punct.am.config import AmConfig
+from punct.am.train import run_training
 from punct.utils.cli import add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args
 from punct.utils.logging import log_config, setup_logging

@@ -23,8 +23,9 @@ from pathlib import Path
 import torch
 
 from punct.io.sources import split_sources
+from punct.models.punct_tdnn.config import TrainTdnnConfig, corpus_classes
 from punct.models.punct_tdnn.dataset import FusionCorpus, open_split, split_paths
-from punct.models.punct_tdnn.train import TrainTdnnConfig, corpus_classes, train_tdnn
+from punct.models.punct_tdnn.train import train_tdnn
 from punct.training.checkpoint import load_checkpoint
 from punct.training.loop import add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
 from punct.training.precision import check_amp

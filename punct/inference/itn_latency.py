@@ -8,7 +8,7 @@ segment's alignment gives it.  Word ``i`` is punctuated and cased at the first c
 plus ``latency`` seconds, from what has arrived by then: the words known and the audio up to that boundary.  That
 input is the segment cut at the boundary, i.e. a shorter segment of the same recording, so it goes through the
 code that training and stage 4's decoding use (:class:`punct.models.cross_attention.data.ItnDataset` and
-:func:`punct.models.cross_attention.train.predict`).  The missing right context is absent, as at a segment's end.
+:func:`punct.models.cross_attention.predictions.predict`).  The missing right context is absent, as at a segment's end.
 A word whose boundary is at or after the segment's end is punctuated from the whole segment (**final**).  With
 ``latency=math.inf`` every word is final, and the predictions equal stage 4's decode word for word.
 
@@ -28,7 +28,7 @@ import torch
 
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, ItnSegment
-from punct.models.cross_attention.train import Predictions, predict
+from punct.models.cross_attention.predictions import Predictions, predict
 
 CHUNK_SECONDS = 0.1
 _EPS = 1e-6  # seconds: word ends and boundaries are sums of floats

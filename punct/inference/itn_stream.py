@@ -10,9 +10,9 @@ there -- the input :func:`punct.inference.itn_latency.cut_segment` gives a segme
 ``latency=math.inf`` every word is final and the output is the model on the stream's segments, each as a whole.
 
 Inputs go through the dataset code of training and decoding (:class:`punct.models.cross_attention.data.ItnDataset`,
-with the stream's audio in place of a recording, and :func:`punct.models.cross_attention.train.predict`).  The models do
-not learn the first word of a segment under ``first_word: exclude`` (the thesis), so a first word gets no mark, and a
-capital when it opens the stream or follows a sentence end (``. ! ?``).
+with the stream's audio in place of a recording, and :func:`punct.models.cross_attention.predictions.predict`).  The
+models do not learn the first word of a segment under ``first_word: exclude`` (the thesis), so a first word gets no
+mark, and a capital when it opens the stream or follows a sentence end (``. ! ?``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import torch
 from punct.labels import CAP, CASE, PUNCT9, TimedWord
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, ItnSegment
-from punct.models.cross_attention.train import predict
+from punct.models.cross_attention.predictions import predict
 
 SENTENCE_ENDS = (".", "!", "?")
 _EPS = 1e-6

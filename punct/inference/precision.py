@@ -114,6 +114,17 @@ def fastest_bert_precision(punctuator, measure=probe_seconds) -> PrecisionChoice
     )
 
 
+def check_bf16(device: torch.device) -> None:
+    """bfloat16 is fast only where the hardware has it: refuse it elsewhere rather than run slowly."""
+    if has_native_bf16(device):
+        return
+    if device.type == "cuda":
+        raise ValueError(f"{device} does not support bfloat16")
+    raise ValueError(
+        "this CPU has no bfloat16 instructions (AVX-512 BF16 / AMX): bf16 would be emulated and slower than float32"
+    )
+
+
 def set_bert_precision(punctuator, precision: str) -> PrecisionChoice:
     """Sets ``punctuator``'s BERT precision (``PRECISIONS``) and says what was chosen and why."""
     if precision not in PRECISIONS:
@@ -123,8 +134,6 @@ def set_bert_precision(punctuator, precision: str) -> PrecisionChoice:
     else:
         choice = PrecisionChoice(precision, 0.0, 0.0, "asked for")
     if choice.precision == "bf16":
-        from punct.inference.pipeline import check_bf16
-
         check_bf16(punctuator.device)
     punctuator.bert_bf16 = choice.precision == "bf16"
     if punctuator.device.type == "cpu":

@@ -2,8 +2,8 @@
 
 Used by the inference tests (tiny models in a temporary recipe directory) and by the benchmarks
 (paper-size and mini-size models, whose speed does not depend on their weights).  The files are
-written by the components' own savers: ``punct.am.train.save_checkpoint``, ``PunctBert.save_pretrained``,
-``punct.models.punct_tdnn.train.save_checkpoint``.
+written by the components' own savers: ``punct.am.checkpoint.save_checkpoint``, ``PunctBert.save_pretrained``,
+``punct.models.punct_tdnn.checkpoint.save_checkpoint``.
 """
 
 from __future__ import annotations
@@ -110,11 +110,12 @@ def save_recipe(
     inputs were layer 12 of this AM (stage-4 shards with ``compression``) and ``word_vectors`` of this BERT."""
     import dataclasses
 
-    from punct.am.train import AmConfig, AmTrainState
-    from punct.am.train import save_checkpoint as save_am
+    from punct.am.checkpoint import AmTrainState
+    from punct.am.checkpoint import save_checkpoint as save_am
+    from punct.am.config import AmConfig
     from punct.io.sources import AcousticSource, WordVectorSource, file_sha256, files_sha256
-    from punct.models.punct_tdnn.train import TrainTdnnConfig
-    from punct.models.punct_tdnn.train import save_checkpoint as save_tdnn
+    from punct.models.punct_tdnn.checkpoint import save_checkpoint as save_tdnn
+    from punct.models.punct_tdnn.config import TrainTdnnConfig
     from punct.models.text.model import weight_files
     from punct.training.loop import TrainState
 

@@ -33,11 +33,11 @@ import torch
 from lhotse import Recording
 from lhotse.utils import Pathlike
 
+from punct.am.checkpoint import load_am
 from punct.am.decode import WerStats
 from punct.am.infer import run_model
 from punct.am.model import TdnnAcousticModel
 from punct.am.tokens import SPACE, TokenTable
-from punct.am.train import load_am
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.labels import TimedWord

@@ -27,9 +27,9 @@ def acoustic_model_health(am_dir: Path, splits: list[str]) -> dict[str, dict[str
 
 
 def find_am_checkpoint(am_dir: Path) -> Path | None:
-    """The acoustic model checkpoint ``punct.am.train`` selects (``best-valid-loss.pt``), else its newest
+    """The acoustic model checkpoint stage 2 (``punct.am.train``) selects (``best-valid-loss.pt``), else its newest
     ``epoch-N.pt``."""
-    from punct.am.train import BEST_CHECKPOINT
+    from punct.am.checkpoint import BEST_CHECKPOINT
     from punct.training.loop import latest_checkpoint
 
     best = am_dir / BEST_CHECKPOINT
@@ -38,7 +38,7 @@ def find_am_checkpoint(am_dir: Path) -> Path | None:
 
 def am_parameters_to_layer(checkpoint_path: Path, layer: int = 12) -> int:
     """Parameters of the acoustic model up to layer ``layer``, counted by the model itself."""
-    from punct.am.train import load_model
+    from punct.am.checkpoint import load_model
 
     model, _ = load_model(checkpoint_path)
     return model.parameters_to_layer(layer)
@@ -98,8 +98,8 @@ def parameter_breakdown(am_dir: Path | None, bert_dir: Path | None, tdnn_checkpo
     if tdnn_checkpoint is not None and not Path(tdnn_checkpoint).exists():
         notes.append(f"no TDNN checkpoint {tdnn_checkpoint}: its count is n/a")
     elif tdnn_checkpoint is not None:
+        from punct.models.punct_tdnn.checkpoint import load_model
         from punct.models.punct_tdnn.tdnn import count_parameters
-        from punct.models.punct_tdnn.train import load_model
 
         tdnn = count_parameters(load_model(tdnn_checkpoint))
     return {

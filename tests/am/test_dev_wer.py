@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from punct.am.config import AmConfig
 from punct.am.dev_wer import AmLearnedNothing, check_dev_wer, read_wer
-from punct.am.train import AmConfig
 from punct.bin import check_am_wer
 from punct.utils.config import load_config
 

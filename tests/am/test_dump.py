@@ -13,12 +13,13 @@ import pytest
 import torch
 from lhotse import load_manifest
 
+from punct.am.checkpoint import AmTrainState, load_model, save_checkpoint
+from punct.am.config import AmConfig
 from punct.am.dataset import cut_words, load_split
 from punct.am.dump import dump_shard
 from punct.am.infer import run_model
-from punct.am.model import EMBEDDING_LAYER
+from punct.am.model import EMBEDDING_LAYER, build_model
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, AmTrainState, build_model, load_model, save_checkpoint
 from punct.features.compute import load_cut_features
 from punct.io.shards import MatrixReader, is_shard_done, shard_paths
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available

@@ -2,10 +2,10 @@
 
 import torch
 
+from punct.am.config import AmConfig
 from punct.am.init_from import transfer_weights
-from punct.am.model import AmModelConfig
+from punct.am.model import AmModelConfig, build_model
 from punct.am.tokens import TokenTable
-from punct.am.train import AmConfig, build_model
 
 
 def tiny_config() -> AmConfig:

@@ -9,8 +9,10 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+from punct.am.checkpoint import load_model
+from punct.am.config import AmConfig
 from punct.am.model import AmModelConfig
-from punct.am.train import AmConfig, load_model, run_training
+from punct.am.train import run_training
 from punct.features.compute import feature_frames
 from punct.training.loop import latest_checkpoint
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
@@ -180,7 +182,8 @@ def test_extra_training_folders_are_merged_with_their_cmvn(tmp_path):
 
 def _dev_loss(checkpoint, fbank, average_of=()) -> float:
     """The dev loss of a checkpoint (with the weights of the mean of ``average_of`` if given), computed here."""
-    from punct.am.train import compute_validation_loss, training_config
+    from punct.am.checkpoint import training_config
+    from punct.am.train import compute_validation_loss
 
     model, tokens = load_model(checkpoint)
     if average_of:

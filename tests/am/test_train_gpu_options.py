@@ -11,6 +11,7 @@ import torch
 import yaml
 
 from punct.am import train as am_train
+from punct.am.config import AmConfig
 from punct.am.model import AmModelConfig, TdnnAcousticModel
 from punct.am.train import compute_loss, reseed_worker, run_training
 from punct.bin import train_am
@@ -53,7 +54,7 @@ def test_fp16_on_cpu_is_refused_before_reading_data(tmp_path):
     with pytest.raises(ValueError, match="fp16 needs a CUDA device"):
         run_training(
             prefix="mustc",
-            config=am_train.AmConfig(),
+            config=AmConfig(),
             fbank_dir=tmp_path / "missing",
             exp_dir=tmp_path / "exp",
             device_name="cpu",

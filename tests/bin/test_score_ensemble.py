@@ -201,9 +201,10 @@ def test_parameter_table_says_what_is_missing(results_dir):
 
 def test_acoustic_model_counted_up_to_layer_12(tmp_path):
 
-    from punct.am.model import AmModelConfig
+    from punct.am.checkpoint import AmTrainState, save_checkpoint
+    from punct.am.config import AmConfig
+    from punct.am.model import AmModelConfig, build_model
     from punct.am.tokens import TokenTable
-    from punct.am.train import AmConfig, AmTrainState, build_model, save_checkpoint
     from punct.results.facts import parameter_breakdown
 
     tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])

@@ -114,7 +114,7 @@ SMALL_TDNN = TdnnConfig(fusion_dim=8, channels=(6, 6, 5, 5, 4, 4), head_dim=5)
 def small_training(unit: str = "window", **overrides):
     """The training config of the small-TDNN tests: Adam at 0.01, batches of 16 windows (or 3 utterances), two
     epochs of at most 48 batches, no loader workers, no logging; ``overrides`` replace any of it."""
-    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.models.punct_tdnn.config import TrainTdnnConfig
 
     values = dict(
         model=SMALL_TDNN,

@@ -15,7 +15,7 @@ from lhotse import Recording, RecordingSet
 from punct.inference.itn_latency import cut_segment, due_seconds, latency_row, stream_cuts, stream_split
 from punct.models.cross_attention.data import ItnDataset, ItnSegment, load_split
 from punct.models.cross_attention.model import build_model
-from punct.models.cross_attention.train import predict
+from punct.models.cross_attention.predictions import predict
 from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus
 
 CPU = torch.device("cpu")

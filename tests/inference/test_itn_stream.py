@@ -20,9 +20,10 @@ from punct.inference.itn_latency import stream_split
 from punct.inference.itn_stream import ItnStreamer, SegmentRule
 from punct.inference.streaming import run_stream, wav_chunks
 from punct.labels import CAP, PUNCT9
+from punct.models.cross_attention.checkpoint import save_model
 from punct.models.cross_attention.data import ItnDataset, read_segments
 from punct.models.cross_attention.model import build_model
-from punct.models.cross_attention.train import predict, save_model
+from punct.models.cross_attention.predictions import predict
 from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus
 from tests.helpers.pipe import feed_pipe, sox_pcm
 

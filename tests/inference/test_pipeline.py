@@ -412,7 +412,8 @@ def test_a_recipe_whose_parts_disagree_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"best-valid-loss.pt is another model"):
         Punctuator.from_recipe(tmp_path / "recipe", am_checkpoint=other_paths["am"])
     # a TDNN saved before the inputs were recorded: loaded with the defaults, nothing checked
-    from punct.models.punct_tdnn.train import TrainTdnnConfig, save_checkpoint
+    from punct.models.punct_tdnn.checkpoint import save_checkpoint
+    from punct.models.punct_tdnn.config import TrainTdnnConfig
     from punct.training.loop import TrainState
 
     legacy = tmp_path / "legacy.pt"

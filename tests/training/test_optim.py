@@ -32,7 +32,7 @@ def test_fused_adam_step_is_the_per_tensor_step_up_to_rounding():
 
 
 def test_tdnn_trains_with_the_fused_adam():
-    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.models.punct_tdnn.config import TrainTdnnConfig
 
     optimizer = make_optimizer(TrainTdnnConfig(optimizer="adam"), torch.nn.Linear(4, 3))
     assert optimizer.defaults["fused"] is True
@@ -48,7 +48,9 @@ def test_bert_fine_tunes_with_the_fused_adamw():
 
 
 def test_am_trains_and_initialises_with_the_same_fused_adam():
-    from punct.am.train import AmConfig, build_model, build_optimizer
+    from punct.am.config import AmConfig
+    from punct.am.model import build_model
+    from punct.am.train import build_optimizer
 
     config = AmConfig()
     optimizer = build_optimizer(build_model(config, 5), config)

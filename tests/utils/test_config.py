@@ -123,11 +123,11 @@ def recipe_config_classes() -> dict[str, type]:
     """conf/<name>[_variant].yaml -> the class its stage loads it with (steps/*.sh, egs/*/local/*.sh ->
     punct/bin/*.py)."""
     from punct.align.dataset import ItnDatasetConfig
-    from punct.am.train import AmConfig
+    from punct.am.config import AmConfig
     from punct.am_data.utterances import UtteranceImportConfig
     from punct.features import FeatureConfig
     from punct.models.cross_attention.config import MmConfig
-    from punct.models.punct_tdnn.train import TrainTdnnConfig
+    from punct.models.punct_tdnn.config import TrainTdnnConfig
     from punct.models.text.config import BertTrainConfig
     from punct.recognition.beam_search import BeamSearchConfig
     from punct.synthesis.prosody import PauseModel

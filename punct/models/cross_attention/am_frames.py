@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from punct.am.checkpoint import load_am
 from punct.am.infer import run_model
 from punct.am.model import TdnnAcousticModel
-from punct.am.train import load_am
 from punct.features import FeatureConfig
 from punct.features.cmvn import SpeakerCmvn
 from punct.models.cross_attention.config import MmConfig

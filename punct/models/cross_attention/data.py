@@ -22,10 +22,14 @@ With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frame
 (:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
 by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
 through the AM (``samples``) or permutes the AM frames (``frames``).
+
+Batches: :func:`loader` (in order for predictions, or shuffled as one rank's share for training) of
+:func:`collate`d examples.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import zlib
 from collections.abc import Callable, Sequence
@@ -44,6 +48,7 @@ from punct.models.cross_attention.features import MelSpectrogram
 from punct.models.cross_attention.geometry import NO_WORD, SoundGeometry
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD
 from punct.models.text.chunking import special_ids, word_pieces
+from punct.training.loop import DistInfo, RankBatchSampler
 
 
 class ItnSegment(NamedTuple):
@@ -311,3 +316,34 @@ def load_split(
         recs = load_manifest(recordings)
     logging.info("%s: %d segments, %d words", supervisions, len(segments), sum(len(s.words) for s in segments))
     return ItnDataset(segments, recs, tokenizer, cfg, with_audio, where=str(supervisions))
+
+
+def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """A batch of :func:`collate` with every tensor on ``device``."""
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+def loader(
+    dataset: ItnDataset,
+    batch_size: int,
+    shuffle: bool,
+    seed: int,
+    pad_id: int,
+    num_workers: int = 0,
+    *,
+    dist: DistInfo = DistInfo(),
+    pin_memory: bool = False,
+) -> torch.utils.data.DataLoader:
+    """Batches of ``dataset``.  Shuffled: this rank's share of a seeded order (``batch_size`` per rank; one
+    process gets the batches of ``DataLoader(shuffle=True)`` with the same seed); otherwise in order."""
+    generator = torch.Generator().manual_seed(seed)
+    common = dict(
+        num_workers=num_workers,
+        pin_memory=pin_memory,
+        generator=generator,
+        collate_fn=functools.partial(collate, pad_id=pad_id),
+    )
+    if not shuffle:
+        return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False, **common)
+    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator)
+    return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, **common)

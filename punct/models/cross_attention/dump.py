@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
+from punct.models.cross_attention.checkpoint import load_model
 from punct.models.cross_attention.config import MmConfig
-from punct.models.cross_attention.data import ItnDataset
+from punct.models.cross_attention.data import ItnDataset, loader, to_device
 from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, TextOnlyModel
-from punct.models.cross_attention.train import load_model, loader, to_device
 
 HEADS: tuple[str, ...] = (PUNCT_HEAD, CASE_HEAD)  # column blocks of the dumped posteriors
 

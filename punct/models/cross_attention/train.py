@@ -7,10 +7,11 @@ the text-only baseline and the cross-attention model.
   ``punct_class_weight_power`` > 0, Lp is class-weighted (:func:`punct_class_weights`);
 * learning rate: linear warm-up over the first ``warmup_fraction`` of the updates to the peak,
   then linear decay to zero (thesis 5.1);
-* :func:`predict`: per-segment predictions and losses of a split (with ``first_word: exclude`` the
-  first word's predictions are its reference labels, and dev scores leave it out), and the
+* dev scores and decoding: :func:`punct.models.cross_attention.predictions.predict` (with ``first_word: exclude``
+  the first word's predictions are its reference labels, and dev scores leave it out), and the
   cross-attention of the highest-loss segment of each length quartile (thesis 5.5.3) for the plots;
-* :func:`loader`: shuffled batches are this rank's share under torchrun (:class:`RankBatchSampler`);
+* shuffled batches are this rank's share under torchrun (:func:`punct.models.cross_attention.data.loader`);
+* the model files it writes: :mod:`punct.models.cross_attention.checkpoint`;
 * :func:`run_training`: the whole stage (train, keep the best epoch by ``dev_metric`` or the average of the last
   ``average_epochs`` epochs, decode).
 """
@@ -18,24 +19,22 @@ the text-only baseline and the cross-attention model.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import logging
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from lhotse.utils import Pathlike
 
-from punct.labels import CASE, IGNORE_INDEX, PUNCT9, copy_first_word, first_scored, scored_mask
+from punct.labels import CASE, IGNORE_INDEX, PUNCT9, first_scored
+from punct.models.cross_attention.checkpoint import save_model
 from punct.models.cross_attention.config import MmConfig
-from punct.models.cross_attention.data import ItnDataset, ItnSegment, collate, load_split
-from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, head_specs, new_parameters
-from punct.models.text.model import PunctBert, encoder_spec
-from punct.scoring.punct_scores import score
+from punct.models.cross_attention.data import ItnDataset, collate, load_split, loader, to_device
+from punct.models.cross_attention.model import CASE_HEAD, PUNCT_HEAD, build_model, new_parameters
+from punct.models.cross_attention.predictions import predict
+from punct.models.text.model import encoder_spec
 from punct.training import checkpoint
 from punct.training.checkpoint import load_checkpoint, set_rng_state
 from punct.training.class_weights import inverse_frequency_weights
@@ -44,7 +43,6 @@ from punct.training.loop import (
     NO_AMP,
     Amp,
     DistInfo,
-    RankBatchSampler,
     TrainState,
     latest_checkpoint,
     prune_checkpoints,
@@ -53,7 +51,7 @@ from punct.training.loop import (
     wrap_ddp,
 )
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
-from punct.utils.atomic import atomic_path, atomic_write_text, mark_done
+from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
 from punct.utils.progress import progress as progress_bar
 
@@ -107,139 +105,6 @@ def build_optimizer(model: torch.nn.Module, cfg: MmConfig) -> torch.optim.Optimi
     return torch.optim.AdamW(param_groups)
 
 
-def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-
-
-def loader(
-    dataset: ItnDataset,
-    batch_size: int,
-    shuffle: bool,
-    seed: int,
-    pad_id: int,
-    num_workers: int = 0,
-    *,
-    dist: DistInfo = DistInfo(),
-    pin_memory: bool = False,
-) -> torch.utils.data.DataLoader:
-    """Batches of ``dataset``.  Shuffled: this rank's share of a seeded order (``batch_size`` per rank; one
-    process gets the batches of ``DataLoader(shuffle=True)`` with the same seed); otherwise in order."""
-    generator = torch.Generator().manual_seed(seed)
-    common = dict(
-        num_workers=num_workers,
-        pin_memory=pin_memory,
-        generator=generator,
-        collate_fn=functools.partial(collate, pad_id=pad_id),
-    )
-    if not shuffle:
-        return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False, **common)
-    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator)
-    return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, **common)
-
-
-@dataclass
-class Predictions:
-    """Per-segment references and predictions (class names) of one split, written under the rule
-    ``first_word`` (exclude: the first word's predictions are copies of its references, not scored)."""
-
-    ids: list[str] = field(default_factory=list)
-    words: list[list[str]] = field(default_factory=list)
-    punct_ref: list[list[str]] = field(default_factory=list)
-    punct_hyp: list[list[str]] = field(default_factory=list)
-    case_ref: list[list[str]] = field(default_factory=list)
-    case_hyp: list[list[str]] = field(default_factory=list)
-    losses: list[float] = field(default_factory=list)
-    first_word: str = "include"
-
-    def add(self, segment: ItnSegment, punct_hyp: list[str], case_hyp: list[str], loss: float) -> None:
-        """One segment's predicted class names (under the ``first_word`` rule) and loss, beside its references."""
-        self.ids.append(segment.id)
-        self.words.append(list(segment.words))
-        self.punct_ref.append([PUNCT9.classes[x] for x in segment.punct])
-        self.punct_hyp.append(punct_hyp)
-        self.case_ref.append([CASE.classes[x] for x in segment.case])
-        self.case_hyp.append(case_hyp)
-        self.losses.append(loss)
-
-    def flat_ids(self, which: str) -> np.ndarray:
-        """Class ids of the scored words of every segment (all words, or all but each first)."""
-        classes = PUNCT9.classes if which.startswith("punct") else CASE.classes
-        index = {c: i for i, c in enumerate(classes)}
-        ids = np.array([index[x] for seg in getattr(self, which) for x in seg], dtype=np.int64)
-        return ids[scored_mask([len(w) for w in self.words], self.first_word)]
-
-    def scores(self):
-        """(punctuation scores, case scores) of :func:`punct.scoring.punct_scores.score`."""
-        return (
-            score(self.flat_ids("punct_ref"), self.flat_ids("punct_hyp"), PUNCT9.classes),
-            score(self.flat_ids("case_ref"), self.flat_ids("case_hyp"), CASE.classes),
-        )
-
-    def write(self, path: Path) -> None:
-        """One JSON line per segment (the format :mod:`punct.scoring.itn` reads, with the first-word rule)."""
-        lines = [
-            json.dumps(
-                {
-                    "id": i,
-                    "words": w,
-                    "punct_ref": pr,
-                    "punct_hyp": ph,
-                    "case_ref": cr,
-                    "case_hyp": ch,
-                    "loss": round(loss, 5),
-                    "first_word": self.first_word,
-                },
-                ensure_ascii=False,
-            )
-            for i, w, pr, ph, cr, ch, loss in zip(
-                self.ids, self.words, self.punct_ref, self.punct_hyp, self.case_ref, self.case_hyp, self.losses
-            )
-        ]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            tmp.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-
-
-@torch.no_grad()
-def predict(
-    model: torch.nn.Module, dataset: ItnDataset, cfg: MmConfig, device: torch.device, pad_id: int
-) -> Predictions:
-    """Argmax predictions and the per-segment loss (over the trained words) of every segment, in dataset
-    order; under ``cfg.first_word`` exclude the first word's predictions are its reference labels."""
-    model.eval()
-    out = Predictions(first_word=cfg.first_word)
-    rows: dict[int, tuple] = {}
-    for batch in loader(dataset, cfg.eval_batch_size, False, 0, pad_id, cfg.num_workers):
-        batch = to_device(batch, device)
-        logits = model(batch)
-        for r, i in enumerate(batch["index"].tolist()):
-            n = len(dataset.segments[i].words)
-            lp, lc = (
-                _segment_loss(logits[head][r, :n], batch[f"labels_{head}"][r, :n]) for head in (PUNCT_HEAD, CASE_HEAD)
-            )
-            rows[i] = (
-                logits[PUNCT_HEAD][r, :n].argmax(-1).tolist(),
-                logits[CASE_HEAD][r, :n].argmax(-1).tolist(),
-                float(cfg.punct_weight * lp + cfg.case_weight * lc),
-            )
-    for i, seg in enumerate(dataset.segments):
-        hp, hc, loss = rows[i]
-        out.add(
-            seg,
-            [PUNCT9.classes[x] for x in copy_first_word(hp, seg.punct, cfg.first_word)],
-            [CASE.classes[x] for x in copy_first_word(hc, seg.case, cfg.first_word)],
-            loss,
-        )
-    return out
-
-
-def _segment_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over a segment's trained words (0 when none is: a one-word segment under exclude)."""
-    if not bool((labels != IGNORE_INDEX).any()):
-        return logits.new_zeros(())
-    return F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX)
-
-
 def quartile_worst(dataset: ItnDataset, losses: list[float]) -> list[int]:
     """Index of the highest-loss segment in each quartile of word counts (thesis 5.5.3)."""
     order = sorted(range(len(dataset)), key=lambda i: (len(dataset.segments[i].words), dataset.segments[i].id))
@@ -287,43 +152,6 @@ def attention_examples(
 
 def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
     return exp_dir / f"epoch-{epoch}.pt"
-
-
-def save_model(path: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, **extra) -> None:
-    """A model-only file in the shared checkpoint format (no optimizer, no state) with its ``kind`` and
-    ``text_encoder`` (:func:`punct.models.text.model.encoder_spec`: the text encoder's config and tokenizer
-    files, so that a decoder rebuilds the model without the encoder folder and with the training tokenizer)."""
-    module = model.module if hasattr(model, "module") else model
-    checkpoint.save_checkpoint(
-        path, model=model, config=cfg, kind=kind, text_encoder=encoder_spec(module.text), **extra
-    )
-
-
-def _config_from_dict(values: dict) -> MmConfig:
-    known = {f.name for f in dataclasses.fields(MmConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"checkpoint config has keys MmConfig does not know: {unknown}")
-    return MmConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
-
-
-def load_model(
-    path: Pathlike, device: torch.device = torch.device("cpu"), kind: str | None = None, needed_by: str = ""
-) -> tuple[torch.nn.Module, MmConfig, str]:
-    """A model file of :func:`save_model` (``exp/<model>/best-valid-f1.pt``, or an epoch-N.pt) in eval mode, its
-    config and its kind (text or mm); ValueError if ``kind`` is given and the file holds another."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such checkpoint")
-    saved = load_checkpoint(path, "cpu", legacy_numpy_rng=True)  # an epoch-N.pt of an older train_mm too
-    if kind is not None and saved.get("kind") != kind:
-        raise ValueError(f"{path}: a {saved.get('kind')!r} model; {needed_by or 'this'} needs a {kind!r} model")
-    cfg = _config_from_dict(saved["config"])
-    # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
-    text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
-    model = build_model(saved.get("kind"), cfg, text)
-    model.load_state_dict(saved["model"])
-    return model.to(device).eval(), cfg, saved["kind"]
 
 
 def sync(dist: DistInfo) -> None:
@@ -585,7 +413,7 @@ def save_epoch(
     exp_dir: Path, model: torch.nn.Module, kind: str, cfg: MmConfig, optimizer: torch.optim.Optimizer, state: TrainState
 ) -> None:
     """``epoch-N.pt``: what a resumed run needs (model, optimiser, state and RNG states), and the
-    ``text_encoder`` of :func:`save_model`."""
+    ``text_encoder`` of :func:`punct.models.cross_attention.checkpoint.save_model`."""
     checkpoint.save_checkpoint(
         checkpoint_path(exp_dir, state.epoch),
         model=model,

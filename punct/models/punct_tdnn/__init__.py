@@ -5,7 +5,9 @@ EfficientPunct recipe; stage 5 of the speech-informed ITN recipe, with a case he
 * ``dataset``  windows cut at load time from per-utterance shards (and whole utterances for fully conv training)
 * ``sampling`` class balance (oversampling, weighted draws) and rank sharding of each epoch
 * ``tdnn``     the network (authors' exact topology) with windowed and fully convolutional evaluation
-* ``train``    training loop, checkpoints, dev selection, DDP
+* ``config``   the training config (conf/tdnn*.yaml)
+* ``checkpoint``  what a checkpoint holds: save, load the model, its training config and inputs
+* ``train``    training loop, dev selection, DDP
 * ``infer``    per-word posteriors of a split
 * ``segment_ensemble``  segments with punct9 + case labels: the two-head ensemble with the text-only model, decode jsonl
 """

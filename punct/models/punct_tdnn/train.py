@@ -1,4 +1,5 @@
-"""Training the punctuation TDNN: config, one epoch, checkpoints, dev selection, DDP.
+"""Training the punctuation TDNN: one epoch, dev selection, DDP (its config: :mod:`punct.models.punct_tdnn.config`;
+the checkpoints it writes: :mod:`punct.models.punct_tdnn.checkpoint`).
 
 One process trains on its own; under ``torchrun`` (WORLD_SIZE > 1) every rank trains on its
 shard of each epoch's order (``EpochSampler``) inside DistributedDataParallel (gloo on CPU, NCCL
@@ -22,7 +23,6 @@ import shutil
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,137 +31,23 @@ from lhotse.utils import Pathlike
 from torch import nn
 from torch.utils.data import DataLoader
 
-from punct.labels import IGNORE_INDEX, check_first_word, label_scheme
+from punct.labels import IGNORE_INDEX
+from punct.models.punct_tdnn.checkpoint import save_checkpoint
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
 from punct.models.punct_tdnn.infer import corpus_predictions
-from punct.models.punct_tdnn.sampling import BALANCE_MODES, EpochSampler, WithEpoch
-from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, count_parameters, split_heads
+from punct.models.punct_tdnn.sampling import EpochSampler, WithEpoch
+from punct.models.punct_tdnn.tdnn import PunctTdnn, count_parameters, split_heads
 from punct.scoring.punct_scores import score
-from punct.training import checkpoint
-from punct.training.batch_norm import BATCH_NORM_STATS, recompute_batch_norm_stats
+from punct.training.batch_norm import recompute_batch_norm_stats
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
 from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
-from punct.training.loop import Amp, DistInfo, TrainState, seed_everything, unwrap
+from punct.training.loop import Amp, DistInfo, TrainState, seed_everything
 from punct.training.optim import fused_adam_flag
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
-from punct.training.truncation import RightTruncation
 from punct.utils.atomic import atomic_path
 from punct.utils.progress import progress as progress_bar
-
-
-@dataclass(frozen=True)
-class TrainTdnnConfig:
-    """conf/tdnn.yaml (paper values) and conf/tdnn_mini.yaml."""
-
-    model: TdnnConfig = field(default_factory=TdnnConfig)  # input_dim is replaced by the shards' widths
-    # window: one 301-frame window per word, cut at load time (EfficientPunct); utterance: the conv stack
-    # runs once per utterance and each word reads its slice (same network, ~window/words-per-window less
-    # compute; BatchNorm statistics then come from whole utterances, and balance becomes class weights).
-    example_unit: str = "window"
-    utterances_per_batch: int = 8  # example_unit=utterance: utterances per batch (per rank)
-    balance: str = "oversample"  # oversample (EfficientPunct), weighted or none; see punct.models.punct_tdnn.sampling
-    optimizer: str = "sgd"  # sgd or adam
-    lr: float = 1e-5
-    lr_decay: float = 1.0  # learning rate factor per epoch after the first (1: constant, as the authors' code)
-    momentum: float = 0.9  # sgd only
-    weight_decay: float = 0.0
-    batch_size: int = 128  # per rank
-    epochs: int = 25
-    loss_reduction: str = "sum"  # sum over the batch (the authors' code) or mean
-    epoch_limit: int = 0  # >0: at most this many examples per epoch (after balancing), for quick runs
-    group_utterances: int = 0  # >0: shuffle in blocks of this many utterances (cache locality at scale)
-    cache_utterances: int = 256  # LRU cache of utterance matrices per data-loader worker
-    num_workers: int = 2  # DataLoader workers cutting windows
-    prefetch_factor: int = 4  # batches prefetched per worker
-    log_interval: int = 50  # batches between loss log lines
-    max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (punct9's rare marks would weigh ~700)
-    # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
-    # effect, 0.5 a softer balance that keeps the rare marks' precision
-    class_weight_power: float = 1.0
-    label_set: str = (
-        "punct4"  # a scheme of punct.labels.LABEL_SCHEMES: punct4 (4 classes) or itn (9 punctuation + 2 case)
-    )
-    case_weight: float = 0.5  # weight of the case loss when the model has a case head (punctuation: 1 - case_weight)
-    dev_metric: str = (
-        "overall_f1"  # checkpoint selection on the punctuation head: overall_f1 or macro_f1 (non-blank mean)
-    )
-    # each cut's first word: include (train and score every word, EfficientPunct) or exclude (neither trained nor
-    # scored, the ParCzech thesis; conf/tdnn*.yaml of egs/parczech); see punct.labels
-    first_word: str = "include"
-    # BatchNorm statistics used at evaluation: ema (PyTorch's running average, momentum 0.1: about the last 10
-    # batches, as the authors' code) or recompute (after each epoch, the plain average over its last
-    # batch_norm_batches batches through its final weights; the training itself is unchanged).  With ema and
-    # 8-utterance batches the statistics follow the last few talks read; see punct.training.batch_norm.
-    batch_norm_stats: str = "ema"
-    batch_norm_batches: int = 0  # recompute: the epoch's last this many batches, kept in memory (0: all of them)
-    # live captions: this share of the training examples (utterances or windows) is cut after a word's end plus
-    # 0..right_truncation_frames frames (0: the model's right context), as punctuate --stream shows a word at a
-    # short latency (punct.models.punct_tdnn.truncation); 0: every example whole (EfficientPunct)
-    right_truncation: float = 0.0
-    right_truncation_frames: int = 0
-
-    def __post_init__(self) -> None:
-        check_first_word(self.first_word)
-        if self.batch_norm_stats not in BATCH_NORM_STATS:
-            raise ValueError(f"batch_norm_stats must be one of {BATCH_NORM_STATS}, got {self.batch_norm_stats!r}")
-        if self.batch_norm_batches < 0:
-            raise ValueError(f"batch_norm_batches must be >= 0, got {self.batch_norm_batches}")
-        if self.balance not in BALANCE_MODES:
-            raise ValueError(f"balance must be one of {BALANCE_MODES}, got {self.balance!r}")
-        if self.example_unit not in ("window", "utterance"):
-            raise ValueError(f"example_unit must be window or utterance, got {self.example_unit!r}")
-        if self.optimizer not in ("sgd", "adam"):
-            raise ValueError(f"optimizer must be sgd or adam, got {self.optimizer!r}")
-        punct_set, case_set = label_scheme(self.label_set)
-        classes = punct_set.classes
-        case_classes = case_set.classes if case_set is not None else None
-        if self.model.num_classes != len(classes):
-            raise ValueError(
-                f"label_set {self.label_set} has {len(classes)} classes, model.num_classes is {self.model.num_classes}"
-            )
-        if self.model.case_classes and (case_classes is None or self.model.case_classes != len(case_classes)):
-            raise ValueError(f"label_set {self.label_set} has no {self.model.case_classes}-class case labels")
-        if self.dev_metric not in ("overall_f1", "macro_f1"):
-            raise ValueError(f"dev_metric must be overall_f1 or macro_f1, got {self.dev_metric!r}")
-        if not 0.0 <= self.case_weight <= 1.0:
-            raise ValueError(f"case_weight must be in [0, 1], got {self.case_weight}")
-        if not 0.0 < self.lr_decay <= 1.0:
-            raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
-        if self.class_weight_power < 0:
-            raise ValueError(f"class_weight_power must be >= 0, got {self.class_weight_power}")
-        if self.loss_reduction not in ("sum", "mean"):
-            raise ValueError(f"loss_reduction must be sum or mean, got {self.loss_reduction!r}")
-        self.truncation()  # checks right_truncation and right_truncation_frames
-
-    def truncation(self) -> RightTruncation | None:
-        """The training examples' right truncation, or None (``right_truncation: 0``)."""
-        frames = self.right_truncation_frames or self.model.context
-        truncation = RightTruncation(self.right_truncation, frames)
-        return truncation if truncation.share > 0 else None
-
-
-def corpus_classes(cfg: TrainTdnnConfig) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
-    """(punctuation classes, case classes or None) that FusionCorpus reads for this config."""
-    punct_set, case_set = label_scheme(cfg.label_set)
-    return punct_set.classes, (case_set.classes if case_set is not None and cfg.model.case_classes else None)
-
-
-# Checkpoints written before ``TdnnConfig.window_centre`` existed were trained on windows centred on
-# the word's last frame.
-LEGACY_WINDOW_CENTRE = "word_end"
-
-
-def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
-    """The training config stored in a TDNN checkpoint (older checkpoints: defaults for new fields)."""
-    from punct.utils.config import config_from_dict
-
-    ckpt = load_checkpoint(path)
-    train_config = dict(
-        ckpt["config"] if "config" in ckpt else ckpt["train_config"]
-    )  # train_config: before the shared format
-    train_config["model"] = {"window_centre": LEGACY_WINDOW_CENTRE, **train_config.get("model", {})}
-    return config_from_dict(TrainTdnnConfig, train_config, str(path))
 
 
 def build_model(cfg: TrainTdnnConfig, input_dim: int) -> PunctTdnn:
@@ -174,39 +60,6 @@ def make_optimizer(cfg: TrainTdnnConfig, model: nn.Module) -> torch.optim.Optimi
     return torch.optim.Adam(
         model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=fused_adam_flag(model.parameters())
     )
-
-
-def save_checkpoint(
-    path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig, inputs: dict | None = None
-) -> None:
-    """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config`` and ``inputs``,
-    what its training inputs were made from (``punct.io.sources.split_sources``; None: not known)."""
-    checkpoint.save_checkpoint(
-        path,
-        model=model,
-        optimizer=optimizer,
-        state=state,
-        config=cfg,
-        model_config=dataclasses.asdict(unwrap(model).config),
-        inputs=inputs,
-    )
-
-
-def checkpoint_inputs(path: Pathlike) -> dict | None:
-    """What the TDNN's training inputs were made from (``{"acoustic": ..., "word_vectors": ...}``, each a
-    ``punct.io.sources`` record as a dict or None), or None for checkpoints saved before it was recorded."""
-    return load_checkpoint(path).get("inputs")
-
-
-def load_model(path: Pathlike, device: torch.device = torch.device("cpu")) -> PunctTdnn:
-    """A trained TDNN from a checkpoint, in eval mode."""
-    ckpt = load_checkpoint(path, device)
-    model_cfg = {"window_centre": LEGACY_WINDOW_CENTRE, **ckpt["model_config"]}
-    for key in ("channels", "kernels", "dilations"):
-        model_cfg[key] = tuple(model_cfg[key])
-    model = PunctTdnn(TdnnConfig(**model_cfg))
-    model.load_state_dict(ckpt["model"])
-    return model.to(device).eval()
 
 
 def dev_overall_f1(model: PunctTdnn, corpus: FusionCorpus, device: torch.device) -> dict:

@@ -5,7 +5,7 @@ A stream punctuates a word whose pause-delimited stretch is still open once ``L`
 end have arrived, from what has arrived: the stretch's audio up to now and the words a recogniser has
 reported by then (those whose end the audio has reached), as if the recording ended there.  Offline
 training never shows the TDNN such an ending, so at a short ``L`` every due word looks like an utterance's
-last word.  With ``right_truncation: p`` (:class:`punct.models.punct_tdnn.train.TrainTdnnConfig`) a share
+last word.  With ``right_truncation: p`` (:class:`punct.models.punct_tdnn.config.TrainTdnnConfig`) a share
 ``p`` of the training examples is cut the same way: after the end of a word (a random one of the
 utterance's, or the window's own word) plus ``0 .. right_truncation_frames`` frames, drawn uniformly.
 The frames after the cut are dropped (the windows are zero-padded there, as at an utterance end), the words

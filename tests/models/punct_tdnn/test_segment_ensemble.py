@@ -20,9 +20,9 @@ from punct.labels import CASE, PUNCT9
 from punct.models.cross_attention.data import load_split, read_segments
 from punct.models.cross_attention.dump import load_text_model
 from punct.models.cross_attention.model import build_model
-from punct.models.cross_attention.train import predict
+from punct.models.cross_attention.predictions import predict
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.segment_ensemble import NUM_COLUMNS, paired_split
-from punct.models.punct_tdnn.train import TrainTdnnConfig
 from punct.scoring import itn
 from tests.helpers.cross_attention import WORDS, make_encoder, make_tokenizer, tiny_config, write_corpus
 

@@ -10,14 +10,10 @@ import torch
 from torch.nn import functional as F
 
 from punct.labels import LABEL_SCHEMES
+from punct.models.punct_tdnn.checkpoint import checkpoint_train_config, load_model, save_checkpoint
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.tdnn import PunctTdnn, TdnnConfig, head_softmax, split_heads
-from punct.models.punct_tdnn.train import (
-    TrainTdnnConfig,
-    checkpoint_train_config,
-    load_model,
-    save_checkpoint,
-    tdnn_loss,
-)
+from punct.models.punct_tdnn.train import tdnn_loss
 from punct.training.loop import TrainState
 from tests.helpers.synthetic_splits import randomise_batch_norms
 

@@ -8,14 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from punct.models.punct_tdnn.train import (
-    TrainTdnnConfig,
-    class_weights,
-    forward_batch,
-    load_model,
-    make_loader,
-    train_tdnn,
-)
+from punct.models.punct_tdnn.checkpoint import load_model
+from punct.models.punct_tdnn.config import TrainTdnnConfig
+from punct.models.punct_tdnn.train import class_weights, forward_batch, make_loader, train_tdnn
 from punct.training.batch_norm import recompute_batch_norm_stats
 from punct.training.loop import DistInfo, latest_checkpoint
 from tests.helpers.synthetic_splits import SMALL_TDNN, small_training, train_dev_splits

@@ -11,16 +11,15 @@ import pytest
 import torch
 
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9
+from punct.models.punct_tdnn.checkpoint import load_model
+from punct.models.punct_tdnn.config import TrainTdnnConfig, corpus_classes
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, UtteranceDataset, collate_utterances, open_split
 from punct.models.punct_tdnn.infer import utterance_posteriors
 from punct.models.punct_tdnn.tdnn import TdnnConfig
 from punct.models.punct_tdnn.train import (
-    TrainTdnnConfig,
     build_criteria,
     build_model,
-    corpus_classes,
     dev_overall_f1,
-    load_model,
     make_loader,
     tdnn_loss,
     train_tdnn,

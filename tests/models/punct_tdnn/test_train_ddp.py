@@ -9,9 +9,10 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.dataset import open_split
 from punct.models.punct_tdnn.tdnn import TdnnConfig
-from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
+from punct.models.punct_tdnn.train import train_tdnn
 from punct.training.loop import DistInfo, init_distributed
 from tests.helpers.synthetic_splits import make_split
 

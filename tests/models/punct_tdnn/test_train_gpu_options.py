@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from punct.models.punct_tdnn import train as fusion_train
-from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
+from punct.models.punct_tdnn.config import TrainTdnnConfig
+from punct.models.punct_tdnn.train import train_tdnn
 from tests.helpers.synthetic_splits import SMALL_TDNN, small_training, train_dev_splits
 
 SMALL = SMALL_TDNN

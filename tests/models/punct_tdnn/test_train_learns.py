@@ -14,10 +14,11 @@ import pytest
 import torch
 
 from punct.io.shards import MatrixReader, write_shard
+from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.dataset import open_split
 from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.tdnn import TdnnConfig
-from punct.models.punct_tdnn.train import TrainTdnnConfig, train_tdnn
+from punct.models.punct_tdnn.train import train_tdnn
 from punct.scoring.punct_scores import score
 from tests.helpers.synthetic_splits import make_split
 
