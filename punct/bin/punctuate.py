@@ -45,8 +45,11 @@ file or, with ``--wav -``, as raw 16-bit mono PCM from stdin; a CTM word is take
 reached its end.  Each word is printed with its mark (flushed; a line ends at a full stop or question mark) as
 soon as its pause-delimited stretch is complete, where it gets exactly offline punctuate's result, or --latency
 seconds of audio after its end, from the stretch so far as if the recording ended there.  CMVN uses fixed stats
-(--cmvn, a stage-1 stats file).  With --out-dir, ``text`` and ``punct.jsonl`` as below and ``stream.jsonl`` (per
-word: label, seconds of audio when printed, whether final).
+(--cmvn, a stage-1 stats file; --cmvn-speaker: one speaker's stats of it).  With --segments (the recogniser's
+utterances, Kaldi segments of recording --utt-id) each segment is one stretch, cut from the audio as the recipe
+cuts its segments; given a recipe split's segments, stage 3's word times as the CTM and the speaker's stage-1 stats,
+``--latency inf`` gives stage 8's posteriors.  With --out-dir, ``text`` and ``punct.jsonl`` as below and
+``stream.jsonl`` (per word: label, seconds of audio when printed, whether final).
 
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
 label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
@@ -77,6 +80,7 @@ from punct.inference.streaming import (
     pcm_chunks,
     run_stream,
     stream_result,
+    stream_segments,
     wav_chunks,
 )
 from punct.labels import TimedWord
@@ -85,6 +89,12 @@ from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
+
+SEGMENTS_HELP = (
+    "with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings); with --stream: the "
+    "recogniser's utterances (the lines of recording --utt-id), each punctuated as one stretch instead of the "
+    "stretches between pauses"
+)
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,7 +114,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "--segments",
         type=Path,
         default=None,
-        help="with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings)",
+        help=SEGMENTS_HELP,
     )
     src.add_argument("--cuts", type=Path, default=None, help="lhotse cut manifest (transcript = supervision text)")
     src.add_argument("--wav", type=Path, default=None, help="one audio file ('-' with --stream: PCM on stdin)")
@@ -238,6 +248,11 @@ def get_parser() -> argparse.ArgumentParser:
         help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
         "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one",
     )
+    parser.add_argument(
+        "--cmvn-speaker",
+        default=None,
+        help="with a --cmvn stats file: that speaker's stats alone instead of all speakers merged",
+    )
     parser.add_argument("--out-dir", type=Path, default=None, help="output folder (optional with --stream)")
     parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
     parser.add_argument(
@@ -343,7 +358,7 @@ def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuat
         group_size=args.group_size,
         max_length=args.max_length,
         context=args.context,
-        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn),
+        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn, args.cmvn_speaker),
         vectorised_features=args.vectorised_features,
         long_form_config=LongFormConfig(
             long_form=args.long_form,
@@ -415,6 +430,21 @@ def write_stream_outputs(out_dir: Path, result, words: list) -> None:
     atomic_write_text(out_dir / "stream.jsonl", "".join(r + "\n" for r in records))
 
 
+def read_stream_segments(path: Path, utt_id: str) -> list[tuple[float, float | None]]:
+    """``--segments``: the (start, end) seconds of the lines on recording ``utt_id``, in time order (end None: to
+    the end of the audio); a malformed line is an error naming file:line."""
+    from punct.io.kaldi_data_dir import read_segments
+
+    try:
+        table = read_segments(path)
+    except (FileNotFoundError, ValueError) as e:
+        raise SystemExit(f"punctuate: {e}") from None
+    mine = sorted((seg.start, seg.end) for seg in table.values() if seg.recording_id == utt_id)
+    if not mine:
+        raise SystemExit(f"punctuate --stream: no segment of recording {utt_id!r} in {path}")
+    return mine
+
+
 def stream(args: argparse.Namespace) -> int:
     """``--stream``: one audio stream with its CTM, words printed as they are ready (``punct.inference.streaming``);
     with --out-dir, ``text``, ``punct.jsonl`` (as offline) and ``stream.jsonl`` (when each word was printed)."""
@@ -426,8 +456,10 @@ def stream(args: argparse.Namespace) -> int:
     utt_id = args.utt_id or (next(iter(table)) if len(table) == 1 else Path(str(args.wav)).stem)
     if utt_id not in table:
         raise SystemExit(f"punctuate --stream: no words of {utt_id!r} in {args.ctm} (give --utt-id)")
+    spans = None if args.segments is None else read_stream_segments(args.segments, utt_id)
     punctuator = build_punctuator(args, inference_device(args))
-    streamer = StreamingPunctuator(punctuator, args.latency, utt_id)
+    segments = None if spans is None else stream_segments(spans, punctuator.sampling_rate, str(args.segments))
+    streamer = StreamingPunctuator(punctuator, args.latency, utt_id, segments)
     chunk = max(1, int(round(args.stream_chunk * streamer.rate)))
     from_stdin = str(args.wav) == "-"
     chunks = pcm_chunks(sys.stdin.buffer, chunk) if from_stdin else wav_chunks(args.wav, chunk, streamer.rate)
@@ -457,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
     check_job(args.job, args.nj)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.num_threads)
+    if args.cmvn_speaker is not None and args.cmvn == "speaker":
+        raise SystemExit("punctuate: --cmvn-speaker picks a speaker of a --cmvn stats file; give --cmvn FILE")
     if args.stream:
         return stream(args)
     if args.out_dir is None:

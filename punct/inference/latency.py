@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from punct.inference.pipeline import Punctuator
-from punct.inference.streaming import StreamingPunctuator, run_stream, wav_chunks
+from punct.inference.streaming import StreamingPunctuator, StreamSegment, run_stream, stream_segments, wav_chunks
 from punct.inference.talk import ScoredTalk, overall_f1, whole_talk
 from punct.labels import PUNCT4, TimedWord
 from punct.text.normalize import NormalizeConfig, normalize
@@ -33,15 +34,41 @@ def talk_tokens(punctuator: Punctuator, talk: ScoredTalk) -> list[TimedWord]:
     return [TimedWord(w, s * hop, e * hop) for w, (s, e) in zip(result.words, result.spans)]
 
 
+def aligned_tokens(recipe_dir: Path, split: str, prefix: str = "mustc") -> dict[str, list[TimedWord]]:
+    """Each recording's words with the times stage 3 aligned them to, segment by segment (the word alignments of
+    data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz, on the recording's time axis), in time order: the words and
+    spans stage 8 scored.  A segment stage 3 could not align has none."""
+    from lhotse import load_manifest
+
+    cuts = load_manifest(Path(recipe_dir) / "data" / "fbank" / f"{prefix}_cuts_{split}_ali.jsonl.gz")
+    out: dict[str, list[TimedWord]] = {}
+    for cut in sorted(cuts, key=lambda c: (c.recording_id, c.start)):
+        items = cut.supervisions[0].alignment["word"]
+        out.setdefault(cut.recording_id, []).extend(TimedWord(i.symbol, i.start, i.end) for i in items)
+    return out
+
+
+def talk_segments(talk: ScoredTalk, rate: int) -> list[StreamSegment]:
+    """The talk's segments (its supervisions) as a stream's utterances, cut as the recipe cuts them."""
+    return stream_segments([(sup.start, sup.end) for sup in talk.segments], rate, talk.id)
+
+
 def reference(talk: ScoredTalk, config: NormalizeConfig) -> tuple[list[str], list[int]]:
     """The talk's words and reference class ids: its segments' texts in time order, normalised as now."""
     said = [normalize(sup.text, config) for sup in talk.segments]
     return [w for n in said for w in n.words], [c for n in said for c in PUNCT4.encode(n.labels)]
 
 
-def stream_talk(punctuator: Punctuator, talk: ScoredTalk, tokens: Sequence[TimedWord], latency: float) -> dict:
-    """One talk streamed at ``latency``: per model the predicted class ids, the share of final words, the RTF."""
-    streamer = StreamingPunctuator(punctuator, latency, talk.id)
+def stream_talk(
+    punctuator: Punctuator,
+    talk: ScoredTalk,
+    tokens: Sequence[TimedWord],
+    latency: float,
+    segments: Sequence[StreamSegment] | None = None,
+) -> dict:
+    """One talk streamed at ``latency`` (cut at ``segments`` when given, else at pauses): per model the predicted
+    class ids, the share of final words, the RTF."""
+    streamer = StreamingPunctuator(punctuator, latency, talk.id, segments)
     chunk = int(round(CHUNK_SECONDS * streamer.rate))
     words, stats = run_stream(streamer, wav_chunks(talk.audio_path, chunk, streamer.rate), tokens)
     ref_words, _ = reference(talk, punctuator.normalize_config)
@@ -85,4 +112,45 @@ def latency_rows(
         }
         log(f"latency {row['latency']}: {row}")
         rows.append(row)
+    return rows
+
+
+# what a stream at latency inf is given, against what stage 8 had: (name, the stream's, stage 8's)
+OFFLINE_FACTORS = (
+    ("times", "whole-talk alignment", "stage 3"),
+    ("cuts", "pauses", "segments"),
+    ("cmvn", "training stats", "speaker stats"),
+)
+
+
+def offline_factor_rows(
+    punctuator: Punctuator, recipe_dir: Path, split: str, talks: Sequence[ScoredTalk], log=print
+) -> list[dict]:
+    """Pooled overall F1 (%) per model of the talks streamed at latency inf under each combination of
+    :data:`OFFLINE_FACTORS`: word times from aligning the whole talk (``talk_tokens``, a recogniser's CTM) or
+    stage 3's per segment (``aligned_tokens``); stretches between pauses or the talk's segments; the training
+    speakers' CMVN stats merged (``punctuator.global_cmvn``) or the talk's speaker's stage-1 stats.  With all
+    three of stage 8's the stream is stage 8 (``tests/e2e/test_longform_recipe.py``)."""
+    from punct.inference.pipeline import merged_cmvn
+
+    train = punctuator.global_cmvn
+    stats = Path(recipe_dir) / "data" / "fbank" / f"cmvn_{split}.json"
+    tokens = {"whole-talk alignment": {t.id: talk_tokens(punctuator, t) for t in talks}}
+    tokens["stage 3"] = aligned_tokens(recipe_dir, split)
+    refs = [c for t in talks for c in reference(t, punctuator.normalize_config)[1]]
+    rows = []
+    try:
+        for times in tokens:
+            for cuts in ("pauses", "segments"):
+                for cmvn in ("training stats", "speaker stats"):
+                    runs = []
+                    for t in talks:
+                        punctuator.global_cmvn = train if cmvn == "training stats" else merged_cmvn(stats, t.speaker)
+                        segments = talk_segments(t, punctuator.sampling_rate) if cuts == "segments" else None
+                        runs.append(stream_talk(punctuator, t, tokens[times][t.id], math.inf, segments))
+                    f1 = {m: overall_f1(refs, [c for r in runs for c in r["predicted"][m]]) for m in MODELS}
+                    rows.append({"times": times, "cuts": cuts, "cmvn": cmvn, "words": len(refs), "f1": f1})
+                    log(f"{times} / {cuts} / {cmvn}: {f1}")
+    finally:
+        punctuator.global_cmvn = train
     return rows

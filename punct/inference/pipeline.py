@@ -811,8 +811,11 @@ class Punctuator:
         with self.timer("audio"):
             samples, rate = p.request.audio()
         samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
-        pieces = [
-            self.stretch_request(p.request, samples, f0, f1, f"{p.request.id}#{k}")
+        hop = int(round(self.sampling_rate * self.frame_shift))
+        pieces = [  # the last stretch ends with the recording (its last samples make no whole frame otherwise)
+            self.piece_request(
+                p.request, samples[f0 * hop : f1 * hop if k + 1 < len(parts) else None], f"{p.request.id}#{k}"
+            )
             for k, (f0, f1, _, _) in enumerate(parts)
         ]
         feats = self.features(pieces)
@@ -822,11 +825,8 @@ class Punctuator:
         ]
         return np.concatenate(posteriors, axis=0)
 
-    def stretch_request(self, request: Request, samples: np.ndarray, f0: int, f1: int, piece_id: str) -> Request:
-        """The stretch of frames [f0, f1) of a recording (``samples`` at the recipe's rate, from its start) as
-        an utterance of the recording's speaker."""
-        hop = int(round(self.sampling_rate * self.frame_shift))
-        piece = samples[f0 * hop : f1 * hop]
+    def piece_request(self, request: Request, piece: np.ndarray, piece_id: str) -> Request:
+        """Samples of a recording (at the recipe's rate) as an utterance of the recording's speaker."""
         return Request(piece_id, lambda: (piece, self.sampling_rate), None, request.speaker, request.source)
 
     def stretch_tdnn(
@@ -1095,10 +1095,14 @@ def pause_segments(
     return [(frame(w0), end_frame(w1), w0, w1) for w0, w1 in zip(bounds, bounds[1:])]
 
 
-def merged_cmvn(path: Pathlike) -> CmvnStats:
-    """All speakers' stats of a stage-1 CMVN file (data/fbank/cmvn_train.json) merged into one."""
+def merged_cmvn(path: Pathlike, speaker: str | None = None) -> CmvnStats:
+    """All speakers' stats of a stage-1 CMVN file (data/fbank/cmvn_train.json) merged into one, or ``speaker``'s
+    alone (as stage 1 normalised that speaker's segments)."""
+    table = SpeakerCmvn.load(path).stats
+    if speaker is not None and speaker not in table:
+        raise ValueError(f"{path}: no CMVN stats of speaker {speaker!r} (it has {len(table)}: {sorted(table)[:5]} ...)")
     merged = CmvnStats()
-    for stats in SpeakerCmvn.load(path).stats.values():
+    for stats in table.values() if speaker is None else [table[speaker]]:
         merged.merge(stats)
     if merged.count == 0:
         raise ValueError(f"{path}: CMVN stats without frames")

@@ -13,8 +13,15 @@ far, as if the recording ended there (the missing right context is padded as at 
 output equals offline ``punctuate`` with the same CTM and CMVN stats, word for word.
 
 Two things differ from offline ``punctuate`` by necessity: CMVN needs statistics before the speech is over, so a
-stream is normalised with fixed stats (``--cmvn``, e.g. the recipe's data/fbank/cmvn_train.json), and words come
-from a CTM, each known once the audio has reached its end (a recogniser reports a word after hearing it).
+stream is normalised with fixed stats (``--cmvn``, e.g. the recipe's data/fbank/cmvn_train.json, or one speaker's
+stats with ``--cmvn-speaker``), and words come from a CTM, each known once the audio has reached its end (a
+recogniser reports a word after hearing it).
+
+With ``segments`` (a recogniser's utterances, e.g. an endpointer's: start and end seconds) the stretches are those
+segments instead of pause-delimited runs: each is cut from the audio at its own samples, as the recipe cuts its
+segments, its words' frames counted from its start, and it is complete once a word of a later segment has
+arrived.  Given the recipe's segments, their stage-3 word times as the CTM and the speaker's stage-1 stats, a
+stream at ``latency=math.inf`` gives stage 8's posteriors (``tests/e2e/test_longform_recipe.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import logging
 import math
 import sys
 import time
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,10 +70,43 @@ class _Words:
     words: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)  # frames
     ends: list[int] = field(default_factory=list)  # frames, exclusive
+    start_seconds: list[float] = field(default_factory=list)
     end_seconds: list[float] = field(default_factory=list)
+    segment: list[int] = field(default_factory=list)  # with segments: the one each word is in (0 without)
     token: list[int] = field(default_factory=list)  # index of the token each word was said in
     token_texts: list[str] = field(default_factory=list)
     token_spans: list[list[tuple[int, int]]] = field(default_factory=list)  # character spans of its words
+
+
+@dataclass(frozen=True)
+class StreamSegment:
+    """One of a recogniser's utterances in a stream: seconds from the start of the audio (``end`` math.inf: to the
+    end of the audio), and the samples the recipe would cut for it."""
+
+    start: float
+    end: float
+    first_sample: int
+    end_sample: int | None  # None: to the end of the audio
+
+
+def stream_segments(
+    spans: Sequence[tuple[float, float | None]], rate: int, where: str = "segments"
+) -> list[StreamSegment]:
+    """(start, end) seconds (end None: to the end of the audio) in time order, not overlapping -> segments cut at
+    ``round(seconds * rate)`` as ``punct.inference.inputs`` cuts a segment of a recording."""
+    out: list[StreamSegment] = []
+    for k, (start, end) in enumerate(spans):
+        end = math.inf if end is None else float(end)
+        if not 0 <= start < end:
+            raise ValueError(f"{where}: segment {k} from {start} to {end} s: need 0 <= start < end")
+        if out and start < out[-1].end:
+            raise ValueError(
+                f"{where}: segment {k} starts at {start} s, before segment {k - 1} ends ({out[-1].end} s); "
+                "segments must be in time order and not overlap"
+            )
+        last = None if math.isinf(end) else int(round(end * rate))
+        out.append(StreamSegment(float(start), end, int(round(start * rate)), last))
+    return out
 
 
 class StreamingPunctuator:
@@ -76,9 +117,17 @@ class StreamingPunctuator:
       latency: seconds of audio after a word's end after which it is punctuated even if its stretch is still
         open; ``math.inf``: only from complete stretches (the offline result).
       utt_id: names the stream's pieces in messages.
+      segments: the recogniser's utterances (:func:`stream_segments`), each one stretch; None: stretches between
+        pauses of ``long_form_config.pause_split`` seconds.
     """
 
-    def __init__(self, punctuator: Punctuator, latency: float = math.inf, utt_id: str = "stream") -> None:
+    def __init__(
+        self,
+        punctuator: Punctuator,
+        latency: float = math.inf,
+        utt_id: str = "stream",
+        segments: Sequence[StreamSegment] | None = None,
+    ) -> None:
         if punctuator.global_cmvn is None:
             raise ValueError(
                 "streaming needs fixed CMVN stats (the speech to come is unknown): give --cmvn with a stage-1 "
@@ -86,19 +135,23 @@ class StreamingPunctuator:
             )
         if not latency >= 0:
             raise ValueError(f"latency must be >= 0 seconds, got {latency}")
+        if segments is not None and not segments:
+            raise ValueError(f"{utt_id}: no segments given")
         self.punctuator = punctuator
         self.latency = latency
         self.utt_id = utt_id
+        self.segments = None if segments is None else list(segments)
+        self._segment_starts = [] if segments is None else [s.start for s in segments]
         self.rate = punctuator.sampling_rate
         self.hop = int(round(self.rate * punctuator.frame_shift))
         config = punctuator.long_form_config
         self.pause = int(round(config.pause_split / punctuator.frame_shift))
         self.max_frames = int(round(config.max_stretch / punctuator.frame_shift))
-        self._audio: list[np.ndarray] = []  # samples from frame run_frame on (whole chunks: see _keep_from)
+        self._audio: list[np.ndarray] = []  # samples from _audio_start on (see _keep_from)
         self._audio_start = 0  # sample number of the first kept sample
         self.num_samples = 0
         self.known = _Words()
-        self.run_word = 0  # first word of the open run (words after the last pause cut)
+        self.run_word = 0  # first word of the open run (words after the last pause cut, or of the open segment)
         self.run_frame = 0  # its first frame (the middle of the pause before it)
         self.emitted = 0  # words punctuated so far
         self.labels: list[str] = []  # their labels
@@ -126,10 +179,9 @@ class StreamingPunctuator:
     def finish(self) -> list[StreamedWord]:
         """The end of the input: the open run is complete, its last stretch ends with the audio."""
         out = self._complete_runs()
-        num_frames = self._frames_of(self.num_samples)
         end = len(self.known.words)
         if end > self.emitted:
-            out += self._punctuate_run(self.run_word, end, self.run_frame, num_frames, final=True)
+            out += self._punctuate_open(end, final=True)
         return out
 
     # ---- words ------------------------------------------------------------------------------------
@@ -153,8 +205,18 @@ class StreamingPunctuator:
         known.words.extend(words)
         known.starts.extend(int(s) for s in starts)
         known.ends.extend(int(e) for e in ends)
+        known.start_seconds.extend(t.start for t in times)
         known.end_seconds.extend(t.end for t in times)
+        known.segment.extend(self._segment_of(t) for t in times)
         known.token.extend([k] * len(words))
+
+    def _segment_of(self, time: TimedWord) -> int:
+        """The segment a word is in: the last one starting at or before its middle (the first before any), never
+        one before the previous word's."""
+        if self.segments is None:
+            return 0
+        k = max(0, bisect_right(self._segment_starts, (time.start + time.end) / 2) - 1)
+        return max(k, self.known.segment[-1]) if self.known.segment else k
 
     def _frames_of(self, num_samples: int) -> int:
         """Frames of the features of ``num_samples`` samples (Kaldi's snip_edges: whole windows only)."""
@@ -164,7 +226,10 @@ class StreamingPunctuator:
     # ---- when words are ready ---------------------------------------------------------------------
 
     def _complete_runs(self) -> list[StreamedWord]:
-        """Runs closed by a pause cut (the first word after the pause has arrived), punctuated as offline."""
+        """Runs closed by a pause cut (the first word after the pause has arrived) or segments closed by a later
+        segment's word, punctuated as offline."""
+        if self.segments is not None:
+            return self._complete_segments()
         out: list[StreamedWord] = []
         known = self.known
         b = self.run_word + 1
@@ -173,8 +238,19 @@ class StreamingPunctuator:
                 end_frame = (known.ends[b - 1] + known.starts[b]) // 2
                 out += self._punctuate_run(self.run_word, b, self.run_frame, end_frame, final=True)
                 self.run_word, self.run_frame = b, end_frame
-                self._keep_from(end_frame)
+                self._keep_from(end_frame * self.hop)
             b += 1
+        return out
+
+    def _complete_segments(self) -> list[StreamedWord]:
+        out: list[StreamedWord] = []
+        segment_of = self.known.segment
+        while self.run_word < len(segment_of) and segment_of[-1] > segment_of[self.run_word]:
+            k = segment_of[self.run_word]
+            end = bisect_right(segment_of, k, lo=self.run_word)
+            out += self._punctuate_segment(k, self.run_word, end, final=True)
+            self.run_word = end
+            self._keep_from(self.segments[segment_of[end]].first_sample)
         return out
 
     def _due_words(self) -> list[StreamedWord]:
@@ -185,18 +261,26 @@ class StreamingPunctuator:
             due += 1
         if due == self.emitted:
             return []
-        num_frames = self._frames_of(self.num_samples)
-        return self._punctuate_run(self.run_word, len(known.words), self.run_frame, num_frames, final=False, until=due)
+        return self._punctuate_open(len(known.words), final=False, until=due)
+
+    def _punctuate_open(self, end: int, final: bool, until: int | None = None) -> list[StreamedWord]:
+        """The open run's (or segment's) words up to ``end``, from the audio that has arrived."""
+        if self.segments is not None:
+            return self._punctuate_segment(self.known.segment[self.run_word], self.run_word, end, final, until)
+        return self._punctuate_run(self.run_word, end, self.run_frame, None, final, until)
 
     # ---- punctuating ------------------------------------------------------------------------------
 
     def _punctuate_run(
-        self, w_start: int, w_end: int, f_start: int, f_end: int, final: bool, until: int | None = None
+        self, w_start: int, w_end: int, f_start: int, f_end: int | None, final: bool, until: int | None = None
     ) -> list[StreamedWord]:
-        """Words ``[emitted, until)`` of the run of words ``[w_start, w_end)`` over frames ``[f_start, f_end)``,
-        cut into stretches as offline (``pause_segments``, in the run's frames)."""
+        """Words ``[emitted, until)`` of the run of words ``[w_start, w_end)`` over frames ``[f_start, f_end)``
+        (``f_end`` None: to the end of the audio so far, whose last stretch then takes all its samples, as offline's
+        last stretch of a recording), cut into stretches as offline (``pause_segments``, in the run's frames)."""
         known = self.known
         until = w_end if until is None else until
+        to_the_end = f_end is None
+        f_end = self._frames_of(self.num_samples) if f_end is None else f_end
         # inside the audio and at least one frame long, as offline's word spans (a no-op before the end)
         starts = np.clip(np.array(known.starts[w_start:w_end], dtype=np.int64), 0, f_end - 1)
         ends = np.clip(np.array(known.ends[w_start:w_end], dtype=np.int64), starts + 1, f_end)
@@ -210,48 +294,83 @@ class StreamingPunctuator:
                 continue
             if first >= until:
                 break
-            out += self._punctuate_stretch(f_start + f0, f_start + f1, first, spans[w0:w1], final, until)
+            f0, f1 = f_start + f0, f_start + f1
+            samples = self._samples(f0 * self.hop, self.num_samples if to_the_end and f1 == f_end else f1 * self.hop)
+            stretch = [WordSpan(s.word, s.start - f0, s.end - f0) for s in spans[w0:w1]]
+            out += self._punctuate_stretch(f0 * self.hop, samples, first, stretch, spans[w0:w1], final, until)
         return out
 
-    def _punctuate_stretch(
-        self, f0: int, f1: int, first: int, spans: list[WordSpan], final: bool, until: int
+    def _punctuate_segment(
+        self, k: int, w_start: int, w_end: int, final: bool, until: int | None = None
     ) -> list[StreamedWord]:
-        """One stretch as offline punctuates it (``Punctuator.stretch_tdnn`` and ``text_outputs``); its words
-        from ``emitted`` to ``until`` are returned."""
+        """Words ``[emitted, until)`` of segment ``k``'s words ``[w_start, w_end)`` from its samples so far, their
+        frames counted from its start (``word_frame_spans`` with its start as the offset, as stage 3's)."""
+        known = self.known
+        until = w_end if until is None else until
+        if w_end <= self.emitted or until <= self.emitted:
+            return []  # all given out already, early
+        segment = self.segments[k]
+        end = self.num_samples if segment.end_sample is None else min(segment.end_sample, self.num_samples)
+        samples = self._samples(segment.first_sample, end)
+        num_frames = max(1, self._frames_of(samples.size))
+        starts, ends = word_frame_spans(
+            known.start_seconds[w_start:w_end], known.end_seconds[w_start:w_end], offset=segment.start
+        )
+        starts = np.clip(starts, 0, num_frames - 1)
+        ends = np.clip(ends, starts + 1, num_frames)
+        words = known.words[w_start:w_end]
+        stretch = [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
+        shown = [WordSpan(w, known.starts[i], known.ends[i]) for i, w in enumerate(words, start=w_start)]
+        return self._punctuate_stretch(segment.first_sample, samples, w_start, stretch, shown, final, until)
+
+    def _punctuate_stretch(
+        self,
+        first_sample: int,
+        samples: np.ndarray,
+        first: int,
+        spans: list[WordSpan],
+        shown: list[WordSpan],
+        final: bool,
+        until: int,
+    ) -> list[StreamedWord]:
+        """One stretch (its ``samples``, from ``first_sample`` of the audio on) as offline punctuates it
+        (``Punctuator.stretch_tdnn`` and ``text_outputs``); ``spans``: its words' frames from its start,
+        ``shown``: the same words' frames from the start of the audio (the output's).  Its words from
+        ``emitted`` to ``until`` are returned."""
         p = self.punctuator
         last = first + len(spans)
-        piece = p.stretch_request(self._request, self._samples(f0, f1), 0, f1 - f0, f"{self.utt_id}#{first}")
+        piece = p.piece_request(self._request, samples, f"{self.utt_id}#{first}")
         feats = p.features([piece])[piece.id]
         if isinstance(feats, UtteranceError):
             raise feats
-        embedding = p.stored_embedding(self._embedding(f0, feats))
+        embedding = p.stored_embedding(self._embedding(first_sample, feats))
         with p.timer("bert"):
             words = [s.word for s in spans]
             text = p.text_outputs([Utterance(piece.id, words, [PUNCT4.none] * len(words))])[0]
         rows = (max(first, self.emitted) - first, min(last, until) - first)  # the words to give out
-        p_tdnn = p.embedding_tdnn(embedding, f0, spans, text.vectors, rows)
+        p_tdnn = p.embedding_tdnn(embedding, 0, spans, text.vectors, rows)
         p_bert = text.posteriors[p.head][rows[0] : rows[1]]
         p_ens = ensemble(p_tdnn, p_bert, p.alpha)
         out = [
-            self._word(first + rows[0] + k, spans[rows[0] + k], p_tdnn[k], p_bert[k], p_ens[k], final)
+            self._word(first + rows[0] + k, shown[rows[0] + k], p_tdnn[k], p_bert[k], p_ens[k], final)
             for k in range(rows[1] - rows[0])
         ]
         self.emitted = max(self.emitted, min(last, until))
         return out
 
-    def _embedding(self, f0: int, feats: np.ndarray) -> np.ndarray:
-        """The AM's layer-12 frames of the stretch starting at frame ``f0`` (``Punctuator.am_embedding`` of its
-        features), computed only where the last call on the same stretch could not know them: a frame whose
+    def _embedding(self, first_sample: int, feats: np.ndarray) -> np.ndarray:
+        """The AM's layer-12 frames of the stretch starting at sample ``first_sample`` (``Punctuator.am_embedding``
+        of its features), computed only where the last call on the same stretch could not know them: a frame whose
         context (``am.context()``) lay inside the features then and now is the same, since the features of a
         frame depend on its own samples and the CMVN stats are fixed."""
         left, right = self.punctuator.am.context()
         usable = 0
-        if self._cache_start == f0:
+        if self._cache_start == first_sample:
             usable = min(self._cache.shape[0], max(0, feats.shape[0] - right))
         start = max(0, usable - left)  # from here, frames >= usable have all their left context
         fresh = self.punctuator.am_embedding(feats[start:])[usable - start :]
         embedding = np.concatenate([self._cache[:usable], fresh]) if usable else fresh
-        self._cache_start, self._cache = f0, embedding[: max(0, feats.shape[0] - right)]
+        self._cache_start, self._cache = first_sample, embedding[: max(0, feats.shape[0] - right)]
         return embedding
 
     def _word(
@@ -279,22 +398,22 @@ class StreamingPunctuator:
 
     # ---- audio ------------------------------------------------------------------------------------
 
-    def _samples(self, f0: int, f1: int) -> np.ndarray:
-        """Samples of frames [f0, f1) (to the end of what has arrived), as offline slices the recording."""
+    def _samples(self, first: int, end: int) -> np.ndarray:
+        """Samples [first, end) of the audio (to the end of what has arrived), as offline slices the recording."""
         if len(self._audio) > 1:
             self._audio = [np.concatenate(self._audio)]
         audio = self._audio[0] if self._audio else np.zeros(0, dtype=np.float32)
-        a = f0 * self.hop - self._audio_start
+        a = first - self._audio_start
         if a < 0:
-            raise RuntimeError(f"{self.utt_id}: samples before frame {f0} were already dropped")
-        return audio[a : f1 * self.hop - self._audio_start]
+            raise RuntimeError(f"{self.utt_id}: samples before {first} were already dropped")
+        return audio[a : max(a, end - self._audio_start)]
 
-    def _keep_from(self, frame: int) -> None:
-        """Drops the audio before ``frame`` (a closed run's end: nothing before it is read again)."""
+    def _keep_from(self, sample: int) -> None:
+        """Drops the audio before ``sample`` (a closed run's end: nothing before it is read again)."""
         if not self._audio:
             return
         audio = np.concatenate(self._audio)
-        cut = min(frame * self.hop - self._audio_start, audio.size)
+        cut = max(0, min(sample - self._audio_start, audio.size))
         self._audio = [audio[cut:]]
         self._audio_start += cut
 

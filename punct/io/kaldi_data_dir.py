@@ -103,7 +103,7 @@ def read_table(path: Pathlike, allow_empty: bool = False) -> dict[str, Entry]:
     return entries
 
 
-def _parse_segment(key: str, entry: Entry, recordings: Mapping[str, Entry]) -> KaldiSegment:
+def _parse_segment(key: str, entry: Entry, recordings: Mapping[str, Entry] | None) -> KaldiSegment:
     fields = entry.value.split()
     if len(fields) != 3:
         raise ValueError(
@@ -116,13 +116,14 @@ def _parse_segment(key: str, entry: Entry, recordings: Mapping[str, Entry]) -> K
         raise ValueError(f"{entry.where}: start and end must be seconds, got {fields[1]!r} {fields[2]!r}") from None
     if start < 0 or (end != -1 and end <= start):
         raise ValueError(f"{entry.where}: segment {key} from {start} to {end} s: need 0 <= start < end (or end -1)")
-    if rec_id not in recordings:
+    if recordings is not None and rec_id not in recordings:
         raise ValueError(f"{entry.where}: segment {key} is on recording {rec_id!r}, which wav.scp does not list")
     return KaldiSegment(key, rec_id, start, None if end == -1 else end, entry.where)
 
 
-def read_segments(path: Pathlike, recordings: Mapping[str, Entry]) -> dict[str, KaldiSegment]:
-    """A ``segments`` file on the recordings of a ``wav.scp`` (:func:`read_table`) -> {utterance: segment}."""
+def read_segments(path: Pathlike, recordings: Mapping[str, Entry] | None = None) -> dict[str, KaldiSegment]:
+    """A ``segments`` file on the recordings of a ``wav.scp`` (:func:`read_table`; None: any recording) ->
+    {utterance: segment}."""
     return {k: _parse_segment(k, e, recordings) for k, e in read_table(path).items()}
 
 

@@ -2,7 +2,9 @@
 :mod:`punct.results.mustc`; egs/parczech stage 6, :mod:`punct.results.itn`; each results.json tells its kind) or of
 ``benchmarks/bench_am_data.py`` (AM dev WER by training hours, :mod:`punct.results.am_data`) or
 ``benchmarks/bench_streaming.py`` (F1 against latency by TDNN training variant, :mod:`punct.results.latency`) or
-``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`), the
+``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`) or
+``benchmarks/bench_stream_offline.py`` (a stream at unbounded latency against stage 8,
+:mod:`punct.results.stream_offline`), the
 part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
 recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked); a
 region with ``groups`` (condition -> results.json) compares conditions in one table (:mod:`punct.results.curve`).
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from punct.results import am_data, curve, itn, itn_latency, latency, mustc
+from punct.results import am_data, curve, itn, itn_latency, latency, mustc, stream_offline
 from punct.utils.atomic import atomic_write_text
 
 
@@ -50,17 +52,18 @@ def region_content(text: str, name: str, where: str = "README") -> str:
 
 def results_kind(path: Path) -> str:
     """The kind of a results.json, from its content: itn (egs/parczech stage 6), ensemble (egs/mustc stage 8),
-    am_data (benchmarks/bench_am_data.py), streaming (benchmarks/bench_streaming.py) or itn_streaming
-    (benchmarks/bench_itn_streaming.py)."""
+    am_data (benchmarks/bench_am_data.py), streaming (benchmarks/bench_streaming.py), itn_streaming
+    (benchmarks/bench_itn_streaming.py) or stream_offline (benchmarks/bench_stream_offline.py)."""
     results = json.loads(path.read_text(encoding="utf-8"))
-    if results.get("kind") in (itn.KIND, am_data.KIND, latency.KIND, itn_latency.KIND):
+    if results.get("kind") in (itn.KIND, am_data.KIND, latency.KIND, itn_latency.KIND, stream_offline.KIND):
         return results["kind"]
     if "systems" in results:
         return mustc.KIND
     raise ValueError(
         f"{path}: neither egs/mustc stage-8 results (with systems), egs/parczech stage-6 results (kind {itn.KIND!r}), "
-        f"bench_am_data.py's (kind {am_data.KIND!r}), bench_streaming.py's (kind {latency.KIND!r}) nor "
-        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r})"
+        f"bench_am_data.py's (kind {am_data.KIND!r}), bench_streaming.py's (kind {latency.KIND!r}), "
+        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r}) nor bench_stream_offline.py's (kind "
+        f"{stream_offline.KIND!r})"
     )
 
 
@@ -74,6 +77,8 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
         return kinds[0], am_data.render_tables({"kind": am_data.KIND, "corpora": corpora}), {}
     if kinds[0] == latency.KIND:
         return kinds[0], latency.truncation_tables(latency.read_streaming_runs(paths), command), {}
+    if kinds[0] == stream_offline.KIND:
+        return kinds[0], stream_offline.stream_offline_tables(paths, command), {}
     if kinds[0] == itn_latency.KIND:
         return kinds[0], itn_latency.itn_latency_tables(itn_latency.read_itn_streaming(paths), command), {}
     if kinds[0] == itn.KIND:

@@ -58,3 +58,55 @@ def test_a_talk_streamed_equals_offline_punctuate(mustc_tiny_recipe):
     assert streamed["predicted"]["BERT"] == offline.p_bert.argmax(1).tolist()
     live = stream_talk(punctuator, talk, tokens, 1.0)
     assert max(live["wait_seconds"]) <= 1.0 + 0.1 + 0.011 and live["final"] < len(offline.words)
+
+
+def test_dev_talks_streamed_with_their_segments_give_stage8(mustc_tiny_recipe, tmp_path):
+    """``punctuate --stream --latency inf`` on each whole dev talk, given what stage 8 had: the talk's segments
+    (``--segments``), stage 3's word times (the CTM) and the speaker's stage-1 CMVN stats (``--cmvn-speaker``),
+    prints stage 6's BERT posteriors, stage 8's TDNN posteriors and the ensemble for every word, to 1e-4."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from punct.inference.latency import aligned_tokens
+    from punct.inference.talk import load_talks
+    from punct.io.shards import MatrixReader
+    from punct.scoring.ensemble import ensemble
+
+    recipe = mustc_tiny_recipe
+    alpha = json.loads((recipe / "exp/results/results.json").read_text())["chosen_alpha"]
+    cwd = os.getcwd()
+    os.chdir(recipe)  # the scp files hold paths relative to the recipe
+    try:
+        tdnn = dict(MatrixReader("exp/tdnn/post/dev/post.scp").items())
+        bert = dict(MatrixReader("exp/emb_bert/dev/post.scp").items())
+    finally:
+        os.chdir(cwd)
+    tokens = aligned_tokens(recipe, "dev")
+    checked = 0
+    for talk in load_talks(recipe, "dev", "mustc"):
+        scored = [sup.id for sup in talk.segments if sup.id in tdnn]  # stage 3 aligned them
+        if not scored:
+            continue
+        ctm, segments = tmp_path / f"{talk.id}.ctm", tmp_path / f"{talk.id}.segments"
+        ctm.write_text("".join(f"{talk.id} 1 {t.start!r} {t.end - t.start!r} {t.word}\n" for t in tokens[talk.id]))
+        segments.write_text("".join(f"{s.id} {talk.id} {s.start!r} {s.end!r}\n" for s in talk.segments))
+        out = tmp_path / talk.id
+        # this file's tests run with one thread, and so does the subprocess
+        command = [sys.executable, "-m", "punct.bin.punctuate", "--recipe-dir", str(recipe), "--stream"]
+        command += ["--wav", str(talk.audio_path), "--ctm", str(ctm), "--segments", str(segments), "--latency", "inf"]
+        command += ["--cmvn", str(recipe / "data/fbank/cmvn_dev.json"), "--cmvn-speaker", talk.speaker]
+        run = subprocess.run([*command, "--out-dir", str(out)], capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        words = json.loads((out / "punct.jsonl").read_text())["words"]
+        got = {name: np.array([w[name] for w in words]) for name in ("bert", "tdnn", "ensemble")}
+        want_tdnn = np.concatenate([tdnn[k] for k in scored])
+        want_bert = np.concatenate([bert[k] for k in scored])
+        assert len(words) == len(want_tdnn) == len(tokens[talk.id])
+        np.testing.assert_allclose(got["bert"], want_bert, atol=1e-4, err_msg=f"{talk.id}: BERT posteriors")
+        np.testing.assert_allclose(got["tdnn"], want_tdnn, atol=1e-4, err_msg=f"{talk.id}: TDNN posteriors")
+        np.testing.assert_allclose(got["ensemble"], ensemble(want_tdnn, want_bert, alpha), atol=1e-4)
+        checked += len(words)
+    assert checked >= 100
+    print(f"\n[e2e stream = stage 8] {checked} dev words, posteriors within 1e-4")

@@ -366,6 +366,11 @@ def test_cmvn_per_speaker_and_global(recipe, punctuator, tmp_path):
     mean, std = raw.mean(0), raw.std(0)
     want = (raw - mean) / std if punctuator.feature_config.norm_vars else raw - mean
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    one = merged_cmvn(tmp_path / "cmvn_train.json", "s2")  # one speaker's stats alone (--cmvn-speaker)
+    assert one.count == raw.shape[0] - 50
+    np.testing.assert_allclose(one.sum, raw[50:].astype(np.float64).sum(0), rtol=1e-9)
+    with pytest.raises(ValueError, match="no CMVN stats of speaker 's3'"):
+        merged_cmvn(tmp_path / "cmvn_train.json", "s3")
 
 
 def test_lhotse_cut_manifest_input(recipe, punctuator, tmp_path):

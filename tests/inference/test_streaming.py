@@ -118,6 +118,81 @@ def test_small_latency_is_the_recording_cut_where_the_stream_stood(punctuator, r
         np.testing.assert_allclose(w.p_tdnn, cut.p_tdnn[w.index], atol=1e-4)
 
 
+# segments of the talk with ctm_tokens(): each boundary inside a pause between words (the last: to the end)
+SEGMENTS = [(0.2, 6.0), (6.0, 17.2), (17.25, 30.5), (30.6, None)]
+
+
+def segment_offline(punctuator, recipe):
+    """Offline punctuate of each of SEGMENTS as its own utterance (its samples as inputs.py cuts a segment, its
+    CTM words with times from its start, one stretch: no pause cut)."""
+    from dataclasses import replace
+
+    from punct.inference.inputs import Request
+    from punct.inference.pipeline import Result
+
+    samples, rate = sf.read(recipe / "talk.wav", dtype="float32")
+    tokens = ctm_tokens()
+    whole = replace(punctuator.long_form_config, pause_split=1e9, max_stretch=0.0)
+    saved, punctuator.long_form_config = punctuator.long_form_config, whole
+    results = []
+    try:
+        for k, (start, end) in enumerate(SEGMENTS):
+            piece = samples[int(round(start * rate)) : None if end is None else int(round(end * rate))]
+            end = math.inf if end is None else end
+            mine = [t for t in tokens if start <= (t.start + t.end) / 2 < end]
+            times = [TimedWord(t.word, t.start - start, t.end - start) for t in mine]
+            request = Request(f"seg{k}", lambda piece=piece: (piece, rate), None, "talk", "talk.wav")
+            result = next(iter(punctuator.run([request], {request.id: times})))
+            assert isinstance(result, Result), result
+            results.append(result)
+    finally:
+        punctuator.long_form_config = saved
+    return results
+
+
+def segment_stream(punctuator, recipe, latency: float):
+    from punct.inference.streaming import StreamingPunctuator, run_stream, stream_segments, wav_chunks
+
+    streamer = StreamingPunctuator(punctuator, latency, "talk", stream_segments(SEGMENTS, 16000))
+    return run_stream(streamer, wav_chunks(recipe / "talk.wav", 1600, 16000), ctm_tokens())
+
+
+def test_segments_are_the_stretches(punctuator, recipe):
+    """Given segments, each is one stretch: at latency inf the stream equals offline punctuate of each segment
+    as an utterance (whatever the pauses inside it); a segment is final once a later segment's word arrived;
+    at 1 s every word is within its latency and the final ones are the offline ones."""
+    want = segment_offline(punctuator, recipe)
+    words, _ = segment_stream(punctuator, recipe, math.inf)
+    assert [w.word for w in words] == [w for r in want for w in r.words]
+    for name in ("p_tdnn", "p_bert", "p_ensemble"):
+        np.testing.assert_allclose(
+            np.stack([getattr(w, name) for w in words]), np.concatenate([getattr(r, name) for r in want]), atol=1e-4
+        )
+    ends = [(start, math.inf if end is None else end) for start, end in SEGMENTS]
+    assert all(w.final for w in words)
+    for w in words[:-20]:  # out once the next segment's first word has ended, long before the end
+        segment_end = next(e for s, e in ends if s * 100 <= w.span[0] < e * 100)
+        assert w.emitted_at < segment_end + 3.0, w
+    live, _ = segment_stream(punctuator, recipe, 1.0)
+    assert [w.word for w in live] == [w.word for w in words]
+    assert all(w.emitted_at <= w.span[1] / 100 + 1.0 + 0.1 + 0.011 for w in live)
+    final = [w.index for w in live if w.final]
+    assert 0 < len(final) < len(live)
+    np.testing.assert_allclose(
+        np.stack([live[i].p_ensemble for i in final]), np.stack([words[i].p_ensemble for i in final]), atol=1e-4
+    )
+
+
+def test_segments_must_be_in_time_order():
+    from punct.inference.streaming import stream_segments
+
+    with pytest.raises(ValueError, match="segment 1 starts at 4.0 s, before segment 0 ends"):
+        stream_segments([(0.0, 5.0), (4.0, 8.0)], 16000, "segs")
+    with pytest.raises(ValueError, match="segment 0 from 3.0 to 2.0 s"):
+        stream_segments([(3.0, 2.0)], 16000, "segs")
+    assert stream_segments([(0.5, None)], 16000)[0].first_sample == 8000
+
+
 def test_stream_needs_fixed_cmvn_and_tokens_in_time_order(punctuator):
     from punct.inference.streaming import StreamingPunctuator
 
@@ -162,3 +237,17 @@ def test_punctuate_stream_through_a_pipe_prints_before_the_input_ends(recipe, tm
     result = json.loads((tmp_path / "out/punct.jsonl").read_text())
     assert " ".join(text.split()) == " ".join((tmp_path / "out/text").read_text().split()[1:])
     assert len(result["words"]) == len((tmp_path / "out/stream.jsonl").read_text().splitlines())
+
+
+def test_stream_segments_file(tmp_path):
+    """``--segments`` with ``--stream``: the lines of the stream's recording, in time order; errors name the line."""
+    from punct.bin.punctuate import read_stream_segments
+
+    path = tmp_path / "segments"
+    path.write_text("b talk 6.0 9.5\na talk 0.2 5.8\nc other 0.0 1.0\nd talk 9.5 -1\n")
+    assert read_stream_segments(path, "talk") == [(0.2, 5.8), (6.0, 9.5), (9.5, None)]
+    with pytest.raises(SystemExit, match="no segment of recording 'nothing'"):
+        read_stream_segments(path, "nothing")
+    path.write_text("a talk 0.2 5.8\nb talk six 9.5\n")
+    with pytest.raises(SystemExit, match=r"segments:2: start and end must be seconds"):
+        read_stream_segments(path, "talk")
