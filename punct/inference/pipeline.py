@@ -550,30 +550,38 @@ class Punctuator:
                 with self.timer("features"):
                     samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
                     feats = self.extractor.extract(samples, self.sampling_rate)
-                    if feats.shape[0] > 0 and not self._int8_graph("am"):  # what stage 1 stored, the AM saw
-                        feats = stored_features(feats, len(samples), self.frame_shift, self.sampling_rate)
                 if durations is not None:
                     durations[req.id] = len(samples) / self.sampling_rate
-                if feats.shape[0] == 0:
-                    raise UtteranceError(
-                        "audio too short",
-                        f"{req.source}: {len(samples)} samples "
-                        f"({len(samples) / self.sampling_rate * 1000:.1f} ms) is shorter than one "
-                        "25 ms analysis window",
-                    )
-                raw[req.id] = feats
+                raw[req.id] = self.as_stored(feats, len(samples), req.source)
             except UtteranceError as e:
                 raw[req.id] = e
+        if self.global_cmvn is not None:
+            return {k: self.fixed_cmvn(v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
         with self.timer("features"):
             speaker_of = {r.id: r.speaker for r in requests}
-            if self.global_cmvn is not None:
-                speaker_of = {k: "<global>" for k in speaker_of}
             ok = [(speaker_of[k], v) for k, v in raw.items() if isinstance(v, np.ndarray)]
-            if self.global_cmvn is not None:
-                cmvn = SpeakerCmvn({"<global>": self.global_cmvn}, norm_vars=self.feature_config.norm_vars)
-            else:
-                cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
+            cmvn = SpeakerCmvn.accumulate(ok, norm_vars=self.feature_config.norm_vars)
             return {k: cmvn.apply(speaker_of[k], v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
+
+    def as_stored(self, feats: np.ndarray, num_samples: int, source: str) -> np.ndarray:
+        """The extractor's frames of ``num_samples`` samples as stage 1 stored them, which the AM saw (unchanged for
+        an int8 AM graph); UtteranceError when there is no frame."""
+        if feats.shape[0] == 0:
+            raise UtteranceError(
+                "audio too short",
+                f"{source}: {num_samples} samples ({num_samples / self.sampling_rate * 1000:.1f} ms) is shorter "
+                "than one 25 ms analysis window",
+            )
+        with self.timer("features"):
+            if self._int8_graph("am"):
+                return feats
+            return stored_features(feats, num_samples, self.frame_shift, self.sampling_rate)
+
+    def fixed_cmvn(self, feats: np.ndarray) -> np.ndarray:
+        """Stored features normalised with the fixed stats (``global_cmvn``), as :meth:`features` normalises them."""
+        with self.timer("features"):
+            cmvn = SpeakerCmvn({"<global>": self.global_cmvn}, norm_vars=self.feature_config.norm_vars)
+            return cmvn.apply("<global>", feats)
 
     def _words(self, req: Request) -> tuple[str, list[str], list[tuple[int, int]]]:
         normalized = normalize(req.transcript, self.normalize_config)

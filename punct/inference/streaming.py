@@ -39,7 +39,6 @@ from typing import BinaryIO
 import numpy as np
 
 from punct.am.viterbi import WordSpan
-from punct.inference.inputs import Request, UtteranceError
 from punct.inference.pipeline import Punctuator, Result, pause_segments, render_text
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
@@ -158,7 +157,7 @@ class StreamingPunctuator:
         self.dropped_tokens = 0  # tokens said as no word (a lone mark)
         self._last_token_start = 0.0
         self._cache_start, self._cache = -1, np.zeros((0, 0), dtype=np.float32)  # see _embedding
-        self._request = Request(utt_id, lambda: (np.zeros(0, dtype=np.float32), self.rate), None, utt_id, "<stream>")
+        self._raw: tuple[int, np.ndarray] = (-1, np.zeros((0, 0), dtype=np.float32))  # see _raw_features
 
     @property
     def seconds(self) -> float:
@@ -339,14 +338,12 @@ class StreamingPunctuator:
         ``emitted`` to ``until`` are returned."""
         p = self.punctuator
         last = first + len(spans)
-        piece = p.piece_request(self._request, samples, f"{self.utt_id}#{first}")
-        feats = p.features([piece])[piece.id]
-        if isinstance(feats, UtteranceError):
-            raise feats
-        embedding = p.stored_embedding(self._embedding(first_sample, feats))
+        piece_id = f"{self.utt_id}#{first}"
+        stored = p.as_stored(self._raw_features(first_sample, samples), samples.size, piece_id)
+        embedding = p.stored_embedding(self._embedding(first_sample, p.fixed_cmvn(stored)))
         with p.timer("bert"):
             words = [s.word for s in spans]
-            text = p.text_outputs([Utterance(piece.id, words, [PUNCT4.none] * len(words))])[0]
+            text = p.text_outputs([Utterance(piece_id, words, [PUNCT4.none] * len(words))])[0]
         rows = (max(first, self.emitted) - first, min(last, until) - first)  # the words to give out
         p_tdnn = p.embedding_tdnn(embedding, 0, spans, text.vectors, rows)
         p_bert = text.posteriors[p.head][rows[0] : rows[1]]
@@ -357,6 +354,20 @@ class StreamingPunctuator:
         ]
         self.emitted = max(self.emitted, min(last, until))
         return out
+
+    def _raw_features(self, first_sample: int, samples: np.ndarray) -> np.ndarray:
+        """The extractor's frames of the stretch starting at sample ``first_sample`` (``samples``: what has arrived
+        of it), extracting only the frames the last call on the same stretch did not have: a frame depends on its
+        own 25 ms of samples alone (no dither, Kaldi's snip_edges), so extracting from a later frame's first
+        sample gives the same values as extracting the whole."""
+        p = self.punctuator
+        have = self._raw[1] if self._raw[0] == first_sample else np.zeros((0, 0), dtype=np.float32)
+        have = have[: self._frames_of(samples.size)]
+        with p.timer("features"):
+            fresh = p.extractor.extract(samples[have.shape[0] * self.hop :], self.rate)
+        raw = np.concatenate([have, fresh]) if have.shape[0] else fresh
+        self._raw = (first_sample, raw)
+        return raw
 
     def _embedding(self, first_sample: int, feats: np.ndarray) -> np.ndarray:
         """The AM's layer-12 frames of the stretch starting at sample ``first_sample`` (``Punctuator.am_embedding``
