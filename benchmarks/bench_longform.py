@@ -60,7 +60,7 @@ def peak_rss_mb() -> float:
 
 def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
     """One long-form run in this process: the talk repeated to ``minutes``; wall, CPU, RTF and peak RSS."""
-    from punct.inference.pipeline import Failure
+    from punct.inference.outputs import Failure
     from punct.inference.talk import load_talks
 
     p, models = punctuator(recipe_dir)

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from punct.features import FeatureConfig
-from punct.inference.pipeline import am_forward
+from punct.inference.acoustic import am_forward
 from punct.io.shards import MatrixReader, ShardWriter
 from punct.utils.config import load_config
 

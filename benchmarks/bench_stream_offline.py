@@ -29,8 +29,9 @@ from common import REPO, machine, print_table, write_json
 def measure(recipe_dir: Path, split: str, label: str) -> dict:
     import torch
 
+    from punct.inference.acoustic import merged_cmvn
     from punct.inference.latency import offline_factor_rows
-    from punct.inference.pipeline import Punctuator, merged_cmvn
+    from punct.inference.pipeline import Punctuator
     from punct.inference.talk import load_talks
     from punct.results.stream_offline import KIND, stage8_f1
 

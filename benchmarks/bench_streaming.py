@@ -34,8 +34,9 @@ LATENCIES = (0.3, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict:
     import torch
 
+    from punct.inference.acoustic import merged_cmvn
     from punct.inference.latency import latency_rows
-    from punct.inference.pipeline import Punctuator, merged_cmvn
+    from punct.inference.pipeline import Punctuator
     from punct.inference.talk import load_talks
     from punct.results.latency import recipe_facts
 

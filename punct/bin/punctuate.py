@@ -70,8 +70,10 @@ from pathlib import Path
 import torch
 
 from punct.am.ctm import read_timed_words
+from punct.inference.acoustic import merged_cmvn
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
-from punct.inference.pipeline import Failure, LongFormConfig, Punctuator, merged_cmvn
+from punct.inference.outputs import Failure
+from punct.inference.pipeline import Punctuator
 from punct.inference.precision import PRECISIONS, set_bert_precision
 from punct.inference.recipe import recipe_paths
 from punct.inference.streaming import (
@@ -83,6 +85,7 @@ from punct.inference.streaming import (
     stream_segments,
     wav_chunks,
 )
+from punct.inference.stretches import LongFormConfig
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig
 from punct.utils.atomic import atomic_write_text

@@ -2,5 +2,9 @@
 
 * ``inputs``         utterances to punctuate: Kaldi wav.scp/text/segments/utt2spk, a lhotse cut manifest, or one pair
 * ``pipeline``       features -> AM layer 12 + CTC -> forced alignment -> BERT -> TDNN -> ensemble (``Punctuator``)
+* ``acoustic``       audio at the recipe's rate, CMVN stats of a stats file, one pass of the acoustic model
+* ``outputs``        a punctuated utterance (``Result``) or a ``Failure``, and its punctuated text
+* ``stretches``      whole recordings: when an utterance is one, and its cut into stretches between pauses
+* ``streaming``      live captions: audio and timed words in, each word out once final or ``latency`` old
 * ``random_models``  randomly initialised models of any size in the recipe's formats (tests, benchmarks)
 """

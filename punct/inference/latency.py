@@ -131,7 +131,7 @@ def offline_factor_rows(
     stage 3's per segment (``aligned_tokens``); stretches between pauses or the talk's segments; the training
     speakers' CMVN stats merged (``punctuator.global_cmvn``) or the talk's speaker's stage-1 stats.  With all
     three of stage 8's the stream is stage 8 (``tests/e2e/test_longform_recipe.py``)."""
-    from punct.inference.pipeline import merged_cmvn
+    from punct.inference.acoustic import merged_cmvn
 
     train = punctuator.global_cmvn
     stats = Path(recipe_dir) / "data" / "fbank" / f"cmvn_{split}.json"

@@ -33,7 +33,6 @@ placed between its neighbours; the outputs keep the transcript's words.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -53,7 +52,9 @@ from punct.am.viterbi import AlignmentError, WordSpan
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
 from punct.features.compute import stored_features
+from punct.inference.acoustic import am_forward, resample
 from punct.inference.inputs import Request, UtteranceError
+from punct.inference.outputs import Failure, Result, render_text, spaced_text
 from punct.inference.precision import bf16_linear_twin, check_bf16
 from punct.inference.recipe import (
     check_recipe_files,
@@ -62,6 +63,7 @@ from punct.inference.recipe import (
     read_recipe_configs,
     recipe_paths,
 )
+from punct.inference.stretches import LongFormConfig, pause_segments
 from punct.io.shards import compression_method, stored_matrix
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
@@ -70,44 +72,13 @@ from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_uttera
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
 from punct.models.text.model import PunctBert
-from punct.recognition.chunks import AudioChunk, ChunkConfig, plan_chunks
+from punct.recognition.chunks import AudioChunk, plan_chunks
 from punct.recognition.long_align import align_transcript
 from punct.recognition.recognise import recognise_chunks
 from punct.scoring.ensemble import PAPER_ALPHA, ensemble
 from punct.text.normalize import NormalizeConfig, normalize
 
 STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
-LONG_FORM = ("auto", "always", "never")
-
-
-@dataclass(frozen=True)
-class LongFormConfig:
-    """How whole recordings are punctuated (:meth:`Punctuator.prepare_long`).
-
-    Args:
-      long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
-        recording (aligned in ``chunk_config`` chunks with CTC segmentation; then one stretch between pauses of
-        ``pause_split`` seconds or more, at most ``max_stretch`` seconds, at a time); ``always``: every
-        utterance; ``never``: none (one Viterbi over the whole utterance, as stage 3 aligns a segment).
-        Utterances with word times given (a CTM) always are.
-      long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
-        segments; ``whole``: the whole transcript in overlapping chunks (on the mini recipe's dev talks, one
-        seed: +1.4 points, paired interval -0.4 to +3.4, so not chosen).  ``pause_split`` 1.0 s: chosen on the
-        mini recipe's 8 dev talks over 3 seeds, +2.6 points of ensemble F1 over 0.4 s (egs/mustc/local/README.md).
-      tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
-    """
-
-    long_form: str = "auto"
-    long_form_above: float = 120.0
-    chunk_config: ChunkConfig = ChunkConfig()
-    pause_split: float = 1.0
-    max_stretch: float = 30.0
-    long_text: str = "stretch"
-    tdnn_block_frames: int = 6000
-
-    def __post_init__(self) -> None:
-        if self.long_form not in LONG_FORM:
-            raise ValueError(f"long_form must be one of {LONG_FORM}, got {self.long_form!r}")
 
 
 class StageTimer:
@@ -154,51 +125,6 @@ class StageTimer:
 
 
 @dataclass
-class Result:
-    """A punctuated utterance."""
-
-    id: str
-    text: str  # punctuated text: the transcript's words as given (case kept) followed by the marks
-    words: list[str]  # normalised words (lowercase) that were aligned and classified
-    labels: list[str]  # predicted mark per word (PUNCT4.classes)
-    spans: list[tuple[int, int]]  # [start, end) frames of each word (100 frames/s, relative to the utterance)
-    p_tdnn: np.ndarray  # (W, 4)
-    p_bert: np.ndarray  # (W, 4)
-    p_ensemble: np.ndarray  # (W, 4)
-    alpha: float
-    transcript_from: str  # "given", "am" or "ctm" (words and times of an external recogniser)
-    duration: float  # seconds of audio
-    long_form: bool = False  # aligned in chunks as one whole recording (Punctuator.prepare_long)
-
-    def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> dict:
-        def rows(p: np.ndarray) -> list[list[float]]:
-            return [[round(float(v), 6) for v in row] for row in p]
-
-        return {
-            "id": self.id,
-            "text": self.text,
-            "transcript_from": self.transcript_from,
-            "long_form": self.long_form,
-            "alpha": self.alpha,
-            "duration": round(self.duration, 4),
-            "classes": list(classes),
-            "words": [
-                {"word": w, "label": label, "start": s * 0.01, "end": e * 0.01, "tdnn": pt, "bert": pb, "ensemble": pe}
-                for w, label, (s, e), pt, pb, pe in zip(
-                    self.words, self.labels, self.spans, rows(self.p_tdnn), rows(self.p_bert), rows(self.p_ensemble)
-                )
-            ],
-        }
-
-
-@dataclass
-class Failure:
-    id: str
-    reason: str
-    message: str
-
-
-@dataclass
 class _Prepared:
     """An utterance after the acoustic part (features, AM, alignment)."""
 
@@ -222,63 +148,6 @@ def _chunk_lengths(bert: PunctBert, max_length: int, context: int) -> tuple[int,
     return max_length, min(context, (max_length - 2) // 2 - 1)
 
 
-def render_text(text: str, char_spans: Sequence[tuple[int, int]], labels: Sequence[str]) -> str:
-    """The words of ``text`` (surface forms as written) each followed by its predicted mark.
-
-    Marks already in the text are replaced by the predicted ones.  Two words written without a space
-    between them ("twenty-one", "ted.com") keep their connector when no mark is predicted between them.
-    The words of one written number ("2008" -> two thousand eight) share its span: it is written once,
-    with the mark of its last word.
-    """
-    grouped: list[tuple[tuple[int, int], str]] = []
-    for span, label in zip(char_spans, labels):
-        if grouped and grouped[-1][0] == tuple(span):
-            grouped[-1] = (grouped[-1][0], label)
-        else:
-            grouped.append((tuple(span), label))
-    out: list[str] = []
-    n = len(grouped)
-    char_spans = [span for span, _ in grouped]
-    for i, ((start, end), label) in enumerate(grouped):
-        piece = text[start:end]
-        mark = "" if label == PUNCT4.none else label
-        if mark and piece.endswith(mark):
-            mark = ""  # "U.S." + "." -> "U.S."
-        out.append(piece + mark)
-        if i + 1 < n:
-            gap = text[end : char_spans[i + 1][0]]
-            if not mark and len(gap) == 1 and gap in "-.:/":
-                out.append(gap)
-            else:
-                out.append(" ")
-    return "".join(out)
-
-
-def spaced_text(words: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
-    """The text of recognised words (joined by single spaces) and each word's character span in it."""
-    char_spans, pos = [], 0
-    for w in words:
-        char_spans.append((pos, pos + len(w)))
-        pos += len(w) + 1
-    return " ".join(words), char_spans
-
-
-@torch.inference_mode()
-def am_forward(
-    model: TdnnAcousticModel, feats: np.ndarray, layer: int, device: torch.device = torch.device("cpu")
-) -> tuple[np.ndarray, np.ndarray]:
-    """One pass of the acoustic model: (layer ``layer`` output (T, C), CTC log-posteriors (T, V)).
-
-    Equal to ``model(x, layer=layer)`` and ``model(x).log_softmax(-1)`` (checked by the tests); layer must
-    be one of the factorised layers tdnnf2..tdnnf13 (2..13).
-    """
-    if not 2 <= layer <= 1 + len(model.tdnnf):
-        raise ValueError(f"layer must be a tdnnf layer (2..{1 + len(model.tdnnf)}), got {layer}")
-    x = torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32)).unsqueeze(0).to(device)
-    emb, logits = model.forward_with_tap(x, layer)
-    return emb[0].float().cpu().numpy(), logits[0].log_softmax(dim=-1).float().cpu().numpy()
-
-
 def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Utterances padded by ``context`` frames each side, then to the longest: (B, L, Da) acoustic frames,
     all word vectors (sum W, Dt), (B, L) word rows offset into them (-1: padding or before the first word)."""
@@ -293,15 +162,6 @@ def batch_tdnn_inputs(inputs: Sequence[TdnnInput], context: int) -> tuple[torch.
         ]
     )
     return acoustic, torch.cat([x.word_vectors for x in inputs]), index
-
-
-def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
-    if rate == target:
-        return samples
-    from scipy.signal import resample_poly
-
-    g = math.gcd(int(rate), int(target))
-    return resample_poly(samples, target // g, rate // g).astype(np.float32)
 
 
 class Punctuator:
@@ -1070,48 +930,3 @@ class Punctuator:
             done = {r.id: r for r in self.classify(ready)}
             for req in group:
                 yield done.get(req.id) or outcome[req.id]
-
-
-def pause_segments(
-    starts: np.ndarray, ends: np.ndarray, num_frames: int, pause: int, max_frames: int = 0
-) -> list[tuple[int, int, int, int]]:
-    """A whole recording's words cut at pauses of at least ``pause`` frames into stretches
-    ``(first frame, end frame, first word, end word)``; each cut is at the middle of its pause, the first
-    stretch starts at frame 0 and the last ends with the recording.  A stretch longer than ``max_frames``
-    (> 0) is cut again at its longest pause until none is (or it is one word)."""
-    num_words = len(starts)
-    gaps = np.asarray(starts[1:], dtype=np.int64) - np.asarray(ends[:-1], dtype=np.int64)  # gaps[i]: after word i
-    cuts = {int(i) + 1 for i in np.nonzero(gaps >= pause)[0]}
-
-    def frame(w: int) -> int:  # the frame where a stretch starting with word w starts
-        return 0 if w == 0 else (int(ends[w - 1]) + int(starts[w])) // 2
-
-    def end_frame(w1: int) -> int:
-        return num_frames if w1 == num_words else frame(w1)
-
-    todo = sorted(cuts | {0, num_words})
-    bounds = [0]
-    for w0, w1 in zip(todo, todo[1:]):
-        stack = [(w0, w1)]
-        while stack:
-            a, b = stack.pop()
-            if max_frames > 0 and b - a > 1 and end_frame(b) - frame(a) > max_frames:
-                k = a + 1 + int(np.argmax(gaps[a : b - 1]))
-                stack += [(k, b), (a, k)]
-            else:
-                bounds.append(b)
-    return [(frame(w0), end_frame(w1), w0, w1) for w0, w1 in zip(bounds, bounds[1:])]
-
-
-def merged_cmvn(path: Pathlike, speaker: str | None = None) -> CmvnStats:
-    """All speakers' stats of a stage-1 CMVN file (data/fbank/cmvn_train.json) merged into one, or ``speaker``'s
-    alone (as stage 1 normalised that speaker's segments)."""
-    table = SpeakerCmvn.load(path).stats
-    if speaker is not None and speaker not in table:
-        raise ValueError(f"{path}: no CMVN stats of speaker {speaker!r} (it has {len(table)}: {sorted(table)[:5]} ...)")
-    merged = CmvnStats()
-    for stats in table.values() if speaker is None else [table[speaker]]:
-        merged.merge(stats)
-    if merged.count == 0:
-        raise ValueError(f"{path}: CMVN stats without frames")
-    return merged

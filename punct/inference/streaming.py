@@ -39,7 +39,9 @@ from typing import BinaryIO
 import numpy as np
 
 from punct.am.viterbi import WordSpan
-from punct.inference.pipeline import Punctuator, Result, pause_segments, render_text
+from punct.inference.outputs import Result, render_text
+from punct.inference.pipeline import Punctuator
+from punct.inference.stretches import pause_segments
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
 from punct.models.text.data import Utterance

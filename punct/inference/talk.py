@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from punct.inference.inputs import Request
-from punct.inference.pipeline import Failure, Punctuator, Result
+from punct.inference.outputs import Failure, Result
+from punct.inference.pipeline import Punctuator
 from punct.labels import PUNCT4, WordLabels
 
 

@@ -41,8 +41,9 @@ def test_a_talk_streamed_equals_offline_punctuate(mustc_tiny_recipe):
     """The trained tiny recipe's test talk streamed 0.1 s at a time with its aligned words as a CTM: with no latency
     bound every word equals offline ``punctuate`` with that CTM and the training CMVN stats; at 1 s each word comes
     out within its latency (the real models, not random ones: tests/inference/test_streaming.py)."""
+    from punct.inference.acoustic import merged_cmvn
     from punct.inference.latency import stream_talk, talk_tokens
-    from punct.inference.pipeline import Punctuator, merged_cmvn
+    from punct.inference.pipeline import Punctuator
     from punct.inference.talk import load_talks
 
     torch.set_num_threads(1)

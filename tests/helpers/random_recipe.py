@@ -29,7 +29,8 @@ def stream_punctuator(root: Path, **kwargs):
     """The recipe's Punctuator with the fixed CMVN stats, on one CPU thread."""
     import torch
 
-    from punct.inference.pipeline import Punctuator, merged_cmvn
+    from punct.inference.acoustic import merged_cmvn
+    from punct.inference.pipeline import Punctuator
 
     torch.set_num_threads(1)
     return Punctuator.from_recipe(root / "recipe", global_cmvn=merged_cmvn(root / "cmvn_train.json"), **kwargs)

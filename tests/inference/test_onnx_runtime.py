@@ -12,8 +12,10 @@ import onnx
 import pytest
 import torch
 
+from punct.inference.acoustic import am_forward
 from punct.inference.inputs import from_pair
-from punct.inference.pipeline import Punctuator, Result, am_forward
+from punct.inference.outputs import Result
+from punct.inference.pipeline import Punctuator
 from punct.inference.random_models import save_recipe
 from tests.inference.test_pipeline import tiny_models, write_wav
 

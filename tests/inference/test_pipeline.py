@@ -11,8 +11,10 @@ import pytest
 import soundfile as sf
 import torch
 
+from punct.inference.acoustic import am_forward
 from punct.inference.inputs import Request, UtteranceError, from_kaldi, from_pair, wav_loader
-from punct.inference.pipeline import Failure, Punctuator, Result, am_forward, render_text
+from punct.inference.outputs import Failure, Result, render_text
+from punct.inference.pipeline import Punctuator
 from punct.inference.random_models import make_tokenizer, random_models, save_recipe
 from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
 from punct.models.text.data import Utterance
@@ -340,7 +342,7 @@ def test_steps_punctuate_sh_jobs_and_merge(recipe, tmp_path):
 def test_cmvn_per_speaker_and_global(recipe, punctuator, tmp_path):
     from punct.features.cmvn import CmvnStats, SpeakerCmvn
     from punct.features.compute import stored_features
-    from punct.inference.pipeline import merged_cmvn
+    from punct.inference.acoustic import merged_cmvn
 
     data = recipe / "data"
     a = Request("a", wav_loader(str(data / "u0.wav")), "x", "spk", "u0")

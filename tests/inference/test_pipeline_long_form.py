@@ -80,7 +80,8 @@ def recipe(tmp_path_factory):
 def punctuator(recipe):
     import torch
 
-    from punct.inference.pipeline import LongFormConfig, Punctuator
+    from punct.inference.pipeline import Punctuator
+    from punct.inference.stretches import LongFormConfig
 
     torch.set_num_threads(1)
     chunks = ChunkConfig(chunk_seconds=12, overlap_seconds=3)
@@ -128,7 +129,7 @@ def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatc
     acoustic model sees one chunk at a time (5 chunks of 12 s) for the alignment, then one stretch at a time
     (at most 30 s), never the whole recording."""
     from punct.inference.inputs import from_pair
-    from punct.inference.pipeline import Result
+    from punct.inference.outputs import Result
 
     seen = []
     for name in ("_am_pass", "am_embedding"):  # the alignment's passes, then the stretches' layer 12
@@ -155,7 +156,7 @@ def test_auto_long_form_only_above_the_threshold(recipe, punctuator, monkeypatch
 
 
 def test_pause_segments_cut_at_pauses_and_bound_the_length():
-    from punct.inference.pipeline import pause_segments
+    from punct.inference.stretches import pause_segments
 
     starts, ends = np.array([0, 10, 100, 110, 400, 1000]), np.array([8, 20, 105, 120, 410, 1010])
     assert pause_segments(starts, ends, 1100, pause=50) == [

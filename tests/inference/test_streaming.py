@@ -52,7 +52,7 @@ def recipe(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def punctuator(recipe):
-    from punct.inference.pipeline import LongFormConfig
+    from punct.inference.stretches import LongFormConfig
     from tests.helpers.random_recipe import stream_punctuator
 
     # pauses of 0.5-1.2 s: at 0.4 s every one closes a stretch, as the test of early output needs
@@ -62,7 +62,7 @@ def punctuator(recipe):
 def offline(punctuator, recipe, seconds: float = SECONDS):
     """Offline punctuate of the talk's first ``seconds`` with the CTM tokens that end by then."""
     from punct.inference.inputs import Request
-    from punct.inference.pipeline import Result
+    from punct.inference.outputs import Result
 
     samples, rate = sf.read(recipe / "talk.wav", dtype="float32")
     samples = samples[: int(round(seconds * rate))]
@@ -128,7 +128,7 @@ def segment_offline(punctuator, recipe):
     from dataclasses import replace
 
     from punct.inference.inputs import Request
-    from punct.inference.pipeline import Result
+    from punct.inference.outputs import Result
 
     samples, rate = sf.read(recipe / "talk.wav", dtype="float32")
     tokens = ctm_tokens()
