@@ -301,7 +301,8 @@ def session(path: Pathlike, threads: int = 1):
 
 
 class OnnxAcousticModel:
-    """``__call__(feats (T, F)) -> (layer output (T, C), log-posteriors (T, V))``, as ``punct.inference.acoustic.am_forward``."""
+    """``__call__(feats (T, F)) -> (layer output (T, C), log-posteriors (T, V))``, as
+    ``punct.inference.acoustic.am_forward``."""
 
     def __init__(self, path: Pathlike, threads: int = 1) -> None:
         self.session = session(path, threads)
