@@ -115,21 +115,13 @@ def latency_rows(
     return rows
 
 
-# what a stream at latency inf is given, against what stage 8 had: (name, the stream's, stage 8's)
-OFFLINE_FACTORS = (
-    ("times", "whole-talk alignment", "stage 3"),
-    ("cuts", "pauses", "segments"),
-    ("cmvn", "training stats", "speaker stats"),
-)
-
-
 def offline_factor_rows(
     punctuator: Punctuator, recipe_dir: Path, split: str, talks: Sequence[ScoredTalk], log=print
 ) -> list[dict]:
-    """Pooled overall F1 (%) per model of the talks streamed at latency inf under each combination of
-    :data:`OFFLINE_FACTORS`: word times from aligning the whole talk (``talk_tokens``, a recogniser's CTM) or
-    stage 3's per segment (``aligned_tokens``); stretches between pauses or the talk's segments; the training
-    speakers' CMVN stats merged (``punctuator.global_cmvn``) or the talk's speaker's stage-1 stats.  With all
+    """Pooled overall F1 (%) per model of the talks streamed at latency inf under each combination of what a
+    stream is given and what stage 8 had: word times from aligning the whole talk (``talk_tokens``, a recogniser's
+    CTM) or stage 3's per segment (``aligned_tokens``); stretches between pauses or the talk's segments; the
+    training speakers' CMVN stats merged (``punctuator.global_cmvn``) or the talk's speaker's stage-1 stats.  With all
     three of stage 8's the stream is stage 8 (``tests/e2e/test_longform_recipe.py``)."""
     from punct.inference.acoustic import merged_cmvn
 

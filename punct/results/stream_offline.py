@@ -1,6 +1,6 @@
 """The README table of what costs a stream its points against stage 8 at unbounded latency, from the JSON files of
 ``benchmarks/bench_stream_offline.py`` (one per trained run: its dev talks streamed under each combination of
-``punct.inference.latency.OFFLINE_FACTORS``), over seeds, one block of rows per label (the corpus' prosody)."""
+``punct.inference.latency.offline_factor_rows``), over seeds, one block of rows per label (the corpus' prosody)."""
 
 from __future__ import annotations
 
