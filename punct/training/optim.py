@@ -21,3 +21,13 @@ def fused_adam_flag(params: Iterable[torch.Tensor]) -> bool | None:
     if params and all(p.is_floating_point() and p.device.type in FUSED_DEVICES for p in params):
         return True
     return None
+
+
+def lr_factor(step: int, warmup_steps: int, total_steps: int | None = None) -> float:
+    """The learning rate's factor at update ``step`` (from 0): a linear warm-up to 1 over ``warmup_steps`` updates,
+    then 1 (``total_steps`` None) or a linear fall to 0 at ``total_steps``."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if total_steps is None:
+        return 1.0
+    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))

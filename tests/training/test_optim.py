@@ -1,11 +1,14 @@
-"""Fused Adam where PyTorch has it, and the trainings that use it."""
+"""Fused Adam where PyTorch has it, and the trainings that use it; the learning-rate schedules."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from punct.models.punct_tdnn.train import make_optimizer
-from punct.training.optim import fused_adam_flag
+from punct.models.text.config import BertTrainConfig
+from punct.models.text.train import learning_rate
+from punct.training.optim import fused_adam_flag, lr_factor
 
 
 def test_fused_flag_for_float_parameters_on_cpu_only():
@@ -56,3 +59,24 @@ def test_am_trains_and_initialises_with_the_same_fused_adam():
     optimizer = build_optimizer(build_model(config, 5), config)
     assert isinstance(optimizer, torch.optim.Adam) and optimizer.defaults["fused"] is True
     assert optimizer.defaults["lr"] == config.lr and optimizer.defaults["weight_decay"] == config.weight_decay
+
+
+def test_lr_factor_warms_up_then_stays_or_falls_linearly_to_zero():
+    constant = [lr_factor(s, 4) for s in range(10)]
+    assert constant[:4] == [0.25, 0.5, 0.75, 1.0] and constant[4:] == [1.0] * 6
+    linear = [lr_factor(s, 4, total_steps=12) for s in range(12)]
+    assert linear[:4] == [0.25, 0.5, 0.75, 1.0]
+    # 1.0 at the warm-up's end, 1/8 at the last update
+    assert linear[4:] == pytest.approx([(12 - s) / 8 for s in range(4, 12)])
+    assert lr_factor(0, 0, total_steps=5) == 1.0 and lr_factor(5, 0, total_steps=5) == 0.0
+
+
+def test_text_branch_schedule_follows_the_config():
+    constant = BertTrainConfig(lr=1e-4, warmup_steps=2)
+    linear = BertTrainConfig(lr=1e-4, warmup_steps=2, lr_schedule="linear")
+    assert learning_rate(constant, 50, 100) == learning_rate(constant, 2, 100) == pytest.approx(1e-4)
+    assert learning_rate(linear, 2, 100) == pytest.approx(1e-4)
+    assert learning_rate(linear, 51, 100) == pytest.approx(0.5e-4)
+    assert learning_rate(linear, 0, 100) == learning_rate(constant, 0, 100) == pytest.approx(0.5e-4)
+    with pytest.raises(ValueError, match="lr_schedule must be one of constant, linear, got 'cosine'"):
+        BertTrainConfig(lr_schedule="cosine")

@@ -50,6 +50,7 @@ from punct.training.loop import (
     setup_distributed,
     wrap_ddp,
 )
+from punct.training.optim import lr_factor
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
@@ -79,12 +80,9 @@ def two_head_loss(
     return loss, {k: float(v.detach()) for k, v in parts.items()}
 
 
-def lr_factor(step: int, total_steps: int, warmup_fraction: float) -> float:
+def schedule_factor(step: int, total_steps: int, warmup_fraction: float) -> float:
     """Linear warm-up to 1 over ``warmup_fraction * total_steps`` updates, then linear decay to 0."""
-    warmup = max(1, int(round(warmup_fraction * total_steps)))
-    if step < warmup:
-        return (step + 1) / warmup
-    return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+    return lr_factor(step, max(1, int(round(warmup_fraction * total_steps))), total_steps)
 
 
 def build_optimizer(model: torch.nn.Module, cfg: MmConfig) -> torch.optim.Optimizer:
@@ -220,7 +218,7 @@ def train_one_epoch(
     epoch = state.epoch + 1
     for i, batch in enumerate(progress_bar(train_loader, enabled=progress, desc=f"epoch {epoch}", mininterval=10)):
         batch = to_device(batch, device)
-        factor = lr_factor(state.step, total_steps, cfg.warmup_fraction)
+        factor = schedule_factor(state.step, total_steps, cfg.warmup_fraction)
         for group in optimizer.param_groups:
             group["lr"] = group["peak_lr"] * factor
         loss, parts = batch_loss(model, batch, cfg, amp, punct_weights)

@@ -8,6 +8,7 @@ from punct.models.text.losses import LossConfig
 from punct.training.truncation import RightTruncation
 
 BATCHINGS = ("random", "length")
+LR_SCHEDULES = ("constant", "linear")
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class BertTrainConfig:
     eval_batch_size: int = 64  # chunks per inference batch
     lr: float = 1.0e-5  # AdamW learning rate
     weight_decay: float = 0.01  # AdamW weight decay (biases and LayerNorm excluded)
-    warmup_steps: int = 0  # linear warm-up of the learning rate, then constant
+    warmup_steps: int = 0  # linear warm-up of the learning rate, then lr_schedule
+    lr_schedule: str = "constant"  # after the warm-up: constant, or linear (down to 0 at the last step of num_epochs)
     num_epochs: int = 20  # the paper trains 20 epochs and picks the best on dev
     grad_clip: float = 1.0  # max gradient norm (0 disables)
     loss: str = "ce"  # ce, scl or focal
@@ -69,6 +71,8 @@ class BertTrainConfig:
 
     def __post_init__(self) -> None:
         self.truncation()  # checks right_truncation
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
         if self.batching not in BATCHINGS:
             raise ValueError(f"batching must be one of {', '.join(BATCHINGS)}, got {self.batching!r}")
         if self.freeze_layers < 0:

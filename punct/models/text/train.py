@@ -45,7 +45,7 @@ from punct.training.loop import (
     unwrap,
     wrap_ddp,
 )
-from punct.training.optim import fused_adam_flag
+from punct.training.optim import fused_adam_flag, lr_factor
 from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
@@ -68,8 +68,10 @@ def build_optimizer(model: torch.nn.Module, cfg: BertTrainConfig) -> torch.optim
     return torch.optim.AdamW(groups, lr=cfg.lr, fused=fused_adam_flag(decay + no_decay))
 
 
-def warmup_factor(step: int, warmup_steps: int) -> float:
-    return min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+def learning_rate(cfg: BertTrainConfig, step: int, total_steps: int) -> float:
+    """``cfg.lr`` after the linear warm-up; with ``lr_schedule: linear`` it then falls linearly to 0 at
+    ``total_steps`` (all epochs' updates)."""
+    return cfg.lr * lr_factor(step, cfg.warmup_steps, total_steps if cfg.lr_schedule == "linear" else None)
 
 
 def compute_loss(model: PunctBert, loss_fn, batch: dict, device: torch.device, amp: Amp = NO_AMP):
@@ -174,7 +176,7 @@ def train_one_epoch(
         batch_examples = training_examples(examples, batch_indices, truncation, cfg.seed, epoch)
         batch = collate_examples(batch_examples, pad_id, first)
         for group in optimizer.param_groups:
-            group["lr"] = cfg.lr * warmup_factor(state.step, cfg.warmup_steps)
+            group["lr"] = learning_rate(cfg, state.step, num_batches * cfg.num_epochs)
         loss, n = compute_loss(model, loss_fn, batch, device, amp)
         optimizer.zero_grad(set_to_none=True)
         amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
@@ -324,8 +326,10 @@ def resume_from(
     """Loads model, optimiser and RNG states of ``ckpt``; a config that changed what is learnt is an error."""
     saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
     defaults = asdict(BertTrainConfig())  # a checkpoint older than a field was trained with its default
+    # num_epochs sets a linear schedule's slope: resuming with another would change the updates already made
+    resumable = RESUMABLE_CHANGES - ({"num_epochs"} if cfg.lr_schedule == "linear" else set())
     changed = sorted(
-        k for k, v in asdict(cfg).items() if k not in RESUMABLE_CHANGES and saved["config"].get(k, defaults[k]) != v
+        k for k, v in asdict(cfg).items() if k not in resumable and saved["config"].get(k, defaults[k]) != v
     )
     if changed:
         raise ValueError(

@@ -19,7 +19,7 @@ from punct.models.cross_attention.model import (
     build_model,
     head_specs,
 )
-from punct.models.cross_attention.train import lr_factor, two_head_loss
+from punct.models.cross_attention.train import schedule_factor, two_head_loss
 from punct.models.text.model import PunctBert
 from tests.helpers.cross_attention import make_encoder, tiny_config, write_corpus
 
@@ -155,7 +155,7 @@ def test_two_head_loss_weights_and_ignored_words():
 
 
 def test_lr_schedule_warmup_then_linear_decay():
-    f = [lr_factor(s, 100, 0.2) for s in range(100)]
+    f = [schedule_factor(s, 100, 0.2) for s in range(100)]
     assert f[0] == pytest.approx(1 / 20) and f[19] == pytest.approx(1.0)
     assert f[20] == pytest.approx(1.0) and f[60] == pytest.approx(0.5) and f[99] == pytest.approx(1 / 80)
     assert all(a <= b for a, b in zip(f[:20], f[1:20])) and all(a >= b for a, b in zip(f[20:], f[21:]))
