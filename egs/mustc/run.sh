@@ -281,10 +281,15 @@ fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: BERT word vectors ($tdnn_word_vectors encoder) and posteriors: exp/bert -> exp/emb_bert"
+  # The three splits at once (a job's start-up, imports and the encoder, is most of its time): in a default run
+  # this stage mostly comes after the acoustic branch has ended, so the cores are free.  A failed one stops the stage.
+  pids=()
   for split in train dev test; do
     steps/dump_bert.sh --cmd "$decode_net_cmd" --nj $nj --device $device --word-vectors $tdnn_word_vectors \
-      exp/bert/best-valid-f1 data/manifests/mustc_supervisions_${split}.jsonl.gz exp/emb_bert/$split
+      exp/bert/best-valid-f1 data/manifests/mustc_supervisions_${split}.jsonl.gz exp/emb_bert/$split &
+    pids+=($!)
   done
+  for pid in "${pids[@]}"; do wait $pid; done
   for split in dev test; do
     python -m punct.bin.score_text --title "BERT text-only, $split" --posteriors exp/emb_bert/$split/post.scp \
       --supervisions data/manifests/mustc_supervisions_${split}.jsonl.gz --out exp/bert/results-$split

@@ -297,6 +297,17 @@ def test_resume_with_other_loss_is_refused(setup):
         run("punct.bin.train_bert", *common, "--loss", "focal", "--resume", "--num-epochs", "2")
 
 
+def test_resume_of_a_linear_schedule_with_other_epochs_is_refused(setup):
+    """A linear schedule's slope follows num_epochs: the updates already made would not be those of the new value.
+    Under the constant schedule more epochs resume (test_train_resume_dump_and_score)."""
+    root = setup
+    exp = root / "exp_refuse_linear"
+    common = train_args(root, "--exp-dir", exp, "--lr-schedule", "linear")
+    run("punct.bin.train_bert", *common, "--num-epochs", 1)
+    with pytest.raises(ValueError, match=r"other values of \['num_epochs'\]"):
+        run("punct.bin.train_bert", *common, "--resume", "--num-epochs", "2")
+
+
 def write_position_manifest(path, n, seed):
     """Utterances of random words whose last word takes "." (a cue of position only) and "cat" ","."""
     from lhotse import SupervisionSegment, SupervisionSet

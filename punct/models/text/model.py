@@ -267,8 +267,9 @@ class PunctBert(nn.Module):
         return vectors, {name: head(vectors) for name, head in self.heads.items()}
 
     def freeze_lower_layers(self, num_layers: int) -> int:
-        """Stops training the embeddings and the encoder's first ``num_layers`` layers; returns the number of
-        parameters frozen.  Nothing below them needs a gradient, so autograd skips their backward pass."""
+        """Stops training the embeddings and the encoder's first ``num_layers`` layers (0: the embeddings alone);
+        returns the number of parameters frozen.  Nothing below them needs a gradient, so autograd skips their
+        backward pass."""
         embeddings = getattr(self.encoder, "embeddings", None)
         layers = getattr(getattr(self.encoder, "encoder", None), "layer", None)
         if embeddings is None or layers is None:
@@ -276,8 +277,8 @@ class PunctBert(nn.Module):
                 f"freeze_layers: {type(self.encoder).__name__} has no embeddings and encoder.layer "
                 "(the layout of BERT-like encoders)"
             )
-        if not 0 < num_layers <= len(layers):
-            raise ValueError(f"freeze_layers must be in 1..{len(layers)} for this encoder, got {num_layers}")
+        if not 0 <= num_layers <= len(layers):
+            raise ValueError(f"freeze_layers must be in 0..{len(layers)} for this encoder, got {num_layers}")
         frozen = [p for module in (embeddings, *layers[:num_layers]) for p in module.parameters()]
         for p in frozen:
             p.requires_grad_(False)

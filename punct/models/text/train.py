@@ -308,9 +308,10 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
     heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
     model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
-    if cfg.freeze_layers:
+    if cfg.freeze_layers or cfg.freeze_embeddings:
         frozen = model.freeze_lower_layers(cfg.freeze_layers)
-        logging.info("frozen: embeddings, layers 0-%d (%.1f M parameters)", cfg.freeze_layers - 1, frozen / 1e6)
+        layers = f", layers 0-{cfg.freeze_layers - 1}" if cfg.freeze_layers else ""
+        logging.info("frozen: embeddings%s (%.1f M parameters)", layers, frozen / 1e6)
     logging.info(
         "model: %s with %.1f M parameters (heads %.2f M)",
         type(model.encoder).__name__,

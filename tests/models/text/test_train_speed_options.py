@@ -1,5 +1,5 @@
 """train_bert's options that cut the text branch's compute: ``batching: length`` (chunks of like length
-together) and ``freeze_layers`` (the embeddings and the lowest layers not trained)."""
+together), ``freeze_layers`` (the embeddings and the lowest layers not trained) and ``freeze_embeddings``."""
 
 from __future__ import annotations
 
@@ -52,8 +52,20 @@ def test_frozen_layers_keep_their_pretrained_weights_and_the_rest_learns(data): 
     assert frozen and trained_layers
     assert all(torch.equal(trained[k], init[k]) for k in frozen)
     assert all(not torch.equal(trained[k], init[k]) for k in trained_layers)
-    with pytest.raises(ValueError, match=r"freeze_layers must be in 1\.\.2 for this encoder, got 3"):
+    with pytest.raises(ValueError, match=r"freeze_layers must be in 0\.\.2 for this encoder, got 3"):
         PunctBert.from_encoder(str(data / "tiny-bert")).freeze_lower_layers(3)
+
+
+def test_frozen_embeddings_keep_their_pretrained_weights_and_every_layer_learns(data):  # noqa: F811
+    exp = data / "exp_frozen_embeddings"
+    train_bert.main(args(data, exp, "--batch-size", "8", "--num-epochs", "1", "--freeze-embeddings", "true"))
+    trained = model_state(exp, 1)
+    init = {f"encoder.{k}": v for k, v in make_encoder(max_positions=64).state_dict().items()}
+    frozen = [k for k in init if ".embeddings." in k]
+    layer_weights = [k for k in init if ".layer." in k and k.endswith("weight")]
+    assert frozen and layer_weights
+    assert all(torch.equal(trained[k], init[k]) for k in frozen)
+    assert all(not torch.equal(trained[k], init[k]) for k in layer_weights)
 
 
 def test_freeze_values_are_checked():
