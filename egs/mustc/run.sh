@@ -155,9 +155,13 @@ network_options "$device" "$ngpu" "$amp" "$seed"
 # while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
 text_branch=
 overlap=false
+acoustic_nj=$nj   # jobs of stages 3-4
 if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
   overlap=true
   branch_threads=${branch_threads:-1}
+  # stages 3-4 leave the text branch its core(s): with --nj 2 on 2 cores their second job slowed BERT's last
+  # epoch by ~25 s while the acoustic branch had time to spare
+  acoustic_nj=$(( nj > branch_threads ? nj - branch_threads : 1 ))
 fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
 
@@ -237,14 +241,14 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   ali_opts=
   [ $corpus_form = mini ] && ali_opts="--word-times-dir $corpus_dir/data"
   [ $corpus_form = mini ] && [ "$corpus_size" = tiny ] && ali_opts="$ali_opts --max-fail 0.5"
-  steps/align.sh --nj $nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device $ali_opts data/fbank exp/am
+  steps/align.sh --nj $acoustic_nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device $ali_opts data/fbank exp/am
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: layer-12 embeddings: exp/am -> exp/emb_am"
   # One (frames x dim) matrix per cut id at 100 frames/s, kaldiio two-byte compression; the log also
   # gives the dump throughput at this model's size and at paper size (conf/am.yaml).
-  steps/dump_am_embeddings.sh --nj $nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device --layer 12 \
+  steps/dump_am_embeddings.sh --nj $acoustic_nj --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --prefix mustc --device $device --layer 12 \
     --benchmark-config conf/am.yaml data/fbank exp/am exp/emb_am
 fi
 
