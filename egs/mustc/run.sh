@@ -53,7 +53,7 @@ corpus_seed=42       # seed of the mini corpus (text, voices, pauses): fixed, so
 prosody=natural      # mini corpus: what espeak-ng is told about the marks: natural (the words, with pauses drawn by
                      # conf/prosody.yaml), marks (the punctuated text, every mark spoken as a pause) or none (the words
                      # alone); the corpus goes to data/corpus_<size>_<prosody>
-overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 2-4 (acoustic model)
+overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 1-4 (features, acoustic model)
 branch_threads=      # torch threads of stages 2 and 5; empty: 1 when the branches overlap, else torch's default
 # End configuration section.
 
@@ -101,7 +101,7 @@ Options (defaults in brackets):
   --corpus-seed N      random seed of the mini corpus [${corpus_seed}]
   --prosody P          mini corpus speech: natural (pauses and question rises drawn from conf/prosody.yaml),
                        marks (punctuated text spoken), none (words alone); data/corpus_<size>_<prosody> [${prosody}]
-  --overlap-branches B true: stages 5-6 run in the background beside stages 2-4 (log in
+  --overlap-branches B true: stages 5-6 run in the background beside stages 1-4 (log in
                        exp/log/text_branch.log) [${overlap_branches}]
   --branch-threads N   torch threads of stages 2 and 5; empty: 1 when overlapping [${branch_threads}]
 Jobs run through \$train_cmd/\$decode_cmd from cmd.sh (PUNCT_BACKEND=local or slurm); on cuda the network
@@ -152,15 +152,16 @@ am_extra_opts=
 # $decode_net_cmd (one GPU per job), and $train_opts of every training (on cuda an empty --amp is auto).
 network_options "$device" "$ngpu" "$amp" "$seed"
 # Stages 5-6 need only the manifests: with --overlap-branches they run as a second run.sh in the background
-# while stages 2-4 train and use the acoustic model (the AM's small layers keep one CPU core busy, not two).
+# while stages 1-4 compute features, train and use the acoustic model (the AM's small layers keep one CPU core
+# busy, not two).
 text_branch=
 overlap=false
-acoustic_nj=$nj   # jobs of stages 3-4
+acoustic_nj=$nj   # jobs of stages 1, 3 and 4
 if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
   overlap=true
   branch_threads=${branch_threads:-1}
-  # stages 3-4 leave the text branch its core(s): with --nj 2 on 2 cores their second job slowed BERT's last
-  # epoch by ~25 s while the acoustic branch had time to spare
+  # stages 1, 3 and 4 leave the text branch its core(s): with --nj 2 on 2 cores the second job of stages 3-4
+  # slowed BERT's last epoch by ~25 s while the acoustic branch had time to spare
   acoustic_nj=$(( nj > branch_threads ? nj - branch_threads : 1 ))
 fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
@@ -204,18 +205,8 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   fi
 fi
 
-if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
-  log "Stage 1: MFCC features: data/manifests -> data/fbank"
-  # 40-dim hires MFCC (kaldi-native-fbank), one cut per supervision, per-speaker CMVN stats.
-  steps/compute_features.sh --nj $nj --cmd "$train_cmd" --prefix mustc --feat-config conf/mfcc.yaml data/manifests data/fbank
-  if [ "$am_extra_size" != none ]; then
-    steps/compute_features.sh --nj $nj --cmd "$train_cmd" --prefix mustc --feat-config conf/mfcc.yaml --splits train \
-      data/manifests_am data/fbank_am
-  fi
-fi
-
 if $overlap; then
-  log "Stages 5-6 start in the background beside stages 2-4: exp/log/text_branch.log"
+  log "Stages 5-6 start in the background beside stages 1-4: exp/log/text_branch.log"
   mkdir -p exp/log
   # its own process group, so that a failing acoustic branch can stop it (the trap below); its stage 6 runs
   # $branch_threads job(s) per split: the acoustic branch holds the other core(s), and each job loads the encoders
@@ -223,6 +214,16 @@ if $overlap; then
     --nj $branch_threads > exp/log/text_branch.log 2>&1 &
   text_branch=$!
   trap '[ -n "$text_branch" ] && kill -- -$text_branch 2>/dev/null || true' EXIT
+fi
+
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
+  log "Stage 1: MFCC features: data/manifests -> data/fbank"
+  # 40-dim hires MFCC (kaldi-native-fbank), one cut per supervision, per-speaker CMVN stats.
+  steps/compute_features.sh --nj $acoustic_nj --cmd "$train_cmd" --prefix mustc --feat-config conf/mfcc.yaml data/manifests data/fbank
+  if [ "$am_extra_size" != none ]; then
+    steps/compute_features.sh --nj $acoustic_nj --cmd "$train_cmd" --prefix mustc --feat-config conf/mfcc.yaml --splits train \
+      data/manifests_am data/fbank_am
+  fi
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
