@@ -13,4 +13,13 @@ One concept per subpackage, on floors: a module imports its own area and areas o
   7  bin
 """
 
+import os
+
 __version__ = "0.1.0"
+
+# oneDNN (torch's CPU kernels for bf16 and conv) compiles a kernel per input shape and keeps 1024 of them.  Packed
+# BERT rows (and the TDNN's and AM's batches) take a new length almost every step: with the default the cache
+# overflows and kernels are compiled again, and a bf16 training step grew slower as the shapes accumulated (stage 5's
+# epochs 62 -> 79-108 s in a default run; egs/mustc/RESULTS.md, "second pass").  oneDNN may read it as torch
+# loads, so it is set here, before torch is imported; a value already in the environment wins.
+os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8192")

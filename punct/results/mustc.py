@@ -428,7 +428,7 @@ def render_tables(runs: Sequence[RunResult], split: str = "test") -> str:
 
 BRANCH_NOTE = (
     " Stages 5-6 (BERT) run in the background beside the acoustic stages (run.sh --overlap-branches, the default;"
-    " beside stages 2-4 until ce2f7c8, 1-4 since) and have no column: stage 4's includes the wait for them."
+    " beside stages 2-4 up to ce2f7c8, 1-4 from e6b1c2e) and have no column: stage 4's includes the wait for them."
 )
 
 

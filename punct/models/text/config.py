@@ -25,7 +25,7 @@ class BertTrainConfig:
     freeze_layers: int = 0  # the embeddings and the encoder's first N layers are not trained: no gradient
     # flows below layer N (its backward pass is skipped); 0 trains all, as the papers
     freeze_embeddings: bool = False  # the embedding tables alone are not trained (freeze_layers > 0 implies it): no
-    # gradient of the 11.7 M MiniLM embedding parameters and no optimiser step on them
+    # gradient of the 11.9 M MiniLM embedding parameters and no optimiser step on them
     eval_batch_size: int = 64  # chunks per inference batch
     lr: float = 1.0e-5  # AdamW learning rate
     weight_decay: float = 0.01  # AdamW weight decay (biases and LayerNorm excluded)
