@@ -157,12 +157,15 @@ network_options "$device" "$ngpu" "$amp" "$seed"
 text_branch=
 overlap=false
 acoustic_nj=$nj   # jobs of stages 1, 3 and 4
+if $overlap_branches; then
+  # stages 1, 3 and 4 leave the text branch its core(s): with --nj 2 on 2 cores the second job of stages 3-4
+  # slowed BERT's last epoch by ~25 s while the acoustic branch had time to spare.  Also when this run starts
+  # after stage 2: the job count shards their outputs, and a rerun (--stage 3) must find the default run's shards
+  acoustic_nj=$(( nj > ${branch_threads:-1} ? nj - ${branch_threads:-1} : 1 ))
+fi
 if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
   overlap=true
   branch_threads=${branch_threads:-1}
-  # stages 1, 3 and 4 leave the text branch its core(s): with --nj 2 on 2 cores the second job of stages 3-4
-  # slowed BERT's last epoch by ~25 s while the acoustic branch had time to spare
-  acoustic_nj=$(( nj > branch_threads ? nj - branch_threads : 1 ))
 fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
 
