@@ -14,7 +14,8 @@
 # would not (a copy outside egs/) is made absolute.  A copy whose run finished
 # (exp/results/run.json) is kept and not run again unless --overwrite true.
 # Per seed, <out-dir>/seed<N>/ gets results.json, RESULTS.md and run.json (seed, wall seconds,
-# command, start time, git commit, and the digest of a mini corpus' audio: data/corpus_*/build.json's md5s);
+# command, start time, git commit, the digest of a mini corpus' audio: data/corpus_*/build.json's md5s, and the
+# host's speed before and after the run: punct.bin.machine_speed);
 # <out-dir>/summary.{json,md} hold the tables.
 set -euo pipefail
 
@@ -102,6 +103,9 @@ for seed in $seeds; do
     fresh_copy "$copy"
     command="cd $copy && ./run.sh --seed $seed${run_opts[*]:+ $(printf '%q ' "${run_opts[@]}")}"
     log "seed $seed: $command (log: $copy/run.log)"
+    # the host's speed before and after (a fixed one-thread workload, punct.utils.machine_speed): wall times of
+    # runs made at other hours compare only through it
+    speed_before=$(python -m punct.bin.machine_speed)
     started=$(date -Iseconds)
     start=$(date +%s)
     (cd "$copy" && ./run.sh --seed "$seed" "${run_opts[@]}") > "$copy/run.log" 2>&1 || {
@@ -114,9 +118,11 @@ for seed in $seeds; do
     corpus_audio=$(python -c 'import sys; from punct.synthesis.build_record import corpora_digest
 print(corpora_digest(sys.argv[1:]))' "$copy"/data/corpus_*)
     python3 -c 'import json, sys; print(json.dumps(dict(zip(("seed", "wall_seconds", "command", "started", "commit",
-        "corpus_audio"), (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:6], sys.argv[6] or None)))))' \
-      "$seed" "$wall" "${command% }" "$started" "$commit" "$corpus_audio" > "$copy/exp/results/run.json.tmp"
+        "corpus_audio", "machine_speed"), (int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:6], sys.argv[6] or None,
+        {"before": json.loads(sys.argv[7])})))))' \
+      "$seed" "$wall" "${command% }" "$started" "$commit" "$corpus_audio" "$speed_before" > "$copy/exp/results/run.json.tmp"
     mv "$copy/exp/results/run.json.tmp" "$copy/exp/results/run.json"
+    python -m punct.bin.machine_speed --into "$copy/exp/results/run.json" --key after
     python -m punct.bin.stage_times "$copy/run.log" "$copy/exp/results/run.json"   # + each stage's time
     log "seed $seed: finished in $wall s"
   fi

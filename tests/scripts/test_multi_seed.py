@@ -108,6 +108,8 @@ def test_each_seed_runs_in_a_fresh_sibling_copy(runs):
         assert (copy / "exp" / "args.txt").read_text().split() == ["--stop-stage", "8", "--nj", "1"]
         run = json.loads((runs / "summary" / f"seed{seed}" / "run.json").read_text())
         assert run["seed"] == seed and run["wall_seconds"] >= 0 and f"--seed {seed}" in run["command"]
+        speed = run["machine_speed"]  # the host's speed probed before and after the run
+        assert set(speed) == {"before", "after"} and all(speed[k]["seconds"] > 0 for k in speed)
 
 
 def test_summary_is_mean_and_sample_sd_of_the_runs(runs):

@@ -351,7 +351,7 @@ def build_model(kind: str, cfg: MmConfig, text: PunctBert | None = None, am_dim:
     if text is None:
         text = PunctBert.from_encoder(cfg.bert_model or None, head_specs(cfg), letters=cfg.text_letters)
     if cfg.text_layers > 0:
-        truncate_encoder(text.encoder, cfg.text_layers)
+        text.keep_first_layers(cfg.text_layers)
     if cfg.freeze_text_embeddings:
         freeze_embeddings(text.encoder, text.added_letters.ids)
     if kind == "text":
@@ -376,16 +376,6 @@ def freeze_embeddings(encoder: nn.Module, trainable_rows: Sequence[int] = ()) ->
         p.requires_grad_(False)
     if trainable_rows:
         encoder.set_input_embeddings(LetterRowsEmbedding(encoder.get_input_embeddings(), trainable_rows))
-
-
-def truncate_encoder(encoder: nn.Module, num_layers: int) -> None:
-    """Keeps the first ``num_layers`` transformer layers of a BERT-like encoder (``encoder.encoder.layer``)."""
-    layers = getattr(getattr(encoder, "encoder", None), "layer", None)
-    if not isinstance(layers, nn.ModuleList):
-        raise ValueError(f"text_layers: {type(encoder).__name__} has no encoder.layer list to truncate")
-    if num_layers < len(layers):
-        encoder.encoder.layer = nn.ModuleList(list(layers)[:num_layers])
-        encoder.config.num_hidden_layers = num_layers
 
 
 def new_parameters(model: nn.Module) -> list[nn.Parameter]:

@@ -22,6 +22,8 @@ class BertTrainConfig:
     batch_size: int = 32  # chunks per training batch
     batching: str = "random"  # random: shuffled chunks; length: chunks of like length together, the batches in
     # shuffled order (less padding where the encoder cannot be packed: punct.models.text.packing)
+    encoder_layers: int = 0  # > 0: only the encoder's first N transformer layers are kept (a smaller encoder for CPU
+    # budgets; the checkpoint holds N layers); 0 keeps all, as the papers
     freeze_layers: int = 0  # the embeddings and the encoder's first N layers are not trained: no gradient
     # flows below layer N (its backward pass is skipped); 0 trains all, as the papers
     freeze_embeddings: bool = False  # the embedding tables alone are not trained (freeze_layers > 0 implies it): no
@@ -79,3 +81,10 @@ class BertTrainConfig:
             raise ValueError(f"batching must be one of {', '.join(BATCHINGS)}, got {self.batching!r}")
         if self.freeze_layers < 0:
             raise ValueError(f"freeze_layers must be >= 0, got {self.freeze_layers}")
+        if self.encoder_layers < 0:
+            raise ValueError(f"encoder_layers must be >= 0, got {self.encoder_layers}")
+        if self.encoder_layers and self.freeze_layers >= self.encoder_layers:
+            raise ValueError(
+                f"freeze_layers ({self.freeze_layers}) must be below encoder_layers ({self.encoder_layers}): "
+                "nothing would train"
+            )

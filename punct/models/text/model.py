@@ -284,6 +284,18 @@ class PunctBert(nn.Module):
             p.requires_grad_(False)
         return sum(p.numel() for p in frozen)
 
+    def keep_first_layers(self, num_layers: int) -> None:
+        """Keeps the encoder's first ``num_layers`` transformer layers and drops the rest (a smaller, faster encoder
+        whose saved config says so); ``num_layers`` at or above the encoder's depth keeps them all."""
+        layers = getattr(getattr(self.encoder, "encoder", None), "layer", None)
+        if not isinstance(layers, nn.ModuleList):
+            raise ValueError(f"{type(self.encoder).__name__} has no encoder.layer list to keep {num_layers} layers of")
+        if num_layers < 1:
+            raise ValueError(f"an encoder needs at least one layer, got {num_layers}")
+        if num_layers < len(layers):
+            self.encoder.encoder.layer = nn.ModuleList(list(layers)[:num_layers])
+            self.encoder.config.num_hidden_layers = num_layers
+
     # ---- saving and loading -------------------------------------------------------------
 
     @classmethod

@@ -308,13 +308,16 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
     heads = [HeadSpec(HEAD, PUNCT4.classes, cfg.head_hidden, cfg.head_activation, cfg.head_dropout)]
     model = PunctBert.from_encoder(cfg.bert_model or None, heads)
     model.chunking = {"max_length": cfg.max_length, "context": cfg.context}
+    if cfg.encoder_layers:
+        model.keep_first_layers(cfg.encoder_layers)
     if cfg.freeze_layers or cfg.freeze_embeddings:
         frozen = model.freeze_lower_layers(cfg.freeze_layers)
         layers = f", layers 0-{cfg.freeze_layers - 1}" if cfg.freeze_layers else ""
         logging.info("frozen: embeddings%s (%.1f M parameters)", layers, frozen / 1e6)
     logging.info(
-        "model: %s with %.1f M parameters (heads %.2f M)",
+        "model: %s, %d layers, with %.1f M parameters (heads %.2f M)",
         type(model.encoder).__name__,
+        model.encoder.config.num_hidden_layers,
         sum(p.numel() for p in model.parameters()) / 1e6,
         sum(p.numel() for p in model.heads.parameters()) / 1e6,
     )

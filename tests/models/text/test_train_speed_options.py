@@ -1,5 +1,6 @@
 """train_bert's options that cut the text branch's compute: ``batching: length`` (chunks of like length
-together), ``freeze_layers`` (the embeddings and the lowest layers not trained) and ``freeze_embeddings``."""
+together), ``freeze_layers`` (the embeddings and the lowest layers not trained), ``freeze_embeddings`` and
+``encoder_layers`` (only the first layers kept)."""
 
 from __future__ import annotations
 
@@ -68,8 +69,25 @@ def test_frozen_embeddings_keep_their_pretrained_weights_and_every_layer_learns(
     assert all(not torch.equal(trained[k], init[k]) for k in layer_weights)
 
 
+def test_an_encoder_cut_to_its_first_layer_trains_saves_and_loads_as_one_layer(data):  # noqa: F811
+    exp = data / "exp_one_layer"
+    train_bert.main(args(data, exp, "--batch-size", "8", "--num-epochs", "1", "--encoder-layers", "1"))
+    trained = model_state(exp, 1)
+    init = {f"encoder.{k}": v for k, v in make_encoder(max_positions=64).state_dict().items()}
+    assert not any(".layer.1." in k for k in trained)  # the second of the data's two layers is gone
+    layer_0 = [k for k in init if ".layer.0." in k and k.endswith("weight")]
+    assert layer_0 and all(not torch.equal(trained[k], init[k]) for k in layer_0)
+    best = PunctBert.from_pretrained(exp / "best-valid-f1")
+    assert best.encoder.config.num_hidden_layers == 1 and len(best.encoder.encoder.layer) == 1
+    assert all(torch.equal(v, trained[k]) for k, v in best.state_dict().items() if k in trained)
+    with pytest.raises(ValueError, match="an encoder needs at least one layer, got 0"):
+        best.keep_first_layers(0)
+
+
 def test_freeze_values_are_checked():
     with pytest.raises(ValueError, match="freeze_layers must be >= 0"):
         BertTrainConfig(freeze_layers=-1)
+    with pytest.raises(ValueError, match=r"freeze_layers \(2\) must be below encoder_layers \(2\)"):
+        BertTrainConfig(encoder_layers=2, freeze_layers=2)
     with pytest.raises(ValueError, match="batching must be one of random, length"):
         BertTrainConfig(batching="sorted")
