@@ -42,7 +42,17 @@ from punct.labels import PUNCT9
 from punct.results.facts import acoustic_model_health
 from punct.results.plots import plot_f1_by_length, plot_itn_model
 from punct.results.stages import STAGES_NOTE, stage_rows
-from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
+from punct.results.tables import (
+    duration,
+    machine_speed_cell,
+    machine_speed_rows,
+    markdown_table,
+    mean_sd_cell,
+    number,
+    read_run_json,
+    run_name,
+    spread,
+)
 from punct.scoring import itn
 from punct.scoring.ensemble import AlphaChoice
 from punct.scoring.intervals import Interval
@@ -200,6 +210,7 @@ class ItnRun:
     vs_baseline: dict[str, Interval] = dataclasses.field(default_factory=dict)
     baseline: str | None = None
     stages: list[dict] | None = None  # the run.json's stage times (punct.results.stages), if recorded
+    machine_speed: str | None = None  # the run.json's host speed probe, before / after (punct.bin.machine_speed)
 
     @property
     def name(self) -> str:
@@ -249,6 +260,7 @@ def read_itn_run(path: Path, split: str = "test") -> ItnRun:
             (m["scores"][split]["baseline"] for m in results["models"] if "baseline" in m["scores"][split]), None
         ),
         stages=run.get("stages"),
+        machine_speed=machine_speed_cell(run),
     )
 
 
@@ -353,6 +365,7 @@ def fact_rows(runs: Sequence[ItnRun]) -> list[list[str]]:
     for label, values, fmt in numeric:
         if any(v is not None for v in values):  # a fact no run recorded is left out
             rows.append([label] + [fmt(v) for v in values] + ([mean_sd_cell(values, fmt)] if several else []))
+    rows += machine_speed_rows([r.machine_speed for r in runs], several)
     return rows
 
 

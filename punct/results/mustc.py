@@ -34,7 +34,17 @@ from lhotse.utils import Pathlike
 
 from punct.results.plots import plot_confusion, plot_f1_vs_alpha
 from punct.results.stages import STAGES_NOTE, stage_rows
-from punct.results.tables import duration, markdown_table, mean_sd_cell, number, read_run_json, run_name, spread
+from punct.results.tables import (
+    duration,
+    machine_speed_cell,
+    machine_speed_rows,
+    markdown_table,
+    mean_sd_cell,
+    number,
+    read_run_json,
+    run_name,
+    spread,
+)
 from punct.scoring.ensemble import AlphaChoice
 from punct.scoring.intervals import Interval
 from punct.scoring.punct_scores import Coverage
@@ -274,6 +284,7 @@ class RunResult:
     wall_seconds: float | None
     stages: list[dict] | None = None  # the run.json's stage times (punct.results.stages), if recorded
     corpus_audio: str | None = None  # the run.json's digest of the mini corpus' audio (build_record.corpora_digest)
+    machine_speed: str | None = None  # the run.json's host speed probe, before / after (punct.bin.machine_speed)
 
     @property
     def name(self) -> str:
@@ -325,6 +336,7 @@ def read_run(path: Path, split: str = "test") -> RunResult:
         wall_seconds=run.get("wall_seconds"),
         stages=run.get("stages"),
         corpus_audio=run.get("corpus_audio"),
+        machine_speed=machine_speed_cell(run),
     )
 
 
@@ -409,6 +421,7 @@ def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
     rows.append([f"{split} utterances (words) scored"] + [scored_cell(r) for r in runs] + ([""] if several else []))
     walls = [r.wall_seconds for r in runs]
     rows.append(["wall time"] + [duration(w) for w in walls] + ([mean_sd_cell(walls, duration)] if several else []))
+    rows += machine_speed_rows([r.machine_speed for r in runs], several)
     if any(r.corpus_audio for r in runs):
         digests = [r.corpus_audio or "not recorded" for r in runs]
         same = "the same" if len(set(digests)) == 1 else "**differ**"

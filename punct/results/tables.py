@@ -60,6 +60,23 @@ def read_run_json(results: Path) -> dict:
     return json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else {}
 
 
+def machine_speed_cell(run: dict) -> str | None:
+    """A run.json's ``machine_speed`` (punct.bin.machine_speed, before and after the run) as "0.41 / 0.43"; None
+    if it has none."""
+    speed = run.get("machine_speed") or {}
+    if not speed:
+        return None
+    return " / ".join(f"{speed[k]['seconds']:.2f}" if k in speed else "?" for k in ("before", "after"))
+
+
+def machine_speed_rows(cells: Sequence[str | None], several: bool) -> list[list[str]]:
+    """The per-run table's row of the runs' host speed probes (:func:`machine_speed_cell`); none if no run has one."""
+    if not any(cells):
+        return []
+    row = ["host speed probe (s before / after the run; smaller: faster)"] + [c or "not recorded" for c in cells]
+    return [row + ([""] if several else [])]
+
+
 def run_name(seed: int | None, results: Path) -> str:
     """A run's column title: "seed N", else the folder of its results.json."""
     return f"seed {seed}" if seed is not None else Path(results).parent.name

@@ -282,6 +282,22 @@ def test_several_runs_mean_sd_and_per_run_values(three_runs):
     assert "sample standard deviation" in lines[-1]
 
 
+def test_facts_show_the_host_speed_probe_where_a_run_recorded_it(three_runs, tmp_path):
+    paths = []
+    for i, (path, _) in enumerate(three_runs):  # copies: the module's runs stay as they are
+        copy = tmp_path / f"run{i}"
+        copy.mkdir()
+        run = json.loads((path.parent / "run.json").read_text())
+        if i == 1:
+            run["machine_speed"] = {"before": {"seconds": 0.62}, "after": {"seconds": 0.6449}}
+        (copy / "run.json").write_text(json.dumps(run))
+        (copy / "results.json").write_text(path.read_text())
+        paths.append(copy / "results.json")
+    lines = tables_and_summary(paths, "test")[1].splitlines()
+    speeds = "| not recorded | 0.62 / 0.64 | not recorded |  |"
+    assert "| host speed probe (s before / after the run; smaller: faster) " + speeds in lines
+
+
 def test_summary_json_of_several_runs(three_runs, tmp_path):
     results_table.main(["--out-dir", str(tmp_path), *(str(p) for p, _ in three_runs)])
     summary = json.loads((tmp_path / "summary.json").read_text())

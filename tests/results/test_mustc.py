@@ -122,6 +122,19 @@ def test_corpus_audio_row_says_whether_the_runs_heard_the_same_audio(three_runs)
     assert row.endswith("| corpus_mini:ba9876543210 | **differ** |")
 
 
+def test_host_speed_row_shows_each_runs_probe_before_and_after(three_runs):
+    assert not any("host speed" in line for line in render_tables([read_run(p) for p in three_runs]).splitlines())
+    for path, before in zip(three_runs[:2], (0.407, 0.8125)):
+        run_json = path.parent / "run.json"
+        speed = {"before": {"seconds": before}, "after": {"seconds": 0.431}}
+        run_json.write_text(json.dumps({**json.loads(run_json.read_text()), "machine_speed": speed}))
+    lines = render_tables([read_run(p) for p in three_runs]).splitlines()
+    assert (
+        "| host speed probe (s before / after the run; smaller: faster) | 0.41 / 0.43 | 0.81 / 0.43 | not recorded |  |"
+        in lines
+    )
+
+
 def test_one_run_has_no_mean_column(three_runs):
     lines = render_tables([read_run(three_runs[0])]).splitlines()
     assert lines[0] == "| Model | F1 | seed 1 |"
