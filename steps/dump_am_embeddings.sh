@@ -40,6 +40,25 @@ for split in $splits; do
     [ -f $f ] || { echo "$0: no such file $f"; exit 1; }
   done
 done
+# $dir/num_jobs: the --nj the shards were made with (the merge reads emb.1..N of each split).  A complete set made
+# with another --nj is kept and finished at its own count; an incomplete one is redone at this --nj.
+shard_nj=$nj
+[ -f $dir/num_jobs ] && shard_nj=$(cat $dir/num_jobs)
+if [ "$shard_nj" != "$nj" ]; then
+  complete=true
+  for split in $splits; do
+    for n in $(seq $shard_nj); do [ -f $dir/$split/emb.$n.scp.done ] || complete=false; done
+  done
+  if $complete; then
+    echo "$0: $dir holds a complete set of shards of --nj $shard_nj; keeping them (--nj $nj ignored)"
+    nj=$shard_nj
+  else
+    echo "$0: $dir holds unfinished shards of --nj $shard_nj; redoing them with --nj $nj"
+    for split in $splits; do rm -f $dir/$split/emb.*; done
+  fi
+fi
+mkdir -p $dir
+echo $nj > $dir/num_jobs
 opt=
 $overwrite && opt=--overwrite
 # Shards dumped with an older model than the current one are redone (punct.bin.dump_am_embeddings

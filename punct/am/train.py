@@ -18,6 +18,7 @@ selection does not depend on the precision of training), and so are the weights 
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -48,7 +49,7 @@ from punct.training.loop import (
     unwrap,
 )
 from punct.training.optim import fused_adam_flag
-from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
+from punct.training.precision import PROBE_BATCHES, LossOf, check_amp, probe_loss_of, training_amp
 from punct.utils.config import save_config
 from punct.utils.progress import progress
 
@@ -287,11 +288,16 @@ def run_training(
 
 
 def _probe_loss(config: AmConfig, cuts: CutSet, cmvn: SpeakerCmvn, tokens: TokenTable, device: torch.device) -> LossOf:
-    """The CTC loss of the first ``max_duration`` seconds of training cuts (``--amp fastest`` times its step)."""
+    """The CTC loss of the training cuts' first batches of ``max_duration`` seconds, each of another shape as in
+    training (``--amp fastest`` times their steps)."""
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
+
+    def first_batches() -> list[dict]:
+        sampler = SimpleCutSampler(cuts, max_duration=config.max_duration)
+        return [CtcDataset(cmvn, tokens)[batch] for batch in itertools.islice(sampler, PROBE_BATCHES)]
+
     return probe_loss_of(
-        lambda: CtcDataset(cmvn, tokens)[next(iter(SimpleCutSampler(cuts, max_duration=config.max_duration)))],
-        lambda model, batch, amp: compute_loss(model, batch, device, ctc, config.ctc_subsample, amp)[0],
+        first_batches, lambda model, batch, amp: compute_loss(model, batch, device, ctc, config.ctc_subsample, amp)[0]
     )
 
 

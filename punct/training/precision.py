@@ -10,6 +10,13 @@ faster on an AMD EPYC with the same instructions (benchmarks/README.md).  ``auto
 The probe runs forward and backward of a few steps on a *copy* of the model, without optimizer steps, with the
 random generators forked, so the training that follows is exactly the training ``--amp`` with the chosen mode
 would run.  Under torchrun every rank measures and the summed times decide, so all ranks agree.
+
+Each timed step takes another of the training's first batches (:data:`PROBE_BATCHES`), so a step pays what a
+training step pays when the batch shapes keep changing: oneDNN compiles its kernels per input shape, and on a Xeon
+with AMX the bf16 kernels cost far more to compile than to run.  Timed on one batch repeated, bf16 looked faster for
+egs/parczech's acoustic model there (0.123 against 0.172 s per step) and its epochs then took 2:45-4:22 min, where
+float32's took 1:20 (DynamicBucketingSampler: nearly every batch a new shape; benchmarks/README.md).  Models whose
+batches keep one shape (the TDNN's windows) pay the compilation once, in the warm-up step, as in their training.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import copy
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,21 +36,41 @@ from punct.utils.device import bf16_pays, has_native_bf16
 
 FASTEST = "fastest"
 
-# loss_of(model, amp): one batch's training loss of ``model``, its forward pass under ``amp.autocast()``
-LossOf = Callable[[torch.nn.Module, Amp], torch.Tensor]
+PROBE_BATCHES = 4  # the warm-up step's batch and the timed steps' (one each)
+
+# loss_of(model, amp, i): the training loss of ``model`` on probe batch ``i`` (0: the warm-up's), its forward pass
+# under ``amp.autocast()``
+LossOf = Callable[[torch.nn.Module, Amp, int], torch.Tensor]
 
 
-def probe_loss_of(make_batch: Callable[[], Any], loss: Callable[[torch.nn.Module, Any, Amp], torch.Tensor]) -> LossOf:
-    """A :data:`LossOf` on one training batch, which ``make_batch`` makes on first use: only ``--amp fastest``
-    makes it, inside the probe's forked random generators."""
-    batch = functools.cache(make_batch)
-    return lambda model, amp: loss(model, batch(), amp)
+def probe_index_batches(num_examples: int, batch_size: int) -> list[range]:
+    """The example indices of the first :data:`PROBE_BATCHES` full batches of ``batch_size`` (fewer if the data is
+    short; one of all examples if it holds less than a batch): no batch is smaller than training's."""
+    count = max(1, min(PROBE_BATCHES, num_examples // batch_size))
+    return [range(k * batch_size, min((k + 1) * batch_size, num_examples)) for k in range(count)]
+
+
+def probe_loss_of(
+    make_batches: Callable[[], Sequence[Any]], loss: Callable[[torch.nn.Module, Any, Amp], torch.Tensor]
+) -> LossOf:
+    """A :data:`LossOf` on the training batches that ``make_batches`` makes on first use (at most
+    :data:`PROBE_BATCHES`, as training would see them; fewer are reused in turn): only ``--amp fastest`` makes them,
+    inside the probe's forked random generators."""
+    batches = functools.cache(make_batches)
+
+    def loss_of(model: torch.nn.Module, amp: Amp, i: int) -> torch.Tensor:
+        made = batches()
+        if not made:
+            raise ValueError("--amp fastest: no training batch to time")
+        return loss(model, made[i % len(made)], amp)
+
+    return loss_of
 
 
 @dataclass(frozen=True)
 class AmpChoice:
     mode: str  # none or bf16
-    float32_seconds: float  # per step, the smallest of the probe's repeats (0: not measured)
+    float32_seconds: float  # per step, the mean of the probe's timed steps (0: not measured)
     bf16_seconds: float
     reason: str
 
@@ -58,9 +85,12 @@ def _clock(device: torch.device) -> float:
     return time.perf_counter() if device.type == "cuda" else time.process_time()
 
 
-def step_seconds(model: torch.nn.Module, loss_of: LossOf, amp: Amp, device: torch.device, repeats: int = 3) -> float:
-    """Smallest time of one training step's forward and backward under ``amp``, after a warm-up step, on a copy
-    of ``model`` (no optimizer step, random generators restored afterwards: the training is not changed)."""
+def step_seconds(
+    model: torch.nn.Module, loss_of: LossOf, amp: Amp, device: torch.device, repeats: int = PROBE_BATCHES - 1
+) -> float:
+    """Mean time of a training step's forward and backward under ``amp`` over ``repeats`` steps, each on the next
+    probe batch, after a warm-up step on batch 0, on a copy of ``model`` (no optimizer step, random generators
+    restored afterwards: the training is not changed)."""
     probe = copy.deepcopy(model).train()
     cuda_devices = []
     if device.type == "cuda":
@@ -70,12 +100,12 @@ def step_seconds(model: torch.nn.Module, loss_of: LossOf, amp: Amp, device: torc
         for repeat in range(repeats + 1):
             _synchronize(device)
             start = _clock(device)
-            loss_of(probe, amp).backward()
+            loss_of(probe, amp, repeat).backward()
             probe.zero_grad(set_to_none=True)
             _synchronize(device)
-            if repeat > 0:  # the first step is a warm-up: first-call allocations and kernel choices
+            if repeat > 0:  # the first step is a warm-up: first-call allocations, and batch 0's kernels
                 times.append(_clock(device) - start)
-    return min(times)
+    return sum(times) / len(times)
 
 
 def _summed_over_ranks(seconds: list[float], device: torch.device) -> list[float]:
@@ -117,7 +147,7 @@ def training_amp(
     state: Any = None,
 ) -> Amp:
     """The :class:`Amp` of ``--amp mode``; ``fastest`` is resolved here by :func:`fastest_amp` on ``model``
-    (unwrapped from DDP) and ``loss_of`` (the loop's loss on one training batch).
+    (unwrapped from DDP) and ``loss_of`` (the loop's loss on its first training batches).
 
     ``state``: the loop's training state (saved in every ``epoch-N.pt``), whose ``amp`` field records the mode
     ``fastest`` chose: a resumed run trains on in that mode instead of probing again (a second probe, on a

@@ -3,7 +3,9 @@
 The hosts we run on change speed from hour to hour (the same default egs/mustc run took 4 min 41 s and 9 min 36 s
 on the same machine kind on one day: benchmarks/README.md), so a wall time means little without the speed of the
 host it was measured on.  ``utils/multi_seed.sh`` times this probe before and after each run and keeps both in the
-run's ``run.json``; two runs' wall times compare once each is divided by its probe.
+run's ``run.json``: runs whose probes agree ran on a host of the same speed, and runs whose probes differ say by how
+much the host did.  It is a proxy, not a conversion factor: a recipe's stages need not slow down as one workload
+does (a same-hour run of reference code remains the firmer comparison).
 
 The workload: forward and backward passes of one transformer encoder layer at MiniLM's size (hidden 384, 12 heads,
 feed-forward 1536) over 4 x 128 tokens in float32 on one thread, the kind of work that dominates the recipes'

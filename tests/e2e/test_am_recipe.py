@@ -93,25 +93,29 @@ def _stages_1_to_4(egs: Path, cmd: str) -> None:
         "data/fbank",
         "exp/am",
     )
-    out = _run(
+    out = _dump(egs, cmd, 2, "--benchmark-config", "conf/am.yaml")
+    assert "throughput of conf/am.yaml" in out
+
+
+def _dump(egs: Path, cmd: str, nj: int, *options: str) -> str:
+    """steps/dump_am_embeddings.sh exp/am -> exp/emb_am with ``nj`` jobs."""
+    return _run(
         egs,
         cmd,
         "steps/dump_am_embeddings.sh",
         "--prefix",
         "mustc",
         "--nj",
-        "2",
+        str(nj),
         "--cmd",
         cmd,
         "--device",
         "cpu",
-        "--benchmark-config",
-        "conf/am.yaml",
+        *options,
         "data/fbank",
         "exp/am",
         "exp/emb_am",
     )
-    assert "throughput of conf/am.yaml" in out
 
 
 def _check_outputs(egs: Path) -> None:
@@ -156,6 +160,17 @@ def test_stages_1_to_4_with_the_local_runner(tmp_path, monkeypatch):
     assert (egs / "data" / "fbank" / "cmvn_dev.json").read_text() != before  # means only now
     out = _features(egs, "--feat-config", "conf/mfcc_vars.yaml")
     assert "nothing to do" in out
+    # the layer-12 shards of --nj 2 are kept by a rerun with another --nj; an unfinished set is redone at the new one
+    scp = egs / "exp" / "emb_am" / "dev" / "emb.scp"
+    merged = scp.read_text()
+    out = _dump(egs, "utils/run.pl", 1)
+    assert "holds a complete set of shards of --nj 2; keeping them" in out and scp.read_text() == merged
+    (egs / "exp" / "emb_am" / "dev" / "emb.2.scp.done").unlink()
+    out = _dump(egs, "utils/run.pl", 1)
+    assert "holds unfinished shards of --nj 2; redoing them with --nj 1" in out
+    assert not (egs / "exp" / "emb_am" / "dev" / "emb.2.scp").exists()
+    dev_ids = {c.id for c in load_manifest(egs / "data" / "fbank" / "mustc_cuts_dev.jsonl.gz")}
+    assert set(MatrixReader(scp).keys()) == dev_ids and (egs / "exp" / "emb_am" / "num_jobs").read_text() == "1\n"
 
 
 def test_stages_1_to_4_through_slurm(tmp_path, monkeypatch, slurm_cluster):

@@ -26,7 +26,7 @@ def _net() -> torch.nn.Module:
 
 
 def _loss_of(inputs: torch.Tensor):
-    def loss_of(model: torch.nn.Module, amp: Amp) -> torch.Tensor:
+    def loss_of(model: torch.nn.Module, amp: Amp, i: int) -> torch.Tensor:
         with amp.autocast():
             out = model(inputs)
         return out.float().pow(2).mean()
@@ -61,6 +61,39 @@ def test_the_probe_changes_neither_the_model_nor_the_random_generators():
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # BatchNorm's running stats too
     assert all(p.grad is None for p in model.parameters())
     assert torch.equal(torch.get_rng_state(), rng)  # dropout's draws in the probe did not advance the generator
+
+
+def test_each_timed_step_takes_the_next_of_the_first_training_batches():
+    """A training whose batch shapes keep changing pays for new kernels in most steps: the probe times steps on
+    batches of the training's own shapes, not one batch repeated."""
+    shapes = [(4, 8), (6, 8), (5, 8)]
+    made = []
+    loss_of = precision.probe_loss_of(
+        lambda: made.append("made") or [torch.randn(*shape) for shape in shapes],
+        lambda model, batch, amp: model(batch).pow(2).mean(),
+    )
+    seen = []
+    probe_model = torch.nn.Linear(8, 2)
+    probe_model.register_forward_hook(lambda module, inputs, output: seen.append(tuple(inputs[0].shape)))
+    for i in range(5):
+        loss_of(probe_model, Amp("none"), i)
+    assert seen == [(4, 8), (6, 8), (5, 8), (4, 8), (6, 8)] and made == ["made"]  # made once, reused in turn
+    assert precision.probe_index_batches(10, 3) == [range(0, 3), range(3, 6), range(6, 9)]  # full batches only
+    assert precision.probe_index_batches(2, 3) == [range(0, 2)]
+    assert precision.probe_index_batches(40, 3) == [range(0, 3), range(3, 6), range(6, 9), range(9, 12)]
+    with pytest.raises(ValueError, match="no training batch to time"):
+        precision.probe_loss_of(lambda: [], lambda model, batch, amp: batch)(probe_model, Amp("none"), 0)
+
+
+def test_the_probe_times_the_warm_up_batch_apart_from_the_timed_ones(monkeypatch):
+    used = []
+
+    def loss_of(model, amp, i):
+        used.append(i)
+        return model(torch.ones(2, 8)).sum()
+
+    step_seconds(_net(), loss_of, Amp("none"), torch.device("cpu"), repeats=3)
+    assert used == [0, 1, 2, 3]
 
 
 def test_a_given_mode_is_not_measured(monkeypatch):

@@ -51,7 +51,7 @@ from punct.training.loop import (
     wrap_ddp,
 )
 from punct.training.optim import lr_factor
-from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
+from punct.training.precision import LossOf, check_amp, probe_index_batches, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
 from punct.utils.progress import progress as progress_bar
@@ -189,9 +189,16 @@ def batch_loss(
 def probe_loss(
     train: ItnDataset, cfg: MmConfig, pad_id: int, device: torch.device, punct_weights: torch.Tensor | None
 ) -> LossOf:
-    """The loss of the first ``batch_size`` training segments (``--amp fastest`` times its step)."""
+    """The loss of the first batches of ``batch_size`` training segments (``--amp fastest`` times their steps)."""
+
+    def first_batches() -> list[dict]:
+        return [
+            to_device(collate([train[i] for i in batch], pad_id), device)
+            for batch in probe_index_batches(len(train), cfg.batch_size)
+        ]
+
     return probe_loss_of(
-        lambda: to_device(collate([train[i] for i in range(min(cfg.batch_size, len(train)))], pad_id), device),
+        first_batches,
         lambda model, batch, amp: batch_loss(model, batch, cfg, amp, punct_weights)[0],
     )
 

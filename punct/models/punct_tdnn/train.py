@@ -45,7 +45,7 @@ from punct.training.class_weights import inverse_frequency_weights
 from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import Amp, DistInfo, TrainState, seed_everything
 from punct.training.optim import fused_adam_flag
-from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
+from punct.training.precision import LossOf, check_amp, probe_index_batches, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_path
 from punct.utils.progress import progress as progress_bar
 
@@ -213,16 +213,17 @@ def batch_loss(net: nn.Module, batch: Sequence[torch.Tensor], criteria, cfg: Tra
 
 
 def probe_loss(loader: DataLoader, criteria, cfg: TrainTdnnConfig, device: torch.device) -> LossOf:
-    """The loss of the training set's first batch (``--amp fastest`` times its step); read from the loader's
+    """The loss of the training set's first batches (``--amp fastest`` times their steps); read from the loader's
     dataset, so that the loader's sampler and workers are not touched."""
     dataset = loader.dataset
 
-    def first_batch() -> list[torch.Tensor]:
+    def first_batches() -> list[list[torch.Tensor]]:
         return [
-            t.to(device) for t in loader.collate_fn([dataset[i] for i in range(min(loader.batch_size, len(dataset)))])
+            [t.to(device) for t in loader.collate_fn([dataset[i] for i in batch])]
+            for batch in probe_index_batches(len(dataset), loader.batch_size)
         ]
 
-    return probe_loss_of(first_batch, lambda model, batch, amp: batch_loss(model, batch, criteria, cfg, amp))
+    return probe_loss_of(first_batches, lambda model, batch, amp: batch_loss(model, batch, criteria, cfg, amp))
 
 
 def train_one_epoch(

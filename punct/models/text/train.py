@@ -46,7 +46,7 @@ from punct.training.loop import (
     wrap_ddp,
 )
 from punct.training.optim import fused_adam_flag, lr_factor
-from punct.training.precision import LossOf, check_amp, probe_loss_of, training_amp
+from punct.training.precision import LossOf, check_amp, probe_index_batches, probe_loss_of, training_amp
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.config import save_config
 from punct.utils.progress import progress
@@ -139,10 +139,13 @@ def collate_examples(examples: Sequence[Example], pad_id: int, first: int | None
 def probe_loss(
     loss_fn, examples: Sequence[Example], pad_id: int, first: int | None, cfg: BertTrainConfig, device: torch.device
 ) -> LossOf:
-    """The loss of the first ``batch_size`` training examples, collated as training does (``--amp fastest`` times
-    its step)."""
+    """The loss of the first batches of ``batch_size`` training examples, collated as training does (``--amp
+    fastest`` times their steps)."""
     return probe_loss_of(
-        lambda: collate_examples(examples[: cfg.batch_size], pad_id, first),
+        lambda: [
+            collate_examples([examples[i] for i in batch], pad_id, first)
+            for batch in probe_index_batches(len(examples), cfg.batch_size)
+        ],
         lambda model, batch, amp: compute_loss(model, loss_fn, batch, device, amp)[0],
     )
 
