@@ -85,7 +85,7 @@ def test_each_timed_step_takes_the_next_of_the_first_training_batches():
         precision.probe_loss_of(lambda: [], lambda model, batch, amp: batch)(probe_model, Amp("none"), 0)
 
 
-def test_the_probe_times_the_warm_up_batch_apart_from_the_timed_ones(monkeypatch):
+def test_the_probe_times_the_warm_up_batch_apart_from_the_timed_ones():
     used = []
 
     def loss_of(model, amp, i):
