@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -46,23 +47,26 @@ def _logadd(a: float, b: float) -> float:
 
 
 class _Hyp:
-    """One text: CTC log-scores (ending in blank / in its last character) and the LM state."""
+    """One text: CTC log-scores (ending in blank / in its last character) and the LM state.
 
-    __slots__ = ("text", "blank", "nonblank", "lm", "history", "partial", "oov", "last")
+    ``ctc`` (both CTC scores log-added) and ``score`` (``ctc`` + ``lm``) are set once a frame's scores are
+    final, so that ranking the hypotheses and extending them in the next frame compute them only once."""
 
-    def __init__(self, text: str, lm: float, history: tuple, partial: str, oov: bool, last: int) -> None:
+    __slots__ = ("text", "blank", "nonblank", "ctc", "score", "lm", "history", "partial", "oov", "last")
+
+    def __init__(
+        self, text: str, lm: float, history: tuple, partial: str, oov: bool, last: int, blank: float, nonblank: float
+    ) -> None:
         self.text = text
-        self.blank = NEG_INF
-        self.nonblank = NEG_INF
+        self.blank = blank
+        self.nonblank = nonblank
+        self.ctc = NEG_INF
+        self.score = NEG_INF
         self.lm = lm  # LM score of the finished words (+ word bonuses, OOV penalties)
         self.history = history  # the last order-1 finished words
         self.partial = partial  # the word being spelled
         self.oov = oov  # the partial word already left the vocabulary
         self.last = last  # token index of the last character (-1: none, or a space)
-
-    @property
-    def ctc(self) -> float:
-        return _logadd(self.blank, self.nonblank)
 
 
 class CtcBeamSearch:
@@ -83,7 +87,8 @@ class CtcBeamSearch:
         self.config = config
         self.space_id = self.vocab.index(space)
         self.blank_id = blank
-        self._word_scores: dict[tuple, float] = {}
+        # (history, word) -> (word score, whether the word is outside the LM's vocabulary, the next history)
+        self._finished: dict[tuple[tuple, str], tuple[float, bool, tuple]] = {}
 
     @staticmethod
     def describe_config(c: BeamSearchConfig) -> str:
@@ -92,97 +97,148 @@ class CtcBeamSearch:
             f"oov_penalty {c.oov_penalty}, token_prune {c.token_prune})"
         )
 
-    def _word_score(self, history: tuple, word: str) -> float:
-        key = history + (word,)
-        score = self._word_scores.get(key)
-        if score is None:
+    def _finish(self, history: tuple, word: str) -> tuple[float, bool, tuple]:
+        """(``lm_weight * ln p(word | history) + word_bonus``, word not in the LM's vocabulary, next history)."""
+        key = (history, word)
+        finished = self._finished.get(key)
+        if finished is None:
             lp = self.lm.log_prob(history, word) if self.lm is not None else 0.0
             score = self.config.lm_weight * lp + self.config.word_bonus
-            self._word_scores[key] = score
-        return score
+            outside = self.lm is not None and word not in self.lm.vocab
+            order = self.lm.order if self.lm is not None else 1
+            after = (history + (word,))[max(0, len(history) + 2 - order) :] if order > 1 else ()
+            finished = self._finished[key] = (score, outside, after)
+        return finished
 
-    def _finish_word(self, hyp: _Hyp) -> tuple:
+    def _finish_word(self, hyp: _Hyp) -> tuple[float, tuple]:
         """(LM score, history) after the partial word of ``hyp`` ends."""
-        lm = hyp.lm + self._word_score(hyp.history, hyp.partial)
-        if self.lm is not None and not hyp.oov and hyp.partial not in self.lm.vocab:
+        score, outside, history = self._finish(hyp.history, hyp.partial)
+        lm = hyp.lm + score
+        if outside and not hyp.oov:
             lm += self.config.oov_penalty  # it began a word of the vocabulary but stopped short of one
-        order = self.lm.order if self.lm is not None else 1
-        history = (hyp.history + (hyp.partial,))[max(0, len(hyp.history) + 2 - order) :] if order > 1 else ()
         return lm, history
-
-    @staticmethod
-    def _same_text(hyps: dict[str, _Hyp], hyp: _Hyp) -> _Hyp:
-        """The next frame's hypothesis of ``hyp``'s text (a blank or a collapsed repeat adds nothing to it)."""
-        same = hyps.get(hyp.text)
-        if same is None:
-            same = hyps[hyp.text] = _Hyp(hyp.text, hyp.lm, hyp.history, hyp.partial, hyp.oov, hyp.last)
-        return same
-
-    def _extend(self, hyps: dict[str, _Hyp], parent: _Hyp, token: int, score: float) -> None:
-        """Adds ``score`` (parent's CTC score + the token) to the child text of ``parent`` + ``token``."""
-        if token == self.space_id:
-            if not parent.partial:  # a space with no word before it changes nothing: it counts as a blank
-                same = self._same_text(hyps, parent)
-                same.blank = _logadd(same.blank, score)
-                return
-            text = parent.text + " "
-            child = hyps.get(text)
-            if child is None:
-                lm, history = self._finish_word(parent)
-                child = hyps[text] = _Hyp(text, lm, history, "", False, -1)
-        else:
-            text = parent.text + self.vocab[token]
-            child = hyps.get(text)
-            if child is None:
-                partial = parent.partial + self.vocab[token]
-                lm, oov = parent.lm, parent.oov
-                if not oov and self.lm is not None and not self.lm.is_prefix(partial):
-                    oov = True
-                if oov:
-                    lm += self.config.oov_penalty
-                child = hyps[text] = _Hyp(text, lm, parent.history, partial, oov, token)
-        child.nonblank = _logadd(child.nonblank, score)
 
     def decode(self, log_probs: np.ndarray) -> list[str]:
         log_probs = np.asarray(log_probs, dtype=np.float64)
         if log_probs.ndim != 2 or log_probs.shape[1] != len(self.vocab):
             raise ValueError(f"log-posteriors of shape {log_probs.shape}, expected (T, {len(self.vocab)})")
-        start = _Hyp("", 0.0, (), "", False, -1)
-        start.blank = 0.0
+        start = _Hyp("", 0.0, (), "", False, -1, 0.0, NEG_INF)
+        start.ctc = 0.0
         beams: list[_Hyp] = [start]
         keep = log_probs >= log_probs.max(axis=1, keepdims=True) - self.config.token_prune
         blank_only = keep.sum(axis=1) == 1
         blank_only &= keep[:, self.blank_id]
+        # each frame's (token, log-prob) pairs within token_prune, as Python ints and floats (faster than numpy
+        # scalars here, and the same values): pairs[ends[t - 1] : ends[t]] for frame t
+        frames, tokens = np.nonzero(keep)
+        pairs = list(zip(tokens.tolist(), log_probs[frames, tokens].tolist()))
+        ends = np.cumsum(keep.sum(axis=1)).tolist()
+        blank_lps = log_probs[:, self.blank_id].tolist()
+        # The loop below is the hot path (millions of steps per recording): attributes are bound to locals,
+        # log-add is written out, and a text's hypothesis is created with its first score (log-adding
+        # to -inf would give that score).  Scores are added in the same order as a plain implementation
+        # would, so that ties, and therefore the words, do not depend on these shortcuts.
+        blank_id, space_id, vocab, beam = self.blank_id, self.space_id, self.vocab, self.config.beam
+        prefixes = self.lm.prefixes if self.lm is not None else None
+        oov_penalty = self.config.oov_penalty
+        finished_words, finish = self._finished, self._finish
+        log1p, exp = math.log1p, math.exp
+        by_score = attrgetter("score")
         pending, pending_frames = 0.0, 0  # blank-only frames not yet applied, and their summed blank log-probs
-        for t in range(len(log_probs)):
-            if blank_only[t]:
-                pending += log_probs[t, self.blank_id]
+        for t, only_blank in enumerate(blank_only.tolist()):
+            if only_blank:
+                pending += blank_lps[t]
                 pending_frames += 1
                 continue
             if pending_frames:
                 for h in beams:
                     h.blank, h.nonblank = h.ctc + pending, NEG_INF
+                    h.ctc = h.blank
                 pending, pending_frames = 0.0, 0
-            frame = log_probs[t]
-            tokens = np.flatnonzero(keep[t]).tolist()
-            hyps: dict[str, _Hyp] = {}
-            for h in beams:
-                total = h.ctc
-                for k in tokens:
-                    lp = frame[k]
-                    if k == self.blank_id:
-                        same = self._same_text(hyps, h)
-                        same.blank = _logadd(same.blank, total + lp)
-                    elif k == h.last:  # repeat: collapses unless a blank came between
-                        same = self._same_text(hyps, h)
-                        same.nonblank = _logadd(same.nonblank, h.nonblank + lp)
-                        if h.blank != NEG_INF:
-                            self._extend(hyps, h, k, h.blank + lp)
+            token_lps = pairs[ends[t - 1] if t else 0 : ends[t]]
+            # a beam's hypothesis is reused for its text in this frame (when no other beam's extension reached
+            # that text first), so its scores of the last frame are read first
+            previous = [(h, h.ctc, h.blank, h.nonblank) for h in beams]
+            hyps: dict[str, _Hyp] = {}  # text -> its hypothesis in this frame, in the order they are reached
+            for h, total, h_blank, h_nonblank in previous:
+                text, partial, last = h.text, h.partial, h.last
+                for k, lp in token_lps:
+                    if k == blank_id or (k == space_id and not partial):
+                        # a blank, or a space with no word before it (it changes nothing): the same text
+                        score = total + lp
+                        same = hyps.get(text)
+                        if same is None:
+                            h.blank, h.nonblank = score, NEG_INF
+                            hyps[text] = h
+                            continue
+                        a = same.blank
+                        if a == NEG_INF:
+                            same.blank = score
+                        elif a > score:
+                            same.blank = a + log1p(exp(score - a))
+                        else:
+                            same.blank = score + log1p(exp(a - score))
+                        continue
+                    if k == last:  # repeat: collapses unless a blank came between
+                        score = h_nonblank + lp
+                        same = hyps.get(text)
+                        if same is None:
+                            h.blank, h.nonblank = NEG_INF, score
+                            hyps[text] = h
+                        else:
+                            same.nonblank = _logadd(same.nonblank, score)
+                        if h_blank == NEG_INF:
+                            continue
+                        score = h_blank + lp
                     else:
-                        self._extend(hyps, h, k, total + lp)
-            beams = sorted(hyps.values(), key=lambda x: x.ctc + x.lm, reverse=True)[: self.config.beam]
+                        score = total + lp
+                    # the child text: text + the token's character (a space ends the partial word)
+                    if k == space_id:
+                        child_text = text + " "
+                        child = hyps.get(child_text)
+                        if child is None:
+                            finished = finished_words.get((h.history, partial)) or finish(h.history, partial)
+                            word_score, outside, history = finished
+                            lm = h.lm + word_score
+                            if outside and not h.oov:
+                                lm += oov_penalty  # it began a word of the vocabulary but stopped short of one
+                            hyps[child_text] = _Hyp(child_text, lm, history, "", False, -1, NEG_INF, score)
+                            continue
+                    else:
+                        char = vocab[k]
+                        child_text = text + char
+                        child = hyps.get(child_text)
+                        if child is None:
+                            lm, oov = h.lm, h.oov
+                            if not oov and prefixes is not None and partial + char not in prefixes:
+                                oov = True
+                            if oov:
+                                lm += oov_penalty
+                            hyps[child_text] = _Hyp(child_text, lm, h.history, partial + char, oov, k, NEG_INF, score)
+                            continue
+                    a = child.nonblank
+                    if a == NEG_INF:
+                        child.nonblank = score
+                    elif a > score:
+                        child.nonblank = a + log1p(exp(score - a))
+                    else:
+                        child.nonblank = score + log1p(exp(a - score))
+            for h in hyps.values():  # the frame's scores are final: ctc = _logadd(blank, nonblank), written out
+                a, b = h.blank, h.nonblank
+                if a == NEG_INF:
+                    ctc = b
+                elif b == NEG_INF:
+                    ctc = a
+                elif a > b:
+                    ctc = a + log1p(exp(b - a))
+                else:
+                    ctc = b + log1p(exp(a - b))
+                h.ctc = ctc
+                h.score = ctc + h.lm
+            beams = sorted(hyps.values(), key=by_score, reverse=True)[:beam]  # stable: ties keep their order
         if pending_frames:
             for h in beams:
                 h.blank, h.nonblank = h.ctc + pending, NEG_INF
+                h.ctc = h.blank
         best = max(beams, key=lambda h: h.ctc + (self._finish_word(h)[0] if h.partial else h.lm))
         return best.text.split()
