@@ -324,8 +324,10 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   steps/dump_am_embeddings.sh --cmd "$decode_net_cmd" --cpu-cmd "$decode_cmd" --nj $nj --device $device --prefix parczech \
     data/fbank_segments $am exp/emb_am_segments
   local/dump_itn_text.sh --cmd "$decode_net_cmd" --nj $nj --device $device data/segments exp/text exp/emb_text
+  # The TDNN trains alone: with $nj threads (a small run's epochs on 2 cores: 16 instead of 26 s with one thread;
+  # another thread count sums in another order, so its numbers differ in the last digits and the training drifts)
   steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config $tdnn_conf --cuts-pattern "$cuts_pattern" \
-    --num-threads 1 $train_opts data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
+    --num-threads $nj $train_opts data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   steps/decode_tdnn.sh --cmd "$decode_net_cmd" --nj $nj --device $device --cuts-pattern "$cuts_pattern" \
     data/fbank_segments exp/emb_am_segments exp/emb_text exp/efficientpunct_tdnn
   # exp/efficientpunct_tdnn/decode: the TDNN alone; exp/efficientpunct/decode: the per-head ensemble

@@ -183,16 +183,52 @@ def rank_batches(order: Sequence[int], batch_size: int, dist: DistInfo = DistInf
     return [list(order[start : min(start + step, usable)][dist.rank :: world]) for start in range(0, usable, step)]
 
 
+# how a training epoch groups its examples: random (a shuffled order cut into batches) or length
+# (:func:`like_length_batches`, the batches in shuffled order)
+BATCHINGS = ("random", "length")
+
+
+def check_batching(batching: str) -> None:
+    if batching not in BATCHINGS:
+        raise ValueError(f"batching must be one of {', '.join(BATCHINGS)}, got {batching!r}")
+
+
+def like_length_batches(
+    order: Sequence[int], lengths: Sequence[int], batch_size: int, world_size: int = 1
+) -> list[list[int]]:
+    """The global batches (``batch_size`` x ``world_size`` items) of a shuffled ``order`` whose items are of like
+    ``lengths``: the order, cut to a multiple of ``world_size`` as :func:`rank_batches` cuts it, sorted by length
+    (ties keep their shuffled order) and cut into batches.  The caller shuffles the batches; rank r of a global
+    batch takes its items r, r + W, ... as in :func:`rank_batches`.  A padded batch then computes few padding
+    positions: random batches of egs/parczech's small segments (2.9-12.4 s, deciles) pad to 1.9 x their frames."""
+    usable = len(order) - len(order) % world_size
+    ordered = sorted(order[:usable], key=lambda i: lengths[i])
+    step = batch_size * world_size
+    return [ordered[start : start + step] for start in range(0, usable, step)]
+
+
 class RankBatchSampler(torch.utils.data.Sampler):
-    """A DataLoader ``batch_sampler``: :func:`rank_batches` of ``torch.randperm(num_items, generator)``.
+    """A DataLoader ``batch_sampler``: :func:`rank_batches` of ``torch.randperm(num_items, generator)``, or with
+    the items' ``lengths`` this rank's share of :func:`like_length_batches` of that order, taken in an order drawn
+    from ``generator``.
 
     Give the DataLoader the same ``generator``: it draws its worker seed from it before the permutation,
-    exactly as with ``shuffle=True, generator=generator``, so one process sees the same batches as a
-    DataLoader(batch_size, shuffle=True, generator) would give it."""
+    exactly as with ``shuffle=True, generator=generator``, so one process sees the same batches (without
+    ``lengths``) as a DataLoader(batch_size, shuffle=True, generator) would give it."""
 
-    def __init__(self, num_items: int, batch_size: int, dist: DistInfo, generator: torch.Generator) -> None:
+    def __init__(
+        self,
+        num_items: int,
+        batch_size: int,
+        dist: DistInfo,
+        generator: torch.Generator,
+        lengths: Sequence[int] | None = None,
+    ) -> None:
         super().__init__()
         self.num_items, self.batch_size, self.dist, self.generator = num_items, batch_size, dist, generator
+        if lengths is not None and len(lengths) != num_items:
+            raise ValueError(f"{len(lengths)} lengths for {num_items} items")
+        self.lengths = lengths
 
     def __len__(self) -> int:
         usable = self.num_items - self.num_items % self.dist.world_size
@@ -200,7 +236,13 @@ class RankBatchSampler(torch.utils.data.Sampler):
 
     def __iter__(self) -> Iterator[list[int]]:
         order = torch.randperm(self.num_items, generator=self.generator).tolist()
-        yield from rank_batches(order, self.batch_size, self.dist)
+        if self.lengths is None:
+            yield from rank_batches(order, self.batch_size, self.dist)
+            return
+        world = self.dist.world_size
+        global_batches = like_length_batches(order, self.lengths, self.batch_size, world)
+        for k in torch.randperm(len(global_batches), generator=self.generator).tolist():
+            yield global_batches[k][self.dist.rank :: world]
 
 
 def loader_options(num_workers: int, device: torch.device) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from punct.training.loop import (
     DistInfo,
     RankBatchSampler,
     add_amp_argument,
+    like_length_batches,
     loader_options,
     rank_batches,
     resolve_amp,
@@ -134,3 +135,41 @@ def test_auto_is_bf16_only_where_the_hardware_has_it(native, monkeypatch):
 
 def test_native_bf16_matches_what_torch_reports_for_this_cpu():
     assert has_native_bf16(torch.device("cpu")) == bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def test_like_length_batches_sort_a_shuffled_order_and_cut_it_as_rank_batches_do():
+    lengths = [5, 1, 4, 1, 3, 9, 2, 2, 7]
+    order = [8, 3, 0, 6, 1, 5, 2, 7, 4]
+    assert like_length_batches(order, lengths, 3) == [[3, 1, 6], [7, 4, 2], [0, 8, 5]]  # ties keep their order
+    two_ranks = like_length_batches(order, lengths, 2, world_size=2)
+    assert two_ranks == [[3, 1, 6, 7], [2, 0, 8, 5]]  # order cut to 8 items (9 % 2: item 4 goes) first, as rank_batches
+    assert sorted(i for b in two_ranks for i in b) == sorted(order[:8])
+
+
+@pytest.mark.parametrize("seed", [0, 17])
+def test_rank_batch_sampler_with_lengths_gives_like_length_batches_in_a_seeded_order(seed):
+    lengths = [int(x) for x in torch.randint(1, 60, (53,), generator=torch.Generator().manual_seed(seed))]
+    data = torch.arange(len(lengths))
+
+    def epoch(rank: int = 0, world: int = 1, batch_size: int = 4, epoch_seed: int = seed) -> list:
+        generator = torch.Generator().manual_seed(epoch_seed)
+        sampler = RankBatchSampler(len(data), batch_size, DistInfo(rank, world, rank), generator, lengths)
+        batches = _batches(torch.utils.data.DataLoader(data, batch_sampler=sampler, generator=generator))
+        assert len(sampler) == len(batches)
+        return batches
+
+    batches = epoch()
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # every item once
+    spans = sorted((min(lengths[i] for i in b), max(lengths[i] for i in b)) for b in batches)
+    assert all(hi <= next_lo for (_, hi), (next_lo, _) in zip(spans, spans[1:]))  # batches hold disjoint length ranges
+    by_length = [min(lengths[i] for i in b) for b in batches]
+    assert by_length != sorted(by_length)  # the batches come in a shuffled order
+    assert epoch(epoch_seed=seed + 1) != batches  # a new order (and new ties) every epoch
+    halves = [epoch(rank, 2, 2) for rank in range(2)]  # the global batches of 4, shared by 2 ranks
+    assert len(halves[0]) == len(halves[1]) == 13  # 52 usable items (53 % 2 cut)
+    merged = [a + b for a, b in zip(*halves)]
+    assert len({i for b in merged for i in b}) == 52
+    spans = sorted((min(lengths[i] for i in b), max(lengths[i] for i in b)) for b in merged)
+    assert all(hi <= next_lo for (_, hi), (next_lo, _) in zip(spans, spans[1:]))
+    with pytest.raises(ValueError, match="3 lengths for 53 items"):
+        RankBatchSampler(53, 4, DistInfo(), torch.Generator(), [1, 2, 3])

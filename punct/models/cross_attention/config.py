@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from punct.labels import check_first_word
+from punct.training.loop import check_batching
 
 SOUND_ENCODERS = ("conv", "am")
 MM_ATTENTIONS = ("full", "aligned")
@@ -92,6 +93,8 @@ class MmConfig:
     weight_decay: float = 0.01
     warmup_fraction: float = 0.2  # linear warm-up over this part of all updates, then linear decay to 0
     batch_size: int = 400
+    batching: str = "random"  # random: shuffled segments; length: segments of like sub-token count together, the
+    # batches in shuffled order (punct.training.loop.like_length_batches: less padding of text and audio)
     num_epochs: int = 15
     grad_clip: float = 1.0
     eval_batch_size: int = 64
@@ -114,6 +117,7 @@ class MmConfig:
 
     def __post_init__(self) -> None:
         check_first_word(self.first_word)
+        check_batching(self.batching)
         if self.sound_encoder not in SOUND_ENCODERS:
             raise ValueError(f"sound_encoder must be one of {SOUND_ENCODERS}, got {self.sound_encoder!r}")
         if self.mm_attention not in MM_ATTENTIONS:

@@ -179,6 +179,10 @@ class ItnDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return len(self.segments)
 
+    def token_lengths(self) -> list[int]:
+        """Each segment's sub-tokens (with [CLS]/[SEP]): what grouping batches by length sorts on."""
+        return [len(ids) for ids, _, _ in self.text]
+
     def load_samples(self, seg: ItnSegment) -> np.ndarray:
         if self.audio is not None:
             samples = np.asarray(self.audio(seg), dtype=np.float32)
@@ -333,9 +337,12 @@ def loader(
     *,
     dist: DistInfo = DistInfo(),
     pin_memory: bool = False,
+    by_length: bool = False,
 ) -> torch.utils.data.DataLoader:
     """Batches of ``dataset``.  Shuffled: this rank's share of a seeded order (``batch_size`` per rank; one
-    process gets the batches of ``DataLoader(shuffle=True)`` with the same seed); otherwise in order."""
+    process gets the batches of ``DataLoader(shuffle=True)`` with the same seed), with ``by_length`` grouped by
+    sub-token count (:class:`RankBatchSampler` with lengths); otherwise in dataset order, with ``by_length`` in
+    order of sub-token count (a batch's ``index`` says which segments it holds)."""
     generator = torch.Generator().manual_seed(seed)
     common = dict(
         num_workers=num_workers,
@@ -343,7 +350,12 @@ def loader(
         generator=generator,
         collate_fn=functools.partial(collate, pad_id=pad_id),
     )
-    if not shuffle:
+    lengths = dataset.token_lengths() if by_length else None
+    if not shuffle and lengths is None:
         return torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False, **common)
-    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator)
+    if not shuffle:
+        order = sorted(range(len(dataset)), key=lambda i: lengths[i])
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        return torch.utils.data.DataLoader(dataset, batch_sampler=batches, **common)
+    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator, lengths)
     return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, **common)

@@ -468,8 +468,20 @@ def load_train_dev(
 def epoch_loader(
     train: ItnDataset, cfg: MmConfig, epoch: int, pad_id: int, dist: DistInfo, pin: bool
 ) -> torch.utils.data.DataLoader:
-    """This rank's batches of epoch ``epoch`` (0-based): a new, seeded order each epoch (also after --resume)."""
-    return loader(train, cfg.batch_size, True, cfg.seed + epoch, pad_id, cfg.num_workers, dist=dist, pin_memory=pin)
+    """This rank's batches of epoch ``epoch`` (0-based): a new, seeded order each epoch (also after --resume),
+    grouped by length under ``batching: length``."""
+    by_length = cfg.batching == "length"
+    return loader(
+        train,
+        cfg.batch_size,
+        True,
+        cfg.seed + epoch,
+        pad_id,
+        cfg.num_workers,
+        dist=dist,
+        pin_memory=pin,
+        by_length=by_length,
+    )
 
 
 def end_epoch(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from punct.models.text.losses import LossConfig
+from punct.training.loop import check_batching
 from punct.training.truncation import RightTruncation
 
-BATCHINGS = ("random", "length")
 LR_SCHEDULES = ("constant", "linear")
 
 
@@ -77,8 +77,7 @@ class BertTrainConfig:
         self.truncation()  # checks right_truncation
         if self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
-        if self.batching not in BATCHINGS:
-            raise ValueError(f"batching must be one of {', '.join(BATCHINGS)}, got {self.batching!r}")
+        check_batching(self.batching)
         if self.freeze_layers < 0:
             raise ValueError(f"freeze_layers must be >= 0, got {self.freeze_layers}")
         if self.encoder_layers < 0:

@@ -38,6 +38,7 @@ from punct.training.loop import (
     DistInfo,
     TrainState,
     latest_checkpoint,
+    like_length_batches,
     prune_checkpoints,
     rank_batches,
     seed_everything,
@@ -114,9 +115,7 @@ def epoch_batches(
     if lengths is None:
         return [[examples[j] for j in batch] for batch in rank_batches(order, batch_size, dist)]
     world = dist.world_size
-    order = sorted(order[: len(order) - len(order) % world], key=lambda i: lengths[i])  # as rank_batches cuts
-    step = batch_size * world
-    global_batches = [order[i : i + step] for i in range(0, len(order), step)]
+    global_batches = like_length_batches(order, lengths, batch_size, world)
     rng.shuffle(global_batches)
     return [[examples[j] for j in batch[dist.rank :: world]] for batch in global_batches]
 

@@ -253,3 +253,33 @@ def test_aligned_attention_reaches_the_cross_attention():
     assert (attention()[1:3] > 0).all()
     with pytest.raises(ValueError, match="mm_attention must be one of"):
         MmConfig(mm_attention="local")
+
+
+def test_predictions_in_order_of_length_equal_those_in_dataset_order(tmp_path, tokenizer, monkeypatch):
+    """predict batches the segments by sub-token count; the rows go back to their segments by index."""
+    from punct.models.cross_attention import data as data_module
+    from punct.models.cross_attention import predictions
+
+    sup = write_corpus(tmp_path, num_segments=9) / "parczech_supervisions_train.jsonl.gz"
+    cfg = tiny_config(eval_batch_size=2)
+    dataset = load_split(sup, None, tokenizer, cfg, False)
+    lengths = dataset.token_lengths()
+    assert len(set(lengths)) > 1
+    batches = [b["index"].tolist() for b in data_module.loader(dataset, 2, False, 0, 0, by_length=True)]
+    assert [lengths[i] for b in batches for i in b] == sorted(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(dataset)))
+    model = build_model("text", cfg, PunctBert(make_encoder(), tokenizer, head_specs(cfg)))
+    by_length = predictions.predict(model, dataset, cfg, torch.device("cpu"), 0)
+
+    def in_dataset_order(*args, by_length: bool = False, **kwargs):
+        return data_module.loader(*args, **kwargs)
+
+    monkeypatch.setattr(predictions, "loader", in_dataset_order)
+    in_order = predictions.predict(model, dataset, cfg, torch.device("cpu"), 0)
+    assert by_length.punct_hyp == in_order.punct_hyp and by_length.case_hyp == in_order.case_hyp
+    np.testing.assert_allclose(by_length.losses, in_order.losses, rtol=1e-5)
+
+
+def test_batching_is_checked():
+    with pytest.raises(ValueError, match="batching must be one of random, length"):
+        tiny_config(batching="sorted")
