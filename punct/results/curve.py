@@ -10,16 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from punct.results.mustc import F1_KINDS, MODEL_LABELS, RunResult, models_of, read_run
-from punct.results.tables import markdown_table, mean_sd_cell, number
+from punct.results.tables import markdown_table, number, runs_cell
 
 SPLITS = ("dev", "test")
 
 
 def cell(values: Sequence[float | None], digits: int = 1) -> str:
     """ "69.0 ± 2.6" over several runs; one run's value alone (it has no spread)."""
-    if len(values) == 1:
-        return number(values[0], digits)
-    return mean_sd_cell(values, lambda x: number(x, digits))
+    return runs_cell(values, lambda x: number(x, digits))
 
 
 def read_groups(

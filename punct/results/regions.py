@@ -143,6 +143,8 @@ def region_tables(region: Region) -> str:
     for result in region.results:
         if not result.is_file():
             raise FileNotFoundError(f"{result}: no such file (region {region.name})")
+    if region.groups and results_kind(region.results[0]) == itn.KIND:
+        return itn.render_itn_groups(region.groups, region.split, region.command)
     if region.groups:
         splits = curve.SPLITS if region.split == "both" else (region.split,)
         return curve.render_curve(region.groups, region.command, splits)

@@ -48,6 +48,13 @@ def mean_sd_cell(values: Sequence[float | None], fmt: Callable[[float | None], s
     return "n/a" if stats is None else f"{fmt(stats[0])} ± {fmt(stats[1])}"
 
 
+def runs_cell(values: Sequence[float | None], fmt: Callable[[float | None], str] = number) -> str:
+    """One run's value alone (it has no spread), or "mean ± sd" over several runs."""
+    if len(values) == 1:
+        return fmt(values[0])
+    return mean_sd_cell(values, fmt)
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int) -> list[str]:
     """The lines of a markdown table: the first ``text_columns`` columns left-aligned, the rest right."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * text_columns + "---:|" * (len(header) - text_columns)]

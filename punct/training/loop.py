@@ -194,23 +194,27 @@ def check_batching(batching: str) -> None:
 
 
 def like_length_batches(
-    order: Sequence[int], lengths: Sequence[int], batch_size: int, world_size: int = 1
+    order: Sequence[int], lengths: Sequence[int], batch_size: int, world_size: int = 1, group: int = 0
 ) -> list[list[int]]:
     """The global batches (``batch_size`` x ``world_size`` items) of a shuffled ``order`` whose items are of like
     ``lengths``: the order, cut to a multiple of ``world_size`` as :func:`rank_batches` cuts it, sorted by length
-    (ties keep their shuffled order) and cut into batches.  The caller shuffles the batches; rank r of a global
+    (ties keep their shuffled order; with ``group`` > 0 within each run of ``group`` batches of it, so that a batch's
+    items change from epoch to epoch) and cut into batches.  The caller shuffles the batches; rank r of a global
     batch takes its items r, r + W, ... as in :func:`rank_batches`.  A padded batch then computes few padding
     positions: random batches of egs/parczech's small segments (2.9-12.4 s, deciles) pad to 1.9 x their frames."""
     usable = len(order) - len(order) % world_size
-    ordered = sorted(order[:usable], key=lambda i: lengths[i])
     step = batch_size * world_size
+    run = group * step if group > 0 else max(usable, 1)
+    ordered: list[int] = []
+    for start in range(0, usable, run):
+        ordered += sorted(order[start : min(start + run, usable)], key=lambda i: lengths[i])
     return [ordered[start : start + step] for start in range(0, usable, step)]
 
 
 class RankBatchSampler(torch.utils.data.Sampler):
     """A DataLoader ``batch_sampler``: :func:`rank_batches` of ``torch.randperm(num_items, generator)``, or with
-    the items' ``lengths`` this rank's share of :func:`like_length_batches` of that order, taken in an order drawn
-    from ``generator``.
+    the items' ``lengths`` this rank's share of :func:`like_length_batches` of that order (sorted within runs of
+    ``length_group`` batches; 0: all at once), taken in an order drawn from ``generator``.
 
     Give the DataLoader the same ``generator``: it draws its worker seed from it before the permutation,
     exactly as with ``shuffle=True, generator=generator``, so one process sees the same batches (without
@@ -223,12 +227,13 @@ class RankBatchSampler(torch.utils.data.Sampler):
         dist: DistInfo,
         generator: torch.Generator,
         lengths: Sequence[int] | None = None,
+        length_group: int = 0,
     ) -> None:
         super().__init__()
         self.num_items, self.batch_size, self.dist, self.generator = num_items, batch_size, dist, generator
         if lengths is not None and len(lengths) != num_items:
             raise ValueError(f"{len(lengths)} lengths for {num_items} items")
-        self.lengths = lengths
+        self.lengths, self.length_group = lengths, length_group
 
     def __len__(self) -> int:
         usable = self.num_items - self.num_items % self.dist.world_size
@@ -240,7 +245,7 @@ class RankBatchSampler(torch.utils.data.Sampler):
             yield from rank_batches(order, self.batch_size, self.dist)
             return
         world = self.dist.world_size
-        global_batches = like_length_batches(order, self.lengths, self.batch_size, world)
+        global_batches = like_length_batches(order, self.lengths, self.batch_size, world, self.length_group)
         for k in torch.randperm(len(global_batches), generator=self.generator).tolist():
             yield global_batches[k][self.dist.rank :: world]
 

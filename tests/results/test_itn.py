@@ -16,7 +16,8 @@ import pytest
 
 from punct.bin import results_table, score_itn
 from punct.labels import PUNCT9
-from punct.results.regions import tables_and_summary
+from punct.results.itn import render_itn_groups
+from punct.results.regions import tables_and_summary, update_regions
 from punct.scoring.ensemble import AlphaChoice
 from tests.results.test_mustc import write_run as write_mustc_run
 
@@ -355,3 +356,38 @@ def test_kinds_do_not_mix(one_run, tmp_path):
     other.write_text(json.dumps({"f1": 0.5}))
     with pytest.raises(ValueError, match="neither"):
         results_table.main([str(other)])
+
+
+def test_a_region_with_groups_compares_conditions_column_by_column(three_runs, tmp_path, one_run):
+    """Before / after a change: one column per condition, mean ± sd over its runs (one run: its value), and the
+    conditions' wall and stage times."""
+    paths = []
+    for i, (path, _) in enumerate(three_runs):
+        copy = tmp_path / f"run{i}"
+        copy.mkdir()
+        run = json.loads((path.parent / "run.json").read_text())
+        run["stages"] = [{"stage": "1", "start_seconds": 0, "seconds": 500 + 10 * i}, {"stage": "4", "seconds": 300}]
+        (copy / "run.json").write_text(json.dumps(run))
+        (copy / "results.json").write_text(path.read_text())
+        paths.append(copy / "results.json")
+    table = render_itn_groups({"before": paths[:2], "after": paths[2:]}, "test", "cmd")
+    lines = table.splitlines()
+    assert lines[0] == "| Model | F1 | before | after |"
+    for row in ROWS:
+        before = [100 * expected[row]["macro"] for _, expected in three_runs[:2]]
+        after = 100 * three_runs[2][1][row]["macro"]
+        mean_sd = f"{statistics.mean(before):.1f} ± {statistics.stdev(before):.1f}"
+        assert f"| {row} | macro F1 | {mean_sd} | {after:.1f} |" in lines
+    assert "| wall time |  | 13 min 50 s ± 42 s | 13 min 50 s |" in lines
+    assert "| stage 1 |  | 8 min 25 s ± 7 s | 8 min 40 s |" in lines
+    assert "| stage 4 |  | 5 min 00 s ± 0 s | 5 min 00 s |" in lines
+    assert "| seeds |  | 1, 2 | 3 |" in lines
+    assert lines[-1].startswith("Test set, F1 in percent") and lines[-1].endswith("of `cmd`.")
+    regions = tmp_path / "regions.yaml"
+    readme = tmp_path / "README.md"
+    readme.write_text("x\n<!-- results:cmp:begin -->\n<!-- results:cmp:end -->\n")
+    groups = {"before": [str(p) for p in paths[:2]], "after": [str(paths[2])]}
+    region = {"readme": "README.md", "split": "test", "command": "cmd", "groups": groups}
+    regions.write_text(json.dumps({"cmp": region}))
+    assert update_regions(regions, check=False) == 0
+    assert table in readme.read_text()

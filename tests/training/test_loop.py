@@ -144,6 +144,8 @@ def test_like_length_batches_sort_a_shuffled_order_and_cut_it_as_rank_batches_do
     two_ranks = like_length_batches(order, lengths, 2, world_size=2)
     assert two_ranks == [[3, 1, 6, 7], [2, 0, 8, 5]]  # order cut to 8 items (9 % 2: item 4 goes) first, as rank_batches
     assert sorted(i for b in two_ranks for i in b) == sorted(order[:8])
+    # group 2: sorted within each run of 2 batches of the shuffled order, [8, 3, 0, 6, 1, 5] and [2, 7, 4]
+    assert like_length_batches(order, lengths, 3, group=2) == [[3, 1, 6], [0, 8, 5], [7, 4, 2]]
 
 
 @pytest.mark.parametrize("seed", [0, 17])

@@ -94,7 +94,10 @@ class MmConfig:
     warmup_fraction: float = 0.2  # linear warm-up over this part of all updates, then linear decay to 0
     batch_size: int = 400
     batching: str = "random"  # random: shuffled segments; length: segments of like sub-token count together, the
-    # batches in shuffled order (punct.training.loop.like_length_batches: less padding of text and audio)
+    # batches in shuffled order (punct.training.loop.like_length_batches: less padding of text and audio), each batch's
+    # loss weighed by its trained words over the mean (every word counts alike, as in random batches)
+    length_group: int = 8  # batching: length sorts the shuffled segments within runs of this many batches (a batch's
+    # segments change from epoch to epoch); 0: the whole epoch at once
     num_epochs: int = 15
     grad_clip: float = 1.0
     eval_batch_size: int = 64
@@ -118,6 +121,8 @@ class MmConfig:
     def __post_init__(self) -> None:
         check_first_word(self.first_word)
         check_batching(self.batching)
+        if self.length_group < 0:
+            raise ValueError(f"length_group must be >= 0, got {self.length_group}")
         if self.sound_encoder not in SOUND_ENCODERS:
             raise ValueError(f"sound_encoder must be one of {SOUND_ENCODERS}, got {self.sound_encoder!r}")
         if self.mm_attention not in MM_ATTENTIONS:

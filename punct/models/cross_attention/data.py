@@ -338,11 +338,13 @@ def loader(
     dist: DistInfo = DistInfo(),
     pin_memory: bool = False,
     by_length: bool = False,
+    length_group: int = 0,
 ) -> torch.utils.data.DataLoader:
     """Batches of ``dataset``.  Shuffled: this rank's share of a seeded order (``batch_size`` per rank; one
     process gets the batches of ``DataLoader(shuffle=True)`` with the same seed), with ``by_length`` grouped by
-    sub-token count (:class:`RankBatchSampler` with lengths); otherwise in dataset order, with ``by_length`` in
-    order of sub-token count (a batch's ``index`` says which segments it holds)."""
+    sub-token count (:class:`RankBatchSampler` with lengths, sorted within runs of ``length_group`` batches);
+    otherwise in dataset order, with ``by_length`` in order of sub-token count (a batch's ``index`` says which
+    segments it holds)."""
     generator = torch.Generator().manual_seed(seed)
     common = dict(
         num_workers=num_workers,
@@ -357,5 +359,5 @@ def loader(
         order = sorted(range(len(dataset)), key=lambda i: lengths[i])
         batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
         return torch.utils.data.DataLoader(dataset, batch_sampler=batches, **common)
-    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator, lengths)
+    sampler = RankBatchSampler(len(dataset), batch_size, dist, generator, lengths, length_group)
     return torch.utils.data.DataLoader(dataset, batch_sampler=sampler, **common)

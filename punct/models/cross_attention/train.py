@@ -203,6 +203,16 @@ def probe_loss(
     )
 
 
+def words_per_batch(train: ItnDataset, cfg: MmConfig, batches_per_rank: int, world_size: int = 1) -> float:
+    """The mean number of trained words in one rank's batch of an epoch.  Under ``batching: length`` each batch's
+    loss (a mean over its words) is weighed by its words over this mean: like-length batches of short segments hold
+    few words, and unweighed each of their words would count for more than one of a long segment's, which random
+    batches (all of about the mean size) do not do."""
+    first = first_scored(cfg.first_word)
+    words = sum(max(len(seg.punct) - first, 0) for seg in train.segments)
+    return words / max(batches_per_rank * world_size, 1)
+
+
 def train_one_epoch(
     model,
     optimizer,
@@ -215,10 +225,12 @@ def train_one_epoch(
     progress: bool = True,
     punct_weights: torch.Tensor | None = None,
     curves: TrainingCurves = NO_CURVES,
+    mean_batch_words: float = 0.0,
 ) -> dict[str, float]:
     """One pass over (this rank's share of) the training set; returns the mean losses (the logged steps' also to
     ``curves``).  The model runs under ``amp``'s autocast, the losses on float32 logits (``punct_weights``: the
-    punctuation classes')."""
+    punctuation classes').  ``mean_batch_words`` > 0 (:func:`words_per_batch`): each step's loss is weighed by its
+    batch's trained words over it (the logged losses are not)."""
     model.train()
     sums = {"loss": 0.0, "punct": 0.0, "case": 0.0}
     count = 0
@@ -229,8 +241,12 @@ def train_one_epoch(
         for group in optimizer.param_groups:
             group["lr"] = group["peak_lr"] * factor
         loss, parts = batch_loss(model, batch, cfg, amp, punct_weights)
+        step_loss = loss
+        if mean_batch_words > 0:
+            trained_words = int((batch[f"labels_{PUNCT_HEAD}"] != IGNORE_INDEX).sum())
+            step_loss = loss * (trained_words / mean_batch_words)
         optimizer.zero_grad(set_to_none=True)
-        amp.step(loss, optimizer, model.parameters(), cfg.grad_clip)
+        amp.step(step_loss, optimizer, model.parameters(), cfg.grad_clip)
         state.step += 1
         count += 1
         sums["loss"] += float(loss.detach())
@@ -481,6 +497,7 @@ def epoch_loader(
         dist=dist,
         pin_memory=pin,
         by_length=by_length,
+        length_group=cfg.length_group,
     )
 
 
@@ -534,7 +551,11 @@ def run_training(
 
     model, pad_id = model_on(kind, cfg, device)
     train, dev = load_train_dev(model, cfg, train_paths, dev_paths, with_dev=dist.is_main)
-    total_steps = cfg.num_epochs * len(epoch_loader(train, cfg, 0, pad_id, dist, pin))
+    batches_per_epoch = len(epoch_loader(train, cfg, 0, pad_id, dist, pin))
+    total_steps = cfg.num_epochs * batches_per_epoch
+    mean_batch_words = 0.0
+    if cfg.batching == "length":
+        mean_batch_words = words_per_batch(train, cfg, batches_per_epoch, dist.world_size)
     optimizer = build_optimizer(model, cfg)
     punct_weights = punct_class_weights(train, cfg)
     if punct_weights is not None:
@@ -549,7 +570,18 @@ def run_training(
         t0 = time.time()
         batches = epoch_loader(train, cfg, state.epoch, pad_id, dist, pin)
         losses = train_one_epoch(
-            net, optimizer, batches, cfg, state, total_steps, device, precision, dist.is_main, punct_weights, curves
+            net,
+            optimizer,
+            batches,
+            cfg,
+            state,
+            total_steps,
+            device,
+            precision,
+            dist.is_main,
+            punct_weights,
+            curves,
+            mean_batch_words,
         )
         state.epoch += 1
         if not dist.is_main:

@@ -283,3 +283,30 @@ def test_predictions_in_order_of_length_equal_those_in_dataset_order(tmp_path, t
 def test_batching_is_checked():
     with pytest.raises(ValueError, match="batching must be one of random, length"):
         tiny_config(batching="sorted")
+
+
+def test_words_per_batch_weighs_like_length_batches_as_random_ones(tmp_path, tokenizer):
+    """The mean trained words per rank batch (first words excluded), and a step's loss weighed by them."""
+    from punct.models.cross_attention.train import build_optimizer, train_one_epoch, words_per_batch
+    from punct.training.loop import TrainState
+
+    sup = write_corpus(tmp_path, num_segments=9) / "parczech_supervisions_train.jsonl.gz"
+    cfg = tiny_config(first_word="exclude", batch_size=4, grad_clip=1e9)  # no clipping: the gradients compare
+    dataset = load_split(sup, None, tokenizer, cfg, False)
+    words = sum(len(seg.words) - 1 for seg in dataset.segments)
+    assert words_per_batch(dataset, cfg, 3) == pytest.approx(words / 3)
+    assert words_per_batch(dataset, cfg, 2, world_size=2) == pytest.approx(words / 4)
+    batch = collate([dataset[i] for i in range(4)], 0)
+    trained = int((batch["labels_punct"] != -100).sum())
+    grads = []
+    for mean_words in (0.0, trained / 2):  # unweighed, then a batch of twice the mean words: twice the gradient
+        torch.manual_seed(0)
+        model = build_model("text", cfg, PunctBert(make_encoder(), tokenizer, head_specs(cfg)))
+        optimizer = build_optimizer(model, cfg)
+        torch.manual_seed(1)  # the same dropout masks in both passes
+        state = TrainState()
+        train_one_epoch(
+            model, optimizer, [batch], cfg, state, 1, torch.device("cpu"), progress=False, mean_batch_words=mean_words
+        )
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
+    torch.testing.assert_close(grads[1], 2 * grads[0])
