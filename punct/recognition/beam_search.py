@@ -16,7 +16,7 @@ without expanding anything.  A chunk starts without context (it may start inside
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -134,16 +134,6 @@ class CtcBeamSearch:
         pairs = list(zip(tokens.tolist(), log_probs[frames, tokens].tolist()))
         ends = np.cumsum(keep.sum(axis=1)).tolist()
         blank_lps = log_probs[:, self.blank_id].tolist()
-        # The loop below is the hot path (millions of steps per recording): attributes are bound to locals,
-        # log-add is written out, and a text's hypothesis is created with its first score (log-adding
-        # to -inf would give that score).  Scores are added in the same order as a plain implementation
-        # would, so that ties, and therefore the words, do not depend on these shortcuts.
-        blank_id, space_id, vocab, beam = self.blank_id, self.space_id, self.vocab, self.config.beam
-        prefixes = self.lm.prefixes if self.lm is not None else None
-        oov_penalty = self.config.oov_penalty
-        finished_words, finish = self._finished, self._finish
-        log1p, exp = math.log1p, math.exp
-        by_score = attrgetter("score")
         pending, pending_frames = 0.0, 0  # blank-only frames not yet applied, and their summed blank log-probs
         for t, only_blank in enumerate(blank_only.tolist()):
             if only_blank:
@@ -151,94 +141,98 @@ class CtcBeamSearch:
                 pending_frames += 1
                 continue
             if pending_frames:
-                for h in beams:
-                    h.blank, h.nonblank = h.ctc + pending, NEG_INF
-                    h.ctc = h.blank
+                _add_blanks(beams, pending)
                 pending, pending_frames = 0.0, 0
-            token_lps = pairs[ends[t - 1] if t else 0 : ends[t]]
-            # a beam's hypothesis is reused for its text in this frame (when no other beam's extension reached
-            # that text first), so its scores of the last frame are read first
-            previous = [(h, h.ctc, h.blank, h.nonblank) for h in beams]
-            hyps: dict[str, _Hyp] = {}  # text -> its hypothesis in this frame, in the order they are reached
-            for h, total, h_blank, h_nonblank in previous:
-                text, partial, last = h.text, h.partial, h.last
-                for k, lp in token_lps:
-                    if k == blank_id or (k == space_id and not partial):
-                        # a blank, or a space with no word before it (it changes nothing): the same text
-                        score = total + lp
-                        same = hyps.get(text)
-                        if same is None:
-                            h.blank, h.nonblank = score, NEG_INF
-                            hyps[text] = h
-                            continue
-                        a = same.blank
-                        if a == NEG_INF:
-                            same.blank = score
-                        elif a > score:
-                            same.blank = a + log1p(exp(score - a))
-                        else:
-                            same.blank = score + log1p(exp(a - score))
-                        continue
-                    if k == last:  # repeat: collapses unless a blank came between
-                        score = h_nonblank + lp
-                        same = hyps.get(text)
-                        if same is None:
-                            h.blank, h.nonblank = NEG_INF, score
-                            hyps[text] = h
-                        else:
-                            same.nonblank = _logadd(same.nonblank, score)
-                        if h_blank == NEG_INF:
-                            continue
-                        score = h_blank + lp
-                    else:
-                        score = total + lp
-                    # the child text: text + the token's character (a space ends the partial word)
-                    if k == space_id:
-                        child_text = text + " "
-                        child = hyps.get(child_text)
-                        if child is None:
-                            finished = finished_words.get((h.history, partial)) or finish(h.history, partial)
-                            word_score, outside, history = finished
-                            lm = h.lm + word_score
-                            if outside and not h.oov:
-                                lm += oov_penalty  # it began a word of the vocabulary but stopped short of one
-                            hyps[child_text] = _Hyp(child_text, lm, history, "", False, -1, NEG_INF, score)
-                            continue
-                    else:
-                        char = vocab[k]
-                        child_text = text + char
-                        child = hyps.get(child_text)
-                        if child is None:
-                            lm, oov = h.lm, h.oov
-                            if not oov and prefixes is not None and partial + char not in prefixes:
-                                oov = True
-                            if oov:
-                                lm += oov_penalty
-                            hyps[child_text] = _Hyp(child_text, lm, h.history, partial + char, oov, k, NEG_INF, score)
-                            continue
-                    a = child.nonblank
-                    if a == NEG_INF:
-                        child.nonblank = score
-                    elif a > score:
-                        child.nonblank = a + log1p(exp(score - a))
-                    else:
-                        child.nonblank = score + log1p(exp(a - score))
-            for h in hyps.values():  # the frame's scores are final: ctc = _logadd(blank, nonblank), written out
-                a, b = h.blank, h.nonblank
-                if a == NEG_INF:
-                    ctc = b
-                elif b == NEG_INF:
-                    ctc = a
-                elif a > b:
-                    ctc = a + log1p(exp(b - a))
-                else:
-                    ctc = b + log1p(exp(a - b))
-                h.ctc = ctc
-                h.score = ctc + h.lm
-            beams = sorted(hyps.values(), key=by_score, reverse=True)[:beam]  # stable: ties keep their order
+            beams = self._next_beams(beams, pairs[ends[t - 1] if t else 0 : ends[t]])
         if pending_frames:
-            for h in beams:
-                h.blank, h.nonblank = h.ctc + pending, NEG_INF
-                h.ctc = h.blank
+            _add_blanks(beams, pending)
         best = max(beams, key=lambda h: h.ctc + (self._finish_word(h)[0] if h.partial else h.lm))
         return best.text.split()
+
+    # _next_beams is the hot path (millions of steps per recording): attributes are bound to locals, log-add is
+    # written out, and a text's hypothesis is created with its first score (log-adding to -inf would give that
+    # score).  Scores are added in the same order as a plain implementation would, so that ties, and therefore the
+    # words, do not depend on these shortcuts.  A beam's hypothesis is reused for its text in the frame (when no
+    # other beam's extension reached that text first), so its scores of the last frame are read first.  x: the
+    # log-score a step adds.
+    def _next_beams(self, beams: list[_Hyp], token_lps: list[tuple[int, float]]) -> list[_Hyp]:
+        """The ``beam`` best hypotheses after a frame whose tokens within ``token_prune`` are ``token_lps``."""
+        blank_id, space_id, vocab = self.blank_id, self.space_id, self.vocab
+        prefixes = self.lm.prefixes if self.lm is not None else None
+        oov_penalty, finished_words, finish = self.config.oov_penalty, self._finished, self._finish
+        log1p, exp = math.log1p, math.exp
+        previous = [(h, h.ctc, h.blank, h.nonblank) for h in beams]
+        hyps: dict[str, _Hyp] = {}  # text -> its hypothesis in this frame, in the order they are reached
+        for h, total, h_blank, h_nonblank in previous:
+            text, partial, last = h.text, h.partial, h.last
+            for k, lp in token_lps:
+                if k == blank_id or (k == space_id and not partial):
+                    # a blank, or a space with no word before it (it changes nothing): the same text
+                    x = total + lp
+                    same = hyps.get(text)
+                    if same is None:
+                        h.blank, h.nonblank = x, NEG_INF
+                        hyps[text] = h
+                        continue
+                    a = same.blank  # same.blank = _logadd(a, x), written out
+                    same.blank = x if a == NEG_INF else (a + log1p(exp(x - a)) if a > x else x + log1p(exp(a - x)))
+                    continue
+                if k == last:  # repeat: collapses unless a blank came between
+                    x = h_nonblank + lp
+                    same = hyps.get(text)
+                    if same is None:
+                        h.blank, h.nonblank = NEG_INF, x
+                        hyps[text] = h
+                    else:
+                        same.nonblank = _logadd(same.nonblank, x)
+                    if h_blank == NEG_INF:
+                        continue
+                    x = h_blank + lp
+                else:
+                    x = total + lp
+                # the child text: text + the token's character (a space ends the partial word)
+                child_text = text + (" " if k == space_id else vocab[k])
+                child = hyps.get(child_text)
+                if child is None:
+                    if k == space_id:  # ended: (word score, outside the vocabulary, next history)
+                        ended = finished_words.get((h.history, partial)) or finish(h.history, partial)
+                        # a word that began one of the vocabulary but stopped short of it costs oov_penalty
+                        lm = h.lm + ended[0] + (oov_penalty if ended[1] and not h.oov else 0.0)
+                        hyps[child_text] = _Hyp(child_text, lm, ended[2], "", False, -1, NEG_INF, x)
+                        continue
+                    spelled = partial + vocab[k]
+                    oov = h.oov or (prefixes is not None and spelled not in prefixes)
+                    lm = h.lm + oov_penalty if oov else h.lm
+                    hyps[child_text] = _Hyp(child_text, lm, h.history, spelled, oov, k, NEG_INF, x)
+                    continue
+                a = child.nonblank  # child.nonblank = _logadd(a, x), written out
+                child.nonblank = x if a == NEG_INF else (a + log1p(exp(x - a)) if a > x else x + log1p(exp(a - x)))
+        _settle(hyps.values())
+        return sorted(hyps.values(), key=_BY_SCORE, reverse=True)[: self.config.beam]  # stable: ties keep their order
+
+
+_BY_SCORE = attrgetter("score")
+
+
+def _add_blanks(beams: Sequence[_Hyp], blank_log_prob: float) -> None:
+    """Blank-only frames (their summed blank log-probabilities) applied to every beam: each ends in a blank."""
+    for h in beams:
+        h.blank, h.nonblank = h.ctc + blank_log_prob, NEG_INF
+        h.ctc = h.blank
+
+
+def _settle(hyps: Iterable[_Hyp]) -> None:
+    """A frame's scores are final: ``ctc`` = ``_logadd(blank, nonblank)`` (written out) and ``score`` = ctc + lm."""
+    log1p, exp = math.log1p, math.exp
+    for h in hyps:
+        a, b = h.blank, h.nonblank
+        if a == NEG_INF:
+            ctc = b
+        elif b == NEG_INF:
+            ctc = a
+        elif a > b:
+            ctc = a + log1p(exp(b - a))
+        else:
+            ctc = b + log1p(exp(a - b))
+        h.ctc = ctc
+        h.score = ctc + h.lm

@@ -553,15 +553,12 @@ def run_training(
     train, dev = load_train_dev(model, cfg, train_paths, dev_paths, with_dev=dist.is_main)
     batches_per_epoch = len(epoch_loader(train, cfg, 0, pad_id, dist, pin))
     total_steps = cfg.num_epochs * batches_per_epoch
-    mean_batch_words = 0.0
-    if cfg.batching == "length":
-        mean_batch_words = words_per_batch(train, cfg, batches_per_epoch, dist.world_size)
+    words = words_per_batch(train, cfg, batches_per_epoch, dist.world_size) if cfg.batching == "length" else 0.0
     optimizer = build_optimizer(model, cfg)
-    punct_weights = punct_class_weights(train, cfg)
-    if punct_weights is not None:
-        punct_weights = punct_weights.to(device)
+    weights = punct_class_weights(train, cfg)
+    weights = weights.to(device) if weights is not None else None
     state = resume(exp_dir, model, optimizer, device) if resume_run else TrainState()
-    precision = training_amp(amp, device, model, probe_loss(train, cfg, pad_id, device, punct_weights), state=state)
+    precision = training_amp(amp, device, model, probe_loss(train, cfg, pad_id, device, weights), state=state)
 
     # parameters outside the loss (the text encoder's pooler): DDP must not wait for their gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
@@ -570,18 +567,7 @@ def run_training(
         t0 = time.time()
         batches = epoch_loader(train, cfg, state.epoch, pad_id, dist, pin)
         losses = train_one_epoch(
-            net,
-            optimizer,
-            batches,
-            cfg,
-            state,
-            total_steps,
-            device,
-            precision,
-            dist.is_main,
-            punct_weights,
-            curves,
-            mean_batch_words,
+            net, optimizer, batches, cfg, state, total_steps, device, precision, dist.is_main, weights, curves, words
         )
         state.epoch += 1
         if not dist.is_main:
