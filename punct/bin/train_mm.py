@@ -33,6 +33,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from punct.models.cross_attention.config import MmConfig
+from punct.models.cross_attention.data import split_manifests
 from punct.models.cross_attention.model import MODEL_KINDS
 from punct.models.cross_attention.train import run_training
 from punct.training.loop import add_resume_device_amp_arguments, start_rank_logging
@@ -56,13 +57,16 @@ def get_parser() -> argparse.ArgumentParser:
         "--decode-splits", default="dev,test", help="comma-separated splits decoded with the best model"
     )
     parser.add_argument("--exp-dir", type=Path, required=True, help="output folder, e.g. exp/mm_pe")
+    parser.add_argument(
+        "--am-frames",
+        type=Path,
+        default=None,
+        help="sound_encoder am: the AM frames of every split from <dir>/<split>/frames.scp (punct.bin.dump_am_frames) "
+        "instead of computing them (not with random audio, whose frames are its own)",
+    )
     add_resume_device_amp_arguments(parser, amp=False)  # --amp: MmConfig's amp
     add_config_arguments(parser, MmConfig)
     return parser
-
-
-def manifests(data_dir: Path, prefix: str, split: str):
-    return data_dir / f"{prefix}_supervisions_{split}.jsonl.gz", data_dir / f"{prefix}_recordings_{split}.jsonl.gz"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -70,16 +74,21 @@ def main(argv: list[str] | None = None) -> None:
     start_rank_logging(args.exp_dir)
     cfg = config_from_args(MmConfig, args, args.config)
     log_config({"model": args.model, **asdict(cfg)})
+    splits = [args.train_split, args.dev_split, *(s for s in args.decode_splits.split(",") if s)]
+    am_frames = {}
+    if args.am_frames is not None:
+        am_frames = {split_manifests(args.data_dir, args.prefix, s): args.am_frames / s / "frames.scp" for s in splits}
     run_training(
         args.model,
         cfg,
-        train_paths=manifests(args.data_dir, args.prefix, args.train_split),
-        dev_paths=manifests(args.data_dir, args.prefix, args.dev_split),
-        decode_paths={s: manifests(args.data_dir, args.prefix, s) for s in args.decode_splits.split(",") if s},
+        train_paths=split_manifests(args.data_dir, args.prefix, args.train_split),
+        dev_paths=split_manifests(args.data_dir, args.prefix, args.dev_split),
+        decode_paths={s: split_manifests(args.data_dir, args.prefix, s) for s in splits[2:]},
         exp_dir=args.exp_dir,
         resume_run=args.resume,
         device_name=args.device,
         amp=cfg.amp,
+        am_frames=am_frames,
     )
 
 

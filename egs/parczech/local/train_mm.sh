@@ -16,6 +16,8 @@ positional=false       # shared word-position embeddings on audio frames and tex
 random_audio=false     # permute the audio samples (the thesis' random-audio control)
 bert_model=            # text encoder folder or hub name; empty: the config's value
 am_dir=                # the acoustic model of a config with sound_encoder: am (exp/am format); ignored otherwise
+am_frames=             # sound_encoder: am: the AM's frames of every segment from <dir>/<split>/frames.scp
+                       # (local/dump_am_frames.sh) instead of running the AM; ignored with random audio or text only
 num_threads=0          # torch threads (0: the config's value)
 num_workers=           # DataLoader workers per process; empty: the config's, on cuda at least 2 (not with sound_encoder: am,
                        # whose frames are cached in the process that reads the data)
@@ -31,7 +33,7 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <segments-dir> <exp-dir>"
   echo "e.g.: $0 --model mm --positional true --model-config conf/mm_mini.yaml data/segments exp/mm_pe"
   echo "Main options: --model text|mm, --model-config FILE, --positional true|false, --random-audio true|false,"
-  echo "              --bert-model DIR|NAME, --am-dir DIR (sound_encoder: am),"
+  echo "              --bert-model DIR|NAME, --am-dir DIR (sound_encoder: am), --am-frames DIR,"
   echo "              $(train_usage)"
   exit 1
 fi
@@ -59,6 +61,13 @@ if [ "$model" = mm ] && [ "$sound_encoder" = am ]; then
   done
   opts+=(--am-dir "$(readlink -f $am_dir)")
   inputs="$inputs $am_dir/best-valid-loss.pt $am_dir/mfcc.yaml"
+  if [ -n "$am_frames" ] && [ "$random_audio" = false ]; then
+    for split in train dev test; do
+      [ -f $am_frames/$split/frames.scp ] || { echo "$0: no such file $am_frames/$split/frames.scp (--am-frames)" >&2; exit 1; }
+      inputs="$inputs $am_frames/$split/frames.scp"
+    done
+    opts+=(--am-frames "$(readlink -f $am_frames)")
+  fi
 fi
 [ -n "$bert_model" ] && opts+=(--bert-model "$bert_model")
 [ "$num_threads" -gt 0 ] && opts+=(--num-threads "$num_threads")

@@ -21,7 +21,9 @@ corruption is the same in every epoch and run.
 With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frames instead of the mel
 (:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
 by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
-through the AM (``samples``) or permutes the AM frames (``frames``).
+through the AM (``samples``) or permutes the AM frames (``frames``).  The recipe computes the frames of all
+segments once for the models that read them (:mod:`punct.bin.dump_am_frames`, with :func:`segment_am_frames`),
+and :meth:`ItnDataset.take_am_frames` puts them in the dataset's store.
 
 Batches: :func:`loader` (in order for predictions, or shuffled as one rank's share for training) of
 :func:`collate`d examples.
@@ -41,6 +43,7 @@ import torch
 from lhotse.utils import Pathlike
 
 from punct.io.jsonl import read_jsonl
+from punct.io.shards import MatrixReader
 from punct.labels import CASE, IGNORE_INDEX, PUNCT9, WordLabels, aligned_words, class_index, mask_first_word
 from punct.models.cross_attention.am_frames import AmFrames, am_frames_of
 from punct.models.cross_attention.config import MmConfig
@@ -75,6 +78,11 @@ def _segment(d: dict, where: str, p_index: dict[str, int], c_index: dict[str, in
     starts = [w.start - start for w in timed]
     ends = [w.end - start for w in timed]
     return ItnSegment(d["id"], d["recording_id"], start, float(d["duration"]), words, punct, case, starts, ends)
+
+
+def split_manifests(data_dir: Path, prefix: str, split: str) -> tuple[Path, Path]:
+    """A split's segments and recordings in a stage-3 folder."""
+    return data_dir / f"{prefix}_supervisions_{split}.jsonl.gz", data_dir / f"{prefix}_recordings_{split}.jsonl.gz"
 
 
 def read_segments(path: Pathlike) -> list[ItnSegment]:
@@ -187,13 +195,7 @@ class ItnDataset(torch.utils.data.Dataset):
         if self.audio is not None:
             samples = np.asarray(self.audio(seg), dtype=np.float32)
         else:
-            rec = self.recordings[seg.recording_id]
-            if rec.sampling_rate != self.cfg.sample_rate:
-                raise ValueError(
-                    f"recording {rec.id}: {rec.sampling_rate} Hz, the model expects {self.cfg.sample_rate} Hz"
-                )
-            audio = rec.load_audio(offset=seg.start, duration=min(seg.duration, rec.duration - seg.start))
-            samples = np.asarray(audio[0], dtype=np.float32)
+            samples = segment_samples(self.recordings, seg, self.cfg.sample_rate)
         if self.cfg.random_audio and self.cfg.random_audio_unit == "samples":
             samples = permute_audio(samples, permutation_seed(self.cfg.seed, seg.id))
         return samples
@@ -203,14 +205,34 @@ class ItnDataset(torch.utils.data.Dataset):
         samples, or the frames permuted, by ``random_audio_unit``)."""
         if i not in self.am_cache:
             seg = self.segments[i]
-            samples = self.load_samples(seg)
-            if len(samples) < self.geometry.min_samples:  # zero-pad a very short segment to one frame
-                samples = np.pad(samples, (0, self.geometry.min_samples - len(samples)))
-            frames = self.am_frames(samples)
+            frames = segment_am_frames(self.am_frames, self.load_samples(seg))
             if self.cfg.random_audio and self.cfg.random_audio_unit == "frames":
                 frames = permute_audio(frames, permutation_seed(self.cfg.seed, seg.id))
-            self.am_cache[i] = frames.astype(np.float16)
+            self.am_cache[i] = frames
         return torch.from_numpy(self.am_cache[i].astype(np.float32))
+
+    def take_am_frames(self, scp: Pathlike) -> None:
+        """Every segment's AM frames from a dump of :mod:`punct.bin.dump_am_frames` (keyed by segment id) instead
+        of computing them: the same float16 frames, computed once for all the recipe's models.  Random audio
+        has frames of its own."""
+        if self.am_frames is None or self.cfg.random_audio:
+            raise ValueError(f"{scp}: dumped AM frames are for sound_encoder am without random_audio")
+        reader = MatrixReader(scp)
+        missing = [seg.id for seg in self.segments if seg.id not in reader]
+        if missing:
+            raise ValueError(f"{scp}: no AM frames of {len(missing)} segment(s), e.g. {missing[:3]}")
+        for i, seg in enumerate(self.segments):
+            frames = reader[seg.id]
+            num_samples = max(self.geometry.min_samples, round(seg.duration * self.cfg.sample_rate))
+            expected = self.geometry.num_frames(num_samples)
+            if frames.shape[1] != self.am_frames.dim or abs(frames.shape[0] - expected) > 1:  # +-1: sample rounding
+                raise ValueError(
+                    f"{scp}: segment {seg.id} has {frames.shape[0]} x {frames.shape[1]} AM frames, the model's AM "
+                    f"({self.cfg.am_dir}, layer {self.cfg.am_layer}, stride {self.cfg.am_frame_stride}) "
+                    f"gives {expected} x {self.am_frames.dim}: dumped with another AM or geometry"
+                )
+            self.am_cache[i] = frames.astype(np.float16)
+        logging.info("%s: AM frames of %d segments", scp, len(self.segments))
 
     def __getitem__(self, i: int) -> dict:
         seg = self.segments[i]
@@ -242,6 +264,22 @@ class ItnDataset(torch.utils.data.Dataset):
                 seg.word_starts, seg.word_ends, self.geometry.num_latent(mel.size(0))
             )
         return ex
+
+
+def segment_samples(recordings, seg: ItnSegment, sample_rate: int) -> np.ndarray:
+    """The segment's samples, cut from its recording of ``recordings`` (a lhotse RecordingSet)."""
+    rec = recordings[seg.recording_id]
+    if rec.sampling_rate != sample_rate:
+        raise ValueError(f"recording {rec.id}: {rec.sampling_rate} Hz, the model expects {sample_rate} Hz")
+    audio = rec.load_audio(offset=seg.start, duration=min(seg.duration, rec.duration - seg.start))
+    return np.asarray(audio[0], dtype=np.float32)
+
+
+def segment_am_frames(am_frames: AmFrames, samples: np.ndarray) -> np.ndarray:
+    """(frames, dim) float16 AM frames of a segment's samples; a very short segment is zero-padded to one frame."""
+    if len(samples) < am_frames.geometry.min_samples:
+        samples = np.pad(samples, (0, am_frames.geometry.min_samples - len(samples)))
+    return am_frames(samples).astype(np.float16)
 
 
 def collate(examples: Sequence[dict], pad_id: int) -> dict[str, torch.Tensor]:

@@ -22,7 +22,9 @@ import dataclasses
 import json
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -58,6 +60,9 @@ from punct.utils.progress import progress as progress_bar
 
 # (supervisions, recordings) manifest paths of a split
 SplitPaths = tuple[Path, Path]
+AmFramesDump = Mapping[
+    SplitPaths, Path
+]  # a split's paths -> the scp of its dumped AM frames (punct.bin.dump_am_frames)
 
 
 def two_head_loss(
@@ -470,14 +475,29 @@ def model_on(kind: str, cfg: MmConfig, device: torch.device) -> tuple[torch.nn.M
     return model, pad_id
 
 
+def load_data(
+    model: torch.nn.Module, cfg: MmConfig, paths: SplitPaths, am_frames: AmFramesDump, max_segments: int = 0
+) -> ItnDataset:
+    """A split tokenised for ``model``, with audio when it uses audio; the AM frames from ``am_frames[paths]``
+    (a dump's scp) where the model reads the frozen AM's frames of the real audio."""
+    data = load_split(*paths, model.text.tokenizer, cfg, model.uses_audio, max_segments)
+    if paths in am_frames and data.am_frames is not None and not cfg.random_audio:
+        data.take_am_frames(am_frames[paths])
+    return data
+
+
 def load_train_dev(
-    model: torch.nn.Module, cfg: MmConfig, train_paths: SplitPaths, dev_paths: SplitPaths, with_dev: bool
+    model: torch.nn.Module,
+    cfg: MmConfig,
+    train_paths: SplitPaths,
+    dev_paths: SplitPaths,
+    with_dev: bool,
+    am_frames: AmFramesDump = MappingProxyType({}),
 ) -> tuple[ItnDataset, ItnDataset | None]:
     """The training split (a sample of ``cfg.max_train_segments`` when set) and, ``with_dev`` (rank 0), the dev
-    split, tokenised for ``model`` and with audio when it uses audio."""
-    tokenizer, with_audio = model.text.tokenizer, model.uses_audio
-    train = load_split(*train_paths, tokenizer, cfg, with_audio, cfg.max_train_segments)
-    dev = load_split(*dev_paths, tokenizer, cfg, with_audio) if with_dev else None
+    split (:func:`load_data`)."""
+    train = load_data(model, cfg, train_paths, am_frames, cfg.max_train_segments)
+    dev = load_data(model, cfg, dev_paths, am_frames) if with_dev else None
     if not len(train):
         raise ValueError(f"{train_paths[0]}: no training segments")
     return train, dev
@@ -537,10 +557,11 @@ def run_training(
     resume_run: bool = False,
     device_name: str = "auto",
     amp: str = "none",
+    am_frames: AmFramesDump = MappingProxyType({}),
 ) -> None:
     """The whole stage: trains model ``kind`` (text or mm), keeps the best epoch by ``cfg.dev_metric`` or the average of
     the last ``cfg.average_epochs`` (rank 0), then decodes the splits of ``decode_paths`` with it (the dev split's data
-    is reused when it is among them)."""
+    is reused when it is among them).  ``am_frames``: split paths -> scp of their dumped AM frames."""
     if cfg.num_threads > 0:
         torch.set_num_threads(cfg.num_threads)
     dist, device = setup_distributed(device_name)
@@ -552,7 +573,7 @@ def run_training(
         save_config(cfg, exp_dir / "config.yaml")
 
     model, pad_id = model_on(kind, cfg, device)
-    train, dev = load_train_dev(model, cfg, train_paths, dev_paths, with_dev=dist.is_main)
+    train, dev = load_train_dev(model, cfg, train_paths, dev_paths, dist.is_main, am_frames)
     batches_per_epoch = len(epoch_loader(train, cfg, 0, pad_id, dist, pin))
     total_steps = cfg.num_epochs * batches_per_epoch
     words = words_per_batch(train, cfg, batches_per_epoch, dist.world_size) if cfg.batching == "length" else 0.0
@@ -583,7 +604,7 @@ def run_training(
     if dist.is_main:
         if cfg.average_epochs > 1:
             save_average(exp_dir, model, kind, cfg, state, dev, device, pad_id)
-        decode_best(model, exp_dir, decode_paths, {dev_paths: dev}, cfg, state, device, pad_id)
+        decode_best(model, exp_dir, decode_paths, {dev_paths: dev}, cfg, state, device, pad_id, am_frames)
 
 
 def decode_best(
@@ -595,6 +616,7 @@ def decode_best(
     state: TrainState,
     device: torch.device,
     pad_id: int,
+    am_frames: AmFramesDump = MappingProxyType({}),
 ) -> None:
     """Rank 0 after training: ``history.json``, the best model's decodes of ``decode_paths``, ``.done``.
     ``loaded``: split paths -> data already loaded (the dev split)."""
@@ -602,7 +624,7 @@ def decode_best(
     best = load_checkpoint(exp_dir / "best-valid-f1.pt", device)
     model.load_state_dict(best["model"])
     for split, paths in decode_paths.items():
-        data = loaded[paths] if paths in loaded else load_split(*paths, model.text.tokenizer, cfg, model.uses_audio)
+        data = loaded[paths] if paths in loaded else load_data(model, cfg, paths, am_frames)
         decode(model, data, split, exp_dir / "decode", cfg, device, pad_id, describe_best(state, cfg))
     logging.info("done: %s -> %s", describe_best(state, cfg), exp_dir / "best-valid-f1.pt")
     mark_done(exp_dir)

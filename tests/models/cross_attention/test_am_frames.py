@@ -131,3 +131,63 @@ def test_am_encoder_needs_an_am_folder(tmp_path):
         tiny_config(sound_encoder="wav2vec2")
     cfg = with_absolute_am_dir(tiny_config(sound_encoder="am", am_dir="exp/am"), "mm")
     assert cfg.am_dir.startswith("/") and cfg.am_dir.endswith("exp/am")
+
+
+def test_dumped_frames_are_the_frames_training_computes(am_setup, tmp_path):
+    """punct.bin.dump_am_frames (two jobs, merged) writes every segment's frames exactly as the dataset computes
+    them; a model trained on the dump (train_mm --am-frames) is the model trained without it; a dump of another
+    geometry, one without a segment, or random audio are refused."""
+    import json
+
+    from punct.bin import dump_am_frames, train_mm
+    from punct.io.shards import MatrixReader
+    from punct.utils.config import save_config
+    from tests.helpers.cross_attention import TINY_MODEL, TINY_TRAINING, cli_options, make_tokenizer
+
+    _, data, cfg, tokenizer = am_setup
+    config = tmp_path / "mm.yaml"
+    save_config(cfg, config)
+    frames = tmp_path / "am_frames"
+    options = ["--config", str(config), "--am-dir", cfg.am_dir, "--data-dir", str(data), "--prefix", "parczech"]
+    options += ["--out-dir", str(frames), "--nj", "2"]
+    for job in ("1", "2"):
+        dump_am_frames.main(options + ["--job", job])
+    dump_am_frames.main(options + ["--merge"])
+    computed = _split(data, tokenizer, cfg)
+    dumped = _split(data, tokenizer, cfg)
+    dumped.take_am_frames(frames / "train" / "frames.scp")
+    assert len(dumped.am_cache) == len(dumped) > 0
+    assert all(torch.equal(dumped[i]["am_frames"], computed[i]["am_frames"]) for i in range(len(computed)))
+
+    with pytest.raises(ValueError, match="dumped with another AM or geometry"):
+        _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "am_frame_stride": 2})).take_am_frames(
+            frames / "train" / "frames.scp"
+        )
+    with pytest.raises(ValueError, match="without random_audio"):
+        _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "random_audio": True})).take_am_frames(
+            frames / "train" / "frames.scp"
+        )
+    short = tmp_path / "short.scp"
+    short.write_text("".join((frames / "train" / "frames.scp").read_text().splitlines(keepends=True)[1:]))
+    with pytest.raises(ValueError, match="no AM frames of 1 segment"):
+        _split(data, tokenizer, cfg).take_am_frames(short)
+    assert len(MatrixReader(frames / "dev" / "frames.scp")) > 0 and (frames / "test" / "frames.scp").is_file()
+
+    bert = tmp_path / "bert"
+    make_encoder().save_pretrained(bert)
+    make_tokenizer(tmp_path).save_pretrained(bert)
+    common = ["--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(bert), "--num-epochs", "1"]
+    common += ["--model", "mm", "--sound-encoder", "am", "--am-dir", cfg.am_dir, "--am-frame-stride", "4"]
+    common += cli_options(**TINY_MODEL, batch_size=2, **TINY_TRAINING)
+    train_mm.main(common + ["--exp-dir", str(tmp_path / "computed")])
+    train_mm.main(common + ["--exp-dir", str(tmp_path / "dumped"), "--am-frames", str(frames)])
+    logs = {
+        run: "".join(p.read_text() for p in (tmp_path / run / "log").glob("log-train-*"))
+        for run in ("computed", "dumped")
+    }
+    assert "train/frames.scp: AM frames of" in logs["dumped"] and "test/frames.scp: AM frames of" in logs["dumped"]
+    assert "AM frames of" not in logs["computed"]
+    histories = [json.loads((tmp_path / run / "history.json").read_text()) for run in ("computed", "dumped")]
+    assert histories[0][0]["dev_loss"] == histories[1][0]["dev_loss"]
+    decodes = [(tmp_path / run / "decode" / "test.jsonl").read_text() for run in ("computed", "dumped")]
+    assert decodes[0] == decodes[1]
