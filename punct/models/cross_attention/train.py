@@ -60,9 +60,8 @@ from punct.utils.progress import progress as progress_bar
 
 # (supervisions, recordings) manifest paths of a split
 SplitPaths = tuple[Path, Path]
-AmFramesDump = Mapping[
-    SplitPaths, Path
-]  # a split's paths -> the scp of its dumped AM frames (punct.bin.dump_am_frames)
+# a split's paths -> the scp of its dumped AM frames (punct.bin.dump_am_frames)
+AmFramesDump = Mapping[SplitPaths, Path]
 
 
 def two_head_loss(
