@@ -293,9 +293,10 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   mm_conf=conf/mm${conf_suffix}.yaml
   log "Stage 4: text-only and cross-attention models (${mm_conf}): data/segments -> exp/{${mm_models// /,}}"
   log "text encoder: ${text_model:-bert_model and text_letters of ${mm_conf}}"
-  # With sound_encoder: am, the AM's frames of every segment first, once for the models on real audio (each ran the
-  # AM over all segments itself; random audio still does, on its permuted samples)
-  local/dump_am_frames.sh --cmd "$decode_cmd" --nj $nj --model-config $mm_conf data/segments $am exp/am_frames
+  # With sound_encoder: am, the AM's frames of every segment first, once: of the real audio for the models on it,
+  # and of the random-audio control's permuted samples (its seed) for mm_pe_random (each ran the AM itself)
+  local/dump_am_frames.sh --cmd "$decode_cmd" --nj $nj --model-config $mm_conf --random-audio-seed $seed \
+    data/segments $am exp/am_frames
   # One job per model, at most $mm_jobs at a time: job n trains the n-th name of $mm_models with the options
   # in conf/models/<name>.conf.  The jobs run here (utils/run.pl); each training asks $train_net_cmd for
   # its own CPUs or GPUs (or SLURM job), and writes its log to exp/<name>/log/train_mm.log.

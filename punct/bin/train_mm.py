@@ -62,7 +62,7 @@ def get_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="sound_encoder am: the AM frames of every split from <dir>/<split>/frames.scp (punct.bin.dump_am_frames) "
-        "instead of computing them (not with random audio, whose frames are its own)",
+        "instead of computing them; its frames.json must name the model's audio (real, or random with --seed)",
     )
     add_resume_device_amp_arguments(parser, amp=False)  # --amp: MmConfig's amp
     add_config_arguments(parser, MmConfig)

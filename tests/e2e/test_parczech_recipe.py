@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "egs" / "parczech"
@@ -93,6 +94,35 @@ def test_tiny_corpus_end_to_end(parczech_tiny_recipe):
     assert (work / "exp" / "asr" / "words").resolve() == (work / "exp" / "asr" / "am_words").resolve()
     recordings = sorted((work / "data" / "corpus_tiny_natural" / "synth").glob("*.words.tsv"))
     assert recordings and all((work / "exp" / "asr" / "am_words" / r.name).is_file() for r in recordings)
+
+
+@pytest.mark.slow
+def test_stage4_am_frames_of_real_and_random_audio(parczech_tiny_recipe):
+    """With sound_encoder: am, stage 4's scripts dump the AM's frames once, of the real audio and of the random-audio
+    control's seed, and the random-audio model reads its own (local/dump_am_frames.sh, local/train_mm.sh); a model
+    of another seed is refused."""
+    work = parczech_tiny_recipe
+    config = yaml.safe_load((work / "conf" / "mm_tiny.yaml").read_text())
+    (work / "conf" / "mm_tiny_am.yaml").write_text(yaml.safe_dump({**config, "sound_encoder": "am"}))
+
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=600)
+
+    dump = run("bash", "local/dump_am_frames.sh", "--model-config", "conf/mm_tiny_am.yaml", "--random-audio-seed", "3",
+               "data/segments", "exp/am", "exp/am_frames_am")  # fmt: skip
+    assert dump.returncode == 0, dump.stdout[-3000:] + dump.stderr[-3000:]
+    assert "segments -> exp/am_frames_am/random_audio/test/frames.scp" in dump.stdout
+    train = ["bash", "local/train_mm.sh", "--config", "conf/models/mm_pe_random.conf", "--model-config"]
+    train += ["conf/mm_tiny_am.yaml", "--am-dir", "exp/am", "--am-frames", "exp/am_frames_am"]
+    random = run(*train, "--seed", "3", "data/segments", "exp/random_am")
+    assert random.returncode == 0, random.stdout[-3000:] + random.stderr[-3000:]
+    log = (work / "exp" / "random_am" / "log" / "train_mm.log").read_text()
+    assert "random_audio/train/frames.scp: AM frames of" in log and (work / "exp/random_am/decode/test.jsonl").is_file()
+    other_seed = run(*train, "--seed", "4", "data/segments", "exp/random_am_seed4")
+    assert other_seed.returncode != 0
+    assert (
+        "the model reads frames of {'random_audio': True" in (work / "exp/random_am_seed4/log/train_mm.log").read_text()
+    )
 
 
 def test_stage4_models_are_conf_files_of_train_mm_options():

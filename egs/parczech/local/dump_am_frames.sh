@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ParCzech stage 4: the frozen acoustic model's pooled frames of every segment, for a model config with
-# sound_encoder: am, in nj jobs, merged into <out-dir>/<split>/frames.scp.  The cross-attention models on real
-# audio read them (local/train_mm.sh --am-frames) instead of each running the AM over every segment itself.
+# sound_encoder: am, in nj jobs, merged into <out-dir>/<split>/frames.scp; with --random-audio-seed N also those of
+# the random-audio control trained with --seed N (its permuted samples) in <out-dir>/random_audio.  The cross-attention
+# models read them (local/train_mm.sh --am-frames) instead of each running the AM over every segment itself.
 # Nothing to do for sound_encoder: conv.  Skipped when done with the same config, AM and segments
 # (utils/fresh.sh); an interrupted dump of the same inputs keeps its finished shards.
 set -euo pipefail
@@ -11,6 +12,7 @@ nj=2                       # parallel jobs
 cmd=utils/run.pl           # job runner ($decode_cmd)
 splits="train dev test"    # splits to dump
 model_config=conf/mm.yaml  # MmConfig values: sound_encoder, am_layer, am_frame_stride, sample_rate
+random_audio_seed=         # also the random-audio control's frames, for its --seed; empty: not
 # End configuration section.
 
 echo "$0 $*"
@@ -22,7 +24,7 @@ echo "$0 $*"
 if [ $# -ne 3 ]; then
   echo "Usage: $0 [options] <segments-dir> <am-dir> <out-dir>"
   echo "e.g.:  $0 --nj 2 --cmd \"\$decode_cmd\" --model-config conf/mm_small.yaml data/segments exp/am exp/am_frames"
-  echo "main options: --nj N --cmd CMD --splits \"train dev test\" --model-config FILE"
+  echo "main options: --nj N --cmd CMD --splits \"train dev test\" --model-config FILE --random-audio-seed N"
   exit 1
 fi
 data=$1
@@ -44,6 +46,7 @@ for split in $splits; do
 done
 
 options=(--config $model_config --am-dir $2 --data-dir $data --prefix parczech --splits "${splits// /,}" --out-dir $dir --nj $nj)
+[ -n "$random_audio_seed" ] && options+=(--random-audio-seed $random_audio_seed)
 inputs="$model_config $am $2/mfcc.yaml"
 for split in $splits; do
   inputs="$inputs $data/parczech_supervisions_${split}.jsonl.gz $data/parczech_recordings_${split}.jsonl.gz"
@@ -52,10 +55,10 @@ stamp=$(make_stamp "${options[*]}" $inputs)
 if is_done_and_fresh $dir/.done "$stamp" "computing again"; then
   exit 0
 fi
-begin_stamped $dir/.done "$stamp" false false $dir/*/frames.*
+begin_stamped $dir/.done "$stamp" false false $dir/*/frames.* $dir/frames.json $dir/random_audio
 $cmd JOB=1:$nj $dir/log/dump.JOB.log python -m punct.bin.dump_am_frames "${options[@]}" --job JOB
 $cmd $dir/log/merge.log python -m punct.bin.dump_am_frames "${options[@]}" --merge
 finish_stamped $dir/.done "$stamp"
-for split in $splits; do
-  echo "$0: $split: $(wc -l < $dir/$split/frames.scp) segments -> $dir/$split/frames.scp"
+for scp in $dir/*/frames.scp $dir/random_audio/*/frames.scp; do
+  [ -f $scp ] && echo "$0: $(wc -l < $scp) segments -> $scp"
 done

@@ -17,7 +17,8 @@ random_audio=false     # permute the audio samples (the thesis' random-audio con
 bert_model=            # text encoder folder or hub name; empty: the config's value
 am_dir=                # the acoustic model of a config with sound_encoder: am (exp/am format); ignored otherwise
 am_frames=             # sound_encoder: am: the AM's frames of every segment from <dir>/<split>/frames.scp
-                       # (local/dump_am_frames.sh) instead of running the AM; ignored with random audio or text only
+                       # (local/dump_am_frames.sh) instead of running the AM; random audio: from <dir>/random_audio
+                       # (dumped with --random-audio-seed of this --seed); ignored for text only
 num_threads=0          # torch threads (0: the config's value)
 num_workers=           # DataLoader workers per process; empty: the config's, on cuda at least 2 (not with sound_encoder: am,
                        # whose frames are cached in the process that reads the data)
@@ -61,10 +62,11 @@ if [ "$model" = mm ] && [ "$sound_encoder" = am ]; then
   done
   opts+=(--am-dir "$(readlink -f $am_dir)")
   inputs="$inputs $am_dir/best-valid-loss.pt $am_dir/mfcc.yaml"
-  if [ -n "$am_frames" ] && [ "$random_audio" = false ]; then
-    for split in train dev test; do
-      [ -f $am_frames/$split/frames.scp ] || { echo "$0: no such file $am_frames/$split/frames.scp (--am-frames)" >&2; exit 1; }
-      inputs="$inputs $am_frames/$split/frames.scp"
+  if [ -n "$am_frames" ]; then
+    [ "$random_audio" = true ] && am_frames=$am_frames/random_audio   # local/dump_am_frames.sh --random-audio-seed
+    for f in $am_frames/{train,dev,test}/frames.scp $am_frames/frames.json; do
+      [ -f $f ] || { echo "$0: no such file $f (--am-frames: local/dump_am_frames.sh, for random audio with --random-audio-seed $seed)" >&2; exit 1; }
+      inputs="$inputs $f"
     done
     opts+=(--am-frames "$(readlink -f $am_frames)")
   fi

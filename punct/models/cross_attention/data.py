@@ -22,8 +22,9 @@ With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frame
 (:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
 by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
 through the AM (``samples``) or permutes the AM frames (``frames``).  The recipe computes the frames of all
-segments once for the models that read them (:mod:`punct.bin.dump_am_frames`, with :func:`segment_am_frames`),
-and :meth:`ItnDataset.take_am_frames` puts them in the dataset's store.
+segments once for the models that read them, of the real audio and of the random-audio control's
+(:mod:`punct.bin.dump_am_frames`, with :func:`model_am_frames`), and :meth:`ItnDataset.take_am_frames` puts them in
+the dataset's store once the dump's :data:`AM_FRAMES_INFO` says they are the model's own.
 
 Batches: :func:`loader` (in order for predictions, or shuffled as one rank's share for training) of
 :func:`collate`d examples.
@@ -32,6 +33,7 @@ Batches: :func:`loader` (in order for predictions, or shuffled as one rank's sha
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import zlib
 from collections.abc import Callable, Sequence
@@ -118,6 +120,24 @@ def permute_audio(samples: np.ndarray, seed: int) -> np.ndarray:
     return samples[np.random.default_rng(seed).permutation(samples.shape[0])]
 
 
+def corrupt_samples(samples: np.ndarray, cfg: MmConfig, segment_id: str) -> np.ndarray:
+    """A segment's samples as a model of ``cfg`` hears them: permuted for random audio over ``samples``."""
+    if cfg.random_audio and cfg.random_audio_unit == "samples":
+        return permute_audio(samples, permutation_seed(cfg.seed, segment_id))
+    return samples
+
+
+AM_FRAMES_INFO = "frames.json"  # beside a dump's <split>/frames.scp: which audio the frames are of
+
+
+def am_frames_info(cfg: MmConfig) -> dict:
+    """Which audio a model of ``cfg`` reads AM frames of, beyond the AM and its geometry (which the frames' shapes
+    check): the real audio, or the random-audio control's permutation and its seed."""
+    if not cfg.random_audio:
+        return {"random_audio": False}
+    return {"random_audio": True, "random_audio_unit": cfg.random_audio_unit, "seed": cfg.seed}
+
+
 class ItnDataset(torch.utils.data.Dataset):
     """Segments -> model examples (text always, audio when ``with_audio``).
 
@@ -191,32 +211,28 @@ class ItnDataset(torch.utils.data.Dataset):
         """Each segment's sub-tokens (with [CLS]/[SEP]): what grouping batches by length sorts on."""
         return [len(ids) for ids, _, _ in self.text]
 
-    def load_samples(self, seg: ItnSegment) -> np.ndarray:
+    def real_samples(self, seg: ItnSegment) -> np.ndarray:
         if self.audio is not None:
-            samples = np.asarray(self.audio(seg), dtype=np.float32)
-        else:
-            samples = segment_samples(self.recordings, seg, self.cfg.sample_rate)
-        if self.cfg.random_audio and self.cfg.random_audio_unit == "samples":
-            samples = permute_audio(samples, permutation_seed(self.cfg.seed, seg.id))
-        return samples
+            return np.asarray(self.audio(seg), dtype=np.float32)
+        return segment_samples(self.recordings, seg, self.cfg.sample_rate)
+
+    def load_samples(self, seg: ItnSegment) -> np.ndarray:
+        return corrupt_samples(self.real_samples(seg), self.cfg, seg.id)
 
     def segment_am_frames(self, i: int) -> torch.Tensor:
-        """Segment ``i``'s (frames, dim) frozen-AM frames, computed once (random audio: of the permuted
-        samples, or the frames permuted, by ``random_audio_unit``)."""
+        """Segment ``i``'s (frames, dim) frozen-AM frames, computed once (:func:`model_am_frames`)."""
         if i not in self.am_cache:
             seg = self.segments[i]
-            frames = segment_am_frames(self.am_frames, self.load_samples(seg))
-            if self.cfg.random_audio and self.cfg.random_audio_unit == "frames":
-                frames = permute_audio(frames, permutation_seed(self.cfg.seed, seg.id))
-            self.am_cache[i] = frames
+            self.am_cache[i] = model_am_frames(self.am_frames, self.real_samples(seg), self.cfg, seg.id)
         return torch.from_numpy(self.am_cache[i].astype(np.float32))
 
     def take_am_frames(self, scp: Pathlike) -> None:
         """Every segment's AM frames from a dump of :mod:`punct.bin.dump_am_frames` (keyed by segment id) instead
-        of computing them: the same float16 frames, computed once for all the recipe's models.  Random audio
-        has frames of its own."""
-        if self.am_frames is None or self.cfg.random_audio:
-            raise ValueError(f"{scp}: dumped AM frames are for sound_encoder am without random_audio")
+        of computing them: the same float16 frames, computed once for all the recipe's models.  The dump's
+        :data:`AM_FRAMES_INFO` must name this model's audio (real, or random audio of its seed)."""
+        if self.am_frames is None:
+            raise ValueError(f"{scp}: dumped AM frames are for sound_encoder am")
+        check_am_frames_info(Path(scp), self.cfg)
         reader = MatrixReader(scp)
         missing = [seg.id for seg in self.segments if seg.id not in reader]
         if missing:
@@ -280,6 +296,25 @@ def segment_am_frames(am_frames: AmFrames, samples: np.ndarray) -> np.ndarray:
     if len(samples) < am_frames.geometry.min_samples:
         samples = np.pad(samples, (0, am_frames.geometry.min_samples - len(samples)))
     return am_frames(samples).astype(np.float16)
+
+
+def model_am_frames(am_frames: AmFrames, samples: np.ndarray, cfg: MmConfig, segment_id: str) -> np.ndarray:
+    """The (frames, dim) float16 AM frames a model of ``cfg`` reads for a segment of these (real) samples: with
+    random audio, those of the permuted samples or the frames permuted (``random_audio_unit``)."""
+    frames = segment_am_frames(am_frames, corrupt_samples(samples, cfg, segment_id))
+    if cfg.random_audio and cfg.random_audio_unit == "frames":
+        frames = permute_audio(frames, permutation_seed(cfg.seed, segment_id))
+    return frames
+
+
+def check_am_frames_info(scp: Path, cfg: MmConfig) -> None:
+    """Refuses a dump (``<dir>/<split>/frames.scp``) whose ``<dir>/frames.json`` names other audio than ``cfg``'s."""
+    path = scp.parent.parent / AM_FRAMES_INFO
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file: which audio the frames of {scp} are of is unknown (dump again)")
+    dumped, wanted = json.loads(path.read_text(encoding="utf-8")), am_frames_info(cfg)
+    if dumped != wanted:
+        raise ValueError(f"{scp}: frames of {dumped} ({path}), the model reads frames of {wanted}")
 
 
 def collate(examples: Sequence[dict], pad_id: int) -> dict[str, torch.Tensor]:

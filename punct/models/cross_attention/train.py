@@ -478,9 +478,9 @@ def load_data(
     model: torch.nn.Module, cfg: MmConfig, paths: SplitPaths, am_frames: AmFramesDump, max_segments: int = 0
 ) -> ItnDataset:
     """A split tokenised for ``model``, with audio when it uses audio; the AM frames from ``am_frames[paths]``
-    (a dump's scp) where the model reads the frozen AM's frames of the real audio."""
+    (a dump's scp, of the model's own audio: real or its random audio) where the model reads the frozen AM's frames."""
     data = load_split(*paths, model.text.tokenizer, cfg, model.uses_audio, max_segments)
-    if paths in am_frames and data.am_frames is not None and not cfg.random_audio:
+    if paths in am_frames and data.am_frames is not None:
         data.take_am_frames(am_frames[paths])
     return data
 

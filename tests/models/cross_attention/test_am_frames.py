@@ -135,8 +135,9 @@ def test_am_encoder_needs_an_am_folder(tmp_path):
 
 def test_dumped_frames_are_the_frames_training_computes(am_setup, tmp_path):
     """punct.bin.dump_am_frames (two jobs, merged) writes every segment's frames exactly as the dataset computes
-    them; a model trained on the dump (train_mm --am-frames) is the model trained without it; a dump of another
-    geometry, one without a segment, or random audio are refused."""
+    them, of the real audio and of the random-audio control of a seed; a model trained on the dump (train_mm
+    --am-frames) is the model trained without it, with real or random audio; a dump of another geometry, one
+    without a segment, of other audio (real for random, another seed) or saying nothing of its audio is refused."""
     import json
 
     from punct.bin import dump_am_frames, train_mm
@@ -149,28 +150,40 @@ def test_dumped_frames_are_the_frames_training_computes(am_setup, tmp_path):
     save_config(cfg, config)
     frames = tmp_path / "am_frames"
     options = ["--config", str(config), "--am-dir", cfg.am_dir, "--data-dir", str(data), "--prefix", "parczech"]
-    options += ["--out-dir", str(frames), "--nj", "2"]
+    options += ["--out-dir", str(frames), "--nj", "2", "--random-audio-seed", "7"]
     for job in ("1", "2"):
         dump_am_frames.main(options + ["--job", job])
     dump_am_frames.main(options + ["--merge"])
-    computed = _split(data, tokenizer, cfg)
-    dumped = _split(data, tokenizer, cfg)
-    dumped.take_am_frames(frames / "train" / "frames.scp")
-    assert len(dumped.am_cache) == len(dumped) > 0
-    assert all(torch.equal(dumped[i]["am_frames"], computed[i]["am_frames"]) for i in range(len(computed)))
+    random_cfg = MmConfig(**{**cfg.__dict__, "random_audio": True, "seed": 7})
+    for model_cfg, dump in ((cfg, frames), (random_cfg, frames / "random_audio")):
+        computed = _split(data, tokenizer, model_cfg)
+        dumped = _split(data, tokenizer, model_cfg)
+        dumped.take_am_frames(dump / "train" / "frames.scp")
+        assert len(dumped.am_cache) == len(dumped) > 0
+        assert all(torch.equal(dumped[i]["am_frames"], computed[i]["am_frames"]) for i in range(len(computed)))
+    real, random = (MatrixReader(d / "dev" / "frames.scp") for d in (frames, frames / "random_audio"))
+    key = next(iter(real.keys()))
+    assert real[key].shape == random[key].shape and np.abs(real[key] - random[key]).mean() > 0.1
 
     with pytest.raises(ValueError, match="dumped with another AM or geometry"):
         _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "am_frame_stride": 2})).take_am_frames(
             frames / "train" / "frames.scp"
         )
-    with pytest.raises(ValueError, match="without random_audio"):
-        _split(data, tokenizer, MmConfig(**{**cfg.__dict__, "random_audio": True})).take_am_frames(
-            frames / "train" / "frames.scp"
+    with pytest.raises(ValueError, match="the model reads frames of"):
+        _split(data, tokenizer, random_cfg).take_am_frames(frames / "train" / "frames.scp")  # real audio
+    with pytest.raises(ValueError, match="'seed': 7.*the model reads frames of .*'seed': 8"):
+        _split(data, tokenizer, MmConfig(**{**random_cfg.__dict__, "seed": 8})).take_am_frames(
+            frames / "random_audio" / "train" / "frames.scp"
         )
-    short = tmp_path / "short.scp"
+    short = frames / "short" / "frames.scp"  # a split of the dump without one segment
+    short.parent.mkdir()
     short.write_text("".join((frames / "train" / "frames.scp").read_text().splitlines(keepends=True)[1:]))
     with pytest.raises(ValueError, match="no AM frames of 1 segment"):
         _split(data, tokenizer, cfg).take_am_frames(short)
+    (frames / "random_audio" / "frames.json").unlink()
+    with pytest.raises(FileNotFoundError, match="frames.json: no such file"):
+        _split(data, tokenizer, random_cfg).take_am_frames(frames / "random_audio" / "train" / "frames.scp")
+    dump_am_frames.main(options + ["--merge"])
     assert len(MatrixReader(frames / "dev" / "frames.scp")) > 0 and (frames / "test" / "frames.scp").is_file()
 
     bert = tmp_path / "bert"
@@ -178,16 +191,22 @@ def test_dumped_frames_are_the_frames_training_computes(am_setup, tmp_path):
     make_tokenizer(tmp_path).save_pretrained(bert)
     common = ["--data-dir", str(data), "--prefix", "parczech", "--bert-model", str(bert), "--num-epochs", "1"]
     common += ["--model", "mm", "--sound-encoder", "am", "--am-dir", cfg.am_dir, "--am-frame-stride", "4"]
-    common += cli_options(**TINY_MODEL, batch_size=2, **TINY_TRAINING)
+    common += cli_options(**TINY_MODEL, batch_size=2, **TINY_TRAINING) + ["--seed", "7"]
+    random = ["--random-audio", "true"]
     train_mm.main(common + ["--exp-dir", str(tmp_path / "computed")])
+    train_mm.main(common + random + ["--exp-dir", str(tmp_path / "random_computed")])
+    train_mm.main(
+        common + random + ["--exp-dir", str(tmp_path / "random_dumped"), "--am-frames", str(frames / "random_audio")]
+    )
     train_mm.main(common + ["--exp-dir", str(tmp_path / "dumped"), "--am-frames", str(frames)])
-    logs = {
-        run: "".join(p.read_text() for p in (tmp_path / run / "log").glob("log-train-*"))
-        for run in ("computed", "dumped")
-    }
-    assert "train/frames.scp: AM frames of" in logs["dumped"] and "test/frames.scp: AM frames of" in logs["dumped"]
-    assert "AM frames of" not in logs["computed"]
-    histories = [json.loads((tmp_path / run / "history.json").read_text()) for run in ("computed", "dumped")]
-    assert histories[0][0]["dev_loss"] == histories[1][0]["dev_loss"]
-    decodes = [(tmp_path / run / "decode" / "test.jsonl").read_text() for run in ("computed", "dumped")]
-    assert decodes[0] == decodes[1]
+    runs = ("computed", "dumped", "random_computed", "random_dumped")
+    logs = {run: "".join(p.read_text() for p in (tmp_path / run / "log").glob("log-train-*")) for run in runs}
+    for run in ("dumped", "random_dumped"):
+        assert "train/frames.scp: AM frames of" in logs[run] and "test/frames.scp: AM frames of" in logs[run]
+    assert "AM frames of" not in logs["computed"] + logs["random_computed"]
+    histories = {run: json.loads((tmp_path / run / "history.json").read_text()) for run in runs}
+    decodes = {run: (tmp_path / run / "decode" / "test.jsonl").read_text() for run in runs}
+    for computed_run, dumped_run in (("computed", "dumped"), ("random_computed", "random_dumped")):
+        assert histories[computed_run][0]["dev_loss"] == histories[dumped_run][0]["dev_loss"]
+        assert decodes[computed_run] == decodes[dumped_run]
+    assert histories["computed"][0]["dev_loss"] != histories["random_computed"][0]["dev_loss"]
