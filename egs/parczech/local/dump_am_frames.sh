@@ -60,5 +60,5 @@ $cmd JOB=1:$nj $dir/log/dump.JOB.log python -m punct.bin.dump_am_frames "${optio
 $cmd $dir/log/merge.log python -m punct.bin.dump_am_frames "${options[@]}" --merge
 finish_stamped $dir/.done "$stamp"
 for scp in $dir/*/frames.scp $dir/random_audio/*/frames.scp; do
-  [ -f $scp ] && echo "$0: $(wc -l < $scp) segments -> $scp"
+  if [ -f $scp ]; then echo "$0: $(wc -l < $scp) segments -> $scp"; fi   # no random_audio: the glob stays as it is
 done
