@@ -3,6 +3,7 @@
 ``benchmarks/bench_am_data.py`` (AM dev WER by training hours, :mod:`punct.results.am_data`) or
 ``benchmarks/bench_streaming.py`` (F1 against latency by TDNN training variant, :mod:`punct.results.latency`) or
 ``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`) or
+``benchmarks/bench_itn_live.py`` (egs/parczech's live captions on whole speeches, :mod:`punct.results.itn_live`) or
 ``benchmarks/bench_stream_offline.py`` (a stream at unbounded latency against stage 8,
 :mod:`punct.results.stream_offline`), the
 part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from punct.results import am_data, curve, itn, itn_latency, latency, mustc, stream_offline
+from punct.results import am_data, curve, itn, itn_latency, itn_live, latency, mustc, stream_offline
 from punct.utils.atomic import atomic_write_text
 
 
@@ -53,17 +54,25 @@ def region_content(text: str, name: str, where: str = "README") -> str:
 def results_kind(path: Path) -> str:
     """The kind of a results.json, from its content: itn (egs/parczech stage 6), ensemble (egs/mustc stage 8),
     am_data (benchmarks/bench_am_data.py), streaming (benchmarks/bench_streaming.py), itn_streaming
-    (benchmarks/bench_itn_streaming.py) or stream_offline (benchmarks/bench_stream_offline.py)."""
+    (benchmarks/bench_itn_streaming.py), itn_live (benchmarks/bench_itn_live.py) or stream_offline
+    (benchmarks/bench_stream_offline.py)."""
     results = json.loads(path.read_text(encoding="utf-8"))
-    if results.get("kind") in (itn.KIND, am_data.KIND, latency.KIND, itn_latency.KIND, stream_offline.KIND):
+    if results.get("kind") in (
+        itn.KIND,
+        am_data.KIND,
+        latency.KIND,
+        itn_latency.KIND,
+        itn_live.KIND,
+        stream_offline.KIND,
+    ):
         return results["kind"]
     if "systems" in results:
         return mustc.KIND
     raise ValueError(
         f"{path}: neither egs/mustc stage-8 results (with systems), egs/parczech stage-6 results (kind {itn.KIND!r}), "
         f"bench_am_data.py's (kind {am_data.KIND!r}), bench_streaming.py's (kind {latency.KIND!r}), "
-        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r}) nor bench_stream_offline.py's (kind "
-        f"{stream_offline.KIND!r})"
+        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r}), bench_itn_live.py's (kind {itn_live.KIND!r}) nor "
+        f"bench_stream_offline.py's (kind {stream_offline.KIND!r})"
     )
 
 
@@ -81,6 +90,8 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
         return kinds[0], stream_offline.stream_offline_tables(paths, command), {}
     if kinds[0] == itn_latency.KIND:
         return kinds[0], itn_latency.itn_latency_tables(itn_latency.read_itn_streaming(paths), command), {}
+    if kinds[0] == itn_live.KIND:
+        return kinds[0], itn_live.itn_live_tables(itn_live.read_itn_live(paths), command), {}
     if kinds[0] == itn.KIND:
         runs = [itn.read_itn_run(path, split) for path in paths]
         tables = itn.render_itn_tables(runs) + "\n" + itn.itn_caption(runs, command)
