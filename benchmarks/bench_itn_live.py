@@ -43,6 +43,12 @@ def split_speeches(split: str, margin: float) -> list:
     return [speech for table in tables for speech in read_speeches(table, speakers, margin)]
 
 
+def speech_audio(recording, speech):
+    """A speech's samples (mono), to the end of the recording at most."""
+    duration = min(speech.end, recording.duration) - speech.start
+    return recording.load_audio(offset=speech.start, duration=duration).mean(axis=0)
+
+
 def measure_model(name: str, splits: dict, audio: dict, latencies: list[float], rules: list) -> tuple[int, dict]:
     """(the model's seed, per split its rows: one per pause split and latency)."""
     from punct.inference.itn_speeches import LiveScore, stream_speech
@@ -76,11 +82,7 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
     os.chdir(recipe_dir)  # the manifests name the audio relative to the recipe
     recordings = RecordingSet.from_file("data/manifests/parczech_recordings_all.jsonl.gz").to_eager()
     speeches = {split: split_speeches(split, args.margin) for split in splits}
-    audio = {
-        s.id: recordings[s.recording_id].load_audio(offset=s.start, duration=s.end - s.start).mean(axis=0)
-        for in_split in speeches.values()
-        for s in in_split
-    }
+    audio = {s.id: speech_audio(recordings[s.recording_id], s) for in_split in speeches.values() for s in in_split}
     rules = [SegmentRule(p, args.max_segment) for p in args.pause_splits]
     result = {"kind": KIND, "machine": machine(), "recipe_dir": str(recipe_dir), "chunk_seconds": CHUNK_SECONDS}
     result |= {"margin": args.margin, "splits": {split: {} for split in splits}}

@@ -20,6 +20,7 @@ what the tool prints.
 from __future__ import annotations
 
 import csv
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,9 +121,10 @@ def read_speeches(path: Path, speakers: set[str], margin: float = 0.5) -> list[S
     words the recogniser missed entirely has nothing to stream and is left out (its words count in no score)."""
     recording_id = path.name.removesuffix(".tsv")
     turns = _turns(_read_alignment(path))
-    speeches = []
+    speeches, unheard = [], 0
     for k, turn in enumerate(turns):
         timed = _timed(turn)
+        unheard += _speaker(turn) in speakers and not timed
         if _speaker(turn) not in speakers or not timed:
             continue
         before = next((_timed(t)[-1].end for t in reversed(turns[:k]) if _timed(t)), 0.0)
@@ -143,6 +145,8 @@ def read_speeches(path: Path, speakers: set[str], margin: float = 0.5) -> list[S
                 sum(r.punct != PUNCT9.none for r in missed),
             )
         )
+    if unheard:
+        logging.warning("%s: %d turn(s) of held-out speakers with no recognised word left out", path, unheard)
     return speeches
 
 

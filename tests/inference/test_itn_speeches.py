@@ -29,7 +29,8 @@ SPEAKERS = ["A", "A", "B", "A"]  # of the tiny corpus' four segments (0.1 s betw
 
 def alignment_rows(segments) -> list[list[str]]:
     """The segments' words as stage 3's table, speakers by SPEAKERS; after segment 0 an inserted word, in
-    segment 1 a deleted word followed by a comma, in segment 3 a misrecognised word."""
+    segment 1 a deleted word followed by a comma, in segment 3 a misrecognised word; at the end speaker C's turn of
+    one word the recogniser missed."""
     rows, idx = [], 0
     for k, seg in enumerate(segments):
         for i, (word, p, c) in enumerate(zip(seg.words, seg.punct, seg.case)):
@@ -43,6 +44,7 @@ def alignment_rows(segments) -> list[list[str]]:
         if k == 0:
             end = seg.start + seg.word_ends[-1]
             rows.append([-1, k, "navic", "", "", f"{end + 0.01:.3f}", f"{end + 0.05:.3f}", "blank", "blank", 5, -1])
+    rows.append([idx, len(segments), "", "konec", "C", "", "", ".", "cap", 5, -1])  # a turn nothing was heard of
     return [[str(x) for x in r] for r in rows]
 
 
@@ -75,7 +77,7 @@ def speeches(tmp_path_factory):
     return model, cfg, segments, table, audio, root
 
 
-def test_speeches_are_turns_of_one_speaker_with_their_insertions_and_deletions(speeches):
+def test_speeches_are_turns_of_one_speaker_with_their_insertions_and_deletions(speeches, caplog):
     _, _, segments, table, _, _ = speeches
     a = read_speeches(table, {"A"}, margin=0.5)
     assert [(s.recording_id, s.speaker) for s in a] == [("rec", "A"), ("rec", "A")]
@@ -94,7 +96,9 @@ def test_speeches_are_turns_of_one_speaker_with_their_insertions_and_deletions(s
     last_end = segments[3].start + segments[3].word_ends[-1]
     assert second.end == pytest.approx(last_end + 0.5, abs=1e-3)  # nothing after it: the margin
     assert [s.speaker for s in read_speeches(table, {"B"})] == ["B"]
-    assert read_speeches(table, {"C"}) == []
+    assert read_speeches(table, {"D"}) == [] and not caplog.records
+    assert read_speeches(table, {"C"}) == []  # nothing to stream: left out, and said so
+    assert "1 turn(s) of held-out speakers with no recognised word left out" in caplog.text
 
 
 def test_a_bad_table_is_an_error_naming_its_file_and_line(speeches, tmp_path):
@@ -150,6 +154,10 @@ def test_the_score_counts_insertions_and_deletions_and_scores_the_aligned_words(
     assert (row["deleted_words"], row["deleted_marks"], row["segments"]) == (2, 1, 2)
     assert row["punct_overall_f1"] == pytest.approx(50.0)  # ',' right, '.' called ','
     assert row["cap_f1"] == pytest.approx(100.0)  # the insertion's capital is not scored
-    assert row["final_share"] == 0.75 and row["wait_median"] == pytest.approx(1.0) and (row["rtf"], row["rtf_cpu"]) == (0.1, 0.05)
+    assert (
+        row["final_share"] == 0.75
+        and row["wait_median"] == pytest.approx(1.0)
+        and (row["rtf"], row["rtf_cpu"]) == (0.1, 0.05)
+    )
     assert (row["latency"], row["pause_split"]) == (1.0, 0.5)
     assert np.isfinite(row["punct_macro_f1"])
