@@ -114,6 +114,12 @@ def itn_live_tables(rows: Rows, command: str = "") -> str:
         for metric, title in itn_latency.METRICS:
             header, table = itn_latency.latency_table(at_chosen, split, metric)
             parts.append(f"**{split}, {title} (%)**\n\n" + "\n".join(markdown_table(header, table, 1)) + "\n")
+    header, table = rtf_table(at_chosen, "dev")
+    parts.append(
+        "**dev, compute: CPU seconds per second of audio (one thread), mean over seeds**\n\n"
+        + "\n".join(markdown_table(header, table, 1))
+        + "\n"
+    )
     seeds = sorted({k[0] for k in rows})
     parts.append("Words per seed (latency inf, the chosen pause split): " + "; ".join(word_counts(at_chosen)) + ".\n")
     caption = (
@@ -125,6 +131,20 @@ def itn_live_tables(rows: Rows, command: str = "") -> str:
     if command:
         caption += f" Made with `{command}`."
     return "\n".join(parts) + "\n" + caption + "\n"
+
+
+def rtf_table(rows: itn_latency.Rows, split: str) -> tuple[list[str], list[list[str]]]:
+    """A row per latency, a column per model: the stream's CPU real-time factor (``rtf_cpu``), mean over seeds."""
+    models = _models({(k[0], k[1], k[2], 0.0, k[3]): r for k, r in rows.items()}, split)
+    latencies = sorted({k[3] for k in rows if k[1] == split}, key=lambda x: float("inf") if x == "inf" else x)
+    table = []
+    for latency in latencies:
+        cells = []
+        for model in models:
+            values = [r["rtf_cpu"] for k, r in rows.items() if k[1:] == (split, model, latency) and "rtf_cpu" in r]
+            cells.append(f"{np.mean(values):.4f}" if values else "n/a")
+        table.append(["offline" if latency == "inf" else f"{latency:g}", *cells])
+    return ["latency (s)", *(itn_latency.MODEL_NAMES.get(m, m) for m in models)], table
 
 
 def word_counts(rows: itn_latency.Rows) -> list[str]:

@@ -11,8 +11,9 @@ import pytest
 
 def row(pause_split, latency, overall, cap, final=0.25):
     return {"pause_split": pause_split, "latency": latency, "punct_overall_f1": overall, "punct_macro_f1": overall / 2,
-            "cap_f1": cap, "final_share": final, "rtf": 0.1, "segments": 6, "speeches": 2, "words": 40,
-            "inserted_words": 3, "deleted_words": 4, "deleted_marks": 1}  # fmt: skip
+            "cap_f1": cap, "final_share": final, "rtf": 0.1, "rtf_cpu": 0.01 if latency == "inf" else 0.1,
+            "segments": 6, "speeches": 2, "words": 40, "inserted_words": 3, "deleted_words": 4,
+            "deleted_marks": 1}  # fmt: skip
 
 
 def bench_file(path: Path, seed: int, splits: dict) -> Path:
@@ -47,6 +48,7 @@ def test_the_pause_split_is_chosen_on_dev_and_the_latency_tables_are_at_it(tmp_p
     assert "| 1 | n/a | 35.0 ± 0.0 | 10 % |" in text  # dev at latency 1 s, only the multimodal model measured
     assert "| offline | 45.0 ± 0.0 | 100 % |" not in text and "| offline | 45.0 ± 0.0 | 25 % |" in text
     assert "seeds 1, 2" in text and "`bench`" in text
+    assert "| 1 | n/a | 0.1000 |" in text and "| offline | 0.0100 | 0.0100 |" in text  # CPU seconds per second
     assert "dev seed 1: 2 speeches, 40 words scored, 3 inserted, 4 deleted (1 with a mark); dev seed 2:" in text
     assert "; test seed 1: 2 speeches" in text
 
