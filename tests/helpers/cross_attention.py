@@ -148,3 +148,28 @@ def write_corpus(root, num_segments: int = 6, seed: int = 0):
         with gzip.open(data / f"parczech_recordings_{split}.jsonl.gz", "wt", encoding="utf-8") as f:
             f.write(json.dumps(rec) + "\n")
     return data
+
+
+def random_live_model(root, num_segments: int):
+    """The tiny corpus under ``root/corpus`` and a random multimodal model saved as ``root/mm.pt`` (first_word
+    exclude, no dropout, random heads that do not all say blank): what the live-caption tests stream through.
+    Returns (model in eval mode, its config, the corpus' data folder)."""
+    import torch
+
+    from punct.models.cross_attention.checkpoint import save_model
+    from punct.models.cross_attention.model import build_model
+
+    (root / "corpus").mkdir()
+    data = write_corpus(root / "corpus", num_segments=num_segments)
+    bert = root / "bert"
+    make_encoder().save_pretrained(bert)
+    make_tokenizer(root).save_pretrained(bert)
+    cfg = tiny_config(bert_model=str(bert), first_word="exclude", head_dropout=0.0, conv_dropout=0.0,
+                      audio_dropout=0.0, mm_dropout=0.0)  # fmt: skip
+    torch.manual_seed(0)
+    model = build_model("mm", cfg).eval()
+    with torch.no_grad():
+        for p in model.text.heads.parameters():
+            p.normal_(0, 2.0)
+    save_model(root / "mm.pt", model, "mm", cfg)
+    return model, cfg, data

@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pytest
 import soundfile as sf
-import torch
 
 from punct.align.dataset import ALIGNMENT_COLUMNS
 from punct.bin import punctuate_itn
@@ -18,10 +17,8 @@ from punct.inference.itn_speeches import LiveScore, Speech, read_speeches, strea
 from punct.inference.itn_stream import ItnWord, SegmentRule
 from punct.inference.streaming import StreamStats
 from punct.labels import CASE, PUNCT9, TimedWord
-from punct.models.cross_attention.checkpoint import save_model
 from punct.models.cross_attention.data import read_segments
-from punct.models.cross_attention.model import build_model
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus
+from tests.helpers.cross_attention import random_live_model
 
 RATE = 16000
 SPEAKERS = ["A", "A", "B", "A"]  # of the tiny corpus' four segments (0.1 s between them)
@@ -57,19 +54,7 @@ def write_table(path, rows, header=ALIGNMENT_COLUMNS):
 def speeches(tmp_path_factory):
     """A random multimodal model (first_word exclude), the tiny corpus' recording and its alignment table."""
     root = tmp_path_factory.mktemp("itn_speeches")
-    (root / "corpus").mkdir()
-    data = write_corpus(root / "corpus", num_segments=len(SPEAKERS))
-    bert = root / "bert"
-    make_encoder().save_pretrained(bert)
-    make_tokenizer(root).save_pretrained(bert)
-    cfg = tiny_config(bert_model=str(bert), first_word="exclude", head_dropout=0.0, conv_dropout=0.0,
-                      audio_dropout=0.0, mm_dropout=0.0)  # fmt: skip
-    torch.manual_seed(0)
-    model = build_model("mm", cfg).eval()
-    with torch.no_grad():  # random heads that do not all say blank
-        for p in model.text.heads.parameters():
-            p.normal_(0, 2.0)
-    save_model(root / "mm.pt", model, "mm", cfg)
+    model, cfg, data = random_live_model(root, num_segments=len(SPEAKERS))
     segments = [s._replace(punct=[PUNCT9.classes[x] for x in s.punct], case=[CASE.classes[x] for x in s.case])
                 for s in read_segments(data / "parczech_supervisions_dev.jsonl.gz")]  # fmt: skip
     table = write_table(root / "rec.tsv", alignment_rows(segments))

@@ -20,11 +20,9 @@ from punct.inference.itn_latency import stream_split
 from punct.inference.itn_stream import ItnStreamer, SegmentRule
 from punct.inference.streaming import run_stream, wav_chunks
 from punct.labels import CAP, PUNCT9
-from punct.models.cross_attention.checkpoint import save_model
 from punct.models.cross_attention.data import ItnDataset, read_segments
-from punct.models.cross_attention.model import build_model
 from punct.models.cross_attention.predictions import predict
-from tests.helpers.cross_attention import make_encoder, make_tokenizer, tiny_config, write_corpus
+from tests.helpers.cross_attention import random_live_model
 from tests.helpers.pipe import feed_pipe, sox_pcm
 
 CPU = torch.device("cpu")
@@ -37,19 +35,7 @@ def stream(tmp_path_factory):
     """A random multimodal model (first_word exclude), a stream of the tiny corpus' segments with GAP seconds of
     silence between them, its CTM, and the segments a pause split of 1 s must find, as a dataset of that wav."""
     root = tmp_path_factory.mktemp("itn_stream")
-    (root / "corpus").mkdir()
-    data = write_corpus(root / "corpus", num_segments=5)
-    bert = root / "bert"
-    make_encoder().save_pretrained(bert)
-    make_tokenizer(root).save_pretrained(bert)
-    cfg = tiny_config(bert_model=str(bert), first_word="exclude", head_dropout=0.0, conv_dropout=0.0,
-                      audio_dropout=0.0, mm_dropout=0.0)  # fmt: skip
-    torch.manual_seed(0)
-    model = build_model("mm", cfg).eval()
-    with torch.no_grad():  # random heads that do not all say blank
-        for p in model.text.heads.parameters():
-            p.normal_(0, 2.0)
-    save_model(root / "mm.pt", model, "mm", cfg)
+    model, cfg, data = random_live_model(root, num_segments=5)
 
     audio, _ = sf.read(root / "corpus" / "rec.wav", dtype="float32")
     pieces, segments, ctm, t = [], [], [], 0.0
