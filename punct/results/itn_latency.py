@@ -5,7 +5,7 @@ of ``egs/parczech/RESULTS/regions.yaml``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from punct.results.tables import markdown_table, mean_sd_cell
@@ -22,21 +22,29 @@ METRICS = (
 Rows = dict[tuple[int, str, str, float | str], dict]
 
 
-def read_itn_streaming(paths: Sequence[Path]) -> Rows:
-    """The rows of bench_itn_streaming.py files; a (seed, split, model, latency) measured twice is an error."""
-    rows: Rows = {}
+def read_bench_rows(paths: Sequence[Path], kind: str, bench: str, key: Callable[[int, str, str, dict], tuple]) -> dict:
+    """The rows of an ITN streaming bench's files (``{"kind", "seed", "splits": {split: {model: [row]}}}``) by
+    ``key(seed, split, model, row)``; a key measured twice is an error naming the file."""
+    rows: dict = {}
     for path in paths:
         result = json.loads(Path(path).read_text(encoding="utf-8"))
-        if result.get("kind") != KIND or "seed" not in result:
-            raise ValueError(f"{path}: not a bench_itn_streaming.py result with its run's seed")
+        if result.get("kind") != kind or "seed" not in result:
+            raise ValueError(f"{path}: not a {bench} result with its run's seed")
         for split, by_model in result["splits"].items():
             for model, model_rows in by_model.items():
                 for row in model_rows:
-                    key = (int(result["seed"]), split, model, row["latency"])
-                    if key in rows:
-                        raise ValueError(f"{path}: seed {key[0]} {split} {model} at {key[3]} s is in another file")
-                    rows[key] = row
+                    k = key(int(result["seed"]), split, model, row)
+                    if k in rows:
+                        raise ValueError(f"{path}: {' '.join(map(str, k))} measured twice (in another file)")
+                    rows[k] = row
     return rows
+
+
+def read_itn_streaming(paths: Sequence[Path]) -> Rows:
+    """The rows of bench_itn_streaming.py files by (seed, split, model, latency)."""
+    return read_bench_rows(
+        paths, KIND, "bench_itn_streaming.py", lambda seed, split, model, row: (seed, split, model, row["latency"])
+    )
 
 
 def _latency_order(latency: float | str) -> float:

@@ -9,7 +9,6 @@ error, so that test is read at the value dev chose."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,21 +24,13 @@ Rows = dict[tuple[int, str, str, float, float | str], dict]
 
 
 def read_itn_live(paths: Sequence[Path]) -> Rows:
-    """The rows of bench_itn_live.py files; a (seed, split, model, pause split, latency) measured twice is an
-    error."""
-    rows: Rows = {}
-    for path in paths:
-        result = json.loads(Path(path).read_text(encoding="utf-8"))
-        if result.get("kind") != KIND or "seed" not in result:
-            raise ValueError(f"{path}: not a bench_itn_live.py result with its run's seed")
-        for split, by_model in result["splits"].items():
-            for model, model_rows in by_model.items():
-                for row in model_rows:
-                    key = (int(result["seed"]), split, model, float(row["pause_split"]), row["latency"])
-                    if key in rows:
-                        raise ValueError(f"{path}: seed {key[0]} {split} {model} {key[3]} s {key[4]} s twice")
-                    rows[key] = row
-    return rows
+    """The rows of bench_itn_live.py files by (seed, split, model, pause split, latency)."""
+    return itn_latency.read_bench_rows(
+        paths,
+        KIND,
+        "bench_itn_live.py",
+        lambda seed, split, model, row: (seed, split, model, float(row["pause_split"]), row["latency"]),
+    )
 
 
 def _selection_score(row: dict) -> float:
