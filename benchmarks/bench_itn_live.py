@@ -17,15 +17,13 @@ seed; files of several seeds (and models) make the ``live`` region of egs/parcze
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import shlex
 import sys
 from pathlib import Path
 
-from common import machine, print_table, write_json
+from common import itn_bench_parser, machine, print_table, save_result
 
 LATENCIES = (0.5, 1.0, math.inf)
 MODELS = ("text", "mm", "mm_pe")
@@ -83,7 +81,7 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
     recordings = RecordingSet.from_file("data/manifests/parczech_recordings_all.jsonl.gz").to_eager()
     speeches = {split: split_speeches(split, args.margin) for split in splits}
     audio = {s.id: speech_audio(recordings[s.recording_id], s) for in_split in speeches.values() for s in in_split}
-    rules = [SegmentRule(p, args.max_segment) for p in args.pause_splits]
+    rules = [SegmentRule(p, args.max_segment) for p in args.pause_splits or [SegmentRule.pause_split]]
     result = {"kind": KIND, "machine": machine(), "recipe_dir": str(recipe_dir), "chunk_seconds": CHUNK_SECONDS}
     result |= {"margin": args.margin, "splits": {split: {} for split in splits}}
     for name in models:
@@ -96,18 +94,11 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--recipe-dir", type=Path, default=None, help="a trained egs/parczech run (stage 4 done)")
-    parser.add_argument("--models", nargs="+", default=list(MODELS), help="folders under exp/")
-    parser.add_argument("--splits", nargs="+", default=["dev"])
-    parser.add_argument("--latencies", type=float, nargs="+", default=list(LATENCIES), help="seconds; inf: offline")
-    parser.add_argument("--pause-splits", type=float, nargs="+", default=[1.0], help="punctuate_itn --pause-split")
+    parser = itn_bench_parser(__doc__, "itn_live", MODELS, LATENCIES)
+    parser.add_argument("--pause-splits", type=float, nargs="+", default=None, help="punctuate_itn --pause-split "
+                        "values (default: its default)")  # fmt: skip
     parser.add_argument("--max-segment", type=float, default=15.0, help="punctuate_itn --max-segment")
     parser.add_argument("--margin", type=float, default=0.5, help="seconds of audio before and after a speech")
-    parser.add_argument("--results-dir", type=Path, default=None, help="committed copy of the JSON")
-    parser.add_argument("--name", default="itn_live", help="file name in --results-dir: NAME.json")
-    parser.add_argument("--plot-from", type=Path, nargs="+", default=None, help="only plot these results files")
-    parser.add_argument("--plot", type=Path, default=None, help="the plot of --plot-from (dev split)")
     args = parser.parse_args()
     if args.plot_from is not None:
         from punct.results.itn_live import plot_live
@@ -118,16 +109,11 @@ def main() -> None:
         return
     if args.recipe_dir is None:
         raise SystemExit("give --recipe-dir (measure) or --plot-from (plot)")
-    from punct.utils.atomic import atomic_write_text
-
     command = shlex.join(["python", "benchmarks/bench_itn_live.py", *sys.argv[1:]])
     results_dir = args.results_dir.resolve() if args.results_dir is not None else None
     result = measure(args.recipe_dir, args.models, args.splits, args.latencies, args)
     result["command"] = command
-    write_json("itn_live", result)
-    if results_dir is not None:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(results_dir / f"{args.name}.json", json.dumps(result, indent=1) + "\n")
+    save_result("itn_live", result, results_dir, args.name)
     rows = [
         [split, model, row["pause_split"], row["latency"], round(row["punct_overall_f1"], 1),
          round(row["cap_f1"], 1), round(row["final_share"], 2), round(row["rtf_cpu"], 4)]

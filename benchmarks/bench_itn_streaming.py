@@ -16,7 +16,6 @@ files of several seeds make the table of egs/parczech/RESULTS/regions.yaml's ``s
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -24,7 +23,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from common import machine, print_table, write_json
+from common import itn_bench_parser, machine, print_table, save_result
 
 LATENCIES = (0.3, 0.5, 1.0, 2.0, math.inf)
 MODELS = ("text", "mm", "mm_pe")
@@ -79,15 +78,7 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--recipe-dir", type=Path, default=None, help="a trained egs/parczech run (stage 4 done)")
-    parser.add_argument("--models", nargs="+", default=list(MODELS), help="folders under exp/")
-    parser.add_argument("--splits", nargs="+", default=["dev"])
-    parser.add_argument("--latencies", type=float, nargs="+", default=list(LATENCIES), help="seconds; inf: offline")
-    parser.add_argument("--results-dir", type=Path, default=None, help="committed copy of the JSON")
-    parser.add_argument("--name", default="itn_streaming", help="file name in --results-dir: NAME.json")
-    parser.add_argument("--plot-from", type=Path, nargs="+", default=None, help="only plot these results files")
-    parser.add_argument("--plot", type=Path, default=None, help="the plot of --plot-from (dev split)")
+    parser = itn_bench_parser(__doc__, "itn_streaming", MODELS, LATENCIES)
     args = parser.parse_args()
     if args.plot_from is not None:
         from punct.results.itn_latency import read_itn_streaming
@@ -99,16 +90,11 @@ def main() -> None:
         return
     if args.recipe_dir is None:
         raise SystemExit("give --recipe-dir (measure) or --plot-from (plot)")
-    from punct.utils.atomic import atomic_write_text
-
     command = shlex.join(["python", "benchmarks/bench_itn_streaming.py", *sys.argv[1:]])
     results_dir = args.results_dir.resolve() if args.results_dir is not None else None
     result = measure(args.recipe_dir, args.models, args.splits, args.latencies)
     result["command"] = command
-    write_json("itn_streaming", result)
-    if results_dir is not None:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(results_dir / f"{args.name}.json", json.dumps(result, indent=1) + "\n")
+    save_result("itn_streaming", result, results_dir, args.name)
     rows = [
         [split, model, row["latency"], round(row["punct_macro_f1"], 1), round(row["cap_f1"], 1), row["final_share"],
          row["rtf"]]

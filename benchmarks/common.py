@@ -165,6 +165,33 @@ def write_json(name: str, data: dict) -> Path:
     return path
 
 
+def itn_bench_parser(description: str, name: str, models: Sequence[str], latencies: Sequence[float]):
+    """The options of the egs/parczech streaming benches (bench_itn_streaming.py, bench_itn_live.py): a trained
+    run, its models, splits and latencies, where the committed copy goes, or only a plot of earlier files."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipe-dir", type=Path, default=None, help="a trained egs/parczech run (stage 4 done)")
+    parser.add_argument("--models", nargs="+", default=list(models), help="folders under exp/")
+    parser.add_argument("--splits", nargs="+", default=["dev"])
+    parser.add_argument("--latencies", type=float, nargs="+", default=list(latencies), help="seconds; inf: offline")
+    parser.add_argument("--results-dir", type=Path, default=None, help="committed copy of the JSON")
+    parser.add_argument("--name", default=name, help="file name in --results-dir: NAME.json")
+    parser.add_argument("--plot-from", type=Path, nargs="+", default=None, help="only plot these results files")
+    parser.add_argument("--plot", type=Path, default=None, help="the plot of --plot-from (dev split)")
+    return parser
+
+
+def save_result(name: str, result: dict, results_dir: Path | None, file_name: str) -> None:
+    """benchmarks/results/NAME.json and, with ``results_dir``, its committed copy ``results_dir/file_name.json``."""
+    from punct.utils.atomic import atomic_write_text
+
+    write_json(name, result)
+    if results_dir is not None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(results_dir / f"{file_name}.json", json.dumps(result, indent=1) + "\n")
+
+
 def _json_default(x):
     if isinstance(x, (np.floating, np.integer)):
         return x.item()
