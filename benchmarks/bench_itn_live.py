@@ -58,7 +58,7 @@ def measure_model(name: str, splits: dict, audio: dict, latencies: list[float], 
         rows = []
         for rule in rules:
             for latency in latencies:
-                live = LiveScore.empty()
+                live = LiveScore()
                 for speech in speeches:
                     live.add(speech, *stream_speech(model, cfg, speech, audio[speech.id], latency, rule))
                 rows.append({**live.row(latency, rule), "sound_encoder": cfg.sound_encoder, "kind": kind})

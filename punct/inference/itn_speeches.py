@@ -23,7 +23,7 @@ import csv
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -177,10 +177,11 @@ def stream_speech(
 class LiveScore:
     """What the streams of a split's speeches at one latency and segment rule gave."""
 
-    punct_ref: list[str]
-    punct_hyp: list[str]
-    case_ref: list[str]
-    case_hyp: list[str]
+    punct_ref: list[str] = field(default_factory=list)
+    punct_hyp: list[str] = field(default_factory=list)
+    case_ref: list[str] = field(default_factory=list)
+    case_hyp: list[str] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)  # seconds from each word's end to its labelling
     speeches: int = 0
     streamed_words: int = 0
     inserted: int = 0
@@ -188,14 +189,9 @@ class LiveScore:
     deleted_marks: int = 0
     final_words: int = 0
     segments: int = 0
-    waits: list[float] | None = None
     audio_seconds: float = 0.0
     compute_seconds: float = 0.0  # wall
     cpu_seconds: float = 0.0  # of this process: its compute even when other jobs share the machine
-
-    @classmethod
-    def empty(cls) -> LiveScore:
-        return cls([], [], [], [], waits=[])
 
     def add(self, speech: Speech, words: Sequence[ItnWord], stats: StreamStats, segments: int) -> None:
         self.speeches += 1

@@ -131,7 +131,7 @@ def test_the_score_counts_insertions_and_deletions_and_scores_the_aligned_words(
                     ("blank", ",", None, "."), ("cap", "blank", None, "blank"), deleted=2, deleted_marks=1)  # fmt: skip
     stats = StreamStats()
     stats.add(5.0, 0.5, 0.25)
-    live = LiveScore.empty()
+    live = LiveScore()
     hyps = [word("blank", "cap"), word(",", "blank", final=False), word(".", "cap"), word(",", "blank", 3.0, 3.5)]
     live.add(speech, hyps, stats, segments=2)
     row = live.row(1.0, SegmentRule(0.5))
