@@ -103,7 +103,7 @@ def model_state(exp: Path, epoch: int) -> dict:
 @pytest.mark.parametrize("amp", ["bf16", "fastest", "config: bf16"])
 def test_bf16_training_changes_the_weights_and_saves_float32(data, monkeypatch, amp):
     """bf16 asked for, or chosen by ``fastest``'s probe (on the first training batch, its verdict forced), or
-    the config's ``amp`` (conf/bert_mini.yaml: auto) with no ``--amp``."""
+    a config's ``amp: bf16`` with no ``--amp``."""
     force_fastest_verdict(monkeypatch, bf16_faster=True)
     seen = []
 
