@@ -142,6 +142,11 @@ CONFIGS = {
     "ONNX int8 AM+TDNN, bf16 BERT, vectorised features": lambda p, onnx, threads: vectorised_features(
         bf16_bert(p.use_onnx(onnx, "int8", threads))
     ),
+    # where bf16 is slower than float32 (punctuate --bert-precision fastest keeps float32 there): the fastest that
+    # keeps float32's BERT
+    "ONNX int8 AM+TDNN, vectorised features": lambda p, onnx, threads: vectorised_features(
+        p.use_onnx(onnx, "int8", threads)
+    ),
     # the int8 path of a CPU with VNNI and without fast bf16 (punctuate --quantize bert)
     "ONNX int8 AM+TDNN, int8 BERT (dynamic), vectorised features": lambda p, onnx, threads: vectorised_features(
         p.use_onnx(onnx, "int8", threads).quantize(("bert",))

@@ -89,11 +89,13 @@ def stream_talk(
 def latency_rows(
     punctuator: Punctuator, talks: Sequence[ScoredTalk], latencies: Sequence[float], log=print
 ) -> list[dict]:
-    """One row per latency: pooled overall F1 (%) per model over ``talks``, words, share final, waits, RTF."""
+    """One row per latency: pooled overall F1 (%) per model over ``talks``, words, share final, waits, RTF, and
+    the CPU RTF of each part of the pipeline (``Punctuator.timer``'s stages)."""
     tokens = {t.id: talk_tokens(punctuator, t) for t in talks}
     refs = [c for t in talks for c in reference(t, punctuator.normalize_config)[1]]
     rows = []
     for latency in latencies:
+        punctuator.timer.reset()
         runs = [stream_talk(punctuator, t, tokens[t.id], latency) for t in talks]
         f1 = {m: overall_f1(refs, [c for r in runs for c in r["predicted"][m]]) for m in MODELS}
         waits = np.array([w for r in runs for w in r["wait_seconds"]])
@@ -109,6 +111,7 @@ def latency_rows(
             "rtf": sum(r["rtf"] * r["audio_seconds"] for r in runs) / max(audio, 1e-9),
             "rtf_cpu": sum(r["rtf_cpu"] * r["audio_seconds"] for r in runs) / max(audio, 1e-9),
             "rtf_cpu_chunk_p95": max(r["rtf_cpu_chunk_p95"] for r in runs),
+            "rtf_cpu_parts": {k: v / max(audio, 1e-9) for k, v in punctuator.timer.cpu_seconds.items()},
         }
         log(f"latency {row['latency']}: {row}")
         rows.append(row)

@@ -37,6 +37,10 @@ def test_latency_rows_score_the_stream_and_offline(talk_and_punctuator):
     assert words[:4] == ["hello", "world", "the", "cat"] and len(ref) == len(words) == rows[0]["words"]
     assert rows[1]["latency"] == "inf" and rows[1]["final_share"] == 1.0
     assert rows[0]["final_share"] < 1.0 and rows[0]["wait_max"] <= 0.3 + 0.1 + 0.011
+    for row in rows:  # the parts' CPU time is inside the stream's, each latency's counted alone
+        parts = row["rtf_cpu_parts"]
+        assert min(parts["features"], parts["am"], parts["bert"], parts["tdnn"]) > 0, parts
+        assert sum(parts.values()) <= row["rtf_cpu"] * 1.001, (parts, row["rtf_cpu"])
     tokens = talk_tokens(punctuator, talk)
     assert [t.word for t in tokens] == words and all(t.end > t.start for t in tokens)
     offline = next(iter(punctuator.run([from_pair(talk.audio_path, None, "talk")], {"talk": tokens})))
