@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from punct.results.tables import markdown_table as markdown_lines
-from punct.results.tables import mean_sd_cell
+from punct.results.tables import mean_sd_cell, number
 
 
 def markdown_table(results: dict) -> str:
@@ -84,12 +84,16 @@ class StreamingRun:
     variant: Variant
     # (split, latency) -> model -> overall F1 in %; latency "inf" is offline
     f1: dict[tuple[str, float | str], dict[str, float]]
+    # (split, latency) -> CPU RTF of the whole stream and of each pipeline part ("" for the whole; files written
+    # before the parts were measured have the whole only)
+    rtf_cpu: dict[tuple[str, float | str], dict[str, float]] = field(default_factory=dict)
 
 
 def read_streaming_runs(paths: Sequence[Path]) -> list[StreamingRun]:
     """The runs of streaming.json files (several files of one seed and variant, e.g. dev and test, are merged;
     a (split, latency) measured twice is an error)."""
     merged: dict[tuple[int, Variant], dict] = {}
+    rtf: dict[tuple[int, Variant], dict] = {}
     for path in paths:
         result = json.loads(Path(path).read_text(encoding="utf-8"))
         try:
@@ -111,7 +115,8 @@ def read_streaming_runs(paths: Sequence[Path]) -> list[StreamingRun]:
                 if (split, row["latency"]) in f1:
                     raise ValueError(f"{path}: {split} at latency {row['latency']} is already in another file")
                 f1[(split, row["latency"])] = row["f1"]
-    return [StreamingRun(seed, variant, f1) for (seed, variant), f1 in sorted(merged.items())]
+                rtf.setdefault(key, {})[(split, row["latency"])] = {"": row["rtf_cpu"], **row.get("rtf_cpu_parts", {})}
+    return [StreamingRun(seed, variant, f1, rtf[(seed, variant)]) for (seed, variant), f1 in sorted(merged.items())]
 
 
 def _latency_order(latency: float | str) -> float:
@@ -145,11 +150,51 @@ def truncation_rows(runs: Sequence[StreamingRun], model: str) -> tuple[list[str]
     return header, rows
 
 
+PARTS = ("features", "am", "bert", "tdnn")
+
+
+def latency_table(runs: Sequence[StreamingRun], command: str = "") -> str:
+    """The README region of one training variant's runs: per split and latency each model's F1, the ensemble's
+    distance from its own offline F1 (paired by seed), and the CPU RTF, whole and of each part of the pipeline
+    (mean ± sd over seeds)."""
+    seeds = sorted({run.seed for run in runs})
+    keys = sorted({key for run in runs for key in run.f1}, key=lambda k: (k[0] != "dev", k[0], _latency_order(k[1])))
+    header = ["split", "latency (s)", *(f"{m} F1" for m in MODELS), "ensemble − offline"]
+    header += ["CPU RTF", *(f"{part} RTF" for part in PARTS)]
+
+    def rtf_cell(key: tuple[str, float | str], part: str) -> str:
+        values = [run.rtf_cpu[key].get(part) if key in run.rtf_cpu else None for run in runs]
+        return mean_sd_cell(values, lambda v: number(v, 4))
+
+    rows = []
+    for split, latency in keys:
+        offline = (split, "inf")
+        gaps = [
+            run.f1[(split, latency)]["ensemble"] - run.f1[offline]["ensemble"] if offline in run.f1 else None
+            for run in runs
+        ]
+        cells = [mean_sd_cell([run.f1[(split, latency)][m] for run in runs]) for m in MODELS]
+        cells += [mean_sd_cell(gaps), *(rtf_cell((split, latency), part) for part in ("", *PARTS))]
+        rows.append([split, "offline" if latency == "inf" else f"{latency:g}", *cells])
+    caption = (
+        f"Overall F1 (%), mean ± sd over seeds {', '.join(map(str, seeds))} (sample sd) of {runs[0].variant.name} "
+        "runs; ensemble − offline is paired by seed. CPU RTF: CPU seconds of the one-thread process per second of "
+        "audio, whole and per part of the pipeline (features: extraction, storage rounding and CMVN; am: the AM to "
+        "layer 12 and its storage rounding; bert: BERT and the word vectors; tdnn: the TDNN's windows)."
+    )
+    if command:
+        caption += f" Made with `{command}`."
+    return "\n".join(markdown_lines(header, rows, 2)) + "\n\n" + caption + "\n"
+
+
 def truncation_tables(runs: Sequence[StreamingRun], command: str = "") -> str:
     """The README region comparing training variants (``right_truncation`` of the TDNN and of BERT) on live
-    punctuation: one table per model that the variants train differently, one of the ensemble, and a caption."""
+    punctuation: one table per model that the variants train differently, one of the ensemble, and a caption;
+    runs of one variant alone: :func:`latency_table`."""
     if not runs:
         raise ValueError("no streaming runs")
+    if len({run.variant for run in runs}) == 1:
+        return latency_table(runs, command)
     seeds = sorted({run.seed for run in runs})
     trained = {
         "BERT": {run.variant.bert_share for run in runs},

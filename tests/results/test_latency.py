@@ -127,3 +127,23 @@ def test_variant_names_and_order():
 
     variants = sorted([Variant(0.5, 0, 0.5), Variant(), Variant(0.5, 20), Variant(0.5)])
     assert [v.name for v in variants] == ["rt 0", "TDNN rt 0.5", "TDNN rt 0.5, BERT rt 0.5", "TDNN rt 0.5 (20 fr)"]
+
+
+def test_runs_of_one_variant_make_one_table_with_the_gap_to_offline_and_the_parts(tmp_path):
+    """One variant: each model's F1, the ensemble's distance from its own offline F1 paired by seed, and the CPU
+    RTF of the whole stream and of each part (n/a for a file without parts)."""
+    from punct.results.latency import read_streaming_runs, truncation_tables
+
+    parts = {"audio": 0.0, "features": 0.01, "am": 0.02, "bert": 0.05, "tdnn": 0.01, "ensemble": 0.0}
+    live = row(1.0, (50, 55, 56)) | {"rtf_cpu": 0.1, "rtf_cpu_parts": parts}
+    files = [
+        streaming_file(tmp_path / "a.json", 1, 0.0, {"dev": [live, row("inf", (58, 59, 60))]}),
+        streaming_file(tmp_path / "b.json", 2, 0.0, {"dev": [row(1.0, (52, 57, 60)), row("inf", (58, 59, 60))]}),
+    ]
+    lines = truncation_tables(read_streaming_runs(files), "cmd").splitlines()
+    assert lines[0].startswith("| split | latency (s) | BERT F1 | TDNN F1 | ensemble F1 | ensemble − offline | CPU RTF")
+    # ensemble 56 and 60 against offline 60 and 60: gaps -4 and 0
+    live_row = "| dev | 1 | 51.0 ± 1.4 | 56.0 ± 1.4 | 58.0 ± 2.8 | -2.0 ± 2.8 | 0.1117 ± 0.0165 | n/a |"
+    assert lines[2].startswith(live_row)
+    assert lines[3].startswith("| dev | offline | 58.0 ± 0.0 | 59.0 ± 0.0 | 60.0 ± 0.0 | 0.0 ± 0.0 | 0.1234 ± 0.0000 |")
+    assert "seeds 1, 2" in lines[5] and "rt 0 runs" in lines[5] and lines[5].endswith("Made with `cmd`.")
