@@ -142,8 +142,8 @@ CONFIGS = {
     "ONNX int8 AM+TDNN, bf16 BERT, vectorised features": lambda p, onnx, threads: vectorised_features(
         bf16_bert(p.use_onnx(onnx, "int8", threads))
     ),
-    # where bf16 is slower than float32 (punctuate --bert-precision fastest keeps float32 there): the fastest that
-    # keeps float32's BERT
+    # a CPU where bf16 is slower than float32 (there --bert-precision fastest keeps float32): the fastest
+    # configuration that keeps float32's BERT
     "ONNX int8 AM+TDNN, vectorised features": lambda p, onnx, threads: vectorised_features(
         p.use_onnx(onnx, "int8", threads)
     ),

@@ -169,11 +169,12 @@ def latency_table(runs: Sequence[StreamingRun], command: str = "") -> str:
     rows = []
     for split, latency in keys:
         offline = (split, "inf")
+        f1 = [run.f1.get((split, latency), {}) for run in runs]  # a run without this split and latency: n/a
         gaps = [
-            run.f1[(split, latency)]["ensemble"] - run.f1[offline]["ensemble"] if offline in run.f1 else None
-            for run in runs
+            here["ensemble"] - run.f1[offline]["ensemble"] if here and offline in run.f1 else None
+            for here, run in zip(f1, runs)
         ]
-        cells = [mean_sd_cell([run.f1[(split, latency)][m] for run in runs]) for m in MODELS]
+        cells = [mean_sd_cell([here.get(m) for here in f1]) for m in MODELS]
         cells += [mean_sd_cell(gaps), *(rtf_cell((split, latency), part) for part in ("", *PARTS))]
         rows.append([split, "offline" if latency == "inf" else f"{latency:g}", *cells])
     caption = (
