@@ -95,8 +95,13 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
 
 def main() -> None:
     parser = itn_bench_parser(__doc__, "itn_live", MODELS, LATENCIES)
-    parser.add_argument("--pause-splits", type=float, nargs="+", default=None, help="punctuate_itn --pause-split "
-                        "values (default: its default)")  # fmt: skip
+    parser.add_argument(
+        "--pause-splits",
+        type=float,
+        nargs="+",
+        default=None,
+        help="punctuate_itn --pause-split values (default: its own default)",
+    )
     parser.add_argument("--max-segment", type=float, default=15.0, help="punctuate_itn --max-segment")
     parser.add_argument("--margin", type=float, default=0.5, help="seconds of audio before and after a speech")
     args = parser.parse_args()
