@@ -8,8 +8,9 @@
 ``--model mm``: the cross-attention model (``--positional true`` adds the shared word-position
 embeddings, ``--random-audio true`` permutes the audio).  Data: ``<data-dir>/parczech_
 {supervisions,recordings}_<split>.jsonl.gz`` (stage 3).  The dev set is scored after every
-epoch; the epoch with the best dev macro F1 (punctuation, non-blank classes), or the lowest dev loss
-(``dev_metric: loss``), is kept, or with ``average_epochs: N`` > 1 the average of the last N epochs' weights.
+epoch; the epoch with the best dev macro F1 (punctuation, non-blank classes), the lowest dev loss
+(``dev_metric: loss``) or the last epoch (``dev_metric: last``) is kept, or with ``average_epochs: N`` > 1 the
+average of the last N epochs' weights.
 
 Writes to ``--exp-dir``: ``config.yaml``, ``epoch-N.pt`` (to resume), ``best-valid-f1.pt``
 (model kind, config and weights), ``best-valid-f1.json``, ``history.json``,

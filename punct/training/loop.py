@@ -66,7 +66,7 @@ class TrainState:
 
     epoch: int = 0  # last finished epoch
     step: int = 0
-    best_f1: float = -1.0  # best dev score so far (an F1; minus the dev loss for train_mm's dev_metric: loss)
+    best_f1: float = -1.0  # best dev score so far (an F1; for train_mm: minus the dev loss, or the epoch under last)
     best_epoch: int = 0
     history: list[dict] = field(default_factory=list)
     amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it

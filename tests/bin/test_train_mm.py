@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from punct.bin import score_itn, train_mm
@@ -81,7 +82,9 @@ def test_train_resume_decode_and_score(tmp_path):
     )
 
 
-def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
+@pytest.mark.parametrize("dev_metric", ["loss", "last"])
+def test_dev_metric_keeps_the_epoch_it_names(tmp_path, dev_metric):
+    """``loss``: the epoch of the lowest dev loss; ``last``: the last epoch, whatever dev says."""
     data = write_corpus(tmp_path)
     text = tmp_path / "exp" / "text"
     train_mm.main(
@@ -93,7 +96,7 @@ def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
             "--num-epochs",
             "4",
             "--dev-metric",
-            "loss",
+            dev_metric,
             "--data-dir",
             str(data),
             "--prefix",
@@ -104,9 +107,10 @@ def test_dev_metric_loss_keeps_the_epoch_of_the_lowest_dev_loss(tmp_path):
         + TINY
     )
     history = json.loads((text / "history.json").read_text())
-    lowest = min(history, key=lambda h: h["dev_loss"])["epoch"]
-    assert json.loads((text / "best-valid-f1.json").read_text())["epoch"] == lowest
-    assert torch.load(text / "best-valid-f1.pt", weights_only=True)["epoch"] == lowest
+    kept = min(history, key=lambda h: h["dev_loss"])["epoch"] if dev_metric == "loss" else 4
+    assert [h["epoch"] for h in history] == [1, 2, 3, 4]
+    assert json.loads((text / "best-valid-f1.json").read_text())["epoch"] == kept
+    assert torch.load(text / "best-valid-f1.pt", weights_only=True)["epoch"] == kept
 
 
 def test_average_epochs_saves_the_mean_of_the_last_epochs_weights(tmp_path):

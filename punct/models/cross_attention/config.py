@@ -13,7 +13,7 @@ from punct.training.loop import check_batching
 
 SOUND_ENCODERS = ("conv", "am")
 MM_ATTENTIONS = ("full", "aligned")
-DEV_METRICS = ("macro_f1", "loss")
+DEV_METRICS = ("macro_f1", "loss", "last")
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,9 @@ class MmConfig:
     grad_clip: float = 1.0
     eval_batch_size: int = 64
     max_train_segments: int = 0  # > 0: a seeded sample of the training segments
-    # which epoch becomes best-valid-f1.pt: "macro_f1" (the dev punctuation macro F1 over the 8 marks) or "loss"
-    # (the lowest dev loss, unweighted, both heads); with few dev examples of the rare marks both are noisy
+    # which epoch becomes best-valid-f1.pt: "macro_f1" (the dev punctuation macro F1 over the 8 marks), "loss"
+    # (the lowest dev loss, unweighted, both heads; with few dev examples of the rare marks both are noisy) or
+    # "last" (the last epoch: dev is still scored after every epoch, for history.json, and picks nothing)
     dev_metric: str = "macro_f1"
     # > 1: after the last epoch the weights of the last N epochs are averaged (icefall's --avg) and the average,
     # not the epoch dev_metric picks, becomes best-valid-f1.pt (its dev scores in best-valid-f1.json); the last N

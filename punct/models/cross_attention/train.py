@@ -332,7 +332,10 @@ def score_dev(
 
 
 def selection_score(record: dict, cfg: MmConfig) -> float:
-    """An epoch's dev score for checkpoint selection, higher is better: the macro F1, or minus the dev loss."""
+    """An epoch's dev score for checkpoint selection, higher is better: the macro F1, minus the dev loss, or
+    (``dev_metric: last``) the epoch number, so that every epoch replaces the one before."""
+    if cfg.dev_metric == "last":
+        return float(record["epoch"])
     return record["dev_macro_f1"] if cfg.dev_metric == "macro_f1" else -record["dev_loss"]
 
 
@@ -340,6 +343,8 @@ def describe_best(state: TrainState, cfg: MmConfig) -> str:
     if cfg.average_epochs > 1:
         first, last = averaged_epochs(state.epoch, cfg)
         return f"the average of epochs {first}-{last}"
+    if cfg.dev_metric == "last":
+        return f"the last epoch, {state.best_epoch}"
     value = state.best_f1 if cfg.dev_metric == "macro_f1" else -state.best_f1
     return f"best dev {cfg.dev_metric.replace('_', ' ')} {value:.4f} at epoch {state.best_epoch}"
 
