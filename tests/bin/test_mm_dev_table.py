@@ -1,5 +1,6 @@
 """punct.bin.mm_dev_table: the epoch each dev rule picks, and the average's scores where a training made one; the
-table of egs/parczech/RESULTS/mm_small_dev/README.md is what it makes of the committed trainings (a hand edit fails)."""
+tables of egs/parczech/RESULTS/{mm_small_dev,epoch_rule_*}/README.md are what it makes of the committed trainings
+(a hand edit fails)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 import re
 from pathlib import Path
 
-from punct.bin.mm_dev_table import markdown_table, training_row
+import pytest
+
+from punct.bin.mm_dev_table import markdown_table, model_rows, model_table, training_row
 
 
 def _training(path, losses, f1s, averaged=None):
@@ -37,13 +40,30 @@ def test_each_rule_picks_its_epoch(tmp_path):
     assert len(table) == 4 and table[2].startswith("| plain | 2 |") and table[3].startswith("| avg | 2 |")
 
 
-FOLDER = Path(__file__).resolve().parents[2] / "egs" / "parczech" / "RESULTS" / "mm_small_dev"
+def test_by_model_groups_the_seeds_and_reads_each_rule(tmp_path):
+    a = _training(tmp_path / "mm_s1", losses=[0.5, 0.3, 0.4], f1s=[0.10, 0.15, 0.20])
+    b = _training(tmp_path / "mm_s2", losses=[0.2, 0.3, 0.4], f1s=[0.10, 0.15, 0.30])
+    c = _training(tmp_path / "text_s1", losses=[0.5, 0.3, 0.4], f1s=[0.30, 0.15, 0.10])
+    rows = model_rows([a, c, b])
+    assert [row[:2] for row in rows] == [["mm", "2"], ["text", "1"]]
+    # mm: dev-loss epochs 2 and 1 (15.0, 10.0), last epochs 20.0 and 30.0, gains +5 and +20
+    assert rows[0][2] == "12.5 ± 3.5" and rows[0][4] == "25.0 ± 7.1" and rows[0][6] == "+12.5 ± 10.6"
+    assert rows[1][2] == "15.0" and rows[1][4] == "10.0" and rows[1][6] == "-5.0" and rows[1][7] == "30.0"
 
 
-def test_the_committed_dev_table_is_generated_from_the_committed_trainings():
-    readme = (FOLDER / "README.md").read_text()
+RESULTS = Path(__file__).resolve().parents[2] / "egs" / "parczech" / "RESULTS"
+FOLDERS = sorted(p.name for p in RESULTS.iterdir() if p.name == "mm_small_dev" or p.name.startswith("epoch_rule_"))
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_committed_dev_tables_are_generated_from_the_committed_trainings(folder):
+    readme = (RESULTS / folder / "README.md").read_text()
     region = re.search(r"<!-- mm_dev_table:begin -->\n(.*?)<!-- mm_dev_table:end -->", readme, re.S)
     assert region, "no mm_dev_table region"
     names = [line.split(" | ")[0].removeprefix("| ") for line in region.group(1).splitlines()[2:]]
-    assert sorted(names) == sorted(p.name for p in FOLDER.iterdir() if p.is_dir())  # every training, once
-    assert region.group(1) == markdown_table([FOLDER / name for name in names])
+    assert sorted(names) == sorted(p.name for p in (RESULTS / folder).iterdir() if p.is_dir())  # every training, once
+    exp_dirs = [RESULTS / folder / name for name in names]
+    assert region.group(1) == markdown_table(exp_dirs)
+    models = re.search(r"<!-- mm_dev_models:begin -->\n(.*?)<!-- mm_dev_models:end -->", readme, re.S)
+    assert models, "no mm_dev_models region"
+    assert models.group(1) == model_table(exp_dirs)
