@@ -6,7 +6,9 @@ offline long-form ``punctuate`` aligning the talk's transcript (the reference wo
 recogniser's output with no errors), written as CTM tokens; the stream then reads the talk's audio 0.1 s at a
 time with those tokens and fixed CMVN stats (the recipe's training stats).  Latency ``inf`` is offline
 ``punctuate`` with the same CTM and stats (every word punctuated from its complete stretch).  F1 is pooled over the
-talks' words (the segments' reference marks), for BERT, the TDNN and the ensemble.
+talks' words (the segments' reference marks), for BERT, the TDNN and the ensemble; the ensemble's also at every alpha
+of a grid (``f1_by_alpha``: the same stream's posteriors mixed anew), from which a latency's own alpha can be chosen on
+dev (``punct.results.latency.alpha_by_latency_table``).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from punct.inference.pipeline import Punctuator
 from punct.inference.streaming import StreamingPunctuator, StreamSegment, run_stream, stream_segments, wav_chunks
 from punct.inference.talk import ScoredTalk, overall_f1, whole_talk
 from punct.labels import PUNCT4, TimedWord
+from punct.scoring.ensemble import default_alphas, ensemble
 from punct.text.normalize import NormalizeConfig, normalize
 
 MODELS = ("BERT", "TDNN", "ensemble")
 CHUNK_SECONDS = 0.1
+ALPHAS = tuple(default_alphas(0.1))  # the ensemble's weight of the TDNN, 0.0 (BERT alone) to 1.0 (the TDNN alone)
 
 
 def talk_tokens(punctuator: Punctuator, talk: ScoredTalk) -> list[TimedWord]:
@@ -67,7 +71,7 @@ def stream_talk(
     segments: Sequence[StreamSegment] | None = None,
 ) -> dict:
     """One talk streamed at ``latency`` (cut at ``segments`` when given, else at pauses): per model the predicted
-    class ids, the share of final words, the RTF."""
+    class ids (and the ensemble's at each alpha of :data:`ALPHAS`), the share of final words, the RTF."""
     streamer = StreamingPunctuator(punctuator, latency, talk.id, segments)
     chunk = int(round(CHUNK_SECONDS * streamer.rate))
     words, stats = run_stream(streamer, wav_chunks(talk.audio_path, chunk, streamer.rate), tokens)
@@ -80,6 +84,9 @@ def stream_talk(
             "TDNN": [int(w.p_tdnn.argmax()) for w in words],
             "ensemble": [int(w.p_ensemble.argmax()) for w in words],
         },
+        "ensemble_by_alpha": {
+            alpha: [int(ensemble(w.p_tdnn, w.p_bert, alpha).argmax()) for w in words] for alpha in ALPHAS
+        },
         "final": int(sum(w.final for w in words)),
         "wait_seconds": [w.emitted_at - w.span[1] * punctuator.frame_shift for w in words],
         **stats.summary(),
@@ -89,8 +96,9 @@ def stream_talk(
 def latency_rows(
     punctuator: Punctuator, talks: Sequence[ScoredTalk], latencies: Sequence[float], log=print
 ) -> list[dict]:
-    """One row per latency: pooled overall F1 (%) per model over ``talks``, words, share final, waits, RTF, and
-    the CPU RTF of each part of the pipeline (``Punctuator.timer``'s stages)."""
+    """One row per latency: pooled overall F1 (%) per model over ``talks`` (the ensemble's also per alpha of
+    :data:`ALPHAS`, keyed by its text), words, share final, waits, RTF, and the CPU RTF of each part of the pipeline
+    (``Punctuator.timer``'s stages)."""
     tokens = {t.id: talk_tokens(punctuator, t) for t in talks}
     refs = [c for t in talks for c in reference(t, punctuator.normalize_config)[1]]
     rows = []
@@ -98,6 +106,7 @@ def latency_rows(
         punctuator.timer.reset()
         runs = [stream_talk(punctuator, t, tokens[t.id], latency) for t in talks]
         f1 = {m: overall_f1(refs, [c for r in runs for c in r["predicted"][m]]) for m in MODELS}
+        by_alpha = {str(a): overall_f1(refs, [c for r in runs for c in r["ensemble_by_alpha"][a]]) for a in ALPHAS}
         waits = np.array([w for r in runs for w in r["wait_seconds"]])
         audio = sum(r["audio_seconds"] for r in runs)
         row = {
@@ -105,6 +114,7 @@ def latency_rows(
             "talks": len(talks),
             "words": len(refs),
             "f1": f1,
+            "f1_by_alpha": by_alpha,
             "final_share": sum(r["final"] for r in runs) / max(1, len(refs)),
             "wait_median": float(np.median(waits)),
             "wait_max": float(waits.max()),

@@ -7,6 +7,7 @@ of training variants (``right_truncation`` of the TDNN and of BERT) over seeds, 
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,3 +216,81 @@ def truncation_tables(runs: Sequence[StreamingRun], command: str = "") -> str:
     if command:
         caption += f" Made with `{command}`."
     return "\n".join(parts) + "\n" + caption + "\n"
+
+
+def read_alpha_sweeps(paths: Sequence[Path], split: str = "dev") -> dict[int, dict]:
+    """seed -> {"alpha": the recipe's, latency -> alpha text -> ensemble F1} from streaming.json files whose
+    rows hold ``f1_by_alpha`` (``punct.inference.latency.latency_rows``)."""
+    sweeps: dict[int, dict] = {}
+    for path in paths:
+        result = json.loads(Path(path).read_text(encoding="utf-8"))
+        rows = result.get("splits", {}).get(split, [])
+        if not rows or any("f1_by_alpha" not in row for row in rows):
+            raise ValueError(f"{path}: no {split} rows with f1_by_alpha (bench_streaming.py from before the sweep?)")
+        seed = int(result["seed"])
+        if seed in sweeps:
+            raise ValueError(f"{path}: seed {seed} is already in another file")
+        sweeps[seed] = {"alpha": float(result["alpha"]), **{row["latency"]: row["f1_by_alpha"] for row in rows}}
+    return sweeps
+
+
+def _best_alpha(f1_by_alpha: Sequence[dict[str, float]]) -> str:
+    """The alpha of the highest mean F1 over ``f1_by_alpha`` (the smallest alpha on a tie: more BERT)."""
+    alphas = sorted(f1_by_alpha[0], key=float)
+    return max(alphas, key=lambda a: (statistics.fmean(f1[a] for f1 in f1_by_alpha), -float(a)))
+
+
+def alpha_by_latency_table(paths: Sequence[Path], command: str = "", split: str = "dev") -> str:
+    """The README region of the ensemble's alpha chosen per latency: per latency the ensemble's F1 at the recipe's
+    alpha (stage 8's, chosen on dev segments offline), at the alpha the seed's own stream scores best at (in-sample),
+    and at the alpha the other seeds' streams score best at together (held out: no seed's alpha reads its own
+    scores), each also minus the seed's offline F1 (latency inf, the recipe's alpha); mean ± sd over seeds."""
+    sweeps = read_alpha_sweeps(paths, split)
+    seeds = sorted(sweeps)
+    latencies = sorted({k for sweep in sweeps.values() for k in sweep if k != "alpha"}, key=_latency_order)
+    if len(seeds) < 2:
+        raise ValueError("the held-out alpha needs streams of two seeds at least")
+
+    def recipe_f1(seed: int, latency) -> float:
+        return sweeps[seed][latency][str(round(sweeps[seed]["alpha"], 10))]
+
+    header = ["split", "latency (s)", "recipe's alpha: F1", "− offline", "own best alpha", "its F1", "− offline"]
+    header += ["held-out alpha", "its F1", "− offline"]
+    rows = []
+    for latency in latencies:
+        here = [s for s in seeds if latency in sweeps[s]]
+        offline = {s: recipe_f1(s, "inf") if "inf" in sweeps[s] else None for s in here}
+
+        def gap(value: float, seed: int, offline: dict = offline) -> float | None:
+            return None if offline[seed] is None else value - offline[seed]
+
+        recipe = [recipe_f1(s, latency) for s in here]
+        own = {s: _best_alpha([sweeps[s][latency]]) for s in here}
+        held = {s: _best_alpha([sweeps[o][latency] for o in here if o != s]) for s in here}
+        own_f1 = [sweeps[s][latency][own[s]] for s in here]
+        held_f1 = [sweeps[s][latency][held[s]] for s in here]
+        rows.append(
+            [
+                split,
+                "offline" if latency == "inf" else f"{latency:g}",
+                mean_sd_cell(recipe),
+                mean_sd_cell([gap(v, s) for v, s in zip(recipe, here)]),
+                " / ".join(own[s] for s in here),
+                mean_sd_cell(own_f1),
+                mean_sd_cell([gap(v, s) for v, s in zip(own_f1, here)]),
+                " / ".join(held[s] for s in here),
+                mean_sd_cell(held_f1),
+                mean_sd_cell([gap(v, s) for v, s in zip(held_f1, here)]),
+            ]
+        )
+    recipe_alphas = " / ".join(f"{sweeps[s]['alpha']:g}" for s in seeds)
+    caption = (
+        f"The ensemble's overall F1 (%) on {split}, mean ± sd over seeds {', '.join(map(str, seeds))} (sample sd), "
+        "at three alphas (the TDNN's weight; alphas listed per seed in seed order): the recipe's (stage 8's, "
+        f"{recipe_alphas}), the seed's own stream's best (chosen on the "
+        "numbers it is scored on), and the best of the other seeds' streams pooled (held out). − offline: minus the "
+        "seed's stream at latency inf with the recipe's alpha, paired by seed."
+    )
+    if command:
+        caption += f" Made with `{command}`."
+    return "\n".join(markdown_lines(header, rows, 2)) + "\n\n" + caption + "\n"

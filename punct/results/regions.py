@@ -121,6 +121,9 @@ class Region:
     split: str = "test"
     # condition -> its runs: a column per condition and split (punct.results.curve; split "both": dev and test)
     groups: dict[str, tuple[Path, ...]] | None = None
+    # another table of the same files: "alpha_by_latency" (bench_streaming.py's files: the ensemble's alpha chosen
+    # per latency, punct.results.latency.alpha_by_latency_table)
+    table: str = ""
 
 
 def read_regions(path: Path) -> list[Region]:
@@ -143,6 +146,7 @@ def read_regions(path: Path) -> list[Region]:
                     entry.get("command", ""),
                     entry.get("split", "test"),
                     groups,
+                    entry.get("table", ""),
                 )
             )
         except (KeyError, TypeError, AttributeError) as e:
@@ -154,6 +158,10 @@ def region_tables(region: Region) -> str:
     for result in region.results:
         if not result.is_file():
             raise FileNotFoundError(f"{result}: no such file (region {region.name})")
+    if region.table == "alpha_by_latency":
+        return latency.alpha_by_latency_table(region.results, region.command, region.split)
+    if region.table:
+        raise ValueError(f"region {region.name}: unknown table {region.table!r} (alpha_by_latency)")
     if region.groups and results_kind(region.results[0]) == itn.KIND:
         return itn.render_itn_groups(region.groups, region.split, region.command)
     if region.groups:

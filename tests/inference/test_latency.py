@@ -37,6 +37,10 @@ def test_latency_rows_score_the_stream_and_offline(talk_and_punctuator):
     assert words[:4] == ["hello", "world", "the", "cat"] and len(ref) == len(words) == rows[0]["words"]
     assert rows[1]["latency"] == "inf" and rows[1]["final_share"] == 1.0
     assert rows[0]["final_share"] < 1.0 and rows[0]["wait_max"] <= 0.3 + 0.1 + 0.011
+    for row in rows:  # the alpha grid's ends are the two models alone; the punctuator's own alpha is the ensemble
+        by_alpha = row["f1_by_alpha"]
+        assert len(by_alpha) == 11 and by_alpha["0.0"] == row["f1"]["BERT"] and by_alpha["1.0"] == row["f1"]["TDNN"]
+        assert by_alpha[str(round(punctuator.alpha, 1))] == pytest.approx(row["f1"]["ensemble"], abs=1e-9)
     for row in rows:  # the parts' CPU time is inside the stream's, each latency's counted alone
         parts = row["rtf_cpu_parts"]
         assert min(parts["features"], parts["am"], parts["bert"], parts["tdnn"]) > 0, parts

@@ -147,3 +147,32 @@ def test_runs_of_one_variant_make_one_table_with_the_gap_to_offline_and_the_part
     assert lines[2].startswith(live_row)
     assert lines[3].startswith("| dev | offline | 58.0 ± 0.0 | 59.0 ± 0.0 | 60.0 ± 0.0 | 0.0 ± 0.0 | 0.1234 ± 0.0000 |")
     assert "seeds 1, 2" in lines[5] and "rt 0 runs" in lines[5] and lines[5].endswith("Made with `cmd`.")
+
+
+def test_alpha_by_latency_reads_the_recipe_own_and_held_out_alphas(tmp_path):
+    """Per latency the ensemble's F1 at the recipe's alpha, at each seed's own best and at the best of the other
+    seeds together (a tie goes to the smaller alpha), each minus the seed's offline F1 at the recipe's alpha."""
+    import pytest
+
+    from punct.results.latency import alpha_by_latency_table, read_alpha_sweeps
+
+    grid = ("0.0", "0.5", "0.6", "1.0")
+    live = {1: (50, 57, 56, 54), 2: (52, 58, 55, 53), 3: (49, 54, 55, 56)}
+    offline = {1: 61, 2: 63, 3: 60}
+    files = []
+    for seed in (1, 2, 3):
+        rows = [
+            row(1.0, (0, 0, 0)) | {"f1_by_alpha": dict(zip(grid, live[seed]))},
+            row("inf", (0, 0, 0)) | {"f1_by_alpha": dict(zip(grid, (0, 0, offline[seed], 0)))},
+        ]
+        files.append(streaming_file(tmp_path / f"{seed}.json", seed, 0.0, {"dev": rows}))
+    lines = alpha_by_latency_table(files, "cmd").splitlines()
+    assert lines[0].startswith("| split | latency (s) | recipe's alpha: F1 | − offline | own best alpha | its F1 |")
+    cells = [c.strip() for c in lines[2].strip("|").split("|")]
+    assert cells[:4] == ["dev", "1", "55.3 ± 0.6", "-6.0 ± 1.7"]
+    assert cells[4:7] == ["0.5 / 0.5 / 1.0", "57.0 ± 1.0", "-4.3 ± 0.6"]
+    # seed 2's others tie at 0.5 and 0.6: the smaller alpha
+    assert cells[7:] == ["0.5 / 0.5 / 0.5", "56.3 ± 2.1", "-5.0 ± 1.0"]
+    assert lines[3].split("|")[2].strip() == "offline" and "0.6 / 0.6 / 0.6" in lines[5]
+    with pytest.raises(ValueError, match="f1_by_alpha"):
+        read_alpha_sweeps([streaming_file(tmp_path / "old.json", 4, 0.0, {"dev": [row(1.0, (1, 2, 3))]})])
