@@ -16,6 +16,7 @@ import math
 import re
 from pathlib import Path
 
+from punct.results.tables import markdown_table as markdown_lines
 from punct.results.tables import mean_sd, runs_cell
 
 COLUMNS = (
@@ -130,9 +131,7 @@ def model_rows(exp_dirs: list[Path]) -> list[list[str]]:
 
 def model_table(exp_dirs: list[Path]) -> str:
     """:func:`model_rows` as a Markdown table (mean ± sample sd over a model's trainings; one alone)."""
-    lines = ["| " + " | ".join(MODEL_COLUMNS) + " |", "|" + "---|" * len(MODEL_COLUMNS)]
-    lines += ["| " + " | ".join(row) + " |" for row in model_rows(exp_dirs)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_lines(MODEL_COLUMNS, model_rows(exp_dirs), 1)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

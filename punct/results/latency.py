@@ -235,7 +235,8 @@ def read_alpha_sweeps(paths: Sequence[Path], split: str = "dev") -> dict[int, di
 
 
 def _best_alpha(f1_by_alpha: Sequence[dict[str, float]]) -> str:
-    """The alpha of the highest mean F1 over ``f1_by_alpha`` (the smallest alpha on a tie: more BERT)."""
+    """The alpha of the highest mean F1 over ``f1_by_alpha``, the smallest on a tie (the rule of
+    ``punct.scoring.ensemble.choose_alpha``, here on F1 values already computed)."""
     alphas = sorted(f1_by_alpha[0], key=float)
     return max(alphas, key=lambda a: (statistics.fmean(f1[a] for f1 in f1_by_alpha), -float(a)))
 
