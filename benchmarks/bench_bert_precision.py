@@ -23,6 +23,7 @@ import common  # noqa: E402  (benchmarks/common.py; puts the repo on sys.path)
 from punct.features import FeatureConfig  # noqa: E402
 from punct.inference.pipeline import Punctuator  # noqa: E402
 from punct.inference.precision import fastest_bert_precision  # noqa: E402
+from punct.inference.words import transcript_words  # noqa: E402
 from punct.labels import PUNCT4  # noqa: E402
 from punct.models.text.data import Utterance  # noqa: E402
 from punct.utils.config import load_config  # noqa: E402
@@ -56,7 +57,7 @@ def bench_size(size: str, args) -> dict:
     requests, audio = common.speech_requests(args.audio_seconds, corpus=args.corpus)
     utterances = []
     for r in requests:
-        _, words, _ = p._words(r)
+        _, words, _ = transcript_words(r.transcript, p.normalize_config)
         utterances.append(Utterance(r.id, words, [PUNCT4.none] * len(words)))
     float32_s, exact = text_seconds(p, utterances, False, args.repeats)
     bf16_s, approximate = (0.0, [])

@@ -41,8 +41,9 @@ import torch
 from punct.features import FeatureConfig
 from punct.inference.acoustic import am_forward
 from punct.inference.outputs import Failure
-from punct.inference.pipeline import STAGES, Punctuator
+from punct.inference.pipeline import Punctuator
 from punct.inference.precision import check_bf16
+from punct.inference.timing import STAGES
 from punct.models.punct_tdnn.frames import cut_window, fuse_frames, text_table
 from punct.models.text.data import Utterance
 from punct.models.text.infer import predict_words

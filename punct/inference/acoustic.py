@@ -1,16 +1,37 @@
 """The acoustic side of punctuating new audio: audio at the recipe's rate (:func:`resample`), CMVN stats of a
-stage-1 stats file (:func:`merged_cmvn`) and one pass of the acoustic model (:func:`am_forward`)."""
+stage-1 stats file (:func:`merged_cmvn`), one pass of the acoustic model (:func:`am_forward`) and an utterance as
+the acoustic side leaves it (:class:`Prepared`)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
 from punct.am.model import TdnnAcousticModel
+from punct.am.viterbi import WordSpan
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
+from punct.inference.inputs import Request
+
+
+@dataclass
+class Prepared:
+    """An utterance after the acoustic part (features, AM, alignment): its text, words and their character spans
+    in it, the layer-12 frames (none yet for a whole recording, whose frames come one stretch at a time), each
+    word's frames, where the words came from (given, am, ctm) and the audio's duration in seconds."""
+
+    request: Request
+    text: str
+    words: list[str]
+    char_spans: list[tuple[int, int]]
+    embedding: np.ndarray  # (T, Da) layer-12
+    spans: list[WordSpan]
+    transcript_from: str
+    duration: float
+    long_form: bool = False
 
 
 @torch.inference_mode()

@@ -26,7 +26,7 @@ class Result:
     alpha: float
     transcript_from: str  # "given", "am" or "ctm" (words and times of an external recogniser)
     duration: float  # seconds of audio
-    long_form: bool = False  # aligned in chunks as one whole recording (Punctuator.prepare_long)
+    long_form: bool = False  # aligned in chunks as one whole recording (punct.inference.long_form)
 
     def to_json(self, classes: Sequence[str] = PUNCT4.classes) -> dict:
         def rows(p: np.ndarray) -> list[list[float]]:

@@ -32,18 +32,14 @@ placed between its neighbours; the outputs keep the transcript's words.
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 from lhotse.utils import Pathlike
 
-from punct.am.alignable import FoldedWords, align_folded, fold_words, place_unaligned
+from punct.am.alignable import align_folded
 from punct.am.decode import greedy_ids
 from punct.am.infer import run_model
 from punct.am.model import TdnnAcousticModel
@@ -52,8 +48,9 @@ from punct.am.viterbi import AlignmentError, WordSpan
 from punct.features import FeatureConfig
 from punct.features.cmvn import CmvnStats, SpeakerCmvn
 from punct.features.compute import stored_features
-from punct.inference.acoustic import am_forward, resample
+from punct.inference.acoustic import Prepared, am_forward, resample
 from punct.inference.inputs import Request, UtteranceError
+from punct.inference.long_form import LongForm
 from punct.inference.outputs import Failure, Result, render_text, spaced_text
 from punct.inference.precision import bf16_linear_twin, check_bf16
 from punct.inference.recipe import (
@@ -63,80 +60,18 @@ from punct.inference.recipe import (
     read_recipe_configs,
     recipe_paths,
 )
-from punct.inference.stretches import LongFormConfig, pause_segments
+from punct.inference.stretches import LongFormConfig
+from punct.inference.timing import StageTimer
+from punct.inference.words import folded_words, transcript_words
 from punct.io.shards import compression_method, stored_matrix
 from punct.labels import PUNCT4, TimedWord
-from punct.models.punct_tdnn.frames import word_frame_spans
 from punct.models.punct_tdnn.infer import TdnnInput, tdnn_input, word_block, word_posteriors
 from punct.models.punct_tdnn.tdnn import PunctTdnn, WordFactoredTdnn, pad_utterance, word_slices
 from punct.models.text.data import Utterance
 from punct.models.text.infer import WordOutputs, word_outputs
 from punct.models.text.model import PunctBert
-from punct.recognition.chunks import AudioChunk, plan_chunks
-from punct.recognition.long_align import align_transcript
-from punct.recognition.recognise import recognise_chunks
 from punct.scoring.ensemble import PAPER_ALPHA, ensemble
-from punct.text.normalize import NormalizeConfig, normalize
-
-STAGES = ("audio", "features", "am", "align", "bert", "tdnn", "ensemble")
-
-
-class StageTimer:
-    """Wall seconds (``seconds``) and CPU seconds of this process (``cpu_seconds``) spent in each stage."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {s: 0.0 for s in STAGES}
-        self.cpu_seconds: dict[str, float] = {s: 0.0 for s in STAGES}
-
-    @contextmanager
-    def __call__(self, stage: str):
-        start, cpu = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
-            self.cpu_seconds[stage] = self.cpu_seconds.get(stage, 0.0) + time.process_time() - cpu
-
-    @contextmanager
-    def outer(self, stage: str, inner: str):
-        """Like ``self(stage)``, less the time that ``inner`` is charged meanwhile (a stage that calls another)."""
-        start, cpu = time.perf_counter(), time.process_time()
-        inner_start, inner_cpu = self.seconds.get(inner, 0.0), self.cpu_seconds.get(inner, 0.0)
-        try:
-            yield
-        finally:
-            self.seconds[stage] = (
-                self.seconds.get(stage, 0.0)
-                + time.perf_counter()
-                - start
-                - (self.seconds.get(inner, 0.0) - inner_start)
-            )
-            self.cpu_seconds[stage] = (
-                self.cpu_seconds.get(stage, 0.0)
-                + time.process_time()
-                - cpu
-                - (self.cpu_seconds.get(inner, 0.0) - inner_cpu)
-            )
-
-    def reset(self) -> None:
-        for k in self.seconds:
-            self.seconds[k] = 0.0
-            self.cpu_seconds[k] = 0.0
-
-
-@dataclass
-class _Prepared:
-    """An utterance after the acoustic part (features, AM, alignment)."""
-
-    request: Request
-    text: str
-    words: list[str]
-    char_spans: list[tuple[int, int]]
-    embedding: np.ndarray  # (T, Da) layer-12
-    spans: list[WordSpan]
-    transcript_from: str
-    duration: float
-    long_form: bool = False
+from punct.text.normalize import NormalizeConfig
 
 
 def _chunk_lengths(bert: PunctBert, max_length: int, context: int) -> tuple[int, int]:
@@ -188,7 +123,7 @@ class Punctuator:
       vectorised_features: the NumPy feature extractor (``punct.features.vectorised``, 3-7x faster:
         benchmarks/README.md) instead of stage 1's kaldi-native-fbank: equal to 1e-3, but no longer
         bit-identical to what the recipe scored.
-      long_form_config: when and how an utterance is punctuated as one whole recording (:meth:`prepare_long`).
+      long_form_config: when and how an utterance is punctuated as one whole recording (``punct.inference.long_form``).
     """
 
     onnx = None  # OnnxModels once use_onnx() was called
@@ -250,6 +185,7 @@ class Punctuator:
             check_bf16(device)
         self.bert_bf16 = bert_bf16
         self.long_form_config = long_form_config
+        self.long_form = LongForm(self)
         self.timer = StageTimer()
 
     @staticmethod
@@ -443,46 +379,19 @@ class Punctuator:
             cmvn = SpeakerCmvn({"<global>": self.global_cmvn}, norm_vars=self.feature_config.norm_vars)
             return cmvn.apply("<global>", feats)
 
-    def _words(self, req: Request) -> tuple[str, list[str], list[tuple[int, int]]]:
-        normalized = normalize(req.transcript, self.normalize_config)
-        if normalized.unspeakable:
-            raise UtteranceError(
-                "unspeakable token",
-                f"{', '.join(normalized.unspeakable)} in the transcript cannot be "
-                "said as words (punct.text.numbers); write it out or remove it",
-            )
-        if not normalized.words:
-            raise UtteranceError("empty transcript", f"transcript {req.transcript!r} has no words")
-        import unicodedata
-
-        text = unicodedata.normalize("NFKC", req.transcript)
-        return text, list(normalized.words), list(normalized.spans)
-
-    def _folded(self, utt_id: str, words: Sequence[str]) -> FoldedWords:
-        """The words as the AM aligns them (``punct.am.alignable.fold_words``: letters its token table lacks
-        folded, a word with none left placed between its neighbours), logged in one line when any changed;
-        UtteranceError when no word can be aligned."""
-        try:
-            folded = fold_words(words, self.char_ids)
-        except AlignmentError as e:
-            raise UtteranceError("unknown characters", f"utterance {utt_id}: {e}; nothing to align") from e
-        if folded.changed:
-            logging.warning("%s: %s", utt_id, folded.summary())
-        return folded
-
-    def _am_pass(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def am_pass(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(layer-``self.layer`` output (T, Da), CTC log-posteriors (T, V)) of CMVN-normalised features."""
         with self.timer("am"):
             if self.onnx is not None and self.onnx.am is not None:
                 return self.onnx.am(feats)
             return am_forward(self.am, feats, self.layer, self.device)
 
-    def acoustic(self, req: Request, feats: np.ndarray, duration: float | None = None) -> _Prepared:
+    def acoustic(self, req: Request, feats: np.ndarray, duration: float | None = None) -> Prepared:
         """Layer-12 embeddings and word spans of one utterance."""
         if req.transcript is not None:
-            text, words, char_spans = self._words(req)
-            folded = self._folded(req.id, words)  # checked before spending time on the AM
-        emb, log_probs = self._am_pass(feats)
+            text, words, char_spans = transcript_words(req.transcript, self.normalize_config)
+            folded = folded_words(req.id, words, self.char_ids)  # checked before spending time on the AM
+        emb, log_probs = self.am_pass(feats)
         emb = self.stored_embedding(emb)
         if req.transcript is None:
             with self.timer("align"):
@@ -490,7 +399,7 @@ class Punctuator:
             if not words:
                 raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
             text, char_spans = spaced_text(words)
-            folded = self._folded(req.id, words)  # the AM's own words: nothing to fold
+            folded = folded_words(req.id, words, self.char_ids)  # the AM's own words: nothing to fold
         with self.timer("align"):
             try:
                 spans = align_folded(log_probs, folded, self.tokens)
@@ -500,7 +409,7 @@ class Punctuator:
                     f"forced alignment failed ({e}); {feats.shape[0]} frames "
                     f"({feats.shape[0] / 100:.2f} s) for {len(words)} words",
                 ) from e
-        return _Prepared(
+        return Prepared(
             req,
             text,
             words,
@@ -510,202 +419,6 @@ class Punctuator:
             "given" if req.transcript is not None else "am",
             feats.shape[0] / 100.0 if duration is None else duration,
         )
-
-    def is_long(self, duration: float) -> bool:
-        """Whether an utterance of ``duration`` seconds is punctuated as a whole recording (``long_form``)."""
-        config = self.long_form_config
-        return config.long_form == "always" or (config.long_form == "auto" and duration > config.long_form_above)
-
-    def prepare_long(
-        self,
-        req: Request,
-        feats: np.ndarray,
-        duration: float | None = None,
-        word_times: Sequence[TimedWord] | None = None,
-    ) -> _Prepared:
-        """Words and word spans of a whole recording, in bounded memory (the layer-12 frames come later, per
-        stretch: :meth:`classify`).
-
-        The acoustic model runs once per chunk of ``punct.recognition.chunks.plan_chunks`` (~30 s, 5 s overlap)
-        on the whole recording's CMVN-normalised features (``feats``), and the words get their times from those
-        chunks: the transcript by ``punct.recognition.long_align.align_transcript`` (CTC segmentation of each
-        chunk's slice, merged at the overlap midpoints), the AM's own words by ``recognise_chunks`` (egs/parczech
-        stage 2's recognition), or ``word_times`` as given (a CTM: no alignment, no AM pass here)."""
-        num_frames = feats.shape[0]
-        if duration is None:
-            duration = num_frames * self.frame_shift
-        num_samples = int(round(duration * self.sampling_rate))
-        transcript_from = "given" if req.transcript is not None else "am"
-        if word_times is not None:
-            text, words, char_spans, times = self.ctm_words(req, word_times)
-            transcript_from = "ctm"
-        elif req.transcript is not None:
-            text, words, char_spans = self._words(req)
-            folded = self._folded(req.id, words)  # refused before the AM runs
-        counts: dict[str, int] = {}
-        num_chunks = len(plan_chunks(num_samples, self.sampling_rate, self.long_form_config.chunk_config))
-        log_probs_of = self._chunk_log_probs(feats, num_samples)
-        if word_times is None and req.transcript is not None:
-            times = self._align_in_chunks(folded, log_probs_of, num_samples, duration, counts)
-        elif word_times is None:
-            text, words, char_spans, times = self._recognise_in_chunks(log_probs_of, num_samples, duration, counts)
-        with self.timer.outer("align", "am"):
-            spans = self._word_frame_spans(words, times, num_frames)
-        logging.info(
-            "%s: %.1f s in %d chunks, %d words (%s)",
-            req.id,
-            duration,
-            num_chunks,
-            len(words),
-            ", ".join(f"{k} {v}" for k, v in counts.items()) or f"times from {transcript_from}",
-        )
-        return _Prepared(
-            req,
-            text,
-            words,
-            char_spans,
-            np.zeros((num_frames, 0), dtype=np.float32),
-            spans,
-            transcript_from,
-            duration,
-            long_form=True,
-        )
-
-    def _chunk_log_probs(self, feats: np.ndarray, num_samples: int) -> Callable[[AudioChunk], np.ndarray]:
-        """A chunk of a whole recording -> the AM's CTC log-posteriors (T, V) over its slice of ``feats``
-        (one AM pass per chunk; the last chunk takes the frames up to the end)."""
-        num_frames = feats.shape[0]
-        hop = self.sampling_rate * self.frame_shift
-
-        def log_probs_of(chunk: AudioChunk) -> np.ndarray:
-            first = min(int(round(chunk.start / hop)), num_frames - 1)
-            last = num_frames if chunk.end >= num_samples else min(int(round(chunk.end / hop)), num_frames)
-            return self._am_pass(feats[first:last])[1]
-
-        return log_probs_of
-
-    @contextmanager
-    def _chunked_alignment(self, duration: float):
-        """Charges the chunked alignment to ``align`` (less the AM passes it makes) and reports its failure as
-        the utterance's."""
-        with self.timer.outer("align", "am"):
-            try:
-                yield
-            except (AlignmentError, ValueError) as e:
-                raise UtteranceError(
-                    "alignment failed", f"chunked alignment with {duration:.1f} s of audio failed: {e}"
-                ) from e
-
-    def _align_in_chunks(
-        self,
-        folded: FoldedWords,
-        log_probs_of: Callable[[AudioChunk], np.ndarray],
-        num_samples: int,
-        duration: float,
-        counts: dict[str, int],
-    ) -> list[TimedWord]:
-        """The times of a whole recording's transcript words (``align_transcript`` of the folded words that have
-        characters, the others placed between them: ``punct.am.alignable``); ``counts`` gets its tallies."""
-        kept = [i for i, s in enumerate(folded.said) if s]
-        with self._chunked_alignment(duration):
-            times = align_transcript(
-                [folded.said[i] for i in kept],
-                num_samples,
-                self.sampling_rate,
-                log_probs_of,
-                self.tokens.symbols,
-                SPACE,
-                self.frame_shift,
-                self.long_form_config.chunk_config,
-                counts,
-            )
-        if len(kept) == len(folded.words):
-            return times
-        spans = place_unaligned([(t.start, t.end) for t in times], kept, len(folded.words), duration, self.frame_shift)
-        return [TimedWord(w, a, b) for w, (a, b) in zip(folded.words, spans)]
-
-    def _recognise_in_chunks(
-        self,
-        log_probs_of: Callable[[AudioChunk], np.ndarray],
-        num_samples: int,
-        duration: float,
-        counts: dict[str, int],
-    ) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
-        """(text, words, their character spans, their times) of the AM's own words over a whole recording, as
-        egs/parczech stage 2 recognises long audio (``recognise_chunks``); ``counts`` gets its tallies."""
-        with self._chunked_alignment(duration):
-            times = recognise_chunks(
-                num_samples,
-                self.sampling_rate,
-                log_probs_of,
-                self.tokens.symbols,
-                self.frame_shift,
-                self.long_form_config.chunk_config,
-                SPACE,
-                counts,
-            )
-            words = [t.word for t in times]
-            if not words:
-                raise UtteranceError("empty hypothesis", "the acoustic model recognised no word")
-        text, char_spans = spaced_text(words)
-        return text, words, char_spans, times
-
-    @staticmethod
-    def _word_frame_spans(words: Sequence[str], times: Sequence[TimedWord], num_frames: int) -> list[WordSpan]:
-        """Each word's [start, end) frames from its times, inside the recording and at least one frame long."""
-        starts, ends = word_frame_spans([t.start for t in times], [t.end for t in times])
-        starts = np.clip(starts, 0, num_frames - 1)
-        ends = np.clip(ends, starts + 1, num_frames)
-        return [WordSpan(w, int(a), int(b)) for w, a, b in zip(words, starts, ends)]
-
-    def stretches(self, p: _Prepared) -> list[tuple[int, int, int, int]]:
-        """The pause-delimited stretches of a whole recording (``pause_segments``)."""
-        starts = np.array([s.start for s in p.spans], dtype=np.int64)
-        ends = np.array([s.end for s in p.spans], dtype=np.int64)
-        return pause_segments(
-            starts,
-            ends,
-            p.embedding.shape[0],
-            int(round(self.long_form_config.pause_split / self.frame_shift)),
-            int(round(self.long_form_config.max_stretch / self.frame_shift)),
-        )
-
-    def _long_tdnn_posteriors(self, p: _Prepared, out: WordOutputs) -> np.ndarray:
-        """The TDNN over a whole recording, one stretch between pauses at a time, each stretch made into an
-        utterance as the recipe's segments are: its own features, CMVN over all the stretches (the recording's
-        speaker's speech, as stage 1 computes a speaker's stats over its segments), then :meth:`stretch_tdnn`.
-        Only one stretch's layer-12 frames are held at a time."""
-        parts = self.stretches(p)
-        with self.timer("audio"):
-            samples, rate = p.request.audio()
-        samples = resample(np.asarray(samples, dtype=np.float32), int(rate), self.sampling_rate)
-        hop = int(round(self.sampling_rate * self.frame_shift))
-        pieces = [  # the last stretch ends with the recording (its last samples make no whole frame otherwise)
-            self.piece_request(
-                p.request, samples[f0 * hop : f1 * hop if k + 1 < len(parts) else None], f"{p.request.id}#{k}"
-            )
-            for k, (f0, f1, _, _) in enumerate(parts)
-        ]
-        feats = self.features(pieces)
-        posteriors = [
-            self.stretch_tdnn(feats[piece.id], f0, p.spans[w0:w1], out.vectors[w0:w1])
-            for piece, (f0, _, w0, w1) in zip(pieces, parts)
-        ]
-        return np.concatenate(posteriors, axis=0)
-
-    def piece_request(self, request: Request, piece: np.ndarray, piece_id: str) -> Request:
-        """Samples of a recording (at the recipe's rate) as an utterance of the recording's speaker."""
-        return Request(piece_id, lambda: (piece, self.sampling_rate), None, request.speaker, request.source)
-
-    def stretch_tdnn(
-        self, feats: np.ndarray | UtteranceError, f0: int, spans: Sequence[WordSpan], vectors: np.ndarray
-    ) -> np.ndarray:
-        """TDNN posteriors of the words of one stretch starting at frame ``f0`` (``spans`` in the recording's
-        frames, ``vectors`` their word vectors) from the stretch's CMVN-normalised features: the AM to layer 12
-        (:meth:`am_embedding`), quantised as stage 4 stores an utterance's, then :meth:`embedding_tdnn`."""
-        if isinstance(feats, UtteranceError):
-            raise feats
-        return self.embedding_tdnn(self.stored_embedding(self.am_embedding(feats)), f0, spans, vectors)
 
     def am_embedding(self, feats: np.ndarray) -> np.ndarray:
         """Layer ``self.layer``'s (T, Da) output alone: the AM stops there (``run_model``, as stage 4 dumps it)."""
@@ -748,59 +461,14 @@ class Punctuator:
                 x = word_block(x, words[0], words[1], self.tdnn.config.context)
             return self._tdnn_posteriors([x])[0]
 
-    def ctm_words(
-        self, req: Request, word_times: Sequence[TimedWord]
-    ) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
-        """(text, normalised words, their character spans, their times) of a recogniser's timed words: the
-        tokens' texts (:meth:`ctm_token_words`) joined by spaces."""
-        if not word_times:
-            raise UtteranceError("empty transcript", f"no CTM words for {req.id}")
-        texts: list[str] = []
-        words: list[str] = []
-        char_spans: list[tuple[int, int]] = []
-        times: list[TimedWord] = []
-        offset = 0
-        for token in word_times:
-            text, token_words, spans, token_times = self.ctm_token_words(token)
-            texts.append(text)
-            words.extend(token_words)
-            char_spans.extend((a + offset, b + offset) for a, b in spans)
-            times.extend(token_times)
-            offset += len(text) + 1
-        if not words:
-            raise UtteranceError("empty transcript", f"the CTM words of {req.id} have no word to say")
-        return " ".join(texts), words, char_spans, times
-
-    def ctm_token_words(self, token: TimedWord) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
-        """One recogniser token -> (its text (NFKC), its words normalised as a transcript's are, their character
-        spans in that text, their times).  A token said as several words ("2008", "twenty-one") shares its time
-        span among them by their lengths; one said as no word (a lone mark) gives none."""
-        import unicodedata
-
-        text = unicodedata.normalize("NFKC", token.word)
-        normalized = normalize(text, self.normalize_config)
-        if normalized.unspeakable:
-            raise UtteranceError(
-                "unspeakable token",
-                f"{', '.join(normalized.unspeakable)} in the CTM cannot be said as words (punct.text.numbers)",
-            )
-        words = list(normalized.words)
-        edges = np.cumsum([0] + [len(w) for w in words]) / max(1, sum(len(w) for w in words))
-        duration = token.end - token.start
-        times = [
-            TimedWord(w, token.start + a * duration, token.start + b * duration)
-            for w, a, b in zip(words, edges[:-1], edges[1:])
-        ]
-        return text, words, list(normalized.spans), times
-
-    def classify(self, prepared: Sequence[_Prepared]) -> list[Result]:
+    def classify(self, prepared: Sequence[Prepared]) -> list[Result]:
         """BERT, TDNN and the ensemble over a group of prepared utterances."""
         if not prepared:
             return []
         with self.timer("bert"):
             outputs = self.bert_outputs(prepared)
         if len(prepared) == 1 and prepared[0].long_form:
-            p_tdnn = [self._long_tdnn_posteriors(prepared[0], outputs[0])]
+            p_tdnn = [self.long_form.tdnn_posteriors(prepared[0], outputs[0])]
         else:
             with self.timer("tdnn"):
                 p_tdnn = self._tdnn_posteriors(self.tdnn_inputs(prepared, outputs))
@@ -828,14 +496,14 @@ class Punctuator:
                 )
         return results
 
-    def bert_outputs(self, prepared: Sequence[_Prepared]) -> list[WordOutputs]:
+    def bert_outputs(self, prepared: Sequence[Prepared]) -> list[WordOutputs]:
         """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's).
         A whole recording (``long_text`` "stretch") is read one stretch at a time, as BERT read the segments."""
         if len(prepared) == 1 and prepared[0].long_form and self.long_form_config.long_text == "stretch":
             p = prepared[0]
             utts = [
                 Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
-                for k, (_, _, w0, w1) in enumerate(self.stretches(p))
+                for k, (_, _, w0, w1) in enumerate(self.long_form.stretches(p))
             ]
             parts = self.text_outputs(utts)
             return [
@@ -865,7 +533,7 @@ class Punctuator:
             self._bf16_twins = (models, tuple(None if m is None else bf16_linear_twin(m) for m in models))
         return self._bf16_twins[1]
 
-    def tdnn_inputs(self, prepared: Sequence[_Prepared], outputs: Sequence[WordOutputs]) -> list[TdnnInput]:
+    def tdnn_inputs(self, prepared: Sequence[Prepared], outputs: Sequence[WordOutputs]) -> list[TdnnInput]:
         """The TDNN's inputs of each utterance: acoustic frames, word vectors, frame -> word, window centres."""
         return [
             tdnn_input(
@@ -911,22 +579,22 @@ class Punctuator:
         feats = self.features(requests, durations)
         for g in range(0, len(requests), self.group_size):
             group = requests[g : g + self.group_size]
-            outcome: dict[str, _Prepared | Result | Failure] = {}
+            outcome: dict[str, Prepared | Result | Failure] = {}
             for req in group:
                 f = feats[req.id]
                 try:
                     if isinstance(f, UtteranceError):
                         raise f
                     duration = durations.get(req.id, f.shape[0] * self.frame_shift)
-                    if word_times is not None or self.is_long(duration):
+                    if word_times is not None or self.long_form_config.is_long(duration):
                         times = None if word_times is None else word_times.get(req.id, [])
                         # one whole recording at a time: its own BERT and TDNN pass, nothing else held
-                        outcome[req.id] = self.classify([self.prepare_long(req, f, duration, times)])[0]
+                        outcome[req.id] = self.classify([self.long_form.prepare(req, f, duration, times)])[0]
                     else:
                         outcome[req.id] = self.acoustic(req, f, duration)
                 except UtteranceError as e:
                     outcome[req.id] = Failure(req.id, e.reason, str(e))
-            ready = [o for o in outcome.values() if isinstance(o, _Prepared)]
+            ready = [o for o in outcome.values() if isinstance(o, Prepared)]
             done = {r.id: r for r in self.classify(ready)}
             for req in group:
                 yield done.get(req.id) or outcome[req.id]

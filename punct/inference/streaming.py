@@ -1,8 +1,8 @@
 """Live punctuation: audio arrives in chunks with a recogniser's timed words, and each word gets its mark as soon
 as it is final, or once ``latency`` seconds of audio after its end have arrived, whichever comes first.
 
-Offline, a whole recording is punctuated one pause-delimited stretch at a time (``Punctuator.stretches``): each
-stretch gets its own features, the AM's layer 12, BERT over its words and the TDNN (``Punctuator.stretch_tdnn``);
+Offline, a whole recording is punctuated one pause-delimited stretch at a time (``LongForm.stretches``): each
+stretch gets its own features, the AM's layer 12, BERT over its words and the TDNN (``LongForm.tdnn_posteriors``);
 the models see a word's context up to the end of its stretch and no further.  A stretch ends at a pause of
 ``pause_split`` seconds or more (one longer than ``max_stretch`` is cut again at its longest pauses), so a stream
 knows that the run of words before such a pause is complete as soon as the first word after it has arrived.
@@ -42,6 +42,7 @@ from punct.am.viterbi import WordSpan
 from punct.inference.outputs import Result, render_text
 from punct.inference.pipeline import Punctuator
 from punct.inference.stretches import pause_segments
+from punct.inference.words import ctm_token_words
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
 from punct.models.text.data import Utterance
@@ -195,7 +196,7 @@ class StreamingPunctuator:
                 f"({self._last_token_start} s); tokens must come in time order"
             )
         self._last_token_start = token.start
-        text, words, spans, times = self.punctuator.ctm_token_words(token)
+        text, words, spans, times = ctm_token_words(token, self.punctuator.normalize_config)
         if not words:
             self.dropped_tokens += 1
             return
@@ -335,7 +336,7 @@ class StreamingPunctuator:
         until: int,
     ) -> list[StreamedWord]:
         """One stretch (its ``samples``, from ``first_sample`` of the audio on) as offline punctuates it
-        (``Punctuator.stretch_tdnn`` and ``text_outputs``); ``spans``: its words' frames from its start,
+        (``LongForm.tdnn_posteriors`` and ``text_outputs``); ``spans``: its words' frames from its start,
         ``shown``: the same words' frames from the start of the audio (the output's).  Its words from
         ``emitted`` to ``until`` are returned."""
         p = self.punctuator

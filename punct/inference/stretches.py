@@ -1,6 +1,6 @@
 """How a whole recording is punctuated: :class:`LongFormConfig` (when an utterance is one, how it is aligned in
 chunks and cut into stretches between pauses) and :func:`pause_segments` (the cut), shared by offline long-form
-``punctuate`` (``punct.inference.pipeline``) and the live stream (``punct.inference.streaming``)."""
+``punctuate`` (``punct.inference.long_form``) and the live stream (``punct.inference.streaming``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ LONG_FORM = ("auto", "always", "never")
 
 @dataclass(frozen=True)
 class LongFormConfig:
-    """How whole recordings are punctuated (:meth:`Punctuator.prepare_long`).
+    """How whole recordings are punctuated (``punct.inference.long_form``).
 
     Args:
       long_form: ``auto``: an utterance longer than ``long_form_above`` seconds is punctuated as one whole
@@ -41,6 +41,10 @@ class LongFormConfig:
     def __post_init__(self) -> None:
         if self.long_form not in LONG_FORM:
             raise ValueError(f"long_form must be one of {LONG_FORM}, got {self.long_form!r}")
+
+    def is_long(self, duration: float) -> bool:
+        """Whether an utterance of ``duration`` seconds is punctuated as a whole recording."""
+        return self.long_form == "always" or (self.long_form == "auto" and duration > self.long_form_above)
 
 
 def pause_segments(

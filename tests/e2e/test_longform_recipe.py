@@ -21,7 +21,8 @@ def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
     punctuator = Punctuator.from_recipe(mustc_tiny_recipe)
     talk = load_talks(mustc_tiny_recipe, "test", "mustc")[-1]
     assert len(plan_chunks(int(talk.duration * 16000), 16000, punctuator.long_form_config.chunk_config)) >= 2
-    assert not punctuator.is_long(talk.duration) and punctuator.is_long(121.0)  # auto: above 120 s
+    config = punctuator.long_form_config
+    assert not config.is_long(talk.duration) and config.is_long(121.0)  # auto: above 120 s
     c = compare(punctuator, talk)  # raises unless the recording's words are the segments' words, in order
     assert c.words >= 50 and c.segments - c.segments_failed >= 3
     assert len(c.start_differences) == c.words

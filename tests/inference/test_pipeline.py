@@ -16,6 +16,7 @@ from punct.inference.inputs import Request, UtteranceError, from_kaldi, from_pai
 from punct.inference.outputs import Failure, Result, render_text
 from punct.inference.pipeline import Punctuator
 from punct.inference.random_models import make_tokenizer, random_models, save_recipe
+from punct.inference.words import transcript_words
 from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
 from punct.models.text.data import Utterance
 from punct.models.text.infer import predict_words
@@ -96,7 +97,7 @@ def test_render_text_writes_a_spoken_number_once_with_its_last_words_mark():
 
 def test_unspeakable_transcript_is_refused_with_the_reason(punctuator):
     with pytest.raises(UtteranceError, match="unspeakable token: § .* cannot be said"):
-        punctuator._words(Request("u1", lambda: None, "See § 5.", "spk", ""))
+        transcript_words("See § 5.", punctuator.normalize_config)
 
 
 def test_am_forward_taps_layer_12_in_the_same_pass(punctuator):

@@ -4,6 +4,7 @@ the TDNN in blocks, and the pipeline on a whole recording (small random models).
 import numpy as np
 import pytest
 
+from punct.inference.words import folded_words
 from punct.recognition.chunks import ChunkConfig
 from punct.recognition.long_align import align_transcript
 
@@ -132,7 +133,7 @@ def test_long_form_recording_is_aligned_in_chunks(recipe, punctuator, monkeypatc
     from punct.inference.outputs import Result
 
     seen = []
-    for name in ("_am_pass", "am_embedding"):  # the alignment's passes, then the stretches' layer 12
+    for name in ("am_pass", "am_embedding"):  # the alignment's passes, then the stretches' layer 12
         original = getattr(punctuator, name)
         monkeypatch.setattr(punctuator, name, lambda feats, f=original: seen.append(feats.shape[0]) or f(feats))
     monkeypatch.setattr(punctuator, "long_form_config", long_form(punctuator, long_form="always"))
@@ -265,9 +266,9 @@ def test_long_form_folds_letters_and_places_a_word_with_none_the_am_has(punctuat
     lp, truth = planted(said, np.random.default_rng(4), 600)
     columns = [SYMBOLS.index(s) if s in SYMBOLS else None for s in punctuator.tokens.symbols]
     lp = np.stack([lp[:, c] if c is not None else np.full(lp.shape[0], -30.0) for c in columns], axis=1)
-    folded = punctuator._folded("talk", ["hello", "日本", "café", "sat"])
+    folded = folded_words("talk", ["hello", "日本", "café", "sat"], punctuator.char_ids)
     assert folded.said == ["hello", "", "cafe", "sat"]
-    times = punctuator._align_in_chunks(folded, lambda chunk: lp, 600 * 160, 6.0, {})
+    times = punctuator.long_form.align_in_chunks(folded, lambda chunk: lp, 600 * 160, 6.0, {})
     assert [t.word for t in times] == ["hello", "日本", "café", "sat"]
     frames = [(round(t.start * 100), round(t.end * 100)) for t in times]
     for (start, end), (a, b) in zip([frames[0], frames[2], frames[3]], truth):
