@@ -79,21 +79,35 @@ if $overwrite || ! is_done_and_fresh $marker "$stamp"; then
   finish_stamped $marker "$stamp"
 fi
 
-todo=
-for split in $decode_splits; do
-  [ -f $dir/wer_${split}.txt ] && [ ! $marker -nt $dir/wer_${split}.txt ] || todo="$todo $split"
-done
-if [ -n "$todo" ]; then
-  # a greedy decode of the dev and test features: small enough for the CPU, so it needs no GPU job
-  $cpu_cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
-    --splits $todo --prefix $prefix --device cpu
-fi
-for split in $decode_splits; do
-  echo "$0: $split: $(cat $dir/wer_${split}.txt)"
-done
+decode_splits_once() {  # the greedy WER of the splits whose wer_<split>.txt is missing or older than the model
+  local todo= split
+  for split in $decode_splits; do
+    [ -f $dir/wer_${split}.txt ] && [ ! $marker -nt $dir/wer_${split}.txt ] || todo="$todo $split"
+  done
+  if [ -n "$todo" ]; then
+    # a greedy decode of the dev and test features: small enough for the CPU, so it needs no GPU job
+    $cpu_cmd $dir/log/decode.log python -m punct.bin.decode_am --fbank-dir $fbank_dir --exp-dir $dir \
+      --splits $todo --prefix $prefix --device cpu
+  fi
+  for split in $decode_splits; do
+    echo "$0: $split: $(cat $dir/wer_${split}.txt)"
+  done
+}
+
+decode_splits_once
 if [[ " $decode_splits " == *" dev "* ]]; then
-  # an AM that learned nothing stops the recipe here, with the options that help (punct.am.dev_wer)
-  python -m punct.bin.check_am_wer --config $am_config --wer-file $dir/wer_dev.txt ${max_dev_wer:+--max-dev-wer $max_dev_wer} \
-    --hint "$hint" \
-    || { echo "$0: stopped: the AM's dev WER is above max_dev_wer (see the message above)" >&2; exit 1; }
+  # an AM that learned nothing stops the recipe here, with the options that help (punct.am.dev_wer); before that it
+  # trains on while the config gives it extra_epochs (resumed from its last epoch-N.pt, averaged and decoded again)
+  while :; do
+    verdict=$(python -m punct.bin.check_am_wer --config $am_config --wer-file $dir/wer_dev.txt --exp-dir $dir \
+      ${max_dev_wer:+--max-dev-wer $max_dev_wer} --hint "$hint") \
+      || { echo "$0: stopped: the AM's dev WER is above max_dev_wer (see the message above)" >&2; exit 1; }
+    [[ $verdict == "train-to "* ]] || break
+    epochs=${verdict#train-to }
+    echo "$0: the dev WER is above max_dev_wer: training on to $epochs epochs (log: $dir/log/train_to_$epochs.log)"
+    rm -f $dir/wer_*.txt  # decoded again below, also after an interruption
+    $cmd $dir/log/train_to_$epochs.log $(launcher $nproc $torchrun_opts) -m punct.bin.train_am $opts --resume \
+      --num-epochs $epochs
+    decode_splits_once
+  done
 fi

@@ -54,6 +54,11 @@ def training_config(checkpoint: Path) -> AmConfig:
     return config_from_dict(AmConfig, data["config"], str(checkpoint))
 
 
+def trained_epochs(checkpoint: Path) -> int:
+    """The epochs the model of a checkpoint was trained (its state's last finished epoch)."""
+    return int(load_checkpoint(checkpoint)["state"]["epoch"])
+
+
 def load_model(checkpoint: Path, device: torch.device = torch.device("cpu")) -> tuple[TdnnAcousticModel, TokenTable]:
     """A trained model (eval mode) and its token table from ``epoch-N.pt``/``best-valid-loss.pt``."""
     data = load_checkpoint(checkpoint, device)

@@ -68,9 +68,17 @@ class AmConfig:
     # plateau recognises almost no words, and the later stages would run on nothing (punct.am.dev_wer).
     # None: no check (the toy AMs of the tiny corpora).
     max_dev_wer: float | None = 90.0
+    # While the averaged model's dev WER is above max_dev_wer, stage 2 trains ``extra_epochs`` more (resumed from the
+    # last epoch-N.pt: the learning rate does not depend on num_epochs, so these are the epochs a longer run trains)
+    # and averages again, up to ``max_epochs`` in all, before it stops: for a seed that leaves the CTC blank plateau
+    # late.  0: no extra epochs.
+    extra_epochs: int = 0
+    max_epochs: int = 0
 
     def __post_init__(self) -> None:
         k = self.model.frame_subsample
+        if self.extra_epochs < 0 or self.max_epochs < 0:
+            raise ValueError(f"extra_epochs and max_epochs must be >= 0, got {self.extra_epochs}, {self.max_epochs}")
         if k < 1 or self.ctc_subsample < 1:
             raise ValueError(f"model.frame_subsample and ctc_subsample must be >= 1, got {k} and {self.ctc_subsample}")
         if k > 1 and self.ctc_subsample != k:

@@ -1,9 +1,12 @@
 """After AM training (steps/train_am.sh): stop when the AM's greedy dev WER is above ``max_dev_wer``.
 
   python -m punct.bin.check_am_wer --config conf/am.yaml --wer-file exp/am/wer_dev.txt [--max-dev-wer 95]
+  python -m punct.bin.check_am_wer --config conf/am_mini.yaml --wer-file exp/am/wer_dev.txt --exp-dir exp/am
 
 Exit status 1 with a message (punct.am.dev_wer: why, and the options that help) when the WER is above the limit
-(``--max-dev-wer``, else the config's ``max_dev_wer``; ``none`` turns the check off); 0 otherwise.
+(``--max-dev-wer``, else the config's ``max_dev_wer``; ``none`` turns the check off); 0 otherwise.  With
+``--exp-dir``, a WER above the limit prints ``train-to N`` (exit status 0) instead while the config's
+``extra_epochs`` / ``max_epochs`` give the AM in ``--exp-dir`` more epochs: steps/train_am.sh then resumes it.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from punct.am.checkpoint import BEST_CHECKPOINT, trained_epochs
 from punct.am.config import AmConfig
-from punct.am.dev_wer import AmLearnedNothing, check_dev_wer
+from punct.am.dev_wer import AmLearnedNothing, check_dev_wer, epochs_to_train_on, read_wer
 from punct.utils.config import load_config
 
 
@@ -32,6 +36,12 @@ def get_parser() -> argparse.ArgumentParser:
         help="highest dev WER (%%) that goes on; none: no check (default: the config's max_dev_wer)",
     )
     parser.add_argument(
+        "--exp-dir",
+        type=Path,
+        default=None,
+        help="the AM's folder (its best-valid-loss.pt): print 'train-to N' while the config gives it more epochs",
+    )
+    parser.add_argument(
         "--hint", default="", help="the recipe's options that help (more data, a trained AM), added to the message"
     )
     return parser
@@ -39,7 +49,14 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    limit = args.max_dev_wer if "max_dev_wer" in args else load_config(AmConfig, args.config).max_dev_wer
+    config = load_config(AmConfig, args.config)
+    limit = args.max_dev_wer if "max_dev_wer" in args else config.max_dev_wer
+    if args.exp_dir is not None and config.extra_epochs > 0:  # the AM's checkpoint is read only then
+        epochs = trained_epochs(args.exp_dir / BEST_CHECKPOINT)
+        target = epochs_to_train_on(read_wer(args.wer_file), limit, epochs, config.extra_epochs, config.max_epochs)
+        if target:
+            print(f"train-to {target}")
+            return 0
     try:
         wer = check_dev_wer(args.wer_file, limit, str(args.config), args.hint)
     except AmLearnedNothing as e:

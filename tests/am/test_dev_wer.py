@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from punct.am.config import AmConfig
-from punct.am.dev_wer import AmLearnedNothing, check_dev_wer, read_wer
+from punct.am.dev_wer import AmLearnedNothing, check_dev_wer, epochs_to_train_on, read_wer
 from punct.bin import check_am_wer
 from punct.utils.config import load_config
 
@@ -57,6 +57,39 @@ def test_the_cli_takes_the_config_limit_or_the_flag(tmp_path, capsys):
     assert (
         check_am_wer.main(["--config", str(tmp_path / "am.yaml"), "--wer-file", str(wer), "--max-dev-wer", "50"]) == 1
     )
+
+
+def test_extra_epochs_while_the_wer_is_above_the_limit():
+    assert epochs_to_train_on(101.1, 90.0, 6, 2, 12) == 8
+    assert epochs_to_train_on(101.1, 90.0, 11, 2, 12) == 12  # never past max_epochs
+    assert epochs_to_train_on(101.1, 90.0, 12, 2, 12) == 0  # none left: the check stops the recipe
+    assert epochs_to_train_on(89.0, 90.0, 6, 2, 12) == 0  # learned
+    assert epochs_to_train_on(101.1, None, 6, 2, 12) == 0  # no check
+    assert epochs_to_train_on(101.1, 90.0, 6, 0, 12) == 0  # no extra epochs configured
+    with pytest.raises(ValueError, match="extra_epochs and max_epochs must be >= 0"):
+        AmConfig(extra_epochs=-1)
+
+
+def test_the_cli_says_how_far_to_train_on(tmp_path, capsys):
+    """With --exp-dir, a WER above the limit prints ``train-to N`` from the epochs of the AM's best-valid-loss.pt,
+    until max_epochs; then it stops as without it."""
+    import torch
+
+    wer = tmp_path / "wer_dev.txt"
+    wer.write_text(ISSUE_38)
+    config = tmp_path / "am.yaml"
+    config.write_text("num_epochs: 6\nextra_epochs: 2\nmax_epochs: 9\n")
+    args = ["--config", str(config), "--wer-file", str(wer), "--exp-dir", str(tmp_path)]
+    for trained, verdict in ((6, "train-to 8"), (8, "train-to 9")):
+        torch.save({"state": {"epoch": trained}}, tmp_path / "best-valid-loss.pt")
+        assert check_am_wer.main(args) == 0
+        assert capsys.readouterr().out.strip() == verdict
+    torch.save({"state": {"epoch": 9}}, tmp_path / "best-valid-loss.pt")
+    assert check_am_wer.main(args) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and "ERROR: " in out.err
+    wer.write_text(LEARNED)
+    assert check_am_wer.main(args) == 0 and capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("recipe", ["mustc", "parczech"])

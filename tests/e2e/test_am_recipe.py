@@ -143,11 +143,32 @@ def _check_outputs(egs: Path) -> None:
     assert (egs / "exp" / "am" / "tokens.txt").read_text().startswith("<blk> 0\n")
 
 
+def _train_on_then_stop(egs: Path) -> None:
+    """An AM above max_dev_wer (0 %: any) whose config gives it one extra epoch: stage 2 resumes it once, from its
+    epoch-2.pt to epoch 3, averages and decodes again, then stops with the message."""
+    from punct.am.checkpoint import trained_epochs
+
+    config = egs / "conf" / "am_tiny_extra.yaml"
+    config.write_text((egs / "conf" / "am_tiny.yaml").read_text() + "\nextra_epochs: 1\nmax_epochs: 3\n")
+    options = ["--prefix", "mustc", "--am-config", "conf/am_tiny_extra.yaml", "--device", "cpu", "--num-threads", "1"]
+    train_opts = ["--train-opts", "--num-epochs 2 --max-duration 10", "--max-dev-wer", "0"]
+    step = ["bash", "steps/train_am.sh", *options, *train_opts, "data/fbank", "exp/am_extra"]
+    run = subprocess.run(step, cwd=egs, env=dict(os.environ, PYTHONWARNINGS="ignore"), capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.count("training on to 3 epochs") == 1 and run.stdout.count("dev: %WER") == 2, run.stdout
+    assert "stopped: the AM's dev WER is above max_dev_wer" in run.stderr
+    am = egs / "exp" / "am_extra"
+    assert "resumed from" in (am / "log" / "train_to_3.log").read_text()
+    assert trained_epochs(am / "best-valid-loss.pt") == 3 and (am / "epoch-3.pt").is_file()
+    assert (am / "wer_dev.txt").stat().st_mtime >= (am / "best-valid-loss.pt").stat().st_mtime
+
+
 def test_stages_1_to_4_with_the_local_runner(tmp_path, monkeypatch):
     egs = _recipe(tmp_path)
     _stages_1_to_4(egs, "utils/run.pl")
     monkeypatch.chdir(egs)  # manifests and scp files hold paths relative to the recipe folder
     _check_outputs(egs)
+    _train_on_then_stop(egs)
     # a second run finds everything done
     out = _features(egs)
     assert "nothing to do" in out
