@@ -15,7 +15,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from punct.am.checkpoint import BEST_CHECKPOINT, trained_epochs
 from punct.am.config import AmConfig
 from punct.am.dev_wer import AmLearnedNothing, check_dev_wer, epochs_to_train_on, read_wer
 from punct.utils.config import load_config
@@ -47,13 +46,24 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _more_epochs(wer_file: Path, exp_dir: Path, config: AmConfig, limit: float | None) -> int:
+    """The epochs in all to train the AM of ``exp_dir`` on to (``punct.am.dev_wer.epochs_to_train_on``; 0: none).
+    Its checkpoint, and so torch, is read only for an AM above the limit whose config gives it extra epochs."""
+    wer = read_wer(wer_file)
+    if config.extra_epochs <= 0 or limit is None or wer <= limit:
+        return 0
+    from punct.am.checkpoint import BEST_CHECKPOINT, trained_epochs  # torch: ~3 s, for this case only
+
+    epochs = trained_epochs(exp_dir / BEST_CHECKPOINT)
+    return epochs_to_train_on(wer, limit, epochs, config.extra_epochs, config.max_epochs)
+
+
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     config = load_config(AmConfig, args.config)
     limit = args.max_dev_wer if "max_dev_wer" in args else config.max_dev_wer
-    if args.exp_dir is not None and config.extra_epochs > 0:  # the AM's checkpoint is read only then
-        epochs = trained_epochs(args.exp_dir / BEST_CHECKPOINT)
-        target = epochs_to_train_on(read_wer(args.wer_file), limit, epochs, config.extra_epochs, config.max_epochs)
+    if args.exp_dir is not None:
+        target = _more_epochs(args.wer_file, args.exp_dir, config, limit)
         if target:
             print(f"train-to {target}")
             return 0

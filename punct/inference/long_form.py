@@ -60,12 +60,7 @@ class PipelineParts(Protocol):
     def stored_embedding(self, embedding: np.ndarray) -> np.ndarray: ...
 
     def embedding_tdnn(
-        self,
-        embedding: np.ndarray,
-        f0: int,
-        spans: Sequence[WordSpan],
-        vectors: np.ndarray,
-        words: tuple[int, int] | None = None,
+        self, embedding: np.ndarray, f0: int, spans: Sequence[WordSpan], vectors: np.ndarray
     ) -> np.ndarray: ...
 
 
