@@ -80,21 +80,31 @@ def _ddp_worker(rank: int, port: int, fbank: str, out: str) -> None:
     torch.set_num_threads(1)
     import torch.distributed as dist
 
+    one_epoch = dataclasses.replace(TINY, num_epochs=1, max_duration=5.0)
     state, model = run_training(
-        prefix="mustc",
-        config=dataclasses.replace(TINY, num_epochs=1, max_duration=5.0),
-        fbank_dir=fbank,
-        exp_dir=f"{out}/exp",
-        device_name="cpu",
-        seed=5,
+        prefix="mustc", config=one_epoch, fbank_dir=fbank, exp_dir=f"{out}/exp", device_name="cpu", seed=5
     )
     torch.save(
         {"params": model.state_dict(), "steps": state.step, "backend": dist.get_backend()}, f"{out}/rank{rank}.pt"
     )
+    # steps/train_am.sh's extra epochs (egs/parczech small trains the AM as two such processes): --resume to epoch 2
+    dist.barrier()  # rank 0 has written epoch-1.pt
+    epoch_one_written = os.stat(f"{out}/exp/epoch-1.pt").st_mtime_ns
+    state, model = run_training(
+        prefix="mustc",
+        config=dataclasses.replace(one_epoch, num_epochs=2),
+        fbank_dir=fbank,
+        exp_dir=f"{out}/exp",
+        device_name="cpu",
+        seed=5,
+        resume=True,
+    )
+    on = {"params": model.state_dict(), "steps": state.step, "epoch": state.epoch, "epoch_one": epoch_one_written}
+    torch.save(on, f"{out}/rank{rank}_on.pt")
     dist.destroy_process_group()
 
 
-def test_two_cpu_processes_under_gloo_agree(tmp_path):
+def test_two_cpu_processes_under_gloo_agree_and_train_on(tmp_path):
     fbank = cached_corpus() / "fbank"
     mp.spawn(_ddp_worker, args=(_free_port(), str(fbank), str(tmp_path)), nprocs=2, join=True)
     r0 = torch.load(tmp_path / "rank0.pt", weights_only=False)
@@ -111,6 +121,13 @@ def test_two_cpu_processes_under_gloo_agree(tmp_path):
 
     fresh = TdnnAcousticModel(dataclasses.replace(TINY.model, num_tokens=init["output.weight"].shape[0])).state_dict()
     assert not torch.equal(fresh["output.weight"], init["output.weight"])
+    # trained on from epoch-1.pt (not again from scratch: it was not written again), together, and still agreeing
+    on0 = torch.load(tmp_path / "rank0_on.pt", weights_only=False)
+    on1 = torch.load(tmp_path / "rank1_on.pt", weights_only=False)
+    assert on0["epoch"] == on1["epoch"] == 2 and on0["steps"] == on1["steps"] == 2 * r0["steps"]
+    assert all(torch.equal(a, on1["params"][name]) for name, a in on0["params"].items())
+    assert not torch.equal(on0["params"]["output.weight"], r0["params"]["output.weight"])
+    assert (tmp_path / "exp" / "epoch-1.pt").stat().st_mtime_ns == on0["epoch_one"] == on1["epoch_one"]
 
 
 def test_ctc_loss_on_every_third_output_frame():
