@@ -8,7 +8,9 @@ time with those tokens and fixed CMVN stats (the recipe's training stats).  Late
 ``punctuate`` with the same CTM and stats (every word punctuated from its complete stretch).  F1 is pooled over the
 talks' words (the segments' reference marks), for BERT, the TDNN and the ensemble; the ensemble's also at every alpha
 of a grid (``f1_by_alpha``: the same stream's posteriors mixed anew), from which a latency's own alpha can be chosen on
-dev (``punct.results.latency.alpha_by_latency_table``).
+dev (``punct.results.latency.alpha_by_latency_table``).  ``lookahead_rows``: BERT's F1 when it may read only ``k``
+words past the word it punctuates (``benchmarks/bench_lookahead.py``), the text side's ceiling in a stream that has
+heard ``k`` more words.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import numpy as np
 from punct.inference.pipeline import Punctuator
 from punct.inference.streaming import StreamingPunctuator, StreamSegment, run_stream, stream_segments, wav_chunks
 from punct.inference.talk import ScoredTalk, overall_f1, whole_talk
-from punct.labels import PUNCT4, TimedWord
+from punct.labels import PUNCT4, TimedWord, encode_labels
+from punct.models.text.data import Utterance
 from punct.scoring.ensemble import default_alphas, ensemble
 from punct.text.normalize import NormalizeConfig, normalize
 
@@ -158,4 +161,33 @@ def offline_factor_rows(
                     log(f"{times} / {cuts} / {cmvn}: {f1}")
     finally:
         punctuator.global_cmvn = train
+    return rows
+
+
+def lookahead_posteriors(punctuator: Punctuator, utterances: Sequence[Utterance], k: int | None) -> np.ndarray:
+    """BERT's posteriors of every word of ``utterances`` (rows in order) when each is punctuated from its segment's
+    words up to ``k`` after it only (None: all of them, stage 6's posteriors)."""
+    pieces, rows = [], []
+    for u in utterances:
+        for w in range(len(u.words)):
+            end = len(u.words) if k is None else min(len(u.words), w + k + 1)
+            pieces.append(Utterance(f"{u.id}#{w}", u.words[:end], u.labels[:end]))
+            rows.append(w)
+    outputs = punctuator.text_outputs(pieces)
+    return np.stack([out.posteriors[punctuator.head][w] for out, w in zip(outputs, rows)])
+
+
+def lookahead_rows(
+    punctuator: Punctuator, utterances: Sequence[Utterance], lookaheads: Sequence[int | None], log=print
+) -> list[dict]:
+    """BERT's pooled overall F1 (%) over ``utterances`` (stage 8's segments) for each ``k`` of ``lookaheads``
+    (:func:`lookahead_posteriors`): what a text model that reads at most ``k`` words ahead could start from, with
+    this BERT's weights."""
+    refs = [c for u in utterances for c in encode_labels(u.labels)]
+    rows = []
+    for k in lookaheads:
+        hyp = lookahead_posteriors(punctuator, utterances, k).argmax(1)
+        row = {"lookahead": "all" if k is None else k, "words": len(refs), "f1": overall_f1(refs, hyp)}
+        log(f"lookahead {row['lookahead']}: {row}")
+        rows.append(row)
     return rows

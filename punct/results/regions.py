@@ -5,7 +5,8 @@
 ``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`) or
 ``benchmarks/bench_itn_live.py`` (egs/parczech's live captions on whole speeches, :mod:`punct.results.itn_live`) or
 ``benchmarks/bench_stream_offline.py`` (a stream at unbounded latency against stage 8,
-:mod:`punct.results.stream_offline`), the
+:mod:`punct.results.stream_offline`) or ``benchmarks/bench_lookahead.py`` (BERT's F1 against the words it reads ahead,
+:mod:`punct.results.lookahead`), the
 part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
 recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked); a
 region with ``groups`` (condition -> results.json) compares conditions in one table (:mod:`punct.results.curve`).
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from punct.results import am_data, curve, itn, itn_latency, itn_live, latency, mustc, stream_offline
+from punct.results import am_data, curve, itn, itn_latency, itn_live, latency, lookahead, mustc, stream_offline
 from punct.utils.atomic import atomic_write_text
 
 
@@ -54,8 +55,8 @@ def region_content(text: str, name: str, where: str = "README") -> str:
 def results_kind(path: Path) -> str:
     """The kind of a results.json, from its content: itn (egs/parczech stage 6), ensemble (egs/mustc stage 8),
     am_data (benchmarks/bench_am_data.py), streaming (benchmarks/bench_streaming.py), itn_streaming
-    (benchmarks/bench_itn_streaming.py), itn_live (benchmarks/bench_itn_live.py) or stream_offline
-    (benchmarks/bench_stream_offline.py)."""
+    (benchmarks/bench_itn_streaming.py), itn_live (benchmarks/bench_itn_live.py), stream_offline
+    (benchmarks/bench_stream_offline.py) or lookahead (benchmarks/bench_lookahead.py)."""
     results = json.loads(path.read_text(encoding="utf-8"))
     if results.get("kind") in (
         itn.KIND,
@@ -64,6 +65,7 @@ def results_kind(path: Path) -> str:
         itn_latency.KIND,
         itn_live.KIND,
         stream_offline.KIND,
+        lookahead.KIND,
     ):
         return results["kind"]
     if "systems" in results:
@@ -71,8 +73,8 @@ def results_kind(path: Path) -> str:
     raise ValueError(
         f"{path}: neither egs/mustc stage-8 results (with systems), egs/parczech stage-6 results (kind {itn.KIND!r}), "
         f"bench_am_data.py's (kind {am_data.KIND!r}), bench_streaming.py's (kind {latency.KIND!r}), "
-        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r}), bench_itn_live.py's (kind {itn_live.KIND!r}) nor "
-        f"bench_stream_offline.py's (kind {stream_offline.KIND!r})"
+        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r}), bench_itn_live.py's (kind {itn_live.KIND!r}), "
+        f"bench_stream_offline.py's (kind {stream_offline.KIND!r}) nor bench_lookahead.py's (kind {lookahead.KIND!r})"
     )
 
 
@@ -88,6 +90,8 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
         return kinds[0], latency.truncation_tables(latency.read_streaming_runs(paths), command), {}
     if kinds[0] == stream_offline.KIND:
         return kinds[0], stream_offline.stream_offline_tables(paths, command), {}
+    if kinds[0] == lookahead.KIND:
+        return kinds[0], lookahead.lookahead_table(paths, command), {}
     if kinds[0] == itn_latency.KIND:
         return kinds[0], itn_latency.itn_latency_tables(itn_latency.read_itn_streaming(paths), command), {}
     if kinds[0] == itn_live.KIND:

@@ -50,3 +50,33 @@ def test_latency_rows_score_the_stream_and_offline(talk_and_punctuator):
     offline = next(iter(punctuator.run([from_pair(talk.audio_path, None, "talk")], {"talk": tokens})))
     for model, posteriors in (("ensemble", offline.p_ensemble), ("TDNN", offline.p_tdnn), ("BERT", offline.p_bert)):
         assert rows[1]["f1"][model] == pytest.approx(overall_f1(ref, posteriors.argmax(1)), abs=1e-9), model
+
+
+def test_lookahead_posteriors_read_only_k_words_ahead(talk_and_punctuator):
+    import numpy as np
+
+    from punct.inference.latency import lookahead_posteriors, lookahead_rows
+    from punct.inference.talk import overall_f1
+    from punct.labels import encode_labels
+    from punct.models.text.data import Utterance
+    from punct.text.normalize import words_and_labels
+
+    _, punctuator = talk_and_punctuator
+    head = punctuator.head
+    utts = [Utterance(f"u{k}", *words_and_labels(text)) for k, text in enumerate(TEXTS)]
+    whole = np.concatenate([out.posteriors[head] for out in punctuator.text_outputs(utts)])  # stage 6's
+    np.testing.assert_allclose(lookahead_posteriors(punctuator, utts, None), whole, atol=1e-6)
+    longest = max(len(u.words) for u in utts)
+    np.testing.assert_allclose(lookahead_posteriors(punctuator, utts, longest - 1), whole, atol=1e-6)
+    for k in (0, 2):  # word w from the words up to w + k only: the random BERT reads the words after it too
+        got = lookahead_posteriors(punctuator, utts, k)
+        u = utts[1]
+        w = 3
+        first = sum(len(v.words) for v in utts[:1])
+        alone = punctuator.text_outputs([Utterance("p", u.words[: w + k + 1], u.labels[: w + k + 1])])[0]
+        np.testing.assert_allclose(got[first + w], alone.posteriors[head][w], atol=1e-6)
+        assert not np.allclose(got, whole, atol=2e-5)  # its right context moves them by ~1e-4
+    rows = lookahead_rows(punctuator, utts, [0, None], log=lambda _: None)
+    refs = [c for u in utts for c in encode_labels(u.labels)]
+    assert [r["lookahead"] for r in rows] == [0, "all"] and rows[0]["words"] == len(refs) == 21
+    assert rows[1]["f1"] == pytest.approx(overall_f1(refs, whole.argmax(1)), abs=1e-9)
