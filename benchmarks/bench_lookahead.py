@@ -13,14 +13,12 @@ punct.results.lookahead).
 
 from __future__ import annotations
 
-import argparse
-import json
 import shlex
 import sys
 import time
 from pathlib import Path
 
-from common import REPO, machine, print_table, save_result
+from common import print_table, recipe_record, recipe_split_parser, save_result
 
 LOOKAHEADS = ("0", "1", "2", "3", "5", "all")
 
@@ -33,27 +31,14 @@ def measure(recipe_dir: Path, split: str, lookaheads: list[int | None]) -> dict:
 
     punctuator = Punctuator.from_recipe(recipe_dir)
     utterances = read_utterances(recipe_dir / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")
-    results = json.loads((recipe_dir / "exp" / "results" / "results.json").read_text(encoding="utf-8"))
     start = time.perf_counter()
     rows = lookahead_rows(punctuator, utterances, lookaheads)
-    return {
-        "kind": KIND,
-        "seed": results.get("seed"),
-        "split": split,
-        "rows": rows,
-        "seconds": round(time.perf_counter() - start, 1),
-        "machine": machine(),
-        "recipe_dir": str(recipe_dir),
-    }
+    return {"kind": KIND, "rows": rows, **recipe_record(recipe_dir, split, time.perf_counter() - start)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--recipe-dir", type=Path, required=True, help="a trained egs/mustc run")
-    parser.add_argument("--split", default="dev")
+    parser = recipe_split_parser(__doc__, "lookahead")
     parser.add_argument("--lookaheads", nargs="+", default=list(LOOKAHEADS), help="words; all: the whole segment")
-    parser.add_argument("--results-dir", type=Path, default=REPO / "egs/mustc/RESULTS", help="committed copy")
-    parser.add_argument("--name", default="lookahead", help="file name in --results-dir: NAME.json")
     args = parser.parse_args()
     lookaheads = [None if k == "all" else int(k) for k in args.lookaheads]
     result = measure(args.recipe_dir, args.split, lookaheads)

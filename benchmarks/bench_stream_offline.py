@@ -16,14 +16,13 @@ those files (``stream_offline`` in egs/mustc/RESULTS/regions.yaml, punct.results
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
 import time
 from pathlib import Path
 
-from common import REPO, machine, print_table, write_json
+from common import print_table, recipe_record, recipe_split_parser, save_result
 
 
 def measure(recipe_dir: Path, split: str, label: str) -> dict:
@@ -41,35 +40,17 @@ def measure(recipe_dir: Path, split: str, label: str) -> dict:
     results = json.loads((recipe_dir / "exp" / "results" / "results.json").read_text(encoding="utf-8"))
     start = time.perf_counter()
     rows = offline_factor_rows(punctuator, recipe_dir, split, load_talks(recipe_dir, split, "mustc"))
-    return {
-        "kind": KIND,
-        "label": label,
-        "seed": results.get("seed"),
-        "split": split,
-        "stage8": stage8_f1(results, split),
-        "rows": rows,
-        "seconds": round(time.perf_counter() - start, 1),
-        "machine": machine(),
-        "recipe_dir": str(recipe_dir),
-    }
+    record = recipe_record(recipe_dir, split, time.perf_counter() - start)
+    return {"kind": KIND, "label": label, "stage8": stage8_f1(results, split), "rows": rows, **record}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--recipe-dir", type=Path, required=True, help="a trained egs/mustc run")
-    parser.add_argument("--split", default="dev")
+    parser = recipe_split_parser(__doc__, "stream_offline")
     parser.add_argument("--label", required=True, help="what tells the run's corpus apart, e.g. its prosody")
-    parser.add_argument("--results-dir", type=Path, default=REPO / "egs/mustc/RESULTS", help="committed copy")
-    parser.add_argument("--name", default="stream_offline", help="file name in --results-dir: NAME.json")
     args = parser.parse_args()
-    from punct.utils.atomic import atomic_write_text
-
     result = measure(args.recipe_dir, args.split, args.label)
     result["command"] = shlex.join(["python", "benchmarks/bench_stream_offline.py", *sys.argv[1:]])
-    write_json("stream_offline", result)
-    path = args.results_dir / f"{args.name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(result, indent=1) + "\n")
+    save_result("stream_offline", result, args.results_dir, args.name)
     rows = [
         [row["times"], row["cuts"], row["cmvn"], *(round(row["f1"][m], 1) for m in ("BERT", "TDNN", "ensemble"))]
         for row in result["rows"]

@@ -182,6 +182,32 @@ def itn_bench_parser(description: str, name: str, models: Sequence[str], latenci
     return parser
 
 
+def recipe_split_parser(description: str, name: str):
+    """The options of a benchmark over a trained egs/mustc run's split (bench_stream_offline.py,
+    bench_lookahead.py): the run, the split, and where the committed copy of the JSON goes."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipe-dir", type=Path, required=True, help="a trained egs/mustc run")
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--results-dir", type=Path, default=REPO / "egs/mustc/RESULTS", help="committed copy")
+    parser.add_argument("--name", default=name, help="file name in --results-dir: NAME.json")
+    return parser
+
+
+def recipe_record(recipe_dir: Path, split: str, seconds: float) -> dict:
+    """What every result over a trained run's split records: the run's seed (its stage-8 results.json), the split,
+    the measuring time, the machine and the run's folder."""
+    results = json.loads((recipe_dir / "exp" / "results" / "results.json").read_text(encoding="utf-8"))
+    return {
+        "seed": results.get("seed"),
+        "split": split,
+        "seconds": round(seconds, 1),
+        "machine": machine(),
+        "recipe_dir": str(recipe_dir),
+    }
+
+
 def save_result(name: str, result: dict, results_dir: Path | None, file_name: str) -> None:
     """benchmarks/results/NAME.json and, with ``results_dir``, its committed copy ``results_dir/file_name.json``."""
     from punct.utils.atomic import atomic_write_text
