@@ -9,8 +9,8 @@ time with those tokens and fixed CMVN stats (the recipe's training stats).  Late
 talks' words (the segments' reference marks), for BERT, the TDNN and the ensemble; the ensemble's also at every alpha
 of a grid (``f1_by_alpha``: the same stream's posteriors mixed anew), from which a latency's own alpha can be chosen on
 dev (``punct.results.latency.alpha_by_latency_table``).  ``lookahead_rows``: BERT's F1 when it may read only ``k``
-words past the word it punctuates (``benchmarks/bench_lookahead.py``), the text side's ceiling in a stream that has
-heard ``k`` more words.
+words past the word it punctuates (``benchmarks/bench_lookahead.py``): what this BERT keeps of its F1 where a stream
+has heard ``k`` more words.
 """
 
 from __future__ import annotations
@@ -167,10 +167,12 @@ def offline_factor_rows(
 def lookahead_posteriors(punctuator: Punctuator, utterances: Sequence[Utterance], k: int | None) -> np.ndarray:
     """BERT's posteriors of every word of ``utterances`` (rows in order) when each is punctuated from its segment's
     words up to ``k`` after it only (None: all of them, stage 6's posteriors)."""
+    if k is None:
+        return np.concatenate([out.posteriors[punctuator.head] for out in punctuator.text_outputs(utterances)])
     pieces, rows = [], []
     for u in utterances:
         for w in range(len(u.words)):
-            end = len(u.words) if k is None else min(len(u.words), w + k + 1)
+            end = min(len(u.words), w + k + 1)
             pieces.append(Utterance(f"{u.id}#{w}", u.words[:end], u.labels[:end]))
             rows.append(w)
     outputs = punctuator.text_outputs(pieces)
