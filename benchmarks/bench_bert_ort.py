@@ -13,22 +13,16 @@ import argparse
 import shlex
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from common import bert_config, machine, print_table, write_json
+from common import bert_config, best_cpu, machine, print_table, write_json
 
 
 def cpu_seconds(run, repeats: int) -> float:
     """The fastest of ``repeats`` timed calls (after one untimed), in CPU seconds of this process."""
     run()
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        run()
-        times.append(time.process_time() - start)
-    return min(times)
+    return best_cpu(run, repeats)
 
 
 def ort_session(path: Path):

@@ -120,16 +120,6 @@ def timed_run(p: Punctuator, requests, repeats: int) -> dict:
     return best
 
 
-def best_cpu(fn, repeats: int) -> float:
-    """Smallest CPU time of ``fn()`` over ``repeats`` calls."""
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
-
-
 # The speed-ups measured, each a function of (Punctuator with float PyTorch models, ONNX export folder,
 # threads) -> the variant to run.  "onnx" rows run the AM and the TDNN's conv stack in ONNX Runtime.
 CONFIGS = {
@@ -313,9 +303,9 @@ def am_passes(p: Punctuator, requests, audio: float, repeats: int) -> dict:
 
     return {
         "frame_subsample": p.am.frame_subsample,
-        "full_pass_with_tap": best_cpu(am_full, repeats) / audio,
-        "to_layer_12_only": best_cpu(am_to_12, repeats) / audio,
-        "full_pass_every_frame": best_cpu(lambda: am_full(every_frame), repeats) / audio,
+        "full_pass_with_tap": common.best_cpu(am_full, repeats) / audio,
+        "to_layer_12_only": common.best_cpu(am_to_12, repeats) / audio,
+        "full_pass_every_frame": common.best_cpu(lambda: am_full(every_frame), repeats) / audio,
     }
 
 
@@ -394,7 +384,7 @@ def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) 
         reference = forms["windowed"]().numpy()
         for name, fn in forms.items():
             diff = float(np.abs(fn().numpy() - reference).max())
-            out["forms"][name] = {"rtf": best_cpu(fn, repeats) / audio, "max_abs_diff_vs_windowed": diff}
+            out["forms"][name] = {"rtf": common.best_cpu(fn, repeats) / audio, "max_abs_diff_vs_windowed": diff}
     return out
 
 

@@ -10,6 +10,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -127,6 +128,16 @@ def speech_requests(audio_seconds: float, split: str = "dev", corpus: Path = MIN
         if total >= audio_seconds:
             break
     return requests, total
+
+
+def best_cpu(fn, repeats: int) -> float:
+    """Smallest CPU time of ``fn()`` over ``repeats`` calls."""
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return min(times)
 
 
 def print_table(title: str, header: Sequence[str], rows: list[Sequence]) -> str:
