@@ -28,19 +28,11 @@ def machine() -> dict:
     """CPU, load and library versions, recorded with every result."""
     import torch
 
-    from punct.inference.precision import cpu_flags, cpu_kind
+    from punct.inference.precision import cpu_flags, cpu_kind, cpu_name
 
     load = os.getloadavg()
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "cpu": cpu,
+        "cpu": cpu_name(),
         "cpu_kind": cpu_kind(cpu_flags()),  # AMX / AVX512-BF16 / VNNI: what a speed claim depends on
         "cores": os.cpu_count(),
         "load_1_5_15": [round(x, 2) for x in load],

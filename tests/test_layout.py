@@ -198,6 +198,7 @@ LOADING_AREAS = ("punct.inference", "punct.results", "punct.recognition", "punct
 LOADING_ENTRY_POINTS = (
     "punct.bin.punctuate",
     "punct.bin.punctuate_itn",
+    "punct.bin.export_model",
     "punct.bin.decode_*",
     "punct.bin.align",
     "punct.bin.dump_*",

@@ -39,7 +39,7 @@ def _imported_top_level_modules() -> dict[str, str]:
 
 def test_console_commands_resolve_to_main_functions():
     scripts = PROJECT["scripts"]
-    assert {"punct-punctuate", "punct-punctuate-itn", "punct-results-table"} <= set(scripts)
+    assert {"punct-punctuate", "punct-punctuate-itn", "punct-export", "punct-results-table"} <= set(scripts)
     for command, target in scripts.items():
         module, function = target.split(":")
         assert callable(getattr(importlib.import_module(module), function)), f"{command} -> {target}"

@@ -69,6 +69,7 @@ EfficientPunct recipe (egs/mustc).  Stages:
   6  dump per-word BERT vectors (--tdnn-word-vectors) and posteriors            exp/emb_bert
   7  train the punctuation TDNN on fused windows                                 exp/tdnn
   8  score BERT, TDNN, ensemble and pause-only; choose alpha on dev; tables    exp/results, exp/pause
+  9  export the punctuator as one folder with its model card (punct-export)    exp/model
 Options (defaults in brackets):
   --stage N            first stage [${stage}]
   --stop-stage N       last stage [${stop_stage}]
@@ -320,6 +321,20 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
     --supervisions-dir data/manifests --seed $seed --pause-dir exp/pause \
     data/fbank exp/emb_am exp/emb_bert exp/tdnn exp/results
   cat exp/results/RESULTS.md
+fi
+
+if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
+  log "Stage 9: export the punctuator and its model card: exp/{am,bert,tdnn,results} -> exp/model"
+  # What punctuate --model needs and nothing else (no epochs, no optimizer), with README.md made from
+  # exp/results/results.json; punctuate is timed on 20 dev utterances with the folder for the card.
+  case $corpus_form in
+    mini) card_opts=(--corpus "punct English mini corpus ($corpus_size, corpus seed $corpus_seed)" --synthetic
+            --prosody $prosody --corpus-licence "text: Jane Austen's novels, public domain; speech: espeak-ng") ;;
+    mustc) card_opts=(--corpus "MuST-C ($(basename "$corpus_dir"))" --corpus-licence "CC BY-NC-ND 4.0 (MuST-C)") ;;
+    *) card_opts=(--corpus "$(basename "$corpus_dir")") ;;
+  esac
+  python -m punct.bin.export_model --recipe-dir . --prefix mustc --out exp/model "${card_opts[@]}" \
+    --command "$command_line" --speed-cuts data/fbank/mustc_cuts_dev.jsonl.gz
 fi
 
 log "$0: success"

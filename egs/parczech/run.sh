@@ -72,6 +72,8 @@ Speech-informed ITN recipe (egs/parczech).  Stages:
      ensemble with the text-only model                                          exp/efficientpunct{,_tdnn}
   6  score with bootstrap confidence intervals: RESULTS.md, results.json
      (the input of punct.bin.results_table), plots                              exp/results
+  7  export stage 4's text-only and cross-attention models as one folder with
+     its model card (punct-export; punctuate_itn --model exp/model)             exp/model
 Options (defaults in brackets):
   --stage N            first stage [${stage}]
   --stop-stage N       last stage [${stop_stage}]
@@ -362,4 +364,19 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   local/score_itn.sh --seed $seed --run-seed $seed --am-dir $am --words-dir exp/asr/words \
     exp/results "${models[@]}"
 fi
+if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
+  log "Stage 7: export the punctuate_itn models and their model card: exp/{text,mm,mm_pe} + exp/results -> exp/model"
+  # The models a user runs (not the random-audio control), the default the best of them on dev; with
+  # sound_encoder: am the AM they read is copied too.  The card is made from exp/results/results.json.
+  if [ -z "$parczech_root" ]; then
+    card_opts=(--corpus "punct Czech mini corpus ($corpus_size)" --synthetic --prosody $prosody
+               --corpus-licence "text: Debian's fortunes-cs, GPL; speech: espeak-ng")
+  else
+    card_opts=(--corpus "ParCzech 3.0" --corpus-licence "ParCzech 3.0's (see its LINDAT/CLARIAH-CZ record)")
+  fi
+  python -m punct.bin.export_model --kind itn --recipe-dir . --prefix parczech --manifests-dir data/segments \
+    --systems "$(echo $mm_models | tr ' ' '\n' | grep -vx mm_pe_random | paste -sd,)" --out exp/model \
+    --language cs "${card_opts[@]}" --command "$command_line"
+fi
+
 log "$0: success"

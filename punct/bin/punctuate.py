@@ -2,6 +2,9 @@
 """Punctuate new audio with a trained EfficientPunct recipe (features, AM layer 12, forced alignment,
 BERT, punctuation TDNN, ensemble at the recipe's alpha).
 
+  # an exported model folder (punct-export; a recipe's exp/model after ./run.sh) instead of the recipe directory
+  python -m punct.bin.punctuate --model egs/mustc/exp/model --wav talk.wav --transcript "so what did we learn" \
+      --out-dir out
   # Kaldi-style data directory files (utt2spk optional: per-speaker CMVN)
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp data/new/wav.scp --text data/new/text \\
       --out-dir exp/punctuate/new
@@ -72,6 +75,9 @@ import torch
 from punct.am.ctm import read_timed_words
 from punct.inference.acoustic import merged_cmvn
 from punct.inference.inputs import from_cuts, from_kaldi, from_pair
+from punct.inference.model_folder import CMVN_FILE, efficientpunct_paths, read_model_folder
+from punct.inference.model_folder import cmvn_file as model_cmvn_file
+from punct.inference.model_folder import onnx_dir as model_onnx_dir
 from punct.inference.outputs import Failure
 from punct.inference.pipeline import Punctuator
 from punct.inference.precision import PRECISIONS, set_bert_precision
@@ -183,7 +189,13 @@ def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The model options: a trained recipe folder, any of whose files may be given instead."""
-    models = parser.add_argument_group("models (defaults: the recipe's files)")
+    models = parser.add_argument_group("models (--model, or a recipe's files)")
+    models.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="an exported model folder (punct-export; the recipe's exp/model) instead of a recipe directory",
+    )
     models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
     models.add_argument("--feat-config", type=Path, default=None, help="[<recipe>/conf/mfcc.yaml]")
     models.add_argument("--am-model", type=Path, default=None, help="[<recipe>/exp/am/best-valid-loss.pt]")
@@ -230,7 +242,10 @@ def add_speed_arguments(parser: argparse.ArgumentParser) -> None:
         help="onnx: the AM and the TDNN's conv stack in ONNX Runtime, from --onnx-dir (CPU only)",
     )
     parser.add_argument(
-        "--onnx-dir", type=Path, default=None, help="export of python -m punct.bin.export_onnx [<recipe>/exp/onnx]"
+        "--onnx-dir",
+        type=Path,
+        default=None,
+        help="export of python -m punct.bin.export_onnx [<model>/onnx or <recipe>/exp/onnx]",
     )
     parser.add_argument(
         "--onnx-precision",
@@ -249,7 +264,8 @@ def get_parser() -> argparse.ArgumentParser:
         "--cmvn",
         default="speaker",
         help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
-        "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one",
+        "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one; or train: "
+        "the --model folder's copy of that file",
     )
     parser.add_argument(
         "--cmvn-speaker",
@@ -347,21 +363,67 @@ def inference_device(args: argparse.Namespace) -> torch.device:
     return device
 
 
+RECIPE_FILE_OPTIONS = ("feat_config", "am_model", "bert_model_dir", "tdnn_model", "results_json")
+
+
+def load_punctuator(args: argparse.Namespace, device: torch.device, **kwargs) -> Punctuator:
+    """The models of ``--model`` (an exported folder) or of ``--recipe-dir`` and its file options."""
+    if args.model is None:
+        return Punctuator.from_recipe(
+            args.recipe_dir,
+            feat_config=args.feat_config,
+            am_checkpoint=args.am_model,
+            bert_dir=args.bert_model_dir,
+            tdnn_checkpoint=args.tdnn_model,
+            results_json=args.results_json,
+            alpha=args.alpha,
+            device=device,
+            **kwargs,
+        )
+    given = [f"--{name.replace('_', '-')}" for name in RECIPE_FILE_OPTIONS if getattr(args, name) is not None]
+    if given:
+        raise SystemExit(f"punctuate: --model reads every file from its folder; drop {', '.join(given)}")
+    try:
+        return Punctuator.from_model_dir(args.model, alpha=args.alpha, device=device, **kwargs)
+    except (FileNotFoundError, ValueError) as e:
+        raise SystemExit(f"punctuate: {e}") from None
+
+
+def cmvn_stats_file(args: argparse.Namespace) -> Path:
+    """``--cmvn FILE``, or with ``--cmvn train`` the --model folder's stage-1 stats of train."""
+    if args.cmvn != "train":
+        return Path(args.cmvn)
+    if args.model is None:
+        raise SystemExit("punctuate: --cmvn train reads the --model folder's stats; give --model or --cmvn FILE")
+    stats = model_cmvn_file(read_model_folder(args.model, kind="efficientpunct"))
+    if stats is None:
+        raise SystemExit(f"punctuate: {args.model} holds no CMVN stats ({CMVN_FILE}); give --cmvn FILE")
+    return stats
+
+
+def onnx_source(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+    """``--backend onnx``: the export folder and the AM and TDNN checkpoints it must have been made from."""
+    if args.model is not None:
+        model = read_model_folder(args.model, kind="efficientpunct")
+        paths = efficientpunct_paths(model)
+        folder = args.onnx_dir or model_onnx_dir(model)
+        if folder is None:
+            raise SystemExit(f"punctuate: {args.model} holds no onnx/ graphs (export with --onnx-dir); give --onnx-dir")
+    else:
+        paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)
+        folder = args.onnx_dir or args.recipe_dir / "exp" / "onnx"
+    return folder, paths["am_checkpoint"], paths["tdnn_checkpoint"]
+
+
 def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuator:
-    """The recipe's models on ``device``, quantised or in ONNX Runtime as the options say."""
-    punctuator = Punctuator.from_recipe(
-        args.recipe_dir,
-        feat_config=args.feat_config,
-        am_checkpoint=args.am_model,
-        bert_dir=args.bert_model_dir,
-        tdnn_checkpoint=args.tdnn_model,
-        results_json=args.results_json,
-        alpha=args.alpha,
-        device=device,
+    """The models on ``device``, quantised or in ONNX Runtime as the options say."""
+    punctuator = load_punctuator(
+        args,
+        device,
         group_size=args.group_size,
         max_length=args.max_length,
         context=args.context,
-        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(args.cmvn, args.cmvn_speaker),
+        global_cmvn=None if args.cmvn == "speaker" else merged_cmvn(cmvn_stats_file(args), args.cmvn_speaker),
         vectorised_features=args.vectorised_features,
         long_form_config=LongFormConfig(
             long_form=args.long_form,
@@ -374,13 +436,9 @@ def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuat
         punctuator.quantize(args.quantize or ("bert",))
     set_bert_precision(punctuator, "bf16" if args.bert_bf16 else args.bert_precision)
     if args.backend == "onnx":
-        paths = recipe_paths(args.recipe_dir, am_checkpoint=args.am_model, tdnn_checkpoint=args.tdnn_model)
+        folder, am_checkpoint, tdnn_checkpoint = onnx_source(args)
         punctuator.use_onnx(
-            args.onnx_dir or args.recipe_dir / "exp" / "onnx",
-            args.onnx_precision,
-            args.num_threads,
-            am_checkpoint=paths["am_checkpoint"],
-            tdnn_checkpoint=paths["tdnn_checkpoint"],
+            folder, args.onnx_precision, args.num_threads, am_checkpoint=am_checkpoint, tdnn_checkpoint=tdnn_checkpoint
         )
     return punctuator
 
@@ -454,7 +512,10 @@ def stream(args: argparse.Namespace) -> int:
     if args.wav is None or args.ctm is None or args.latency is None:
         raise SystemExit("punctuate --stream needs --wav FILE|- (the audio), --ctm FILE (its words) and --latency S")
     if args.cmvn == "speaker":
-        raise SystemExit("punctuate --stream needs fixed CMVN stats: --cmvn <recipe>/data/fbank/cmvn_train.json")
+        raise SystemExit(
+            "punctuate --stream needs fixed CMVN stats: --cmvn <recipe>/data/fbank/cmvn_train.json (with --model: "
+            "--cmvn train)"
+        )
     table = read_word_times(args.ctm)
     utt_id = args.utt_id or (next(iter(table)) if len(table) == 1 else Path(str(args.wav)).stem)
     if utt_id not in table:

@@ -7,6 +7,8 @@ ready (flushed per word; a line ends after . ! or ?):
 
   sox sitting.wav -t raw -r 16000 -b 16 -c 1 -e signed - | \\
     python -m punct.bin.punctuate_itn --model exp/mm/best-valid-f1.pt --wav - --ctm sitting.ctm --latency 1.0
+  # an exported folder (punct-export; the recipe's exp/model): its default model, or --system text|mm|mm_pe
+  python -m punct.bin.punctuate_itn --model egs/parczech/exp/model --wav sitting.wav --ctm sitting.ctm
 
 ``--latency inf`` (the default) labels every word from its whole segment, i.e. offline.  With ``--out`` a JSON line per
 word (word, times, mark, case, when it was labelled, final) is written too.
@@ -25,6 +27,7 @@ import torch
 
 from punct.am.ctm import read_timed_words
 from punct.inference.itn_stream import SENTENCE_ENDS, ItnStreamer, SegmentRule
+from punct.inference.model_folder import itn_model, read_model_folder
 from punct.inference.streaming import LinePrinter, pcm_chunks, run_stream, wav_chunks
 from punct.models.cross_attention.checkpoint import load_model
 from punct.utils.atomic import atomic_write_text
@@ -33,7 +36,14 @@ from punct.utils.cli import parse_and_log
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, required=True, help="exp/<text|mm|mm_pe>/best-valid-f1.pt of stage 4")
+    parser.add_argument(
+        "--model",
+        type=Path,
+        required=True,
+        help="an exported model folder (punct-export; the recipe's exp/model), or a stage-4 model file "
+        "exp/<text|mm|mm_pe>/best-valid-f1.pt",
+    )
+    parser.add_argument("--system", default=None, help="with a model folder: which of its models [its default]")
     parser.add_argument("--wav", required=True, help="the audio: a file, or - for raw 16-bit mono PCM on stdin")
     parser.add_argument("--ctm", type=Path, required=True, help="the recogniser's words with times")
     parser.add_argument("--utt-id", default=None, help="the CTM utterance of the audio (default: its only one)")
@@ -44,6 +54,19 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=None, help="a JSON line per word")
     parser.add_argument("--num-threads", type=int, default=1)
     return parser
+
+
+def load_itn_model(path: Path, system: str | None):
+    """The model of an exported folder (its ``system``, or its default) or of a stage-4 model file."""
+    if not path.is_dir():
+        if system is not None:
+            raise SystemExit("punctuate_itn: --system picks a model of an exported folder; --model is a file")
+        return load_model(path)
+    try:
+        checkpoint, am_dir = itn_model(read_model_folder(path, kind="itn"), system)
+    except (FileNotFoundError, ValueError) as e:
+        raise SystemExit(f"punctuate_itn: {e}") from None
+    return load_model(checkpoint, am_dir=am_dir)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     utt_id = args.utt_id or (next(iter(table)) if len(table) == 1 else Path(args.wav).stem)
     if utt_id not in table:
         raise SystemExit(f"punctuate_itn: no words of {utt_id!r} in {args.ctm} (give --utt-id)")
-    model, cfg, kind = load_model(args.model)
+    model, cfg, kind = load_itn_model(args.model, args.system)
     streamer = ItnStreamer(model, cfg, args.latency, SegmentRule(args.pause_split, args.max_segment), utt_id)
     chunk = max(1, int(round(args.chunk * streamer.rate)))
     if args.wav == "-":

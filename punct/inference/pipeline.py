@@ -51,6 +51,7 @@ from punct.features.compute import stored_features
 from punct.inference.acoustic import Prepared, am_forward, resample
 from punct.inference.inputs import Request, UtteranceError
 from punct.inference.long_form import LongForm
+from punct.inference.model_folder import base_encoder_dir, efficientpunct_paths, read_model_folder
 from punct.inference.outputs import Failure, Result, render_text, spaced_text
 from punct.inference.precision import bf16_linear_twin, check_bf16
 from punct.inference.recipe import (
@@ -248,10 +249,37 @@ class Punctuator:
             normalize_config=normalize_config,
         )
         check_recipe_files(paths, recipe)
-        feature_config, norm = read_recipe_configs(paths)
         if alpha is None:
             alpha = read_chosen_alpha(paths["results_json"])
-        models = load_recipe_models(paths, feature_config, device)
+        return cls.from_paths(paths, alpha, device=device, **kwargs)
+
+    @classmethod
+    def from_model_dir(
+        cls, model_dir: Pathlike, *, alpha: float | None = None, device: torch.device = torch.device("cpu"), **kwargs
+    ) -> Punctuator:
+        """Loads an exported model folder (``punct-export``; :mod:`punct.inference.model_folder`): the same models
+        as :meth:`from_recipe` on the recipe it was exported from, and the alpha stage 8 chose unless ``alpha``."""
+        model = read_model_folder(model_dir, kind="efficientpunct")
+        alpha = float(model.info["alpha"]) if alpha is None else alpha
+        return cls.from_paths(
+            efficientpunct_paths(model), alpha, device=device, base_encoder=base_encoder_dir(model), **kwargs
+        )
+
+    @classmethod
+    def from_paths(
+        cls,
+        paths: dict[str, Path],
+        alpha: float,
+        *,
+        device: torch.device = torch.device("cpu"),
+        base_encoder: Path | None = None,
+        **kwargs,
+    ) -> Punctuator:
+        """The models at ``paths`` (the keys of :func:`punct.inference.recipe.recipe_paths`), checked against the
+        TDNN's record of its inputs; ``base_encoder``: the encoder of pretrained word vectors, if not the one
+        BERT's folder names."""
+        feature_config, norm = read_recipe_configs(paths)
+        models = load_recipe_models(paths, feature_config, device, base_encoder)
         models.log(paths, alpha)
         return cls(
             feature_config=feature_config,

@@ -36,6 +36,17 @@ def cpu_flags(cpuinfo: str | None = None) -> set[str]:
     return set()
 
 
+def cpu_name(cpuinfo: str | None = None) -> str:
+    """The first processor's model name in ``/proc/cpuinfo`` ("unknown" where there is none)."""
+    if cpuinfo is None:
+        path = Path("/proc/cpuinfo")
+        cpuinfo = path.read_text() if path.exists() else ""
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
 def cpu_kind(flags: set[str]) -> str:
     """What of the CPU decides BERT's precision: AMX, AVX512-BF16 without AMX, or neither (and VNNI for int8)."""
     if "amx_bf16" in flags:

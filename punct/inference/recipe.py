@@ -141,11 +141,14 @@ class RecipeModels:
         )
 
 
-def load_recipe_models(paths: dict[str, Path], feature_config: FeatureConfig, device: torch.device) -> RecipeModels:
-    """The AM, BERT and TDNN of ``paths``, once the TDNN's record says they made its inputs (``tdnn_inputs_of``)."""
+def load_recipe_models(
+    paths: dict[str, Path], feature_config: FeatureConfig, device: torch.device, base_encoder: Path | None = None
+) -> RecipeModels:
+    """The AM, BERT and TDNN of ``paths``, once the TDNN's record says they made its inputs (``tdnn_inputs_of``);
+    ``base_encoder``: where the encoder of pretrained word vectors is (default: the one BERT's folder names)."""
     am, tokens = load_am(paths["am_checkpoint"], device)
     bert = PunctBert.from_pretrained(paths["bert_dir"])
     tdnn = load_tdnn(paths["tdnn_checkpoint"], device)
     inputs = tdnn_inputs_of(paths, feature_config)
-    word_vector_model = pretrained_encoder_model(bert) if inputs.word_vectors == "pretrained" else None
+    word_vector_model = pretrained_encoder_model(bert, base_encoder) if inputs.word_vectors == "pretrained" else None
     return RecipeModels(am, tokens, bert, tdnn, inputs, word_vector_model)

@@ -1,4 +1,5 @@
-"""--quantize (dynamic int8, CPU kernels only) is refused when the device is a GPU."""
+"""punctuate's options checked before any model is read: --quantize (dynamic int8, CPU kernels only) on a GPU, two BERT
+precisions, and --model (an exported folder) with the recipe's file options or a folder that is not one."""
 
 from __future__ import annotations
 
@@ -58,4 +59,21 @@ def test_cli_refuses_two_bert_precisions_before_reading_models(tmp_path, monkeyp
     (tmp_path / "u.wav").touch()
     argv = ["--wav", str(tmp_path / "u.wav"), "--transcript", "hello", "--out-dir", str(tmp_path / "out"), *options]
     with pytest.raises(ValueError, match=message):
+        punctuate.main(argv)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--model", "MODEL", "--am-model", "am.pt"], "--model reads every file from its folder; drop --am-model"),
+        (["--model", "MODEL"], r"punct_export\.json: no such file.*not an exported model folder"),
+        (["--cmvn", "train"], "--cmvn train reads the --model folder's stats"),
+    ],
+)
+def test_cli_model_folder_options_are_checked(tmp_path, options, message):
+    (tmp_path / "u.wav").touch()
+    (tmp_path / "MODEL").mkdir()
+    options = [str(tmp_path / "MODEL") if o == "MODEL" else o for o in options]
+    argv = ["--wav", str(tmp_path / "u.wav"), "--transcript", "hello", "--out-dir", str(tmp_path / "out"), *options]
+    with pytest.raises(SystemExit, match=message):
         punctuate.main(argv)

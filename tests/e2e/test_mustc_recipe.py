@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -289,6 +290,42 @@ def assert_punctuate_reproduces_stage8(recipe: Path, out: Path, split: str = "te
 
 def test_punctuate_reproduces_stage8(tiny_recipe, tmp_path):
     assert_punctuate_reproduces_stage8(tiny_recipe, tmp_path)
+
+
+def test_stage9_exports_a_folder_that_punctuates_as_the_recipe(tiny_recipe, tmp_path):
+    """exp/model, copied to another place, gives punctuate --recipe-dir's posteriors (to 1e-6) on the test split's
+    audio, and its card's numbers are stage 8's."""
+    import yaml
+
+    from punct.bin.punctuate import main as punctuate
+
+    results = json.loads((tiny_recipe / "exp/results/results.json").read_text())
+    card = (tiny_recipe / "exp/model/README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    metrics = {m["name"]: m["value"] for m in header["model-index"][0]["results"][0]["metrics"]}
+    tdnn_test = results["systems"]["test"]["TDNN"]
+    assert metrics["TDNN (speech + text) overall F1 (test)"] == round(100 * tdnn_test["overall"]["f1"], 1)
+    comma = f"| TDNN (speech + text) | {100 * tdnn_test['per_class'][',']['f1']:.1f} |"
+    assert comma in card and "Pause only (baseline)" in card and "**Synthetic speech.**" in card
+    assert re.search(r"real-time factor \*\*0\.\d{4}\*\*", card), "the card lacks the measured speed"
+
+    model = tmp_path / "copied" / "model"
+    shutil.copytree(tiny_recipe / "exp/model", model)
+    data = kaldi_data_dir(tiny_recipe, "test", tmp_path / "data")
+    given = ["--wav-scp", str(data / "wav.scp"), "--segments", str(data / "segments"), "--text", str(data / "text")]
+    given += ["--utt2spk", str(data / "utt2spk"), "--allow-failures", "--device", "cpu"]
+    assert punctuate(given + ["--recipe-dir", str(tiny_recipe), "--out-dir", str(tmp_path / "recipe")]) == 0
+    assert punctuate(given + ["--model", str(model), "--out-dir", str(tmp_path / "model")]) == 0
+    read = {
+        name: [json.loads(line) for line in (tmp_path / name / "punct.jsonl").read_text().splitlines()]
+        for name in ("recipe", "model")
+    }
+    assert [o["id"] for o in read["model"]] == [o["id"] for o in read["recipe"]] and read["model"]
+    for a, b in zip(read["model"], read["recipe"]):
+        assert [w["label"] for w in a["words"]] == [w["label"] for w in b["words"]]
+        for name in ("bert", "tdnn", "ensemble"):
+            got, expected = (np.array([w[name] for w in o["words"]]) for o in (a, b))
+            np.testing.assert_allclose(got, expected, atol=1e-6, rtol=0, err_msg=f"{a['id']}: {name}")
 
 
 @pytest.mark.slurm

@@ -24,6 +24,7 @@ def test_help_describes_the_stages_and_their_configs_exist():
         "exp/{text,mm,mm_pe,mm_pe_random}",
         "exp/efficientpunct{,_tdnn}",
         "exp/results",
+        "exp/model",
     ):
         assert output in text
     for model in ("am", "mm", "tdnn"):
@@ -146,3 +147,47 @@ def test_stage4_models_are_conf_files_of_train_mm_options():
         assert values["model"] in ("text", "mm") and values["results_row"]
         rows.add(values["results_row"])
     assert rows == {"text-only", "multimodal", "multimodal+PE", "random-audio"}
+
+
+@pytest.mark.slow
+def test_stage7_exports_the_models_punctuate_itn_reads(parczech_tiny_recipe, tmp_path):
+    """exp/model holds the stage-4 models a user runs (not the random-audio control), its default the best on dev; a
+    copy of it labels a recording's words as the default model's own file does, and its card is the scoring's."""
+    import shutil
+
+    from lhotse import load_manifest
+
+    from punct.bin import punctuate_itn
+    from punct.inference.model_folder import read_model_folder
+    from punct.models.cross_attention.data import read_segments
+
+    work = parczech_tiny_recipe
+    model = read_model_folder(work / "exp" / "model", kind="itn")
+    assert model.info["systems"] == ["mm", "mm_pe", "text"]
+    results = json.loads((work / "exp" / "results" / "results.json").read_text())
+    dev = {Path(m["dir"]).name: m["scores"]["dev"]["macro_f1"]["value"] for m in results["models"]}
+    assert dev[model.info["default_system"]] == max(dev[s] for s in ("text", "mm", "mm_pe"))
+    card = (work / "exp" / "model" / "README.md").read_text()
+    assert yaml.safe_load(card.split("---")[1])["language"] == "cs" and "| pause-only |" in card
+
+    segments = list(read_segments(work / "data/segments/parczech_supervisions_dev.jsonl.gz"))
+    recording = segments[0].recording_id
+    ctm = tmp_path / "words.ctm"
+    ctm.write_text(
+        "".join(
+            f"{recording} 1 {seg.start + s:.3f} {e - s:.3f} {w}\n"
+            for seg in segments
+            if seg.recording_id == recording
+            for w, s, e in zip(seg.words, seg.word_starts, seg.word_ends)
+        )
+    )
+    source = load_manifest(work / "data/segments/parczech_recordings_dev.jsonl.gz")[recording].sources[0].source
+    wav = (work / source).resolve() if not Path(source).is_absolute() else Path(source)
+    copied = shutil.copytree(work / "exp" / "model", tmp_path / "copied" / "model")
+    labels = {}
+    for name, given in (("file", work / "exp" / model.info["default_system"] / "best-valid-f1.pt"), ("folder", copied)):
+        out = tmp_path / f"{name}.jsonl"
+        argv = ["--model", str(given), "--wav", str(wav), "--ctm", str(ctm), "--utt-id", recording, "--out", str(out)]
+        assert punctuate_itn.main(argv) == 0
+        labels[name] = [(w["word"], w["label"], w["case"]) for w in map(json.loads, out.read_text().splitlines())]
+    assert labels["folder"] == labels["file"] and labels["file"]

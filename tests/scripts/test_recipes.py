@@ -97,9 +97,9 @@ def test_a_missing_manifest_name_option_is_an_error_naming_it(repo_root, script,
     ],
 )
 def test_mustc_paper_settings_warn_about_the_encoder(repo_root, options, warned):
-    """--mustc-root without --bert-model says that stage 5's encoder is not the paper's (stage 9: nothing runs)."""
+    """--mustc-root without --bert-model says that stage 5's encoder is not the paper's (stage 10: nothing runs)."""
     out = subprocess.run(
-        ["./run.sh", *options, "--stage", "9"], capture_output=True, text=True, cwd=repo_root / "egs/mustc"
+        ["./run.sh", *options, "--stage", "10"], capture_output=True, text=True, cwd=repo_root / "egs/mustc"
     )
     assert out.returncode == 0, out.stderr
     assert ("WARNING" in out.stderr and "not the paper's encoder bert-base-uncased" in out.stderr) == warned, out.stderr

@@ -37,10 +37,15 @@ def _config_from_dict(values: dict) -> MmConfig:
 
 
 def load_model(
-    path: Pathlike, device: torch.device = torch.device("cpu"), kind: str | None = None, needed_by: str = ""
+    path: Pathlike,
+    device: torch.device = torch.device("cpu"),
+    kind: str | None = None,
+    needed_by: str = "",
+    am_dir: Pathlike | None = None,
 ) -> tuple[torch.nn.Module, MmConfig, str]:
     """A model file of :func:`save_model` (``exp/<model>/best-valid-f1.pt``, or an epoch-N.pt) in eval mode, its
-    config and its kind (text or mm); ValueError if ``kind`` is given and the file holds another."""
+    config and its kind (text or mm); ValueError if ``kind`` is given and the file holds another.  ``am_dir``: where
+    the AM of a ``sound_encoder: am`` model is now (an exported folder's copy), instead of the path training stored."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such checkpoint")
@@ -48,6 +53,8 @@ def load_model(
     if kind is not None and saved.get("kind") != kind:
         raise ValueError(f"{path}: a {saved.get('kind')!r} model; {needed_by or 'this'} needs a {kind!r} model")
     cfg = _config_from_dict(saved["config"])
+    if am_dir is not None:
+        cfg = dataclasses.replace(cfg, am_dir=str(Path(am_dir).resolve()))
     # the encoder and tokenizer of training, from the checkpoint; older checkpoints: from cfg.bert_model again
     text = PunctBert.from_spec(saved["text_encoder"], head_specs(cfg)) if saved.get("text_encoder") else None
     model = build_model(saved.get("kind"), cfg, text)

@@ -409,9 +409,10 @@ def weight_files(folder: Pathlike) -> list[Path]:
     return files
 
 
-def pretrained_encoder_model(model: PunctBert) -> PunctBert:
-    """``model``'s tokenizer, heads and chunking over the encoder it was fine-tuned from (``base_encoder``), for
-    word vectors that fine-tuning has not fitted to the training labels (its heads do not match that encoder)."""
+def pretrained_encoder_model(model: PunctBert, encoder_dir: Pathlike | None = None) -> PunctBert:
+    """``model``'s tokenizer, heads and chunking over the encoder it was fine-tuned from (``base_encoder``, or a
+    copy of it in ``encoder_dir``: an exported model folder's), for word vectors that fine-tuning has not fitted to
+    the training labels (its heads do not match that encoder)."""
     from transformers import AutoModel
 
     if model.base_encoder is None:
@@ -419,7 +420,7 @@ def pretrained_encoder_model(model: PunctBert) -> PunctBert:
             "the model folder does not record the encoder it was fine-tuned from (no base_encoder in "
             f"{MODEL_JSON}: saved before it was recorded); train it again (stage 5)"
         )
-    name_or_path = model.base_encoder or default_bert_model()
+    name_or_path = str(encoder_dir) if encoder_dir is not None else model.base_encoder or default_bert_model()
     encoder = AutoModel.from_pretrained(name_or_path)
     tuned = model.encoder.get_input_embeddings().weight.shape
     if encoder.get_input_embeddings().weight.shape != tuned:
