@@ -11,6 +11,7 @@ set -euo pipefail
 cmd=utils/run.pl        # job runner ($decode_cmd in a recipe); on cuda each job asks it for one GPU (--gpu 1)
 nj=2                    # parallel jobs (utterances are split evenly; per-speaker CMVN within a job)
 recipe_dir=.            # trained recipe directory (conf/, exp/am, exp/bert, exp/tdnn, exp/results)
+model=                  # an exported model folder (punct-export; a recipe's exp/model) instead of --recipe-dir
 transcript_from=input   # input: the data dir's text; am: the acoustic model's greedy hypothesis
 alpha=                  # ensemble weight of the TDNN; empty: stage 8's choice (exp/results/results.json)
 device=cpu              # auto, cpu or cuda (auto: cuda when the backend offers a GPU, utils/device.sh)
@@ -36,7 +37,8 @@ if [ $# -ne 2 ]; then
   echo "Usage: $0 [options] <data-dir> <out-dir>"
   echo "  <data-dir> holds wav.scp and text (optionally segments and utt2spk), Kaldi style."
   echo "e.g.: $0 --nj 2 --cmd \"\$decode_cmd\" data/new exp/punctuate/new"
-  echo "Main options: --nj N, --cmd CMD, --device cpu|cuda|auto, --recipe-dir DIR, --transcript-from input|am, --alpha A, --quantize true,"
+  echo "Main options: --nj N, --cmd CMD, --device cpu|cuda|auto, --recipe-dir DIR or --model DIR (punct-export's folder),"
+  echo "  --transcript-from input|am, --alpha A, --quantize true,"
   echo "  --backend onnx [--onnx-precision int8|float32], --bert-bf16 true, --bert-precision fastest,"
   echo "  --long-form auto|always|never [--long-form-above 120] (a whole recording with its whole transcript),"
   echo "  --ctm FILE (an external recogniser's words and times instead of <data-dir>/text)"
@@ -48,11 +50,16 @@ dir=$2
 need="$data/wav.scp"
 [ "$transcript_from" = input ] && [ -z "$ctm" ] && need="$need $data/text"
 [ -n "$ctm" ] && need="$need $ctm"
-for f in $need $recipe_dir/exp/am/best-valid-loss.pt $recipe_dir/exp/bert/best-valid-f1/punct_model.json \
-    $recipe_dir/exp/tdnn/best-valid-f1.pt; do
+if [ -n "$model" ]; then
+  need="$need $model/punct_export.json"   # punctuate checks the folder's files itself, naming any missing one
+else
+  need="$need $recipe_dir/exp/am/best-valid-loss.pt $recipe_dir/exp/bert/best-valid-f1/punct_model.json"
+  need="$need $recipe_dir/exp/tdnn/best-valid-f1.pt"
+fi
+for f in $need; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
-if [ "$backend" = onnx ] && [ ! -f $recipe_dir/exp/onnx/export.json ]; then
+if [ "$backend" = onnx ] && [ -z "$model" ] && [ ! -f $recipe_dir/exp/onnx/export.json ]; then
   echo "$0: no ONNX export in $recipe_dir/exp/onnx; make it with" >&2
   echo "  python -m punct.bin.export_onnx --recipe-dir $recipe_dir --cuts <train cuts, e.g. data/fbank/mustc_cuts_train.jsonl.gz>" >&2
   exit 1
@@ -64,7 +71,8 @@ device=$(resolve_device $device) || exit 1
 cmd="$cmd --num-threads $num_threads"
 [ "$device" = cuda ] && cmd="$cmd --gpu 1"
 
-opts=(--recipe-dir $recipe_dir --wav-scp $data/wav.scp --transcript-from $transcript_from --device $device
+[ -n "$model" ] && models=(--model $model) || models=(--recipe-dir $recipe_dir)
+opts=("${models[@]}" --wav-scp $data/wav.scp --transcript-from $transcript_from --device $device
       --num-threads $num_threads --out-dir $dir --allow-failures --cmvn $cmvn --long-form $long_form
       --long-form-above $long_form_above)
 [ "$transcript_from" = input ] && [ -z "$ctm" ] && opts+=(--text $data/text)

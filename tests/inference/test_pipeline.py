@@ -338,6 +338,16 @@ def test_steps_punctuate_sh_jobs_and_merge(recipe, tmp_path):
     assert [json.loads(line)["id"] for line in (out / "punct.jsonl").read_text().splitlines()] == ["s0", "s2", "s3"]
     assert (out / "failed").read_text().startswith("s1 unknown characters")
     assert not list(out.glob("text.*"))  # per-job files merged away
+    # an exported folder instead of the recipe: the same outputs
+    from punct.inference.model_folder import export_efficientpunct
+    from punct.inference.recipe import recipe_paths
+
+    export_efficientpunct(recipe_paths(recipe / "recipe"), tmp_path / "model", alpha=ALPHA, word_vectors="fine-tuned")
+    cmd = ["bash", "steps/punctuate.sh", "--nj", "2", "--model", str(tmp_path / "model"), "data/new", "exp/folder"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    for name in ("text", "punct.jsonl", "failed"):
+        assert (work / "exp" / "folder" / name).read_text() == (out / name).read_text(), name
 
 
 def test_cmvn_per_speaker_and_global(recipe, punctuator, tmp_path):
