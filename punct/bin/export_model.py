@@ -10,7 +10,7 @@ nothing else (:mod:`punct.inference.model_folder`), and ``README.md`` in Hugging
   # then, anywhere:
   punct-punctuate --model egs/mustc/exp/model --wav talk.wav --transcript "so what did we learn" --out-dir out
   # egs/parczech's stage-4 models (the random-audio control is not a model to use):
-  python -m punct.bin.export_model --kind itn --recipe-dir egs/parczech --prefix parczech \
+  python -m punct.bin.export_model --kind itn --recipe-dir egs/parczech --prefix parczech \\
       --manifests-dir egs/parczech/data/segments --systems text,mm,mm_pe --corpus "ParCzech 3.0" --language cs
 """
 
@@ -40,7 +40,7 @@ from punct.inference.outputs import Failure
 from punct.inference.pipeline import Punctuator
 from punct.inference.precision import cpu_flags, cpu_kind, cpu_name
 from punct.inference.recipe import check_recipe_files, read_recipe_configs, recipe_paths, tdnn_inputs_of
-from punct.models.cross_attention.checkpoint import load_model
+from punct.models.cross_attention.checkpoint import model_config
 from punct.models.text.model import MODEL_JSON, default_bert_model
 from punct.results.model_card import (
     CardFacts,
@@ -210,7 +210,7 @@ def export_itn_recipe(args: argparse.Namespace, out: Path) -> None:
     for path in checkpoints.values():
         if not path.is_file():
             raise SystemExit(f"export_model: {path}: no such file (stage 4 not run, or --systems names another model)")
-    configs = {n: load_model(path)[1] for n, path in checkpoints.items()}
+    configs = {n: model_config(path) for n, path in checkpoints.items()}
     am_dirs = {cfg.am_dir for cfg in configs.values() if cfg.sound_encoder == "am"}
     if len(am_dirs) > 1:
         raise SystemExit(f"export_model: the models read different AMs ({sorted(am_dirs)}); export them apart")

@@ -3,7 +3,7 @@
 BERT, punctuation TDNN, ensemble at the recipe's alpha).
 
   # an exported model folder (punct-export; a recipe's exp/model after ./run.sh) instead of the recipe directory
-  python -m punct.bin.punctuate --model egs/mustc/exp/model --wav talk.wav --transcript "so what did we learn" \
+  python -m punct.bin.punctuate --model egs/mustc/exp/model --wav talk.wav --transcript "so what did we learn" \\
       --out-dir out
   # Kaldi-style data directory files (utt2spk optional: per-speaker CMVN)
   python -m punct.bin.punctuate --recipe-dir egs/mustc --wav-scp data/new/wav.scp --text data/new/text \\

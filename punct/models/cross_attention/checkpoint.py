@@ -36,6 +36,11 @@ def _config_from_dict(values: dict) -> MmConfig:
     return MmConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
+def model_config(path: Pathlike) -> MmConfig:
+    """The :class:`MmConfig` a model file of :func:`save_model` was trained with, without building the model."""
+    return _config_from_dict(load_checkpoint(path, "cpu", legacy_numpy_rng=True)["config"])
+
+
 def load_model(
     path: Pathlike,
     device: torch.device = torch.device("cpu"),
