@@ -13,11 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from punct.results.tables import markdown_table
+from punct.results.mustc import system_key
+from punct.results.tables import markdown_table, number
 from punct.utils.pathlike import Pathlike
 
-# results.json's systems, in the card's order, as the card names them
-SYSTEM_ROWS = (("TDNN", "TDNN (speech + text)"), ("chosen on dev", "Ensemble"), ("BERT only", "BERT only (text)"))
+# results.json's systems (punct.results.mustc.system_key's names), in the card's order, as the card names them
+SYSTEM_ROWS = (("TDNN", "TDNN (speech + text)"), ("Ensemble", "Ensemble"), ("BERT only", "BERT only (text)"))
 PAUSE_ONLY = "Pause only"
 
 
@@ -62,12 +63,15 @@ class CardFacts:
 
 
 def percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}"
+    return number(None if value is None else 100 * value)
 
 
-def system_name(systems: dict, key: str) -> str | None:
-    """The results.json system whose name contains ``key`` (the ensemble's name carries its alpha)."""
-    return next((name for name in systems if key in name), None)
+def system_name(systems: dict, model: str) -> str | None:
+    """The results.json key of ``model`` (:func:`punct.results.mustc.system_key`), or None when the run lacks it."""
+    try:
+        return system_key(systems, model)
+    except KeyError:
+        return None
 
 
 def f1_table(results: dict, split: str) -> list[str]:
