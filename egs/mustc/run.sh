@@ -145,7 +145,7 @@ case $tdnn_word_vectors in
   *) echo "$0: --tdnn-word-vectors must be fine-tuned, pretrained or auto, got '$tdnn_word_vectors'" >&2; exit 2 ;;
 esac
 # --am-extra-size mini_am: the acoustic model also trains on talks of the corpus' training text spoken
-# by other voices (data/fbank_am): a lower AM dev WER, but not a better punctuation TDNN (RESULTS.md).
+# by other voices (data/fbank_am): a lower AM dev WER, but not a better punctuation TDNN (docs/decisions.md).
 am_extra_opts=
 [ "$am_extra_size" != none ] && am_extra_opts="--extra-train-dirs data/fbank_am"
 

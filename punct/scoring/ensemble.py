@@ -22,8 +22,8 @@ alpha = 0 is BERT alone, alpha = 1 the TDNN alone.  The paper reports alpha on t
 How the rule was chosen, plainly: egs/mustc's stage 8 took the dev argmax until 4762bd2, the one-SE rule until
 355a2d5, then the paired rule; each change was made after the previous rule's test scores had been seen (the one-SE
 rule kept the TDNN alone in runs where the dev argmax had scored better on test).  The test set shaped the rule, so
-its tables are not a clean test of it; egs/mustc/RESULTS.md ("How the alpha rule was chosen") says so and checks
-the rule on dev alone."""
+its tables are not a clean test of it; docs/decisions.md ("egs/mustc") says so, with the check
+of the rule on dev alone."""
 
 from __future__ import annotations
 
