@@ -9,8 +9,9 @@ right truncation its TDNN and BERT were trained with, the plot --results-dir/NAM
 table into the README's ``results:streaming`` region (``--from-json`` redoes only the table and the plot).
 
   . ./path.sh
-  python benchmarks/bench_streaming.py --recipe-dir /work/runs/mustc_seed1 --readme egs/mustc/local/README.md
-  python benchmarks/bench_streaming.py --from-json egs/mustc/RESULTS/streaming.json --readme egs/mustc/local/README.md
+  python benchmarks/bench_streaming.py --recipe-dir /work/runs/mustc_seed1 --readme benchmarks/streaming/README.md
+  python benchmarks/bench_streaming.py --from-json egs/mustc/RESULTS/streaming.json \\
+      --readme benchmarks/streaming/README.md
 
 Files of several runs (e.g. one per seed and right_truncation, --name streaming_dev) make the generated comparison
 table of egs/mustc/RESULTS/regions.yaml's ``truncation`` region (punct.results.latency).

@@ -32,12 +32,12 @@ def test_markdown_table_one_row_per_split_and_latency():
 
 
 def test_committed_table_is_the_committed_results():
-    """egs/mustc/local/README.md's results:streaming region is the table of egs/mustc/RESULTS/streaming.json."""
+    """benchmarks/streaming/README.md's results:streaming region is the table of egs/mustc/RESULTS/streaming.json."""
     from punct.results.latency import markdown_table
     from punct.results.regions import region_content
 
     results = REPO / "egs" / "mustc" / "RESULTS" / "streaming.json"
-    readme = REPO / "egs" / "mustc" / "local" / "README.md"
+    readme = REPO / "benchmarks" / "streaming" / "README.md"
     content = region_content(readme.read_text(encoding="utf-8"), "streaming", str(readme))
     assert content == markdown_table(json.loads(results.read_text(encoding="utf-8")))
 
