@@ -20,8 +20,11 @@ from __future__ import annotations
 import ast
 import fnmatch
 import functools
+import re
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "punct"
 
@@ -234,3 +237,128 @@ def test_a_training_import_is_found() -> None:
         "punct.bin.decode_am imports punct.am.train",
         "punct.inference.recipe imports punct.models.punct_tdnn.train",
     ]
+
+
+# A corpus is named in ``punct/corpora/`` and ``egs/`` only (docs/architecture.md); shared code takes the manifest
+# prefix and paths from the recipe.  Docstrings, comments and "e.g." examples may name one.
+CORPUS_NAME = re.compile(r"(?<![a-z0-9])(must-?c|parczech|ted)(?![a-z0-9])", re.IGNORECASE)
+EXAMPLE = re.compile(r"e\.g\.[^)\n]*")
+CORPUS_AREAS = ("punct.corpora",)
+# Entry points whose job is one corpus (docs/architecture.md, stage 0 of each recipe).
+CORPUS_ENTRY_POINTS = {
+    "punct.bin.prepare_mustc": "MuST-C's folders -> egs/mustc's manifests",
+    "punct.bin.prepare_parczech": "ParCzech's folders -> egs/parczech's manifests",
+    "punct.bin.prepare_imported": "a corpus of your own -> egs/mustc's manifests, with prepare_mustc's report",
+    "punct.bin.build_mini_corpus": "builds egs/mustc's mini corpus in MuST-C's layout",
+    "punct.bin.build_parczech_mini": "builds egs/parczech's mini corpus in ParCzech's layout",
+}
+# Modules that other parts of issue 78 move, rename or rewrite (the study modules to benchmarks/, the renderers
+# results/mustc.py and results/itn.py renamed by what they render, the punctuate chain): allowed until those
+# parts are merged; then this set is emptied (test_corpus_allowances_are_needed says which entries are stale).
+MOVING_IN_ISSUE_78 = {
+    "punct.inference.latency",
+    "punct.results.regions",
+    "punct.results.mustc",
+    "punct.results.itn",
+    "punct.results.curve",  # imports punct.results.mustc
+    "punct.results.model_card",  # imports punct.results.mustc
+    "punct.results.stream_offline",  # imports punct.results.mustc
+    "punct.bin.score_ensemble",  # imports punct.results.mustc
+    "punct.bin.punctuate",  # help texts name egs/mustc
+}
+
+
+def docstring_ids(tree: ast.AST) -> set[int]:
+    """``id()`` of every docstring constant of ``tree`` (module, class and function docstrings)."""
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, kinds) and node.body and ast.get_docstring(node, clean=False) is not None
+    }
+
+
+def identifier_names(node: ast.AST) -> list[str]:
+    """The names ``node`` defines or uses: variables, attributes, functions, classes, arguments, imports."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.arg, ast.keyword)):
+        return [node.arg] if node.arg else []
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname or ""]
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or ""]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    return []
+
+
+def corpus_names(source: str) -> list[str]:
+    """``line: text`` for each corpus name (whole tokens, any case) in the code of ``source``: in its string
+    constants other than docstrings and outside "e.g." examples, and in its identifiers (``snake_case`` and
+    ``CamelCase`` parts alike); comments are not code."""
+    tree = ast.parse(source)
+    docstrings = docstring_ids(tree)
+    found = []
+    for node in ast.walk(tree):
+        # (what is reported, what is searched): an identifier split at its CamelCase humps
+        texts = [(name, re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)) for name in identifier_names(node)]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            texts.append((node.value, EXAMPLE.sub("", node.value)))
+        found += [f"{node.lineno}: {shown[:80]!r}" for shown, searched in texts if CORPUS_NAME.search(searched)]
+    return found
+
+
+@functools.cache
+def corpus_names_in_package() -> dict[str, list[str]]:
+    """module -> its corpus names, for every module outside the corpus areas (the module's own dotted name too)."""
+    named = {}
+    for module, path in modules().items():
+        if area(module) in CORPUS_AREAS:
+            continue
+        found = corpus_names(path.read_text())
+        if CORPUS_NAME.search(module.replace("_", " ")):
+            found.append(f"module name {module}")
+        if found:
+            named[module] = found
+    return named
+
+
+def test_no_corpus_name_in_shared_code() -> None:
+    """Outside punct/corpora/ code takes a corpus' prefix and paths from the recipe (``--prefix``,
+    ``--cuts-pattern``, ... required, or a neutral default); only the corpus entry points name their corpus."""
+    allowed = CORPUS_ENTRY_POINTS.keys() | MOVING_IN_ISSUE_78
+    assert {module: found for module, found in corpus_names_in_package().items() if module not in allowed} == {}
+
+
+def test_corpus_allowances_are_needed() -> None:
+    """Each allowed module exists and still names a corpus: a stale entry (moved, renamed or cleaned) goes."""
+    named = corpus_names_in_package()
+    assert sorted((CORPUS_ENTRY_POINTS.keys() | MOVING_IN_ISSUE_78) - named.keys()) == []
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ('parser.add_argument("--prefix", default="mustc")', ["1: 'mustc'"]),
+        ('PATTERN = "parczech_cuts_{split}.jsonl.gz"', ["1: 'parczech_cuts_{split}.jsonl.gz'"]),
+        ('raise ValueError(f"egs/parczech decodes need {n} classes")', ["1: 'egs/parczech decodes need '"]),
+        ('title = "MuST-C tst-COMMON"', ["1: 'MuST-C tst-COMMON'"]),
+        ('talks = "TED talks"', ["1: 'TED talks'"]),
+        ("def prepare_mustc(): pass", ["1: 'prepare_mustc'"]),
+        ("class ParczechConfig: pass", ["1: 'ParczechConfig'"]),
+        ("from punct.results.mustc import system_key", ["1: 'punct.results.mustc'"]),
+        ("mustc_prefix = 1", ["1: 'mustc_prefix'"]),
+        ('"""MuST-C and ParCzech in a docstring."""\nx = 1  # mustc in a comment', []),
+        ('help = "manifest name prefix (e.g. mustc)"', []),
+        ('help = "e.g. parczech_supervisions_dev.jsonl.gz"', []),
+        ('words = ["started", "tedious", "muster", "must", "parczechia"]', []),
+        ("sorted_ted_x = 1", ["1: 'sorted_ted_x'"]),
+    ],
+)
+def test_corpus_names_are_found(source: str, expected: list[str]) -> None:
+    assert corpus_names(source) == expected

@@ -103,7 +103,7 @@ for seed in $seeds; do
     fresh_copy "$copy"
     command="cd $copy && ./run.sh --seed $seed${run_opts[*]:+ $(printf '%q ' "${run_opts[@]}")}"
     log "seed $seed: $command (log: $copy/run.log)"
-    # the host's speed before and after (a fixed one-thread workload, punct.utils.machine_speed): wall times of
+    # the host's speed before and after (a fixed one-thread workload, punct.results.machine_speed): wall times of
     # runs made at other hours compare only through it
     speed_before=$(python -m punct.bin.machine_speed)
     started=$(date -Iseconds)

@@ -357,7 +357,8 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   # after and before each word, its duration, last word or not), fit on train, chosen on dev by macro F1; case blank.
   # Its first-word rule is that of the first stage-4 model's predictions, so that every row is scored alike.
   set -- $mm_models
-  python -m punct.bin.train_pause_itn --segments-dir data/segments --rule-from exp/$1 --seed $seed --exp-dir exp/pause
+  python -m punct.bin.train_pause_itn --prefix parczech --segments-dir data/segments --rule-from exp/$1 --seed $seed \
+    --exp-dir exp/pause
   models+=("exp/pause:pause-only")
   # results.json also records the run's seed, the AM's dev WER (stage 1) and the recognition WER (stage 2 with
   # --words-from am on the mini corpus), for python -m punct.bin.results_table (the RESULTS.md table).

@@ -55,7 +55,7 @@ class ItnDatasetConfig:
     seed: int = 42
     # Held out by a share of the hours instead (a corpus with a few dominant speakers: a count of speakers can put
     # most of it in dev or test): whole units (split_by) drawn with the seed until dev and test hold about these
-    # shares, none that would take a part above max_heldout_share (punct.utils.heldout.draw_by_share).  A speaker's
+    # shares, none that would take a part above max_heldout_share (punct.training.heldout.draw_by_share).  A speaker's
     # hours are estimated from the official words (each recording's duration shared by its speakers' word counts).
     split_by: Literal["speaker", "recording"] = "speaker"  # recording: every segment of a recording in one split
     dev_share: float | None = None  # None: num_dev_speakers (a count; split_by speaker only)

@@ -9,6 +9,7 @@ loop nor its data: decoding, alignment, dumps and ``punctuate`` import this modu
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,3 +83,12 @@ def load_am(
     if tokens.symbols[1] != SPACE:
         raise ValueError(f"{am_dir / checkpoint}: token 1 is {tokens.symbols[1]!r}, expected the separator {SPACE!r}")
     return model, tokens, load_config(FeatureConfig, am_dir / FEATURE_CONFIG_NAME)
+
+
+def add_am_input_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """The stage-1 features, the trained AM and the splits of an entry point that runs the AM over cuts."""
+    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output (cuts, features, CMVN)")
+    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
+    parser.add_argument("--checkpoint", default=BEST_CHECKPOINT, help="checkpoint name inside --am-dir")
+    parser.add_argument("--splits", nargs="+", required=True, help=f"splits to {what}")
+    parser.add_argument("--prefix", required=True, help="cut manifest name prefix: <prefix>_cuts_<split>.jsonl.gz")

@@ -23,8 +23,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from punct.am.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
 from punct.am.model import TdnnAcousticModel, interpolate_frames, pad_frames
-from punct.utils.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
 
 
 class FoldedAcousticModel(nn.Module):

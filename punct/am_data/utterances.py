@@ -34,7 +34,7 @@ The true speaker is kept in ``custom["speaker"]`` either way (the recording id w
 
 Dev part: the given dev data (``dev``), else ``dev_unit``s (speakers or recordings) drawn with ``seed`` until
 they hold about ``dev_share`` of the hours, none that would take dev above ``max_dev_share``
-(``punct.utils.heldout.draw_by_share``): train and dev then share no speaker (recording), and a corpus with a few
+(``punct.training.heldout.draw_by_share``): train and dev then share no speaker (recording), and a corpus with a few
 dominant speakers keeps them in training.  A train or dev part under ``min_split_minutes`` or
 ``min_split_utterances`` is logged as a warning (and listed in ``import_stats.json``).
 
@@ -68,8 +68,8 @@ from punct.io.jsonl import read_jsonl
 from punct.io.kaldi_data_dir import pipe_command, read_kaldi_data_dir, run_pipe
 from punct.text import numbers as num
 from punct.text.token_labels import spoken_words
+from punct.training.heldout import draw_by_share, small_part_warning
 from punct.utils.atomic import atomic_path, atomic_write_text
-from punct.utils.heldout import draw_by_share, small_part_warning
 
 logger = logging.getLogger(__name__)
 
@@ -441,7 +441,7 @@ def choose_dev_units(
     hours: Mapping[str, float], share: float, seed: int, max_share: float = 1 / 3, what: str = "dev unit"
 ) -> list[str]:
     """Units (unit -> hours) drawn with ``seed`` until they hold about ``share`` of the hours, never more than
-    ``max_share`` (``punct.utils.heldout.draw_by_share``); at least one unit stays for training."""
+    ``max_share`` (``punct.training.heldout.draw_by_share``); at least one unit stays for training."""
     if len(hours) < 2:
         raise ValueError(
             f"{len(hours)} {what}(s): cannot hold one out for dev and train on the rest; give the dev "

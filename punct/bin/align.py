@@ -19,11 +19,11 @@ from lhotse import load_manifest
 
 from punct.am.align import align_job, hypothesis_starts, job_paths, merge_alignments
 from punct.am.align_quality import format_summary, read_word_times, start_errors, summarise
-from punct.am.checkpoint import load_model
+from punct.am.checkpoint import add_am_input_arguments, load_model
 from punct.am.dataset import load_split
 from punct.features.compute import cuts_path
 from punct.utils.atomic import atomic_write_text, is_done, mark_done
-from punct.utils.cli import add_am_input_arguments, add_device_arguments, parse_and_log
+from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 

@@ -47,9 +47,9 @@ from punct.align.segments import (
     format_statistics,
     zero_distance_runs,
 )
+from punct.training.heldout import draw_by_share
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
 from punct.utils.config import add_config_arguments, config_from_args
-from punct.utils.heldout import draw_by_share
 from punct.utils.jobs import add_job_arguments, job_share
 from punct.utils.logging import log_config, setup_logging
 from punct.utils.progress import progress

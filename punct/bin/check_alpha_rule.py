@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks stage 8's ensemble-weight rules on dev alone (punct.scoring.alpha_check: leave one talk out).
 
-python -m punct.bin.check_alpha_rule --out exp/alpha_check.json ../mustc_seed1 ../mustc_seed2 ../mustc_seed3
+python -m punct.bin.check_alpha_rule --prefix mustc --out exp/alpha_check.json \\
+    ../mustc_seed1 ../mustc_seed2 ../mustc_seed3
 
 Each argument is a finished egs/mustc run (its data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz, exp/tdnn/post and
 exp/emb_bert); per run and rule, the pooled F1 of the talks each predicted with the alpha chosen without it.
@@ -25,9 +26,9 @@ from punct.utils.logging import setup_logging
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("runs", type=Path, nargs="+", help="finished egs/mustc run folders")
+    parser.add_argument("runs", type=Path, nargs="+", help="finished stage-8 run folders of a punct4 recipe")
     parser.add_argument("--split", default="dev", help="the split the rules are checked on (never test)")
-    parser.add_argument("--prefix", default="mustc", help="manifest name prefix")
+    parser.add_argument("--prefix", required=True, help="manifest name prefix of the runs (e.g. mustc)")
     parser.add_argument("--rules", nargs="+", default=list(ALPHA_RULES), choices=ALPHA_RULES)
     parser.add_argument("--num-resamples", type=int, default=1000, help="bootstrap resamples of the SE rules")
     parser.add_argument("--out", type=Path, required=True, help="JSON of the check")

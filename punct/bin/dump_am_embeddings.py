@@ -17,14 +17,14 @@ from pathlib import Path
 
 import torch
 
-from punct.am.checkpoint import load_model, training_config
+from punct.am.checkpoint import add_am_input_arguments, load_model, training_config
 from punct.am.dataset import load_split
 from punct.am.dump import benchmark_throughput, dump_shard
 from punct.am.model import EMBEDDING_LAYER
 from punct.features.cmvn import SpeakerCmvn
 from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps, shard_paths
 from punct.io.sources import AcousticSource, file_sha256, read_source, write_source
-from punct.utils.cli import add_am_input_arguments, add_device_arguments, parse_and_log
+from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
 

@@ -32,7 +32,7 @@ def get_parser() -> argparse.ArgumentParser:
         "--supervisions",
         type=Path,
         required=True,
-        help="segments of the split (parczech_supervisions_<split>.jsonl.gz)",
+        help="segments of the split (e.g. parczech_supervisions_<split>.jsonl.gz)",
     )
     parser.add_argument("--out-dir", type=Path, required=True, help="output folder, e.g. exp/emb_text/dev")
     parser.add_argument("--batch-size", type=int, default=32, help="segments per forward pass")

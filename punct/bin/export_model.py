@@ -60,7 +60,10 @@ TITLES = {"efficientpunct": "punct EfficientPunct", "itn": "punct speech-informe
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument(
-        "--kind", choices=KINDS, default="efficientpunct", help="efficientpunct (egs/mustc) or itn (egs/parczech)"
+        "--kind",
+        choices=KINDS,
+        default="efficientpunct",
+        help="efficientpunct (a punct4 recipe, e.g. egs/mustc) or itn (punctuation and case, e.g. egs/parczech)",
     )
     parser.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory")
     parser.add_argument("--out", type=Path, default=None, help="the model folder [<recipe>/exp/model]")

@@ -31,7 +31,7 @@ from punct.utils.cli import HelpFormatter, parse_and_log
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
+    parser.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (e.g. egs/mustc)")
     parser.add_argument("--am-model", type=Path, default=None, help="[<recipe>/exp/am/best-valid-loss.pt]")
     parser.add_argument("--bert-model-dir", type=Path, default=None, help="[<recipe>/exp/bert/best-valid-f1]")
     parser.add_argument("--tdnn-model", type=Path, default=None, help="[<recipe>/exp/tdnn/best-valid-f1.pt]")

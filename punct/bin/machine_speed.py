@@ -1,4 +1,4 @@
-"""Times a fixed one-thread workload (:mod:`punct.utils.machine_speed`) and prints it as JSON, or adds it to a
+"""Times a fixed one-thread workload (:mod:`punct.results.machine_speed`) and prints it as JSON, or adds it to a
 run's ``run.json`` under ``machine_speed.<key>`` (``utils/multi_seed.sh``: before and after each run).
 
   python -m punct.bin.machine_speed
@@ -11,8 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
+from punct.results.machine_speed import probe
 from punct.utils.atomic import atomic_write_text
-from punct.utils.machine_speed import probe
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,8 @@ the best is kept.  Writes <exp-dir>/model.pkl, <exp-dir>/choice.json (the dev gr
 a re-run skips a folder finished after its inputs changed, from the same inputs, seed and candidates,
 unless --overwrite.
 
-  python -m punct.bin.train_pause --cuts-dir data/fbank --exp-dir exp/pause --seed 42
+  python -m punct.bin.train_pause --cuts-dir data/fbank --cuts-pattern 'mustc_cuts_{split}_ali.jsonl.gz' \\
+      --exp-dir exp/pause --seed 42
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of the aligned cuts")
     parser.add_argument(
-        "--cuts-pattern", default="mustc_cuts_{split}_ali.jsonl.gz", help="aligned cuts in --cuts-dir ({split})"
+        "--cuts-pattern",
+        required=True,
+        help="aligned cuts in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)",
     )
     parser.add_argument(
         "--decode-splits", nargs="+", default=["dev", "test"], help="splits whose posteriors are written"

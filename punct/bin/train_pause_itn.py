@@ -15,7 +15,8 @@ Writes <exp-dir>/model.pkl, choice.json and decode/<split>.jsonl per --decode-sp
 re-run skips a folder finished after its inputs changed, from the same inputs, seed, candidates and rules, unless
 --overwrite.
 
-  python -m punct.bin.train_pause_itn --segments-dir data/segments --rule-from exp/text --exp-dir exp/pause
+  python -m punct.bin.train_pause_itn --prefix parczech --segments-dir data/segments --rule-from exp/text \\
+      --exp-dir exp/pause
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from punct.utils.logging import log_config, setup_logging
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--segments-dir", type=Path, default=Path("data/segments"), help="stage-3 segments")
-    parser.add_argument("--prefix", default="parczech", help="<prefix>_supervisions_<split>.jsonl.gz")
+    parser.add_argument(
+        "--prefix", required=True, help="<prefix>_supervisions_<split>.jsonl.gz in --segments-dir (e.g. parczech)"
+    )
     parser.add_argument("--decode-splits", nargs="+", default=["dev", "test"], help="splits whose decode is written")
     parser.add_argument(
         "--first-word",

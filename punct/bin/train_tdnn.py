@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Stage 7: train the EfficientPunct punctuation TDNN on fused [BERT ; layer-12] windows.
 
-Reads, for the train and dev splits, the aligned cuts (<cuts-dir>/mustc_cuts_<split>_ali.jsonl.gz, or
---cuts-pattern, e.g. parczech_cuts_{split}.jsonl.gz for ParCzech segments with ``label_set: itn``),
+Reads, for the train and dev splits, the aligned cuts (<cuts-dir>/<cuts-pattern>, e.g.
+mustc_cuts_{split}_ali.jsonl.gz, or parczech_cuts_{split}.jsonl.gz for ParCzech segments with ``label_set: itn``),
 the layer-12 matrices (<am-emb-dir>/<split>/emb.scp) and the per-word BERT vectors
 (<bert-emb-dir>/<split>/vec.scp); windows are cut at load time.  Writes <exp-dir>/epoch-N.pt,
 <exp-dir>/best-valid-f1.pt (best dev overall F1), config.yaml and train_history.json.
 
-Single process:   python -m punct.bin.train_tdnn --config conf/tdnn_mini.yaml --exp-dir exp/tdnn
+Single process:   python -m punct.bin.train_tdnn --config conf/tdnn_mini.yaml \\
+                    --cuts-pattern 'mustc_cuts_{split}_ali.jsonl.gz' --exp-dir exp/tdnn
 Several (DDP):    torchrun --nproc-per-node 2 -m punct.bin.train_tdnn --config conf/tdnn.yaml ...
 GPU options:      --amp bf16|fp16|auto|fastest (mixed precision), --num-workers N (window-cutting processes; batches
                   are pinned when the device is CUDA)
@@ -39,12 +40,12 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--config", type=Path, default=None, help="YAML config (conf/tdnn.yaml or conf/tdnn_mini.yaml)")
     parser.add_argument(
-        "--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of mustc_cuts_<split>_ali.jsonl.gz"
+        "--cuts-dir", type=Path, default=Path("data/fbank"), help="folder of the aligned cuts (--cuts-pattern)"
     )
     parser.add_argument(
         "--cuts-pattern",
-        default="mustc_cuts_{split}_ali.jsonl.gz",
-        help="cut manifest name in --cuts-dir ({split} = split)",
+        required=True,
+        help="cut manifest name in --cuts-dir, {split} = split (e.g. mustc_cuts_{split}_ali.jsonl.gz)",
     )
     parser.add_argument(
         "--am-emb-dir", type=Path, default=Path("exp/emb_am"), help="layer-12 shards: <dir>/<split>/emb.scp"

@@ -1,6 +1,6 @@
 """Pieces shared by the command-line entry points in punct/bin (the options of one concept live beside it:
 :func:`punct.text.normalize.add_normalize_arguments`, :func:`punct.synthesis.build_record.add_mini_corpus_arguments`,
-:func:`punct.io.shards.add_word_dump_arguments`)."""
+:func:`punct.io.shards.add_word_dump_arguments`, :func:`punct.am.checkpoint.add_am_input_arguments`)."""
 
 from __future__ import annotations
 
@@ -32,15 +32,6 @@ def add_rerun_arguments(parser: argparse.ArgumentParser, overwrite_help: str) ->
     """``--overwrite`` and ``--log-file`` of an entry point that writes its outputs once."""
     parser.add_argument("--overwrite", action="store_true", help=overwrite_help)
     parser.add_argument("--log-file", type=Path, default=None, help="also log to this file")
-
-
-def add_am_input_arguments(parser: argparse.ArgumentParser, what: str) -> None:
-    """The stage-1 features, the trained AM and the splits of an entry point that runs the AM over cuts."""
-    parser.add_argument("--fbank-dir", type=Path, required=True, help="stage-1 output (cuts, features, CMVN)")
-    parser.add_argument("--am-dir", type=Path, required=True, help="trained AM folder")
-    parser.add_argument("--checkpoint", default="best-valid-loss.pt", help="checkpoint name inside --am-dir")
-    parser.add_argument("--splits", nargs="+", required=True, help=f"splits to {what}")
-    parser.add_argument("--prefix", required=True, help="cut manifest name prefix: <prefix>_cuts_<split>.jsonl.gz")
 
 
 def parse_and_log(

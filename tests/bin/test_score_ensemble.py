@@ -58,7 +58,17 @@ def results_dir(tmp_path_factory):
         json.dumps({"dev": {"unspeakable_token": 2, "no_words": 1}, "test": {}, "train": {"unspeakable_token": 5}})
     )
     train_pause(
-        ["--cuts-dir", str(root / "data/fbank"), "--exp-dir", str(root / "exp/pause"), "--seed", "7", *PAUSE_GRID]
+        [
+            "--cuts-dir",
+            str(root / "data/fbank"),
+            "--cuts-pattern",
+            "mustc_cuts_{split}_ali.jsonl.gz",
+            "--exp-dir",
+            str(root / "exp/pause"),
+            "--seed",
+            "7",
+            *PAUSE_GRID,
+        ]
     )
     return score(root, root / "exp" / "results", "--pause-dir", str(root / "exp/pause"))
 

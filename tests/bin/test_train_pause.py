@@ -15,6 +15,7 @@ from punct.labels import PUNCT4, WordLabels
 from punct.scoring.punct_scores import score
 from tests.helpers.synthetic_splits import make_split
 
+CUTS_PATTERN = ["--cuts-pattern", "mustc_cuts_{split}_ali.jsonl.gz"]  # the names make_split writes
 SMALL_GRID = ["--logistic-c", "1", "--tree-depths", "2", "--tree-iterations", "20"]
 
 
@@ -24,7 +25,7 @@ def recipe(tmp_path_factory):
     for i, split in enumerate(("train", "dev", "test")):
         make_split(root, split, num_utts=24, text_dim=3, am_dim=2, seed=30 + i)
     exp = root / "exp" / "pause"
-    main(["--cuts-dir", str(root / "data/fbank"), "--exp-dir", str(exp), "--seed", "3", *SMALL_GRID])
+    main(["--cuts-dir", str(root / "data/fbank"), *CUTS_PATTERN, "--exp-dir", str(exp), "--seed", "3", *SMALL_GRID])
     return root
 
 
@@ -50,7 +51,7 @@ def test_posteriors_of_every_cut(recipe):
 
 def test_a_rerun_skips_and_another_seed_trains_again(recipe):
     exp = recipe / "exp" / "pause"
-    args = ["--cuts-dir", str(recipe / "data/fbank"), "--exp-dir", str(exp), *SMALL_GRID]
+    args = ["--cuts-dir", str(recipe / "data/fbank"), *CUTS_PATTERN, "--exp-dir", str(exp), *SMALL_GRID]
     before = (exp / "dev" / "post.scp.done").stat().st_mtime_ns
     main([*args, "--seed", "3"])
     assert (exp / "dev" / "post.scp.done").stat().st_mtime_ns == before

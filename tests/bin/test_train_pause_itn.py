@@ -80,6 +80,8 @@ def root(tmp_path_factory):
     write_text_model(root)
     main(
         [
+            "--prefix",
+            "parczech",
             "--segments-dir",
             str(root / "segments"),
             "--rule-from",
@@ -133,7 +135,15 @@ def test_scored_as_a_row_beside_the_text_model(root):
 
 
 def test_the_rule_can_be_given_and_auto_needs_a_model(root, tmp_path):
-    args = ["--segments-dir", str(root / "segments"), "--exp-dir", str(tmp_path / "pause"), *SMALL_GRID]
+    args = [
+        "--prefix",
+        "parczech",
+        "--segments-dir",
+        str(root / "segments"),
+        "--exp-dir",
+        str(tmp_path / "pause"),
+        *SMALL_GRID,
+    ]
     with pytest.raises(ValueError, match="--rule-from"):
         main(args)
     main([*args, "--first-word", "include", "--metric", "overall", "--decode-splits", "test"])

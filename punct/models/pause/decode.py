@@ -34,7 +34,7 @@ def itn_predictions(model: PauseClassifier, pauses: WordPauses, first_word: str)
     ``blank`` everywhere; under ``first_word`` exclude the first word's labels are copied from the reference, as
     every model of the recipe writes them."""
     if tuple(model.classes) != PUNCT9.classes:
-        raise ValueError(f"egs/parczech decodes need a model of {PUNCT9.name} classes, got {list(model.classes)}")
+        raise ValueError(f"ITN decodes need a model of {PUNCT9.name} classes, got {list(model.classes)}")
     records = []
     for utterance, hyp in zip(pauses.utterances, pauses.split(model.predict(pauses.features))):
         if utterance.case is None:

@@ -299,7 +299,7 @@ class WordFactoredTdnn(nn.Module):
 
 class FoldedWordFactoredTdnn(nn.Module):
     """``WordFactoredTdnn.forward`` with the conv stack's BatchNorms folded into the convolutions
-    (``punct.utils.bn_folding``): each BatchNorm's scale goes into its convolution, its shift into the next
+    (``punct.am.bn_folding``): each BatchNorm's scale goes into its convolution, its shift into the next
     convolution's bias, the last shift is added to the output.  For inference graphs, where a float
     BatchNorm between int8 convolutions costs a dequantise/quantise pair; raises ValueError when a
     BatchNorm has a non-positive scale."""
@@ -308,7 +308,7 @@ class FoldedWordFactoredTdnn(nn.Module):
         super().__init__()
         import copy
 
-        from punct.utils.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
+        from punct.am.bn_folding import batch_norm_affine, check_positive, constant_response, scaled_conv
 
         tdnn = factored.tdnn.eval()
         self.text, self.acoustic = copy.deepcopy(factored.text), copy.deepcopy(factored.acoustic)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from punct.bin import machine_speed as machine_speed_bin
-from punct.utils.machine_speed import WORKLOAD, probe
+from punct.results.machine_speed import WORKLOAD, probe
 
 
 def test_probe_times_the_workload_on_one_thread_and_restores_the_thread_count():
