@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 from lhotse import RecordingSet, load_manifest
 
-from punct.align.dataset import read_recognised_words, write_recognised_words
+from punct.labels import read_recognised_words, write_recognised_words
 from punct.recognition.beam_search import BeamSearchConfig, CtcBeamSearch
 from punct.recognition.chunks import ChunkConfig
 from punct.recognition.recogniser import ChunkRecogniser, TdnnRecogniser, recognise_recording, total_wer, word_errors

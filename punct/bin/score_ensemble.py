@@ -24,7 +24,6 @@ punct.scoring.systems.score_splits; the entry point adds the parameter counts an
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from punct.results.facts import acoustic_model_health, parameter_breakdown
@@ -36,6 +35,7 @@ from punct.scoring.systems import (
     references,  # noqa: F401 (punct.bin.check_alpha_rule imports it from here)
     score_splits,
 )
+from punct.utils.config import options_as
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -91,16 +91,11 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def from_args(cls, args: argparse.Namespace):
-    """A dataclass of ``cls`` with the options of the same names."""
-    return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
-
-
 def main() -> None:
     args = get_parser().parse_args()
     setup_logging(args.out_dir / "log" / "score.log")
     log_config(vars(args), "arguments")
-    results = score_splits(from_args(ScoringInputs, args), from_args(ScoringSettings, args))
+    results = score_splits(options_as(ScoringInputs, args), options_as(ScoringSettings, args))
     results["parameters"] = parameter_breakdown(args.am_dir, args.bert_dir, args.tdnn_model)
     results["acoustic_model"] = acoustic_model_health(args.am_dir, [args.dev_split, args.test_split])
     write_results(results, args.out_dir, plot=not args.no_plots)
