@@ -26,6 +26,8 @@ Words with times
   A word with its start and end in seconds is a :class:`TimedWord` (recognised words, the synthesizer's
   words, aligned words).  On a supervision the word times are lhotse's ``alignment["word"]`` (one
   ``AlignmentItem`` per word, times relative to the recording); :func:`aligned_words` is the one reader.
+  In a words file (``<recording id>.words.tsv``: recognised words, a synthesized corpus' ``synth/``) they are
+  ``word<TAB>start<TAB>end`` lines: :func:`read_recognised_words`, :func:`write_recognised_words`.
 
 The first word of a segment (``first_word``: ``include`` or ``exclude``)
   ParCzech segments (Stankov 2024) start anywhere in a sentence, so nothing in the segment says whether
@@ -49,6 +51,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
+
+from punct.utils.atomic import atomic_write_text
+from punct.utils.pathlike import Pathlike
 
 NO_MARK = 0  # index of "no mark" in every label set
 IGNORE_INDEX = -100  # a training target the loss skips (torch's cross-entropy default)
@@ -253,6 +258,30 @@ def aligned_words(sup: Any) -> list[TimedWord] | None:
             TimedWord(symbol, float(start), float(start) + float(duration), 0.0 if score is None else float(score))
         )
     return out
+
+
+def read_recognised_words(path: Pathlike) -> list[TimedWord]:
+    """``word<TAB>start<TAB>end`` lines -> TimedWords; bad lines name the file and line."""
+    out: list[TimedWord] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) != 3 or not cols[0]:
+                raise ValueError(f"{path}:{n}: expected word<TAB>start<TAB>end, got {line.rstrip()!r}")
+            try:
+                start, end = float(cols[1]), float(cols[2])
+            except ValueError:
+                raise ValueError(f"{path}:{n}: start/end are not numbers: {line.rstrip()!r}") from None
+            if end < start:
+                raise ValueError(f"{path}:{n}: end {end} before start {start}")
+            out.append(TimedWord(cols[0], start, end))
+    return out
+
+
+def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
+    atomic_write_text(path, "".join(f"{w.word}\t{w.start:.3f}\t{w.end:.3f}\n" for w in words))
 
 
 # ---- the first word of a segment (see the module docstring) ----------------------------------------

@@ -271,3 +271,18 @@ def test_switch_from_flags_and_bad_values(tmp_path):
     for config_type in (MmConfig, TrainTdnnConfig):
         with pytest.raises(ValueError, match="first_word must be one of"):
             load_config(config_type, tmp_path / "bad.yaml")
+
+
+def test_words_file_round_trip_and_bad_lines(tmp_path):
+    from punct.labels import TimedWord, read_recognised_words, write_recognised_words
+
+    path = tmp_path / "rec.words.tsv"
+    write_recognised_words(path, [TimedWord("ahoj", 0.25, 0.5), TimedWord("světe", 0.5, 1.0, score=-2.0)])
+    assert path.read_text(encoding="utf-8") == "ahoj\t0.250\t0.500\nsvěte\t0.500\t1.000\n"
+    assert read_recognised_words(path) == [TimedWord("ahoj", 0.25, 0.5), TimedWord("světe", 0.5, 1.0)]
+    path.write_text("a\t1.0\t0.5\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"rec.words.tsv:1: end 0.5 before start 1.0"):
+        read_recognised_words(path)
+    path.write_text("\na\t1.0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"rec.words.tsv:2: expected word<TAB>start<TAB>end"):
+        read_recognised_words(path)

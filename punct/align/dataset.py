@@ -2,12 +2,13 @@
 
 Per recording (``process_recording``): align the recognised words with the official words
 (``punct.align.segments.align_recording``), keep exactly matching words, build segments
-(``build_segments``).  Around it: the recognised-words file format, the per-word alignment
-table the thesis publishes, and segments as lhotse supervisions.
+(``build_segments``).  Around it: the per-word alignment table the thesis publishes, and segments as lhotse
+supervisions; the jobs and the merge of the whole dataset: ``punct.align.build``.
 
 Recognised words (``<dir>/<recording id>.words.tsv``): one word per line, ``word<TAB>start<TAB>end``
 in seconds from the start of the recording (stage 2 writes them; a synthesized corpus
-writes the synthesizer's own transcript in the same format under ``synth/``).
+writes the synthesizer's own transcript in the same format under ``synth/``); read and written by
+``punct.labels.read_recognised_words`` and ``write_recognised_words``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from punct.align.segments import (
 )
 from punct.labels import CASE, PUNCT9, TimedWord, WordLabels
 from punct.text.token_labels import normalise_word
-from punct.utils.atomic import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -109,30 +109,6 @@ def too_few_segments(
         "held-out parts with more speech (dev_share/test_share of the hours, split_by: recording); the minimums "
         "are config values (min_train_segments, min_dev_segments, min_test_segments)."
     )
-
-
-def read_recognised_words(path: Pathlike) -> list[TimedWord]:
-    """``word<TAB>start<TAB>end`` lines -> TimedWords; bad lines name the file and line."""
-    out: list[TimedWord] = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) != 3 or not cols[0]:
-                raise ValueError(f"{path}:{n}: expected word<TAB>start<TAB>end, got {line.rstrip()!r}")
-            try:
-                start, end = float(cols[1]), float(cols[2])
-            except ValueError:
-                raise ValueError(f"{path}:{n}: start/end are not numbers: {line.rstrip()!r}") from None
-            if end < start:
-                raise ValueError(f"{path}:{n}: end {end} before start {start}")
-            out.append(TimedWord(cols[0], start, end))
-    return out
-
-
-def write_recognised_words(path: Pathlike, words: Sequence[TimedWord]) -> None:
-    atomic_write_text(path, "".join(f"{w.word}\t{w.start:.3f}\t{w.end:.3f}\n" for w in words))
 
 
 def official_words(sup: SupervisionSegment) -> list[OfficialWord]:

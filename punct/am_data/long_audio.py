@@ -35,10 +35,10 @@ import numpy as np
 from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet, load_manifest
 from lhotse.utils import Pathlike
 
-from punct.align.dataset import official_words, read_recognised_words
+from punct.align.dataset import official_words
 from punct.align.nw import align_words
 from punct.am_data.utterances import write_am_manifests
-from punct.labels import TimedWord
+from punct.labels import TimedWord, read_recognised_words
 from punct.text.token_labels import normalise_word
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ through the same chunked recognition as the recipe's own AM (``punct.recognition
   join it; the word delimiter (``|``) is the separator ``SPACE``; ``<unk>`` becomes one placeholder
   character (a word with an unknown character then never matches an official word exactly); letters
   are lowercased, and an upper- and a lowercase token of one letter (both in some vocabularies) are summed.
-* Decoding is the recognition's (``punct.bin.recognise_long``): greedy, or with ``--lm`` the project's beam search
+* Decoding is the recognition's (``punct.recognition.recordings``): greedy, or with ``--lm`` the project's beam search
   with a word n-gram LM in ARPA form (``punct.recognition.beam_search``; egs/parczech estimates it from the official
   transcripts).  A folder made for ``Wav2Vec2ProcessorWithLM`` (``language_model/``) loads too, but its KenLM is not
   read: pyctcdecode, which reads it, needs numpy < 2, which this project's stack excludes; an ARPA version of that

@@ -297,6 +297,12 @@ def config_from_args(config_type: type[C], args: argparse.Namespace, config_path
     return load_config(config_type, config_path, **overrides)
 
 
+def options_as(record_type: type[C], args: argparse.Namespace) -> C:
+    """A dataclass of ``record_type`` from the parsed options of its fields' names (an entry point's paths and
+    settings handed to its concept as one record); no YAML, no conversion."""
+    return record_type(**{f.name: getattr(args, f.name) for f in dataclasses.fields(record_type)})
+
+
 def save_config(config: Any, path: Path) -> None:
     """Writes the resolved config next to the outputs it produced (exp/<x>/config.yaml)."""
     from punct.utils.atomic import atomic_write_text

@@ -7,10 +7,10 @@ import pytest
 import soundfile as sf
 from lhotse import load_manifest
 
-from punct.align.dataset import read_recognised_words, segment_text, write_recognised_words
+from punct.align.dataset import segment_text
 from punct.bin import build_itn_segments, prepare_parczech
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
-from punct.labels import TimedWord
+from punct.labels import TimedWord, read_recognised_words, write_recognised_words
 
 TEXT_A = (
     "Dobrý den , vážené kolegyně , vážení kolegové . Dnes projednáme tisk 912 , který vám byl doručen "
@@ -146,9 +146,9 @@ def test_segment_text_and_bad_words_file(tmp_path):
 
 
 def test_segment_dict_round_trip_multi_speaker():
+    from punct.align.build import segment_from_dict
     from punct.align.dataset import segment_to_supervision
     from punct.align.segments import AlignedWord, Segment
-    from punct.bin.build_itn_segments import _segment_from_dict
 
     words = [
         AlignedWord(
@@ -166,7 +166,7 @@ def test_segment_dict_round_trip_multi_speaker():
         for k, w in enumerate(["Ano", "tak", "jo", "dobře", "ne"])
     ]
     seg = Segment("rec", 4, "train", words)
-    back = _segment_from_dict(json.loads(json.dumps(seg.to_dict())))
+    back = segment_from_dict(json.loads(json.dumps(seg.to_dict())))
     assert back.id == "rec_4" and back.speakers == ["A", "B"] and back.start == 1.0 and back.end == 5.5
     sup = segment_to_supervision(back)
     assert sup.speaker == "A+B" and sup.text == "Ano tak jo, dobře ne" and sup.custom["words"][0] == "ano"

@@ -5,11 +5,10 @@ import pytest
 import soundfile as sf
 from lhotse import load_manifest
 
-from punct.align.dataset import write_recognised_words
 from punct.am_data.long_audio import AmDataConfig, choose_dev_recordings, read_words_checked, split_utterances
 from punct.bin import prepare_am_data, prepare_parczech
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
-from punct.labels import TimedWord
+from punct.labels import TimedWord, write_recognised_words
 
 # (speaker, official text, spoken words, pause after the turn in seconds)
 TURNS_A = [

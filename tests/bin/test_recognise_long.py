@@ -11,14 +11,13 @@ import torch
 import yaml
 from lhotse import Recording, RecordingSet
 
-from punct.align.dataset import read_recognised_words, write_recognised_words
 from punct.am.checkpoint import AmTrainState, load_am, save_checkpoint
 from punct.am.config import AmConfig
 from punct.am.infer import run_model
 from punct.am.model import AmModelConfig, build_model
 from punct.am.tokens import TokenTable
 from punct.bin import recognise_long
-from punct.labels import TimedWord
+from punct.labels import TimedWord, read_recognised_words, write_recognised_words
 from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.recognition.recogniser import ChunkPosteriors, recording_cmvn
 

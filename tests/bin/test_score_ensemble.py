@@ -209,29 +209,6 @@ def test_parameter_table_says_what_is_missing(results_dir):
     assert "no acoustic model checkpoint" in text and "no BERT folder" in text and "no TDNN checkpoint" in text
 
 
-def test_acoustic_model_counted_up_to_layer_12(tmp_path):
-
-    from punct.am.checkpoint import AmTrainState, save_checkpoint
-    from punct.am.config import AmConfig
-    from punct.am.model import AmModelConfig, build_model
-    from punct.am.tokens import TokenTable
-    from punct.results.facts import parameter_breakdown
-
-    tokens = TokenTable(["<blk>", "|", "a", "b", "c", "d", "e"])
-    config = AmConfig(
-        model=AmModelConfig(feat_dim=4, dim=8, bottleneck_dim=3, prefinal_small_dim=5, prefinal_big_dim=6)
-    )
-    am = build_model(config, len(tokens))
-    (tmp_path / "am").mkdir()
-    save_checkpoint(
-        tmp_path / "am" / "epoch-3.pt", model=am, optimizer=None, state=AmTrainState(), config=config, tokens=tokens
-    )
-    expected = sum(p.numel() for m in [am.splice, am.tdnn1, *am.tdnnf[:11]] for p in m.parameters())
-    assert expected < sum(p.numel() for p in am.parameters())  # tdnnf13, prefinal and output are left out
-    params = parameter_breakdown(tmp_path / "am", None, None)
-    assert params["embedding"]["acoustic model up to layer 12"] == expected
-
-
 def test_argmax_rule_takes_the_best_dev_alpha(results_dir):
     out = score(results_dir.parents[1], results_dir.parent / "results_argmax", "--alpha-rule", "argmax", "--no-plots")
     results = json.loads((out / "results.json").read_text())
@@ -239,23 +216,6 @@ def test_argmax_rule_takes_the_best_dev_alpha(results_dir):
     assert results["alpha_choice"]["rule"] == "argmax"
     assert results["chosen_alpha"] == min(a for a, f1 in dev.items() if f1 == max(dev.values()))
     assert "alpha chosen on dev (highest overall F1)" in (out / "RESULTS.md").read_text()
-
-
-def test_bert_counted_from_the_saved_files_as_by_the_model(tmp_path):
-    """The encoder and head counts read from the safetensors headers equal the loaded model's parameters."""
-    from punct.models.text.model import HeadSpec, PunctBert
-    from punct.results.facts import bert_parameters, parameter_breakdown
-    from tests.helpers.text_model import make_encoder, make_tokenizer
-
-    tiny_encoder = make_encoder()
-    model = PunctBert(tiny_encoder, make_tokenizer(tmp_path), [HeadSpec("punct", ("blank", ",", ".", "?"), hidden=16)])
-    model.save_pretrained(tmp_path / "bert")
-    loaded = PunctBert.from_pretrained(tmp_path / "bert")
-    expected = (sum(p.numel() for p in loaded.encoder.parameters()), sum(p.numel() for p in loaded.heads.parameters()))
-    assert expected[0] > 0 and expected[1] == 4 * (16 + 1) + 16 * (tiny_encoder.config.hidden_size + 1)
-    assert bert_parameters(tmp_path / "bert") == expected
-    params = parameter_breakdown(None, tmp_path / "bert", None)
-    assert (params["embedding"]["BERT encoder"], params["inference"]["BERT head"]) == expected
 
 
 def test_pause_only_row_on_the_same_words(results_dir):
@@ -318,21 +278,3 @@ def test_without_the_pause_baseline_no_row(results_dir):
     assert results["pause_model"] is None
     pairs = [(r["system"], r["baseline"]) for r in results["paired"]["splits"]["test"]]
     assert pairs == [("TDNN", "BERT only")]
-
-
-def test_paired_comparisons_of_known_systems():
-    """Equal systems differ by 0 on every resample; a perfect one beats one that never marks by 1 on each."""
-    from punct.bin.score_ensemble import paired_comparisons
-
-    rng = np.random.default_rng(0)
-    lengths = [int(n) for n in rng.integers(3, 9, 20)]
-    ref = rng.integers(1, 4, sum(lengths))  # every word has a mark: no resample without one
-    hyps = {"dev": {"TDNN": ref.copy(), "BERT only": np.zeros_like(ref), "Pause only": ref.copy()}}
-    paired = paired_comparisons(hyps, {"dev": ref}, {"dev": lengths}, 4, 0.5, 200, 1)
-    rows = {(r["system"], r["baseline"]): (r["difference"], r["low"], r["high"]) for r in paired["splits"]["dev"]}
-    assert rows == {
-        ("TDNN", "Pause only"): (0.0, 0.0, 0.0),
-        ("BERT only", "Pause only"): (-1.0, -1.0, -1.0),
-        ("TDNN", "BERT only"): (1.0, 1.0, 1.0),
-    }
-    assert paired["num_resamples"] == 200 and paired["seed"] == 1

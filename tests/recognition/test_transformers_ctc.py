@@ -18,8 +18,8 @@ import pytest
 import torch
 from lhotse import Recording, RecordingSet
 
-from punct.align.dataset import read_recognised_words
 from punct.bin import recognise_long
+from punct.labels import read_recognised_words
 from punct.recognition.chunks import ChunkConfig, plan_chunks
 from punct.recognition.recogniser import load_audio
 from punct.recognition.transformers_ctc import (

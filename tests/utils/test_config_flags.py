@@ -42,3 +42,15 @@ def test_save_config_round_trip(tmp_path):
     config = DemoConfig(hidden_dim=7, kernel_sizes=(1, 2))
     save_config(config, tmp_path / "config.yaml")
     assert load_config(DemoConfig, tmp_path / "config.yaml") == config
+
+
+def test_options_as_takes_the_fields_options_only():
+    from punct.utils.config import options_as
+
+    args = argparse.Namespace(
+        name="tdnn", hidden_dim=8, learning_rate=0.5, use_specaug=True, kernel_sizes=(3,), extra={}
+    )
+    args.out_dir = "exp"  # an option of the entry point, not of the record
+    assert options_as(DemoConfig, args) == DemoConfig(8, 0.5, True, (3,), "tdnn", {})
+    with pytest.raises(AttributeError, match="hidden_dim"):
+        options_as(DemoConfig, argparse.Namespace(name="x"))

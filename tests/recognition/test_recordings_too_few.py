@@ -1,10 +1,11 @@
-"""Stage 2 stops when the recogniser found (almost) no words (punct.bin.recognise_long --min-words-per-minute)."""
+"""Stage 2 stops when the recogniser found (almost) no words (punct.recognition.recordings.too_few_words, the
+entry point's --min-words-per-minute)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from punct.bin.recognise_long import too_few_words
+from punct.recognition.recordings import too_few_words
 
 
 def test_issue_38_recognition_stops_with_what_helps():
