@@ -16,7 +16,7 @@ Paired comparisons ("paired" in results.json, a table in RESULTS.md): per split,
 minus another's with a paired bootstrap 95 % interval over the utterances (both scored on the same resamples,
 --num-resamples and --bootstrap-seed as the alpha rule's; punct.scoring.intervals.paired_difference): TDNN, the
 ensemble at the chosen alpha and BERT only each minus Pause only, and TDNN minus BERT only.  Writes
-<out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs (punct.results.mustc).
+<out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs (punct.results.punct_systems).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 from punct.io.shards import MatrixReader
 from punct.labels import PUNCT4, WordLabels
 from punct.results.facts import acoustic_model_health, parameter_breakdown
-from punct.results.mustc import write_results
+from punct.results.punct_systems import write_results
 from punct.scoring.confusion import micro_f1
 from punct.scoring.ensemble import (
     PAPER_ALPHA,
@@ -48,7 +48,7 @@ from punct.scoring.intervals import paired_difference
 from punct.scoring.punct_scores import Coverage, coverage, score
 from punct.utils.logging import log_config, setup_logging
 
-PAUSE = "Pause only"  # the pause-only baseline's system name (punct.results.mustc.OPTIONAL_MODELS)
+PAUSE = "Pause only"  # the pause-only baseline's system name (punct.results.punct_systems.OPTIONAL_MODELS)
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
-"""egs/parczech's results: the results.json of stage 6 (written by :mod:`punct.bin.score_itn`), the tables of its
-RESULTS.md (Table 5.1, detection, F1 by length, paired differences), and the README tables made from one or more
-results.json (:mod:`punct.bin.results_table`, which tells this kind by ``"kind": "itn"``).
+"""The speech-informed ITN systems' results: the results.json of the ITN scoring stage (written by
+:mod:`punct.bin.score_itn`), the tables of its RESULTS.md (Table 5.1, detection, F1 by length, paired differences),
+and the README tables made from one or more results.json (:mod:`punct.bin.results_table`, which tells this kind by
+``"kind": "itn"``).
 
 results.json (F1 and rates as fractions, WER in percent)::
 
@@ -18,14 +19,13 @@ results.json (F1 and rates as fractions, WER in percent)::
 
 ``models`` is in the table's row order; an ensemble's ``alpha_choice`` is its alpha.json's ``alpha_rule`` (per head,
 :class:`punct.scoring.ensemble.AlphaChoice`: the rule, the chosen alpha, the dev argmax, the gain over the better single
-model and its standard error), which stage 6's RESULTS.md states as egs/mustc's stage 8 does.  Each ``scores`` entry is
-:meth:`punct.scoring.itn.ItnScores.to_dict`, the content of the ``scores/<row>.<split>.json`` file it names (so a
-copied results.json stands alone).  The segment
-counts of a split are those of the first row; ``other_counts`` names rows scored on other segments (e.g. an
-ensemble that left out segments without posteriors).  ``acoustic_model`` and ``recognition`` are there only when
-the recipe wrote the files they come from: ``<am-dir>/wer_dev.txt`` (stage 1's greedy decoding of the AM's dev
-part) and the ``<recording>.stats.json`` files of stage 2's recognition, whose ``errors`` count the recognised
-words against the mini corpus' synthesizer words.
+model and its standard error), which the scoring stage's RESULTS.md states as the punctuation recipe's does. Each
+``scores`` entry is :meth:`punct.scoring.itn.ItnScores.to_dict`, the content of the ``scores/<row>.<split>.json`` file
+it names (so a copied results.json stands alone).  The segment counts of a split are those of the first row;
+``other_counts`` names rows scored on other segments (e.g. an ensemble that left out segments without posteriors).
+``acoustic_model`` and ``recognition`` are there only when the recipe wrote the files they come from:
+``<am-dir>/wer_dev.txt`` (stage 1's greedy decoding of the AM's dev part) and the ``<recording>.stats.json`` files of
+stage 2's recognition, whose ``errors`` count the recognised words against the mini corpus' synthesizer words.
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def alpha_record(model_dir: Path) -> dict:
 
 def alpha_lines(models: Sequence[tuple[Path, str]]) -> list[str]:
     """RESULTS.md's lines on the ensembles' alphas: per head the alpha chosen on dev and how (the rule, the dev
-    argmax, and for the paired rule the gain over the better single model and its standard error), as egs/mustc's
-    stage 8 states its alpha; [] without an ensemble."""
+    argmax, and for the paired rule the gain over the better single model and its standard error), as the punctuation
+    recipe's scoring states its alpha; [] without an ensemble."""
     lines = []
     for path, name in models:
         record = alpha_record(path)
