@@ -4,9 +4,9 @@ started from another trained AM (``--am-init`` of egs/parczech).
 
 For a corpus's stage-1 AM data (a folder of ``<prefix>_cuts_{train,dev}.jsonl.gz`` with features and
 ``cmvn_{train,dev}.json``: egs/parczech's ``data/am_fbank``, egs/mustc's ``data/fbank``), it draws nested subsets of the
-training utterances (``punct.results.am_data.nested_subsets``: one seeded order, each subset a prefix of it), writes
-each as a stage-1 folder of its own (the subset's cuts, CMVN statistics over the subset alone, the whole dev part), and
-runs the recipe's own entry points on it, each in a fresh process on one torch thread, as egs/parczech's
+training utterances (``benchmarks.am_data.wer_by_hours.nested_subsets``: one seeded order, each subset a prefix of it),
+writes each as a stage-1 folder of its own (the subset's cuts, CMVN statistics over the subset alone, the whole dev
+part), and runs the recipe's own entry points on it, each in a fresh process on one torch thread, as egs/parczech's
 ``local/train_am.sh`` runs them: ``punct.bin.init_am`` (with ``--init``), ``punct.bin.train_am --resume`` with the
 recipe's config (the epochs it sets), and ``punct.bin.decode_am`` for the greedy WER of the one fixed dev part.
 A finished run (``<work-dir>/<init>_<hours>/result.json`` of the same subset, configs and init) is not redone, so
@@ -42,11 +42,11 @@ from pathlib import Path
 import common  # noqa: E402  (puts the repository on sys.path)
 from lhotse import CutSet, load_manifest
 
+from benchmarks.am_data.wer_by_hours import ALL, KIND, hours_label, nested_subsets, render_tables
 from punct.am.config import AmConfig
 from punct.am.dev_wer import read_wer
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import accumulate_cmvn, cuts_path
-from punct.results.am_data import ALL, KIND, hours_label, nested_subsets, render_tables
 from punct.utils.atomic import atomic_write_text
 from punct.utils.config import load_config
 

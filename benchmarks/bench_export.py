@@ -20,9 +20,9 @@ from pathlib import Path
 import common  # noqa: E402
 import torch
 
+from benchmarks.random_models import save_recipe
 from punct.inference.model_folder import export_efficientpunct, folder_bytes, read_model_folder
 from punct.inference.pipeline import Punctuator
-from punct.inference.random_models import save_recipe
 from punct.inference.recipe import recipe_paths
 
 PARTS = {"am": "acoustic model", "bert": "text model", "tdnn": "punctuation TDNN"}

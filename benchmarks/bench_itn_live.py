@@ -1,12 +1,12 @@
 """Live captions of egs/parczech's stage-4 models on whole speeches: every held-out speaker's turn of a trained run's
 recordings streamed through ``punctuate_itn``'s streamer with the recogniser's words, 0.1 s of audio at a time, and
-scored against the official transcript (``punct.inference.itn_speeches``), per latency and pause split, with the
+scored against the official transcript (``benchmarks.itn_streaming.speeches``), per latency and pause split, with the
 real-time factor on one thread.
 
 Writes benchmarks/results/itn_live.json and, with --results-dir, its committed copy DIR/NAME.json with the run's
 seed; files of several seeds (and models) make the ``live`` region of egs/parczech/RESULTS/regions.yaml
-(``punct.results.itn_live``: the pause split chosen on dev at latency inf, then F1 against latency at it) and, with
-``--plot-from``, the plot:
+(``benchmarks.itn_streaming.live_table``: the pause split chosen on dev at latency inf, then F1 against latency at it)
+and, with ``--plot-from``, the plot:
 
   . ./path.sh
   python benchmarks/bench_itn_live.py --recipe-dir /work/runs/parczech_seed2026 --splits dev --latencies inf \\
@@ -31,7 +31,7 @@ MODELS = ("text", "mm", "mm_pe")
 
 def split_speeches(split: str, margin: float) -> list:
     """The speeches of a split's speakers (data/segments/<split>_speakers.txt) in every alignment table."""
-    from punct.inference.itn_speeches import read_speeches
+    from benchmarks.itn_streaming.speeches import read_speeches
 
     speakers_file = Path("data/segments") / f"{split}_speakers.txt"
     if not speakers_file.is_file():
@@ -49,7 +49,7 @@ def speech_audio(recording, speech):
 
 def measure_model(name: str, splits: dict, audio: dict, latencies: list[float], rules: list) -> tuple[int, dict]:
     """(the model's seed, per split its rows: one per pause split and latency)."""
-    from punct.inference.itn_speeches import LiveScore, stream_speech
+    from benchmarks.itn_streaming.speeches import LiveScore, stream_speech
     from punct.models.cross_attention.checkpoint import load_model
 
     model, cfg, kind = load_model(Path("exp") / name / "best-valid-f1.pt")
@@ -71,9 +71,9 @@ def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: l
     import torch
     from lhotse import RecordingSet
 
-    from punct.inference.itn_speeches import CHUNK_SECONDS
+    from benchmarks.itn_streaming.live_table import KIND
+    from benchmarks.itn_streaming.speeches import CHUNK_SECONDS
     from punct.inference.itn_stream import SegmentRule
-    from punct.results.itn_live import KIND
 
     torch.set_num_threads(1)
     recipe_dir = recipe_dir.resolve()
@@ -106,7 +106,7 @@ def main() -> None:
     parser.add_argument("--margin", type=float, default=0.5, help="seconds of audio before and after a speech")
     args = parser.parse_args()
     if args.plot_from is not None:
-        from punct.results.itn_live import plot_live
+        from benchmarks.itn_streaming.live_table import plot_live
 
         if args.plot is None:
             raise SystemExit("--plot-from needs --plot OUT.png")

@@ -1,11 +1,11 @@
 """Live punctuation and case of egs/parczech's stage-4 models (9 marks + capitalisation) against the latency: every
 segment of a trained run's dev (or test) split streamed 0.1 s at a time, each word labelled from what had arrived
-when it was due (``punct.inference.itn_latency``), with the real-time factor of the model passes on one thread.
+when it was due (``benchmarks.itn_streaming.segments``), with the real-time factor of the model passes on one thread.
 
 Latency ``inf`` is stage 4's decode of the whole segments (the script checks that it equals exp/<model>/decode).
 Writes benchmarks/results/itn_streaming.json and its committed copy --results-dir/NAME.json with the run's seed;
 files of several seeds make the table of egs/parczech/RESULTS/regions.yaml's ``streaming`` region
-(``punct.results.itn_latency``) and, with ``--plot-from``, the plot of their mean and sd:
+(``benchmarks.itn_streaming.latency_table``) and, with ``--plot-from``, the plot of their mean and sd:
 
   . ./path.sh
   python benchmarks/bench_itn_streaming.py --recipe-dir /work/runs/parczech_seed2026 --splits dev \\
@@ -41,10 +41,10 @@ def check_offline(recipe_dir: Path, model: str, split: str, predictions) -> None
 def measure(recipe_dir: Path, models: list[str], splits: list[str], latencies: list[float]) -> dict:
     import torch
 
-    from punct.inference.itn_latency import CHUNK_SECONDS, latency_row, stream_split
+    from benchmarks.itn_streaming.latency_table import KIND
+    from benchmarks.itn_streaming.segments import CHUNK_SECONDS, latency_row, stream_split
     from punct.models.cross_attention.checkpoint import load_model
     from punct.models.cross_attention.data import load_split
-    from punct.results.itn_latency import KIND
 
     torch.set_num_threads(1)
     recipe_dir = recipe_dir.resolve()
@@ -81,8 +81,7 @@ def main() -> None:
     parser = itn_bench_parser(__doc__, "itn_streaming", MODELS, LATENCIES)
     args = parser.parse_args()
     if args.plot_from is not None:
-        from punct.results.itn_latency import read_itn_streaming
-        from punct.results.plots import plot_itn_latency
+        from benchmarks.itn_streaming.latency_table import plot_itn_latency, read_itn_streaming
 
         if args.plot is None:
             raise SystemExit("--plot-from needs --plot OUT.png")

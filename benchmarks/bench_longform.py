@@ -60,11 +60,11 @@ def peak_rss_mb() -> float:
 
 def child(recipe_dir: Path | None, minutes: float, talk_recipe: Path) -> dict:
     """One long-form run in this process: the talk repeated to ``minutes``; wall, CPU, RTF and peak RSS."""
+    from benchmarks.streaming.talk import load_talks, recipe_prefix
     from punct.inference.outputs import Failure
-    from punct.inference.talk import load_talks
 
     p, models = punctuator(recipe_dir)
-    talk = load_talks(talk_recipe, "test", "mustc")[0]
+    talk = load_talks(talk_recipe, "test", recipe_prefix(talk_recipe, "test"))[0]
     repeat = max(1, round(minutes * 60 / talk.duration))
     p.long_form_config = replace(p.long_form_config, long_form="always")
     before = peak_rss_mb()
@@ -93,11 +93,11 @@ def f1_rows(recipe_dir: Path, split: str) -> tuple[list, dict]:
     """Every talk of the split, segment by segment and as one recording; pooled over the talks as well."""
     import numpy as np
 
-    from punct.inference.talk import compare, load_talks
+    from benchmarks.streaming.talk import compare, load_talks, recipe_prefix
 
     p, _ = punctuator(recipe_dir)
     rows, per_talk = [], []
-    for talk in load_talks(recipe_dir, split, "mustc"):
+    for talk in load_talks(recipe_dir, split, recipe_prefix(recipe_dir, split)):
         c = compare(p, talk)
         per_talk.append(c.__dict__)
         rows.append(
@@ -112,7 +112,7 @@ def f1_rows(recipe_dir: Path, split: str) -> tuple[list, dict]:
                 round(c.f1_long["ensemble"] - c.f1_segments["ensemble"], 2),
             ]
         )
-    from punct.inference.talk import overall_f1
+    from benchmarks.streaming.talk import overall_f1
 
     pooled = {k: [x for c in per_talk for x in c["labels"][k]] for k in ("reference", "segments", "long")}
     seg, long = overall_f1(pooled["reference"], pooled["segments"]), overall_f1(pooled["reference"], pooled["long"])

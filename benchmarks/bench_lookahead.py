@@ -1,11 +1,11 @@
 """How far BERT must read ahead: a trained egs/mustc run's dev overall F1 of its fine-tuned BERT when each word is
-punctuated from the words up to k after it only (``punct.inference.latency.lookahead_rows``), against all of its
+punctuated from the words up to k after it only (``benchmarks.streaming.measure.lookahead_rows``), against all of its
 segment's words (stage 8's BERT).  A stream that has heard k more words can give BERT no more than that text; a text
 model for streams (a bounded lookahead, with cached left states) would start from these numbers.
 
 Writes benchmarks/results/lookahead.json and its committed copy --results-dir/NAME.json with the run's seed; the
 README table over seeds is generated from those files (``lookahead_*`` in egs/mustc/RESULTS/regions.yaml,
-punct.results.lookahead).
+benchmarks.streaming.lookahead_table).
 
   . ./path.sh
   python benchmarks/bench_lookahead.py --recipe-dir /work/runs/mustc_seed1 --name lookahead/seed1
@@ -24,10 +24,10 @@ LOOKAHEADS = ("0", "1", "2", "3", "5", "all")
 
 
 def measure(recipe_dir: Path, split: str, lookaheads: list[int | None]) -> dict:
-    from punct.inference.latency import lookahead_rows
+    from benchmarks.streaming.lookahead_table import KIND
+    from benchmarks.streaming.measure import lookahead_rows
     from punct.inference.pipeline import Punctuator
     from punct.models.text.data import read_utterances
-    from punct.results.lookahead import KIND
 
     punctuator = Punctuator.from_recipe(recipe_dir)
     utterances = read_utterances(recipe_dir / "data" / "manifests" / f"mustc_supervisions_{split}.jsonl.gz")

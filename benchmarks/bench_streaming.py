@@ -1,8 +1,8 @@
 """Live punctuation (``punctuate --stream``): overall F1 of BERT, the TDNN and the ensemble against the latency,
 on every talk of a trained recipe's dev and test splits, with the compute time per 0.1 s chunk on one thread.
 
-How it is measured: ``punct.inference.latency`` (each talk's reference words aligned offline and given as a CTM; the
-audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
+How it is measured: ``benchmarks.streaming.measure`` (each talk's reference words aligned offline and given as a CTM;
+the audio streamed 0.1 s at a time; fixed CMVN stats, the recipe's data/fbank/cmvn_train.json).  Latency ``inf`` is
 offline ``punctuate`` with the same CTM and stats.  Writes benchmarks/results/streaming.json and its committed
 copy --results-dir/NAME.json (egs/mustc/RESULTS/streaming.json), with the recipe's seed, ensemble alpha and the
 right truncation its TDNN and BERT were trained with, the plot --results-dir/NAME.png and, with --readme, the
@@ -14,7 +14,7 @@ table into the README's ``results:streaming`` region (``--from-json`` redoes onl
       --readme benchmarks/streaming/README.md
 
 Files of several runs (e.g. one per seed and right_truncation, --name streaming_dev) make the generated comparison
-table of egs/mustc/RESULTS/regions.yaml's ``truncation`` region (punct.results.latency).
+table of egs/mustc/RESULTS/regions.yaml's ``truncation`` region (benchmarks.streaming.latency_table).
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ LATENCIES = (0.3, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict:
     import torch
 
+    from benchmarks.streaming.latency_table import recipe_facts
+    from benchmarks.streaming.measure import latency_rows
+    from benchmarks.streaming.talk import load_talks, recipe_prefix
     from punct.inference.acoustic import merged_cmvn
-    from punct.inference.latency import latency_rows
     from punct.inference.pipeline import Punctuator
-    from punct.inference.talk import load_talks
-    from punct.results.latency import recipe_facts
 
     torch.set_num_threads(1)
     stats = recipe_dir / "data" / "fbank" / "cmvn_train.json"
@@ -48,7 +48,9 @@ def measure(recipe_dir: Path, splits: list[str], latencies: list[float]) -> dict
     result["splits"] = {}
     for split in splits:
         start = time.perf_counter()
-        result["splits"][split] = latency_rows(punctuator, load_talks(recipe_dir, split, "mustc"), latencies)
+        result["splits"][split] = latency_rows(
+            punctuator, load_talks(recipe_dir, split, recipe_prefix(recipe_dir, split)), latencies
+        )
         print(f"{split}: {time.perf_counter() - start:.0f} s", flush=True)
     return result
 
@@ -67,8 +69,7 @@ def main() -> None:
         "--name", default="streaming", help="file names in --results-dir: NAME.json and NAME.png (e.g. streaming_dev)"
     )
     args = parser.parse_args()
-    from punct.results.latency import markdown_table
-    from punct.results.plots import plot_f1_vs_latency
+    from benchmarks.streaming.latency_table import markdown_table, plot_f1_vs_latency
     from punct.results.regions import replace_region
     from punct.utils.atomic import atomic_write_text
 

@@ -78,7 +78,7 @@ def tokenizer():
 
 
 def random_models(size: str, seed: int = 0):
-    from punct.inference.random_models import random_models as make
+    from benchmarks.random_models import random_models as make
 
     return make(
         am_config=am_config(size),

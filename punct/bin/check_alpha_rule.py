@@ -16,10 +16,10 @@ import json
 import logging
 from pathlib import Path
 
-from punct.bin.score_ensemble import references
 from punct.labels import PUNCT4
 from punct.scoring.alpha_check import leave_one_talk_out
 from punct.scoring.ensemble import ALPHA_RULES, default_alphas, paired_posteriors
+from punct.scoring.systems import references
 from punct.utils.atomic import atomic_write_text
 from punct.utils.logging import setup_logging
 

@@ -3,7 +3,8 @@
 
 It reads one or more results.json (one per run, e.g. one per seed) of one kind, told by the file itself:
 
-* egs/mustc stage 8 (punct.bin.score_ensemble; punct.results.mustc): two markdown tables of a split (default test):
+* egs/mustc stage 8 (punct.bin.score_ensemble; punct.results.punct_systems): two markdown tables of a split
+  (default test):
 
   - F1 in percent, one row per model and F1 (BERT only, TDNN, the ensemble at the alpha chosen on dev;
     overall = micro over the marks, macro = mean of the marks' F1), one column per run, then mean ± sd;
@@ -11,7 +12,7 @@ It reads one or more results.json (one per run, e.g. one per seed) of one kind, 
     and words scored out of the manifest's, and the wall time when a ``run.json`` (utils/multi_seed.sh) lies
     beside the results.json;
 
-* egs/parczech stage 6 (punct.bin.score_itn, ``"kind": "itn"``; punct.results.itn): one row per model (the
+* egs/parczech stage 6 (punct.bin.score_itn, ``"kind": "itn"``; punct.results.itn_systems): one row per model (the
   rows the results hold) with [,], [.], [cap] and macro F1, the marks (of 8) with F1 > 0 and, where score_itn
   recorded it, the macro F1 minus the baseline's (text-only) with its paired bootstrap interval; for one run each
   F1 with its bootstrap 95 % interval, for several runs mean ± sd and a second table of each run's values (macro

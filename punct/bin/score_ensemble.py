@@ -18,7 +18,7 @@ minus another's with a paired bootstrap 95 % interval over the utterances (both 
 ensemble at the chosen alpha and BERT only each minus Pause only, and TDNN minus BERT only.  The scoring is
 punct.scoring.systems.score_splits; the entry point adds the parameter counts and the AM's health
 (punct.results.facts) and writes <out-dir>/RESULTS.md, results.json, f1_vs_alpha.png and confusion-matrix PNGs
-(punct.results.mustc).
+(punct.results.punct_systems).
 """
 
 from __future__ import annotations
@@ -27,12 +27,11 @@ import argparse
 from pathlib import Path
 
 from punct.results.facts import acoustic_model_health, parameter_breakdown
-from punct.results.mustc import write_results
+from punct.results.punct_systems import write_results
 from punct.scoring.ensemble import PAPER_ALPHA, add_alpha_rule_arguments
 from punct.scoring.systems import (
     ScoringInputs,
     ScoringSettings,
-    references,  # noqa: F401 (punct.bin.check_alpha_rule imports it from here)
     score_splits,
 )
 from punct.utils.config import options_as

@@ -12,7 +12,7 @@ Each positional argument is ``<model dir>:<row name>``; the model dir holds
 alphas chosen on dev and how RESULTS.md states.  Writes ``<out-dir>/RESULTS.md``, ``<out-dir>/scores/
 <row>.<split>.json``, ``<out-dir>/plots/*.png`` and ``<out-dir>/results.json``: the run in one file (the rows in
 order with their scores on every split, the first-word rule and counts per split, ``--run-seed``, and where the
-recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--words-dir``); punct.results.itn),
+recipe wrote them the AM's dev WER (``--am-dir``) and the recognition WER (``--words-dir``); punct.results.itn_systems),
 from which ``punct.bin.results_table`` makes the README table.  Without a model whose row name starts with
 ``EfficientPunct`` (e.g. "EfficientPunct TDNN", "EfficientPunct ensemble") a placeholder row is left in the tables.
 
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from punct.labels import FIRST_WORD_RULES, PUNCT9
-from punct.results import itn as itn_results
+from punct.results import itn_systems as itn_results
 from punct.scoring import itn
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.logging import log_config, setup_logging

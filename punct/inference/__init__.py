@@ -9,5 +9,4 @@
 * ``long_form``      a whole recording punctuated in bounded memory: aligned in chunks, then stretch by stretch
 * ``timing``         wall and CPU seconds per pipeline stage
 * ``streaming``      live captions: audio and timed words in, each word out once final or ``latency`` old
-* ``random_models``  randomly initialised models of any size in the recipe's formats (tests, benchmarks)
 """

@@ -6,7 +6,7 @@ first word after a pause of ``pause_split`` seconds or more, or at a word that w
 than ``max_segment`` seconds, at the middle of the gap before that word.  When a segment closes its words are labelled
 from the whole segment (**final**), as offline.  A word of the open segment that has waited ``latency`` seconds of audio
 since its end is labelled from the segment so far (its audio up to now, the words known), as if the segment ended
-there -- the input :func:`punct.inference.itn_latency.cut_segment` gives a segment of the dataset.  With
+there -- the input :func:`benchmarks.itn_streaming.segments.cut_segment` gives a segment of the dataset.  With
 ``latency=math.inf`` every word is final and the output is the model on the stream's segments, each as a whole.
 
 Inputs go through the dataset code of training and decoding (:class:`punct.models.cross_attention.data.ItnDataset`,

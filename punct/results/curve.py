@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from punct.results.mustc import F1_KINDS, MODEL_LABELS, RunResult, models_of, read_run
+from punct.results.punct_systems import F1_KINDS, MODEL_LABELS, RunResult, models_of, read_run
 from punct.results.tables import markdown_table, number, runs_cell
 
 SPLITS = ("dev", "test")

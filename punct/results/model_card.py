@@ -13,11 +13,11 @@ from pathlib import Path
 
 import yaml
 
-from punct.results.mustc import system_key
+from punct.results.punct_systems import system_key
 from punct.results.tables import markdown_table, number
 from punct.utils.pathlike import Pathlike
 
-# results.json's systems (punct.results.mustc.system_key's names), in the card's order, as the card names them
+# results.json's systems (punct.results.punct_systems.system_key's names), in the card's order, as the card names them
 SYSTEM_ROWS = (("TDNN", "TDNN (speech + text)"), ("Ensemble", "Ensemble"), ("BERT only", "BERT only (text)"))
 PAUSE_ONLY = "Pause only"
 
@@ -67,7 +67,8 @@ def percent(value: float | None) -> str:
 
 
 def system_name(systems: dict, model: str) -> str | None:
-    """The results.json key of ``model`` (:func:`punct.results.mustc.system_key`), or None when the run lacks it."""
+    """The results.json key of ``model`` (:func:`punct.results.punct_systems.system_key`), or None when the run
+    lacks it."""
     try:
         return system_key(systems, model)
     except KeyError:

@@ -16,7 +16,7 @@ from punct.scoring.itn import ItnScores
 from punct.utils.atomic import atomic_path
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +25,7 @@ def _pyplot():
     return plt
 
 
-def _save(plt, fig, path: Pathlike, dpi: int) -> None:
+def save_figure(plt, fig, path: Pathlike, dpi: int) -> None:
     """``fig`` laid out and written to ``path`` atomically (in the format its ending names), then closed."""
     fig.tight_layout()
     with atomic_path(path, suffix=Path(path).suffix) as tmp:
@@ -35,7 +35,7 @@ def _save(plt, fig, path: Pathlike, dpi: int) -> None:
 
 def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: float, path: Path) -> None:
     """Overall and macro F1 against alpha, one line each per split; the dev choice and the paper's alpha marked."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for split, points in sweep.items():
         alphas = [p["alpha"] for p in points]
@@ -56,12 +56,12 @@ def plot_f1_vs_alpha(sweep: dict[str, list[dict]], chosen: float, paper_alpha: f
     ax.set_title("Ensemble p = alpha p_tdnn + (1 - alpha) p_bert")
     ax.grid(alpha=0.3)
     ax.legend()
-    _save(plt, fig, path, dpi=120)
+    save_figure(plt, fig, path, dpi=120)
 
 
 def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], title: str, path: Path) -> None:
     """Row-normalised confusion matrix in percent (rows = reference, each labelled with its word count)."""
-    plt = _pyplot()
+    plt = pyplot()
     cm = np.asarray(confusion, dtype=np.float64)
     rows = cm.sum(axis=1, keepdims=True)
     pct = np.divide(100 * cm, rows, out=np.zeros_like(cm), where=rows > 0)
@@ -83,14 +83,14 @@ def plot_confusion(confusion: Sequence[Sequence[int]], classes: Sequence[str], t
     ax.set_xlabel("prediction")
     ax.set_ylabel("reference (words)")
     ax.set_title(title, fontsize=9)
-    _save(plt, fig, path, dpi=100)
+    save_figure(plt, fig, path, dpi=100)
 
 
 def plot_attention(example: dict, title: str, path: Pathlike) -> None:
     """Cross-attention (text tokens x audio frames) of one segment (Figure 5.13): rows labelled
     with each word (with its reference mark and case) at its last sub-token, columns with the
     word assigned to each latent frame."""
-    plt = _pyplot()
+    plt = pyplot()
     attn = np.asarray(example["attention"])
     tokens, token_words = example["tokens"], example["token_words"]
     words, punct, case = example["words"], example["punct"], example["case"]
@@ -112,12 +112,12 @@ def plot_attention(example: dict, title: str, path: Pathlike) -> None:
     ax.set_ylabel("text tokens")
     ax.set_title(title, fontsize=8)
     fig.colorbar(im, ax=ax)
-    _save(plt, fig, path, dpi=100)
+    save_figure(plt, fig, path, dpi=100)
 
 
 def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) -> None:
     """Detection F1 per input-length bin for every model (Figure 5.33)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for name, s in scores.items():
         xs = [b["min_words"] if b["max_words"] is None else (b["min_words"] + b["max_words"]) / 2 for b in s.by_length]
@@ -126,7 +126,7 @@ def plot_f1_by_length(scores: dict[str, ItnScores], title: str, path: Pathlike) 
     ax.set_ylabel("punctuation detection F1 (%)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
-    _save(plt, fig, path, dpi=100)
+    save_figure(plt, fig, path, dpi=100)
 
 
 def plot_itn_model(
@@ -150,55 +150,3 @@ def plot_itn_model(
                 f"{name} {split} {ex['id']} (length quartile {k + 1}, highest loss)",
                 plots / f"attention_{file_name}_{split}_{k + 1}.png",
             )
-
-
-def plot_f1_vs_latency(results: dict, path: Path) -> None:
-    """Overall F1 of BERT, the TDNN and the ensemble against the latency of live punctuation, one panel per split;
-    offline (latency inf) drawn as a dotted line (``egs/mustc/RESULTS/streaming.json``)."""
-    plt = _pyplot()
-    splits = list(results["splits"])
-    fig, axes = plt.subplots(1, len(splits), figsize=(5 * len(splits), 3.8), squeeze=False)
-    for ax, split in zip(axes[0], splits):
-        rows = results["splits"][split]
-        timed = [r for r in rows if r["latency"] != "inf"]
-        offline = next((r for r in rows if r["latency"] == "inf"), None)
-        for model, marker in (("BERT", "s"), ("TDNN", "^"), ("ensemble", "o")):
-            latencies, f1 = [r["latency"] for r in timed], [r["f1"][model] for r in timed]
-            (line,) = ax.plot(latencies, f1, marker=marker, label=model)
-            if offline is not None:
-                ax.axhline(offline["f1"][model], color=line.get_color(), linestyle=":", linewidth=1)
-        ax.set_xlabel("latency (s of audio after a word's end)")
-        ax.set_ylabel("overall F1 (%)")
-        ax.set_title(f"{split} (dotted: offline)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-    _save(plt, fig, path, dpi=120)
-
-
-def plot_itn_latency(rows: dict, split: str, path: Path) -> None:
-    """egs/parczech's punctuation macro F1 and [cap] F1 against the latency of live captions, one panel each: per
-    model the mean over seeds with its sd as error bars, offline (latency inf) as a dotted line
-    (``punct.results.itn_latency.read_itn_streaming`` rows)."""
-    from punct.results.itn_latency import METRICS, MODEL_NAMES
-
-    plt = _pyplot()
-    models = [m for m in MODEL_NAMES if any(k[1] == split and k[2] == m for k in rows)]
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(5 * len(METRICS), 3.8), squeeze=False)
-    for ax, (metric, title) in zip(axes[0], METRICS):
-        for model in models:
-            values: dict = {}
-            for (_, s, m, latency), row in rows.items():
-                if s == split and m == model:
-                    values.setdefault(latency, []).append(row[metric])
-            timed = sorted(x for x in values if x != "inf")
-            mean = [float(np.mean(values[x])) for x in timed]
-            spread = [float(np.std(values[x], ddof=1)) if len(values[x]) > 1 else 0.0 for x in timed]
-            line = ax.errorbar(timed, mean, yerr=spread, marker="o", capsize=3, label=MODEL_NAMES[model])
-            if "inf" in values:
-                ax.axhline(float(np.mean(values["inf"])), color=line[0].get_color(), linestyle=":", linewidth=1)
-        ax.set_xlabel("latency (s of audio after a word's end)")
-        ax.set_ylabel(f"{title} (%)")
-        ax.set_title(f"{split} (dotted: offline)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-    _save(plt, fig, path, dpi=120)

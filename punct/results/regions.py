@@ -1,19 +1,18 @@
-"""README regions generated from results.json, never typed: the tables of runs of either kind (egs/mustc stage 8,
-:mod:`punct.results.mustc`; egs/parczech stage 6, :mod:`punct.results.itn`; each results.json tells its kind) or of
-``benchmarks/bench_am_data.py`` (AM dev WER by training hours, :mod:`punct.results.am_data`) or
-``benchmarks/bench_streaming.py`` (F1 against latency by TDNN training variant, :mod:`punct.results.latency`) or
-``benchmarks/bench_itn_streaming.py`` (egs/parczech's F1 against latency, :mod:`punct.results.itn_latency`) or
-``benchmarks/bench_itn_live.py`` (egs/parczech's live captions on whole speeches, :mod:`punct.results.itn_live`) or
-``benchmarks/bench_stream_offline.py`` (a stream at unbounded latency against stage 8,
-:mod:`punct.results.stream_offline`) or ``benchmarks/bench_lookahead.py`` (BERT's F1 against the words it reads ahead,
-:mod:`punct.results.lookahead`), the
-part of a README between ``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a
-recipe's ``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked); a
-region with ``groups`` (condition -> results.json) compares conditions in one table (:mod:`punct.results.curve`).
+"""README regions generated from results.json, never typed: the part of a README between
+``<!-- results:<name>:begin -->`` and ``<!-- results:<name>:end -->``, and the regions a recipe's
+``RESULTS/regions.yaml`` lists with the committed results.json they come from (rewritten or checked).
+
+Each results.json tells its kind.  A recipe's own tables are rendered here: the punctuation systems of a
+stage-8 scoring (:mod:`punct.results.punct_systems`), the ITN systems of an ITN scoring
+(:mod:`punct.results.itn_systems`), and a region with ``groups`` (condition -> results.json) compares conditions in
+one table (:mod:`punct.results.curve`).  A study's tables live beside its benchmark (``benchmarks/<study>/``):
+:data:`STUDY_TABLES` names the module of each study kind, imported by name only when a region needs it, so the
+package never imports the benchmarks and runs without them.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -21,9 +20,33 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
-from punct.results import am_data, curve, itn, itn_latency, itn_live, latency, lookahead, mustc, stream_offline
+from punct.results import curve, itn_systems, punct_systems
 from punct.utils.atomic import atomic_write_text
+
+# A study's kind -> the module that renders its results.json (a checkout's benchmarks/<study>/, importable from the
+# repository's root).  Each has ``KIND``, ``render(paths, command) -> str`` and, where a region may ask for another
+# table of the same files (``table:`` in regions.yaml), ``TABLES``: name -> ``table(paths, command, split) -> str``.
+STUDY_TABLES = {
+    "am_data": "benchmarks.am_data.wer_by_hours",
+    "streaming": "benchmarks.streaming.latency_table",
+    "stream_offline": "benchmarks.streaming.stream_offline_table",
+    "lookahead": "benchmarks.streaming.lookahead_table",
+    "itn_streaming": "benchmarks.itn_streaming.latency_table",
+    "itn_live": "benchmarks.itn_streaming.live_table",
+}
+
+
+def study_tables(kind: str) -> ModuleType:
+    """The module that renders a study's results of ``kind`` (:data:`STUDY_TABLES`)."""
+    try:
+        return importlib.import_module(STUDY_TABLES[kind])
+    except ModuleNotFoundError as e:
+        raise ModuleNotFoundError(
+            f"results of kind {kind!r} are rendered by {STUDY_TABLES[kind]}, which a checkout holds: run from the "
+            f"repository's root ({e})"
+        ) from e
 
 
 def replace_region(text: str, name: str, content: str, where: str = "README") -> str:
@@ -53,28 +76,16 @@ def region_content(text: str, name: str, where: str = "README") -> str:
 
 
 def results_kind(path: Path) -> str:
-    """The kind of a results.json, from its content: itn (egs/parczech stage 6), ensemble (egs/mustc stage 8),
-    am_data (benchmarks/bench_am_data.py), streaming (benchmarks/bench_streaming.py), itn_streaming
-    (benchmarks/bench_itn_streaming.py), itn_live (benchmarks/bench_itn_live.py), stream_offline
-    (benchmarks/bench_stream_offline.py) or lookahead (benchmarks/bench_lookahead.py)."""
+    """The kind of a results.json, from its content: a stage-8 scoring's punctuation systems (a ``systems`` key, no
+    ``kind``), an ITN scoring's (``"kind": "itn"``) or a study's (:data:`STUDY_TABLES`)."""
     results = json.loads(path.read_text(encoding="utf-8"))
-    if results.get("kind") in (
-        itn.KIND,
-        am_data.KIND,
-        latency.KIND,
-        itn_latency.KIND,
-        itn_live.KIND,
-        stream_offline.KIND,
-        lookahead.KIND,
-    ):
+    if results.get("kind") == itn_systems.KIND or results.get("kind") in STUDY_TABLES:
         return results["kind"]
     if "systems" in results:
-        return mustc.KIND
+        return punct_systems.KIND
     raise ValueError(
-        f"{path}: neither egs/mustc stage-8 results (with systems), egs/parczech stage-6 results (kind {itn.KIND!r}), "
-        f"bench_am_data.py's (kind {am_data.KIND!r}), bench_streaming.py's (kind {latency.KIND!r}), "
-        f"bench_itn_streaming.py's (kind {itn_latency.KIND!r}), bench_itn_live.py's (kind {itn_live.KIND!r}), "
-        f"bench_stream_offline.py's (kind {stream_offline.KIND!r}) nor bench_lookahead.py's (kind {lookahead.KIND!r})"
+        f"{path}: neither a stage-8 scoring's results (with systems), an ITN scoring's (kind {itn_systems.KIND!r}) "
+        f"nor a study's (kind one of {', '.join(map(repr, STUDY_TABLES))})"
     )
 
 
@@ -83,31 +94,20 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
     kinds = sorted({results_kind(path) for path in paths})
     if len(kinds) > 1:
         raise ValueError(f"results of several kinds ({', '.join(kinds)}): one table per recipe")
-    if kinds[0] == am_data.KIND:
-        corpora = [corpus for path in paths for corpus in json.loads(path.read_text(encoding="utf-8"))["corpora"]]
-        return kinds[0], am_data.render_tables({"kind": am_data.KIND, "corpora": corpora}), {}
-    if kinds[0] == latency.KIND:
-        return kinds[0], latency.truncation_tables(latency.read_streaming_runs(paths), command), {}
-    if kinds[0] == stream_offline.KIND:
-        return kinds[0], stream_offline.stream_offline_tables(paths, command), {}
-    if kinds[0] == lookahead.KIND:
-        return kinds[0], lookahead.lookahead_table(paths, command), {}
-    if kinds[0] == itn_latency.KIND:
-        return kinds[0], itn_latency.itn_latency_tables(itn_latency.read_itn_streaming(paths), command), {}
-    if kinds[0] == itn_live.KIND:
-        return kinds[0], itn_live.itn_live_tables(itn_live.read_itn_live(paths), command), {}
-    if kinds[0] == itn.KIND:
-        runs = [itn.read_itn_run(path, split) for path in paths]
-        tables = itn.render_itn_tables(runs) + "\n" + itn.itn_caption(runs, command)
-        data = itn.itn_summary(runs)
+    if kinds[0] in STUDY_TABLES:
+        return kinds[0], study_tables(kinds[0]).render(paths, command), {}
+    if kinds[0] == itn_systems.KIND:
+        runs = [itn_systems.read_itn_run(path, split) for path in paths]
+        tables = itn_systems.render_itn_tables(runs) + "\n" + itn_systems.itn_caption(runs, command)
+        data = itn_systems.itn_summary(runs)
     else:
-        runs = [mustc.read_run(path, split) for path in paths]
+        runs = [punct_systems.read_run(path, split) for path in paths]
         tables = (
-            mustc.render_tables(runs, split)
+            punct_systems.render_tables(runs, split)
             + "\n"
-            + mustc.caption(split, len(runs), command, any(r.stages for r in runs))
+            + punct_systems.caption(split, len(runs), command, any(r.stages for r in runs))
         )
-        data = mustc.summary(runs, split)
+        data = punct_systems.summary(runs, split)
     seeds = [r.seed for r in runs if r.seed is not None]
     if len(set(seeds)) < len(seeds):
         logging.warning("several runs share a seed: %s", seeds)
@@ -126,7 +126,7 @@ class Region:
     # condition -> its runs: a column per condition and split (punct.results.curve; split "both": dev and test)
     groups: dict[str, tuple[Path, ...]] | None = None
     # another table of the same files: "alpha_by_latency" (bench_streaming.py's files: the ensemble's alpha chosen
-    # per latency, punct.results.latency.alpha_by_latency_table)
+    # per latency, benchmarks.streaming.latency_table.alpha_by_latency_table)
     table: str = ""
 
 
@@ -158,16 +158,25 @@ def read_regions(path: Path) -> list[Region]:
     return regions
 
 
+def other_table(region: Region) -> str:
+    """The table ``region.table`` of a study's module (its ``TABLES``) of the region's files."""
+    kind = results_kind(region.results[0])
+    tables = getattr(study_tables(kind), "TABLES", {}) if kind in STUDY_TABLES else {}
+    if region.table not in tables:
+        raise ValueError(
+            f"region {region.name}: unknown table {region.table!r} for results of kind {kind!r} ({', '.join(tables)})"
+        )
+    return tables[region.table](region.results, region.command, region.split)
+
+
 def region_tables(region: Region) -> str:
     for result in region.results:
         if not result.is_file():
             raise FileNotFoundError(f"{result}: no such file (region {region.name})")
-    if region.table == "alpha_by_latency":
-        return latency.alpha_by_latency_table(region.results, region.command, region.split)
     if region.table:
-        raise ValueError(f"region {region.name}: unknown table {region.table!r} (alpha_by_latency)")
-    if region.groups and results_kind(region.results[0]) == itn.KIND:
-        return itn.render_itn_groups(region.groups, region.split, region.command)
+        return other_table(region)
+    if region.groups and results_kind(region.results[0]) == itn_systems.KIND:
+        return itn_systems.render_itn_groups(region.groups, region.split, region.command)
     if region.groups:
         splits = curve.SPLITS if region.split == "both" else (region.split,)
         return curve.render_curve(region.groups, region.command, splits)

@@ -33,7 +33,7 @@ from punct.scoring.ensemble import (
 from punct.scoring.intervals import paired_difference
 from punct.scoring.punct_scores import Coverage, coverage, score
 
-PAUSE = "Pause only"  # the pause-only baseline's system name (punct.results.mustc.OPTIONAL_MODELS)
+PAUSE = "Pause only"  # the pause-only baseline's system name (punct.results.punct_systems.OPTIONAL_MODELS)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Long-form punctuate on the tiny recipe: a test talk given as one recording with one transcript, against the
-same talk segment by segment (punct.inference.talk.compare)."""
+same talk segment by segment (benchmarks.streaming.talk.compare)."""
 
 from dataclasses import replace
 
@@ -13,8 +13,8 @@ def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
     compared: the tiny AM recognises almost nothing (greedy WER ~99 %, so any alignment of it is arbitrary) and
     ~100 words are scored.  The comparison (within a point or two) is made on the mini recipe:
     benchmarks/bench_longform.py --f1 (numbers in egs/mustc/local/README.md)."""
+    from benchmarks.streaming.talk import compare, load_talks
     from punct.inference.pipeline import Punctuator
-    from punct.inference.talk import compare, load_talks
     from punct.recognition.chunks import plan_chunks
 
     torch.set_num_threads(1)
@@ -42,10 +42,10 @@ def test_a_talk_streamed_equals_offline_punctuate(mustc_tiny_recipe):
     """The trained tiny recipe's test talk streamed 0.1 s at a time with its aligned words as a CTM: with no latency
     bound every word equals offline ``punctuate`` with that CTM and the training CMVN stats; at 1 s each word comes
     out within its latency (the real models, not random ones: tests/inference/test_streaming.py)."""
+    from benchmarks.streaming.measure import stream_talk, talk_tokens
+    from benchmarks.streaming.talk import load_talks
     from punct.inference.acoustic import merged_cmvn
-    from punct.inference.latency import stream_talk, talk_tokens
     from punct.inference.pipeline import Punctuator
-    from punct.inference.talk import load_talks
 
     torch.set_num_threads(1)
     stats = merged_cmvn(mustc_tiny_recipe / "data" / "fbank" / "cmvn_train.json")
@@ -71,8 +71,8 @@ def test_dev_talks_streamed_with_their_segments_give_stage8(mustc_tiny_recipe, t
     import subprocess
     import sys
 
-    from punct.inference.latency import aligned_tokens
-    from punct.inference.talk import load_talks
+    from benchmarks.streaming.measure import aligned_tokens
+    from benchmarks.streaming.talk import load_talks
     from punct.io.shards import MatrixReader
     from punct.scoring.ensemble import ensemble
 
@@ -85,7 +85,7 @@ def test_dev_talks_streamed_with_their_segments_give_stage8(mustc_tiny_recipe, t
         bert = dict(MatrixReader("exp/emb_bert/dev/post.scp").items())
     finally:
         os.chdir(cwd)
-    tokens = aligned_tokens(recipe, "dev")
+    tokens = aligned_tokens(recipe, "dev", "mustc")
     checked = 0
     for talk in load_talks(recipe, "dev", "mustc"):
         scored = [sup.id for sup in talk.segments if sup.id in tdnn]  # stage 3 aligned them

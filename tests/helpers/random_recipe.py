@@ -1,4 +1,4 @@
-"""A tiny randomly initialised EfficientPunct recipe on disk (``punct.inference.random_models.save_recipe``) with a
+"""A tiny randomly initialised EfficientPunct recipe on disk (``benchmarks.random_models.save_recipe``) with a
 talk to punctuate and the CMVN stats file a stream needs (a recipe's data/fbank/cmvn_train.json)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import soundfile as sf
 
 def random_recipe(root: Path, talk_seconds: float, seed: int = 7) -> Path:
     """``root``/recipe (models), ``root``/talk.wav and ``root``/cmvn_train.json (stats of another recording)."""
+    from benchmarks.random_models import save_recipe
     from punct.features import FeatureConfig
     from punct.features.cmvn import CmvnStats, SpeakerCmvn
-    from punct.inference.random_models import save_recipe
     from tests.inference.test_pipeline import ALPHA, tiny_models, write_wav
 
     save_recipe(root / "recipe", tiny_models(root), alpha=ALPHA)

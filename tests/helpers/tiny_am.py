@@ -7,10 +7,10 @@ from pathlib import Path
 import torch
 import yaml
 
+from benchmarks.random_models import MFCC_YAML, token_table
 from punct.am.checkpoint import AmTrainState, save_checkpoint
 from punct.am.config import AmConfig
 from punct.am.model import AmModelConfig, TdnnAcousticModel
-from punct.inference.random_models import MFCC_YAML, token_table
 
 TINY_AM = AmModelConfig(feat_dim=40, dim=32, bottleneck_dim=16, prefinal_small_dim=16, prefinal_big_dim=32)
 

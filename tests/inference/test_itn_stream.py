@@ -1,6 +1,7 @@
 """Live punctuation and case with a stage-4 model (punct.inference.itn_stream, punct.bin.punctuate_itn): segments cut
 at pauses, labels equal to the model on those segments (latency inf) and to the segments streamed by
-punct.inference.itn_latency (a latency), the first-word rule, and text printed through a pipe before the input ends."""
+benchmarks.itn_streaming.segments (a latency), the first-word rule, and text printed through a pipe before the input
+ends."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import soundfile as sf
 import torch
 from lhotse import Recording, RecordingSet
 
-from punct.inference.itn_latency import stream_split
+from benchmarks.itn_streaming.segments import stream_split
 from punct.inference.itn_stream import ItnStreamer, SegmentRule
 from punct.inference.streaming import run_stream, wav_chunks
 from punct.labels import CAP, PUNCT9

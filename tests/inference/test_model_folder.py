@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from benchmarks.random_models import save_recipe
 from punct.inference.inputs import from_pair
 from punct.inference.model_folder import (
     BASE_ENCODER_DIR,
@@ -20,7 +21,6 @@ from punct.inference.model_folder import (
 )
 from punct.inference.outputs import Failure
 from punct.inference.pipeline import Punctuator
-from punct.inference.random_models import save_recipe
 from punct.inference.recipe import recipe_paths
 from tests.inference.test_pipeline import ALPHA, tiny_models, write_wav
 

@@ -12,11 +12,11 @@ import onnx
 import pytest
 import torch
 
+from benchmarks.random_models import save_recipe
 from punct.inference.acoustic import am_forward
 from punct.inference.inputs import from_pair
 from punct.inference.outputs import Result
 from punct.inference.pipeline import Punctuator
-from punct.inference.random_models import save_recipe
 from tests.inference.test_pipeline import tiny_models, write_wav
 
 TRANSCRIPTS = ["the cat sat on a mat", "why not hello world", "a cat on the mat why not", "hello the world"]

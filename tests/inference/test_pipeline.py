@@ -11,11 +11,11 @@ import pytest
 import soundfile as sf
 import torch
 
+from benchmarks.random_models import make_tokenizer, random_models, save_recipe
 from punct.inference.acoustic import am_forward
 from punct.inference.inputs import Request, UtteranceError, from_kaldi, from_pair, wav_loader
 from punct.inference.outputs import Failure, Result, render_text
 from punct.inference.pipeline import Punctuator
-from punct.inference.random_models import make_tokenizer, random_models, save_recipe
 from punct.inference.words import transcript_words
 from punct.models.punct_tdnn.frames import cut_window, frame_word_index, text_table
 from punct.models.text.data import Utterance
@@ -413,7 +413,7 @@ def test_a_recipe_whose_parts_disagree_is_refused(tmp_path):
     names both files, and a checkpoint that records nothing is still loaded (with a warning)."""
     import shutil
 
-    from punct.inference.random_models import save_recipe
+    from benchmarks.random_models import save_recipe
 
     models = tiny_models(tmp_path)
     paths = save_recipe(tmp_path / "recipe", models, compression="two_byte")

@@ -68,7 +68,7 @@ def test_align_transcript_in_chunks_finds_every_word():
 
 @pytest.fixture(scope="module")
 def recipe(tmp_path_factory):
-    from punct.inference.random_models import save_recipe
+    from benchmarks.random_models import save_recipe
     from tests.inference.test_pipeline import ALPHA, tiny_models, write_wav
 
     root = tmp_path_factory.mktemp("longform")

@@ -9,7 +9,7 @@ import pytest
 
 from punct.bin import results_table, stage_times
 from punct.results.stages import stage_rows, stage_seconds
-from tests.results.test_itn import score_run
+from tests.results.test_itn_systems import score_run
 
 LOG = """2026-11-26 18:03:01 INFO [run.sh:158] ./run.sh --seed 7 --corpus-size small
 2026-11-26 18:03:01 INFO [run.sh:164] Stage 0: corpus -> lhotse manifests
@@ -60,7 +60,7 @@ def test_run_json_gets_the_stages_and_the_itn_tables_show_them(tmp_path):
 
 
 def test_the_mustc_tables_show_the_stages_too(tmp_path):
-    from tests.results.test_mustc import write_run
+    from tests.results.test_punct_systems import write_run
 
     f1 = {"BERT only": 0.5, "TDNN": 0.7, "Ensemble": 0.72}
     path = write_run(tmp_path / "seed1", 1, f1, f1, wall=2330)

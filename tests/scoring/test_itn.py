@@ -1,5 +1,5 @@
 """punct.scoring (confusion, intervals, itn): bootstrap intervals, PDP/PDR, short/long quartiles, F1 by length;
-the RESULTS.md tables of punct.results.itn."""
+the RESULTS.md tables of punct.results.itn_systems."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from punct.labels import CASE, PUNCT9
-from punct.results import itn as results_itn
+from punct.results import itn_systems as results_itn
 from punct.scoring import confusion, intervals, itn
 from punct.scoring.punct_scores import score
 

@@ -1,5 +1,5 @@
 """The README table of BERT's F1 against the words it may read ahead, from the JSON files of
-``benchmarks/bench_lookahead.py`` (one per trained run: ``punct.inference.latency.lookahead_rows``), a column per
+``benchmarks/bench_lookahead.py`` (one per trained run: ``benchmarks.streaming.measure.lookahead_rows``), a column per
 seed, their mean ± sd and the paired difference from reading the whole segment."""
 
 from __future__ import annotations
@@ -56,3 +56,8 @@ def lookahead_table(paths: Sequence[Path], command: str = "") -> str:
         + (f" Made with `{command}`." if command else "")
     )
     return "\n".join(markdown_table(header, rows, 2)) + "\n\n" + caption + "\n"
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of bench_lookahead.py's files (:func:`lookahead_table`)."""
+    return lookahead_table(paths, command)

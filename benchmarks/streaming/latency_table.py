@@ -1,5 +1,5 @@
 """README tables of live punctuation's F1 against latency, measured by ``benchmarks/bench_streaming.py`` with
-``punct.inference.latency``: one trained run's table (``egs/mustc/RESULTS/streaming.json``), and the comparison
+``benchmarks.streaming.measure``: one trained run's table (``egs/mustc/RESULTS/streaming.json``), and the comparison
 of training variants (``right_truncation`` of the TDNN and of BERT) over seeds, a region of
 ``egs/mustc/RESULTS/regions.yaml`` whose streaming.json files carry their recipe's seed and variant
 (:func:`recipe_facts`)."""
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from punct.results.plots import pyplot, save_figure
 from punct.results.tables import markdown_table as markdown_lines
 from punct.results.tables import mean_sd_cell, number
 
@@ -220,7 +221,7 @@ def truncation_tables(runs: Sequence[StreamingRun], command: str = "") -> str:
 
 def read_alpha_sweeps(paths: Sequence[Path], split: str = "dev") -> dict[int, dict]:
     """seed -> {"alpha": the recipe's, latency -> alpha text -> ensemble F1} from streaming.json files whose
-    rows hold ``f1_by_alpha`` (``punct.inference.latency.latency_rows``)."""
+    rows hold ``f1_by_alpha`` (``benchmarks.streaming.measure.latency_rows``)."""
     sweeps: dict[int, dict] = {}
     for path in paths:
         result = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -295,3 +296,35 @@ def alpha_by_latency_table(paths: Sequence[Path], command: str = "", split: str 
     if command:
         caption += f" Made with `{command}`."
     return "\n".join(markdown_lines(header, rows, 2)) + "\n\n" + caption + "\n"
+
+
+def plot_f1_vs_latency(results: dict, path: Path) -> None:
+    """Overall F1 of BERT, the TDNN and the ensemble against the latency of live punctuation, one panel per split;
+    offline (latency inf) drawn as a dotted line (``egs/mustc/RESULTS/streaming.json``)."""
+    plt = pyplot()
+    splits = list(results["splits"])
+    fig, axes = plt.subplots(1, len(splits), figsize=(5 * len(splits), 3.8), squeeze=False)
+    for ax, split in zip(axes[0], splits):
+        rows = results["splits"][split]
+        timed = [r for r in rows if r["latency"] != "inf"]
+        offline = next((r for r in rows if r["latency"] == "inf"), None)
+        for model, marker in (("BERT", "s"), ("TDNN", "^"), ("ensemble", "o")):
+            latencies, f1 = [r["latency"] for r in timed], [r["f1"][model] for r in timed]
+            (line,) = ax.plot(latencies, f1, marker=marker, label=model)
+            if offline is not None:
+                ax.axhline(offline["f1"][model], color=line.get_color(), linestyle=":", linewidth=1)
+        ax.set_xlabel("latency (s of audio after a word's end)")
+        ax.set_ylabel("overall F1 (%)")
+        ax.set_title(f"{split} (dotted: offline)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    save_figure(plt, fig, path, dpi=120)
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of bench_streaming.py's files: the training variants' tables (:func:`truncation_tables`)."""
+    return truncation_tables(read_streaming_runs(paths), command)
+
+
+# The other tables of the same files a region may ask for (``table:`` in regions.yaml)
+TABLES = {"alpha_by_latency": alpha_by_latency_table}

@@ -1,5 +1,6 @@
-"""egs/mustc's results: stage 8's RESULTS.md + results.json shaped like EfficientPunct's tables, and the README
-tables made from one or more of those results.json (:mod:`punct.bin.results_table`).
+"""The punctuation systems' results (BERT, TDNN, their ensemble, pause only): the scoring stage's RESULTS.md +
+results.json shaped like EfficientPunct's tables, and the README tables made from one or more of those
+results.json (:mod:`punct.bin.results_table`).
 
 * Table 3 shape: rows BERT-only, TDNN, ensemble (chosen alpha, and the paper's 0.4) and, when stage 8 scored it,
   the pause-only baseline (:mod:`punct.models.pause`); columns comma / full stop / question / overall (micro) F1 /

@@ -1,16 +1,16 @@
 """Overall F1 of live punctuation against its latency (``punct.inference.streaming``) on a recipe's talks
-(``benchmarks/bench_streaming.py`` measures; ``punct.results.latency`` makes the README table).
+(``benchmarks/bench_streaming.py`` measures; ``benchmarks.streaming.latency_table`` makes the README table).
 
-Each talk of a split is one recording (``punct.inference.talk.ScoredTalk``).  Its words and their times come from
+Each talk of a split is one recording (``benchmarks.streaming.talk.ScoredTalk``).  Its words and their times come from
 offline long-form ``punctuate`` aligning the talk's transcript (the reference words, lowercase and without marks: a
 recogniser's output with no errors), written as CTM tokens; the stream then reads the talk's audio 0.1 s at a
 time with those tokens and fixed CMVN stats (the recipe's training stats).  Latency ``inf`` is offline
 ``punctuate`` with the same CTM and stats (every word punctuated from its complete stretch).  F1 is pooled over the
 talks' words (the segments' reference marks), for BERT, the TDNN and the ensemble; the ensemble's also at every alpha
 of a grid (``f1_by_alpha``: the same stream's posteriors mixed anew), from which a latency's own alpha can be chosen on
-dev (``punct.results.latency.alpha_by_latency_table``).  ``lookahead_rows``: BERT's F1 when it may read only ``k``
-words past the word it punctuates (``benchmarks/bench_lookahead.py``): what this BERT keeps of its F1 where a stream
-has heard ``k`` more words.
+dev (``benchmarks.streaming.latency_table.alpha_by_latency_table``).  ``lookahead_rows``: BERT's F1 when it may read
+only ``k`` words past the word it punctuates (``benchmarks/bench_lookahead.py``): what this BERT keeps of its F1 where a
+stream has heard ``k`` more words.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.streaming.talk import ScoredTalk, overall_f1, whole_talk
 from punct.inference.pipeline import Punctuator
 from punct.inference.streaming import StreamingPunctuator, StreamSegment, run_stream, stream_segments, wav_chunks
-from punct.inference.talk import ScoredTalk, overall_f1, whole_talk
 from punct.labels import PUNCT4, TimedWord, encode_labels
 from punct.models.text.data import Utterance
 from punct.scoring.ensemble import default_alphas, ensemble
@@ -41,7 +41,7 @@ def talk_tokens(punctuator: Punctuator, talk: ScoredTalk) -> list[TimedWord]:
     return [TimedWord(w, s * hop, e * hop) for w, (s, e) in zip(result.words, result.spans)]
 
 
-def aligned_tokens(recipe_dir: Path, split: str, prefix: str = "mustc") -> dict[str, list[TimedWord]]:
+def aligned_tokens(recipe_dir: Path, split: str, prefix: str) -> dict[str, list[TimedWord]]:
     """Each recording's words with the times stage 3 aligned them to, segment by segment (the word alignments of
     data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz, on the recording's time axis), in time order: the words and
     spans stage 8 scored.  A segment stage 3 could not align has none."""

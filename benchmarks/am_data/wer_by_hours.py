@@ -17,8 +17,10 @@ The JSON (``egs/parczech/RESULTS/am_data.json``; WER in percent, times in second
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 KIND = "am_data"
 ALL = None  # the subset of every training utterance
@@ -94,3 +96,9 @@ def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
             f"{cpu:.0f} min CPU, one torch thread, {corpus['machine']['cpu']}).\n"
         )
     return "\n".join(parts)
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of JSON files of this kind (their corpora in order; each records its own command)."""
+    corpora = [corpus for path in paths for corpus in json.loads(Path(path).read_text(encoding="utf-8"))["corpora"]]
+    return render_tables({"kind": KIND, "corpora": corpora})

@@ -1,4 +1,4 @@
-"""punct.results.stream_offline: the table of a stream at unbounded latency against stage 8, over seeds."""
+"""benchmarks.streaming.stream_offline_table: the table of a stream at unbounded latency against stage 8, over seeds."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from punct.results.stream_offline import KIND, offline_rows, read_runs, stage8_f1, stream_offline_tables
+from benchmarks.streaming.stream_offline_table import KIND, offline_rows, read_runs, stage8_f1, stream_offline_tables
 
 
 def result(seed: int, tdnn: float, stage8_tdnn: float, label: str = "natural") -> dict:

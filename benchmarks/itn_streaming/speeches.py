@@ -1,6 +1,6 @@
 """Live captions of egs/parczech measured on whole speeches: what ``punctuate_itn`` labels when a speaker's whole
 turn is streamed through it with the recogniser's words, scored against the official transcript
-(``benchmarks/bench_itn_live.py`` measures; ``punct.results.itn_live`` makes the README tables).
+(``benchmarks/bench_itn_live.py`` measures; ``benchmarks.itn_streaming.live_table`` makes the README tables).
 
 A split holds speakers, not recordings (a sitting has many speakers), so the unit streamed is a **speech**: a run of
 one held-out speaker's words in a recording's alignment table (stage 3's ``data/segments/align/<recording>.tsv``),

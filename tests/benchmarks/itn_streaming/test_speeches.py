@@ -1,4 +1,4 @@
-"""Live captions measured on whole speeches (punct.inference.itn_speeches): speeches read from stage 3's alignment
+"""Live captions measured on whole speeches (benchmarks.itn_streaming.speeches): speeches read from stage 3's alignment
 table (turns of one speaker, insertions and deletions counted, the audio cut between speakers), each streamed by
 exactly what punctuate_itn prints, and scored on the words aligned to an official word."""
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from benchmarks.itn_streaming.speeches import LiveScore, Speech, read_speeches, stream_speech
 from punct.align.dataset import ALIGNMENT_COLUMNS
 from punct.bin import punctuate_itn
-from punct.inference.itn_speeches import LiveScore, Speech, read_speeches, stream_speech
 from punct.inference.itn_stream import ItnWord, SegmentRule
 from punct.inference.streaming import StreamStats
 from punct.labels import CASE, PUNCT9, TimedWord

@@ -1,5 +1,5 @@
 """The README tables of egs/parczech's live captions on whole speeches: ``benchmarks/bench_itn_live.py``
-(``punct.inference.itn_speeches``) on the stage-4 models of several seeds, as the ``live`` region of
+(``benchmarks.itn_streaming.speeches``) on the stage-4 models of several seeds, as the ``live`` region of
 ``egs/parczech/RESULTS/regions.yaml``.
 
 ``punctuate_itn --pause-split`` is chosen here, from the files: the value measured on dev at latency inf whose mean
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from punct.results import itn_latency
+from benchmarks.itn_streaming import latency_table as itn_latency
 from punct.results.tables import markdown_table, mean_sd_cell
 
 KIND = "itn_live"
@@ -82,7 +82,7 @@ def _models(rows: Rows, split: str) -> list[str]:
 
 
 def at_pause_split(rows: Rows, pause_split: float) -> itn_latency.Rows:
-    """The rows at one pause split, keyed as ``punct.results.itn_latency`` keys them."""
+    """The rows at one pause split, keyed as ``benchmarks.itn_streaming.latency_table`` keys them."""
     return {(s, split, m, latency): row for (s, split, m, p, latency), row in rows.items() if p == pause_split}
 
 
@@ -117,7 +117,7 @@ def itn_live_tables(rows: Rows, command: str = "") -> str:
         f"Mean ± sd over seeds {', '.join(map(str, seeds))} (sample sd). Each held-out speaker's turn in a recording "
         "streamed whole through `punctuate_itn`'s streamer, 0.1 s of audio at a time, with the recogniser's words "
         "(stage 2), and scored on every recognised word aligned to an official word, the first word of a segment too "
-        "(`punct.inference.itn_speeches`); offline: latency inf. Words final: labelled from their whole segment."
+        "(`benchmarks.itn_streaming.speeches`); offline: latency inf. Words final: labelled from their whole segment."
     )
     if command:
         caption += f" Made with `{command}`."
@@ -153,8 +153,11 @@ def word_counts(rows: itn_latency.Rows) -> list[str]:
 
 
 def plot_live(paths: Sequence[Path], split: str, out: Path) -> None:
-    """F1 against latency at the pause split dev chose (``punct.results.plots.plot_itn_latency``)."""
-    from punct.results.plots import plot_itn_latency
-
+    """F1 against latency at the pause split dev chose (``benchmarks.itn_streaming.latency_table.plot_itn_latency``)."""
     rows = read_itn_live(paths)
-    plot_itn_latency(at_pause_split(rows, chosen_pause_split(rows)), split, out)
+    itn_latency.plot_itn_latency(at_pause_split(rows, chosen_pause_split(rows)), split, out)
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of bench_itn_live.py's files (:func:`itn_live_tables`)."""
+    return itn_live_tables(read_itn_live(paths), command)

@@ -1,4 +1,4 @@
-"""punct.inference.latency: F1 against latency on a talk of a tiny random recipe (latency inf scores what offline
+"""benchmarks.streaming.measure: F1 against latency on a talk of a tiny random recipe (latency inf scores what offline
 ``punctuate`` gives with the same CTM)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ TEXTS = ["Hello world, the cat sat on a mat.", "Why not? The cat sat, hello.", "
 def talk_and_punctuator(tmp_path_factory):
     from lhotse import SupervisionSegment
 
-    from punct.inference.talk import ScoredTalk
+    from benchmarks.streaming.talk import ScoredTalk
     from tests.helpers.random_recipe import random_recipe, stream_punctuator
 
     root = random_recipe(tmp_path_factory.mktemp("latency"), 12.0)
@@ -27,9 +27,9 @@ def talk_and_punctuator(tmp_path_factory):
 
 
 def test_latency_rows_score_the_stream_and_offline(talk_and_punctuator):
+    from benchmarks.streaming.measure import latency_rows, reference, talk_tokens
+    from benchmarks.streaming.talk import overall_f1
     from punct.inference.inputs import from_pair
-    from punct.inference.latency import latency_rows, reference, talk_tokens
-    from punct.inference.talk import overall_f1
 
     talk, punctuator = talk_and_punctuator
     rows = latency_rows(punctuator, [talk], [0.3, math.inf], log=lambda _: None)
@@ -55,8 +55,8 @@ def test_latency_rows_score_the_stream_and_offline(talk_and_punctuator):
 def test_lookahead_posteriors_read_only_k_words_ahead(talk_and_punctuator):
     import numpy as np
 
-    from punct.inference.latency import lookahead_posteriors, lookahead_rows
-    from punct.inference.talk import overall_f1
+    from benchmarks.streaming.measure import lookahead_posteriors, lookahead_rows
+    from benchmarks.streaming.talk import overall_f1
     from punct.labels import encode_labels
     from punct.models.text.data import Utterance
     from punct.text.normalize import words_and_labels

@@ -1,4 +1,4 @@
-"""punct.results.itn_live: egs/parczech's live captions on whole speeches: the pause split chosen on dev at latency
+"""benchmarks.itn_streaming.live_table: live captions on whole speeches: the pause split chosen on dev at latency
 inf, then F1 against latency at it for every split."""
 
 from __future__ import annotations
@@ -33,7 +33,12 @@ def sweep(tmp_path: Path, seed: int, best: float, test_at: float | None = None) 
 
 
 def test_the_pause_split_is_chosen_on_dev_and_the_latency_tables_are_at_it(tmp_path):
-    from punct.results.itn_live import chosen_pause_split, itn_live_tables, pause_split_table, read_itn_live
+    from benchmarks.itn_streaming.live_table import (
+        chosen_pause_split,
+        itn_live_tables,
+        pause_split_table,
+        read_itn_live,
+    )
 
     rows = read_itn_live([sweep(tmp_path, 1, 0.5, test_at=0.5), sweep(tmp_path, 2, 0.5, test_at=0.5)])
     assert chosen_pause_split(rows) == 0.5
@@ -54,13 +59,13 @@ def test_the_pause_split_is_chosen_on_dev_and_the_latency_tables_are_at_it(tmp_p
 
 
 def test_another_value_wins_when_its_dev_scores_are_higher(tmp_path):
-    from punct.results.itn_live import chosen_pause_split, read_itn_live
+    from benchmarks.itn_streaming.live_table import chosen_pause_split, read_itn_live
 
     assert chosen_pause_split(read_itn_live([sweep(tmp_path, 1, 1.0)])) == 1.0
 
 
 def test_test_at_a_value_dev_did_not_choose_is_an_error(tmp_path):
-    from punct.results.itn_live import itn_live_tables, read_itn_live
+    from benchmarks.itn_streaming.live_table import itn_live_tables, read_itn_live
 
     rows = read_itn_live([sweep(tmp_path, 1, 0.5, test_at=1.0)])
     with pytest.raises(ValueError, match="test: not measured at the pause split dev chose"):
@@ -68,7 +73,7 @@ def test_test_at_a_value_dev_did_not_choose_is_an_error(tmp_path):
 
 
 def test_a_measurement_twice_or_a_file_of_another_kind_is_an_error(tmp_path):
-    from punct.results.itn_live import read_itn_live
+    from benchmarks.itn_streaming.live_table import read_itn_live
 
     a = bench_file(tmp_path / "a.json", 1, {"dev": {"mm": [row(1.0, "inf", 40, 30)]}})
     b = bench_file(tmp_path / "b.json", 1, {"dev": {"mm": [row(1.0, "inf", 41, 30)]}})
@@ -81,7 +86,7 @@ def test_a_measurement_twice_or_a_file_of_another_kind_is_an_error(tmp_path):
 
 
 def test_the_plot_is_at_the_chosen_pause_split(tmp_path):
-    from punct.results.itn_live import plot_live
+    from benchmarks.itn_streaming.live_table import plot_live
 
     out = tmp_path / "live.png"
     plot_live([sweep(tmp_path, 1, 0.5), sweep(tmp_path, 2, 0.5)], "dev", out)

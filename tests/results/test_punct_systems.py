@@ -9,7 +9,7 @@ import math
 import pytest
 
 from punct.bin.results_table import main
-from punct.results.mustc import read_run, render_tables
+from punct.results.punct_systems import read_run, render_tables
 from punct.results.regions import replace_region
 from punct.results.tables import mean_sd
 

@@ -1,4 +1,5 @@
-"""punct.results.itn_latency: egs/parczech's table of punctuation and case F1 against latency over seeds."""
+"""benchmarks.itn_streaming.latency_table: the ITN models' table of punctuation and case F1 against latency over
+seeds."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def bench_file(path: Path, seed: int, splits: dict) -> Path:
 
 
 def test_mean_sd_per_model_and_latency(tmp_path):
-    from punct.results.itn_latency import itn_latency_tables, latency_table, read_itn_streaming
+    from benchmarks.itn_streaming.latency_table import itn_latency_tables, latency_table, read_itn_streaming
 
     files = [
         bench_file(tmp_path / "a.json", 1, {"dev": {"mm": [row(0.3, 10, 20), row("inf", 30, 40, 1.0)],
@@ -40,7 +41,7 @@ def test_mean_sd_per_model_and_latency(tmp_path):
 
 
 def test_a_measurement_twice_or_a_file_of_another_kind_is_an_error(tmp_path):
-    from punct.results.itn_latency import read_itn_streaming
+    from benchmarks.itn_streaming.latency_table import read_itn_streaming
 
     a = bench_file(tmp_path / "a.json", 1, {"dev": {"mm": [row(0.3, 10, 20)]}})
     b = bench_file(tmp_path / "b.json", 1, {"dev": {"mm": [row(0.3, 11, 21)]}})
@@ -53,8 +54,7 @@ def test_a_measurement_twice_or_a_file_of_another_kind_is_an_error(tmp_path):
 
 
 def test_plot_of_the_seeds(tmp_path):
-    from punct.results.itn_latency import read_itn_streaming
-    from punct.results.plots import plot_itn_latency
+    from benchmarks.itn_streaming.latency_table import plot_itn_latency, read_itn_streaming
 
     files = [
         bench_file(tmp_path / f"{seed}.json", seed, {"dev": {"mm": [row(0.3, 10 + seed, 20), row("inf", 30, 40)]}})

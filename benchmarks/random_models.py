@@ -1,7 +1,9 @@
 """Randomly initialised models of any size, saved in a trained recipe's formats.
 
-Used by the inference tests (tiny models in a temporary recipe directory) and by the benchmarks
-(paper-size and mini-size models, whose speed does not depend on their weights).  The files are
+Used by the benchmarks (paper-size and mini-size models, whose speed does not depend on their weights:
+``common.random_models``) and by the inference tests (tiny models in a temporary recipe directory).  It lives with
+the benchmarks, not the package, because neither a recipe nor ``punctuate`` runs it; the tests import it from here
+(they test the benchmarks' code too), so that a benchmark's models never depend on a test helper.  The files are
 written by the components' own savers: ``punct.am.checkpoint.save_checkpoint``, ``PunctBert.save_pretrained``,
 ``punct.models.punct_tdnn.checkpoint.save_checkpoint``.
 """

@@ -1,11 +1,12 @@
-"""punct.results.latency: the README table of F1 against latency, and the committed table against its JSON."""
+"""benchmarks.streaming.latency_table: the README table of F1 against latency, and the committed table against its
+JSON."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def row(latency, f1s, final=0.5):
@@ -22,7 +23,7 @@ def row(latency, f1s, final=0.5):
 
 
 def test_markdown_table_one_row_per_split_and_latency():
-    from punct.results.latency import markdown_table
+    from benchmarks.streaming.latency_table import markdown_table
 
     table = markdown_table({"splits": {"dev": [row(0.5, (40.04, 55.55, 56.0)), row("inf", (50, 60, 61), 1.0)]}})
     lines = table.splitlines()
@@ -33,7 +34,7 @@ def test_markdown_table_one_row_per_split_and_latency():
 
 def test_committed_table_is_the_committed_results():
     """benchmarks/streaming/README.md's results:streaming region is the table of egs/mustc/RESULTS/streaming.json."""
-    from punct.results.latency import markdown_table
+    from benchmarks.streaming.latency_table import markdown_table
     from punct.results.regions import region_content
 
     results = REPO / "egs" / "mustc" / "RESULTS" / "streaming.json"
@@ -52,7 +53,7 @@ def streaming_file(path: Path, seed: int, share: float, splits: dict, frames: in
 def test_truncation_tables_mean_sd_and_paired_difference(tmp_path):
     """Per variant the mean ± sd over seeds; the difference column pairs the seeds (a dev and a test file of one
     run are merged)."""
-    from punct.results.latency import read_streaming_runs, truncation_rows, truncation_tables
+    from benchmarks.streaming.latency_table import read_streaming_runs, truncation_rows, truncation_tables
 
     files = [
         streaming_file(tmp_path / "a.json", 1, 0.0, {"dev": [row(0.3, (30, 40, 41)), row("inf", (50, 60, 62))]}),
@@ -80,7 +81,7 @@ def test_truncation_tables_mean_sd_and_paired_difference(tmp_path):
 def test_streaming_runs_refuse_a_latency_measured_twice(tmp_path):
     import pytest
 
-    from punct.results.latency import read_streaming_runs
+    from benchmarks.streaming.latency_table import read_streaming_runs
 
     dev = {"dev": [row(0.3, (30, 40, 41))]}
     files = [streaming_file(tmp_path / "a.json", 1, 0.0, dev), streaming_file(tmp_path / "b.json", 1, 0.0, dev)]
@@ -98,7 +99,7 @@ def test_streaming_runs_refuse_a_latency_measured_twice(tmp_path):
 
 
 def test_recipe_facts_read_the_seed_alpha_and_truncation(tmp_path):
-    from punct.results.latency import recipe_facts
+    from benchmarks.streaming.latency_table import recipe_facts
     from punct.results.regions import results_kind
 
     (tmp_path / "exp" / "results").mkdir(parents=True)
@@ -123,7 +124,7 @@ def test_recipe_facts_read_the_seed_alpha_and_truncation(tmp_path):
 
 
 def test_variant_names_and_order():
-    from punct.results.latency import Variant
+    from benchmarks.streaming.latency_table import Variant
 
     variants = sorted([Variant(0.5, 0, 0.5), Variant(), Variant(0.5, 20), Variant(0.5)])
     assert [v.name for v in variants] == ["rt 0", "TDNN rt 0.5", "TDNN rt 0.5, BERT rt 0.5", "TDNN rt 0.5 (20 fr)"]
@@ -132,7 +133,7 @@ def test_variant_names_and_order():
 def test_runs_of_one_variant_make_one_table_with_the_gap_to_offline_and_the_parts(tmp_path):
     """One variant: each model's F1, the ensemble's distance from its own offline F1 paired by seed, and the CPU
     RTF of the whole stream and of each part (n/a for a file without parts)."""
-    from punct.results.latency import read_streaming_runs, truncation_tables
+    from benchmarks.streaming.latency_table import read_streaming_runs, truncation_tables
 
     parts = {"audio": 0.0, "features": 0.01, "am": 0.02, "bert": 0.05, "tdnn": 0.01, "ensemble": 0.0}
     live = row(1.0, (50, 55, 56)) | {"rtf_cpu": 0.1, "rtf_cpu_parts": parts}
@@ -154,7 +155,7 @@ def test_alpha_by_latency_reads_the_recipe_own_and_held_out_alphas(tmp_path):
     seeds together (a tie goes to the smaller alpha), each minus the seed's offline F1 at the recipe's alpha."""
     import pytest
 
-    from punct.results.latency import alpha_by_latency_table, read_alpha_sweeps
+    from benchmarks.streaming.latency_table import alpha_by_latency_table, read_alpha_sweeps
 
     grid = ("0.0", "0.5", "0.6", "1.0")
     live = {1: (50, 57, 56, 54), 2: (52, 58, 55, 53), 3: (49, 54, 55, 56)}

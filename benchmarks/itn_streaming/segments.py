@@ -1,8 +1,8 @@
 """Punctuation (9 marks) and case of the speech-informed ITN models (egs/parczech stage 4) against latency: each
 segment of a split streamed as live captions would see it (``benchmarks/bench_itn_streaming.py`` measures;
-``punct.results.itn_latency`` makes the README table).
+``benchmarks.itn_streaming.latency_table`` makes the README table).
 
-A segment's audio arrives :data:`CHUNK_SECONDS` at a time, as in :mod:`punct.inference.latency`, and a word is
+A segment's audio arrives :data:`CHUNK_SECONDS` at a time, as in :mod:`benchmarks.streaming.measure`, and a word is
 known once the audio has reached its end (a recogniser reports a word after hearing it), at the time the
 segment's alignment gives it.  Word ``i`` is punctuated and cased at the first chunk boundary at or after its end
 plus ``latency`` seconds, from what has arrived by then: the words known and the audio up to that boundary.  That

@@ -1,4 +1,4 @@
-"""punct.results.lookahead: the table of BERT's F1 against the words it reads ahead, over seeds."""
+"""benchmarks.streaming.lookahead_table: the table of BERT's F1 against the words it reads ahead, over seeds."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from punct.results.lookahead import KIND, lookahead_table, read_lookahead_runs
+from benchmarks.streaming.lookahead_table import KIND, lookahead_table, read_lookahead_runs
 from punct.results.regions import results_kind
 
 

@@ -1,6 +1,6 @@
 """The README table of what costs a stream its points against stage 8 at unbounded latency, from the JSON files of
 ``benchmarks/bench_stream_offline.py`` (one per trained run: its dev talks streamed under each combination of
-``punct.inference.latency.offline_factor_rows``), over seeds, one block of rows per label (the corpus' prosody)."""
+``benchmarks.streaming.measure.offline_factor_rows``), over seeds, one block of rows per label (the corpus' prosody)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from punct.results.mustc import system_key
+from punct.results.punct_systems import system_key
 from punct.results.tables import markdown_table, mean_sd_cell
 
 KIND = "stream_offline"
@@ -81,3 +81,8 @@ def stream_offline_tables(paths: Sequence[Path], command: str = "") -> str:
     if command:
         caption += f" Made with `{command}`."
     return "\n".join(parts) + "\n" + caption + "\n"
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of bench_stream_offline.py's files (:func:`stream_offline_tables`)."""
+    return stream_offline_tables(paths, command)

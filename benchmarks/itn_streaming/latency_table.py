@@ -1,6 +1,6 @@
 """The README table of egs/parczech's live punctuation and case against latency: ``benchmarks/bench_itn_streaming.py``
-(``punct.inference.itn_latency``) on the stage-4 models of several seeds, each file one run's split(s), as a region
-of ``egs/parczech/RESULTS/regions.yaml``."""
+(``benchmarks.itn_streaming.segments``) on the stage-4 models of several seeds, each file one run's split(s), as a
+region of ``egs/parczech/RESULTS/regions.yaml``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
+from punct.results.plots import pyplot, save_figure
 from punct.results.tables import markdown_table, mean_sd_cell
 
 KIND = "itn_streaming"
@@ -88,9 +91,41 @@ def itn_latency_tables(rows: Rows, command: str = "") -> str:
     caption = (
         f"Mean ± sd over seeds {', '.join(map(str, seeds))} (sample sd). Each segment streamed 0.1 s at a time; a word "
         "is labelled at the first 0.1 s boundary at least `latency` after its end, from the words ended by then and "
-        "the audio so far (`punct.inference.itn_latency`); offline is stage 4's decode of whole segments. "
+        "the audio so far (`benchmarks.itn_streaming.segments`); offline is stage 4's decode of whole segments. "
         "Words final: labelled from the whole segment (mean over models and seeds)."
     )
     if command:
         caption += f" Made with `{command}`."
     return "\n".join(parts) + "\n" + caption + "\n"
+
+
+def plot_itn_latency(rows: dict, split: str, path: Path) -> None:
+    """egs/parczech's punctuation macro F1 and [cap] F1 against the latency of live captions, one panel each: per
+    model the mean over seeds with its sd as error bars, offline (latency inf) as a dotted line
+    (``benchmarks.itn_streaming.latency_table.read_itn_streaming`` rows)."""
+    plt = pyplot()
+    models = [m for m in MODEL_NAMES if any(k[1] == split and k[2] == m for k in rows)]
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(5 * len(METRICS), 3.8), squeeze=False)
+    for ax, (metric, title) in zip(axes[0], METRICS):
+        for model in models:
+            values: dict = {}
+            for (_, s, m, latency), row in rows.items():
+                if s == split and m == model:
+                    values.setdefault(latency, []).append(row[metric])
+            timed = sorted(x for x in values if x != "inf")
+            mean = [float(np.mean(values[x])) for x in timed]
+            spread = [float(np.std(values[x], ddof=1)) if len(values[x]) > 1 else 0.0 for x in timed]
+            line = ax.errorbar(timed, mean, yerr=spread, marker="o", capsize=3, label=MODEL_NAMES[model])
+            if "inf" in values:
+                ax.axhline(float(np.mean(values["inf"])), color=line[0].get_color(), linestyle=":", linewidth=1)
+        ax.set_xlabel("latency (s of audio after a word's end)")
+        ax.set_ylabel(f"{title} (%)")
+        ax.set_title(f"{split} (dotted: offline)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    save_figure(plt, fig, path, dpi=120)
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of bench_itn_streaming.py's files (:func:`itn_latency_tables`)."""
+    return itn_latency_tables(read_itn_streaming(paths), command)

@@ -1,4 +1,4 @@
-"""ParCzech segments streamed at a latency (punct.inference.itn_latency): when each word is due and what has
+"""ParCzech segments streamed at a latency (benchmarks.itn_streaming.segments): when each word is due and what has
 arrived by then, offline equality at latency inf, and a stream that reads nothing after a word's boundary (checked
 against a recording that really ends there)."""
 
@@ -12,7 +12,7 @@ import soundfile as sf
 import torch
 from lhotse import Recording, RecordingSet
 
-from punct.inference.itn_latency import cut_segment, due_seconds, latency_row, stream_cuts, stream_split
+from benchmarks.itn_streaming.segments import cut_segment, due_seconds, latency_row, stream_cuts, stream_split
 from punct.models.cross_attention.data import ItnDataset, ItnSegment, load_split
 from punct.models.cross_attention.model import build_model
 from punct.models.cross_attention.predictions import predict

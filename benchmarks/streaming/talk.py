@@ -1,12 +1,13 @@
 """One talk of a recipe's split punctuated two ways: segment by segment (as the recipe scores it) and as one whole
 recording with one transcript (``punctuate`` long-form), scored on the same words.
 
-The talk is a recording of the split's manifests (``data/manifests/mustc_{recordings,supervisions}_<split>.jsonl.gz``);
-its segments are its supervisions (reference words and marks: ``custom["words"/"punct"]``).  Segment mode gets one
-request per supervision (the recording's samples between its start and end, the talk's speaker for CMVN); long form
-gets the whole recording (or its samples ``repeat`` times over, with the transcript repeated) and the segments'
-texts joined in time order.  Both are scored on the words of the segments that segment mode punctuated.
-Used by ``tests/e2e/test_longform_recipe.py`` (the tiny recipe) and ``benchmarks/bench_longform.py`` (any recipe).
+The talk is a recording of the split's manifests
+(``data/manifests/<prefix>_{recordings,supervisions}_<split>.jsonl.gz``); its segments are its supervisions (reference
+words and marks: ``custom["words"/"punct"]``).  Segment mode gets one request per supervision (the recording's samples
+between its start and end, the talk's speaker for CMVN); long form gets the whole recording (or its samples ``repeat``
+times over, with the transcript repeated) and the segments' texts joined in time order.  Both are scored on the words of
+the segments that segment mode punctuated. Used by ``tests/e2e/test_longform_recipe.py`` (the tiny recipe) and
+``benchmarks/bench_longform.py`` (any recipe).
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ class ScoredTalk:
 
         text = " ".join(sup.text for sup in self.segments)
         return Request(self.id, load, " ".join([text] * repeat), self.speaker, str(self.audio_path))
+
+
+def recipe_prefix(recipe_dir: Path, split: str) -> str:
+    """The name prefix of a recipe's stage-0 manifests of ``split``: that of its one
+    ``data/manifests/<prefix>_recordings_<split>.jsonl.gz``."""
+    suffix = f"_recordings_{split}.jsonl.gz"
+    found = sorted(p.name for p in (Path(recipe_dir) / "data" / "manifests").glob(f"*{suffix}"))
+    if len(found) != 1:
+        raise ValueError(f"{recipe_dir}/data/manifests: {len(found)} manifests *{suffix} ({', '.join(found)}), not one")
+    return found[0][: -len(suffix)]
 
 
 def load_talks(recipe_dir: Path, split: str, prefix: str) -> list[ScoredTalk]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from punct.results.am_data import ALL, KIND, nested_subsets, render_tables
+from benchmarks.am_data.wer_by_hours import ALL, KIND, nested_subsets, render_tables
 from punct.results.regions import tables_and_summary
 
 

@@ -1,4 +1,4 @@
-"""egs/parczech's results.json (punct.bin.score_itn, punct.results.itn) and the README table made from it
+"""egs/parczech's results.json (punct.bin.score_itn, punct.results.itn_systems) and the README table made from it
 (punct.bin.results_table): hand-built predictions are scored by the real scorer, and the tables must hold the F1
 values this file computes on its own (plain counting, first word of each segment left out), their mean and sample
 sd over runs, the run's facts where the recipe wrote them, and go into the ``results:parczech`` README region
@@ -16,10 +16,10 @@ import pytest
 
 from punct.bin import results_table, score_itn
 from punct.labels import PUNCT9
-from punct.results.itn import render_itn_groups
+from punct.results.itn_systems import render_itn_groups
 from punct.results.regions import tables_and_summary, update_regions
 from punct.scoring.ensemble import AlphaChoice
-from tests.results.test_mustc import write_run as write_mustc_run
+from tests.results.test_punct_systems import write_run as write_mustc_run
 
 MARKS = PUNCT9.classes[1:]
 ROWS = ("text-only", "multimodal", "EfficientPunct TDNN", "EfficientPunct ensemble")

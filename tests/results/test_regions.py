@@ -1,0 +1,34 @@
+"""punct.results.regions: a study's tables found by its results.json's kind, in the module beside its benchmark."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+
+from punct.results.regions import STUDY_TABLES, Region, region_tables, results_kind
+
+
+@pytest.mark.parametrize("kind", sorted(STUDY_TABLES))
+def test_each_study_kind_names_the_module_that_renders_it(kind):
+    module = importlib.import_module(STUDY_TABLES[kind])
+    assert kind == module.KIND
+    assert callable(module.render)
+
+
+def test_a_kind_nobody_renders_is_an_error(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"kind": "nothing"}))
+    with pytest.raises(ValueError, match="a study's"):
+        results_kind(path)
+    path.write_text(json.dumps({"kind": "lookahead"}))
+    assert results_kind(path) == "lookahead"
+
+
+def test_a_table_the_study_does_not_offer_is_an_error(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"kind": "lookahead"}))
+    region = Region("x", tmp_path / "README.md", (path,), table="alpha_by_latency")
+    with pytest.raises(ValueError, match="unknown table 'alpha_by_latency' for results of kind 'lookahead'"):
+        region_tables(region)
