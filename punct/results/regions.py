@@ -5,9 +5,10 @@
 Each results.json tells its kind.  A recipe's own tables are rendered here: the punctuation systems of a
 stage-8 scoring (:mod:`punct.results.punct_systems`), the ITN systems of an ITN scoring
 (:mod:`punct.results.itn_systems`), and a region with ``groups`` (condition -> results.json) compares conditions in
-one table (:mod:`punct.results.curve`).  A study's tables live beside its benchmark (``benchmarks/<study>/``):
-:data:`STUDY_TABLES` names the module of each study kind, imported by name only when a region needs it, so the
-package never imports the benchmarks and runs without them.
+one table (:mod:`punct.results.curve`); ``table: glance`` over groups of several recipes' runs is the top README's
+table of every recipe's default (:mod:`punct.results.glance`).  A study's tables live beside its benchmark
+(``benchmarks/<study>/``): :data:`STUDY_TABLES` names the module of each study kind, imported by name only when a
+region needs it, so the package never imports the benchmarks and runs without them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from punct.results import curve, itn_systems, punct_systems
+from punct.results import curve, glance, itn_systems, punct_systems
 from punct.utils.atomic import atomic_write_text
 
 # A study's kind -> the module that renders its results.json (a checkout's benchmarks/<study>/, importable from the
@@ -125,8 +126,8 @@ class Region:
     split: str = "test"
     # condition -> its runs: a column per condition and split (punct.results.curve; split "both": dev and test)
     groups: dict[str, tuple[Path, ...]] | None = None
-    # another table of the same files: "alpha_by_latency" (bench_streaming.py's files: the ensemble's alpha chosen
-    # per latency, benchmarks.streaming.latency_table.alpha_by_latency_table)
+    # another table of the same files: "glance" (groups of several recipes' runs, punct.results.glance) or a study's
+    # (e.g. "alpha_by_latency" of bench_streaming.py's files, benchmarks.streaming.latency_table)
     table: str = ""
 
 
@@ -173,6 +174,10 @@ def region_tables(region: Region) -> str:
     for result in region.results:
         if not result.is_file():
             raise FileNotFoundError(f"{result}: no such file (region {region.name})")
+    if region.table == "glance":
+        if not region.groups:
+            raise ValueError(f"region {region.name}: table glance needs groups (configuration -> its runs)")
+        return glance.glance_table(region.groups, region.split, region.command)
     if region.table:
         return other_table(region)
     if region.groups and results_kind(region.results[0]) == itn_systems.KIND:

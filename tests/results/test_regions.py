@@ -32,3 +32,13 @@ def test_a_table_the_study_does_not_offer_is_an_error(tmp_path):
     region = Region("x", tmp_path / "README.md", (path,), table="alpha_by_latency")
     with pytest.raises(ValueError, match="unknown table 'alpha_by_latency' for results of kind 'lookahead'"):
         region_tables(region)
+
+
+def test_the_glance_table_needs_groups_and_renders_them(tmp_path):
+    from tests.results.test_glance import MUSTC_RUNS
+
+    region = Region("glance", tmp_path / "README.md", tuple(MUSTC_RUNS), table="glance")
+    with pytest.raises(ValueError, match="table glance needs groups"):
+        region_tables(region)
+    grouped = Region("glance", tmp_path / "README.md", tuple(MUSTC_RUNS), table="glance", groups={"a": MUSTC_RUNS})
+    assert "| a | TDNN |" in region_tables(grouped)
