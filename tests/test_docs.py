@@ -1,8 +1,9 @@
 """The documentation says only what the scripts accept, and its links lead somewhere.
 
 Every ``--option`` that a README (the top one, ``egs/*/README.md``, ``RESULTS.md`` and ``local/README.md``,
-``docs/*.md``, ``benchmarks/README.md``) names after a script must be in that script's ``--help`` (the option
-strings of an entry point's parser), and every relative link must name an existing file.
+``docs/*.md``, ``benchmarks/README.md`` and the study pages ``benchmarks/*/README.md``) names after a script must be
+in that script's ``--help`` (the option strings of an entry point's parser), and every relative link must name an
+existing file.
 
 An option belongs to a script when
 - it follows the script on one command: a line of a fenced code block (``\\`` continues it) or an inline code span
@@ -38,6 +39,7 @@ def doc_files() -> list[Path]:
         *sorted(REPO.glob("egs/*/local/README.md")),
         *sorted(REPO.glob("docs/*.md")),
         REPO / "benchmarks" / "README.md",
+        *sorted(REPO.glob("benchmarks/*/README.md")),
     ]
 
 

@@ -26,7 +26,8 @@ class LongFormConfig:
       long_text: ``stretch``: BERT reads a whole recording one stretch at a time, as it read the recipe's
         segments; ``whole``: the whole transcript in overlapping chunks (on the mini recipe's dev talks, one
         seed: +1.4 points, paired interval -0.4 to +3.4, so not chosen).  ``pause_split`` 1.0 s: chosen on the
-        mini recipe's 8 dev talks over 3 seeds, +2.6 points of ensemble F1 over 0.4 s (egs/mustc/local/README.md).
+        mini recipe's 8 dev talks over 3 seeds, +2.6 points of ensemble F1 over 0.4 s
+        (benchmarks/longform/README.md).
       tdnn_block_frames: the TDNN over an utterance longer than this in blocks (``word_posteriors``).
     """
 

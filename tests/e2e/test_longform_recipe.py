@@ -12,7 +12,7 @@ def test_a_talk_as_one_recording_against_its_segments(mustc_tiny_recipe):
     once, in order, inside the recording; BERT and the TDNN run on it.  Both overall F1s are printed, but not
     compared: the tiny AM recognises almost nothing (greedy WER ~99 %, so any alignment of it is arbitrary) and
     ~100 words are scored.  The comparison (within a point or two) is made on the mini recipe:
-    benchmarks/bench_longform.py --f1 (numbers in egs/mustc/local/README.md)."""
+    benchmarks/bench_longform.py --f1 (numbers in benchmarks/longform/README.md)."""
     from benchmarks.streaming.talk import compare, load_talks
     from punct.inference.pipeline import Punctuator
     from punct.recognition.chunks import plan_chunks
