@@ -9,7 +9,11 @@ methods of one object (:class:`Chain`) built from the loaded models.
   text side  BERT's posteriors and the TDNN's word vectors (:meth:`Chain.text_outputs`, stage 6's)
   TDNN       the fully convolutional TDNN's posteriors (:meth:`Chain.tdnn_posteriors`, stage 8's; of one stretch's
              stored layer 12: :meth:`Chain.embedding_tdnn`)
-  ensemble   the TDNN and BERT posteriors mixed at alpha, and their labels (:meth:`Chain.ensemble`)
+  ensemble   the TDNN and BERT posteriors mixed at alpha, and their labels (:meth:`Chain.ensemble_labels`)
+
+An utterance goes through them as a :class:`punct.inference.acoustic.Prepared` (offline: a group at a time), a stretch
+of a whole recording or of a live stream as a :class:`Stretch`, which the steps fill in: its stored layer-12 frames,
+its text side (:meth:`Chain.read_stretches`), its TDNN posteriors (:meth:`Chain.stretch_tdnn`).
 
 Every step is the recipe's own code: ``punct.features`` (kaldi-native MFCC, per-speaker CMVN), ``punct.am`` (the
 TDNN acoustic model and its token table), ``punct.am.viterbi`` (CTC Viterbi), ``punct.models.text.infer``
@@ -45,6 +49,7 @@ transcript's words.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -87,6 +92,23 @@ from punct.scoring.ensemble import PAPER_ALPHA, ensemble
 from punct.text.normalize import NormalizeConfig
 
 C = TypeVar("C", bound="Chain")
+
+
+@dataclass
+class Stretch:
+    """A stretch of speech as the chain's steps take it (a piece of a whole recording, or of a live stream): its id,
+    its words and each word's frames from the stretch's first frame; the steps add its layer-12 frames, stored as
+    stage 4 stored them (:meth:`Chain.stored_embedding`), and its text side (:meth:`Chain.read_stretches`)."""
+
+    id: str
+    words: list[str]
+    spans: list[WordSpan]
+    embedding: np.ndarray | None = None  # (T, Da)
+    text: WordOutputs | None = None  # BERT's posteriors and the word vectors the TDNN fuses
+
+    def utterance(self) -> Utterance:
+        """The stretch as BERT reads it (as the recipe's segments: no reference marks)."""
+        return Utterance(self.id, self.words, [PUNCT4.none] * len(self.words))
 
 
 def _chunk_lengths(bert: PunctBert, max_length: int, context: int) -> tuple[int, int]:
@@ -506,6 +528,16 @@ class Chain:
             if words is not None:
                 x = word_block(x, words[0], words[1], self.tdnn.config.context)
             return self.tdnn_posteriors([x])[0]
+
+    def read_stretches(self, stretches: Sequence[Stretch]) -> None:
+        """The text side of each stretch (its ``text``: :meth:`text_outputs`, in one call for all)."""
+        for stretch, out in zip(stretches, self.text_outputs([s.utterance() for s in stretches])):
+            stretch.text = out
+
+    def stretch_tdnn(self, stretch: Stretch, words: tuple[int, int] | None = None) -> np.ndarray:
+        """TDNN posteriors of a stretch whose layer-12 frames and text side are in (:meth:`embedding_tdnn`);
+        ``words`` = (first, last): those words' rows only."""
+        return self.embedding_tdnn(stretch.embedding, 0, stretch.spans, stretch.text.vectors, words)
 
     def ensemble_labels(self, p_tdnn: np.ndarray, p_bert: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """The (W, C) ensemble of the TDNN's and BERT's posteriors at ``alpha`` (stage 8's) and each word's label."""

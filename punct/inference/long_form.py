@@ -22,7 +22,7 @@ from punct.am.alignable import FoldedWords, place_unaligned
 from punct.am.tokens import SPACE
 from punct.am.viterbi import AlignmentError, WordSpan
 from punct.inference.acoustic import Prepared, resample
-from punct.inference.chain import Chain
+from punct.inference.chain import Chain, Stretch
 from punct.inference.inputs import Request, UtteranceError
 from punct.inference.outputs import spaced_text
 from punct.inference.stretches import LongFormConfig, pause_segments
@@ -34,7 +34,7 @@ from punct.recognition.chunks import AudioChunk, plan_chunks
 from punct.recognition.long_align import align_transcript
 from punct.recognition.recognise import recognise_chunks
 
-Stretch = tuple[int, int, int, int]  # (first frame, end frame, first word, end word)
+Bounds = tuple[int, int, int, int]  # a stretch's (first frame, end frame, first word, end word)
 
 
 class LongForm:
@@ -173,7 +173,7 @@ class LongForm:
         text, char_spans = spaced_text(words)
         return text, words, char_spans, times
 
-    def stretches(self, p: Prepared) -> list[Stretch]:
+    def stretches(self, p: Prepared) -> list[Bounds]:
         """The pause-delimited stretches of a whole recording (``pause_segments``)."""
         frame_shift = self.chain.frame_shift
         return pause_segments(
@@ -204,13 +204,38 @@ class LongForm:
         ]
         feats = chain.features(pieces)
         posteriors = []
-        for piece, (f0, _, w0, w1) in zip(pieces, parts):
+        for k, (piece, bounds) in enumerate(zip(pieces, parts)):
             piece_feats = feats[piece.id]
             if isinstance(piece_feats, UtteranceError):
                 raise piece_feats
-            embedding = chain.stored_embedding(chain.am_embedding(piece_feats))
-            posteriors.append(chain.embedding_tdnn(embedding, f0, p.spans[w0:w1], out.vectors[w0:w1]))
+            _, _, w0, w1 = bounds
+            stretch = self._stretch(p, k, bounds)  # one at a time: its layer-12 frames go with it
+            stretch.embedding = chain.stored_embedding(chain.am_embedding(piece_feats))
+            stretch.text = WordOutputs(stretch.id, out.vectors[w0:w1], {h: v[w0:w1] for h, v in out.posteriors.items()})
+            posteriors.append(chain.stretch_tdnn(stretch))
         return np.concatenate(posteriors, axis=0)
+
+    def text_outputs(self, p: Prepared) -> WordOutputs:
+        """BERT's posteriors and the word vectors of a whole recording: read one stretch at a time (``long_text``
+        "stretch", as BERT read the recipe's segments), or as one text."""
+        if self.config.long_text != "stretch":
+            whole = Stretch(p.request.id, p.words, p.spans)
+            self.chain.read_stretches([whole])
+            return whole.text
+        stretches = [self._stretch(p, k, bounds) for k, bounds in enumerate(self.stretches(p))]
+        self.chain.read_stretches(stretches)
+        parts = [s.text for s in stretches]
+        return WordOutputs(
+            p.request.id,
+            np.concatenate([o.vectors for o in parts]),
+            {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors},
+        )
+
+    def _stretch(self, p: Prepared, k: int, bounds: Bounds) -> Stretch:
+        """Stretch ``k`` of a whole recording, its words' frames counted from its first frame."""
+        f0, _, w0, w1 = bounds
+        spans = [WordSpan(s.word, s.start - f0, s.end - f0) for s in p.spans[w0:w1]]
+        return Stretch(f"{p.request.id}#{k}", p.words[w0:w1], spans)
 
     def _piece_request(self, request: Request, piece: np.ndarray, piece_id: str) -> Request:
         """Samples of a recording (at the recipe's rate) as an utterance of the recording's speaker."""

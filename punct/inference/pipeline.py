@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 
-import numpy as np
-
 from punct.inference.acoustic import Prepared
 from punct.inference.chain import Chain
 from punct.inference.inputs import Request, UtteranceError
@@ -72,22 +70,10 @@ class Punctuator(Chain):
         return results
 
     def bert_outputs(self, prepared: Sequence[Prepared]) -> list[WordOutputs]:
-        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's).
-        A whole recording (``long_text`` "stretch") is read one stretch at a time, as BERT read the segments."""
-        if len(prepared) == 1 and prepared[0].long_form and self.long_form_config.long_text == "stretch":
-            p = prepared[0]
-            utts = [
-                Utterance(f"{p.request.id}#{k}", p.words[w0:w1], [PUNCT4.none] * (w1 - w0))
-                for k, (_, _, w0, w1) in enumerate(self.long_form.stretches(p))
-            ]
-            parts = self.text_outputs(utts)
-            return [
-                WordOutputs(
-                    p.request.id,
-                    np.concatenate([o.vectors for o in parts]),
-                    {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors},
-                )
-            ]
+        """Per-word BERT posteriors of each prepared utterance, and the word vectors the TDNN fuses (stage 6's); a
+        whole recording's from the long-form driver (``LongForm.text_outputs``)."""
+        if len(prepared) == 1 and prepared[0].long_form:
+            return [self.long_form.text_outputs(prepared[0])]
         return self.text_outputs([Utterance(p.request.id, p.words, [PUNCT4.none] * len(p.words)) for p in prepared])
 
     def run(

@@ -39,14 +39,13 @@ from typing import BinaryIO
 import numpy as np
 
 from punct.am.viterbi import WordSpan
-from punct.inference.chain import Chain
+from punct.inference.chain import Chain, Stretch
 from punct.inference.live_audio import ArrivingAudio
 from punct.inference.outputs import Result, render_text
 from punct.inference.stretches import pause_segments
 from punct.inference.words import ctm_token_words
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
-from punct.models.text.data import Utterance
 
 
 @dataclass
@@ -345,15 +344,14 @@ class StreamingPunctuator:
         ``emitted`` to ``until`` are returned."""
         chain = self.chain
         last = first + len(spans)
-        piece_id = f"{self.utt_id}#{first}"
-        stored = chain.as_stored(self._raw_features(first_sample, samples), samples.size, piece_id)
-        embedding = chain.stored_embedding(self._embedding(first_sample, chain.fixed_cmvn(stored)))
+        stretch = Stretch(f"{self.utt_id}#{first}", [s.word for s in spans], spans)
+        stored = chain.as_stored(self._raw_features(first_sample, samples), samples.size, stretch.id)
+        stretch.embedding = chain.stored_embedding(self._embedding(first_sample, chain.fixed_cmvn(stored)))
         with chain.timer("bert"):
-            words = [s.word for s in spans]
-            text = chain.text_outputs([Utterance(piece_id, words, [PUNCT4.none] * len(words))])[0]
+            chain.read_stretches([stretch])
         rows = (max(first, self.emitted) - first, min(last, until) - first)  # the words to give out
-        p_tdnn = chain.embedding_tdnn(embedding, 0, spans, text.vectors, rows)
-        p_bert = text.posteriors[chain.head][rows[0] : rows[1]]
+        p_tdnn = chain.stretch_tdnn(stretch, rows)
+        p_bert = stretch.text.posteriors[chain.head][rows[0] : rows[1]]
         p_ens, labels = chain.ensemble_labels(p_tdnn, p_bert)
         out = [
             self._word(first + rows[0] + k, shown[rows[0] + k], p_tdnn[k], p_bert[k], p_ens[k], labels[k], final)
