@@ -391,7 +391,7 @@ def tdnn_forms(p: Punctuator, requests, audio: float, repeats: int, onnx: Path) 
 def batched(p: Punctuator, inputs) -> list:
     p.tdnn_batch = True
     try:
-        return p._tdnn_posteriors(inputs)
+        return p.tdnn_posteriors(inputs)
     finally:
         p.tdnn_batch = False
 

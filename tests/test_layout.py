@@ -252,12 +252,6 @@ CORPUS_ENTRY_POINTS = {
     "punct.bin.build_mini_corpus": "builds egs/mustc's mini corpus in MuST-C's layout",
     "punct.bin.build_parczech_mini": "builds egs/parczech's mini corpus in ParCzech's layout",
 }
-# Modules that other parts of issue 78 move, rename or rewrite (the study modules to benchmarks/, the renderers
-# results/mustc.py and results/itn.py renamed by what they render, the punctuate chain): allowed until those
-# parts are merged; then this set is emptied (test_corpus_allowances_are_needed says which entries are stale).
-MOVING_IN_ISSUE_78 = {
-    "punct.bin.punctuate",  # help texts name egs/mustc
-}
 
 
 def docstring_ids(tree: ast.AST) -> set[int]:
@@ -323,14 +317,14 @@ def corpus_names_in_package() -> dict[str, list[str]]:
 def test_no_corpus_name_in_shared_code() -> None:
     """Outside punct/corpora/ code takes a corpus' prefix and paths from the recipe (``--prefix``,
     ``--cuts-pattern``, ... required, or a neutral default); only the corpus entry points name their corpus."""
-    allowed = CORPUS_ENTRY_POINTS.keys() | MOVING_IN_ISSUE_78
+    allowed = CORPUS_ENTRY_POINTS.keys()
     assert {module: found for module, found in corpus_names_in_package().items() if module not in allowed} == {}
 
 
 def test_corpus_allowances_are_needed() -> None:
     """Each allowed module exists and still names a corpus: a stale entry (moved, renamed or cleaned) goes."""
     named = corpus_names_in_package()
-    assert sorted((CORPUS_ENTRY_POINTS.keys() | MOVING_IN_ISSUE_78) - named.keys()) == []
+    assert sorted(CORPUS_ENTRY_POINTS.keys() - named.keys()) == []
 
 
 @pytest.mark.parametrize(
@@ -354,3 +348,122 @@ def test_corpus_allowances_are_needed() -> None:
 )
 def test_corpus_names_are_found(source: str, expected: list[str]) -> None:
     assert corpus_names(source) == expected
+
+
+# The chain of punctuation is written once (``punct.inference.chain.Chain``: the models and the steps); the drivers
+# only decide which stretch of speech is ready and what to keep.  A driver imports no other driver (the offline
+# one hands a whole recording to the long-form one), reads only the chain's public members, and no module of
+# ``punct.inference`` or ``punct.bin`` reaches into another object's private members.
+CHAIN = "punct.inference.chain"
+DRIVERS = {
+    "punct.inference.pipeline": {"punct.inference.long_form"},
+    "punct.inference.long_form": set(),
+    "punct.inference.streaming": set(),
+    "punct.inference.itn_stream": set(),
+}
+NAMEDTUPLE_MEMBERS = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def driver_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``<driver> imports <driver>`` for each driver of ``graph`` that imports another it may not."""
+    return sorted(
+        f"{module} imports {target}"
+        for module, allowed in DRIVERS.items()
+        for target in graph.get(module, set())
+        if target in DRIVERS and target != module and target not in allowed
+    )
+
+
+def private_reaches(source: str) -> list[str]:
+    """``<line>: <expression>`` for each ``x._name`` in ``source`` whose ``x`` is not ``self`` or ``cls``."""
+    return [
+        f"{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and node.attr not in NAMEDTUPLE_MEMBERS
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def public_members(source: str, class_name: str) -> set[str]:
+    """The public names of class ``class_name`` in ``source``: its methods and class attributes, and what its
+    methods assign to ``self``."""
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    names = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names |= {
+        t.id
+        for n in cls.body
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in ast.walk(n)
+        if isinstance(t, ast.Name)
+    }
+    names |= {
+        t.attr
+        for t in ast.walk(cls)
+        if isinstance(t, ast.Attribute)
+        and isinstance(t.ctx, ast.Store)
+        and isinstance(t.value, ast.Name)
+        and t.value.id == "self"
+    }
+    return {name for name in names if not name.startswith("_")}
+
+
+def chain_reads(source: str) -> set[str]:
+    """The members a driver reads of its chain: ``self.chain.<name>`` and ``chain.<name>``."""
+    return {
+        node.attr
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and (
+            (isinstance(node.value, ast.Name) and node.value.id == "chain")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "chain")
+        )
+    }
+
+
+def test_drivers_do_not_import_each_other() -> None:
+    assert driver_imports(module_graph()) == []
+
+
+def test_a_driver_importing_another_is_found() -> None:
+    graph = {
+        "punct.inference.streaming": {"punct.inference.pipeline", CHAIN},
+        "punct.inference.pipeline": {"punct.inference.long_form", CHAIN},
+        "punct.inference.long_form": {CHAIN},
+    }
+    assert driver_imports(graph) == ["punct.inference.streaming imports punct.inference.pipeline"]
+
+
+def test_drivers_read_only_the_chains_public_members() -> None:
+    members = public_members(modules()[CHAIN].read_text(), "Chain")
+    assert {"am_embedding", "text_outputs", "tdnn_posteriors", "alpha", "timer", "global_cmvn"} <= members
+    for driver in ("punct.inference.long_form", "punct.inference.streaming"):
+        reads = chain_reads(modules()[driver].read_text())
+        assert reads and sorted(reads - members) == [], driver
+
+
+def test_no_module_reaches_into_another_objects_private_members() -> None:
+    found = [
+        f"{module}:{reach}"
+        for module, path in modules().items()
+        if module.startswith(("punct.inference", "punct.bin"))
+        for reach in private_reaches(path.read_text())
+    ]
+    assert found == []
+
+
+def test_a_private_reach_is_found() -> None:
+    planted = (
+        "class StreamingPunctuator:\n"
+        "    def stretch(self, punctuator):\n"
+        "        self._own, point = self._cache, point._replace(x=1)\n"
+        "        return punctuator._tdnn_posteriors([]), self.chain._text_models()\n"
+    )
+    assert private_reaches(planted) == ["4: punctuator._tdnn_posteriors", "4: self.chain._text_models"]
+    assert sorted(chain_reads(planted + "        chain.features, self.chain.run\n")) == [
+        "_text_models",
+        "features",
+        "run",
+    ]

@@ -31,33 +31,8 @@ By default the output equals what the recipe's stages computed and scored for th
 features, stage 4's quantised layer 12, stage 6's word vectors; the whole split gives stage 8's posteriors); the
 speed options above trade that for time.
 
-Long recordings (--long-form; by default any utterance longer than --long-form-above seconds): one recording with
-one transcript, no segments.  Its features and CMVN are computed over the whole recording (one speaker unless
---utt2spk says otherwise); the acoustic model runs on ~30 s chunks with 5 s overlap (--chunk-seconds,
---chunk-overlap); each chunk is aligned with its slice of the transcript by CTC segmentation and the chunks'
-words are merged at the overlap midpoints, as egs/parczech stage 2 recognises long audio
-(punct.recognition.long_align).  The recording is then cut at pauses of --pause-split seconds or more (and
-stretches longer than 30 s at their longest pause), and each stretch is punctuated as the recipe's segments are:
-its own features with CMVN over all the stretches, the AM's layer 12, BERT over its words, the TDNN.  Memory is
-bounded by one chunk and one stretch, plus the recording's samples and features (about 0.26 GB per hour).
-With --ctm the words and times are the CTM's (no alignment; times relative to the utterance's audio); a bad CTM
-line is an error naming file:line.
-
-Live captions (--stream, punct.inference.streaming): the audio is read 0.1 s at a time (--stream-chunk) from a
-file or, with ``--wav -``, as raw 16-bit mono PCM from stdin; a CTM word is taken as known once the audio has
-reached its end.  Each word is printed with its mark (flushed; a line ends at a full stop or question mark) as
-soon as its pause-delimited stretch is complete, where it gets exactly offline punctuate's result, or --latency
-seconds of audio after its end, from the stretch so far as if the recording ended there.  CMVN uses fixed stats
-(--cmvn, a stage-1 stats file; --cmvn-speaker: one speaker's stats of it).  With --segments (the recogniser's
-utterances, Kaldi segments of recording --utt-id) each segment is one stretch, cut from the audio as the recipe
-cuts its segments; given a recipe split's segments, stage 3's word times as the CTM and the speaker's stage-1 stats,
-``--latency inf`` gives stage 8's posteriors.  With --out-dir, ``text`` and ``punct.jsonl`` as below and
-``stream.jsonl`` (per word: label, seconds of audio when printed, whether final).
-
-Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
-label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
-<message>``).  An utterance that cannot be processed is reported and skipped; the exit code is 1 when
-any failed (0 with --allow-failures, for steps/punctuate.sh which checks the merged list itself).
+The options below are grouped by what they set: the models and the input, then one group per mode (offline
+utterances, whole recordings, live captions), then speed and the machine.
 """
 
 from __future__ import annotations
@@ -98,6 +73,40 @@ from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.device import resolve_device
 from punct.utils.jobs import add_job_arguments, check_job, job_share
+
+OFFLINE_DESCRIPTION = """\
+Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
+label, start/end seconds, TDNN/BERT/ensemble posteriors) and ``<out-dir>/failed[.JOB]`` (``<utt> <reason>:
+<message>``).  An utterance that cannot be processed is reported and skipped; the exit code is 1 when
+any failed (0 with --allow-failures, for steps/punctuate.sh which checks the merged list itself).
+"""
+
+LONG_FORM_DESCRIPTION = """\
+Long recordings (--long-form; by default any utterance longer than --long-form-above seconds): one recording with
+one transcript, no segments.  Its features and CMVN are computed over the whole recording (one speaker unless
+--utt2spk says otherwise); the acoustic model runs on ~30 s chunks with 5 s overlap (--chunk-seconds,
+--chunk-overlap); each chunk is aligned with its slice of the transcript by CTC segmentation and the chunks'
+words are merged at the overlap midpoints, as an ITN recipe's recognition stage does with long audio
+(punct.recognition.long_align).  The recording is then cut at pauses of --pause-split seconds or more (and
+stretches longer than 30 s at their longest pause), and each stretch is punctuated as the recipe's segments are:
+its own features with CMVN over all the stretches, the AM's layer 12, BERT over its words, the TDNN.  Memory is
+bounded by one chunk and one stretch, plus the recording's samples and features (about 0.26 GB per hour).
+With --ctm the words and times are the CTM's (no alignment; times relative to the utterance's audio); a bad CTM
+line is an error naming file:line.
+"""
+
+STREAM_DESCRIPTION = """\
+Live captions (--stream, punct.inference.streaming): the audio is read 0.1 s at a time (--stream-chunk) from a
+file or, with ``--wav -``, as raw 16-bit mono PCM from stdin; a CTM word is taken as known once the audio has
+reached its end.  Each word is printed with its mark (flushed; a line ends at a full stop or question mark) as
+soon as its pause-delimited stretch is complete, where it gets exactly offline punctuate's result, or --latency
+seconds of audio after its end, from the stretch so far as if the recording ended there.  CMVN uses fixed stats
+(--cmvn, a stage-1 stats file; --cmvn-speaker: one speaker's stats of it).  With --segments (the recogniser's
+utterances, Kaldi segments of recording --utt-id) each segment is one stretch, cut from the audio as the recipe
+cuts its segments; given a recipe split's segments, stage 3's word times as the CTM and the speaker's stage-1 stats,
+``--latency inf`` gives stage 8's posteriors.  With --out-dir, ``text`` and ``punct.jsonl`` as offline and
+``stream.jsonl`` (per word: label, seconds of audio when printed, whether final).
+"""
 
 SEGMENTS_HELP = (
     "with --wav-scp: Kaldi segments '<utt> <recording> <start> <end>' (wav.scp lists recordings); with --stream: the "
@@ -143,7 +152,11 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "seconds from the start of the utterance's audio) instead of a transcript and alignment; "
         "implies long-form processing",
     )
-    long = parser.add_argument_group("long recordings")
+
+
+def add_long_form_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of whole recordings (``--long-form``)."""
+    long = parser.add_argument_group("whole recordings (--long-form, --ctm)", LONG_FORM_DESCRIPTION)
     long.add_argument(
         "--long-form",
         choices=("auto", "always", "never"),
@@ -162,7 +175,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=1.0,
         help="a whole recording is punctuated in stretches cut at pauses of at least this many seconds "
-        "(1.0: chosen against 0.4 on the mini recipe's dev talks, 3 seeds; egs/mustc/local/README.md)",
+        "(1.0: chosen against 0.4 on the mini recipe's dev talks, 3 seeds; benchmarks/longform/README.md)",
     )
     long.add_argument("--chunk-seconds", type=float, default=30.0, help="long-form alignment chunk length")
     long.add_argument("--chunk-overlap", type=float, default=5.0, help="overlap of consecutive chunks, seconds")
@@ -170,7 +183,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of live captions (``--stream``)."""
-    live = parser.add_argument_group("streaming (--stream: live captions, punct.inference.streaming)")
+    live = parser.add_argument_group("live captions (--stream)", STREAM_DESCRIPTION)
     live.add_argument(
         "--stream",
         action="store_true",
@@ -196,7 +209,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="an exported model folder (punct-export; the recipe's exp/model) instead of a recipe directory",
     )
-    models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (egs/mustc)")
+    models.add_argument("--recipe-dir", type=Path, default=Path("."), help="trained recipe directory (e.g. egs/mustc)")
     models.add_argument("--feat-config", type=Path, default=None, help="[<recipe>/conf/mfcc.yaml]")
     models.add_argument("--am-model", type=Path, default=None, help="[<recipe>/exp/am/best-valid-loss.pt]")
     models.add_argument("--bert-model-dir", type=Path, default=None, help="[<recipe>/exp/bert/best-valid-f1]")
@@ -214,40 +227,41 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_speed_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that trade exactness or portability for speed: int8, bfloat16, NumPy features, ONNX Runtime."""
-    parser.add_argument(
+    speed = parser.add_argument_group("speed (any mode; each trades the recipe's exact numbers for time)")
+    speed.add_argument(
         "--quantize",
         nargs="*",
         choices=("bert", "tdnn"),
         default=None,
         help="dynamic int8 quantisation of the Linear layers of these parts (no value: bert); CPU only",
     )
-    parser.add_argument(
+    speed.add_argument(
         "--bert-precision",
         choices=PRECISIONS,
         default="float32",
         help="BERT in float32 (the recipe's, exact), under bfloat16 autocast (CPUs with AVX-512 BF16 / AMX, or "
         "GPUs), or the faster of the two as measured here at start-up (punct.inference.precision)",
     )
-    parser.add_argument("--bert-bf16", action="store_true", help="the same as --bert-precision bf16")
-    parser.add_argument(
+    speed.add_argument("--bert-bf16", action="store_true", help="the same as --bert-precision bf16")
+    speed.add_argument(
         "--vectorised-features",
         action="store_true",
         help="NumPy MFCC instead of stage 1's kaldi-native-fbank: 3-7x faster features, equal to 1e-3 "
         "but no longer bit-identical to what the recipe scored",
     )
-    parser.add_argument(
+    speed.add_argument(
         "--backend",
         choices=("torch", "onnx"),
         default="torch",
         help="onnx: the AM and the TDNN's conv stack in ONNX Runtime, from --onnx-dir (CPU only)",
     )
-    parser.add_argument(
+    speed.add_argument(
         "--onnx-dir",
         type=Path,
         default=None,
         help="export of python -m punct.bin.export_onnx [<model>/onnx or <recipe>/exp/onnx]",
     )
-    parser.add_argument(
+    speed.add_argument(
         "--onnx-precision",
         choices=("int8", "float32"),
         default="int8",
@@ -255,37 +269,45 @@ def add_speed_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    add_input_arguments(parser)
-    add_stream_arguments(parser)
-    add_model_arguments(parser)
-    parser.add_argument(
+def add_chain_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the CMVN stats come from (a stream needs fixed stats) and how BERT reads long transcripts: any mode."""
+    cmvn = parser.add_argument_group("CMVN and BERT's chunks (any mode)")
+    cmvn.add_argument(
         "--cmvn",
         default="speaker",
         help="speaker: CMVN per speaker (utt2spk / cut speaker; else per utterance) over the input; "
         "or a stage-1 stats file (data/fbank/cmvn_train.json) whose speakers are merged into one; or train: "
         "the --model folder's copy of that file",
     )
-    parser.add_argument(
+    cmvn.add_argument(
         "--cmvn-speaker",
         default=None,
         help="with a --cmvn stats file: that speaker's stats alone instead of all speakers merged",
     )
-    parser.add_argument("--out-dir", type=Path, default=None, help="output folder (optional with --stream)")
-    parser.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
-    parser.add_argument(
+    cmvn.add_argument(
         "--max-length",
         type=int,
         default=0,
         help="BERT input length (tokens incl. specials); 0: the length BERT was trained on",
     )
-    parser.add_argument(
+    cmvn.add_argument(
         "--context", type=int, default=-1, help="BERT sub-tokens of context around chunk words; -1: the training value"
     )
-    add_speed_arguments(parser)
-    parser.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")
-    parser.add_argument(
+
+
+def add_offline_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of offline punctuation (the default mode: utterances in, files out)."""
+    offline = parser.add_argument_group("offline (the default mode)", OFFLINE_DESCRIPTION)
+    offline.add_argument("--out-dir", type=Path, default=None, help="output folder (optional with --stream)")
+    offline.add_argument("--group-size", type=int, default=16, help="utterances per BERT/TDNN batch")
+    offline.add_argument("--allow-failures", action="store_true", help="exit 0 even when some utterances failed")
+    add_job_arguments(offline)
+
+
+def add_machine_arguments(parser: argparse.ArgumentParser) -> None:
+    """Threads, device and seed."""
+    machine = parser.add_argument_group("machine")
+    machine.add_argument(
         "--threads",
         "--num-threads",
         dest="num_threads",
@@ -293,9 +315,21 @@ def get_parser() -> argparse.ArgumentParser:
         default=1,
         help="CPU threads of torch and of ONNX Runtime",
     )
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--seed", type=int, default=42, help="random seed (the pipeline itself is deterministic)")
-    add_job_arguments(parser)
+    machine.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    machine.add_argument("--seed", type=int, default=42, help="random seed (the pipeline itself is deterministic)")
+
+
+def get_parser() -> argparse.ArgumentParser:
+    """The options grouped by what they set: models and input, one group per mode, then speed and the machine."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    add_model_arguments(parser)
+    add_input_arguments(parser)
+    add_chain_arguments(parser)
+    add_offline_arguments(parser)
+    add_long_form_arguments(parser)
+    add_stream_arguments(parser)
+    add_speed_arguments(parser)
+    add_machine_arguments(parser)
     return parser
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from punct.inference.live_audio import ArrivingAudio
 from punct.labels import CAP, CASE, PUNCT9, TimedWord
 from punct.models.cross_attention.config import MmConfig
 from punct.models.cross_attention.data import ItnDataset, ItnSegment
@@ -102,9 +103,7 @@ class ItnStreamer:
         self.cfg = dataclasses.replace(cfg, first_word="include")  # every word's own prediction (no reference)
         self.rate = cfg.sample_rate
         self.pad_id = model.text.tokenizer.pad_token_id or 0
-        self.num_samples = 0
-        self._audio: list[np.ndarray] = []  # samples from _audio_start on
-        self._audio_start = 0
+        self.audio = ArrivingAudio()
         self.segment_start = 0.0
         self.words: list[TimedWord] = []  # of the open segment
         self.labelled = 0  # of the open segment's words
@@ -114,16 +113,18 @@ class ItnStreamer:
         self.segments = 0
 
     @property
+    def num_samples(self) -> int:
+        """Samples of audio that have arrived."""
+        return self.audio.num_samples
+
+    @property
     def seconds(self) -> float:
         return self.num_samples / self.rate
 
     def accept(self, samples: np.ndarray, tokens: Sequence[TimedWord] = ()) -> list[ItnWord]:
         """Adds audio (float32 at the model's rate) and the tokens recognised in it; returns the words that became
         ready, in order."""
-        samples = np.asarray(samples, dtype=np.float32)
-        if samples.size:
-            self._audio.append(samples)
-            self.num_samples += samples.size
+        self.audio.append(np.asarray(samples, dtype=np.float32))
         ready: list[ItnWord] = []
         for token in tokens:
             word = re.sub(r"[^\w]", "", token.word.lower())
@@ -151,17 +152,8 @@ class ItnStreamer:
         self.count += len(self.words)
         self.words, self.labelled, self.segment_start = [], 0, boundary
         self.segments += 1
-        keep = int(round(boundary * self.rate))
-        if keep > self._audio_start:
-            audio = self._samples_between(self._audio_start, self.num_samples)
-            self._audio = [audio[keep - self._audio_start :]]
-            self._audio_start = keep
+        self.audio.keep_from(int(round(boundary * self.rate)))
         return ready
-
-    def _samples_between(self, first: int, end: int) -> np.ndarray:
-        audio = np.concatenate(self._audio) if len(self._audio) != 1 else self._audio[0]
-        self._audio = [audio]
-        return audio[first - self._audio_start : end - self._audio_start]
 
     def _segment(self, until: float) -> ItnSegment:
         """The open segment from its start to ``until`` seconds with the words known: a dataset segment."""
@@ -181,7 +173,8 @@ class ItnStreamer:
 
     def _audio_of(self, segment: ItnSegment) -> np.ndarray:
         first = int(round(segment.start * self.rate))
-        return self._samples_between(first, min(first + int(round(segment.duration * self.rate)), self.num_samples))
+        end = min(first + int(round(segment.duration * self.rate)), self.num_samples)
+        return self.audio.between(first, end, self.utt_id)
 
     def _label(self, until: float, end: int, final: bool) -> list[ItnWord]:
         """Labels the open segment's words [labelled, end) from the segment up to ``until`` seconds."""

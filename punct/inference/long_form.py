@@ -5,8 +5,9 @@ whole recording's CMVN-normalised features, and the words get their times from t
 BERT and the TDNN then read one pause-delimited stretch at a time (:meth:`LongForm.stretches`), each stretch made
 into an utterance as the recipe's segments are (:meth:`LongForm.tdnn_posteriors`).
 
-:class:`LongForm` works on the pipeline it is given (``punct.inference.pipeline.Punctuator``), through the few
-pieces of it that :class:`PipelineParts` names, so that both compute with the same code.
+:class:`LongForm` is a driver: it decides the chunks and the stretches of a recording and what is held, and computes
+with the steps of the chain it is given (:class:`punct.inference.chain.Chain`), the same steps as offline
+``punctuate`` and the live stream.
 """
 
 from __future__ import annotations
@@ -14,18 +15,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Protocol
 
 import numpy as np
 
 from punct.am.alignable import FoldedWords, place_unaligned
-from punct.am.tokens import SPACE, TokenTable
+from punct.am.tokens import SPACE
 from punct.am.viterbi import AlignmentError, WordSpan
 from punct.inference.acoustic import Prepared, resample
+from punct.inference.chain import Chain, Stretch
 from punct.inference.inputs import Request, UtteranceError
 from punct.inference.outputs import spaced_text
 from punct.inference.stretches import LongFormConfig, pause_segments
-from punct.inference.timing import StageTimer
 from punct.inference.words import ctm_words, folded_words, transcript_words
 from punct.labels import TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
@@ -33,46 +33,19 @@ from punct.models.text.infer import WordOutputs
 from punct.recognition.chunks import AudioChunk, plan_chunks
 from punct.recognition.long_align import align_transcript
 from punct.recognition.recognise import recognise_chunks
-from punct.text.normalize import NormalizeConfig
 
-Stretch = tuple[int, int, int, int]  # (first frame, end frame, first word, end word)
-
-
-class PipelineParts(Protocol):
-    """What the long-form path reads from the pipeline (``Punctuator``)."""
-
-    frame_shift: float
-    sampling_rate: int
-    tokens: TokenTable
-    char_ids: dict[str, int]
-    normalize_config: NormalizeConfig
-    long_form_config: LongFormConfig
-    timer: StageTimer
-
-    def features(
-        self, requests: Sequence[Request], durations: dict[str, float] | None = None
-    ) -> dict[str, np.ndarray | UtteranceError]: ...
-
-    def am_pass(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
-
-    def am_embedding(self, feats: np.ndarray) -> np.ndarray: ...
-
-    def stored_embedding(self, embedding: np.ndarray) -> np.ndarray: ...
-
-    def embedding_tdnn(
-        self, embedding: np.ndarray, f0: int, spans: Sequence[WordSpan], vectors: np.ndarray
-    ) -> np.ndarray: ...
+Bounds = tuple[int, int, int, int]  # a stretch's (first frame, end frame, first word, end word)
 
 
 class LongForm:
-    """Punctuates whole recordings with ``pipeline``'s models and settings (its ``long_form_config``)."""
+    """Punctuates whole recordings with ``chain``'s models and settings (its ``long_form_config``)."""
 
-    def __init__(self, pipeline: PipelineParts) -> None:
-        self.pipeline = pipeline
+    def __init__(self, chain: Chain) -> None:
+        self.chain = chain
 
     @property
     def config(self) -> LongFormConfig:
-        return self.pipeline.long_form_config
+        return self.chain.long_form_config
 
     def prepare(
         self,
@@ -87,26 +60,26 @@ class LongForm:
         ``punct.recognition.long_align.align_transcript`` (CTC segmentation of each chunk's slice, merged at the
         overlap midpoints), the AM's own words by ``recognise_chunks`` (egs/parczech stage 2's recognition), or
         ``word_times`` as given (a CTM: no alignment, no AM pass here)."""
-        pipe = self.pipeline
+        chain = self.chain
         num_frames = feats.shape[0]
         if duration is None:
-            duration = num_frames * pipe.frame_shift
-        num_samples = int(round(duration * pipe.sampling_rate))
+            duration = num_frames * chain.frame_shift
+        num_samples = int(round(duration * chain.sampling_rate))
         transcript_from = "given" if req.transcript is not None else "am"
         if word_times is not None:
-            text, words, char_spans, times = ctm_words(req.id, word_times, pipe.normalize_config)
+            text, words, char_spans, times = ctm_words(req.id, word_times, chain.normalize_config)
             transcript_from = "ctm"
         elif req.transcript is not None:
-            text, words, char_spans = transcript_words(req.transcript, pipe.normalize_config)
-            folded = folded_words(req.id, words, pipe.char_ids)  # refused before the AM runs
+            text, words, char_spans = transcript_words(req.transcript, chain.normalize_config)
+            folded = folded_words(req.id, words, chain.char_ids)  # refused before the AM runs
         counts: dict[str, int] = {}
-        num_chunks = len(plan_chunks(num_samples, pipe.sampling_rate, self.config.chunk_config))
+        num_chunks = len(plan_chunks(num_samples, chain.sampling_rate, self.config.chunk_config))
         log_probs_of = self._chunk_log_probs(feats, num_samples)
         if word_times is None and req.transcript is not None:
             times = self.align_in_chunks(folded, log_probs_of, num_samples, duration, counts)
         elif word_times is None:
             text, words, char_spans, times = self._recognise_in_chunks(log_probs_of, num_samples, duration, counts)
-        with pipe.timer.outer("align", "am"):
+        with chain.timer.outer("align", "am"):
             spans = _word_frame_spans(words, times, num_frames)
         logging.info(
             "%s: %.1f s in %d chunks, %d words (%s)",
@@ -123,12 +96,12 @@ class LongForm:
         """A chunk of a whole recording -> the AM's CTC log-posteriors (T, V) over its slice of ``feats``
         (one AM pass per chunk; the last chunk takes the frames up to the end)."""
         num_frames = feats.shape[0]
-        hop = self.pipeline.sampling_rate * self.pipeline.frame_shift
+        hop = self.chain.sampling_rate * self.chain.frame_shift
 
         def log_probs_of(chunk: AudioChunk) -> np.ndarray:
             first = min(int(round(chunk.start / hop)), num_frames - 1)
             last = num_frames if chunk.end >= num_samples else min(int(round(chunk.end / hop)), num_frames)
-            return self.pipeline.am_pass(feats[first:last])[1]
+            return self.chain.am_pass(feats[first:last])[1]
 
         return log_probs_of
 
@@ -136,7 +109,7 @@ class LongForm:
     def _chunked_alignment(self, duration: float) -> Iterator[None]:
         """Charges the chunked alignment to ``align`` (less the AM passes it makes) and reports its failure as
         the utterance's."""
-        with self.pipeline.timer.outer("align", "am"):
+        with self.chain.timer.outer("align", "am"):
             try:
                 yield
             except (AlignmentError, ValueError) as e:
@@ -154,23 +127,23 @@ class LongForm:
     ) -> list[TimedWord]:
         """The times of a whole recording's transcript words (``align_transcript`` of the folded words that have
         characters, the others placed between them: ``punct.am.alignable``); ``counts`` gets its tallies."""
-        pipe = self.pipeline
+        chain = self.chain
         kept = [i for i, s in enumerate(folded.said) if s]
         with self._chunked_alignment(duration):
             times = align_transcript(
                 [folded.said[i] for i in kept],
                 num_samples,
-                pipe.sampling_rate,
+                chain.sampling_rate,
                 log_probs_of,
-                pipe.tokens.symbols,
+                chain.tokens.symbols,
                 SPACE,
-                pipe.frame_shift,
+                chain.frame_shift,
                 self.config.chunk_config,
                 counts,
             )
         if len(kept) == len(folded.words):
             return times
-        spans = place_unaligned([(t.start, t.end) for t in times], kept, len(folded.words), duration, pipe.frame_shift)
+        spans = place_unaligned([(t.start, t.end) for t in times], kept, len(folded.words), duration, chain.frame_shift)
         return [TimedWord(w, a, b) for w, (a, b) in zip(folded.words, spans)]
 
     def _recognise_in_chunks(
@@ -182,14 +155,14 @@ class LongForm:
     ) -> tuple[str, list[str], list[tuple[int, int]], list[TimedWord]]:
         """(text, words, their character spans, their times) of the AM's own words over a whole recording, as
         egs/parczech stage 2 recognises long audio (``recognise_chunks``); ``counts`` gets its tallies."""
-        pipe = self.pipeline
+        chain = self.chain
         with self._chunked_alignment(duration):
             times = recognise_chunks(
                 num_samples,
-                pipe.sampling_rate,
+                chain.sampling_rate,
                 log_probs_of,
-                pipe.tokens.symbols,
-                pipe.frame_shift,
+                chain.tokens.symbols,
+                chain.frame_shift,
                 self.config.chunk_config,
                 SPACE,
                 counts,
@@ -200,9 +173,9 @@ class LongForm:
         text, char_spans = spaced_text(words)
         return text, words, char_spans, times
 
-    def stretches(self, p: Prepared) -> list[Stretch]:
+    def stretches(self, p: Prepared) -> list[Bounds]:
         """The pause-delimited stretches of a whole recording (``pause_segments``)."""
-        frame_shift = self.pipeline.frame_shift
+        frame_shift = self.chain.frame_shift
         return pause_segments(
             np.array([s.start for s in p.spans], dtype=np.int64),
             np.array([s.end for s in p.spans], dtype=np.int64),
@@ -217,31 +190,56 @@ class LongForm:
         speaker's speech, as stage 1 computes a speaker's stats over its segments), then the AM to layer 12,
         quantised as stage 4 stores an utterance's, and the TDNN.  Only one stretch's layer-12 frames are held
         at a time."""
-        pipe = self.pipeline
+        chain = self.chain
         parts = self.stretches(p)
-        with pipe.timer("audio"):
+        with chain.timer("audio"):
             samples, rate = p.request.audio()
-        samples = resample(np.asarray(samples, dtype=np.float32), int(rate), pipe.sampling_rate)
-        hop = int(round(pipe.sampling_rate * pipe.frame_shift))
+        samples = resample(np.asarray(samples, dtype=np.float32), int(rate), chain.sampling_rate)
+        hop = int(round(chain.sampling_rate * chain.frame_shift))
         pieces = [  # the last stretch ends with the recording (its last samples make no whole frame otherwise)
             self._piece_request(
                 p.request, samples[f0 * hop : f1 * hop if k + 1 < len(parts) else None], f"{p.request.id}#{k}"
             )
             for k, (f0, f1, _, _) in enumerate(parts)
         ]
-        feats = pipe.features(pieces)
+        feats = chain.features(pieces)
         posteriors = []
-        for piece, (f0, _, w0, w1) in zip(pieces, parts):
+        for k, (piece, bounds) in enumerate(zip(pieces, parts)):
             piece_feats = feats[piece.id]
             if isinstance(piece_feats, UtteranceError):
                 raise piece_feats
-            embedding = pipe.stored_embedding(pipe.am_embedding(piece_feats))
-            posteriors.append(pipe.embedding_tdnn(embedding, f0, p.spans[w0:w1], out.vectors[w0:w1]))
+            _, _, w0, w1 = bounds
+            stretch = self._stretch(p, k, bounds)  # one at a time: its layer-12 frames go with it
+            stretch.embedding = chain.stored_embedding(chain.am_embedding(piece_feats))
+            stretch.text = WordOutputs(stretch.id, out.vectors[w0:w1], {h: v[w0:w1] for h, v in out.posteriors.items()})
+            posteriors.append(chain.stretch_tdnn(stretch))
         return np.concatenate(posteriors, axis=0)
+
+    def text_outputs(self, p: Prepared) -> WordOutputs:
+        """BERT's posteriors and the word vectors of a whole recording: read one stretch at a time (``long_text``
+        "stretch", as BERT read the recipe's segments), or as one text."""
+        if self.config.long_text != "stretch":
+            whole = Stretch(p.request.id, p.words, p.spans)
+            self.chain.read_stretches([whole])
+            return whole.text
+        stretches = [self._stretch(p, k, bounds) for k, bounds in enumerate(self.stretches(p))]
+        self.chain.read_stretches(stretches)
+        parts = [s.text for s in stretches]
+        return WordOutputs(
+            p.request.id,
+            np.concatenate([o.vectors for o in parts]),
+            {h: np.concatenate([o.posteriors[h] for o in parts]) for h in parts[0].posteriors},
+        )
+
+    def _stretch(self, p: Prepared, k: int, bounds: Bounds) -> Stretch:
+        """Stretch ``k`` of a whole recording, its words' frames counted from its first frame."""
+        f0, _, w0, w1 = bounds
+        spans = [WordSpan(s.word, s.start - f0, s.end - f0) for s in p.spans[w0:w1]]
+        return Stretch(f"{p.request.id}#{k}", p.words[w0:w1], spans)
 
     def _piece_request(self, request: Request, piece: np.ndarray, piece_id: str) -> Request:
         """Samples of a recording (at the recipe's rate) as an utterance of the recording's speaker."""
-        rate = self.pipeline.sampling_rate
+        rate = self.chain.sampling_rate
         return Request(piece_id, lambda: (piece, rate), None, request.speaker, request.source)
 
 

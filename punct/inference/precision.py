@@ -3,7 +3,7 @@
 Whether bfloat16 pays depends on the CPU, not only on whether it has bf16 instructions: with AMX it was 1.6-1.8x
 as fast as float32; on an AMD EPYC with AVX512-BF16 (no AMX) 1.7x; on an Intel Xeon with
 AVX512-BF16 and no AMX it was slower (benchmarks/README.md, "BERT's precision per CPU kind").  So ``fastest``
-measures: it runs the same text through :meth:`Punctuator.text_outputs` in both precisions and keeps bf16 only where
+measures: it runs the same text through :meth:`Chain.text_outputs` in both precisions and keeps bf16 only where
 it is clearly faster.  float32 stays the default, since it is what the recipe's stages computed and scored.
 """
 

@@ -39,14 +39,13 @@ from typing import BinaryIO
 import numpy as np
 
 from punct.am.viterbi import WordSpan
+from punct.inference.chain import Chain, Stretch
+from punct.inference.live_audio import ArrivingAudio
 from punct.inference.outputs import Result, render_text
-from punct.inference.pipeline import Punctuator
 from punct.inference.stretches import pause_segments
 from punct.inference.words import ctm_token_words
 from punct.labels import PUNCT4, TimedWord
 from punct.models.punct_tdnn.frames import word_frame_spans
-from punct.models.text.data import Utterance
-from punct.scoring.ensemble import ensemble
 
 
 @dataclass
@@ -114,8 +113,11 @@ def stream_segments(
 class StreamingPunctuator:
     """Feeds audio and timed words in, takes punctuated words out (see the module docstring).
 
+    A driver: it decides which stretch is ready and which audio, features and layer-12 frames to keep, and computes
+    with the steps of ``chain`` (the same steps as offline ``punctuate``).
+
     Args:
-      punctuator: a recipe's models with fixed CMVN stats (``global_cmvn``).
+      chain: a recipe's models with fixed CMVN stats (``global_cmvn``): a ``Punctuator`` or any ``Chain``.
       latency: seconds of audio after a word's end after which it is punctuated even if its stretch is still
         open; ``math.inf``: only from complete stretches (the offline result).
       utt_id: names the stream's pieces in messages.
@@ -125,12 +127,12 @@ class StreamingPunctuator:
 
     def __init__(
         self,
-        punctuator: Punctuator,
+        chain: Chain,
         latency: float = math.inf,
         utt_id: str = "stream",
         segments: Sequence[StreamSegment] | None = None,
     ) -> None:
-        if punctuator.global_cmvn is None:
+        if chain.global_cmvn is None:
             raise ValueError(
                 "streaming needs fixed CMVN stats (the speech to come is unknown): give --cmvn with a stage-1 "
                 "stats file, e.g. data/fbank/cmvn_train.json"
@@ -139,19 +141,17 @@ class StreamingPunctuator:
             raise ValueError(f"latency must be >= 0 seconds, got {latency}")
         if segments is not None and not segments:
             raise ValueError(f"{utt_id}: no segments given")
-        self.punctuator = punctuator
+        self.chain = chain
         self.latency = latency
         self.utt_id = utt_id
         self.segments = None if segments is None else list(segments)
         self._segment_starts = [] if segments is None else [s.start for s in segments]
-        self.rate = punctuator.sampling_rate
-        self.hop = int(round(self.rate * punctuator.frame_shift))
-        config = punctuator.long_form_config
-        self.pause = int(round(config.pause_split / punctuator.frame_shift))
-        self.max_frames = int(round(config.max_stretch / punctuator.frame_shift))
-        self._audio: list[np.ndarray] = []  # samples from _audio_start on (see _keep_from)
-        self._audio_start = 0  # sample number of the first kept sample
-        self.num_samples = 0
+        self.rate = chain.sampling_rate
+        self.hop = int(round(self.rate * chain.frame_shift))
+        config = chain.long_form_config
+        self.pause = int(round(config.pause_split / chain.frame_shift))
+        self.max_frames = int(round(config.max_stretch / chain.frame_shift))
+        self.audio = ArrivingAudio()
         self.known = _Words()
         self.run_word = 0  # first word of the open run (words after the last pause cut, or of the open segment)
         self.run_frame = 0  # its first frame (the middle of the pause before it)
@@ -163,6 +163,11 @@ class StreamingPunctuator:
         self._raw: tuple[int, np.ndarray] = (-1, np.zeros((0, 0), dtype=np.float32))  # see _raw_features
 
     @property
+    def num_samples(self) -> int:
+        """Samples of audio that have arrived."""
+        return self.audio.num_samples
+
+    @property
     def seconds(self) -> float:
         """Seconds of audio that have arrived."""
         return self.num_samples / self.rate
@@ -170,10 +175,7 @@ class StreamingPunctuator:
     def accept(self, samples: np.ndarray, tokens: Sequence[TimedWord] = ()) -> list[StreamedWord]:
         """Adds audio (float32 at the recipe's rate) and the tokens recognised so far; returns the words that
         became ready, in order."""
-        samples = np.asarray(samples, dtype=np.float32)
-        if samples.size:
-            self._audio.append(samples)
-            self.num_samples += samples.size
+        self.audio.append(np.asarray(samples, dtype=np.float32))
         for token in tokens:
             self._add_token(token)
         return self._complete_runs() + self._due_words()
@@ -196,7 +198,7 @@ class StreamingPunctuator:
                 f"({self._last_token_start} s); tokens must come in time order"
             )
         self._last_token_start = token.start
-        text, words, spans, times = ctm_token_words(token, self.punctuator.normalize_config)
+        text, words, spans, times = ctm_token_words(token, self.chain.normalize_config)
         if not words:
             self.dropped_tokens += 1
             return
@@ -240,7 +242,7 @@ class StreamingPunctuator:
                 end_frame = (known.ends[b - 1] + known.starts[b]) // 2
                 out += self._punctuate_run(self.run_word, b, self.run_frame, end_frame, final=True)
                 self.run_word, self.run_frame = b, end_frame
-                self._keep_from(end_frame * self.hop)
+                self.audio.keep_from(end_frame * self.hop)
             b += 1
         return out
 
@@ -252,7 +254,7 @@ class StreamingPunctuator:
             end = bisect_right(segment_of, k, lo=self.run_word)
             out += self._punctuate_segment(k, self.run_word, end, final=True)
             self.run_word = end
-            self._keep_from(self.segments[segment_of[end]].first_sample)
+            self.audio.keep_from(self.segments[segment_of[end]].first_sample)
         return out
 
     def _due_words(self) -> list[StreamedWord]:
@@ -297,7 +299,8 @@ class StreamingPunctuator:
             if first >= until:
                 break
             f0, f1 = f_start + f0, f_start + f1
-            samples = self._samples(f0 * self.hop, self.num_samples if to_the_end and f1 == f_end else f1 * self.hop)
+            end_sample = self.num_samples if to_the_end and f1 == f_end else f1 * self.hop
+            samples = self.audio.between(f0 * self.hop, end_sample, self.utt_id)
             stretch = [WordSpan(s.word, s.start - f0, s.end - f0) for s in spans[w0:w1]]
             out += self._punctuate_stretch(f0 * self.hop, samples, first, stretch, spans[w0:w1], final, until)
         return out
@@ -313,7 +316,7 @@ class StreamingPunctuator:
             return []  # all given out already, early
         segment = self.segments[k]
         end = self.num_samples if segment.end_sample is None else min(segment.end_sample, self.num_samples)
-        samples = self._samples(segment.first_sample, end)
+        samples = self.audio.between(segment.first_sample, end, self.utt_id)
         num_frames = max(1, self._frames_of(samples.size))
         starts, ends = word_frame_spans(
             known.start_seconds[w_start:w_end], known.end_seconds[w_start:w_end], offset=segment.start
@@ -336,23 +339,22 @@ class StreamingPunctuator:
         until: int,
     ) -> list[StreamedWord]:
         """One stretch (its ``samples``, from ``first_sample`` of the audio on) as offline punctuates it
-        (``LongForm.tdnn_posteriors`` and ``text_outputs``); ``spans``: its words' frames from its start,
+        (the chain's steps, as ``LongForm.tdnn_posteriors`` runs them); ``spans``: its words' frames from its start,
         ``shown``: the same words' frames from the start of the audio (the output's).  Its words from
         ``emitted`` to ``until`` are returned."""
-        p = self.punctuator
+        chain = self.chain
         last = first + len(spans)
-        piece_id = f"{self.utt_id}#{first}"
-        stored = p.as_stored(self._raw_features(first_sample, samples), samples.size, piece_id)
-        embedding = p.stored_embedding(self._embedding(first_sample, p.fixed_cmvn(stored)))
-        with p.timer("bert"):
-            words = [s.word for s in spans]
-            text = p.text_outputs([Utterance(piece_id, words, [PUNCT4.none] * len(words))])[0]
+        stretch = Stretch(f"{self.utt_id}#{first}", [s.word for s in spans], spans)
+        stored = chain.as_stored(self._raw_features(first_sample, samples), samples.size, stretch.id)
+        stretch.embedding = chain.stored_embedding(self._embedding(first_sample, chain.fixed_cmvn(stored)))
+        with chain.timer("bert"):
+            chain.read_stretches([stretch])
         rows = (max(first, self.emitted) - first, min(last, until) - first)  # the words to give out
-        p_tdnn = p.embedding_tdnn(embedding, 0, spans, text.vectors, rows)
-        p_bert = text.posteriors[p.head][rows[0] : rows[1]]
-        p_ens = ensemble(p_tdnn, p_bert, p.alpha)
+        p_tdnn = chain.stretch_tdnn(stretch, rows)
+        p_bert = stretch.text.posteriors[chain.head][rows[0] : rows[1]]
+        p_ens, labels = chain.ensemble_labels(p_tdnn, p_bert)
         out = [
-            self._word(first + rows[0] + k, shown[rows[0] + k], p_tdnn[k], p_bert[k], p_ens[k], final)
+            self._word(first + rows[0] + k, shown[rows[0] + k], p_tdnn[k], p_bert[k], p_ens[k], labels[k], final)
             for k in range(rows[1] - rows[0])
         ]
         self.emitted = max(self.emitted, min(last, until))
@@ -363,35 +365,40 @@ class StreamingPunctuator:
         of it), extracting only the frames the last call on the same stretch did not have: a frame depends on its
         own 25 ms of samples alone (no dither, Kaldi's snip_edges), so extracting from a later frame's first
         sample gives the same values as extracting the whole."""
-        p = self.punctuator
         have = self._raw[1] if self._raw[0] == first_sample else np.zeros((0, 0), dtype=np.float32)
         have = have[: self._frames_of(samples.size)]
-        with p.timer("features"):
-            fresh = p.extractor.extract(samples[have.shape[0] * self.hop :], self.rate)
+        with self.chain.timer("features"):
+            fresh = self.chain.extractor.extract(samples[have.shape[0] * self.hop :], self.rate)
         raw = np.concatenate([have, fresh]) if have.shape[0] else fresh
         self._raw = (first_sample, raw)
         return raw
 
     def _embedding(self, first_sample: int, feats: np.ndarray) -> np.ndarray:
-        """The AM's layer-12 frames of the stretch starting at sample ``first_sample`` (``Punctuator.am_embedding``
+        """The AM's layer-12 frames of the stretch starting at sample ``first_sample`` (``Chain.am_embedding``
         of its features), computed only where the last call on the same stretch could not know them: a frame whose
         context (``am.context()``) lay inside the features then and now is the same, since the features of a
         frame depend on its own samples and the CMVN stats are fixed."""
-        left, right = self.punctuator.am.context()
+        left, right = self.chain.am.context()
         usable = 0
         if self._cache_start == first_sample:
             usable = min(self._cache.shape[0], max(0, feats.shape[0] - right))
         start = max(0, usable - left)  # from here, frames >= usable have all their left context
-        fresh = self.punctuator.am_embedding(feats[start:])[usable - start :]
+        fresh = self.chain.am_embedding(feats[start:])[usable - start :]
         embedding = np.concatenate([self._cache[:usable], fresh]) if usable else fresh
         self._cache_start, self._cache = first_sample, embedding[: max(0, feats.shape[0] - right)]
         return embedding
 
     def _word(
-        self, i: int, span: WordSpan, p_tdnn: np.ndarray, p_bert: np.ndarray, p_ens: np.ndarray, final: bool
+        self,
+        i: int,
+        span: WordSpan,
+        p_tdnn: np.ndarray,
+        p_bert: np.ndarray,
+        p_ens: np.ndarray,
+        label: str,
+        final: bool,
     ) -> StreamedWord:
         known = self.known
-        label = self.punctuator.classes[int(p_ens.argmax())]
         word = StreamedWord(
             i,
             known.words[i],
@@ -409,27 +416,6 @@ class StreamingPunctuator:
             n = len(known.token_spans[k])
             word.text = render_text(known.token_texts[k], known.token_spans[k], self.labels[-n:])
         return word
-
-    # ---- audio ------------------------------------------------------------------------------------
-
-    def _samples(self, first: int, end: int) -> np.ndarray:
-        """Samples [first, end) of the audio (to the end of what has arrived), as offline slices the recording."""
-        if len(self._audio) > 1:
-            self._audio = [np.concatenate(self._audio)]
-        audio = self._audio[0] if self._audio else np.zeros(0, dtype=np.float32)
-        a = first - self._audio_start
-        if a < 0:
-            raise RuntimeError(f"{self.utt_id}: samples before {first} were already dropped")
-        return audio[a : max(a, end - self._audio_start)]
-
-    def _keep_from(self, sample: int) -> None:
-        """Drops the audio before ``sample`` (a closed run's end: nothing before it is read again)."""
-        if not self._audio:
-            return
-        audio = np.concatenate(self._audio)
-        cut = max(0, min(sample - self._audio_start, audio.size))
-        self._audio = [audio[cut:]]
-        self._audio_start += cut
 
 
 def stream_result(words: Sequence[StreamedWord], utt_id: str, alpha: float, seconds: float) -> Result:

@@ -112,7 +112,7 @@ def test_onnx_int8_is_close_but_quantised(exported):
 def test_the_storage_rounding_is_skipped_before_int8_graphs_only(exported, monkeypatch, precision):
     """lilcom's feature rounding and the 16-bit layer-12 rounding are finer than the int8 graphs' own input
     quantisation: skipped before them, kept for PyTorch and the float32 graphs (the recipe's numbers)."""
-    from punct.inference import pipeline
+    from punct.inference import chain
 
     calls = {"features": 0, "layer 12": 0}
 
@@ -123,8 +123,8 @@ def test_the_storage_rounding_is_skipped_before_int8_graphs_only(exported, monke
 
         return call
 
-    monkeypatch.setattr(pipeline, "stored_features", counted("features", pipeline.stored_features))
-    monkeypatch.setattr(pipeline, "stored_matrix", counted("layer 12", pipeline.stored_matrix))
+    monkeypatch.setattr(chain, "stored_features", counted("features", chain.stored_features))
+    monkeypatch.setattr(chain, "stored_matrix", counted("layer 12", chain.stored_matrix))
     out = run(exported, precision)
     expected = 0 if precision == "int8" else len(out)
     assert calls == {"features": expected, "layer 12": expected}
