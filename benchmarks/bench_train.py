@@ -18,11 +18,23 @@ worker process gives the same per-CPU-second rate when the machine has a free co
 
   python benchmarks/bench_train.py [--sizes paper mini] [--utterances 40]
 Writes benchmarks/results/train.json.
+
+``--reads``: instead, the matrices that one epoch of window-mode training reads (conf/tdnn.yaml's balance and
+batch), 2 ranks x 2 loader workers (the ranks' loaders run one after the other, in this process), before (the
+rank-interleaved sampler, every worker's LRU cache) and after (:mod:`punct.models.punct_tdnn.reader`): utterance
+reads and ark bytes read per epoch against the split's.  The split must be much larger than a worker's cache
+for the count to show a large corpus, so the cache, the utterance blocks and the shuffle buffer are the conf's
+divided by ``--reads-scale``; the dims are small (reads do not depend on them, bytes grow with them).
+
+  python benchmarks/bench_train.py --reads [--utterances 300 --reads-scale 4 --reads-dims 16 16]
+Writes benchmarks/results/train_reads.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import dataclasses
 import functools
 import tempfile
 import time
@@ -50,6 +62,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-seconds", type=float, default=20.0, help="time budget of each model measurement")
     parser.add_argument("--loader-windows", type=int, default=3000, help="windows read per loader measurement")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reads", action="store_true", help="count the matrices an epoch reads, before and after")
+    parser.add_argument("--reads-scale", type=int, default=4, help="--reads: divide the conf's cache and blocks by")
+    parser.add_argument("--reads-dims", type=int, nargs=2, default=(16, 16), help="--reads: BERT and AM dims")
     return parser
 
 
@@ -179,10 +194,148 @@ def bench_size(size: str, args) -> dict:
     return res
 
 
+class CountingReader:
+    """A MatrixReader that counts, per key, the matrices read (in shared memory, one row per loader worker)."""
+
+    def __init__(self, reader, keys: list[str], max_workers: int = 8) -> None:
+        self.reader, self.column = reader, {key: i for i, key in enumerate(keys)}
+        self.per_worker = torch.zeros((max_workers + 1, len(keys)), dtype=torch.int64).share_memory_()
+
+    @property
+    def counts(self) -> torch.Tensor:
+        return self.per_worker.sum(0)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.reader
+
+    def __getitem__(self, key: str):
+        info = torch.utils.data.get_worker_info()
+        self.per_worker[0 if info is None else info.id + 1, self.column[key]] += 1
+        return self.reader[key]
+
+
+def ark_record_bytes(scp: Path) -> dict[str, int]:
+    """The bytes each key's matrix takes in its ark (from one offset to the next)."""
+    entries = [(line.split()[0], line.split()[1].rsplit(":", 1)) for line in scp.read_text().splitlines()]
+    by_ark: dict[str, list[tuple[int, str]]] = {}
+    for key, (ark, offset) in entries:
+        by_ark.setdefault(ark, []).append((int(offset), key))
+    sizes = {}
+    for ark, offsets in by_ark.items():
+        offsets.sort()
+        ends = [offset - len(key) - 1 for offset, key in offsets[1:]] + [Path(ark).stat().st_size]
+        sizes.update({key: end - offset for (offset, key), end in zip(offsets, ends)})
+    return sizes
+
+
+def old_window_loader(cfg: TrainTdnnConfig, corpus: FusionCorpus, seed: int, dist) -> tuple[DataLoader, object]:
+    """The window-mode loader before the sharded reader: rank-interleaved examples, batches dealt to workers."""
+    from punct.models.punct_tdnn.sampling import EpochSampler, WithEpoch
+
+    trained = corpus.trained_examples()
+    sampler = EpochSampler(
+        corpus.labels[trained], cfg.balance, seed, dist.rank, dist.world_size, corpus.example_utt[trained],
+        cfg.group_utterances,
+    )  # fmt: skip
+    dataset = FusedWindowDataset(corpus, cfg.model.context, trained, None, seed)
+    loader = DataLoader(
+        dataset, batch_size=cfg.batch_size, sampler=WithEpoch(sampler), num_workers=cfg.num_workers,
+        persistent_workers=True, prefetch_factor=cfg.prefetch_factor,
+    )  # fmt: skip
+    return loader, sampler
+
+
+def bench_reads(args) -> dict:
+    """Utterance reads and ark bytes of one epoch, 2 ranks x 2 workers, before and after the sharded reader."""
+    from punct.models.punct_tdnn.train import make_loader
+    from punct.training.loop import DistInfo
+
+    paper = load_config(TrainTdnnConfig, common.CONF / "tdnn.yaml")
+    scale = args.reads_scale
+    cfg = dataclasses.replace(
+        paper,
+        num_workers=2,
+        prefetch_factor=2,
+        group_utterances=max(1, 64 // scale),
+        cache_utterances=max(1, 128 // scale),
+        shuffle_buffer=max(1, paper.shuffle_buffer // scale),
+    )
+    text_dim, am_dim = args.reads_dims
+    res: dict = {"utterances": args.utterances, "text_dim": text_dim, "am_dim": am_dim, "ranks": 2, "workers": 2}
+    res.update({k: getattr(cfg, k) for k in ("batch_size", "group_utterances", "cache_utterances", "shuffle_buffer")})
+    with tempfile.TemporaryDirectory(prefix="bench_train_reads_") as tmp:
+        root = Path(tmp)
+        cuts = write_synthetic(root, args.utterances, text_dim, am_dim, args.seed)
+        sizes = [ark_record_bytes(root / "emb.1.scp"), ark_record_bytes(root / "vec.1.scp")]
+        keys = list(sizes[0])
+        split_bytes = sum(sum(s.values()) for s in sizes)
+        res["split_bytes"] = split_bytes
+        for name in ("before", "after"):
+            reads = np.zeros(len(keys), dtype=np.int64)
+            got: collections.Counter = collections.Counter()
+            want: collections.Counter = collections.Counter()
+            read_bytes, windows, start = 0, 0, time.perf_counter()
+            for rank in range(2):
+                corpus = FusionCorpus(
+                    cuts, root / "emb.1.scp", root / "vec.1.scp", cache_utterances=cfg.cache_utterances
+                )
+                corpus.acoustic = CountingReader(corpus.acoustic, keys)
+                corpus.text = CountingReader(corpus.text, keys)
+                dist = DistInfo(rank, 2, rank)
+                make = old_window_loader if name == "before" else make_loader
+                loader, sampler = (
+                    make(cfg, corpus, args.seed, dist)
+                    if name == "before"
+                    else make(cfg, corpus, torch.device("cpu"), args.seed, dist)
+                )
+                sampler.set_epoch(1)
+                windows += sum(len(batch[-1]) for batch in loader)
+                for reader, size in zip((corpus.acoustic, corpus.text), sizes):
+                    counts = reader.counts.numpy()
+                    read_bytes += int(sum(int(c) * size[k] for k, c in zip(keys, counts)))
+                reads += corpus.acoustic.counts.numpy()
+                if name == "after":  # what padding and dropping changed in the epoch's multiset of windows
+                    got.update(sampler.rank_items(cfg.num_workers).tolist())
+                    want = collections.Counter(sampler.planner.epoch_items(1).tolist())
+                del loader
+            res[name] = {
+                "windows": windows,
+                "utterance_reads": int(reads.sum()),
+                "reads_per_utterance": float(reads.mean()),
+                "max_reads_of_an_utterance": int(reads.max()),
+                "bytes_read": read_bytes,
+                "bytes_read_over_split": read_bytes / split_bytes,
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+        res["after"]["windows_repeated_by_padding"] = sum((got - want).values())
+        res["after"]["windows_dropped"] = sum((want - got).values())
+    return res
+
+
+def main_reads(args) -> None:
+    results = {"machine_before": common.machine(), "reads": bench_reads(args), "machine_after": common.machine()}
+    r = results["reads"]
+    rows = [
+        [name, r[name]["windows"], r[name]["utterance_reads"], r[name]["reads_per_utterance"],
+         r[name]["max_reads_of_an_utterance"], r[name]["bytes_read"], r[name]["bytes_read_over_split"]]
+        for name in ("before", "after")
+    ]  # fmt: skip
+    common.print_table(
+        f"one window-mode epoch, 2 ranks x 2 workers, {r['utterances']} utterances, split {r['split_bytes']} bytes "
+        f"(cache {r['cache_utterances']}, blocks {r['group_utterances']}, buffer {r['shuffle_buffer']})",
+        ["reader", "windows", "utterance reads", "reads/utt", "max reads/utt", "bytes read", "bytes read / split"],
+        rows,
+    )
+    common.write_json("train_reads", results)
+
+
 def main() -> None:
     args = get_parser().parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
+    if args.reads:
+        main_reads(args)
+        return
     results: dict = {"machine_before": common.machine(), "sizes": {}}
     for size in args.sizes:
         results["sizes"][size] = bench_size(size, args)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from lhotse import CutSet, load_manifest
+from lhotse import CutSet, load_manifest, load_manifest_lazy
 from lhotse.utils import Pathlike
 
 from punct.am.tokens import TokenTable, UnknownCharacterError
@@ -27,14 +27,17 @@ def cut_words(cut) -> list[str]:
     return WordLabels.words_of(cut.supervisions[0])
 
 
-def load_split(fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "") -> tuple[CutSet, SpeakerCmvn]:
-    """A split's cuts (with features) and its CMVN stats."""
+def load_split(
+    fbank_dir: Pathlike, split: str, prefix: str, suffix: str = "", lazy: bool = False
+) -> tuple[CutSet, SpeakerCmvn]:
+    """A split's cuts (with features) and its CMVN stats; ``lazy``: the cuts are read from the file as they are
+    iterated (lhotse's ``load_manifest_lazy``), none held."""
     path = cuts_path(fbank_dir, split, prefix, suffix)
     cmvn_path = Path(fbank_dir) / f"cmvn_{split}.json"
     for p in (path, cmvn_path):
         if not p.is_file():
             raise FileNotFoundError(f"{p}: no such file (run stage 1)")
-    return load_manifest(path), SpeakerCmvn.load(cmvn_path)
+    return (load_manifest_lazy(path) if lazy else load_manifest(path)), SpeakerCmvn.load(cmvn_path)
 
 
 def ctc_frames_needed(ids: list[int]) -> int:

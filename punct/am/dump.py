@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from punct.am.infer import run_model
@@ -57,10 +58,11 @@ __all__ = ["dump_shard", "is_shard_done"]
 
 
 def benchmark_throughput(
-    config_path: Path, cuts: list, cmvn: SpeakerCmvn, num_tokens: int, layer: int, max_audio_seconds: float = 60.0
+    config_path: Path, cuts: Iterable, cmvn: SpeakerCmvn, num_tokens: int, layer: int, max_audio_seconds: float = 60.0
 ) -> dict[str, float]:
     """Audio seconds per CPU second of a layer-``layer`` dump with a randomly initialised model of
-    ``config_path``'s size (e.g. the paper-size conf/am.yaml), on the first cuts up to ``max_audio_seconds``."""
+    ``config_path``'s size (e.g. the paper-size conf/am.yaml), on the first cuts up to ``max_audio_seconds``
+    (``cuts`` is read no further: a lazy manifest is fine)."""
     import torch
 
     from punct.am.config import AmConfig

@@ -25,7 +25,7 @@ from punct.features.compute import cuts_path
 from punct.utils.atomic import atomic_write_text, is_done, mark_done
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
-from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.jobs import add_job_arguments, check_job, job_share_lazy
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -83,10 +83,11 @@ def alignment_problem(
 
 def merge_split(args, split: str, ali_dir: Path) -> bool:
     """Merges one split; False when too many cuts failed."""
-    cuts, _ = load_split(args.fbank_dir, split, args.prefix)
+    cuts, _ = load_split(args.fbank_dir, split, args.prefix, lazy=True)
+    ids = [c.id for c in cuts]  # the split's cut ids, not its cuts
     out = cuts_path(args.fbank_dir, split, args.prefix, "_ali")
-    counts = merge_alignments(ali_dir, split, args.nj, [c.id for c in cuts], out)
-    total = len(cuts)
+    counts = merge_alignments(ali_dir, split, args.nj, ids, out)
+    total = len(ids)
     reasons = {k: v for k, v in counts.items() if k != "aligned"}
     logging.info(
         "%s: %d of %d cuts aligned; failures by reason: %s (list: %s)",
@@ -135,8 +136,8 @@ def main(argv=None) -> int:
         if is_done(cuts_out, newer_than=args.am_dir / args.checkpoint) and not args.overwrite:
             logging.info("%s is done; skipping", cuts_out)
             continue
-        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
-        share = job_share(list(cuts), args.job, args.nj)
+        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix, lazy=True)
+        share = job_share_lazy(cuts, args.job, args.nj)  # only this job's cuts are held
         start = time.process_time()
         counts = align_job(model, share, cmvn, tokens, ali_dir, split, args.job, device)
         logging.info("%s job %d: %s in %.1f CPU s", split, args.job, dict(counts), time.process_time() - start)

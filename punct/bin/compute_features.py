@@ -14,10 +14,17 @@ import sys
 from pathlib import Path
 
 from punct.features import FeatureConfig
-from punct.features.compute import accumulate_cmvn, compute_job, cuts_path, load_split_cuts, merge_jobs
+from punct.features.compute import (
+    accumulate_cmvn,
+    compute_job,
+    cuts_path,
+    load_job_cuts,
+    load_split_cuts,
+    merge_jobs,
+)
 from punct.utils.atomic import is_done, mark_done
 from punct.utils.config import load_config
-from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.jobs import add_job_arguments, check_job
 from punct.utils.logging import log_config, setup_logging
 
 
@@ -56,8 +63,7 @@ def compute_split(args, config: FeatureConfig, split: str) -> None:
     if is_done(output) and not args.overwrite:
         logging.info("%s is done; skipping (use --overwrite to recompute)", output)
         return
-    cuts = load_split_cuts(args.manifest_dir, split, args.prefix)
-    share = job_share(list(cuts), args.job, args.nj)
+    share = load_job_cuts(args.manifest_dir, split, args.prefix, args.job, args.nj)  # only this job's cuts
     storage = args.fbank_dir / f"feats_{split}" / f"feats.{args.job}.lca"
     counts = compute_job(share, config.extractor(), storage, output)
     logging.info(

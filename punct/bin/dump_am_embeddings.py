@@ -26,7 +26,7 @@ from punct.io.shards import COMPRESSION, MatrixReader, is_shard_done, merge_scps
 from punct.io.sources import AcousticSource, file_sha256, read_source, write_source
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
-from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.jobs import add_job_arguments, check_job, job_share_lazy
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -72,7 +72,7 @@ def made_otherwise(folder: Path, source: AcousticSource) -> bool:
 
 
 def merge_split(args, split: str) -> bool:
-    cuts, _ = load_split(args.fbank_dir, split, args.prefix)
+    cuts, _ = load_split(args.fbank_dir, split, args.prefix, lazy=True)  # only the ids are kept
     out_dir = args.out_dir / split
     prefixes = [out_dir / f"emb.{j}" for j in range(1, args.nj + 1)]
     unfinished = [str(p) for p in prefixes if not is_shard_done(p)]
@@ -102,9 +102,9 @@ def main(argv=None) -> int:
     if args.merge:
         ok = [merge_split(args, split) for split in args.splits]
         if args.benchmark_config is not None:
-            cuts, cmvn = load_split(args.fbank_dir, args.splits[0], args.prefix)
+            cuts, cmvn = load_split(args.fbank_dir, args.splits[0], args.prefix, lazy=True)  # read up to 60 s
             _, tokens = load_model(args.am_dir / args.checkpoint)
-            benchmark_throughput(args.benchmark_config, list(cuts), cmvn, len(tokens), args.layer)
+            benchmark_throughput(args.benchmark_config, cuts, cmvn, len(tokens), args.layer)
         return 0 if all(ok) else 1
     device = resolve_device(args.device)
     model, _ = load_model(args.am_dir / args.checkpoint, device)
@@ -116,10 +116,10 @@ def main(argv=None) -> int:
         if is_shard_done(prefix, newer_than=args.am_dir / args.checkpoint) and not redo:
             logging.info("%s is done; skipping (use --overwrite to redo)", prefix)
             continue
-        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix)
+        cuts, cmvn = load_split(args.fbank_dir, split, args.prefix, lazy=True)
         stats = dump_shard(
             model,
-            job_share(list(cuts), args.job, args.nj),
+            job_share_lazy(cuts, args.job, args.nj),  # only this job's cuts are held
             cmvn,
             prefix,
             args.layer,

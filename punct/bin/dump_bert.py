@@ -26,11 +26,10 @@ import torch
 
 from punct.io.shards import WordItems, add_word_dump_arguments, run_word_dump
 from punct.io.sources import WORD_VECTORS, WordVectorSource, files_sha256, write_source
-from punct.models.text.data import read_utterances
+from punct.models.text.data import job_utterances
 from punct.models.text.infer import word_outputs
 from punct.models.text.model import PunctBert, pretrained_encoder_model, weight_files
 from punct.utils.cli import HelpFormatter, parse_and_log
-from punct.utils.jobs import job_share
 from punct.utils.progress import progress
 
 
@@ -67,7 +66,7 @@ def get_parser() -> argparse.ArgumentParser:
 def bert_items(args: argparse.Namespace, device: torch.device) -> WordItems:
     model = PunctBert.from_pretrained(args.model_dir).to(device)
     model.head_spec(args.head)  # fails early with the known head names
-    utterances = job_share(read_utterances(args.supervisions, model.head_spec(args.head).classes), args.job, args.nj)
+    utterances = job_utterances(args.supervisions, args.job, args.nj, model.head_spec(args.head).classes)
     logging.info(
         "job %d/%d: %d utterances, %d words", args.job, args.nj, len(utterances), sum(len(u.words) for u in utterances)
     )

@@ -31,7 +31,7 @@ import logging
 from pathlib import Path
 
 import numpy as np
-from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest
+from lhotse import CutSet, RecordingSet, SupervisionSet, load_manifest, load_manifest_lazy
 from lhotse.features.base import Features
 from lhotse.features.io import LilcomChunkyWriter
 from lhotse.utils import Pathlike, compute_num_frames_from_samples, compute_num_samples
@@ -39,6 +39,7 @@ from lhotse.utils import Pathlike, compute_num_frames_from_samples, compute_num_
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
+from punct.utils.jobs import job_share_lazy
 from punct.utils.progress import progress
 
 # lilcom's accuracy in the stage-1 archives: values are stored as multiples of 2 ** LILCOM_TICK_POWER.
@@ -81,6 +82,21 @@ def load_split_cuts(manifest_dir: Pathlike, split: str, prefix: str) -> CutSet:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such manifest (run stage 0)")
     return supervision_cuts(load_manifest(rec_path), load_manifest(sup_path))
+
+
+def load_job_cuts(manifest_dir: Pathlike, split: str, prefix: str, job: int, nj: int) -> CutSet:
+    """Job ``job`` of ``nj``'s share of :func:`load_split_cuts` (one cut per supervision, in supervision order),
+    made from only its supervisions and their recordings: the manifests are read lazily, the rest not kept."""
+    rec_path, sup_path = manifest_paths(manifest_dir, split, prefix)
+    for path in (rec_path, sup_path):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such manifest (run stage 0)")
+    supervisions = job_share_lazy(load_manifest_lazy(sup_path), job, nj)
+    if not supervisions:
+        return CutSet.from_cuts([])
+    needed = {s.recording_id for s in supervisions}
+    recordings = RecordingSet.from_recordings(r for r in load_manifest_lazy(rec_path) if r.id in needed)
+    return supervision_cuts(recordings, SupervisionSet.from_segments(supervisions))
 
 
 def compute_job(cuts: CutSet, extractor, storage_path: Pathlike, output_manifest: Pathlike) -> dict[str, int]:

@@ -16,6 +16,15 @@ def open_text(path: Path) -> TextIO:
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
+def count_records(path: Pathlike, what: str) -> int:
+    """How many records (non-blank lines) ``path`` holds, without parsing them."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such {what}")
+    with open_text(path) as f:
+        return sum(1 for line in f if line.strip())
+
+
 def read_jsonl(path: Pathlike, what: str) -> Iterator[tuple[str, Any]]:
     """(``file:line``, record) of every non-blank line; ``what`` names the file in the missing-file error."""
     path = Path(path)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -19,10 +20,21 @@ def check_job(job: int, nj: int) -> None:
         raise ValueError(f"--job must be in 1..--nj, got --job {job} --nj {nj}")
 
 
+def share_bounds(n: int, job: int, nj: int) -> tuple[int, int]:
+    """[start, end) of job ``job`` of ``nj``'s (1-based) contiguous share of ``n`` items."""
+    check_job(job, nj)
+    return (job - 1) * n // nj, job * n // nj
+
+
 def job_share(items: Sequence[T], job: int, nj: int) -> list[T]:
     """The contiguous share of ``items`` for job ``job`` of ``nj`` (1-based); shares differ by at most one."""
-    check_job(job, nj)
-    n = len(items)
-    start = (job - 1) * n // nj
-    end = job * n // nj
+    start, end = share_bounds(len(items), job, nj)
     return list(items[start:end])
+
+
+def job_share_lazy(items: Iterable[T], job: int, nj: int, count: int | None = None) -> list[T]:
+    """:func:`job_share` of ``items`` read in order, keeping only the share (Kaldi's ``split_data`` without the
+    files): ``items`` is iterated once, up to the share's end.  ``count``: how many items there are (default
+    ``len(items)``: a lazy lhotse manifest counts its lines without parsing them)."""
+    start, end = share_bounds(len(items) if count is None else count, job, nj)
+    return list(itertools.islice(items, start, end))

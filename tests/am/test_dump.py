@@ -208,3 +208,21 @@ def test_a_dump_with_another_layer_is_redone(am_dir, tmp_path):
     )
     assert read_source(out / "train", AcousticSource).layer == 8
     assert not np.allclose(MatrixReader(out / "train" / "emb.scp")[key], layer12)
+
+
+def test_the_throughput_benchmark_reads_cuts_only_up_to_its_audio():
+    """Stage 4's merge times a minute of audio on a lazily read manifest: no cut after that minute is read."""
+    from punct.am.dump import benchmark_throughput
+
+    cuts, cmvn = load_split(cached_corpus() / "fbank", "train", "mustc", lazy=True)
+    taken: list[str] = []
+
+    def read(cuts=cuts):
+        for cut in cuts:
+            taken.append(cut.id)
+            yield cut
+
+    first = next(iter(cuts)).duration
+    config = REPO / "egs" / "mustc" / "conf" / "am_mini.yaml"
+    stats = benchmark_throughput(config, read(), cmvn, 30, EMBEDDING_LAYER, max_audio_seconds=first + 0.01)
+    assert len(taken) == 2 < len(cuts) and stats["audio_seconds"] > first

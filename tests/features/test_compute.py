@@ -154,3 +154,35 @@ def test_manifests_of_the_earlier_layout_still_load(fresh_fbank, tmp_path):
     for old, new in zip(old_cuts, cuts):
         assert old.features.num_frames == feature_frames(old) == feature_frames(new) == new.features.num_frames - 2
         assert np.allclose(load_cut_features(old), load_cut_features(new), atol=1e-2)
+
+
+def write_stage0_manifests(folder, num_recordings: int = 3, per_recording: int = 4) -> None:
+    """Recordings (no audio read) and their non-overlapping supervisions, in stage 0's file names."""
+    from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
+    from lhotse.audio import AudioSource
+
+    from punct.features.compute import manifest_paths
+
+    recordings, supervisions = [], []
+    for r in range(num_recordings):
+        rec = Recording(f"ted_{r}", [AudioSource("file", [0], "/dev/null")], 16000, 16000 * 60, 60.0)
+        recordings.append(rec)
+        supervisions += [
+            SupervisionSegment(f"ted_{r}_{s}", rec.id, 10.0 * s + 1, 5.0, text="a b", speaker=f"spk{r}")
+            for s in range(per_recording)
+        ]
+    rec_path, sup_path = manifest_paths(folder, "train", "mustc")
+    RecordingSet.from_recordings(recordings).to_file(rec_path)
+    SupervisionSet.from_segments(supervisions[::-1]).to_file(sup_path)  # not in recording order
+
+
+@pytest.mark.parametrize("nj", [1, 2, 5, 13])
+def test_a_job_reads_the_same_share_of_cuts_lazily(tmp_path, nj):
+    from punct.features.compute import load_job_cuts, load_split_cuts
+    from punct.utils.jobs import job_share
+
+    write_stage0_manifests(tmp_path)
+    whole = list(load_split_cuts(tmp_path, "train", "mustc"))
+    for job in range(1, nj + 1):
+        share = list(load_job_cuts(tmp_path, "train", "mustc", job, nj))
+        assert [c.to_dict() for c in share] == [c.to_dict() for c in job_share(whole, job, nj)]

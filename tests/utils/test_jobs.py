@@ -18,3 +18,20 @@ def test_job_shares_cover_everything_once(n, nj):
 def test_job_share_rejects_bad_index():
     with pytest.raises(ValueError, match="--job"):
         job_share([1, 2], 3, 2)
+
+
+@pytest.mark.parametrize("n,nj", [(10, 3), (3, 5), (0, 2), (7, 1)])
+def test_a_lazy_share_is_the_same_and_reads_no_further(n, nj):
+    from punct.utils.jobs import job_share_lazy
+
+    for job in range(1, nj + 1):
+        read: list[int] = []
+
+        def items(read=read):
+            for i in range(n):
+                read.append(i)
+                yield i
+
+        share = job_share_lazy(items(), job, nj, count=n)
+        assert share == job_share(list(range(n)), job, nj)
+        assert read == list(range(share[-1] + 1 if share else len(read)))  # nothing after the share's end

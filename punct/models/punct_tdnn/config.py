@@ -38,6 +38,10 @@ class TrainTdnnConfig:
     epoch_limit: int = 0  # >0: at most this many examples per epoch (after balancing), for quick runs
     group_utterances: int = 0  # >0: shuffle in blocks of this many utterances (cache locality at scale)
     cache_utterances: int = 256  # LRU cache of utterance matrices per data-loader worker
+    # >0: each loader worker reads each of its utterances once per epoch and shuffles their windows in a buffer
+    # of this many utterances (held outside the cache); 0: its windows in the epoch order, read through the cache
+    # (punct.models.punct_tdnn.reader)
+    shuffle_buffer: int = 0
     num_workers: int = 2  # DataLoader workers cutting windows
     prefetch_factor: int = 4  # batches prefetched per worker
     log_interval: int = 50  # batches between loss log lines
@@ -77,6 +81,8 @@ class TrainTdnnConfig:
             raise ValueError(f"balance must be one of {BALANCE_MODES}, got {self.balance!r}")
         if self.example_unit not in ("window", "utterance"):
             raise ValueError(f"example_unit must be window or utterance, got {self.example_unit!r}")
+        if self.shuffle_buffer < 0:
+            raise ValueError(f"shuffle_buffer must be >= 0, got {self.shuffle_buffer}")
         if self.optimizer not in ("sgd", "adam"):
             raise ValueError(f"optimizer must be sgd or adam, got {self.optimizer!r}")
         punct_set, case_set = label_scheme(self.label_set)

@@ -128,6 +128,7 @@ class FusionCorpus:
         self.text = MatrixReader(text_scp)
         self.cache_utterances = cache_utterances
         self._cache: collections.OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = collections.OrderedDict()
+        self.held: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # utterances held open, outside the LRU
         self.utterances: list[UtteranceIndex] = []
         self.skipped: dict[str, int] = collections.Counter()
         for cut in cuts:
@@ -217,10 +218,29 @@ class FusionCorpus:
         return mask_first_word(labels, self.first_word)
 
     def matrices(self, utt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``."""
+        """(acoustic (T, Da), text table (W+1, Dt), frame->word index (T,)) of utterance ``utt``: held, cached
+        (LRU), or read."""
+        if utt in self.held:
+            return self.held[utt]
         if utt in self._cache:
             self._cache.move_to_end(utt)
             return self._cache[utt]
+        entry = self._read(utt)
+        if self.cache_utterances > 0:
+            self._cache[utt] = entry
+            if len(self._cache) > self.cache_utterances:
+                self._cache.popitem(last=False)
+        return entry
+
+    def hold(self, utt: int) -> None:
+        """Keeps utterance ``utt``'s matrices (read now unless cached) until :meth:`release`, whatever the LRU
+        cache does (:mod:`punct.models.punct_tdnn.reader` holds the utterances of its shuffle buffer)."""
+        self.held[utt] = self._cache[utt] if utt in self._cache else self._read(utt)
+
+    def release(self, utt: int) -> None:
+        self.held.pop(utt, None)
+
+    def _read(self, utt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         info = self.utterances[utt]
         acoustic = np.asarray(self.acoustic[info.key], dtype=np.float32)
         vectors = np.asarray(self.text[info.key], dtype=np.float32)
@@ -233,12 +253,7 @@ class FusionCorpus:
                 f"{info.key}: matrix widths {acoustic.shape[1]}/{vectors.shape[1]} differ from the split's "
                 f"{self.acoustic_dim}/{self.text_dim}"
             )
-        entry = (acoustic, text_table(vectors), frame_word_index(info.word_starts, acoustic.shape[0]))
-        if self.cache_utterances > 0:
-            self._cache[utt] = entry
-            if len(self._cache) > self.cache_utterances:
-                self._cache.popitem(last=False)
-        return entry
+        return acoustic, text_table(vectors), frame_word_index(info.word_starts, acoustic.shape[0])
 
     def utterance_frames(self, utt: int) -> tuple[np.ndarray, np.ndarray]:
         """Fused frames (T, Dt + Da) of a whole utterance and its words' centre frames (W,)."""

@@ -12,7 +12,9 @@ Balance modes (``balance`` in conf/tdnn*.yaml):
 utterances together (``group_utterances`` > 0: utterances are shuffled into blocks of that many, and
 examples are shuffled within a block, so an utterance cache of that size is read once per epoch),
 then gives rank r of W the examples r, r+W, r+2W, ... of the order, padded by wrapping so that every
-rank gets the same number (like torch's DistributedSampler).
+rank gets the same number (like torch's DistributedSampler).  Training reads through
+:mod:`punct.models.punct_tdnn.reader`, which takes ``epoch_order`` and gives each loader worker of each rank
+whole utterances instead of interleaved examples.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 the checkpoints it writes: :mod:`punct.models.punct_tdnn.checkpoint`).
 
 One process trains on its own; under ``torchrun`` (WORLD_SIZE > 1) every rank trains on its
-shard of each epoch's order (``EpochSampler``) inside DistributedDataParallel (gloo on CPU, NCCL
-on GPU), and rank 0 evaluates dev and writes checkpoints:
+share of each epoch's examples (:mod:`punct.models.punct_tdnn.reader`: each loader worker reads only its own
+utterances) inside DistributedDataParallel (gloo on CPU, NCCL on GPU), and rank 0 evaluates dev and writes checkpoints:
 ``exp/tdnn/epoch-N.pt`` (model, optimizer, state) and ``best-valid-f1.pt`` (best dev ``dev_metric`` of the
 punctuation head).  With a case head (``model.case_classes`` > 0) the loss is
 ``(1 - case_weight) * L_punct + case_weight * L_case``.  ``first_word: exclude`` (ParCzech segments, as the
@@ -29,14 +29,14 @@ import numpy as np
 import torch
 from lhotse.utils import Pathlike
 from torch import nn
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Dataset, default_collate
 
 from punct.labels import IGNORE_INDEX
 from punct.models.punct_tdnn.checkpoint import save_checkpoint
 from punct.models.punct_tdnn.config import TrainTdnnConfig
 from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, UtteranceDataset, collate_utterances
 from punct.models.punct_tdnn.infer import corpus_predictions
-from punct.models.punct_tdnn.sampling import EpochSampler, WithEpoch
+from punct.models.punct_tdnn.reader import EpochPlanner, ShardedEpochs
 from punct.models.punct_tdnn.tdnn import PunctTdnn, count_parameters, split_heads
 from punct.scoring.punct_scores import score
 from punct.training.batch_norm import recompute_batch_norm_stats
@@ -160,42 +160,48 @@ def _log_model(cfg: TrainTdnnConfig, model: PunctTdnn, corpus: FusionCorpus) -> 
 
 def make_loader(
     cfg: TrainTdnnConfig, corpus: FusionCorpus, device: torch.device, seed: int, dist: DistInfo
-) -> tuple[DataLoader, EpochSampler]:
-    """This rank's training batches (windows or whole utterances, per ``cfg.example_unit``) and their sampler."""
+) -> tuple[DataLoader, ShardedEpochs]:
+    """This rank's training batches (windows or whole utterances, per ``cfg.example_unit``) and their dataset
+    (``set_epoch``, ``skip``): each loader worker reads only its own utterances
+    (:mod:`punct.models.punct_tdnn.reader`)."""
     loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
     if cfg.num_workers > 0:
         loader_args.update(persistent_workers=True, prefetch_factor=cfg.prefetch_factor)
     if cfg.example_unit == "window":
         trained = corpus.trained_examples()  # every word, or all but each cut's first (first_word: exclude)
-        sampler = EpochSampler(
+        items: Dataset = FusedWindowDataset(corpus, cfg.model.context, trained, cfg.truncation(), seed)
+        planner = EpochPlanner(
             corpus.labels[trained],
+            corpus.example_utt[trained],
+            cfg.batch_size,
             cfg.balance,
             seed=seed,
             rank=dist.rank,
             world_size=dist.world_size,
+            shuffle_buffer=cfg.shuffle_buffer,
+            limit=cfg.epoch_limit,
             groups=corpus.example_utt[trained],
             group_size=cfg.group_utterances,
+        )
+        collate = default_collate
+    else:
+        num_utts = len(corpus.utterances)
+        items = UtteranceDataset(corpus, cfg.truncation(), seed)
+        planner = EpochPlanner(
+            np.zeros(num_utts, dtype=np.int64),
+            np.arange(num_utts),
+            cfg.utterances_per_batch,
+            "none",
+            seed=seed,
+            rank=dist.rank,
+            world_size=dist.world_size,
+            shuffle_buffer=cfg.shuffle_buffer,
+            buffer_shuffle=False,
             limit=cfg.epoch_limit,
         )
-        dataset = FusedWindowDataset(corpus, cfg.model.context, trained, cfg.truncation(), seed)
-        return DataLoader(dataset, batch_size=cfg.batch_size, sampler=WithEpoch(sampler), **loader_args), sampler
-    num_utts = len(corpus.utterances)
-    sampler = EpochSampler(
-        np.zeros(num_utts, dtype=np.int64),
-        "none",
-        seed=seed,
-        rank=dist.rank,
-        world_size=dist.world_size,
-        limit=cfg.epoch_limit,
-    )
-    loader = DataLoader(
-        UtteranceDataset(corpus, cfg.truncation(), seed),
-        batch_size=cfg.utterances_per_batch,
-        sampler=WithEpoch(sampler),
-        collate_fn=functools.partial(collate_utterances, context=cfg.model.context),
-        **loader_args,
-    )
-    return loader, sampler
+        collate = functools.partial(collate_utterances, context=cfg.model.context)
+    epochs = ShardedEpochs(items, corpus, planner, collate)
+    return DataLoader(epochs, batch_size=None, **loader_args), epochs
 
 
 def forward_batch(net: nn.Module, batch: Sequence[torch.Tensor], cfg: TrainTdnnConfig) -> torch.Tensor:
@@ -215,12 +221,12 @@ def batch_loss(net: nn.Module, batch: Sequence[torch.Tensor], criteria, cfg: Tra
 def probe_loss(loader: DataLoader, criteria, cfg: TrainTdnnConfig, device: torch.device) -> LossOf:
     """The loss of the training set's first batches (``--amp fastest`` times their steps); read from the loader's
     dataset, so that the loader's sampler and workers are not touched."""
-    dataset = loader.dataset
+    epochs: ShardedEpochs = loader.dataset
 
     def first_batches() -> list[list[torch.Tensor]]:
         return [
-            [t.to(device) for t in loader.collate_fn([dataset[i] for i in batch])]
-            for batch in probe_index_batches(len(dataset), loader.batch_size)
+            [t.to(device) for t in epochs.collate([epochs.items[i] for i in batch])]
+            for batch in probe_index_batches(len(epochs.items), epochs.batch_size)
         ]
 
     return probe_loss_of(first_batches, lambda model, batch, amp: batch_loss(model, batch, criteria, cfg, amp))

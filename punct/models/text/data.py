@@ -16,10 +16,11 @@ from typing import NamedTuple
 
 from lhotse.utils import Pathlike
 
-from punct.io.jsonl import open_text, read_jsonl
+from punct.io.jsonl import count_records, open_text, read_jsonl
 from punct.labels import PUNCT4, WordLabels, class_index
 from punct.models.text.chunking import EncodedChunk, WordPieces, encode_chunks, log_repairs, special_ids, word_pieces
 from punct.text.normalize import NormalizeConfig, normalize
+from punct.utils.jobs import job_share_lazy
 
 
 class Utterance(NamedTuple):
@@ -34,11 +35,20 @@ def read_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> 
     A record without ``custom.words``/``custom.punct``, with lists of different lengths or an
     unknown label is an error naming the file and line.
     """
-    utterances = []
+    return list(iter_utterances(path, classes))
+
+
+def iter_utterances(path: Pathlike, classes: Sequence[str] = PUNCT4.classes) -> Iterator[Utterance]:
+    """:func:`read_utterances`, one at a time."""
     for where, record in read_jsonl(path, "supervision manifest"):
         labelled = WordLabels.from_supervision(record, classes, where=where)
-        utterances.append(Utterance(labelled.id, list(labelled.words), list(labelled.punct)))
-    return utterances
+        yield Utterance(labelled.id, list(labelled.words), list(labelled.punct))
+
+
+def job_utterances(path: Pathlike, job: int, nj: int, classes: Sequence[str] = PUNCT4.classes) -> list[Utterance]:
+    """Job ``job`` of ``nj``'s share of :func:`read_utterances`, holding only the share."""
+    count = count_records(path, "supervision manifest")
+    return job_share_lazy(iter_utterances(path, classes), job, nj, count=count)
 
 
 def read_extra_text(

@@ -186,7 +186,7 @@ def test_first_word_is_left_out_of_the_targets_counts_and_windows(splits):
     for corpus, rule in ((exc, "exclude"), (every, "include")):
         loader, sampler = make_loader(tiny_cfg("window", rule), corpus, torch.device("cpu"), 0, DistInfo())
         sampler.set_epoch(1)
-        drawn = {int(loader.dataset.examples[i]) for i in sampler}
+        drawn = {int(loader.dataset.items.examples[i]) for i in sampler.rank_items()}
         assert bool(drawn & set(first.tolist())) == (rule == "include")
 
 
