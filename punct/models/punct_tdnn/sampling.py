@@ -17,6 +17,7 @@ rank gets the same number (like torch's DistributedSampler).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import numpy as np
@@ -125,17 +126,21 @@ class EpochSampler(Sampler):
 class WithEpoch(Sampler):
     """``sampler``'s indices as (index, epoch) pairs, for a dataset that draws per example and epoch (right
     truncation: :mod:`punct.models.punct_tdnn.truncation`): the draw then differs between epochs and repeats
-    on a rerun, in whichever data-loader worker reads the example."""
+    on a rerun, in whichever data-loader worker reads the example.
+
+    ``start``: the next iteration begins at that position of the epoch's order (a resumed epoch skips the
+    examples of the batches done: :mod:`punct.training.resume`); later ones at 0."""
 
     def __init__(self, sampler: EpochSampler) -> None:
         self.sampler = sampler
+        self.start = 0
 
     def set_epoch(self, epoch: int) -> None:
         self.sampler.set_epoch(epoch)
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
-        epoch = self.sampler.epoch
-        return ((index, epoch) for index in self.sampler)
+        epoch, start, self.start = self.sampler.epoch, self.start, 0
+        return ((index, epoch) for index in itertools.islice(self.sampler, start, None))
 
     def __len__(self) -> int:
         return len(self.sampler)
