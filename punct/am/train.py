@@ -351,22 +351,8 @@ def _train_epochs(
     )
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     curves = curves_for(exp_dir, dist_info.is_main, state.step)
-    if resumed is not None:
-        train_resume.load_scaler_state(precision.scaler, resumed.get("scaler"))
-        train_resume.restore_rng(resumed, dist_info)
-
-    def save_mid_epoch() -> None:
-        extra = _resume_extra(precision, dist_info)
-        if dist_info.is_main:
-            train_resume.save_mid_epoch(
-                exp_dir,
-                state.epoch + 1,
-                state.batches_done,
-                lambda path: save_checkpoint(
-                    path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens, **extra
-                ),
-            )
-
+    train_resume.start_resumed(resumed, precision, dist_info)
+    save_mid_epoch = _mid_epoch_saver(exp_dir, model, optimizer, state, config, tokens, precision, dist_info)
     for epoch in range(state.epoch + 1, config.num_epochs + 1):
         train_sampler.set_epoch(epoch)
         train_sampler.start = state.batches_done  # a resumed epoch: the batches done are skipped, not read
@@ -386,12 +372,21 @@ def _train_epochs(
         )
         state.epoch = epoch
         improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
-        extra = _resume_extra(precision, dist_info)
+        extra = train_resume.resume_extra(precision, dist_info)
         if dist_info.is_main:
             _save_epoch(exp_dir, epoch, improved, model, optimizer, state, config, tokens, extra)
             curves.end_epoch(state.history, state.step)
     curves.close()
     return dev_loader, ctc
+
+
+def _mid_epoch_saver(exp_dir: Path, model, optimizer, state, config, tokens, precision: Amp, dist_info: DistInfo):
+    """:func:`punct.training.resume.mid_epoch_saver` of the AM's checkpoints."""
+
+    def write(path: Path, extra: dict[str, Any]) -> None:
+        save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens, **extra)
+
+    return train_resume.mid_epoch_saver(exp_dir, state, precision, dist_info, write)
 
 
 def _model_and_optimizer(
@@ -412,15 +407,6 @@ def _model_and_optimizer(
     return model, optimizer, state, resumed
 
 
-def _resume_extra(precision: Amp, dist_info: DistInfo) -> dict[str, Any]:
-    """What a resumable checkpoint holds beside the shared format: the GradScaler's state and every rank's RNG
-    states (a collective under torchrun: every rank calls it)."""
-    return {
-        "scaler": train_resume.scaler_state(precision.scaler),
-        "rng_ranks": train_resume.all_ranks_rng_states(dist_info),
-    }
-
-
 def _save_epoch(
     exp_dir: Path,
     epoch: int,
@@ -432,8 +418,8 @@ def _save_epoch(
     tokens: TokenTable,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """``epoch-N.pt`` (with ``extra``, :func:`_resume_extra`) and the mid-epoch checkpoints it replaces removed, and
-    ``best-valid-loss.pt`` (without the optimizer) when the dev loss improved."""
+    """``epoch-N.pt`` (with ``extra``: :func:`punct.training.resume.resume_extra`) and the mid-epoch checkpoints it
+    replaces removed, and ``best-valid-loss.pt`` (without the optimizer) when the dev loss improved."""
     save_checkpoint(
         exp_dir / f"epoch-{epoch}.pt",
         model=model,

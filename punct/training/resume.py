@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from punct.training.checkpoint import rng_state, set_rng_state
-from punct.training.loop import DistInfo, epoch_checkpoints
+from punct.training.loop import Amp, DistInfo, epoch_checkpoints
 
 MID_EPOCH_CHECKPOINT = re.compile(r"epoch-(\d+)-batch-(\d+)\.pt")
 
@@ -148,3 +148,31 @@ class SkipBatches(torch.utils.data.Sampler):
         for position, batch in enumerate(self.sampler):
             if position >= start:
                 yield batch, self.epoch, position
+
+
+def resume_extra(precision: Amp, dist: DistInfo) -> dict[str, Any]:
+    """What a resumable checkpoint holds beside the shared format: the GradScaler's state and every rank's RNG
+    states (a collective under torchrun: every rank calls it)."""
+    return {"scaler": scaler_state(precision.scaler), "rng_ranks": all_ranks_rng_states(dist)}
+
+
+def start_resumed(resumed: dict[str, Any] | None, precision: Amp, dist: DistInfo) -> None:
+    """Restores the GradScaler and this rank's RNG states of the checkpoint a loop resumed from (None: a new
+    training), just before the loop's first step."""
+    if resumed is not None:
+        load_scaler_state(precision.scaler, resumed.get("scaler"))
+        restore_rng(resumed, dist)
+
+
+def mid_epoch_saver(
+    exp_dir: Path, state: Any, precision: Amp, dist: DistInfo, write: Callable[[Path, dict[str, Any]], None]
+) -> Callable[[], None]:
+    """The ``save_mid_epoch()`` a loop calls on every rank when a mid-epoch checkpoint is due: rank 0 writes
+    ``epoch-E-batch-B.pt`` of ``state`` by ``write(path, extra)`` (:func:`resume_extra`), :func:`save_mid_epoch`."""
+
+    def save() -> None:
+        extra = resume_extra(precision, dist)
+        if dist.is_main:
+            save_mid_epoch(exp_dir, state.epoch + 1, state.batches_done, lambda path: write(path, extra))
+
+    return save

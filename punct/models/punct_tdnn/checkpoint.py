@@ -48,7 +48,7 @@ def save_checkpoint(
 ) -> None:
     """``epoch-N.pt`` or ``epoch-E-batch-B.pt``: the shared checkpoint format plus the model's resolved
     ``model_config`` and ``inputs``, what its training inputs were made from (``punct.io.sources.split_sources``;
-    None: not known), and ``extra`` (what a resume restores besides: ``punct.models.punct_tdnn.train.resume_extra``)."""
+    None: not known), and ``extra`` (what a resume restores besides: ``punct.training.resume.resume_extra``)."""
     shared.save_checkpoint(
         path,
         model=model,

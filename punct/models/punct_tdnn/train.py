@@ -154,15 +154,6 @@ def _resume(
     return state, ckpt
 
 
-def resume_extra(precision: Amp, dist: DistInfo) -> dict[str, Any]:
-    """What a resumable checkpoint holds beside the shared format: the GradScaler's state and every rank's RNG
-    states (a collective under torchrun: every rank calls it)."""
-    return {
-        "scaler": train_resume.scaler_state(precision.scaler),
-        "rng_ranks": train_resume.all_ranks_rng_states(dist),
-    }
-
-
 def _log_model(cfg: TrainTdnnConfig, model: PunctTdnn, corpus: FusionCorpus) -> None:
     logging.info(
         "TDNN: %d parameters, input %d = text %d + acoustic %d, window %d -> %d frames",
@@ -328,9 +319,9 @@ def finish_epoch(
     curves: TrainingCurves = NO_CURVES,
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Rank 0 after each epoch: dev scores, history (also to ``curves``), ``epoch-N.pt`` (with ``extra``,
-    :func:`resume_extra`; the mid-epoch checkpoints it replaces removed), and ``best-valid-f1.pt`` when
-    improved."""
+    """Rank 0 after each epoch: dev scores, history (also to ``curves``), ``epoch-N.pt`` (with ``extra``:
+    :func:`punct.training.resume.resume_extra`; the mid-epoch checkpoints it replaces removed), and
+    ``best-valid-f1.pt`` when improved."""
     extra = extra or {}
     epoch = record["epoch"]
     if dev_corpus is not None:
@@ -387,50 +378,20 @@ def train_tdnn(
     criteria = build_criteria(cfg, train_corpus, device)
     precision = training_amp(amp, device, model, probe_loss(loader, criteria, cfg, device), state=state)
     curves = curves_for(exp_dir, dist.is_main, state.step)
-    if resumed is not None:
-        train_resume.load_scaler_state(precision.scaler, resumed.get("scaler"))
-        train_resume.restore_rng(resumed, dist)
-
-    def save_mid_epoch() -> None:
-        extra = resume_extra(precision, dist)
-        if dist.is_main:
-            train_resume.save_mid_epoch(
-                exp_dir,
-                state.epoch + 1,
-                state.batches_done,
-                lambda path: save_checkpoint(path, model, optimizer, state, cfg, inputs, **extra),
-            )
-
+    train_resume.start_resumed(resumed, precision, dist)
+    write = lambda path, extra: save_checkpoint(path, model, optimizer, state, cfg, inputs, **extra)  # noqa: E731
+    saver = train_resume.mid_epoch_saver(exp_dir, state, precision, dist, write)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
-        # batch_norm_stats recompute: the epoch's last batches, kept as they were trained on (no second read)
-        recompute = cfg.batch_norm_stats == "recompute" and dist.is_main  # rank 0 evaluates and saves the model
-        kept: deque | None = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
+        kept = _kept_batches(cfg, dist)
         record = train_one_epoch(
-            net,
-            loader,
-            optimizer,
-            criteria,
-            cfg,
-            state,
-            epoch,
-            device,
-            dist,
-            precision,
-            progress,
-            kept,
-            curves,
-            save_mid_epoch,
+            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept, curves, saver
         )
-        if kept is not None:
-            start = time.time()
-            recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))
-            record["batch_norm_seconds"] = round(time.time() - start, 1)
-            kept.clear()
+        _recompute_batch_norm(model, kept, record, cfg)
         state.epoch = epoch
-        extra = resume_extra(precision, dist)
+        extra = train_resume.resume_extra(precision, dist)
         if dist.is_main:
             finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device, inputs, curves, extra)
         if dist.world_size > 1:
@@ -438,6 +399,25 @@ def train_tdnn(
             torch.distributed.barrier()
     curves.close()
     return model
+
+
+def _kept_batches(cfg: TrainTdnnConfig, dist: DistInfo) -> deque | None:
+    """With ``batch_norm_stats: recompute`` on rank 0 (which evaluates and saves the model), the deque that keeps the
+    epoch's last ``batch_norm_batches`` batches as they were trained on (read once; a resumed epoch reads those of
+    them it skipped again: :func:`first_batch_read`); None otherwise."""
+    if cfg.batch_norm_stats != "recompute" or not dist.is_main:
+        return None
+    return deque(maxlen=cfg.batch_norm_batches or None)
+
+
+def _recompute_batch_norm(model: PunctTdnn, kept: deque | None, record: dict, cfg: TrainTdnnConfig) -> None:
+    """BatchNorm statistics from the ``kept`` batches (none: nothing to do), their time into ``record``."""
+    if kept is None:
+        return
+    start = time.time()
+    recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))
+    record["batch_norm_seconds"] = round(time.time() - start, 1)
+    kept.clear()
 
 
 def class_weights(cfg: TrainTdnnConfig, counts: FusionCorpus | np.ndarray) -> torch.Tensor:

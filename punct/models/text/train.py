@@ -188,17 +188,8 @@ def train_one_epoch(
     num_batches = len(rank_share)
     truncation = cfg.truncation()
     done = state.batches_done
-    for i, batch_indices in enumerate(
-        progress(
-            rank_share[done:],
-            enabled=dist.is_main,
-            desc=f"epoch {epoch}",
-            mininterval=10,
-            initial=done,
-            total=num_batches,
-        ),
-        start=done,
-    ):
+    bar = progress(rank_share[done:], enabled=dist.is_main, desc=f"epoch {epoch}", mininterval=10, initial=done)
+    for i, batch_indices in enumerate(bar, start=done):
         batch_examples = training_examples(examples, batch_indices, truncation, cfg.seed, epoch)
         batch = collate_examples(batch_examples, pad_id, first)
         for group in optimizer.param_groups:
@@ -249,7 +240,7 @@ def save_checkpoint(
     path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig, **extra: Any
 ) -> None:
     """``epoch-N.pt`` or ``epoch-E-batch-B.pt``: the shared checkpoint format plus the heads' specs (and ``extra``:
-    what a resume restores besides, :func:`resume_extra`)."""
+    what a resume restores besides, :func:`punct.training.resume.resume_extra`)."""
     checkpoint.save_checkpoint(
         path,
         model=model,
@@ -259,15 +250,6 @@ def save_checkpoint(
         head_specs=[asdict(h) for h in unwrap(model).head_specs],
         **extra,
     )
-
-
-def resume_extra(precision: Amp, dist: DistInfo) -> dict[str, Any]:
-    """What a resumable checkpoint holds beside the shared format: the GradScaler's state and every rank's RNG
-    states (a collective under torchrun: every rank calls it)."""
-    return {
-        "scaler": train_resume.scaler_state(precision.scaler),
-        "rng_ranks": train_resume.all_ranks_rng_states(dist),
-    }
 
 
 def save_best(model: PunctBert, exp_dir: Path, state: TrainState, scores) -> None:
@@ -321,7 +303,7 @@ def finish_epoch(
     extra: dict[str, Any] | None = None,
 ) -> None:
     """Rank 0 after each epoch: dev scores, history, ``best-valid-f1/`` when improved, ``epoch-N.pt`` (with
-    ``extra``, :func:`resume_extra`; the mid-epoch checkpoints it replaces removed)."""
+    ``extra``, :func:`punct.training.resume.resume_extra`; the mid-epoch checkpoints it replaces removed)."""
     scores = evaluate(model, dev, cfg, device)
     f1 = scores.overall["f1"]
     state.history.append(
@@ -470,27 +452,16 @@ def run_training(
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
     curves = curves_for(exp_dir, dist.is_main, state.step)
-    if resumed is not None:
-        train_resume.load_scaler_state(precision.scaler, resumed.get("scaler"))
-        train_resume.restore_rng(resumed, dist)
-
-    def save_mid_epoch() -> None:
-        extra = resume_extra(precision, dist)
-        if dist.is_main:
-            train_resume.save_mid_epoch(
-                exp_dir,
-                state.epoch + 1,
-                state.batches_done,
-                lambda path: save_checkpoint(path, model, optimizer, state, cfg, **extra),
-            )
-
+    train_resume.start_resumed(resumed, precision, dist)
+    write = lambda path, extra: save_checkpoint(path, model, optimizer, state, cfg, **extra)  # noqa: E731
+    save_mid_epoch = train_resume.mid_epoch_saver(exp_dir, state, precision, dist, write)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
         train_loss = train_one_epoch(
             net, loss_fn, optimizer, train_examples, cfg, state, device, dist, precision, curves, save_mid_epoch
         )
         state.epoch += 1
-        extra = resume_extra(precision, dist)
+        extra = train_resume.resume_extra(precision, dist)
         if dist.is_main:
             finish_epoch(model, optimizer, dev_utterances, cfg, state, exp_dir, device, train_loss, t0, extra)
             curves.end_epoch(state.history, state.step)
