@@ -5,6 +5,7 @@ a loader worker."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import torch
@@ -35,8 +36,7 @@ def _config(unit: str, **changes):
         unit,
         model=dataclasses.replace(SMALL_TDNN, dropout=0.2),
         right_truncation=0.5,
-        save_every_n_steps=3,
-        **{**CASES[unit], **changes},
+        **{"save_every_n_steps": 3, **CASES[unit], **changes},
     )
 
 
@@ -88,3 +88,76 @@ def test_first_batch_read_for_the_kept_batches():
     assert first_batch_read(3, 6, deque(maxlen=4)) == 2  # batch 2 is one of the last 4
     assert first_batch_read(1, 6, deque(maxlen=4)) == 1
     assert first_batch_read(5, 6, deque()) == 0  # all kept
+
+
+def _ddp_rank(rank: int, port: int, root: str) -> None:
+    """Rank ``rank`` of 2 (gloo): an uninterrupted run, one stopped after epoch 2's first mid-epoch checkpoint
+    (on both ranks, as a kill of the job), and its resume; the final weights of each into ``root``."""
+    import os
+
+    from punct.models.punct_tdnn.dataset import open_split
+    from punct.training.loop import DistInfo, init_distributed
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    exp = Path(root) / "exp"
+    corpus = open_split(
+        Path(root) / "data/fbank/mustc_cuts_train_ali.jsonl.gz",
+        exp / "emb_am/train/emb.scp",
+        exp / "emb_bert/train/vec.scp",
+    )
+    # whole utterances of unlike lengths: the ranks' dropout draws differ, so each rank's RNG state must be its own
+    cfg = _config("utterance", num_workers=0, save_every_n_steps=1)
+    dist = DistInfo(rank, 2, rank)
+    init_distributed(dist, torch.device("cpu"))
+
+    def train(name: str, resume_from=None):
+        return train_tdnn(
+            cfg, corpus, None, exp / name, torch.device("cpu"), seed=3, resume=resume_from, dist=dist, progress=False
+        )
+
+    straight = train("straight")
+    original = resume.mid_epoch_saver
+
+    def saver_then_stop(exp_dir, state, *args):
+        save = original(exp_dir, state, *args)
+
+        def save_and_stop() -> None:
+            save()
+            if state.epoch == 1:
+                raise Killed
+
+        return save_and_stop
+
+    resume.mid_epoch_saver = saver_then_stop
+    with pytest.raises(Killed):
+        train("killed")
+    resume.mid_epoch_saver = original
+    torch.distributed.barrier()  # rank 0 has written the checkpoint
+    newest = resume.newest_checkpoint(exp / "killed")
+    resumed = train("killed", newest)
+    torch.save(
+        {"newest": newest.name, "straight": straight.state_dict(), "resumed": resumed.state_dict()},
+        Path(root) / f"rank{rank}.pt",
+    )
+    torch.distributed.destroy_process_group()
+
+
+def test_two_ranks_resume_mid_epoch_to_the_same_weights(tmp_path):
+    import socket
+
+    import torch.multiprocessing as mp
+
+    from tests.helpers.synthetic_splits import make_split
+
+    make_split(tmp_path, "train", num_utts=10, text_dim=3, am_dim=2, seed=12)
+    torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])  # torch's lazy optimizer imports, once, before forking
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.start_processes(_ddp_rank, args=(port, str(tmp_path)), nprocs=2, join=True, start_method="fork")
+    for rank in (0, 1):
+        out = torch.load(tmp_path / f"rank{rank}.pt")
+        assert out["newest"].startswith("epoch-2-batch-")
+        for name, x in out["straight"].items():
+            assert torch.equal(x, out["resumed"][name]), (rank, name)
