@@ -42,11 +42,20 @@ class AmTrainState:
     best_averaged: int = 1  # the selected model averages epochs best_epoch - best_averaged + 1 .. best_epoch
     amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it
     history: list[dict] = field(default_factory=list)  # per epoch: epoch, step, train_loss, dev_loss (where scored)
+    # the epoch in progress (epoch + 1) at a mid-epoch checkpoint (punct.training.resume): its batches trained so far
+    # and its running loss and frame sums; 0 and empty at an epoch's end
+    batches_done: int = 0
+    epoch_sums: dict[str, float] = field(default_factory=dict)
 
 
-def save_checkpoint(path: Path, *, model, optimizer, state: AmTrainState, config: AmConfig, tokens: TokenTable) -> None:
-    """``epoch-N.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token table."""
-    shared.save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols)
+def save_checkpoint(
+    path: Path, *, model, optimizer, state: AmTrainState, config: AmConfig, tokens: TokenTable, **extra
+) -> None:
+    """``epoch-N.pt`` / ``epoch-E-batch-B.pt`` / ``best-valid-loss.pt``: the shared checkpoint format plus the token
+    table (and ``extra``: what a resume restores besides, punct.training.resume)."""
+    shared.save_checkpoint(
+        path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens.symbols, **extra
+    )
 
 
 def training_config(checkpoint: Path) -> AmConfig:

@@ -56,6 +56,9 @@ class AmConfig:
     max_freq_mask: int = 6  # feature bins
     log_interval: int = 50  # batches between log lines
     num_workers: int = 0  # DataLoader processes reading features (0: the training process reads them)
+    # > 0: a mid-epoch checkpoint epoch-E-batch-B.pt every this many optimizer steps, the newest kept, that --resume
+    # continues from to the uninterrupted run's weights (punct.training.resume); 0: epoch-N.pt only
+    save_every_n_steps: int = 0
     amp: str = "none"  # mixed precision (none, bf16, fp16, auto, fastest); --amp overrides it
     # > 1: after the last epoch the weights of the last N epochs are averaged (icefall's --avg), and the
     # average is the model later stages read (best-valid-loss.pt), and only the averaged epochs' dev loss is

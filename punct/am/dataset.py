@@ -112,21 +112,32 @@ def spec_augment(
 
 
 class CtcDataset(torch.utils.data.Dataset):
-    """``dataset[cuts]`` -> dict(feats (N, T, F), feat_lens (N,), targets (sum L,), target_lens (N,), ids)."""
+    """``dataset[cuts]`` -> dict(feats (N, T, F), feat_lens (N,), targets (sum L,), target_lens (N,), ids).
+
+    In training the items are ``(cuts, epoch, position)`` (:class:`punct.training.resume.SkipBatches`): the
+    SpecAugment masks of a batch are then drawn from a generator of (seed, epoch, position), so that they are
+    the same in whichever DataLoader worker reads the batch, with any number of workers, and after a resume
+    that skipped the batches before it; they still differ between batches and epochs."""
 
     def __init__(self, cmvn: SpeakerCmvn, tokens: TokenTable, spec_augment: dict | None = None, seed: int = 0) -> None:
         self.cmvn = cmvn
         self.tokens = tokens
         self.spec_augment = spec_augment
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed
 
-    def __getitem__(self, cuts: CutSet) -> dict:
+    def masks_rng(self, epoch: int = 0, position: int = 0) -> np.random.Generator:
+        """The generator of the SpecAugment masks of batch ``position`` of epoch ``epoch``."""
+        return np.random.default_rng([self.seed, epoch, position])
+
+    def __getitem__(self, item: CutSet | tuple[CutSet, int, int]) -> dict:
+        cuts, epoch, position = item if isinstance(item, tuple) else (item, 0, 0)
         cuts = cuts.sort_by_duration(ascending=False)
+        rng = self.masks_rng(epoch, position) if self.spec_augment else None
         feats, targets = [], []
         for cut in cuts:
             x = torch.from_numpy(load_cut_features(cut, self.cmvn))
-            if self.spec_augment:
-                x = spec_augment(x, self.rng, **self.spec_augment)
+            if rng is not None:
+                x = spec_augment(x, rng, **self.spec_augment)
             feats.append(x)
             targets.append(torch.tensor(self.tokens.encode_words(cut_words(cut)), dtype=torch.long))
         feat_lens = torch.tensor([x.shape[0] for x in feats], dtype=torch.long)

@@ -14,6 +14,11 @@ checkpoints; all ranks compute the same validation loss on the whole dev set.
 Mixed precision (``amp``: bf16 or fp16, :class:`punct.training.loop.Amp`): the network's forward pass
 in training runs under autocast, the CTC loss always in float32; the validation loss is float32 (model
 selection does not depend on the precision of training), and so are the weights in every checkpoint.
+
+Resume: ``epoch-N.pt`` after every epoch and, with ``save_every_n_steps``, ``epoch-E-batch-B.pt`` within one;
+``--resume`` continues from the newest and trains the weights an uninterrupted run would
+(:mod:`punct.training.resume`: the sampler's order is a function of (seed, epoch), SpecAugment's of (seed, epoch,
+batch position), and every RNG state is restored).
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import torch
 import torch.distributed as dist
 from lhotse import CutSet
@@ -36,13 +41,13 @@ from punct.am.model import TdnnAcousticModel, build_model
 from punct.am.tokens import TokenTable
 from punct.features.cmvn import SpeakerCmvn
 from punct.training import checkpoint
+from punct.training import resume as train_resume
 from punct.training.checkpoint import load_checkpoint
 from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import (
     NO_AMP,
     Amp,
     DistInfo,
-    latest_checkpoint,
     loader_options,
     seed_everything,
     setup_distributed,
@@ -114,14 +119,20 @@ def train_one_epoch(
     ctc: torch.nn.CTCLoss,
     amp: Amp = NO_AMP,
     curves: TrainingCurves = NO_CURVES,
+    save_mid_epoch=None,
 ) -> float:
-    """One pass over this rank's batches; returns the rank's loss per frame (the logged steps' also to ``curves``)."""
+    """One pass over this rank's batches; returns the rank's loss per frame (the logged steps' also to ``curves``).
+
+    A resumed epoch (``state.batches_done`` > 0) gets its remaining batches from ``loader`` (the sampler skipped the
+    others) and its sums so far from ``state.epoch_sums``; ``save_mid_epoch()`` (every rank calls it) writes a
+    mid-epoch checkpoint every ``config.save_every_n_steps`` steps."""
     model.train()
-    total_loss, total_frames = 0.0, 0
+    total_loss = float(state.epoch_sums.get("loss", 0.0))
+    total_frames = int(state.epoch_sums.get("frames", 0))
     bar = progress(
         _synchronised(loader, dist_info, device), enabled=dist_info.is_main, desc=f"epoch {epoch}", mininterval=10
     )
-    for batch_idx, batch in enumerate(bar):
+    for batch_idx, batch in enumerate(bar, start=state.batches_done):
         lr = learning_rate(config, state, epoch)
         for group in optimizer.param_groups:
             group["lr"] = lr
@@ -142,6 +153,10 @@ def train_one_epoch(
                 total_loss / max(1, total_frames),
             )
             curves.add_scalars({"train/loss_per_frame": loss.item() / frames, "train/lr": lr}, state.step)
+        if save_mid_epoch is not None and train_resume.save_every(config.save_every_n_steps, state.step):
+            state.batches_done, state.epoch_sums = batch_idx + 1, {"loss": total_loss, "frames": total_frames}
+            save_mid_epoch()
+    state.batches_done, state.epoch_sums = 0, {}
     return total_loss / max(1, total_frames)
 
 
@@ -154,14 +169,6 @@ def compute_validation_loss(model, loader, device: torch.device, ctc: torch.nn.C
         total_loss += float(loss)
         total_frames += frames
     return total_loss / max(1, total_frames)
-
-
-def reseed_worker(worker_id: int) -> None:
-    """Gives each DataLoader worker its own SpecAugment generator: a worker starts from a copy of the
-    dataset, so without this every worker (and, as workers restart, every epoch) would draw the same
-    masks.  torch's worker seed differs per worker and per epoch and follows the training seed."""
-    info = torch.utils.data.get_worker_info()
-    info.dataset.rng = np.random.default_rng(info.seed)
 
 
 def make_loaders(
@@ -195,37 +202,47 @@ def make_loaders(
         drop_last=dist_info.world_size > 1,
     )
     options = loader_options(config.num_workers, device)
+    # items (cuts, epoch, position): SpecAugment draws per batch position, and a resumed epoch skips the batches done
+    # in the sampler; the loader's own generator keeps its worker seed out of torch's global RNG (dropout's)
+    positioned = train_resume.SkipBatches(train_sampler)
     train_loader = torch.utils.data.DataLoader(
         CtcDataset(train_cmvn, tokens, spec, seed=seed + dist_info.rank),
-        sampler=train_sampler,
+        sampler=positioned,
         batch_size=None,
-        worker_init_fn=reseed_worker if spec else None,
+        generator=train_resume.loader_generator(),
         **options,
     )
     dev_sampler = SimpleCutSampler(dev_cuts, max_duration=config.max_duration, shuffle=False, world_size=1, rank=0)
     dev_loader = torch.utils.data.DataLoader(
         CtcDataset(dev_cmvn, tokens), sampler=dev_sampler, batch_size=None, **options
     )
-    return train_sampler, train_loader, dev_loader
+    return positioned, train_loader, dev_loader
 
 
 def resume_latest(
     exp_dir: Path, model: TdnnAcousticModel, optimizer: torch.optim.Optimizer, tokens: TokenTable, device: torch.device
-) -> AmTrainState:
-    """Model, optimizer and state of the newest ``epoch-N.pt`` (a new state if none); its token table must be
-    ``tokens``."""
-    checkpoint = latest_checkpoint(exp_dir)
+) -> tuple[AmTrainState, dict[str, Any] | None]:
+    """Model, optimizer and state of the newest checkpoint (:func:`punct.training.resume.newest_checkpoint`; a new
+    state if none), whose token table must be ``tokens``; also the checkpoint (its RNG and GradScaler states are
+    restored later, where the training starts)."""
+    checkpoint = train_resume.newest_checkpoint(exp_dir)
     if checkpoint is None:
         logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
-        return AmTrainState()
+        return AmTrainState(), None
     data = load_checkpoint(checkpoint, device)
     if data["tokens"] != tokens.symbols:
         raise ValueError(f"{checkpoint}: token table differs from {exp_dir}/tokens.txt")
     model.load_state_dict(data["model"])
     optimizer.load_state_dict(data["optimizer"])
     state = AmTrainState(**data["state"])
-    logging.info("resumed from %s (epoch %d, step %d)", checkpoint, state.epoch, state.step)
-    return state
+    logging.info(
+        "resumed from %s (epoch %d done, %d batches of the next, step %d)",
+        checkpoint,
+        state.epoch,
+        state.batches_done,
+        state.step,
+    )
+    return state, data
 
 
 def run_training(
@@ -263,7 +280,7 @@ def run_training(
         dist_info=dist_info,
         device=device,
     )
-    model, optimizer, state = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
+    model, optimizer, state, resumed = _model_and_optimizer(config, tokens, exp_dir, resume, dist_info, device)
     probe_loss = _probe_loss(config, train_cuts, train_cmvn, tokens, device)
     precision = training_amp(amp, device, unwrap(model), probe_loss, state=state)
     dev_loader, ctc = _train_epochs(
@@ -279,6 +296,7 @@ def run_training(
         dist_info=dist_info,
         device=device,
         precision=precision,
+        resumed=resumed,
     )
     if dist_info.is_main and config.average_epochs > 1:
         select_average(exp_dir, state, config, tokens, dev_loader, device, ctc)
@@ -315,9 +333,11 @@ def _train_epochs(
     dist_info: DistInfo,
     device: torch.device,
     precision: Amp,
+    resumed: dict[str, Any] | None = None,
 ):
-    """The epochs after ``state.epoch``, each validated and saved; returns the dev loader and the CTC loss (the
-    checkpoint averaging scores with them)."""
+    """The epochs after ``state.epoch`` (the first from batch ``state.batches_done`` on), each validated and saved;
+    returns the dev loader and the CTC loss (the checkpoint averaging scores with them).  ``resumed``: the
+    checkpoint the state comes from, whose GradScaler and RNG states are restored before the first step."""
     train_sampler, train_loader, dev_loader = make_loaders(
         train_cuts=train[0],
         train_cmvn=train[1],
@@ -331,8 +351,11 @@ def _train_epochs(
     )
     ctc = torch.nn.CTCLoss(blank=0, reduction="sum", zero_infinity=True)
     curves = curves_for(exp_dir, dist_info.is_main, state.step)
+    train_resume.start_resumed(resumed, precision, dist_info)
+    save_mid_epoch = _mid_epoch_saver(exp_dir, model, optimizer, state, config, tokens, precision, dist_info)
     for epoch in range(state.epoch + 1, config.num_epochs + 1):
         train_sampler.set_epoch(epoch)
+        train_sampler.start = state.batches_done  # a resumed epoch: the batches done are skipped, not read
         train_loss = train_one_epoch(
             model=model,
             optimizer=optimizer,
@@ -345,32 +368,43 @@ def _train_epochs(
             ctc=ctc,
             amp=precision,
             curves=curves,
+            save_mid_epoch=save_mid_epoch,
         )
         state.epoch = epoch
         improved = _validate(model, dev_loader, device, ctc, config, state, train_loss)
+        extra = train_resume.resume_extra(precision, dist_info)
         if dist_info.is_main:
-            _save_epoch(exp_dir, epoch, improved, model, optimizer, state, config, tokens)
+            _save_epoch(exp_dir, epoch, improved, model, optimizer, state, config, tokens, extra)
             curves.end_epoch(state.history, state.step)
     curves.close()
     return dev_loader, ctc
+
+
+def _mid_epoch_saver(exp_dir: Path, model, optimizer, state, config, tokens, precision: Amp, dist_info: DistInfo):
+    """:func:`punct.training.resume.mid_epoch_saver` of the AM's checkpoints."""
+
+    def write(path: Path, extra: dict[str, Any]) -> None:
+        save_checkpoint(path, model=model, optimizer=optimizer, state=state, config=config, tokens=tokens, **extra)
+
+    return train_resume.mid_epoch_saver(exp_dir, state, precision, dist_info, write)
 
 
 def _model_and_optimizer(
     config: AmConfig, tokens: TokenTable, exp_dir: Path, resume: bool, dist_info: DistInfo, device: torch.device
 ):
     """The model (wrapped in DDP on several ranks), its Adam optimizer and the training state, resumed from the
-    newest ``epoch-N.pt`` with ``resume``: ``model, optimizer, state``."""
+    newest checkpoint with ``resume``: ``model, optimizer, state, resumed`` (that checkpoint, or None)."""
     model = build_model(config, len(tokens)).to(device)
     logging.info(
         "model: %.2f M parameters, context %s frames", sum(p.numel() for p in model.parameters()) / 1e6, model.context()
     )
     optimizer = build_optimizer(model, config)
-    state = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else AmTrainState()
+    state, resumed = resume_latest(exp_dir, model, optimizer, tokens, device) if resume else (AmTrainState(), None)
     if dist_info.world_size > 1:
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None
         )
-    return model, optimizer, state
+    return model, optimizer, state, resumed
 
 
 def _save_epoch(
@@ -382,11 +416,20 @@ def _save_epoch(
     state: AmTrainState,
     config: AmConfig,
     tokens: TokenTable,
+    extra: dict[str, Any] | None = None,
 ) -> None:
-    """``epoch-N.pt``, and ``best-valid-loss.pt`` (without the optimizer) when the dev loss improved."""
+    """``epoch-N.pt`` (with ``extra``: :func:`punct.training.resume.resume_extra`) and the mid-epoch checkpoints it
+    replaces removed, and ``best-valid-loss.pt`` (without the optimizer) when the dev loss improved."""
     save_checkpoint(
-        exp_dir / f"epoch-{epoch}.pt", model=model, optimizer=optimizer, state=state, config=config, tokens=tokens
+        exp_dir / f"epoch-{epoch}.pt",
+        model=model,
+        optimizer=optimizer,
+        state=state,
+        config=config,
+        tokens=tokens,
+        **(extra or {}),
     )
+    train_resume.remove_mid_epoch_checkpoints(exp_dir)
     if improved:
         save_checkpoint(
             exp_dir / BEST_CHECKPOINT, model=model, optimizer=None, state=state, config=config, tokens=tokens

@@ -38,7 +38,12 @@ def get_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--dev-split", default="dev", help="split for the validation loss")
     parser.add_argument("--seed", type=int, default=42, help="random seed (model init, sampler, SpecAugment)")
-    parser.add_argument("--resume", action="store_true", help="continue from the latest epoch-N.pt in --exp-dir")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the newest checkpoint in --exp-dir: epoch-N.pt or, with save_every_n_steps, a newer "
+        "mid-epoch epoch-E-batch-B.pt (to the uninterrupted run's weights)",
+    )
     add_device_arguments(parser, num_threads=0, threads_help="torch CPU threads per process (0: torch's default)")
     add_config_arguments(parser, AmConfig)
     return parser

@@ -28,8 +28,9 @@ from punct.models.punct_tdnn.config import TrainTdnnConfig, corpus_classes
 from punct.models.punct_tdnn.dataset import FusionCorpus, open_split, split_paths
 from punct.models.punct_tdnn.train import train_tdnn
 from punct.training.checkpoint import load_checkpoint
-from punct.training.loop import add_amp_argument, dist_from_env, latest_checkpoint, setup_distributed
+from punct.training.loop import add_amp_argument, dist_from_env, setup_distributed
 from punct.training.precision import check_amp
+from punct.training.resume import newest_checkpoint
 from punct.utils.atomic import atomic_write_text, mark_done
 from punct.utils.cli import TORCHRUN_DEVICE_HELP, add_device_arguments
 from punct.utils.config import add_config_arguments, config_from_args, save_config
@@ -57,7 +58,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-split", default="dev", help="dev split (checkpoint selection); empty: none")
     parser.add_argument("--exp-dir", type=Path, default=Path("exp/tdnn"), help="output folder")
     parser.add_argument(
-        "--resume", default="", help="checkpoint to continue from, or 'latest' for the newest epoch-N.pt in --exp-dir"
+        "--resume",
+        default="",
+        help="checkpoint to continue from, or 'latest' for the newest in --exp-dir (epoch-N.pt or, with "
+        "save_every_n_steps, a newer mid-epoch epoch-E-batch-B.pt)",
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of initialisation and example order")
     add_device_arguments(
@@ -105,10 +109,10 @@ def open_corpora(
 
 
 def resume_path(resume: str, exp_dir: Path) -> Path | None:
-    """The checkpoint --resume names: 'latest' is the newest epoch-N.pt in ``exp_dir`` (None if there is none),
-    an empty string none."""
+    """The checkpoint --resume names: 'latest' is the newest in ``exp_dir`` (:func:`newest_checkpoint`; None if there
+    is none), an empty string none."""
     if resume == "latest":
-        latest = latest_checkpoint(exp_dir)
+        latest = newest_checkpoint(exp_dir)
         if latest is None:
             logging.info("--resume latest: no epoch-N.pt in %s, starting from scratch", exp_dir)
         return latest

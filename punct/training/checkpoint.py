@@ -77,13 +77,17 @@ def load_checkpoint(path: Pathlike, map_location: MapLocation = "cpu", *, legacy
 
 
 def rng_state() -> dict[str, Any]:
-    """Python, NumPy and torch RNG states as checkpoint-safe values (NumPy's key array as a list)."""
+    """Python, NumPy, torch and (where CUDA is initialised) every GPU's RNG states as checkpoint-safe values
+    (NumPy's key array as a list)."""
     name, keys, pos, has_gauss, cached_gaussian = np.random.get_state(legacy=True)
-    return {
+    state = {
         "python": random.getstate(),
         "numpy": (name, keys.tolist(), pos, has_gauss, cached_gaussian),
         "torch": torch.get_rng_state(),
     }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
@@ -92,6 +96,8 @@ def set_rng_state(state: dict[str, Any]) -> None:
     name, keys, pos, has_gauss, cached_gaussian = state["numpy"]
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss), float(cached_gaussian)))
     torch.set_rng_state(state["torch"].cpu())  # resumed with map_location=cuda it would be on the GPU
+    if state.get("cuda") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"][: torch.cuda.device_count()]])
 
 
 def average_state_dicts(state_dicts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:

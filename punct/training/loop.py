@@ -70,6 +70,10 @@ class TrainState:
     best_epoch: int = 0
     history: list[dict] = field(default_factory=list)
     amp: str = ""  # the precision --amp fastest chose (none or bf16), kept for a resume; empty: not chosen by it
+    # the epoch in progress (epoch + 1) at a mid-epoch checkpoint (punct.training.resume): its batches trained so far
+    # and the running sums its mean train loss is made of; 0 and empty at an epoch's end
+    batches_done: int = 0
+    epoch_sums: dict[str, float] = field(default_factory=dict)
 
 
 def epoch_checkpoints(exp_dir: Path) -> list[tuple[int, Path]]:
@@ -283,8 +287,9 @@ class Amp:
     underflow.  Parameters, optimizer state and checkpoints stay float32.
 
     fp16 needs CUDA (CPU autocast is meant for bf16; an fp16 request there is refused, not silently
-    changed); bf16 runs on the CPU and on GPUs that support it.  The GradScaler's state is not
-    checkpointed: after ``--resume`` it starts again from its initial scale and settles in a few steps.
+    changed); bf16 runs on the CPU and on GPUs that support it.  The AM, BERT and TDNN loops
+    checkpoint the GradScaler's state (:func:`punct.training.resume.scaler_state`) and ``--resume`` restores it;
+    after the cross-attention loop's resume it starts again from its initial scale and settles in a few steps.
     """
 
     mode: str = "none"
@@ -356,7 +361,12 @@ def add_amp_argument(parser: argparse.ArgumentParser) -> None:
 def add_resume_device_amp_arguments(parser: argparse.ArgumentParser, amp: bool = True) -> None:
     """``--resume``, ``--device`` and ``--amp`` of the training entry points that checkpoint every epoch
     (``amp`` False: the config has an ``amp`` field, whose flag overrides it)."""
-    parser.add_argument("--resume", action="store_true", help="continue from the last epoch-N.pt in --exp-dir")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the newest checkpoint in --exp-dir: epoch-N.pt or, with save_every_n_steps, a newer "
+        "mid-epoch epoch-E-batch-B.pt",
+    )
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (under torchrun: cuda:<local rank>)")
     if amp:
         add_amp_argument(parser)

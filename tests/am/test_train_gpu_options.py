@@ -1,19 +1,20 @@
-"""AM training's GPU options on the CPU: --amp bf16 (fp16 refused), --num-workers with per-worker
-SpecAugment generators."""
+"""AM training's GPU options on the CPU: --amp bf16 (fp16 refused), --num-workers (SpecAugment's masks the same
+with any number of workers)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-import numpy as np
 import pytest
 import torch
 import yaml
 
 from punct.am import train as am_train
 from punct.am.config import AmConfig
+from punct.am.dataset import CtcDataset
 from punct.am.model import AmModelConfig, TdnnAcousticModel
-from punct.am.train import compute_loss, reseed_worker, run_training
+from punct.am.train import compute_loss, run_training
 from punct.bin import train_am
 from punct.training.loop import Amp
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
@@ -62,27 +63,29 @@ def test_fp16_on_cpu_is_refused_before_reading_data(tmp_path):
         )
 
 
-class Draws(torch.utils.data.Dataset):
-    """Each item: the next number of the dataset's generator (as CtcDataset draws SpecAugment masks)."""
-
-    def __init__(self) -> None:
-        self.rng = np.random.default_rng(0)
-
-    def __len__(self) -> int:
-        return 4
-
-    def __getitem__(self, i: int) -> float:
-        return float(self.rng.random())
-
-
-def test_loader_workers_draw_different_masks():
-    torch.manual_seed(0)
-    loader = torch.utils.data.DataLoader(Draws(), batch_size=None, num_workers=2, worker_init_fn=reseed_worker)
-    first, second = list(loader), list(loader)
-    assert first[0] != first[1]  # items 0 and 1 come from different workers
-    assert first != second  # and a new epoch draws new masks
-    plain = list(torch.utils.data.DataLoader(Draws(), batch_size=None, num_workers=2))
-    assert plain[0] == plain[1]  # what reseed_worker prevents
+@pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")
+def test_spec_augment_masks_do_not_depend_on_the_loader_workers(tmp_path):
+    """The masks of a batch are drawn from (seed, epoch, batch position): two loader workers train the same model
+    as none (and a resume that skipped batches draws the masks of the ones it trains)."""
+    torch.set_num_threads(1)
+    config = AmConfig(model=SMALL, num_epochs=1, max_duration=8.0, num_buckets=2, spec_augment=True, log_interval=100)
+    models = [
+        run_training(
+            prefix="mustc",
+            config=dataclasses.replace(config, num_workers=workers),
+            fbank_dir=cached_corpus() / "fbank",
+            exp_dir=tmp_path / str(workers),
+            device_name="cpu",
+            seed=1,
+        )[1]
+        for workers in (0, 2)
+    ]
+    for (name, a), b in zip(models[0].state_dict().items(), models[1].state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    dataset = CtcDataset(None, None, spec_augment={}, seed=1)
+    first = dataset.masks_rng(1, 0).random()
+    assert first == dataset.masks_rng(1, 0).random()
+    assert first != dataset.masks_rng(1, 1).random() and first != dataset.masks_rng(2, 0).random()
 
 
 @pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")

@@ -38,10 +38,17 @@ def checkpoint_train_config(path: Pathlike) -> TrainTdnnConfig:
 
 
 def save_checkpoint(
-    path: Path, model: PunctTdnn, optimizer, state: TrainState, cfg: TrainTdnnConfig, inputs: dict | None = None
+    path: Path,
+    model: PunctTdnn,
+    optimizer,
+    state: TrainState,
+    cfg: TrainTdnnConfig,
+    inputs: dict | None = None,
+    **extra,
 ) -> None:
-    """``epoch-N.pt``: the shared checkpoint format plus the model's resolved ``model_config`` and ``inputs``,
-    what its training inputs were made from (``punct.io.sources.split_sources``; None: not known)."""
+    """``epoch-N.pt`` or ``epoch-E-batch-B.pt``: the shared checkpoint format plus the model's resolved
+    ``model_config`` and ``inputs``, what its training inputs were made from (``punct.io.sources.split_sources``;
+    None: not known), and ``extra`` (what a resume restores besides: ``punct.training.resume.resume_extra``)."""
     shared.save_checkpoint(
         path,
         model=model,
@@ -50,6 +57,7 @@ def save_checkpoint(
         config=cfg,
         model_config=dataclasses.asdict(unwrap(model).config),
         inputs=inputs,
+        **extra,
     )
 
 

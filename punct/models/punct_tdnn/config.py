@@ -45,6 +45,9 @@ class TrainTdnnConfig:
     num_workers: int = 2  # DataLoader workers cutting windows
     prefetch_factor: int = 4  # batches prefetched per worker
     log_interval: int = 50  # batches between loss log lines
+    # > 0: a mid-epoch checkpoint epoch-E-batch-B.pt every this many optimizer steps, the newest kept, that --resume
+    # continues from to the uninterrupted run's weights (punct.training.resume); 0: epoch-N.pt only
+    save_every_n_steps: int = 0
     max_class_weight: float = 0.0  # utterance mode: >0 caps the class weights (punct9's rare marks would weigh ~700)
     # utterance mode: weight = (majority count / class count) ** class_weight_power; 1 is oversampling's expected
     # effect, 0.5 a softer balance that keeps the rare marks' precision

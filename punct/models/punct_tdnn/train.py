@@ -12,6 +12,9 @@ scores.
 
 Mixed precision (``amp``: bf16 or fp16, :class:`punct.training.loop.Amp`): the TDNN's training forward
 pass runs under autocast and the loss on float32 logits; dev scoring and checkpoints are float32.
+
+Resume: with ``save_every_n_steps`` also ``epoch-E-batch-B.pt`` within an epoch; a resume from it or from an
+``epoch-N.pt`` trains the weights of the uninterrupted run (:mod:`punct.training.resume`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,6 +43,7 @@ from punct.models.punct_tdnn.infer import corpus_predictions
 from punct.models.punct_tdnn.reader import EpochPlanner, ShardedEpochs
 from punct.models.punct_tdnn.tdnn import PunctTdnn, count_parameters, split_heads
 from punct.scoring.punct_scores import score
+from punct.training import resume as train_resume
 from punct.training.batch_norm import recompute_batch_norm_stats
 from punct.training.checkpoint import load_checkpoint
 from punct.training.class_weights import inverse_frequency_weights
@@ -128,21 +133,25 @@ def _check_corpora(cfg: TrainTdnnConfig, *corpora: FusionCorpus | None) -> None:
             )
 
 
-def _resume(resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer, device: torch.device) -> TrainState:
-    """Loads model, optimizer and state of a checkpoint; returns the state."""
+def _resume(
+    resume: Pathlike, model: PunctTdnn, optimizer: torch.optim.Optimizer, device: torch.device
+) -> tuple[TrainState, dict[str, Any]]:
+    """Loads model, optimizer and state of a checkpoint; returns the state and the checkpoint (whose RNG and
+    GradScaler states are restored where the training starts)."""
     ckpt = load_checkpoint(resume, device)
     model.load_state_dict(ckpt["model"])
     if ckpt.get("optimizer"):
         optimizer.load_state_dict(ckpt["optimizer"])
     state = TrainState(**ckpt["state"])
     logging.info(
-        "resumed from %s after epoch %d (best dev F1 %.4f at epoch %d)",
+        "resumed from %s after epoch %d and %d batches of the next (best dev F1 %.4f at epoch %d)",
         resume,
         state.epoch,
+        state.batches_done,
         state.best_f1,
         state.best_epoch,
     )
-    return state
+    return state, ckpt
 
 
 def _log_model(cfg: TrainTdnnConfig, model: PunctTdnn, corpus: FusionCorpus) -> None:
@@ -164,7 +173,11 @@ def make_loader(
     """This rank's training batches (windows or whole utterances, per ``cfg.example_unit``) and their dataset
     (``set_epoch``, ``skip``): each loader worker reads only its own utterances
     (:mod:`punct.models.punct_tdnn.reader`)."""
-    loader_args = dict(num_workers=cfg.num_workers, pin_memory=device.type == "cuda")
+    # the loader's own generator: its worker seed is not drawn from torch's global RNG (dropout's), and the data
+    # draw nothing from it (right truncation is a function of seed, epoch and example): punct.training.resume
+    loader_args = dict(
+        num_workers=cfg.num_workers, pin_memory=device.type == "cuda", generator=train_resume.loader_generator()
+    )
     if cfg.num_workers > 0:
         loader_args.update(persistent_workers=True, prefetch_factor=cfg.prefetch_factor)
     if cfg.example_unit == "window":
@@ -246,17 +259,31 @@ def train_one_epoch(
     progress: bool,
     kept: deque | None = None,
     curves: TrainingCurves = NO_CURVES,
+    save_mid_epoch=None,
 ) -> dict:
     """One pass over ``loader``; returns the epoch's record (mean training loss per example, seconds).
     ``kept`` (a bounded deque) receives the batches as they are trained on: the last ones remain; ``curves`` the
-    logged steps' losses."""
+    logged steps' losses; ``save_mid_epoch()`` (every rank calls it) writes a mid-epoch checkpoint every
+    ``cfg.save_every_n_steps`` steps.
+
+    A resumed epoch (``state.batches_done`` > 0) skips the batches done in the sampler (their examples are not
+    read) and continues the sums of ``state.epoch_sums``; only those of them that ``kept`` would still hold at
+    the epoch's end are read again, into ``kept`` (:func:`first_batch_read`)."""
     net.train()
-    start, total_loss, seen = time.time(), 0.0, 0
-    batches = progress_bar(loader, enabled=progress and dist.is_main, desc=f"epoch {epoch}", unit="batch", leave=False)
-    for i, batch in enumerate(batches, 1):
+    done = state.batches_done
+    first = first_batch_read(done, len(loader), kept)
+    loader.dataset.skip(first)
+    start = time.time()
+    total_loss, seen = float(state.epoch_sums.get("loss", 0.0)), int(state.epoch_sums.get("examples", 0))
+    batches = progress_bar(
+        loader, enabled=progress and dist.is_main, desc=f"epoch {epoch}", unit="batch", leave=False, initial=first
+    )
+    for i, batch in enumerate(batches, first + 1):
         batch = [t.to(device, non_blocking=True) for t in batch]
         if kept is not None:
             kept.append(batch)
+        if i <= done:  # trained before the resume: read again for kept only
+            continue
         labels = batch[-1]
         optimizer.zero_grad(set_to_none=True)
         loss = batch_loss(net, batch, criteria, cfg, precision)
@@ -269,7 +296,20 @@ def train_one_epoch(
         if dist.is_main and cfg.log_interval and i % cfg.log_interval == 0:
             logging.info("epoch %d batch %d/%d: loss/example %.4f", epoch, i, len(loader), loss_per_example)
             curves.add_scalars({"train/loss_per_example": loss_per_example}, state.step)
+        if save_mid_epoch is not None and train_resume.save_every(cfg.save_every_n_steps, state.step):
+            state.batches_done, state.epoch_sums = i, {"loss": total_loss, "examples": seen}
+            save_mid_epoch()
+    state.batches_done, state.epoch_sums = 0, {}
     return {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "seconds": round(time.time() - start, 1)}
+
+
+def first_batch_read(done: int, num_batches: int, kept: deque | None) -> int:
+    """The first batch a (resumed) epoch reads: ``done`` (the batches trained before the resume), or, where
+    ``kept`` must end up holding the epoch's last ``kept.maxlen`` batches (all: None), the first of those."""
+    if kept is None:
+        return done
+    last = num_batches - kept.maxlen if kept.maxlen is not None else 0
+    return min(done, max(0, last))
 
 
 def finish_epoch(
@@ -283,9 +323,12 @@ def finish_epoch(
     device: torch.device,
     inputs: dict | None = None,
     curves: TrainingCurves = NO_CURVES,
+    extra: dict[str, Any] | None = None,
 ) -> None:
-    """Rank 0 after each epoch: dev scores, history (also to ``curves``), ``epoch-N.pt``, and ``best-valid-f1.pt``
-    when improved."""
+    """Rank 0 after each epoch: dev scores, history (also to ``curves``), ``epoch-N.pt`` (with ``extra``:
+    :func:`punct.training.resume.resume_extra`; the mid-epoch checkpoints it replaces removed), and
+    ``best-valid-f1.pt`` when improved."""
+    extra = extra or {}
     epoch = record["epoch"]
     if dev_corpus is not None:
         record.update(dev_overall_f1(model, dev_corpus, device))
@@ -293,11 +336,12 @@ def finish_epoch(
     logging.info("epoch %d: %s", epoch, record)
     exp_dir.mkdir(parents=True, exist_ok=True)
     curves.end_epoch(state.history, state.step)
-    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs)
+    save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs, **extra)
+    train_resume.remove_mid_epoch_checkpoints(exp_dir)
     f1 = record.get(cfg.dev_metric, -record["train_loss"])
     if f1 > state.best_f1:
         state.best_f1, state.best_epoch = f1, epoch
-        save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs)
+        save_checkpoint(exp_dir / f"epoch-{epoch}.pt", model, optimizer, state, cfg, inputs, **extra)
         with atomic_path(exp_dir / "best-valid-f1.pt", suffix=".pt") as tmp:
             shutil.copyfile(exp_dir / f"epoch-{epoch}.pt", tmp)
         logging.info("epoch %d is the best so far (dev %s %.4f)", epoch, cfg.dev_metric, f1)
@@ -330,7 +374,7 @@ def train_tdnn(
     seed_everything(seed, device.type)
     model = build_model(cfg, train_corpus.input_dim).to(device)
     optimizer = make_optimizer(cfg, model)
-    state = _resume(resume, model, optimizer, device) if resume is not None else TrainState()
+    state, resumed = _resume(resume, model, optimizer, device) if resume is not None else (TrainState(), None)
     if dist.is_main:
         _log_model(cfg, model, train_corpus)
     net: nn.Module = model
@@ -340,29 +384,46 @@ def train_tdnn(
     criteria = build_criteria(cfg, train_corpus, device)
     precision = training_amp(amp, device, model, probe_loss(loader, criteria, cfg, device), state=state)
     curves = curves_for(exp_dir, dist.is_main, state.step)
+    train_resume.start_resumed(resumed, precision, dist)
+    write = lambda path, extra: save_checkpoint(path, model, optimizer, state, cfg, inputs, **extra)  # noqa: E731
+    saver = train_resume.mid_epoch_saver(exp_dir, state, precision, dist, write)
     for epoch in range(state.epoch + 1, cfg.epochs + 1):
         sampler.set_epoch(epoch)
         for group in optimizer.param_groups:
             group["lr"] = cfg.lr * cfg.lr_decay ** (epoch - 1)
-        # batch_norm_stats recompute: the epoch's last batches, kept as they were trained on (no second read)
-        recompute = cfg.batch_norm_stats == "recompute" and dist.is_main  # rank 0 evaluates and saves the model
-        kept: deque | None = deque(maxlen=cfg.batch_norm_batches or None) if recompute else None
+        kept = _kept_batches(cfg, dist)
         record = train_one_epoch(
-            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept, curves
+            net, loader, optimizer, criteria, cfg, state, epoch, device, dist, precision, progress, kept, curves, saver
         )
-        if kept is not None:
-            start = time.time()
-            recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))
-            record["batch_norm_seconds"] = round(time.time() - start, 1)
-            kept.clear()
+        _recompute_batch_norm(model, kept, record, cfg)
         state.epoch = epoch
+        extra = train_resume.resume_extra(precision, dist)
         if dist.is_main:
-            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device, inputs, curves)
+            finish_epoch(record, model, optimizer, state, cfg, dev_corpus, exp_dir, device, inputs, curves, extra)
         if dist.world_size > 1:
             check_ranks_agree(model)
             torch.distributed.barrier()
     curves.close()
     return model
+
+
+def _kept_batches(cfg: TrainTdnnConfig, dist: DistInfo) -> deque | None:
+    """With ``batch_norm_stats: recompute`` on rank 0 (which evaluates and saves the model), the deque that keeps the
+    epoch's last ``batch_norm_batches`` batches as they were trained on (read once; a resumed epoch reads those of
+    them it skipped again: :func:`first_batch_read`); None otherwise."""
+    if cfg.batch_norm_stats != "recompute" or not dist.is_main:
+        return None
+    return deque(maxlen=cfg.batch_norm_batches or None)
+
+
+def _recompute_batch_norm(model: PunctTdnn, kept: deque | None, record: dict, cfg: TrainTdnnConfig) -> None:
+    """BatchNorm statistics from the ``kept`` batches (none: nothing to do), their time into ``record``."""
+    if kept is None:
+        return
+    start = time.time()
+    recompute_batch_norm_stats(model, kept, lambda m, batch: forward_batch(m, batch, cfg))
+    record["batch_norm_seconds"] = round(time.time() - start, 1)
+    kept.clear()
 
 
 def class_weights(cfg: TrainTdnnConfig, counts: FusionCorpus | np.ndarray) -> torch.Tensor:

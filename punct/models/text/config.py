@@ -51,6 +51,9 @@ class BertTrainConfig:
     max_train_utts: int = 0  # 0: all; >0 keeps a seeded random subset (quick experiments)
     right_truncation: float = 0.0  # share of training chunks cut after a random word, as live captions show them
     keep_last_epochs: int = 2  # epoch-N.pt files kept (older ones deleted); 0 keeps all
+    # > 0: a mid-epoch checkpoint epoch-E-batch-B.pt every this many optimizer steps, the newest kept, that --resume
+    # continues from to the uninterrupted run's weights (punct.training.resume); 0: epoch-N.pt only
+    save_every_n_steps: int = 0
     log_interval: int = 20  # batches between training log lines
     num_threads: int = 0  # torch CPU threads; 0 leaves torch's default
     amp: str = "none"  # mixed precision (none, bf16, fp16, auto, fastest); --amp overrides it

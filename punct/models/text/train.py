@@ -1,7 +1,9 @@
 """Fine-tuning a BERT-like encoder + EfficientPunct head for per-word punctuation (stage 5).
 
 How ranks share the work under torchrun and which files land in ``<exp-dir>`` is told once, in the
-``--help`` of the entry point that calls :func:`run_training`: :mod:`punct.bin.train_bert`.
+``--help`` of the entry point that calls :func:`run_training`: :mod:`punct.bin.train_bert`.  A resume from an
+``epoch-N.pt`` or a mid-epoch ``epoch-E-batch-B.pt`` (``save_every_n_steps``) trains the weights of the
+uninterrupted run: :mod:`punct.training.resume`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 
@@ -30,14 +32,14 @@ from punct.models.text.truncation import training_examples
 from punct.scoring.punct_scores import score
 from punct.text.normalize import NormalizeConfig
 from punct.training import checkpoint
-from punct.training.checkpoint import load_checkpoint, set_rng_state
+from punct.training import resume as train_resume
+from punct.training.checkpoint import load_checkpoint
 from punct.training.curves import NO_CURVES, TrainingCurves, curves_for
 from punct.training.loop import (
     NO_AMP,
     Amp,
     DistInfo,
     TrainState,
-    latest_checkpoint,
     like_length_batches,
     prune_checkpoints,
     rank_batches,
@@ -55,7 +57,14 @@ from punct.utils.progress import progress
 HEAD = "punct"  # one head over PUNCT4.classes
 T = TypeVar("T")
 # Config values that may change when a run is resumed (they do not change what was learned).
-RESUMABLE_CHANGES = {"num_epochs", "log_interval", "num_threads", "eval_batch_size", "keep_last_epochs"}
+RESUMABLE_CHANGES = {
+    "num_epochs",
+    "log_interval",
+    "num_threads",
+    "eval_batch_size",
+    "keep_last_epochs",
+    "save_every_n_steps",
+}
 
 
 def build_optimizer(model: torch.nn.Module, cfg: BertTrainConfig) -> torch.optim.Optimizer:
@@ -160,21 +169,27 @@ def train_one_epoch(
     dist: DistInfo = DistInfo(),
     amp: Amp = NO_AMP,
     curves: TrainingCurves = NO_CURVES,
+    save_mid_epoch=None,
 ) -> float:
     """One pass over this rank's share of the shuffled training examples; returns its mean loss (the logged
-    steps' also to ``curves``).  ``model``: a PunctBert, or a PunctBert in DistributedDataParallel."""
+    steps' also to ``curves``).  ``model``: a PunctBert, or a PunctBert in DistributedDataParallel.
+
+    A resumed epoch (``state.batches_done`` > 0) skips the batches done (their indices; nothing is collated) and
+    continues the sums of ``state.epoch_sums``; ``save_mid_epoch()`` (every rank calls it) writes a mid-epoch
+    checkpoint every ``cfg.save_every_n_steps`` steps."""
     model.train()
     pad_id = pad_token_id(unwrap(model).tokenizer)
     first = first_position(unwrap(model).encoder)  # None: padded batches
-    loss_sum, loss_count, words, t0 = 0.0, 0, 0, time.time()
+    loss_sum, loss_count = float(state.epoch_sums.get("loss", 0.0)), int(state.epoch_sums.get("batches", 0))
+    words, t0 = 0, time.time()
     epoch = state.epoch + 1
     lengths = [len(e.chunk.input_ids) for e in examples] if cfg.batching == "length" else None
     rank_share = epoch_batches(range(len(examples)), cfg.batch_size, cfg.seed + epoch, dist, lengths)
     num_batches = len(rank_share)
     truncation = cfg.truncation()
-    for i, batch_indices in enumerate(
-        progress(rank_share, enabled=dist.is_main, desc=f"epoch {epoch}", mininterval=10)
-    ):
+    done = state.batches_done
+    bar = progress(rank_share[done:], enabled=dist.is_main, desc=f"epoch {epoch}", mininterval=10, initial=done)
+    for i, batch_indices in enumerate(bar, start=done):
         batch_examples = training_examples(examples, batch_indices, truncation, cfg.seed, epoch)
         batch = collate_examples(batch_examples, pad_id, first)
         for group in optimizer.param_groups:
@@ -197,6 +212,10 @@ def train_one_epoch(
                 words / max(time.time() - t0, 1e-9),
             )
             curves.add_scalars({"train/loss": loss.item(), "train/lr": optimizer.param_groups[0]["lr"]}, state.step)
+        if save_mid_epoch is not None and train_resume.save_every(cfg.save_every_n_steps, state.step):
+            state.batches_done, state.epoch_sums = i + 1, {"loss": loss_sum, "batches": loss_count}
+            save_mid_epoch()
+    state.batches_done, state.epoch_sums = 0, {}
     return loss_sum / max(loss_count, 1)
 
 
@@ -217,8 +236,11 @@ def checkpoint_path(exp_dir: Path, epoch: int) -> Path:
     return exp_dir / f"epoch-{epoch}.pt"
 
 
-def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig) -> None:
-    """``epoch-N.pt``: the shared checkpoint format plus the heads' specs."""
+def save_checkpoint(
+    path: Path, model: PunctBert, optimizer, state: TrainState, cfg: BertTrainConfig, **extra: Any
+) -> None:
+    """``epoch-N.pt`` or ``epoch-E-batch-B.pt``: the shared checkpoint format plus the heads' specs (and ``extra``:
+    what a resume restores besides, :func:`punct.training.resume.resume_extra`)."""
     checkpoint.save_checkpoint(
         path,
         model=model,
@@ -226,6 +248,7 @@ def save_checkpoint(path: Path, model: PunctBert, optimizer, state: TrainState, 
         state=state,
         config=cfg,
         head_specs=[asdict(h) for h in unwrap(model).head_specs],
+        **extra,
     )
 
 
@@ -277,8 +300,10 @@ def finish_epoch(
     device: torch.device,
     train_loss: float,
     t0: float,
+    extra: dict[str, Any] | None = None,
 ) -> None:
-    """Rank 0 after each epoch: dev scores, history, ``best-valid-f1/`` when improved, ``epoch-N.pt``."""
+    """Rank 0 after each epoch: dev scores, history, ``best-valid-f1/`` when improved, ``epoch-N.pt`` (with
+    ``extra``, :func:`punct.training.resume.resume_extra`; the mid-epoch checkpoints it replaces removed)."""
     scores = evaluate(model, dev, cfg, device)
     f1 = scores.overall["f1"]
     state.history.append(
@@ -301,7 +326,8 @@ def finish_epoch(
         state.best_f1, state.best_epoch = f1, state.epoch
         save_best(model, exp_dir, state, scores)
         logging.info("new best dev F1 %.4f: saved %s", f1, exp_dir / "best-valid-f1")
-    save_checkpoint(checkpoint_path(exp_dir, state.epoch), model, optimizer, state, cfg)
+    save_checkpoint(checkpoint_path(exp_dir, state.epoch), model, optimizer, state, cfg, **(extra or {}))
+    train_resume.remove_mid_epoch_checkpoints(exp_dir)
     prune_checkpoints(exp_dir, cfg.keep_last_epochs, state.epoch)
 
 
@@ -328,8 +354,9 @@ def build_model(cfg: BertTrainConfig) -> PunctBert:
 
 def resume_from(
     ckpt: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig, device: torch.device
-) -> TrainState:
-    """Loads model, optimiser and RNG states of ``ckpt``; a config that changed what is learnt is an error."""
+) -> tuple[TrainState, dict[str, Any]]:
+    """Loads model and optimiser states of ``ckpt``; a config that changed what is learnt is an error.  Returns
+    the state and the checkpoint, whose RNG and GradScaler states are restored where the training starts."""
     saved = load_checkpoint(ckpt, device, legacy_numpy_rng=True)
     defaults = asdict(BertTrainConfig())  # a checkpoint older than a field was trained with its default
     # num_epochs sets a linear schedule's slope: resuming with another would change the updates already made
@@ -345,21 +372,26 @@ def resume_from(
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     state = TrainState(**saved["state"])
-    set_rng_state(saved["rng"])
     logging.info(
-        "resumed from %s (epoch %d, best dev F1 %.4f at epoch %d)", ckpt, state.epoch, state.best_f1, state.best_epoch
+        "resumed from %s (epoch %d done, %d batches of the next; best dev F1 %.4f at epoch %d)",
+        ckpt,
+        state.epoch,
+        state.batches_done,
+        state.best_f1,
+        state.best_epoch,
     )
-    return state
+    return state, saved
 
 
 def resume_latest(
     exp_dir: Path, model: PunctBert, optimizer: torch.optim.Optimizer, cfg: BertTrainConfig, device: torch.device
-) -> TrainState:
-    """:func:`resume_from` the newest epoch-N.pt in ``exp_dir``; a new state if there is none."""
-    if (ckpt := latest_checkpoint(exp_dir)) is not None:
+) -> tuple[TrainState, dict[str, Any] | None]:
+    """:func:`resume_from` the newest checkpoint in ``exp_dir`` (:func:`punct.training.resume.newest_checkpoint`);
+    a new state and None if there is none."""
+    if (ckpt := train_resume.newest_checkpoint(exp_dir)) is not None:
         return resume_from(ckpt, model, optimizer, cfg, device)
     logging.info("--resume: no epoch-N.pt in %s; starting from scratch", exp_dir)
-    return TrainState()
+    return TrainState(), None
 
 
 def load_train_dev(
@@ -411,7 +443,7 @@ def run_training(
     loss_fn = build_loss(cfg.loss_config())
     model.to(device)
     optimizer = build_optimizer(model, cfg)
-    state = resume_latest(exp_dir, model, optimizer, cfg, device) if resume else TrainState()
+    state, resumed = resume_latest(exp_dir, model, optimizer, cfg, device) if resume else (TrainState(), None)
     train_examples, dev_utterances = load_train_dev(train, dev, cfg, norm, model.tokenizer)
     first = first_position(model.encoder)
     probe = probe_loss(loss_fn, train_examples, pad_token_id(model.tokenizer), first, cfg, device)
@@ -420,14 +452,18 @@ def run_training(
     # the encoder's pooler is outside the loss: DDP must not wait for its gradients
     net = wrap_ddp(model, device, dist, find_unused_parameters=True)
     curves = curves_for(exp_dir, dist.is_main, state.step)
+    train_resume.start_resumed(resumed, precision, dist)
+    write = lambda path, extra: save_checkpoint(path, model, optimizer, state, cfg, **extra)  # noqa: E731
+    save_mid_epoch = train_resume.mid_epoch_saver(exp_dir, state, precision, dist, write)
     while state.epoch < cfg.num_epochs:
         t0 = time.time()
         train_loss = train_one_epoch(
-            net, loss_fn, optimizer, train_examples, cfg, state, device, dist, precision, curves
+            net, loss_fn, optimizer, train_examples, cfg, state, device, dist, precision, curves, save_mid_epoch
         )
         state.epoch += 1
+        extra = train_resume.resume_extra(precision, dist)
         if dist.is_main:
-            finish_epoch(model, optimizer, dev_utterances, cfg, state, exp_dir, device, train_loss, t0)
+            finish_epoch(model, optimizer, dev_utterances, cfg, state, exp_dir, device, train_loss, t0, extra)
             curves.end_epoch(state.history, state.step)
         if dist.world_size > 1:
             torch.distributed.barrier()
