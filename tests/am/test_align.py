@@ -8,7 +8,7 @@ import numpy as np
 from lhotse import MonoCut, SupervisionSegment
 
 import punct.am.align as stage3
-import punct.inference.pipeline as pipeline
+import punct.inference.chain as chain
 import punct.inference.words as words
 from punct.am.alignable import align_words
 from tests.am.test_alignable import ENGLISH, peaked_log_probs
@@ -26,7 +26,7 @@ def fake_am(monkeypatch, log_probs: dict[str, np.ndarray]) -> None:
 
 
 def test_stage3_and_punctuate_fold_through_one_function():
-    assert stage3.fold_words is words.fold_words and stage3.align_folded is pipeline.align_folded
+    assert stage3.fold_words is words.fold_words and stage3.align_folded is chain.align_folded
 
 
 def test_stage3_aligns_folded_letters_and_writes_the_original_words(monkeypatch, tmp_path, caplog):
