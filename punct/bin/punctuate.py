@@ -38,22 +38,20 @@ utterances, whole recordings, live captions), then speed and the machine.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from punct.am.ctm import read_timed_words
 from punct.inference.acoustic import merged_cmvn
-from punct.inference.inputs import from_cuts, from_kaldi, from_pair
+from punct.inference.inputs import from_cuts, from_kaldi, from_pair, speaker_share
 from punct.inference.model_folder import CMVN_FILE, efficientpunct_paths, read_model_folder
 from punct.inference.model_folder import cmvn_file as model_cmvn_file
 from punct.inference.model_folder import onnx_dir as model_onnx_dir
-from punct.inference.outputs import Failure
+from punct.inference.outputs import collect_outputs, write_outputs, write_stream_outputs
 from punct.inference.pipeline import Punctuator
 from punct.inference.precision import PRECISIONS, set_bert_precision
 from punct.inference.recipe import recipe_paths
@@ -69,10 +67,9 @@ from punct.inference.streaming import (
 from punct.inference.stretches import LongFormConfig
 from punct.labels import TimedWord
 from punct.recognition.chunks import ChunkConfig
-from punct.utils.atomic import atomic_write_text
 from punct.utils.cli import HelpFormatter, parse_and_log
 from punct.utils.device import resolve_device
-from punct.utils.jobs import add_job_arguments, check_job, job_share
+from punct.utils.jobs import add_job_arguments, check_job
 
 OFFLINE_DESCRIPTION = """\
 Writes ``<out-dir>/text[.JOB]`` (``<utt> <punctuated text>``), ``<out-dir>/punct[.JOB].jsonl`` (per word:
@@ -370,14 +367,6 @@ def read_word_times(path: Path) -> dict[str, list[TimedWord]]:
         raise SystemExit(f"punctuate: {e}") from None
 
 
-def speaker_share(requests: list, job: int, nj: int) -> list:
-    """This job's share of the requests, whole speakers at a time (CMVN stats are per speaker)."""
-    by_speaker: dict = {}
-    for r in requests:
-        by_speaker.setdefault(r.speaker, []).append(r)
-    return [r for group in job_share(list(by_speaker.values()), job, nj) for r in group]
-
-
 def inference_device(args: argparse.Namespace) -> torch.device:
     """``--device`` resolved; ``--quantize`` is refused off the CPU before any model is read."""
     device = resolve_device(args.device)
@@ -477,54 +466,6 @@ def build_punctuator(args: argparse.Namespace, device: torch.device) -> Punctuat
     return punctuator
 
 
-@dataclass
-class OutputLines:
-    """The lines of ``text``, ``punct.jsonl`` and ``failed``, and the seconds of audio punctuated."""
-
-    text: list[str] = field(default_factory=list)
-    json: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    audio_seconds: float = 0.0
-
-
-def punctuate_all(
-    punctuator: Punctuator, requests: list, word_times: dict[str, list[TimedWord]] | None, echo: bool
-) -> OutputLines:
-    """Every request punctuated (a failure logged and listed); ``echo``: each punctuated text printed too."""
-    lines = OutputLines()
-    for out in punctuator.run(requests, word_times):
-        if isinstance(out, Failure):
-            logging.error("%s: %s", out.id, out.message)
-            lines.failed.append(f"{out.id} {out.message}\n")
-            continue
-        lines.audio_seconds += out.duration
-        lines.text.append(f"{out.id} {out.text}\n")
-        lines.json.append(json.dumps(out.to_json(), ensure_ascii=False) + "\n")
-        if echo:
-            print(out.text)
-    return lines
-
-
-def write_outputs(out_dir: Path, suffix: str, lines: OutputLines) -> list[Path]:
-    """``text``, ``punct.jsonl`` and ``failed`` (each with this job's ``suffix``) written; their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"text{suffix}", out_dir / f"punct{suffix}.jsonl", out_dir / f"failed{suffix}"]
-    for path, content in zip(paths, (lines.text, lines.json, lines.failed)):
-        atomic_write_text(path, "".join(content))
-    return paths
-
-
-def write_stream_outputs(out_dir: Path, result, words: list) -> None:
-    """``text`` and ``punct.jsonl`` as offline writes them, and ``stream.jsonl``: when each word was printed."""
-    lines = OutputLines([f"{result.id} {result.text}\n"], [json.dumps(result.to_json(), ensure_ascii=False) + "\n"])
-    write_outputs(out_dir, "", lines)
-    records = [
-        json.dumps({"word": w.word, "label": w.label, "emitted_at": round(w.emitted_at, 3), "final": w.final})
-        for w in words
-    ]
-    atomic_write_text(out_dir / "stream.jsonl", "".join(r + "\n" for r in records))
-
-
 def read_stream_segments(path: Path, utt_id: str) -> list[tuple[float, float | None]]:
     """``--segments``: the (start, end) seconds of the lines on recording ``utt_id``, in time order (end None: to
     the end of the audio); a malformed line is an error naming file:line."""
@@ -597,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     requests = speaker_share(read_requests(args), args.job, args.nj)
     punctuator = build_punctuator(args, inference_device(args))
     start = time.perf_counter()
-    lines = punctuate_all(punctuator, requests, word_times, echo=args.wav is not None)
+    lines = collect_outputs(punctuator.run(requests, word_times), echo=args.wav is not None)
     wall = time.perf_counter() - start
     paths = write_outputs(args.out_dir, f".{args.job}" if args.nj > 1 else "", lines)
     parts = ", ".join(f"{k} {v:.2f}" for k, v in punctuator.timer.seconds.items())

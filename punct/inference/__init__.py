@@ -6,7 +6,7 @@
 * ``pipeline``       offline ``punctuate``: the chain over utterances, a group at a time (``Punctuator``)
 * ``words``          a transcript's or a recogniser's words as the pipeline reads them, and as the AM aligns them
 * ``acoustic``       audio at the recipe's rate, CMVN stats of a stats file, one pass of the acoustic model
-* ``outputs``        a punctuated utterance (``Result``) or a ``Failure``, and its punctuated text
+* ``outputs``        a punctuated utterance (``Result``) or a ``Failure``, its punctuated text, files of them
 * ``stretches``      whole recordings: when an utterance is one, and its cut into stretches between pauses
 * ``long_form``      a whole recording punctuated in bounded memory: aligned in chunks, then stretch by stretch
                      (``LongForm``, a driver of the chain)

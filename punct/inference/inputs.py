@@ -25,6 +25,7 @@ import numpy as np
 from lhotse.utils import Pathlike
 
 from punct.io.kaldi_data_dir import pipe_command, read_segments, read_table, read_utt2spk, run_pipe
+from punct.utils.jobs import job_share
 
 
 class UtteranceError(Exception):
@@ -171,3 +172,11 @@ def from_cuts(manifest: Pathlike, use_transcripts: bool = True) -> list[Request]
 def from_pair(wav: Pathlike, transcript: str | None, utt_id: str | None = None) -> Request:
     utt_id = utt_id or Path(wav).stem
     return Request(utt_id, wav_loader(str(wav)), transcript, utt_id, str(wav))
+
+
+def speaker_share(requests: list, job: int, nj: int) -> list:
+    """This job's share of the requests, whole speakers at a time (CMVN stats are per speaker)."""
+    by_speaker: dict = {}
+    for r in requests:
+        by_speaker.setdefault(r.speaker, []).append(r)
+    return [r for group in job_share(list(by_speaker.values()), job, nj) for r in group]

@@ -1,14 +1,19 @@
 """What punctuating an utterance gives: a :class:`Result` (words, marks, posteriors, the punctuated text) or a
-:class:`Failure`, and the punctuated text itself (:func:`render_text`)."""
+:class:`Failure`, the punctuated text itself (:func:`render_text`), and the files ``punctuate`` writes of them
+(``text``, ``punct.jsonl``, ``failed``; a stream's ``stream.jsonl``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from punct.labels import PUNCT4
+from punct.utils.atomic import atomic_write_text
 
 
 @dataclass
@@ -95,3 +100,49 @@ def spaced_text(words: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
         char_spans.append((pos, pos + len(w)))
         pos += len(w) + 1
     return " ".join(words), char_spans
+
+
+@dataclass
+class OutputLines:
+    """The lines of ``text``, ``punct.jsonl`` and ``failed``, and the seconds of audio punctuated."""
+
+    text: list[str] = field(default_factory=list)
+    json: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    audio_seconds: float = 0.0
+
+
+def collect_outputs(outputs: Iterable[Result | Failure], echo: bool) -> OutputLines:
+    """The lines of every output (a failure logged and listed); ``echo``: each punctuated text printed too."""
+    lines = OutputLines()
+    for out in outputs:
+        if isinstance(out, Failure):
+            logging.error("%s: %s", out.id, out.message)
+            lines.failed.append(f"{out.id} {out.message}\n")
+            continue
+        lines.audio_seconds += out.duration
+        lines.text.append(f"{out.id} {out.text}\n")
+        lines.json.append(json.dumps(out.to_json(), ensure_ascii=False) + "\n")
+        if echo:
+            print(out.text)
+    return lines
+
+
+def write_outputs(out_dir: Path, suffix: str, lines: OutputLines) -> list[Path]:
+    """``text``, ``punct.jsonl`` and ``failed`` (each with this job's ``suffix``) written; their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"text{suffix}", out_dir / f"punct{suffix}.jsonl", out_dir / f"failed{suffix}"]
+    for path, content in zip(paths, (lines.text, lines.json, lines.failed)):
+        atomic_write_text(path, "".join(content))
+    return paths
+
+
+def write_stream_outputs(out_dir: Path, result: Result, words: list) -> None:
+    """``text`` and ``punct.jsonl`` as offline writes them, and ``stream.jsonl``: when each word was printed."""
+    lines = OutputLines([f"{result.id} {result.text}\n"], [json.dumps(result.to_json(), ensure_ascii=False) + "\n"])
+    write_outputs(out_dir, "", lines)
+    records = [
+        json.dumps({"word": w.word, "label": w.label, "emitted_at": round(w.emitted_at, 3), "final": w.final})
+        for w in words
+    ]
+    atomic_write_text(out_dir / "stream.jsonl", "".join(r + "\n" for r in records))

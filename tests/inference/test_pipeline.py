@@ -310,7 +310,7 @@ def test_cli_writes_outputs_and_exit_code(recipe, tmp_path, capsys):
 
 
 def test_jobs_take_whole_speakers():
-    from punct.bin.punctuate import speaker_share
+    from punct.inference.inputs import speaker_share
 
     reqs = [Request(f"u{i}", lambda: None, "x", spk, "") for i, spk in enumerate("aabbbc")]
     shares = [[r.id for r in speaker_share(reqs, j, 2)] for j in (1, 2)]
