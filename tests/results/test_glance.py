@@ -8,7 +8,7 @@ from punct.results import glance, itn_systems, punct_systems
 from punct.results.tables import mean_sd_cell
 
 REPO = Path(__file__).resolve().parents[2]
-MUSTC_RUNS = sorted((REPO / "egs/mustc/RESULTS/corpus3141_natural_6e917e8").glob("seed*/results.json"))
+MUSTC_RUNS = sorted((REPO / "egs/mustc/RESULTS/default").glob("seed*/results.json"))
 ITN_RUNS = sorted((REPO / "egs/parczech/RESULTS/small_753eb4c").glob("seed*/results.json"))
 
 
