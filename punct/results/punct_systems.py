@@ -430,9 +430,12 @@ def run_rows(runs: Sequence[RunResult], split: str) -> list[list[str]]:
     return rows
 
 
-def render_tables(runs: Sequence[RunResult], split: str = "test") -> str:
+def render_tables(runs: Sequence[RunResult], split: str = "test", brief: bool = False) -> str:
+    """F1 per model and run, then the runs' facts and stage times; ``brief``: the F1 table alone."""
     names = [r.name for r in runs] + (["mean ± sd"] if len(runs) > 1 else [])
     lines = markdown_table(["Model", "F1"] + names, f1_rows(runs), text_columns=2)
+    if brief:
+        return "\n".join(lines) + "\n"
     lines += [""] + markdown_table(["Run"] + names, run_rows(runs, split), text_columns=1)
     if any(r.stages for r in runs):
         header, rows = stage_rows([r.name for r in runs], [r.stages for r in runs])

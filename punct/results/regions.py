@@ -90,8 +90,11 @@ def results_kind(path: Path) -> str:
     )
 
 
-def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> tuple[str, str, dict]:
-    """(kind, the markdown tables with their caption, the summary) of runs of one kind."""
+def tables_and_summary(
+    paths: Sequence[Path], split: str, command: str = "", brief: bool = False
+) -> tuple[str, str, dict]:
+    """(kind, the markdown tables with their caption, the summary) of runs of one kind; ``brief``: a recipe's F1
+    table alone (``table: brief`` in regions.yaml), each run's facts left to its RESULTS.md."""
     kinds = sorted({results_kind(path) for path in paths})
     if len(kinds) > 1:
         raise ValueError(f"results of several kinds ({', '.join(kinds)}): one table per recipe")
@@ -99,14 +102,14 @@ def tables_and_summary(paths: Sequence[Path], split: str, command: str = "") -> 
         return kinds[0], study_tables(kinds[0]).render(paths, command), {}
     if kinds[0] == itn_systems.KIND:
         runs = [itn_systems.read_itn_run(path, split) for path in paths]
-        tables = itn_systems.render_itn_tables(runs) + "\n" + itn_systems.itn_caption(runs, command)
+        tables = itn_systems.render_itn_tables(runs, brief) + "\n" + itn_systems.itn_caption(runs, command, brief)
         data = itn_systems.itn_summary(runs)
     else:
         runs = [punct_systems.read_run(path, split) for path in paths]
         tables = (
-            punct_systems.render_tables(runs, split)
+            punct_systems.render_tables(runs, split, brief)
             + "\n"
-            + punct_systems.caption(split, len(runs), command, any(r.stages for r in runs))
+            + punct_systems.caption(split, len(runs), command, any(r.stages for r in runs) and not brief)
         )
         data = punct_systems.summary(runs, split)
     seeds = [r.seed for r in runs if r.seed is not None]
@@ -126,7 +129,8 @@ class Region:
     split: str = "test"
     # condition -> its runs: a column per condition and split (punct.results.curve; split "both": dev and test)
     groups: dict[str, tuple[Path, ...]] | None = None
-    # another table of the same files: "glance" (groups of several recipes' runs, punct.results.glance) or a study's
+    # another table of the same files: "brief" (a recipe's F1 table alone), "glance" (groups of several recipes'
+    # runs, punct.results.glance) or a study's
     # (e.g. "alpha_by_latency" of bench_streaming.py's files, benchmarks.streaming.latency_table)
     table: str = ""
 
@@ -178,6 +182,8 @@ def region_tables(region: Region) -> str:
         if not region.groups:
             raise ValueError(f"region {region.name}: table glance needs groups (configuration -> its runs)")
         return glance.glance_table(region.groups, region.split, region.command)
+    if region.table == "brief" and not region.groups:
+        return tables_and_summary(region.results, region.split, region.command, brief=True)[1]
     if region.table:
         return other_table(region)
     if region.groups and results_kind(region.results[0]) == itn_systems.KIND:

@@ -42,3 +42,15 @@ def test_the_glance_table_needs_groups_and_renders_them(tmp_path):
         region_tables(region)
     grouped = Region("glance", tmp_path / "README.md", tuple(MUSTC_RUNS), table="glance", groups={"a": MUSTC_RUNS})
     assert "| a | TDNN |" in region_tables(grouped)
+
+
+def test_a_brief_region_is_the_f1_table_alone(tmp_path):
+    from tests.results.test_glance import ITN_RUNS, MUSTC_RUNS
+
+    for runs, first_header in ((MUSTC_RUNS, "| Model | F1 |"), (ITN_RUNS, "| Model | [,] F1 |")):
+        full = region_tables(Region("r", tmp_path / "README.md", tuple(runs)))
+        brief = region_tables(Region("r", tmp_path / "README.md", tuple(runs), table="brief"))
+        tables = brief.split("\n\n")
+        assert len(tables) == 2 and tables[0].startswith(first_header)  # one table, then the caption
+        assert full.startswith(tables[0]) and len(full.split("\n\n")) > 2
+        assert "| wall time |" in full and "| wall time |" not in brief
