@@ -19,6 +19,7 @@ from punct.training import resume
 from punct.training.checkpoint import load_checkpoint
 from punct.utils.config import save_config
 from tests.helpers.espeak_corpus import cached_corpus, espeak_available
+from tests.helpers.interrupt import killed_after_mid_epoch_checkpoint
 
 pytestmark = pytest.mark.skipif(not espeak_available(), reason="espeak-ng/sox not installed")
 
@@ -33,10 +34,6 @@ TINY = AmConfig(
     log_interval=100,
     save_every_n_steps=2,
 )
-
-
-class Killed(Exception):
-    """Raised in place of a kill after the k-th mid-epoch checkpoint of an in-process run."""
 
 
 def _train(exp_dir, config: AmConfig = TINY, resume_run: bool = False):
@@ -116,17 +113,9 @@ def test_resume_from_an_epoch_checkpoint_and_within_the_first_epoch(uninterrupte
     _assert_same_weights(straight, resumed)
 
     # interrupted (an exception, in this process) after the first mid-epoch checkpoint of epoch 1
-    original = resume.save_mid_epoch
-
-    def save_then_stop(*args):
-        original(*args)
-        raise Killed
-
     other = tmp_path / "other"
-    monkeypatch.setattr(resume, "save_mid_epoch", save_then_stop)
-    with pytest.raises(Killed):
+    with killed_after_mid_epoch_checkpoint(monkeypatch):
         _train(other)
-    monkeypatch.setattr(resume, "save_mid_epoch", original)
     assert resume.newest_checkpoint(other).name == "epoch-1-batch-2.pt"
     _, resumed = _train(other, resume_run=True)
     _assert_same_weights(straight, resumed)

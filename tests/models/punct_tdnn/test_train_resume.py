@@ -13,6 +13,7 @@ import torch
 from punct.models.punct_tdnn.train import first_batch_read, train_tdnn
 from punct.training import resume
 from punct.training.checkpoint import load_checkpoint
+from tests.helpers.interrupt import Killed, killed_after_mid_epoch_checkpoint
 from tests.helpers.synthetic_splits import SMALL_TDNN, small_training, train_dev_splits
 
 CASES = {
@@ -20,10 +21,6 @@ CASES = {
     "window": dict(epoch_limit=96, batch_norm_stats="recompute", batch_norm_batches=4),
     "utterance": dict(utterances_per_batch=2, num_workers=1),  # 4 batches an epoch
 }
-
-
-class Killed(Exception):
-    """Raised in place of a kill after a mid-epoch checkpoint."""
 
 
 @pytest.fixture(scope="module")
@@ -64,18 +61,8 @@ def test_interrupted_mid_epoch_or_between_epochs_resumes_to_the_same_weights(cor
     resumed = _train(corpora, tmp_path / "epochs", cfg, resume.newest_checkpoint(tmp_path / "epochs"))
     _assert_same(straight, resumed)
 
-    original = resume.save_mid_epoch
-
-    def save_then_stop(exp_dir, epoch, batches_done, write):
-        path = original(exp_dir, epoch, batches_done, write)
-        if epoch == 2:
-            raise Killed
-        return path
-
-    monkeypatch.setattr(resume, "save_mid_epoch", save_then_stop)
-    with pytest.raises(Killed):
+    with killed_after_mid_epoch_checkpoint(monkeypatch, epoch=2):
         _train(corpora, tmp_path / "killed", cfg)
-    monkeypatch.setattr(resume, "save_mid_epoch", original)
     newest = resume.newest_checkpoint(tmp_path / "killed")
     assert load_checkpoint(newest)["state"]["batches_done"] > 0 and newest.name.startswith("epoch-2-batch-")
     _assert_same(straight, _train(corpora, tmp_path / "killed", cfg, newest))

@@ -14,13 +14,10 @@ from punct.models.text.config import BertTrainConfig
 from punct.models.text.train import run_training
 from punct.training import resume
 from punct.training.checkpoint import load_checkpoint
+from tests.helpers.interrupt import killed_after_mid_epoch_checkpoint
 from tests.helpers.text_model import make_encoder, make_tokenizer
 
 WORDS = ["the", "cat", "on", "mat", "a", "dog", "so", "and", "why", "did", "it"]
-
-
-class Killed(Exception):
-    """Raised in place of a kill after a mid-epoch checkpoint."""
 
 
 def _write_supervisions(path, n: int, seed: int) -> None:
@@ -99,18 +96,8 @@ def test_a_run_interrupted_mid_epoch_or_between_epochs_resumes_to_the_same_weigh
     _assert_same(straight, _train(data, tmp_path / "epochs", resume_run=True))
 
     # within epoch 2: stopped right after its first mid-epoch checkpoint
-    original = resume.save_mid_epoch
-
-    def save_then_stop(exp_dir, epoch, batches_done, write):
-        path = original(exp_dir, epoch, batches_done, write)
-        if epoch == 2:
-            raise Killed
-        return path
-
-    monkeypatch.setattr(resume, "save_mid_epoch", save_then_stop)
-    with pytest.raises(Killed):
+    with killed_after_mid_epoch_checkpoint(monkeypatch, epoch=2):
         _train(data, tmp_path / "killed")
-    monkeypatch.setattr(resume, "save_mid_epoch", original)
     [(epoch, batches, _)] = resume.mid_epoch_checkpoints(tmp_path / "killed")
     assert epoch == 2 and 0 < batches < steps_per_epoch
     _assert_same(straight, _train(data, tmp_path / "killed", resume_run=True))
