@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""How a recipe grows with the corpus: every stage run on mini-style corpora of 1, 2, 4 and 8 hours of training
+speech, its cost recorded per stage, a per-hour slope fitted and extrapolated to MuST-C (400 h) and ParCzech
+(1,000 h).
+
+  python benchmarks/bench_scale.py --hours 1 2 4 8 --work-dir /tmp/scale            # egs/mustc, ~1.5 h on 2 cores
+  python benchmarks/bench_scale.py --table-only                                     # the tables of the committed JSON
+
+Each size is a fresh copy of the recipe (no data/, exp/) that builds the corpus ``--corpus-size <H>h``: H hours of
+training talks like the mini corpus' and its dev and test talks (punct.corpora.mini_english.scaled_splits).  The
+stages run one at a time (``--overlap-branches false``, ``--nj``), each under ``benchmarks/scale/probe.py``: wall
+and CPU seconds, the peak RSS of the largest process and of each kind of process (a stage's jobs and its merge),
+bytes read and written, and the size of data/ and exp/ after it.  The models are the mini configs' with fewer
+epochs (``--epochs``): a training stage's cost is its epochs times an epoch's, and the epoch is what grows.  The
+paper's models are larger; what their stages 4-7 write is scaled by the dims in the JSON's ``paper_dims``.
+
+A size whose figures exist in the work dir is not run again (re-running resumes).  The JSON goes to
+``benchmarks/results/scale_<recipe>.json`` and, with ``--commit-copy``, to ``egs/<recipe>/RESULTS/scale/``, from
+which the tables of ``benchmarks/README.md`` and ``docs/scaling.md`` are generated
+(``benchmarks.scale.growth``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import common  # noqa: E402
+import yaml
+
+from benchmarks.scale import growth
+
+RECIPES = {
+    # run.sh options of every stage; the stages measured (mustc's 9, the export, does not grow with the corpus)
+    "mustc": {
+        "stages": [0, 1, 2, 3, 4, 5, 6, 7, 8],
+        "options": ["--overlap-branches", "false", "--bert-extra-text", "none", "--prosody", "natural"],
+        "configs": {"am": "am_mini.yaml", "bert": "bert_mini.yaml", "tdnn": "tdnn_mini.yaml"},
+    },
+}
+print = functools.partial(print, flush=True)  # noqa: A001  (the log of a long run, read while it runs)
+LINKED = ("steps", "utils", "path.sh", "cmd.sh", "local")
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipe", choices=sorted(RECIPES), default="mustc")
+    parser.add_argument("--hours", type=float, nargs="+", default=[1, 2, 4, 8], help="training hours of each size")
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/punct_scale"), help="one recipe copy per size")
+    parser.add_argument("--nj", type=int, default=2, help="parallel jobs of every stage (run.sh --nj)")
+    parser.add_argument("--seed", type=int, default=1, help="run.sh --seed")
+    parser.add_argument(
+        "--epochs", type=int, nargs=3, default=(1, 1, 1), metavar=("AM", "BERT", "TDNN"), help="epochs per training"
+    )
+    parser.add_argument("--commit-copy", action="store_true", help="also write egs/<recipe>/RESULTS/scale/")
+    parser.add_argument("--table-only", action="store_true", help="print the committed JSON's tables, run nothing")
+    return parser
+
+
+def scale_configs(recipe_dir: Path, configs: dict[str, str], epochs: tuple[int, int, int]) -> dict[str, dict]:
+    """conf/<model>_scale.yaml: the mini configs with ``epochs``, and stage 7 reading its shards as the paper config
+    does (a shuffle buffer of utterances, not the whole split cached); returns what was changed."""
+    am_epochs, bert_epochs, tdnn_epochs = epochs
+    changes = {
+        "am": {"num_epochs": am_epochs, "average_epochs": 1, "extra_epochs": 0, "max_dev_wer": None},
+        "bert": {"num_epochs": bert_epochs},
+        "tdnn": {"epochs": tdnn_epochs, "shuffle_buffer": 64, "cache_utterances": 128},
+    }
+    for model, name in configs.items():
+        config = yaml.safe_load((recipe_dir / "conf" / name).read_text())
+        config.update(changes[model])
+        (recipe_dir / "conf" / f"{model}_scale.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return changes
+
+
+def fresh_copy(recipe: Path, copy: Path) -> None:
+    """The recipe without data/, exp/ and RESULTS; its shared folders linked by absolute path."""
+    copy.mkdir(parents=True, exist_ok=True)
+    for entry in recipe.iterdir():
+        if entry.name in ("data", "exp", "RESULTS") or (copy / entry.name).exists():
+            continue
+        if entry.name in LINKED:
+            (copy / entry.name).symlink_to(entry.resolve())
+        elif entry.is_dir():
+            shutil.copytree(entry, copy / entry.name)
+        else:
+            shutil.copy2(entry, copy / entry.name)
+
+
+def folder_mb(path: Path) -> float:
+    if not path.exists():
+        return 0.0
+    out = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=True).stdout
+    return round(int(out.split()[0]) / 1e6, 1)
+
+
+def corpus_facts(copy: Path) -> dict:
+    """Hours, segments and words per split of the built corpus (its build.json)."""
+    (build,) = copy.glob("data/corpus_*/build.json")
+    summary = json.loads(build.read_text())["summary"]
+    return {
+        split: {
+            "hours": round(facts["hours"], 4),
+            "segments": facts["segments"],
+            "words": sum(facts["labels"].values()),
+        }
+        for split, facts in summary.items()
+    }
+
+
+def run_size(args: argparse.Namespace, hours: float) -> dict:
+    """Every stage of one size, probed; the figures are kept in the copy (``scale/stage<N>.json``)."""
+    recipe = RECIPES[args.recipe]
+    copy = args.work_dir / f"{args.recipe}_{hours:g}h"
+    fresh_copy(common.REPO / "egs" / args.recipe, copy)
+    changes = scale_configs(copy, recipe["configs"], tuple(args.epochs))
+    figures_dir = copy / "scale"
+    figures_dir.mkdir(exist_ok=True)
+    run_options = [
+        *("--corpus-size", f"{hours:g}h", "--conf-suffix", "_scale", "--nj", str(args.nj), "--seed", str(args.seed)),
+        *recipe["options"],
+    ]
+    stages = []
+    for stage in recipe["stages"]:
+        out = figures_dir / f"stage{stage}.json"
+        if not out.exists():
+            command = ["./run.sh", "--stage", str(stage), "--stop-stage", str(stage), *run_options]
+            print(f"{copy.name}: stage {stage}", flush=True)
+            probe = [sys.executable, str(common.REPO / "benchmarks" / "scale" / "probe.py")]
+            subprocess.run(
+                [*probe, "--out", str(out), "--log", str(figures_dir / f"stage{stage}.log"), "--cwd", str(copy), "--"]
+                + command,
+                check=True,
+            )
+            figures = json.loads(out.read_text())
+            figures["folders_mb"] = {name: folder_mb(copy / name) for name in ("data", "exp")}
+            out.write_text(json.dumps(figures, indent=1) + "\n")
+        figures = json.loads(out.read_text())
+        stages.append({"stage": stage, **figures})
+        print(f"{copy.name}: stage {stage}: {figures['wall_seconds']:.0f} s, {figures['peak_rss_mb']:.0f} MB")
+    return {
+        "size": f"{hours:g}h",
+        "corpus": corpus_facts(copy),
+        "run_options": run_options,
+        "config_changes": changes,
+        "stages": stages,
+    }
+
+
+def git_commit() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
+def main() -> None:
+    args = get_parser().parse_args()
+    committed = common.REPO / "egs" / args.recipe / "RESULTS" / "scale" / "scale.json"
+    if args.table_only:
+        print(growth.render_tables(json.loads(committed.read_text())))
+        return
+    began = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    sizes = [run_size(args, hours) for hours in args.hours]
+    data = {
+        "kind": growth.KIND,
+        "recipe": args.recipe,
+        "command": "python benchmarks/bench_scale.py " + " ".join(sys.argv[1:]),
+        "commit": git_commit(),
+        "began": began,
+        "machine": common.machine(),
+        "nj": args.nj,
+        "epochs": dict(zip(("am", "bert", "tdnn"), args.epochs)),
+        "sizes": sizes,
+    }
+    data["fits"] = growth.fit_sizes(sizes)
+    print(growth.render_tables(data))
+    common.write_json(f"scale_{args.recipe}", data)
+    if args.commit_copy:
+        committed.parent.mkdir(parents=True, exist_ok=True)
+        committed.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {committed}")
+
+
+if __name__ == "__main__":
+    main()

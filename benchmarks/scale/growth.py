@@ -1,0 +1,172 @@
+"""Per-hour growth of a recipe's stages: straight lines fitted to ``benchmarks/bench_scale.py``'s figures, their
+extrapolation to a real corpus, and the tables of ``benchmarks/README.md`` and ``docs/scaling.md``
+(``punct.bin.results_table --regions``: ``egs/*/RESULTS/regions.yaml``, kind ``scale``).
+
+The JSON (``egs/<recipe>/RESULTS/scale/scale.json``)::
+
+    {"kind": "scale", "recipe": "mustc", "command": "...", "commit": "...", "machine": {...}, "nj": 2,
+     "epochs": {"am": 3, "bert": 1, "tdnn": 1},
+     "sizes": [{"size": "1h", "corpus": {"train": {"hours": 1.2, "segments": 530, "words": 13000}, ...},
+                "stages": [{"stage": 0, "wall_seconds": 20.1, "cpu_seconds": 35.2, "peak_rss_mb": 310.0,
+                            "read_mb": ..., "written_mb": ..., "folders_mb": {"data": ..., "exp": ...},
+                            "processes": {"punct.bin.align --merge": {"peak_rss_mb": 250.1, "processes": 1}, ...}},
+                           ...]}, ...],
+     "fits": {"<stage>": {"<figure>": {"per_hour": 3.2, "at_zero": 10.0, "r2": 0.99}, ...}, ...}}
+
+The x of every fit is the training split's hours (dev and test stay the mini corpus'), as MuST-C's training split
+is nearly all of its 400 h.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+KIND = "scale"
+FIGURES = ("wall_seconds", "cpu_seconds", "peak_rss_mb", "written_mb", "read_mb", "disk_mb")
+TARGET_HOURS = {"MuST-C (400 h)": 400.0, "ParCzech (1,000 h)": 1000.0}
+STAGE_NAMES = {
+    "mustc": {
+        0: "corpus, manifests",
+        1: "MFCC + CMVN",
+        2: "AM training",
+        3: "alignment",
+        4: "layer-12 dump",
+        5: "BERT fine-tuning",
+        6: "BERT vectors",
+        7: "punctuation TDNN",
+        8: "scoring",
+    },
+}
+
+
+def train_hours(size: dict) -> float:
+    return size["corpus"]["train"]["hours"]
+
+
+def disk_mb(size: dict, index: int) -> float:
+    """What stage ``index`` of a size added to data/ and exp/ (MB; negative when it removed more)."""
+    after = sum(size["stages"][index]["folders_mb"].values())
+    before = sum(size["stages"][index - 1]["folders_mb"].values()) if index else 0.0
+    return after - before
+
+
+def stage_figure(size: dict, index: int, figure: str) -> float:
+    return disk_mb(size, index) if figure == "disk_mb" else size["stages"][index][figure]
+
+
+def fit_line(hours: Sequence[float], values: Sequence[float]) -> dict[str, float]:
+    """Least squares ``value = at_zero + per_hour * hours``, with its r^2 (1.0 when the values do not vary)."""
+    x, y = np.asarray(hours, dtype=float), np.asarray(values, dtype=float)
+    per_hour, at_zero = np.polyfit(x, y, 1)
+    residual = float(((y - (at_zero + per_hour * x)) ** 2).sum())
+    total = float(((y - y.mean()) ** 2).sum())
+    return {
+        "per_hour": round(float(per_hour), 4),
+        "at_zero": round(float(at_zero), 2),
+        "r2": round(1.0 - residual / total, 4) if total > 0 else 1.0,
+    }
+
+
+def fit_sizes(sizes: Sequence[dict]) -> dict[str, dict[str, dict[str, float]]]:
+    """A line per stage and figure over the sizes (keys: the stage as a string)."""
+    hours = [train_hours(size) for size in sizes]
+    fits = {}
+    for index, stage in enumerate(sizes[0]["stages"]):
+        fits[str(stage["stage"])] = {
+            figure: fit_line(hours, [stage_figure(size, index, figure) for size in sizes]) for figure in FIGURES
+        }
+    return fits
+
+
+def at_hours(fit: dict[str, float], hours: float) -> float:
+    return fit["at_zero"] + fit["per_hour"] * hours
+
+
+def process_growth(sizes: Sequence[dict]) -> list[tuple[int, str, float, float]]:
+    """(stage, process kind, peak RSS MB at the smallest size, at the largest) of every kind seen in both."""
+    small, large = sizes[0], sizes[-1]
+    rows = []
+    for stage_small, stage_large in zip(small["stages"], large["stages"]):
+        for kind, figures in stage_small["processes"].items():
+            if kind in stage_large["processes"]:
+                rows.append(
+                    (stage_small["stage"], kind, figures["peak_rss_mb"], stage_large["processes"][kind]["peak_rss_mb"])
+                )
+    return rows
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _stage_label(data: dict, stage: int) -> str:
+    name = STAGE_NAMES.get(data["recipe"], {}).get(stage, "")
+    return f"{stage} {name}".strip()
+
+
+def render_measured(data: dict) -> str:
+    """Wall seconds and peak RSS (largest process) per stage and size, as measured."""
+    sizes = data["sizes"]
+    header = ["stage"] + [f"{train_hours(s):.2f} h: wall s / peak MB" for s in sizes]
+    rows = []
+    for index, stage in enumerate(sizes[0]["stages"]):
+        cells = [f"{s['stages'][index]['wall_seconds']:.0f} / {s['stages'][index]['peak_rss_mb']:.0f}" for s in sizes]
+        rows.append([_stage_label(data, stage["stage"])] + cells)
+    return _table(header, rows)
+
+
+def render_fits(data: dict) -> str:
+    """Per stage: per-hour slopes of wall, CPU, disk and peak RSS, and wall and disk extrapolated."""
+    header = ["stage", "wall s/h", "CPU s/h", "disk MB/h", "peak MB/h", "peak MB at the largest"]
+    header += [f"wall h, {name}" for name in TARGET_HOURS] + [f"disk GB, {name}" for name in TARGET_HOURS]
+    rows = []
+    for stage, fits in data["fits"].items():
+        peak_largest = data["sizes"][-1]["stages"][list(data["fits"]).index(stage)]["peak_rss_mb"]
+        cells = [
+            f"{fits['wall_seconds']['per_hour']:.1f}",
+            f"{fits['cpu_seconds']['per_hour']:.1f}",
+            f"{fits['disk_mb']['per_hour']:.1f}",
+            f"{fits['peak_rss_mb']['per_hour']:.1f}",
+            f"{peak_largest:.0f}",
+        ]
+        cells += [f"{at_hours(fits['wall_seconds'], h) / 3600:.1f}" for h in TARGET_HOURS.values()]
+        cells += [f"{at_hours(fits['disk_mb'], h) / 1000:.1f}" for h in TARGET_HOURS.values()]
+        rows.append([_stage_label(data, int(stage))] + cells)
+    return _table(header, rows)
+
+
+def render_processes(data: dict) -> str:
+    """Peak RSS per kind of process at the smallest and the largest size, and their ratio."""
+    sizes = data["sizes"]
+    header = ["stage", "process", f"peak MB, {train_hours(sizes[0]):.2f} h", f"{train_hours(sizes[-1]):.2f} h", "ratio"]
+    rows = [
+        [str(stage), f"`{kind}`", f"{small:.0f}", f"{large:.0f}", f"{large / small:.2f}"]
+        for stage, kind, small, large in process_growth(sizes)
+        if max(small, large) >= 50  # the shells' helpers and short scripts: not what a job's memory request is for
+    ]
+    return _table(header, rows)
+
+
+def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
+    """The tables of one recipe's scaling run: measured, fitted, per process."""
+    machine = data["machine"]
+    facts = (
+        f"`{data['command']}` at {data['commit']}, {data['began']}; {machine['cpu']} ({machine['cpu_kind']}, "
+        f"{machine['cores']} cores), --nj {data['nj']}, epochs AM {data['epochs']['am']}, BERT "
+        f"{data['epochs']['bert']}, TDNN {data['epochs']['tdnn']} (mini models)."
+    )
+    return "\n".join(
+        [
+            facts + "\n",
+            "Measured, per stage and training hours (wall seconds / peak RSS of the largest process, MB):\n",
+            render_measured(data),
+            "Fitted per hour of training speech, and extrapolated (wall on this machine's cores, mini models):\n",
+            render_fits(data),
+            "Peak RSS of each kind of process, smallest and largest size:\n",
+            render_processes(data),
+        ]
+    )
