@@ -70,7 +70,7 @@ import numpy as np
 import soundfile as sf
 
 from punct.labels import PUNCT4
-from punct.synthesis.build_record import wav_md5s
+from punct.synthesis.build_record import hours_of_size, wav_md5s
 from punct.synthesis.debian import download_deb, unpack_deb
 from punct.synthesis.prosody import PauseModel, pauses_per_word, prosody_rng, resolve_prosody, speak
 from punct.synthesis.tts import Espeak, Voice, resample, word_starts_for_spans
@@ -131,6 +131,14 @@ SIZES: dict[str, dict[str, SplitSize]] = {
     # extra training talks for the acoustic model only (train text, other voices): ~1.6 h
     "mini_am": {"train": SplitSize(32, 180.0)},
 }
+# <H>h (punct.synthesis.build_record.hours_of_size): H hours of training talks like the mini corpus' (57 s each), dev
+# and test the mini corpus' own, so that a scaling benchmark's figures grow with the training hours alone
+def scaled_splits(hours: float) -> dict[str, SplitSize]:
+    mini = SIZES["mini"]
+    talks = max(1, round(hours * 3600 / mini["train"].talk_seconds))
+    return {"train": SplitSize(talks, mini["train"].talk_seconds), "dev": mini["dev"], "tst-COMMON": mini["tst-COMMON"]}
+
+
 # sizes built beside a main corpus: their own talk ids and random stream
 TALK_ID_BASES: dict[str, int] = {"mini_am": 100000}
 # extra training text for the text branch (no audio), in words
@@ -142,12 +150,13 @@ EXTRA_TEXT_BLOCK_SENTENCES = 20
 def config_for_size(
     size: str, seed: int = 42, prosody: str = "marks", pauses: PauseModel | None = None
 ) -> MiniCorpusConfig:
-    if size not in SIZES:
-        raise ValueError(f"unknown mini corpus size {size!r}; known: {sorted(SIZES)}")
+    hours = hours_of_size(size)
+    if size not in SIZES and hours is None:
+        raise ValueError(f"unknown mini corpus size {size!r}; known: {sorted(SIZES)} or <H>h")
     return MiniCorpusConfig(
         size=size,
         seed=seed,
-        splits=SIZES[size],
+        splits=SIZES[size] if hours is None else scaled_splits(hours),
         talk_id_base=TALK_ID_BASES.get(size, 1000),
         extra_text_words=EXTRA_TEXT_WORDS.get(size, 0),
         prosody=prosody,

@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -97,12 +98,41 @@ def corpora_digest(corpus_dirs: Iterable[Path]) -> str:
     return " ".join(f"{name}:{digest}" for name, digest in digests if digest)
 
 
+HOURS_SIZE = re.compile(r"(\d+(?:\.\d+)?)h")
+
+
+def hours_of_size(size: str) -> float | None:
+    """H of a size named ``<H>h`` (``8h``: a corpus of about 8 hours of training speech, built by
+    ``benchmarks/bench_scale.py`` to measure how the recipes grow); None for a named size."""
+    match = HOURS_SIZE.fullmatch(size)
+    if match is None:
+        return None
+    hours = float(match.group(1))
+    if hours <= 0:
+        raise ValueError(f"corpus size {size!r}: the hours must be positive")
+    return hours
+
+
+def size_type(sizes: Iterable[str]):
+    """An argparse ``type`` accepting one of ``sizes`` or ``<H>h``."""
+    known = sorted(sizes)
+
+    def parse(size: str) -> str:
+        if size in known or hours_of_size(size) is not None:
+            return size
+        raise argparse.ArgumentTypeError(f"unknown size {size!r}: one of {', '.join(known)}, or <H>h (e.g. 8h)")
+
+    return parse
+
+
 def add_mini_corpus_arguments(
     parser: argparse.ArgumentParser, sizes: Iterable[str], size_help: str, text_package: str, layout: str
 ) -> None:
     """The options of an embedded mini-corpus builder: output folder, size, seed, text cache, overwrite, log file."""
     parser.add_argument("out_dir", type=Path, help=f"corpus folder to create ({layout})")
-    parser.add_argument("--size", choices=sorted(sizes), default="mini", help=size_help)
+    parser.add_argument(
+        "--size", type=size_type(sizes), default="mini", help=f"{size_help}; <H>h: about H hours of training speech"
+    )
     parser.add_argument("--seed", type=int, default=42, help="seed of every random choice")
     parser.add_argument(
         "--cache-dir",
