@@ -1,0 +1,74 @@
+"""Per-hour fits of the scaling benchmark's figures and their tables (benchmarks/scale/growth.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.scale.growth import KIND, at_hours, fit_line, fit_sizes, process_growth, render_tables
+
+
+def test_fit_line_recovers_a_line_and_says_how_well():
+    fit = fit_line([1, 2, 4, 8], [13.0, 16.0, 22.0, 34.0])  # 10 + 3 h
+    assert fit == {"per_hour": pytest.approx(3.0), "at_zero": pytest.approx(10.0), "r2": 1.0}
+    assert at_hours(fit, 400) == pytest.approx(1210.0)
+    noisy = fit_line([1, 2, 4, 8], [13.0, 17.0, 21.0, 34.0])
+    assert noisy["r2"] < 1.0
+    assert fit_line([1, 2, 4], [5.0, 5.0, 5.0]) == {"per_hour": pytest.approx(0.0), "at_zero": 5.0, "r2": 1.0}
+
+
+def _size(hours: float, seconds_per_hour: float, merge_mb: float) -> dict:
+    def stage(number, wall, disk):
+        return {
+            "stage": number,
+            "wall_seconds": wall,
+            "cpu_seconds": wall * 1.5,
+            "peak_rss_mb": merge_mb,
+            "read_mb": 10.0 * hours,
+            "written_mb": 20.0 * hours,
+            "folders_mb": {"data": disk, "exp": 1.0},
+            "processes": {
+                "punct.bin.align": {"peak_rss_mb": 300.0, "processes": 2},
+                "punct.bin.align --merge": {"peak_rss_mb": merge_mb, "processes": 1},
+                "python -c": {"peak_rss_mb": 12.0, "processes": 1},
+            },
+        }
+
+    return {
+        "size": f"{hours:g}h",
+        "corpus": {"train": {"hours": hours, "segments": 1, "words": 1}},
+        "stages": [stage(0, 5.0 + seconds_per_hour * hours, 100.0 * hours), stage(3, 2.0, 100.0 * hours + 7.0)],
+    }
+
+
+def test_fit_sizes_per_stage_and_disk_is_what_each_stage_added():
+    sizes = [_size(h, 30.0, 200.0 + 10 * h) for h in (1, 2, 4)]
+    fits = fit_sizes(sizes)
+    assert list(fits) == ["0", "3"]
+    assert fits["0"]["wall_seconds"]["per_hour"] == pytest.approx(30.0)
+    assert fits["0"]["disk_mb"]["per_hour"] == pytest.approx(100.0)
+    assert fits["3"]["disk_mb"] == {"per_hour": pytest.approx(0.0), "at_zero": pytest.approx(7.0), "r2": 1.0}
+    assert fits["3"]["peak_rss_mb"]["per_hour"] == pytest.approx(10.0)
+
+
+def test_process_growth_and_tables():
+    sizes = [_size(h, 30.0, 200.0 + 10 * h) for h in (1, 8)]
+    rows = process_growth(sizes)
+    assert (3, "punct.bin.align --merge", 210.0, 280.0) in rows
+    data = {
+        "kind": KIND,
+        "recipe": "mustc",
+        "command": "python benchmarks/bench_scale.py",
+        "commit": "abc1234",
+        "began": "2026-12-08 02:00 UTC",
+        "machine": {"cpu": "Some CPU", "cpu_kind": "AVX2", "cores": 2},
+        "nj": 2,
+        "epochs": {"am": 1, "bert": 1, "tdnn": 1},
+        "sizes": sizes,
+        "fits": fit_sizes(sizes),
+    }
+    text = render_tables(data)
+    assert "| 3 alignment | 2 / 210 | 2 / 280 |" in text
+    assert "| 3 | `punct.bin.align --merge` | 210 | 280 | 1.33 |" in text
+    assert "python -c" not in text.split("Peak RSS of each kind")[1]  # below 50 MB: left out
+    # 30 s/h from 5 s at 0 h: 400 h -> 12005 s = 3.3 h
+    assert "| 0 corpus, manifests | 30.0 | 45.0 | 100.0 | 10.0 | 280 | 3.3 |" in text
