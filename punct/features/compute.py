@@ -39,7 +39,6 @@ from lhotse.utils import Pathlike, compute_num_frames_from_samples, compute_num_
 
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.extractor import expected_num_frames
-from punct.io.jsonl import record_ids
 from punct.utils.atomic import atomic_path, is_done, mark_done
 from punct.utils.jobs import in_order, job_share_lazy
 from punct.utils.progress import progress
@@ -211,9 +210,11 @@ def load_cut_features(cut, cmvn: SpeakerCmvn | None = None) -> np.ndarray:
 
 def split_cut_ids(manifest_dir: Pathlike, split: str, prefix: str) -> Iterator[str]:
     """The ids of :func:`load_split_cuts`, in its order (one cut per supervision, cut id = supervision id, in
-    supervision order), read from the supervisions manifest one line at a time."""
+    supervision order), read from the supervisions manifest lazily, one supervision at a time."""
     _, sup_path = manifest_paths(manifest_dir, split, prefix)
-    return record_ids(sup_path, "manifest (run stage 0)")
+    if not sup_path.is_file():
+        raise FileNotFoundError(f"{sup_path}: no such manifest (run stage 0)")
+    return (supervision.id for supervision in load_manifest_lazy(sup_path))
 
 
 def merge_jobs(parts: list[Path], order: Iterable[str], output: Pathlike) -> int:

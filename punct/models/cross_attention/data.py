@@ -20,9 +20,9 @@ segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
 corruption is the same in every epoch and run.
 With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frames instead of the mel
 (:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept, or read from a dump as
-needed), with their words by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
-through the AM (``samples``) or permutes the AM frames (``frames``).  The recipe computes the frames of all
-segments once for the models that read them, of the real audio and of the random-audio control's
+needed), with their words by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts
+the permuted samples through the AM (``samples``) or permutes the AM frames (``frames``).  The recipe computes the
+frames of all segments once for the models that read them, of the real audio and of the random-audio control's
 (:mod:`punct.bin.dump_am_frames`, with :func:`model_am_frames`), and :meth:`ItnDataset.take_am_frames` has the
 dataset read them from the dump's shards (a batch's segments at a time, none held) once the dump's
 :data:`AM_FRAMES_INFO` says they are the model's own.
@@ -237,7 +237,8 @@ class ItnDataset(torch.utils.data.Dataset):
     def take_am_frames(self, scp: Pathlike) -> None:
         """Every segment's AM frames from a dump of :mod:`punct.bin.dump_am_frames` (keyed by segment id) instead
         of computing them: the same float16 frames, computed once for all the recipe's models, read from the ark
-        shards when a batch needs them (the scp's index is held, not the frames).  The dump's :data:`AM_FRAMES_INFO` must name this model's audio (real, or random audio of its seed); the first
+        shards when a batch needs them (the scp's index is held, not the frames).  The dump's
+        :data:`AM_FRAMES_INFO` must name this model's audio (real, or random audio of its seed); the first
         segment's frames are checked now (a dump of another AM or geometry fails before training), every other's
         when it is read."""
         if self.am_frames is None:
