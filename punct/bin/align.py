@@ -91,6 +91,17 @@ def merge_split(args, split: str, ali_dir: Path) -> bool:
     order = functools.partial(record_ids, split_cuts, "file (run stage 1)")  # the split's cut ids, read lazily
     counts = merge_alignments(ali_dir, split, args.nj, order, out)
     reasons = {k: v for k, v in counts.items() if k != "aligned"}
+    covered = counts["aligned"] + sum(reasons.values())
+    if covered != total:  # every cut of a job's share is aligned or failed: these jobs did not share this split
+        logging.error(
+            "%s: the %d jobs' outputs cover %d of the split's %d cuts: outputs of another --nj or split, kept from an "
+            "interrupted run? Align again with --overwrite true",
+            split,
+            args.nj,
+            covered,
+            total,
+        )
+        return False
     logging.info(
         "%s: %d of %d cuts aligned; failures by reason: %s (list: %s)",
         split,

@@ -21,7 +21,7 @@ from punct.am.align_quality import read_word_times, start_errors, summarise
 from punct.bin import align as align_bin
 from punct.features.compute import cuts_path
 from punct.io.jsonl import record_ids
-from punct.utils.atomic import atomic_write_text, mark_done
+from punct.utils.atomic import atomic_write_text, is_done, mark_done
 from punct.utils.jobs import job_share
 from tests.am.test_align import fake_am, word_cut
 from tests.am.test_alignable import ENGLISH, peaked_log_probs
@@ -162,3 +162,14 @@ def test_the_merge_holds_no_more_of_a_split_four_times_larger(tmp_path):
         held.append(peak_bytes(merge_held, folder, order))
     assert (peaks[1] - peaks[0]) / 1500 < 1024, peaks
     assert (held[1] - held[0]) / 1500 > 1024, held  # what the check would see of the merge that held the split
+
+
+def test_jobs_of_another_nj_that_leave_cuts_out_stop_the_entry_points_merge(monkeypatch, tmp_path, capfd):
+    """Jobs 1-2 of 3 kept from an interrupted run, merged as --nj 2: in the split's order, but a third of the cuts
+    is neither aligned nor failed; the merge stops and writes no done marker."""
+    cuts = split_cuts(12)
+    ali_dir = aligned_jobs(monkeypatch, tmp_path, cuts, 3)
+    argv = ["--fbank-dir", str(tmp_path / "fbank"), "--am-dir", str(tmp_path / "am"), "--ali-dir", str(ali_dir)]
+    assert align_bin.main(argv + ["--splits", "test", "--prefix", "p", "--nj", "2", "--merge", "--max-fail", "1"]) == 1
+    assert "outputs cover 8 of the split's 12 cuts" in capfd.readouterr().err
+    assert not is_done(cuts_path(tmp_path / "fbank", "test", "p", "_ali"))
