@@ -54,7 +54,7 @@ prosody=natural      # mini corpus: what espeak-ng is told about the marks: natu
                      # conf/prosody.yaml), marks (the punctuated text, every mark spoken as a pause) or none (the words
                      # alone); the corpus goes to data/corpus_<size>_<prosody>
 overlap_branches=true  # stages 5-6 (BERT, text only) run in the background beside stages 1-4 (features, acoustic model)
-branch_threads=      # torch threads of stages 2 and 5; empty: 1 when the branches overlap, else torch's default
+branch_threads=      # torch threads of stages 2 and 5; empty: 1 when the branches overlap on one machine, else torch's default
 # End configuration section.
 
 help_message=$(cat <<HELP
@@ -103,8 +103,9 @@ Options (defaults in brackets):
   --prosody P          mini corpus speech: natural (pauses and question rises drawn from conf/prosody.yaml),
                        marks (punctuated text spoken), none (words alone); data/corpus_<size>_<prosody> [${prosody}]
   --overlap-branches B true: stages 5-6 run in the background beside stages 1-4 (log in
-                       exp/log/text_branch.log) [${overlap_branches}]
-  --branch-threads N   torch threads of stages 2 and 5; empty: 1 when overlapping [${branch_threads}]
+                       exp/log/text_branch.log) [${overlap_branches}]; on one machine (PUNCT_BACKEND=local) they
+                       share --nj (stages 1, 3, 4: nj - branch threads jobs), on a cluster each gets --nj
+  --branch-threads N   torch threads of stages 2 and 5; empty: 1 when overlapping on one machine [${branch_threads}]
 Jobs run through \$train_cmd/\$decode_cmd from cmd.sh (PUNCT_BACKEND=local or slurm); on cuda the network
 stages (2-8) ask \$cuda_cmd --gpu N instead: training N = --ngpu, inference jobs 1 each.
 HELP
@@ -158,19 +159,30 @@ network_options "$device" "$ngpu" "$amp" "$seed"
 text_branch=
 overlap=false
 acoustic_nj=$nj   # jobs of stages 1, 3 and 4
-if $overlap_branches; then
+text_nj=$nj       # jobs of stage 6 in the background text branch
+# The branches share this machine's cores when cmd.sh runs every job here (utils/run.pl: PUNCT_BACKEND=local); on a
+# cluster (PUNCT_BACKEND=slurm) each job is an allocation of its own, and both branches get --nj jobs.
+jobs_share_machine=false
+case "${train_cmd%% *}" in run.pl|*/run.pl) jobs_share_machine=true ;; esac
+if $overlap_branches && $jobs_share_machine; then
   # stages 1, 3 and 4 leave the text branch its core(s): with --nj 2 on 2 cores the second job of stages 3-4
   # slowed BERT's last epoch by ~25 s while the acoustic branch had time to spare.  Also when this run starts
   # after stage 2: the job count shards their outputs, and a rerun (--stage 3) must find the default run's shards
   acoustic_nj=$(( nj > ${branch_threads:-1} ? nj - ${branch_threads:-1} : 1 ))
+  text_nj=${branch_threads:-1}
 fi
 if $overlap_branches && [ $stage -le 2 ] && [ $stop_stage -ge 6 ]; then
   overlap=true
-  branch_threads=${branch_threads:-1}
+  # on a cluster the text branch's jobs keep torch's default threads (their allocation's cores)
+  $jobs_share_machine && branch_threads=${branch_threads:-1}
 fi
 [ -n "$branch_threads" ] && branch_threads_opt="--num-threads $branch_threads" || branch_threads_opt=
 
 log "$command_line"
+if $overlap_branches; then
+  where=$($jobs_share_machine && echo "jobs share this machine" || echo "each job an allocation of its own")
+  log "Jobs of --nj $nj: stages 1, 3 and 4 run $acoustic_nj, the text branch's stage 6 $text_nj ($where: ${train_cmd%% *})"
+fi
 if [ $corpus_form != mini ] && [ -z "$bert_model" ]; then
   # a real corpus runs the paper's settings but for the encoder: the one conf/bert.yaml names, else the offline MiniLM
   conf_encoder=$(python -c "import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get('bert_model') or '')" \
@@ -213,9 +225,10 @@ if $overlap; then
   log "Stages 5-6 start in the background beside stages 1-4: exp/log/text_branch.log"
   mkdir -p exp/log
   # its own process group, so that a failing acoustic branch can stop it (the trap below); its stage 6 runs
-  # $branch_threads job(s) per split: the acoustic branch holds the other core(s), and each job loads the encoders
-  setsid "$0" "${run_args[@]}" --stage 5 --stop-stage 6 --overlap-branches false --branch-threads $branch_threads \
-    --nj $branch_threads > exp/log/text_branch.log 2>&1 &
+  # $text_nj job(s) per split (one machine: $branch_threads, the acoustic branch holds the other core(s), and each
+  # job loads the encoders; a cluster: --nj)
+  setsid "$0" "${run_args[@]}" --stage 5 --stop-stage 6 --overlap-branches false --branch-threads "$branch_threads" \
+    --nj $text_nj > exp/log/text_branch.log 2>&1 &
   text_branch=$!
   trap '[ -n "$text_branch" ] && kill -- -$text_branch 2>/dev/null || true' EXIT
 fi

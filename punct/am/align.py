@@ -8,11 +8,13 @@ Merge: ``data/fbank/<prefix>_cuts_<split>_ali.jsonl.gz``, ``<ali-dir>/<split>.ct
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from lhotse import CutSet, load_manifest
+from lhotse import CutSet, load_manifest_lazy
 from lhotse.utils import fastcopy
 
 from punct.am.alignable import align_folded, alignment_symbols, fold_words
@@ -25,6 +27,7 @@ from punct.features.cmvn import SpeakerCmvn
 from punct.features.compute import load_cut_features
 from punct.labels import aligned_words
 from punct.utils.atomic import atomic_path, atomic_write_text, is_done, mark_done
+from punct.utils.jobs import in_order
 from punct.utils.progress import progress
 
 
@@ -78,33 +81,58 @@ def align_job(
     return counts
 
 
-def merge_alignments(ali_dir: Path, split: str, nj: int, order: list[str], cuts_out: Path) -> dict[str, int]:
-    """Merges the jobs' outputs in ``order`` (the split's cut order); returns counts by outcome."""
-    aligned, ctm_by_id, failed = {}, {}, []
-    for job in range(1, nj + 1):
-        c, m, f = job_paths(ali_dir, split, job)
+def merge_alignments(
+    ali_dir: Path, split: str, nj: int, order: Callable[[], Iterable[str]], cuts_out: Path
+) -> dict[str, int]:
+    """Merges the jobs' outputs (each job's share a contiguous run of the split) in the split's order: the jobs'
+    aligned cuts, ctm lines and failures stream, job after job, into temporary files renamed into place when
+    complete, the cuts and the ctm's cut ids checked to follow ``order()`` (the split's cut ids, read lazily;
+    called once per check).  Holds one cut or line at a time and the counts; returns the counts by outcome."""
+    jobs = [job_paths(ali_dir, split, job) for job in range(1, nj + 1)]
+    for job, (c, _, _) in enumerate(jobs, 1):
         if not is_done(c):
             raise FileNotFoundError(f"{c}: alignment job {job} did not finish")
-        for cut in load_manifest(c):
-            aligned[cut.id] = cut
-        for line in m.read_text(encoding="utf-8").splitlines(keepends=True):
-            ctm_by_id.setdefault(line.split(maxsplit=1)[0], []).append(line)
-        failed.extend(f.read_text(encoding="utf-8").splitlines(keepends=True))
-    with atomic_path(cuts_out, suffix=".jsonl.gz") as tmp:
-        CutSet.from_cuts([aligned[i] for i in order if i in aligned]).to_file(tmp)
-    atomic_write_text(Path(ali_dir) / f"{split}.ctm", "".join(line for i in order for line in ctm_by_id.get(i, [])))
-    atomic_write_text(Path(ali_dir) / f"{split}.failed", "".join(failed))
-    counts = Counter(line.split(maxsplit=1)[1].split(":", 1)[0] for line in failed)
-    counts["aligned"] = len(aligned)
+    counts: Counter = Counter(aligned=0)
+    jobs_cuts = (cut for c, _, _ in jobs for cut in load_manifest_lazy(c))
+    with atomic_path(cuts_out, suffix=".jsonl.gz") as tmp, CutSet.open_writer(tmp, overwrite=True) as writer:
+        for cut in in_order(jobs_cuts, order(), f"{cuts_out}: the alignment jobs' cuts"):
+            writer.write(cut)
+            counts["aligned"] += 1
+    ctm_out = Path(ali_dir) / f"{split}.ctm"
+    with atomic_path(ctm_out) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for _, lines in in_order(_cut_runs(ctm for _, ctm, _ in jobs), order(), f"{ctm_out}: the jobs' ctm", _run_id):
+            f.writelines(lines)
+    with atomic_path(Path(ali_dir) / f"{split}.failed") as tmp, open(tmp, "w", encoding="utf-8") as out:
+        for line in _lines(failed for _, _, failed in jobs):
+            out.write(line)
+            counts[line.split(maxsplit=1)[1].split(":", 1)[0]] += 1
     return dict(counts)
 
 
-def hypothesis_starts(cuts: CutSet) -> dict[str, tuple[list[str], list[float]]]:
-    """``{cut id: (words, starts relative to the cut)}`` from aligned cuts."""
-    out = {}
+def _lines(paths: Iterable[Path]) -> Iterator[str]:
+    """The lines of ``paths``, one file after the other, read one at a time."""
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            yield from f
+
+
+def _cut_runs(ctm_files: Iterable[Path]) -> Iterator[tuple[str, list[str]]]:
+    """(cut id, its lines) of ctm files whose lines are grouped by cut, as :func:`align_job` writes them."""
+    return ((cut_id, list(run)) for cut_id, run in itertools.groupby(_lines(ctm_files), _line_id))
+
+
+def _line_id(line: str) -> str:
+    return line.split(maxsplit=1)[0]
+
+
+def _run_id(run: tuple[str, list[str]]) -> str:
+    return run[0]
+
+
+def hypothesis_starts(cuts: Iterable) -> Iterator[tuple[str, tuple[list[str], list[float]]]]:
+    """``(cut id, (words, starts relative to the cut))`` of aligned cuts, one cut at a time."""
     for cut in cuts:
         words = aligned_words(cut.supervisions[0])
         if words is None:
             raise ValueError(f"cut {cut.id}: supervision has no alignment['word']")
-        out[cut.id] = ([w.word for w in words], [w.start - cut.start for w in words])
-    return out
+        yield cut.id, ([w.word for w in words], [w.start - cut.start for w in words])

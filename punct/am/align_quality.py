@@ -9,7 +9,8 @@ when its reference words equal the aligned words; otherwise it is counted as a m
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from lhotse.utils import Pathlike
@@ -33,14 +34,20 @@ def read_word_times(path: Pathlike) -> dict[str, tuple[list[str], list[float | N
     return out
 
 
+WordStarts = tuple[Sequence[str], Sequence[float]]  # a segment's aligned words and their start times
+
+
 def start_errors(
     reference: dict[str, tuple[list[str], list[float | None]]],
-    hypothesis: dict[str, tuple[Sequence[str], Sequence[float]]],
+    hypothesis: Mapping[str, WordStarts] | Iterable[tuple[str, WordStarts]],
 ) -> tuple[np.ndarray, dict[str, int]]:
-    """Signed errors (hyp - ref, seconds) of every comparable word start, and counts of what was compared."""
-    errors: list[float] = []
+    """Signed errors (hyp - ref, seconds) of every comparable word start, and counts of what was compared.
+    ``hypothesis``: a mapping, or its (key, (words, starts)) items read one at a time (a lazy manifest's); the
+    errors are kept as 8-byte floats, the reference as given."""
+    errors = array("d")
     counts = {"segments": 0, "words": 0, "word_mismatch": 0, "no_reference": 0}
-    for key, (words, starts) in hypothesis.items():
+    items = hypothesis.items() if isinstance(hypothesis, Mapping) else hypothesis
+    for key, (words, starts) in items:
         if key not in reference:
             counts["no_reference"] += 1
             continue

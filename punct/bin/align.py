@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
@@ -15,13 +16,14 @@ import time
 from pathlib import Path
 
 import torch
-from lhotse import load_manifest
+from lhotse import load_manifest_lazy
 
 from punct.am.align import align_job, hypothesis_starts, job_paths, merge_alignments
 from punct.am.align_quality import format_summary, read_word_times, start_errors, summarise
 from punct.am.checkpoint import add_am_input_arguments, load_model
 from punct.am.dataset import load_split
 from punct.features.compute import cuts_path
+from punct.io.jsonl import count_records, record_ids
 from punct.utils.atomic import atomic_write_text, is_done, mark_done
 from punct.utils.cli import add_device_arguments, parse_and_log
 from punct.utils.device import resolve_device
@@ -83,12 +85,23 @@ def alignment_problem(
 
 def merge_split(args, split: str, ali_dir: Path) -> bool:
     """Merges one split; False when too many cuts failed."""
-    cuts, _ = load_split(args.fbank_dir, split, args.prefix, lazy=True)
-    ids = [c.id for c in cuts]  # the split's cut ids, not its cuts
+    split_cuts = cuts_path(args.fbank_dir, split, args.prefix)
+    total = count_records(split_cuts, "file (run stage 1)")
     out = cuts_path(args.fbank_dir, split, args.prefix, "_ali")
-    counts = merge_alignments(ali_dir, split, args.nj, ids, out)
-    total = len(ids)
+    order = functools.partial(record_ids, split_cuts, "file (run stage 1)")  # the split's cut ids, read lazily
+    counts = merge_alignments(ali_dir, split, args.nj, order, out)
     reasons = {k: v for k, v in counts.items() if k != "aligned"}
+    covered = counts["aligned"] + sum(reasons.values())
+    if covered != total:  # every cut of a job's share is aligned or failed: these jobs did not share this split
+        logging.error(
+            "%s: the %d jobs' outputs cover %d of the split's %d cuts: outputs of another --nj or split, kept from an "
+            "interrupted run? Align again with --overwrite true",
+            split,
+            args.nj,
+            covered,
+            total,
+        )
+        return False
     logging.info(
         "%s: %d of %d cuts aligned; failures by reason: %s (list: %s)",
         split,
@@ -107,7 +120,7 @@ def merge_split(args, split: str, ali_dir: Path) -> bool:
         if not word_times.is_file():
             logging.warning("%s: no such file; alignment error not measured", word_times)
         else:
-            errors, qcounts = start_errors(read_word_times(word_times), hypothesis_starts(load_manifest(out)))
+            errors, qcounts = start_errors(read_word_times(word_times), hypothesis_starts(load_manifest_lazy(out)))
             summary = summarise(errors, qcounts)
             text = format_summary(split, summary)
             atomic_write_text(ali_dir / f"{split}.ali_error.txt", text)

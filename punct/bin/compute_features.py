@@ -13,15 +13,19 @@ import logging
 import sys
 from pathlib import Path
 
+from lhotse import load_manifest_lazy
+
 from punct.features import FeatureConfig
 from punct.features.compute import (
     accumulate_cmvn,
     compute_job,
     cuts_path,
     load_job_cuts,
-    load_split_cuts,
+    manifest_paths,
     merge_jobs,
+    split_cut_ids,
 )
+from punct.io.jsonl import count_records
 from punct.utils.atomic import is_done, mark_done
 from punct.utils.config import load_config
 from punct.utils.jobs import add_job_arguments, check_job
@@ -42,12 +46,15 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def merge_split(args, config: FeatureConfig, split: str) -> None:
-    cuts = load_split_cuts(args.manifest_dir, split, args.prefix)
+    """The jobs' cuts streamed into the split's manifest (its order), then its CMVN stats from the merged manifest
+    read lazily: one cut, and the stats of each speaker, held at a time."""
     parts = [part_path(args, split, j) for j in range(1, args.nj + 1)]
     out = cuts_path(args.fbank_dir, split, args.prefix)
-    merged = merge_jobs(parts, cuts, out)
-    logging.info("%s: %d cuts with features, %d skipped", out, len(merged), len(cuts) - len(merged))
-    cmvn = accumulate_cmvn(merged, norm_vars=config.norm_vars)
+    _, sup_path = manifest_paths(args.manifest_dir, split, args.prefix)
+    total = count_records(sup_path, "manifest (run stage 0)")
+    merged = merge_jobs(parts, split_cut_ids(args.manifest_dir, split, args.prefix), out)
+    logging.info("%s: %d cuts with features, %d skipped", out, merged, total - merged)
+    cmvn = accumulate_cmvn(load_manifest_lazy(out), norm_vars=config.norm_vars)
     cmvn_file = args.fbank_dir / f"cmvn_{split}.json"
     cmvn.save(cmvn_file)
     logging.info("%s: CMVN stats of %d speakers", cmvn_file, len(cmvn.stats))

@@ -28,6 +28,7 @@ use :func:`load_cut_features` for the matrix and :func:`feature_frames` for its 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ from lhotse.utils import Pathlike, compute_num_frames_from_samples, compute_num_
 from punct.features.cmvn import SpeakerCmvn
 from punct.features.extractor import expected_num_frames
 from punct.utils.atomic import atomic_path, is_done, mark_done
-from punct.utils.jobs import job_share_lazy
+from punct.utils.jobs import in_order, job_share_lazy
 from punct.utils.progress import progress
 
 # lilcom's accuracy in the stage-1 archives: values are stored as multiples of 2 ** LILCOM_TICK_POWER.
@@ -207,21 +208,33 @@ def load_cut_features(cut, cmvn: SpeakerCmvn | None = None) -> np.ndarray:
     return np.asarray(feats, dtype=np.float32)
 
 
-def merge_jobs(parts: list[Path], split_cuts: CutSet, output: Pathlike) -> CutSet:
-    """Concatenates per-job cut manifests in ``split_cuts`` order; writes ``output`` atomically."""
+def split_cut_ids(manifest_dir: Pathlike, split: str, prefix: str) -> Iterator[str]:
+    """The ids of :func:`load_split_cuts`, in its order (one cut per supervision, cut id = supervision id, in
+    supervision order), read from the supervisions manifest lazily, one supervision at a time."""
+    _, sup_path = manifest_paths(manifest_dir, split, prefix)
+    if not sup_path.is_file():
+        raise FileNotFoundError(f"{sup_path}: no such manifest (run stage 0)")
+    return (supervision.id for supervision in load_manifest_lazy(sup_path))
+
+
+def merge_jobs(parts: list[Path], order: Iterable[str], output: Pathlike) -> int:
+    """Concatenates per-job cut manifests (each job's share a contiguous run of the split) into ``output``, checked
+    to follow ``order`` (the split's cut ids, :func:`split_cut_ids`): the split's order, skipped cuts left out.
+    The cuts stream from the parts into a temporary file renamed to ``output`` when complete (one cut held at a
+    time); returns how many were written."""
     for part in parts:
         if not is_done(part):
             raise FileNotFoundError(f"{part}: job output missing or unfinished")
-    by_id = {}
-    for part in parts:
-        for cut in load_manifest(part):
-            by_id[cut.id] = cut
-    merged = CutSet.from_cuts([by_id[c.id] for c in split_cuts if c.id in by_id])
-    with atomic_path(output, suffix=".jsonl.gz") as tmp:
-        merged.to_file(tmp)
-    return merged
+    jobs_cuts = (cut for part in parts for cut in load_manifest_lazy(part))
+    written = 0
+    with atomic_path(output, suffix=".jsonl.gz") as tmp, CutSet.open_writer(tmp, overwrite=True) as writer:
+        for cut in in_order(jobs_cuts, order, f"{output}: the jobs' cuts"):
+            writer.write(cut)
+            written += 1
+    return written
 
 
-def accumulate_cmvn(cuts: CutSet, norm_vars: bool = False) -> SpeakerCmvn:
+def accumulate_cmvn(cuts: Iterable, norm_vars: bool = False) -> SpeakerCmvn:
+    """Per-speaker CMVN stats of ``cuts``' features, read one cut at a time (a lazy manifest is never held)."""
     pairs = ((c.supervisions[0].speaker, load_cut_features(c)) for c in progress(cuts, desc="cmvn", mininterval=5))
     return SpeakerCmvn.accumulate(pairs, norm_vars=norm_vars)

@@ -40,3 +40,11 @@ def read_jsonl(path: Pathlike, what: str) -> Iterator[tuple[str, Any]]:
             except json.JSONDecodeError as e:
                 raise ValueError(f"{where}: not valid JSON: {e}") from None
             yield where, record
+
+
+def record_ids(path: Pathlike, what: str) -> Iterator[str]:
+    """The ``id`` of every record (a manifest's items), in order, one line parsed at a time."""
+    for where, record in read_jsonl(path, what):
+        if not isinstance(record, dict) or "id" not in record:
+            raise ValueError(f"{where}: a record without an id")
+        yield record["id"]

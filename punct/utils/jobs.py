@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -38,3 +38,20 @@ def job_share_lazy(items: Iterable[T], job: int, nj: int, count: int | None = No
     ``len(items)``: a lazy lhotse manifest counts its lines without parsing them)."""
     start, end = share_bounds(len(items) if count is None else count, job, nj)
     return list(itertools.islice(items, start, end))
+
+
+def in_order(items: Iterable[T], order: Iterable[str], where: str, key=lambda item: item.id) -> Iterator[T]:
+    """``items`` (the jobs' outputs, read one after the other) as they come, checked to follow ``order`` (the
+    split's ids, read lazily): each item's id must come later in ``order`` than the previous one's, ids of
+    ``order`` without an item (skipped or failed) are passed over.  What a merge of contiguous job shares
+    writes is then the split's order, as a merge that held the split would have sorted it; nothing but the
+    current item is held.  ``where`` names the outputs in the error."""
+    remaining = iter(order)
+    for item in items:
+        item_id = key(item)
+        if not any(split_id == item_id for split_id in remaining):
+            raise ValueError(
+                f"{where}: {item_id!r} is not in the split, or not in the split's order after the items before it "
+                "(job outputs of another split, --nj or manifest: run the jobs again)"
+            )
+        yield item

@@ -3,6 +3,7 @@ corpus defaults."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -103,6 +104,41 @@ def test_mustc_paper_settings_warn_about_the_encoder(repo_root, options, warned)
     )
     assert out.returncode == 0, out.stderr
     assert ("WARNING" in out.stderr and "not the paper's encoder bert-base-uncased" in out.stderr) == warned, out.stderr
+
+
+@pytest.mark.parametrize(
+    "backend,options,jobs",
+    [
+        ("local", [], "stages 1, 3 and 4 run 7, the text branch's stage 6 1 (jobs share this machine"),
+        ("local", ["--branch-threads", "3"], "stages 1, 3 and 4 run 5, the text branch's stage 6 3 (jobs share"),
+        ("slurm", [], "stages 1, 3 and 4 run 8, the text branch's stage 6 8 (each job an allocation of its own"),
+        ("slurm", ["--branch-threads", "3"], "stages 1, 3 and 4 run 8, the text branch's stage 6 8 (each job"),
+    ],
+)
+def test_mustc_overlapping_branches_share_nj_on_one_machine_and_each_get_it_on_a_cluster(
+    repo_root, backend, options, jobs
+):
+    """--overlap-branches: locally (utils/run.pl) the acoustic stages leave the text branch its threads out of
+    --nj; under PUNCT_BACKEND=slurm every job is its own allocation and both branches run --nj jobs (stage 10:
+    nothing runs, the plan is logged)."""
+    env = dict(os.environ, PUNCT_BACKEND=backend, PUNCT_GPUS="0")
+    out = subprocess.run(
+        ["./run.sh", "--nj", "8", *options, "--stage", "10"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root / "egs/mustc",
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"Jobs of --nj 8: {jobs}" in out.stderr, out.stderr
+    quiet = subprocess.run(
+        ["./run.sh", "--overlap-branches", "false", "--stage", "10"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root / "egs/mustc",
+        env=env,
+    )
+    assert quiet.returncode == 0 and "Jobs of" not in quiet.stderr, quiet.stderr
 
 
 def test_mustc_paper_config_uses_the_papers_loss(repo_root):

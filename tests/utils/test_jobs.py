@@ -35,3 +35,14 @@ def test_a_lazy_share_is_the_same_and_reads_no_further(n, nj):
         share = job_share_lazy(items(), job, nj, count=n)
         assert share == job_share(list(range(n)), job, nj)
         assert read == list(range(share[-1] + 1 if share else len(read)))  # nothing after the share's end
+
+
+def test_in_order_passes_items_in_the_splits_order_and_refuses_others():
+    from punct.utils.jobs import in_order
+
+    order = ["a", "b", "c", "d", "e"]
+    assert list(in_order(["a", "c", "e"], iter(order), "x", key=str)) == ["a", "c", "e"]  # b, d skipped
+    assert list(in_order([], iter(order), "x", key=str)) == []
+    for items in (["c", "b"], ["a", "a"], ["a", "z"]):  # out of order, twice, not in the split
+        with pytest.raises(ValueError, match="x: .* is not in the split"):
+            list(in_order(items, iter(order), "x", key=str))

@@ -19,12 +19,13 @@ segment start.  ``random_audio`` permutes the segment's samples (or mel frames,
 ``random_audio_unit``) with a seed derived from the config seed and the segment id, so the
 corruption is the same in every epoch and run.
 With ``sound_encoder: am`` the audio is the frozen acoustic model's pooled frames instead of the mel
-(:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept), with their words
-by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts the permuted samples
-through the AM (``samples``) or permutes the AM frames (``frames``).  The recipe computes the frames of all
-segments once for the models that read them, of the real audio and of the random-audio control's
-(:mod:`punct.bin.dump_am_frames`, with :func:`model_am_frames`), and :meth:`ItnDataset.take_am_frames` puts them in
-the dataset's store once the dump's :data:`AM_FRAMES_INFO` says they are the model's own.
+(:mod:`punct.models.cross_attention.am_frames`; computed once per segment and kept, or read from a dump as
+needed), with their words by :class:`punct.models.cross_attention.geometry.AmFrameGeometry`; random audio then puts
+the permuted samples through the AM (``samples``) or permutes the AM frames (``frames``).  The recipe computes the
+frames of all segments once for the models that read them, of the real audio and of the random-audio control's
+(:mod:`punct.bin.dump_am_frames`, with :func:`model_am_frames`), and :meth:`ItnDataset.take_am_frames` has the
+dataset read them from the dump's shards (a batch's segments at a time, none held) once the dump's
+:data:`AM_FRAMES_INFO` says they are the model's own.
 
 Batches: :func:`loader` (in order for predictions, or shuffled as one rank's share for training) of
 :func:`collate`d examples.
@@ -195,7 +196,9 @@ class ItnDataset(torch.utils.data.Dataset):
         self.mel = MelSpectrogram(cfg.sample_rate, cfg.win_length, cfg.hop_length, cfg.num_mel_bins, cfg.log_mel)
         self.geometry = SoundGeometry.from_config(cfg)
         self.am_frames: AmFrames | None = None
-        self.am_cache: dict[int, np.ndarray] = {}  # segment index -> its (frames, dim) float16 AM frames
+        self.am_cache: dict[int, np.ndarray] = {}  # segment index -> its computed (frames, dim) float16 AM frames
+        self.am_dump: MatrixReader | None = None  # or a dump's frames, read as needed (take_am_frames)
+        self.am_dump_path: Path | None = None
         if with_audio and cfg.sound_encoder == "am":
             self.am_frames = am_frames_of(cfg)
             self.geometry = self.am_frames.geometry
@@ -220,16 +223,24 @@ class ItnDataset(torch.utils.data.Dataset):
         return corrupt_samples(self.real_samples(seg), self.cfg, seg.id)
 
     def segment_am_frames(self, i: int) -> torch.Tensor:
-        """Segment ``i``'s (frames, dim) frozen-AM frames, computed once (:func:`model_am_frames`)."""
-        if i not in self.am_cache:
-            seg = self.segments[i]
-            self.am_cache[i] = model_am_frames(self.am_frames, self.real_samples(seg), self.cfg, seg.id)
-        return torch.from_numpy(self.am_cache[i].astype(np.float32))
+        """Segment ``i``'s (frames, dim) frozen-AM frames: read from the dump when given one
+        (:meth:`take_am_frames`), else computed once and kept (:func:`model_am_frames`)."""
+        if self.am_dump is not None:
+            frames = self.dumped_am_frames(i)
+        else:
+            if i not in self.am_cache:
+                seg = self.segments[i]
+                self.am_cache[i] = model_am_frames(self.am_frames, self.real_samples(seg), self.cfg, seg.id)
+            frames = self.am_cache[i]
+        return torch.from_numpy(frames.astype(np.float32))
 
     def take_am_frames(self, scp: Pathlike) -> None:
         """Every segment's AM frames from a dump of :mod:`punct.bin.dump_am_frames` (keyed by segment id) instead
-        of computing them: the same float16 frames, computed once for all the recipe's models.  The dump's
-        :data:`AM_FRAMES_INFO` must name this model's audio (real, or random audio of its seed)."""
+        of computing them: the same float16 frames, computed once for all the recipe's models, read from the ark
+        shards when a batch needs them (the scp's index is held, not the frames).  The dump's
+        :data:`AM_FRAMES_INFO` must name this model's audio (real, or random audio of its seed); the first
+        segment's frames are checked now (a dump of another AM or geometry fails before training), every other's
+        when it is read."""
         if self.am_frames is None:
             raise ValueError(f"{scp}: dumped AM frames are for sound_encoder am")
         check_am_frames_info(Path(scp), self.cfg)
@@ -237,18 +248,25 @@ class ItnDataset(torch.utils.data.Dataset):
         missing = [seg.id for seg in self.segments if seg.id not in reader]
         if missing:
             raise ValueError(f"{scp}: no AM frames of {len(missing)} segment(s), e.g. {missing[:3]}")
-        for i, seg in enumerate(self.segments):
-            frames = reader[seg.id]
-            num_samples = max(self.geometry.min_samples, round(seg.duration * self.cfg.sample_rate))
-            expected = self.geometry.num_frames(num_samples)
-            if frames.shape[1] != self.am_frames.dim or abs(frames.shape[0] - expected) > 1:  # +-1: sample rounding
-                raise ValueError(
-                    f"{scp}: segment {seg.id} has {frames.shape[0]} x {frames.shape[1]} AM frames, the model's AM "
-                    f"({self.cfg.am_dir}, layer {self.cfg.am_layer}, stride {self.cfg.am_frame_stride}) "
-                    f"gives {expected} x {self.am_frames.dim}: dumped with another AM or geometry"
-                )
-            self.am_cache[i] = frames.astype(np.float16)
-        logging.info("%s: AM frames of %d segments", scp, len(self.segments))
+        self.am_dump, self.am_dump_path = reader, Path(scp)
+        self.am_cache.clear()
+        if self.segments:
+            self.dumped_am_frames(0)
+        logging.info("%s: AM frames of %d segments, read as needed", scp, len(self.segments))
+
+    def dumped_am_frames(self, i: int) -> np.ndarray:
+        """Segment ``i``'s (frames, dim) float16 frames read from the dump, checked against the model's AM."""
+        seg = self.segments[i]
+        frames = self.am_dump[seg.id]
+        num_samples = max(self.geometry.min_samples, round(seg.duration * self.cfg.sample_rate))
+        expected = self.geometry.num_frames(num_samples)
+        if frames.shape[1] != self.am_frames.dim or abs(frames.shape[0] - expected) > 1:  # +-1: sample rounding
+            raise ValueError(
+                f"{self.am_dump_path}: segment {seg.id} has {frames.shape[0]} x {frames.shape[1]} AM frames, the "
+                f"model's AM ({self.cfg.am_dir}, layer {self.cfg.am_layer}, stride {self.cfg.am_frame_stride}) "
+                f"gives {expected} x {self.am_frames.dim}: dumped with another AM or geometry"
+            )
+        return frames.astype(np.float16)
 
     def __getitem__(self, i: int) -> dict:
         seg = self.segments[i]

@@ -135,8 +135,9 @@ def test_am_encoder_needs_an_am_folder(tmp_path):
 
 def test_dumped_frames_are_the_frames_training_computes(am_setup, tmp_path):
     """punct.bin.dump_am_frames (two jobs, merged) writes every segment's frames exactly as the dataset computes
-    them, of the real audio and of the random-audio control of a seed; a model trained on the dump (train_mm
-    --am-frames) is the model trained without it, with real or random audio; a dump of another geometry, one
+    them, of the real audio and of the random-audio control of a seed; the dataset reads them from the shards as
+    needed and holds none; a model trained on the dump (train_mm --am-frames) is the model trained without it, with
+    real or random audio; a dump of another geometry, one
     without a segment, of other audio (real for random, another seed) or saying nothing of its audio is refused."""
     import json
 
@@ -159,8 +160,8 @@ def test_dumped_frames_are_the_frames_training_computes(am_setup, tmp_path):
         computed = _split(data, tokenizer, model_cfg)
         dumped = _split(data, tokenizer, model_cfg)
         dumped.take_am_frames(dump / "train" / "frames.scp")
-        assert len(dumped.am_cache) == len(dumped) > 0
         assert all(torch.equal(dumped[i]["am_frames"], computed[i]["am_frames"]) for i in range(len(computed)))
+        assert not dumped.am_cache and len(computed.am_cache) == len(dumped) > 0  # read as needed, none held
     real, random = (MatrixReader(d / "dev" / "frames.scp") for d in (frames, frames / "random_audio"))
     key = next(iter(real.keys()))
     assert real[key].shape == random[key].shape and np.abs(real[key] - random[key]).mean() > 0.1
