@@ -5,14 +5,20 @@ speech, its cost recorded per stage, a per-hour slope fitted and extrapolated to
 
   python benchmarks/bench_scale.py --hours 1 2 4 8 --work-dir /tmp/scale            # egs/mustc, ~1.5 h on 2 cores
   python benchmarks/bench_scale.py --table-only                                     # the tables of the committed JSON
+  python benchmarks/bench_scale.py --plan --work-dir /tmp/scale --commit-copy        # the 400 h plan from it
 
 Each size is a fresh copy of the recipe (no data/, exp/) that builds the corpus ``--corpus-size <H>h``: H hours of
 training talks like the mini corpus' and its dev and test talks (punct.corpora.mini_english.scaled_splits).  The
 stages run one at a time (``--overlap-branches false``, ``--nj``), each under ``benchmarks/scale/probe.py``: wall
 and CPU seconds, the peak RSS of the largest process and of each kind of process (a stage's jobs and its merge),
 bytes read and written, and the size of data/ and exp/ after it.  The models are the mini configs' with fewer
-epochs (``--epochs``): a training stage's cost is its epochs times an epoch's, and the epoch is what grows.  The
-paper's models are larger; what their stages 4-7 write is scaled by the dims in the JSON's ``paper_dims``.
+epochs (``--epochs``): a training stage's cost is its epochs times an epoch's, and the epoch is what grows.  Sizes
+above ``--train-max-hours`` skip the AM's and BERT's trainings (stages 2 and 5) and take the models of the largest
+size that trained them, so that the data path (stages 0, 1, 3, 4, 6-8) reaches 8 h in a session's time on 2 cores.
+
+``--plan`` works out a 400 h run on 8 GPUs from the committed JSON (``benchmarks.scale.gpu_plan``: FLOPs of the
+paper-size models counted on their graphs, stage 7's per-hour epoch cost of ``bench_train.py --epoch-cost``, the
+measured CPU slopes) and writes ``plan.json`` beside it.
 
 A size whose figures exist in the work dir is not run again (re-running resumes).  The JSON goes to
 ``benchmarks/results/scale_<recipe>.json`` and, with ``--commit-copy``, to ``egs/<recipe>/RESULTS/scale/``, from
@@ -42,6 +48,8 @@ RECIPES = {
         "stages": [0, 1, 2, 3, 4, 5, 6, 7, 8],
         "options": ["--overlap-branches", "false", "--bert-extra-text", "none", "--prosody", "natural"],
         "configs": {"am": "am_mini.yaml", "bert": "bert_mini.yaml", "tdnn": "tdnn_mini.yaml"},
+        # the stages that train a model another stage reads, and the folders that hold it (less what they exclude)
+        "trainings": {2: ("exp/am", ["ali"]), 5: ("exp/bert", [])},
     },
 }
 print = functools.partial(print, flush=True)  # noqa: A001  (the log of a long run, read while it runs)
@@ -58,8 +66,21 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--epochs", type=int, nargs=3, default=(1, 1, 1), metavar=("AM", "BERT", "TDNN"), help="epochs per training"
     )
+    parser.add_argument(
+        "--train-max-hours",
+        type=float,
+        default=None,
+        help="larger sizes skip the trainings of stages 2 and 5 and reuse the largest trained size's models",
+    )
     parser.add_argument("--commit-copy", action="store_true", help="also write egs/<recipe>/RESULTS/scale/")
     parser.add_argument("--table-only", action="store_true", help="print the committed JSON's tables, run nothing")
+    parser.add_argument("--plan", action="store_true", help="the 400 h plan from the committed JSON, run nothing")
+    parser.add_argument(
+        "--epoch-cost",
+        type=Path,
+        default=common.REPO / "egs" / "mustc" / "RESULTS" / "scale" / "train_epoch_cost.json",
+        help="--plan: stage 7's epoch cost per hour (bench_train.py --epoch-cost)",
+    )
     return parser
 
 
@@ -114,10 +135,25 @@ def corpus_facts(copy: Path) -> dict:
     }
 
 
+def copy_dir(args: argparse.Namespace, hours: float) -> Path:
+    return args.work_dir / f"{args.recipe}_{hours:g}h"
+
+
+def take_models(args: argparse.Namespace, copy: Path, stage: int) -> dict:
+    """Stage ``stage``'s trained model from the largest size that trained it (``--train-max-hours``)."""
+    folder, excluded = RECIPES[args.recipe]["trainings"][stage]
+    source_hours = max(h for h in args.hours if h <= args.train_max_hours)
+    source = copy_dir(args, source_hours) / folder
+    if not (copy / folder).exists():
+        shutil.copytree(source, copy / folder, ignore=lambda d, names: excluded if Path(d) == source else [])
+    folders = {name: folder_mb(copy / name) for name in ("data", "exp")}
+    return {"stage": stage, "skipped": f"the model of the {source_hours:g}h size ({folder})", "folders_mb": folders}
+
+
 def run_size(args: argparse.Namespace, hours: float) -> dict:
     """Every stage of one size, probed; the figures are kept in the copy (``scale/stage<N>.json``)."""
     recipe = RECIPES[args.recipe]
-    copy = args.work_dir / f"{args.recipe}_{hours:g}h"
+    copy = copy_dir(args, hours)
     fresh_copy(common.REPO / "egs" / args.recipe, copy)
     changes = scale_configs(copy, recipe["configs"], tuple(args.epochs))
     figures_dir = copy / "scale"
@@ -128,6 +164,9 @@ def run_size(args: argparse.Namespace, hours: float) -> dict:
     ]
     stages = []
     for stage in recipe["stages"]:
+        if args.train_max_hours is not None and hours > args.train_max_hours and stage in recipe["trainings"]:
+            stages.append(take_models(args, copy, stage))
+            continue
         out = figures_dir / f"stage{stage}.json"
         if not out.exists():
             command = ["./run.sh", "--stage", str(stage), "--stop-stage", str(stage), *run_options]
@@ -153,6 +192,30 @@ def run_size(args: argparse.Namespace, hours: float) -> dict:
     }
 
 
+def write_plan(args: argparse.Namespace, committed: Path) -> None:
+    """The 400 h plan of ``committed`` (a scaling run's JSON), printed and written beside it with --commit-copy."""
+    import torch
+
+    from benchmarks.scale import gpu_plan
+
+    torch.set_num_threads(1)
+    scale = json.loads(committed.read_text())
+    conf = common.REPO / "egs" / args.recipe / "conf"
+    paper = {name: yaml.safe_load((conf / f"{name}.yaml").read_text()) for name in ("am", "bert", "tdnn")}
+    epochs = {"am": paper["am"]["num_epochs"], "bert": paper["bert"]["num_epochs"], "tdnn": paper["tdnn"]["epochs"]}
+    flops = gpu_plan.model_flops(common.random_models("paper"), paper["bert"]["max_length"], paper["bert"]["context"])
+    largest = args.work_dir / f"{args.recipe}_{scale['sizes'][-1]['size']}"
+    (text,) = largest.glob("data/corpus_*/data/train/txt/train.en")
+    per_word = gpu_plan.tokens_per_word(common.tokenizer(), text.read_text(encoding="utf-8").splitlines())
+    stage7 = json.loads(args.epoch_cost.read_text())["per_hour"]
+    plan = gpu_plan.make_plan(scale, flops, epochs, per_word, stage7)
+    print(gpu_plan.render_plan(plan))
+    if args.commit_copy:
+        out = committed.with_name("plan.json")
+        out.write_text(json.dumps(plan, indent=1) + "\n")
+        print(f"wrote {out}")
+
+
 def git_commit() -> str:
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 
@@ -162,6 +225,9 @@ def main() -> None:
     committed = common.REPO / "egs" / args.recipe / "RESULTS" / "scale" / "scale.json"
     if args.table_only:
         print(growth.render_tables(json.loads(committed.read_text())))
+        return
+    if args.plan:
+        write_plan(args, committed)
         return
     began = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     sizes = [run_size(args, hours) for hours in args.hours]
@@ -173,6 +239,7 @@ def main() -> None:
         "began": began,
         "machine": common.machine(),
         "nj": args.nj,
+        "train_max_hours": args.train_max_hours,
         "epochs": dict(zip(("am", "bert", "tdnn"), args.epochs)),
         "sizes": sizes,
     }

@@ -19,7 +19,9 @@ is nearly all of its 400 h.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -69,13 +71,19 @@ def fit_line(hours: Sequence[float], values: Sequence[float]) -> dict[str, float
     }
 
 
+def ran(sizes: Sequence[dict], index: int) -> list[dict]:
+    """The sizes whose stage ``index`` ran (a larger size may have taken a smaller one's trained model)."""
+    return [size for size in sizes if "skipped" not in size["stages"][index]]
+
+
 def fit_sizes(sizes: Sequence[dict]) -> dict[str, dict[str, dict[str, float]]]:
-    """A line per stage and figure over the sizes (keys: the stage as a string)."""
-    hours = [train_hours(size) for size in sizes]
+    """A line per stage and figure over the sizes that ran it (keys: the stage as a string)."""
     fits = {}
     for index, stage in enumerate(sizes[0]["stages"]):
+        measured = ran(sizes, index)
+        hours = [train_hours(size) for size in measured]
         fits[str(stage["stage"])] = {
-            figure: fit_line(hours, [stage_figure(size, index, figure) for size in sizes]) for figure in FIGURES
+            figure: fit_line(hours, [stage_figure(size, index, figure) for size in measured]) for figure in FIGURES
         }
     return fits
 
@@ -84,16 +92,19 @@ def at_hours(fit: dict[str, float], hours: float) -> float:
     return fit["at_zero"] + fit["per_hour"] * hours
 
 
-def process_growth(sizes: Sequence[dict]) -> list[tuple[int, str, float, float]]:
-    """(stage, process kind, peak RSS MB at the smallest size, at the largest) of every kind seen in both."""
-    small, large = sizes[0], sizes[-1]
+def process_growth(sizes: Sequence[dict]) -> list[tuple[int, str, float, float, float, float]]:
+    """(stage, process kind, smallest and largest training hours that ran the stage, the kind's peak RSS MB at
+    each) of every kind seen at both."""
     rows = []
-    for stage_small, stage_large in zip(small["stages"], large["stages"]):
+    for index in range(len(sizes[0]["stages"])):
+        measured = ran(sizes, index)
+        small, large = measured[0], measured[-1]
+        stage_small, stage_large = small["stages"][index], large["stages"][index]
         for kind, figures in stage_small["processes"].items():
             if kind in stage_large["processes"]:
-                rows.append(
-                    (stage_small["stage"], kind, figures["peak_rss_mb"], stage_large["processes"][kind]["peak_rss_mb"])
-                )
+                peak_large = stage_large["processes"][kind]["peak_rss_mb"]
+                hours = (train_hours(small), train_hours(large))
+                rows.append((stage_small["stage"], kind, *hours, figures["peak_rss_mb"], peak_large))
     return rows
 
 
@@ -108,13 +119,17 @@ def _stage_label(data: dict, stage: int) -> str:
     return f"{stage} {name}".strip()
 
 
+def _measured_cell(stage: dict) -> str:
+    return "(trained smaller)" if "skipped" in stage else f"{stage['wall_seconds']:.0f} / {stage['peak_rss_mb']:.0f}"
+
+
 def render_measured(data: dict) -> str:
     """Wall seconds and peak RSS (largest process) per stage and size, as measured."""
     sizes = data["sizes"]
     header = ["stage"] + [f"{train_hours(s):.2f} h: wall s / peak MB" for s in sizes]
     rows = []
     for index, stage in enumerate(sizes[0]["stages"]):
-        cells = [f"{s['stages'][index]['wall_seconds']:.0f} / {s['stages'][index]['peak_rss_mb']:.0f}" for s in sizes]
+        cells = [_measured_cell(size["stages"][index]) for size in sizes]
         rows.append([_stage_label(data, stage["stage"])] + cells)
     return _table(header, rows)
 
@@ -124,8 +139,8 @@ def render_fits(data: dict) -> str:
     header = ["stage", "wall s/h", "CPU s/h", "disk MB/h", "peak MB/h", "peak MB at the largest"]
     header += [f"wall h, {name}" for name in TARGET_HOURS] + [f"disk GB, {name}" for name in TARGET_HOURS]
     rows = []
-    for stage, fits in data["fits"].items():
-        peak_largest = data["sizes"][-1]["stages"][list(data["fits"]).index(stage)]["peak_rss_mb"]
+    for index, (stage, fits) in enumerate(data["fits"].items()):
+        peak_largest = ran(data["sizes"], index)[-1]["stages"][index]["peak_rss_mb"]
         cells = [
             f"{fits['wall_seconds']['per_hour']:.1f}",
             f"{fits['cpu_seconds']['per_hour']:.1f}",
@@ -140,12 +155,17 @@ def render_fits(data: dict) -> str:
 
 
 def render_processes(data: dict) -> str:
-    """Peak RSS per kind of process at the smallest and the largest size, and their ratio."""
-    sizes = data["sizes"]
-    header = ["stage", "process", f"peak MB, {train_hours(sizes[0]):.2f} h", f"{train_hours(sizes[-1]):.2f} h", "ratio"]
+    """Peak RSS per kind of process at the smallest and the largest size that ran its stage, and their ratio."""
+    header = ["stage", "process", "hours", "peak MB", "ratio"]
     rows = [
-        [str(stage), f"`{kind}`", f"{small:.0f}", f"{large:.0f}", f"{large / small:.2f}"]
-        for stage, kind, small, large in process_growth(sizes)
+        [
+            str(stage),
+            f"`{kind}`",
+            f"{h_small:.2f} -> {h_large:.2f}",
+            f"{small:.0f} -> {large:.0f}",
+            f"{large / small:.2f}",
+        ]
+        for stage, kind, h_small, h_large, small, large in process_growth(data["sizes"])
         if max(small, large) >= 50  # the shells' helpers and short scripts: not what a job's memory request is for
     ]
     return _table(header, rows)
@@ -155,7 +175,8 @@ def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
     """The tables of one recipe's scaling run: measured, fitted, per process."""
     machine = data["machine"]
     facts = (
-        f"`{data['command']}` at {data['commit']}, {data['began']}; {machine['cpu']} ({machine['cpu_kind']}, "
+        f"**egs/{data['recipe']}**: `{data['command']}` at {data['commit']}, {data['began']}; "
+        f"{machine['cpu']} ({machine['cpu_kind']}, "
         f"{machine['cores']} cores), --nj {data['nj']}, epochs AM {data['epochs']['am']}, BERT "
         f"{data['epochs']['bert']}, TDNN {data['epochs']['tdnn']} (mini models)."
     )
@@ -170,3 +191,8 @@ def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
             render_processes(data),
         ]
     )
+
+
+def render(paths: Sequence[Path], command: str = "") -> str:
+    """The region of scaling JSONs (one per recipe; each records its own command)."""
+    return "\n".join(render_tables(json.loads(Path(path).read_text(encoding="utf-8"))) for path in paths)

@@ -36,6 +36,8 @@ STUDY_TABLES = {
     "lookahead": "benchmarks.streaming.lookahead_table",
     "itn_streaming": "benchmarks.itn_streaming.latency_table",
     "itn_live": "benchmarks.itn_streaming.live_table",
+    "scale": "benchmarks.scale.growth",
+    "scale_plan": "benchmarks.scale.gpu_plan",
 }
 
 

@@ -53,7 +53,7 @@ def test_fit_sizes_per_stage_and_disk_is_what_each_stage_added():
 def test_process_growth_and_tables():
     sizes = [_size(h, 30.0, 200.0 + 10 * h) for h in (1, 8)]
     rows = process_growth(sizes)
-    assert (3, "punct.bin.align --merge", 210.0, 280.0) in rows
+    assert (3, "punct.bin.align --merge", 1, 8, 210.0, 280.0) in rows
     data = {
         "kind": KIND,
         "recipe": "mustc",
@@ -67,8 +67,21 @@ def test_process_growth_and_tables():
         "fits": fit_sizes(sizes),
     }
     text = render_tables(data)
+    assert text.startswith("**egs/mustc**: `python benchmarks/bench_scale.py` at abc1234")
     assert "| 3 alignment | 2 / 210 | 2 / 280 |" in text
-    assert "| 3 | `punct.bin.align --merge` | 210 | 280 | 1.33 |" in text
+    assert "| 3 | `punct.bin.align --merge` | 1.00 -> 8.00 | 210 -> 280 | 1.33 |" in text
     assert "python -c" not in text.split("Peak RSS of each kind")[1]  # below 50 MB: left out
     # 30 s/h from 5 s at 0 h: 400 h -> 12005 s = 3.3 h
     assert "| 0 corpus, manifests | 30.0 | 45.0 | 100.0 | 10.0 | 280 | 3.3 |" in text
+
+
+def test_a_stage_skipped_at_a_larger_size_is_fitted_on_the_sizes_that_ran_it():
+    sizes = [_size(h, 30.0, 200.0 + 10 * h) for h in (1, 2, 4, 8)]
+    folders = sizes[-1]["stages"][0]["folders_mb"]
+    sizes[-1]["stages"][0] = {"stage": 0, "skipped": "the model of the 4h size", "folders_mb": folders}
+    fits = fit_sizes(sizes)
+    assert fits["0"]["wall_seconds"]["per_hour"] == pytest.approx(30.0)
+    assert fits["0"]["disk_mb"]["per_hour"] == pytest.approx(100.0)  # 1, 2 and 4 h only
+    assert fits["3"]["disk_mb"] == {"per_hour": pytest.approx(0.0), "at_zero": pytest.approx(7.0), "r2": 1.0}
+    stage0 = [row for row in process_growth(sizes) if row[0] == 0 and row[1] == "punct.bin.align --merge"]
+    assert stage0 == [(0, "punct.bin.align --merge", 1, 4, 210.0, 240.0)]
