@@ -63,7 +63,7 @@ def test_parczech_configs_are_the_small_ones_with_fewer_epochs_and_the_scaled_sp
 
 def test_epochs_default_per_recipe(bench_scale):
     assert bench_scale.recipe_epochs(Namespace(recipe="mustc", epochs=None)) == {"am": 1, "bert": 1, "tdnn": 1}
-    assert bench_scale.recipe_epochs(Namespace(recipe="parczech", epochs=None)) == {"am": 6, "mm": 1, "tdnn": 1}
+    assert bench_scale.recipe_epochs(Namespace(recipe="parczech", epochs=None)) == {"am": 12, "mm": 1, "tdnn": 1}
     assert bench_scale.recipe_epochs(Namespace(recipe="parczech", epochs=[3, 2, 1])) == {"am": 3, "mm": 2, "tdnn": 1}
 
 
