@@ -4,6 +4,7 @@ speech, its cost recorded per stage, a per-hour slope fitted and extrapolated to
 (1,000 h).
 
   python benchmarks/bench_scale.py --hours 1 2 4 8 --work-dir /tmp/scale            # egs/mustc, ~1.5 h on 2 cores
+  python benchmarks/bench_scale.py --recipe parczech --hours 1 2 4 --work-dir /tmp/scale   # egs/parczech
   python benchmarks/bench_scale.py --table-only                                     # the tables of the committed JSON
   python benchmarks/bench_scale.py --plan --work-dir /tmp/scale --commit-copy        # the 400 h plan from it
 
@@ -19,6 +20,16 @@ size that trained them, so that the data path (stages 0, 1, 3, 4, 6-8) reaches 8
 ``--plan`` works out a 400 h run on 8 GPUs from the committed JSON (``benchmarks.scale.gpu_plan``: FLOPs of the
 paper-size models counted on their graphs, stage 7's per-hour epoch cost of ``bench_train.py --epoch-cost``, the
 measured CPU slopes) and writes ``plan.json`` beside it.
+
+egs/parczech builds ``--corpus-size <H>h`` as its small corpus (punct.corpora.mini_czech.scaled_size): small's
+voices, a speaker per sitting, about H hours of training speakers' audio and 3 more speakers each for dev and test,
+held out by stage 3 (its segments config's speaker counts).  Its configs are the small ones; the AM trains 12 epochs
+by default (the mini config's), as stage 2 recognises with it and stages 3-6 need the words it gets right: at 0.3 h
+(1.04 h of audio, ~97 updates an epoch on 2 ranks) small's 6 had just left CTC's blank plateau and recognised 4
+words a minute, under stage 2's 10.  Its splits exist only after stage 3, so a size's training hours (the fits' x)
+are those of the segment dataset (``data/segments/stats.json``: the segments' seconds, not the recordings'; at
+0.3 h, 2 training speakers of 8, the recordings were 1.04 h and the training segments 0.138 h, dev 0.241 h, test
+0.227 h).
 
 A size whose figures exist in the work dir is not run again (re-running resumes).  The JSON goes to
 ``benchmarks/results/scale_<recipe>.json`` and, with ``--commit-copy``, to ``egs/<recipe>/RESULTS/scale/``, from
@@ -41,15 +52,60 @@ import common  # noqa: E402
 import yaml
 
 from benchmarks.scale import growth
+from punct.corpora.mini_czech import SCALED_HELD_OUT_SPEAKERS
+
+
+def mustc_changes(epochs: tuple[int, int, int]) -> dict[str, dict]:
+    """The mini configs with ``epochs`` (AM, BERT, TDNN), and stage 7 reading its shards as the paper config does
+    (a shuffle buffer of utterances, not the whole split cached)."""
+    am_epochs, bert_epochs, tdnn_epochs = epochs
+    return {
+        "am": {"num_epochs": am_epochs, "average_epochs": 1, "extra_epochs": 0, "max_dev_wer": None},
+        "bert": {"num_epochs": bert_epochs},
+        "tdnn": {"epochs": tdnn_epochs, "shuffle_buffer": 64, "cache_utterances": 128},
+    }
+
+
+def parczech_changes(epochs: tuple[int, int, int]) -> dict[str, dict]:
+    """The small configs with ``epochs`` (AM, stage 4's models, TDNN), no extra AM epochs (every size trains as
+    many), stage 3 holding out the <H>h corpus' dev and test speakers, and stage 5 reading its shards as the paper
+    config does; decode: small's as it is."""
+    am_epochs, mm_epochs, tdnn_epochs = epochs
+    return {
+        "am": {"num_epochs": am_epochs, "extra_epochs": 0, "max_dev_wer": None},
+        "decode": {},
+        "segments": {"num_dev_speakers": SCALED_HELD_OUT_SPEAKERS, "num_test_speakers": SCALED_HELD_OUT_SPEAKERS},
+        "mm": {"num_epochs": mm_epochs},
+        "tdnn": {"epochs": tdnn_epochs, "shuffle_buffer": 64, "cache_utterances": 128},
+    }
+
 
 RECIPES = {
-    # run.sh options of every stage; the stages measured (mustc's 9, the export, does not grow with the corpus)
+    # run.sh options of every stage; the stages measured (mustc's 9, the export, does not grow with the corpus;
+    # parczech's 7 neither); the configs copied to conf/<model>_scale.yaml with the recipe's changes; the models
+    # whose epochs --epochs gives, and their default
     "mustc": {
         "stages": [0, 1, 2, 3, 4, 5, 6, 7, 8],
         "options": ["--overlap-branches", "false", "--bert-extra-text", "none", "--prosody", "natural"],
         "configs": {"am": "am_mini.yaml", "bert": "bert_mini.yaml", "tdnn": "tdnn_mini.yaml"},
         # the stages that train a model another stage reads, and the folders that hold it (less what they exclude)
         "trainings": {2: ("exp/am", ["ali"]), 5: ("exp/bert", [])},
+        "changes": mustc_changes,
+        "epochs": {"am": 1, "bert": 1, "tdnn": 1},
+    },
+    "parczech": {
+        "stages": [0, 1, 2, 3, 4, 5, 6],
+        "options": ["--prosody", "natural"],
+        "configs": {
+            "am": "am_small.yaml",
+            "decode": "decode_small.yaml",
+            "segments": "segments_small.yaml",
+            "mm": "mm_small.yaml",
+            "tdnn": "tdnn_small.yaml",
+        },
+        "changes": parczech_changes,
+        "epochs": {"am": 12, "mm": 1, "tdnn": 1},
+        "trainings": {},
     },
 }
 print = functools.partial(print, flush=True)  # noqa: A001  (the log of a long run, read while it runs)
@@ -64,7 +120,12 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--nj", type=int, default=2, help="parallel jobs of every stage (run.sh --nj)")
     parser.add_argument("--seed", type=int, default=1, help="run.sh --seed")
     parser.add_argument(
-        "--epochs", type=int, nargs=3, default=(1, 1, 1), metavar=("AM", "BERT", "TDNN"), help="epochs per training"
+        "--epochs",
+        type=int,
+        nargs=3,
+        metavar=("AM", "TEXT", "TDNN"),
+        help="epochs of the AM, the text model(s) (mustc: BERT; parczech: stage 4's) and the TDNN; "
+        "default: mustc 1 1 1, parczech 12 1 1",
     )
     parser.add_argument(
         "--train-max-hours",
@@ -84,15 +145,11 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def scale_configs(recipe_dir: Path, configs: dict[str, str], epochs: tuple[int, int, int]) -> dict[str, dict]:
-    """conf/<model>_scale.yaml: the mini configs with ``epochs``, and stage 7 reading its shards as the paper config
-    does (a shuffle buffer of utterances, not the whole split cached); returns what was changed."""
-    am_epochs, bert_epochs, tdnn_epochs = epochs
-    changes = {
-        "am": {"num_epochs": am_epochs, "average_epochs": 1, "extra_epochs": 0, "max_dev_wer": None},
-        "bert": {"num_epochs": bert_epochs},
-        "tdnn": {"epochs": tdnn_epochs, "shuffle_buffer": 64, "cache_utterances": 128},
-    }
+def scale_configs(recipe_dir: Path, recipe: str, epochs: tuple[int, int, int]) -> dict[str, dict]:
+    """conf/<model>_scale.yaml: each of the recipe's configs with its changes (``RECIPES[recipe]["changes"]``, given
+    ``epochs``); returns what was changed."""
+    configs = RECIPES[recipe]["configs"]
+    changes = RECIPES[recipe]["changes"](epochs)
     for model, name in configs.items():
         config = yaml.safe_load((recipe_dir / "conf" / name).read_text())
         config.update(changes[model])
@@ -121,8 +178,11 @@ def folder_mb(path: Path) -> float:
     return round(int(out.split()[0]) / 1e6, 1)
 
 
-def corpus_facts(copy: Path) -> dict:
-    """Hours, segments and words per split of the built corpus (its build.json)."""
+def corpus_facts(copy: Path, recipe: str) -> dict:
+    """Hours, segments and words per split: of the built corpus (mustc: its build.json), or of the segment dataset
+    (parczech: the splits of stage 3's stats.json, with the recordings' hours in ``audio``)."""
+    if recipe == "parczech":
+        return segment_facts(copy)
     (build,) = copy.glob("data/corpus_*/build.json")
     summary = json.loads(build.read_text())["summary"]
     return {
@@ -150,12 +210,35 @@ def take_models(args: argparse.Namespace, copy: Path, stage: int) -> dict:
     return {"stage": stage, "skipped": f"the model of the {source_hours:g}h size ({folder})", "folders_mb": folders}
 
 
+def segment_facts(copy: Path) -> dict:
+    """egs/parczech: hours, segments and words of data/segments' train, dev and test, and the corpus' audio hours."""
+    splits = json.loads((copy / "data" / "segments" / "stats.json").read_text())["splits"]
+    facts = {
+        split: {
+            "hours": round(splits[split]["seconds"] / 3600, 4),
+            "segments": splits[split]["segments"],
+            "words": splits[split]["words"],
+        }
+        for split in ("train", "dev", "test")
+    }
+    (build,) = copy.glob("data/corpus_*/build.json")
+    built = json.loads(build.read_text())
+    facts["audio"] = {"hours": built["hours"], "recordings": len(built["recordings"])}
+    return facts
+
+
+def recipe_epochs(args: argparse.Namespace) -> dict[str, int]:
+    """The epochs of each trained model: --epochs, else the recipe's default."""
+    default = RECIPES[args.recipe]["epochs"]
+    return dict(zip(default, args.epochs)) if args.epochs else dict(default)
+
+
 def run_size(args: argparse.Namespace, hours: float) -> dict:
     """Every stage of one size, probed; the figures are kept in the copy (``scale/stage<N>.json``)."""
     recipe = RECIPES[args.recipe]
     copy = copy_dir(args, hours)
     fresh_copy(common.REPO / "egs" / args.recipe, copy)
-    changes = scale_configs(copy, recipe["configs"], tuple(args.epochs))
+    changes = scale_configs(copy, args.recipe, tuple(recipe_epochs(args).values()))
     figures_dir = copy / "scale"
     figures_dir.mkdir(exist_ok=True)
     run_options = [
@@ -185,7 +268,7 @@ def run_size(args: argparse.Namespace, hours: float) -> dict:
         print(f"{copy.name}: stage {stage}: {figures['wall_seconds']:.0f} s, {figures['peak_rss_mb']:.0f} MB")
     return {
         "size": f"{hours:g}h",
-        "corpus": corpus_facts(copy),
+        "corpus": corpus_facts(copy, args.recipe),
         "run_options": run_options,
         "config_changes": changes,
         "stages": stages,
@@ -240,7 +323,7 @@ def main() -> None:
         "machine": common.machine(),
         "nj": args.nj,
         "train_max_hours": args.train_max_hours,
-        "epochs": dict(zip(("am", "bert", "tdnn"), args.epochs)),
+        "epochs": recipe_epochs(args),
         "sizes": sizes,
     }
     data["fits"] = growth.fit_sizes(sizes)

@@ -14,7 +14,10 @@ The JSON (``egs/<recipe>/RESULTS/scale/scale.json``)::
      "fits": {"<stage>": {"<figure>": {"per_hour": 3.2, "at_zero": 10.0, "r2": 0.99}, ...}, ...}}
 
 The x of every fit is the training split's hours (dev and test stay the mini corpus'), as MuST-C's training split
-is nearly all of its 400 h.
+is nearly all of its 400 h.  For egs/parczech (``corpus``: train, dev and test of ``data/segments/stats.json``, and
+the recordings' ``audio``) it is the segment dataset's training hours: the sum of the training segments' durations,
+after stage 3's alignment and filters, not the hours of audio synthesised for the training speakers (dev and test are
+3 speakers each at every size).
 """
 
 from __future__ import annotations
@@ -40,7 +43,19 @@ STAGE_NAMES = {
         7: "punctuation TDNN",
         8: "scoring",
     },
+    "parczech": {
+        0: "corpus, manifests",
+        1: "AM training",
+        2: "recognition",
+        3: "alignment, segments",
+        4: "text + cross-attention models",
+        5: "EfficientPunct",
+        6: "scoring",
+    },
 }
+# what the models of each recipe's run are (egs/parczech: the small corpus' configs)
+MODELS = {"mustc": "mini models", "parczech": "small models"}
+EPOCH_NAMES = {"am": "AM", "bert": "BERT", "mm": "stage-4 models", "tdnn": "TDNN"}
 
 
 def train_hours(size: dict) -> float:
@@ -177,15 +192,17 @@ def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
     facts = (
         f"**egs/{data['recipe']}**: `{data['command']}` at {data['commit']}, {data['began']}; "
         f"{machine['cpu']} ({machine['cpu_kind']}, "
-        f"{machine['cores']} cores), --nj {data['nj']}, epochs AM {data['epochs']['am']}, BERT "
-        f"{data['epochs']['bert']}, TDNN {data['epochs']['tdnn']} (mini models)."
+        f"{machine['cores']} cores), --nj {data['nj']}, epochs "
+        + ", ".join(f"{EPOCH_NAMES.get(model, model)} {epochs}" for model, epochs in data["epochs"].items())
+        + f" ({MODELS.get(data['recipe'], 'mini models')})."
     )
     return "\n".join(
         [
             facts + "\n",
             "Measured, per stage and training hours (wall seconds / peak RSS of the largest process, MB):\n",
             render_measured(data),
-            "Fitted per hour of training speech, and extrapolated (wall on this machine's cores, mini models):\n",
+            f"Fitted per hour of training speech, and extrapolated (wall on this machine's cores, "
+            f"{MODELS.get(data['recipe'], 'mini models')}):\n",
             render_fits(data),
             "Peak RSS of each kind of process, smallest and largest size:\n",
             render_processes(data),

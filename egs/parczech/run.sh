@@ -19,7 +19,9 @@ am_cpu_ranks=        # stage 1 on the CPU: the AM trains as this many processes 
 mm_jobs=4            # stage-4 trainings at once, one thread each (4: all of them; on 2 cores the system shares the
                      # cores, so that none idles while the last model trains, as one would with 2 at a time)
 parczech_root=       # ParCzech 3.0 original data (mp3 + gold verticals); empty: mini corpus
-corpus_size=mini     # tiny, mini or small (~6.7 h, 56 speakers, test set of about a thousand segments), for the mini corpus
+corpus_size=mini     # tiny, mini or small (~6.7 h, 56 speakers, test set of about a thousand segments), for the mini corpus;
+                     # <H>h: small's voices with about H hours of training speech (benchmarks/bench_scale.py), treated as
+                     # small below; it has no configs of its own: give --conf-suffix (the benchmark writes conf/*_scale.yaml)
 prosody=natural      # mini corpus: what espeak-ng is told about the marks: natural (the words, with pauses drawn by
                      # conf/prosody.yaml), marks (, . ! ? : ; spoken as pauses and tones) or none (the words alone);
                      # the corpus goes to data/corpus_<size>_<prosody>
@@ -81,7 +83,7 @@ Options (defaults in brackets):
   --am-cpu-ranks N     stage-1 AM training on the CPU as N one-thread DDP processes; empty: 2 for small, else 1 [${am_cpu_ranks}]
   --mm-jobs N          stage-4 trainings at once [${mm_jobs}]
   --parczech-root DIR  ParCzech 3.0 original data [${parczech_root}]
-  --corpus-size SIZE   tiny, mini or small [${corpus_size}]
+  --corpus-size SIZE   tiny, mini, small or <H>h (benchmarks/bench_scale.py; needs --conf-suffix) [${corpus_size}]
   --prosody P          mini corpus speech: natural (pauses and question rises drawn from conf/prosody.yaml),
                        marks (marks spoken), none (words alone); data/corpus_<size>_<prosody> [${prosody}]
   --words-from SRC     am, synth or a folder of <id>.words.tsv [${words_from}]
@@ -114,8 +116,16 @@ no_positional_arguments "$@"
 network_options "$device" "$ngpu" "$amp" "$seed"
 
 conf_suffix_note="(--conf-suffix)"
+# A corpus of <H>h (H hours of training speech, the scaling benchmark's) is built and run as the small one
+like_size=$corpus_size
+[[ $corpus_size =~ ^[0-9]+(\.[0-9]+)?h$ ]] && like_size=small
 if [ -z "$parczech_root" ]; then
   corpus_dir=data/corpus_${corpus_size}_${prosody}
+  if [ -z "$conf_suffix" ] && [ "$like_size" != "$corpus_size" ]; then
+    echo "$0: --corpus-size $corpus_size has no configs of its own: give --conf-suffix (benchmarks/bench_scale.py" \
+      "writes conf/{am,decode,segments,mm,tdnn}_scale.yaml)" >&2
+    exit 2
+  fi
   if [ -z "$conf_suffix" ]; then
     conf_suffix=_${corpus_size}
     conf_suffix_note="(from --corpus-size $corpus_size)"
@@ -129,7 +139,7 @@ case $prosody in
   *) echo "$0: --prosody must be marks, none or natural, got '$prosody'" >&2; exit 2 ;;
 esac
 if [ "$words_from" = auto ]; then
-  if [ -z "$parczech_root" ] && [ -z "$asr_model" ] && [ "$corpus_size" != small ]; then
+  if [ -z "$parczech_root" ] && [ -z "$asr_model" ] && [ "$like_size" != small ]; then
     words_from=synth
   else
     words_from=am
@@ -221,7 +231,7 @@ elif [ $stage -le 1 ] && [ $stop_stage -ge 1 ] && [ -z "$am_dir" ]; then
   if [ "$device" = cpu ]; then
     if [ -z "$am_cpu_ranks" ]; then
       am_cpu_ranks=1
-      [ "$corpus_size" = small ] && [ -z "$parczech_root" ] && am_cpu_ranks=2
+      [ "$like_size" = small ] && [ -z "$parczech_root" ] && am_cpu_ranks=2
     fi
     [ "$am_cpu_ranks" -gt 1 ] && am_ranks=(--nproc $am_cpu_ranks --num-threads 1)
   fi

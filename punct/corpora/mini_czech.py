@@ -66,7 +66,7 @@ import numpy as np
 import soundfile as sf
 
 from punct.corpora.parczech_vertical import SpeakerInfo, VerticalToken, write_speakers, write_vertical
-from punct.synthesis.build_record import wav_md5s
+from punct.synthesis.build_record import hours_of_size, wav_md5s
 from punct.synthesis.debian import download_deb, unpack_deb
 from punct.synthesis.prosody import PauseModel, prosody_rng, resolve_prosody, speak
 from punct.text.token_labels import PUNCT_MAP, extract_labels, is_mark
@@ -153,14 +153,33 @@ SIZES: dict[str, dict] = {
 }
 
 
+# <H>h (punct.synthesis.build_record.hours_of_size), for benchmarks/bench_scale.py: the small corpus (its wide voices,
+# pitch, rate and intonation, rare-mark weighting, one speaker per sitting) with as many sittings as give about H hours
+# of training audio.  Stage 3 holds out whole speakers (conf/segments<suffix>.yaml): a fixed SCALED_HELD_OUT_SPEAKERS
+# for dev and for test, the rest train, so that the training hours grow with H while dev and test stay about the same
+# (3 speakers: ~0.38 h of audio each, about the 20 min of egs/mustc's mini dev and test) -- shares of the hours would
+# grow them with H, and small's 6 + 26 held-out speakers would outnumber a 1 h corpus' 8 training speakers.
+# A speaker has about a sitting's audio: the mini corpus' 10 sittings of 360 s planned came out 1.283 h (natural
+# prosody, seed 42), ~460 s each; so H hours are round(H * 3600 / 460) training speakers (at least one).
+SCALED_HELD_OUT_SPEAKERS = 3
+SITTING_AUDIO_SECONDS = 460.0
+
+
+def scaled_size(hours: float) -> dict:
+    """The config values of the size ``<hours>h``: small's, with a sitting and a speaker per ~460 s of training audio
+    and SCALED_HELD_OUT_SPEAKERS more each for dev and test."""
+    speakers = max(1, round(hours * 3600 / SITTING_AUDIO_SECONDS)) + 2 * SCALED_HELD_OUT_SPEAKERS
+    return {**SIZES["small"], "num_sittings": speakers, "num_speakers": speakers}
+
+
 def config_for_size(
     size: str, seed: int = 42, prosody: str = "marks", pauses: PauseModel | None = None
 ) -> CzechMiniConfig:
-    if size not in SIZES:
-        raise ValueError(f"unknown Czech mini corpus size {size!r}; known: {sorted(SIZES)}")
-    return CzechMiniConfig(
-        size=size, seed=seed, prosody=prosody, pauses=resolve_prosody(prosody, pauses), **SIZES[size]
-    )
+    hours = hours_of_size(size)
+    if size not in SIZES and hours is None:
+        raise ValueError(f"unknown Czech mini corpus size {size!r}; known: {sorted(SIZES)} or <H>h")
+    values = SIZES[size] if hours is None else scaled_size(hours)
+    return CzechMiniConfig(size=size, seed=seed, prosody=prosody, pauses=resolve_prosody(prosody, pauses), **values)
 
 
 # ----------------------------------------------------------------------------------------------

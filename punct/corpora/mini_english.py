@@ -131,6 +131,8 @@ SIZES: dict[str, dict[str, SplitSize]] = {
     # extra training talks for the acoustic model only (train text, other voices): ~1.6 h
     "mini_am": {"train": SplitSize(32, 180.0)},
 }
+
+
 # <H>h (punct.synthesis.build_record.hours_of_size): H hours of training talks like the mini corpus' (57 s each), dev
 # and test the mini corpus' own, so that a scaling benchmark's figures grow with the training hours alone
 def scaled_splits(hours: float) -> dict[str, SplitSize]:

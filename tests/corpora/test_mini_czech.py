@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from punct.corpora.mini_czech import (
+    SCALED_HELD_OUT_SPEAKERS,
+    SITTING_AUDIO_SECONDS,
     SIZES,
     CzechMiniConfig,
     build_czech_mini_corpus,
@@ -115,6 +117,44 @@ def test_small_size_is_bigger_and_more_varied_than_mini():
     assert small.rare_mark_weight > 1 and set(small.rare_marks) <= {"!", "?", ";", '"', ":", "-"}
     with pytest.raises(ValueError, match="small"):
         config_for_size("huge")
+
+
+def test_named_sizes_unchanged_by_the_hours_size():
+    """tiny, mini and small as before the <H>h size (digests of their configs at 96bd882): built corpora stay valid."""
+    digests = {}
+    for size in sorted(SIZES):
+        for prosody in ("marks", "natural"):
+            text = json.dumps(dataclasses.asdict(config_for_size(size, prosody=prosody)), sort_keys=True)
+            digests[size, prosody] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert digests == {
+        ("mini", "marks"): "45f5a7b2ac5a9391",
+        ("mini", "natural"): "f5e197684574645f",
+        ("small", "marks"): "271c402d661127a2",
+        ("small", "natural"): "9e305a997a75ef40",
+        ("tiny", "marks"): "89bb609b9310982a",
+        ("tiny", "natural"): "c1d76598a1f18002",
+    }
+
+
+@pytest.mark.parametrize(("size", "train_speakers"), [("1h", 8), ("4h", 31), ("0.01h", 1)])
+def test_hours_size_is_small_with_training_speakers_for_the_hours(size, train_speakers):
+    cfg, small = config_for_size(size, seed=3), config_for_size("small", seed=3)
+    assert cfg.size == size and cfg.num_sittings == cfg.num_speakers  # a sitting of audio per speaker, as small's
+    assert dataclasses.replace(cfg, size="small", num_sittings=56, num_speakers=56) == small  # voices, rare marks
+    # dev and test: the same few speakers at every size (stage 3's counts), the rest train
+    assert cfg.num_speakers - 2 * SCALED_HELD_OUT_SPEAKERS == train_speakers
+
+
+def test_hours_size_training_audio_grows_with_the_hours_and_held_out_does_not():
+    def train_hours(size: str) -> float:
+        return (config_for_size(size).num_speakers - 2 * SCALED_HELD_OUT_SPEAKERS) * SITTING_AUDIO_SECONDS / 3600
+
+    for hours in (1, 2, 4, 8):
+        assert abs(train_hours(f"{hours}h") - hours) <= SITTING_AUDIO_SECONDS / 2 / 3600  # the nearest speaker count
+    assert 0.25 <= SCALED_HELD_OUT_SPEAKERS * SITTING_AUDIO_SECONDS / 3600 <= 0.5  # each of dev and test
+    for size in ("0h", "1 h", "h", "-1h"):
+        with pytest.raises(ValueError):
+            config_for_size(size)
 
 
 def test_speakers_of_the_mini_corpus_unchanged_by_the_size_options():

@@ -7,7 +7,8 @@
 set -euo pipefail
 
 # Begin configuration section.
-size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~6.7 h, 56 speakers)
+size=mini          # tiny (about 5 min, tests), mini (about an hour) or small (~6.7 h, 56 speakers); <H>h: small's
+                   # voices, about H hours of training speakers and 3 each for dev and test (benchmarks/bench_scale.py)
 seed=42            # seed of every random choice (text, speakers, record edits, pauses, noise)
 cache_dir=         # where the .deb is downloaded; empty: $PUNCT_CACHE or ~/.cache/punct
 prosody=natural    # what espeak-ng is told about the marks: natural, marks or none (punct/synthesis/prosody.py)
@@ -22,7 +23,7 @@ echo "$0 $*"
 if [ $# -ne 1 ]; then
   echo "Usage: $0 [options] <corpus-dir>"
   echo "e.g.: $0 --size tiny --prosody natural data/corpus_tiny_natural"
-  echo "Options: --size tiny|mini|small, --seed N, --prosody marks|none|natural, --prosody-config FILE,"
+  echo "Options: --size tiny|mini|small|<H>h, --seed N, --prosody marks|none|natural, --prosody-config FILE,"
   echo "         --cache-dir DIR, --overwrite true|false"
   exit 1
 fi
