@@ -10,12 +10,13 @@ speech, its cost recorded per stage, a per-hour slope fitted and extrapolated to
 
 Each size is a fresh copy of the recipe (no data/, exp/) that builds the corpus ``--corpus-size <H>h``: H hours of
 training talks like the mini corpus' and its dev and test talks (punct.corpora.mini_english.scaled_splits).  The
-stages run one at a time (``--overlap-branches false``, ``--nj``), each under ``benchmarks/scale/probe.py``: wall
-and CPU seconds, the peak RSS of the largest process and of each kind of process (a stage's jobs and its merge),
-bytes read and written, and the size of data/ and exp/ after it.  The models are the mini configs' with fewer
-epochs (``--epochs``): a training stage's cost is its epochs times an epoch's, and the epoch is what grows.  Sizes
-above ``--train-max-hours`` skip the AM's and BERT's trainings (stages 2 and 5) and take the models of the largest
-size that trained them, so that the data path (stages 0, 1, 3, 4, 6-8) reaches 8 h in a session's time on 2 cores.
+stages run one at a time (``--overlap-branches false``, ``--nj``, every process on one thread), each under
+``benchmarks/scale/probe.py``: wall and CPU seconds, the peak RSS of the largest process and of each kind of
+process (a stage's jobs and its merge), bytes read and written, and the size of data/ and exp/ after it.  The
+models are the mini configs' with fewer epochs (``--epochs``): a training stage's cost is its epochs times an
+epoch's, and the epoch is what grows.  Sizes above ``--train-max-hours`` skip the AM's and BERT's trainings (stages
+2 and 5) and take the models of the largest size that trained them, so that the data path (stages 0, 1, 3, 4, 6-8)
+reaches 8 h in a session's time on 2 cores.
 
 ``--plan`` works out a 400 h run on 8 GPUs from the committed JSON (``benchmarks.scale.gpu_plan``: FLOPs of the
 paper-size models counted on their graphs, stage 7's per-hour epoch cost of ``bench_train.py --epoch-cost``, the
@@ -42,6 +43,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -61,7 +63,7 @@ def mustc_changes(epochs: tuple[int, int, int]) -> dict[str, dict]:
     am_epochs, bert_epochs, tdnn_epochs = epochs
     return {
         "am": {"num_epochs": am_epochs, "average_epochs": 1, "extra_epochs": 0, "max_dev_wer": None},
-        "bert": {"num_epochs": bert_epochs},
+        "bert": {"num_epochs": bert_epochs, "num_threads": 1},
         "tdnn": {"epochs": tdnn_epochs, "shuffle_buffer": 64, "cache_utterances": 128},
     }
 
@@ -109,6 +111,10 @@ RECIPES = {
     },
 }
 print = functools.partial(print, flush=True)  # noqa: A001  (the log of a long run, read while it runs)
+# every process one thread: a stage's parallelism is its --nj jobs, and its CPU seconds are work, not the spinning
+# of a second torch thread that waits for a core another process holds (stage 2 of 1 h: 379 CPU s with torch's
+# 2 threads beside other jobs, against ~25 s an epoch of the mini AM on one thread)
+ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 LINKED = ("steps", "utils", "path.sh", "cmd.sh", "local")
 
 
@@ -259,6 +265,7 @@ def run_size(args: argparse.Namespace, hours: float) -> dict:
                 [*probe, "--out", str(out), "--log", str(figures_dir / f"stage{stage}.log"), "--cwd", str(copy), "--"]
                 + command,
                 check=True,
+                env=ONE_THREAD,
             )
             figures = json.loads(out.read_text())
             figures["folders_mb"] = {name: folder_mb(copy / name) for name in ("data", "exp")}

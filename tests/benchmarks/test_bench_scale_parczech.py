@@ -34,11 +34,11 @@ def _read(path: Path) -> dict:
     return yaml.safe_load(path.read_text())
 
 
-def test_mustc_configs_get_the_changes_they_always_had(bench_scale, tmp_path):
+def test_mustc_configs_are_the_mini_ones_with_fewer_epochs_and_one_thread(bench_scale, tmp_path):
     changes, conf = _scaled(bench_scale, tmp_path, "mustc", (2, 3, 4))
     assert changes == {
         "am": {"num_epochs": 2, "average_epochs": 1, "extra_epochs": 0, "max_dev_wer": None},
-        "bert": {"num_epochs": 3},
+        "bert": {"num_epochs": 3, "num_threads": 1},
         "tdnn": {"epochs": 4, "shuffle_buffer": 64, "cache_utterances": 128},
     }
     assert sorted(p.name for p in conf.glob("*_scale.yaml")) == ["am_scale.yaml", "bert_scale.yaml", "tdnn_scale.yaml"]
