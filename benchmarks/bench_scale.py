@@ -297,7 +297,15 @@ def write_plan(args: argparse.Namespace, committed: Path) -> None:
     largest = args.work_dir / f"{args.recipe}_{scale['sizes'][-1]['size']}"
     (text,) = largest.glob("data/corpus_*/data/train/txt/train.en")
     per_word = gpu_plan.tokens_per_word(common.tokenizer(), text.read_text(encoding="utf-8").splitlines())
-    stage7 = json.loads(args.epoch_cost.read_text())["per_hour"]
+    modes = json.loads(args.epoch_cost.read_text())["epoch_cost"]["modes"]
+    stage7 = {
+        mode: {
+            "examples_per_hour": figures["per_hour"]["examples"],
+            "loader_cpu_seconds_per_hour": figures["per_hour"]["loader_cpu_s"],
+            "h2d_bytes_per_hour": figures["per_hour"]["h2d_bytes"],
+        }
+        for mode, figures in modes.items()
+    }
     plan = gpu_plan.make_plan(scale, flops, epochs, per_word, stage7)
     print(gpu_plan.render_plan(plan))
     if args.commit_copy:

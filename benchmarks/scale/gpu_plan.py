@@ -96,9 +96,10 @@ def plan_rows(
 ) -> list[dict]:
     """Per stage of egs/mustc: where it runs, its work at ``shape.hours`` and its estimated wall hours.
 
-    ``stage7[mode]`` (window, utterance): ``examples_per_hour`` and ``loader_cpu_seconds_per_hour`` of one epoch
-    (``benchmarks/bench_train.py --epoch-cost``).  A CPU-side bound of a GPU stage is its measured CPU seconds at
-    mini size spread over one job per GPU (the mini models' share of it runs on the GPU instead).
+    ``stage7[mode]`` (window, utterance): ``examples_per_hour``, ``loader_cpu_seconds_per_hour`` and
+    ``h2d_bytes_per_hour`` of one epoch (``benchmarks/bench_train.py --epoch-cost``).  A CPU-side bound of a GPU
+    stage is its measured CPU seconds at mini size spread over one job per GPU (the mini models' share of it runs on
+    the GPU instead).
     """
     audio_seconds = shape.hours * 3600.0
     tokens = words_per_hour * shape.hours * tokens_per_word * chunk_overlap(flops.bert_max_length, flops.bert_context)
