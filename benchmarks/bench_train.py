@@ -28,6 +28,19 @@ divided by ``--reads-scale``; the dims are small (reads do not depend on them, b
 
   python benchmarks/bench_train.py --reads [--utterances 300 --reads-scale 4 --reads-dims 16 16]
 Writes benchmarks/results/train_reads.json.
+
+``--epoch-cost``: the cost of ONE stage-7 epoch per hour of speech at paper dims (768 + 1024 = 1792 fused, the
+model of ``--window-conf``), window mode (``--window-conf``: its balance, batch, optimizer and shuffle buffer)
+against utterance mode (``--utterance-conf``: whole utterances, fully convolutional), both through stage 7's
+loader (:func:`punct.models.punct_tdnn.train.make_loader`, one rank, in this process) over synthetic shards of
+``--utterance-seconds`` utterances (~3.2 words/s, MuST-C ~3.1; 100 layer-12 frames/s in stage 4's two-byte
+arks) with the mini corpus' class shares: examples, loader CPU s, model forward+backward+step CPU s (one thread,
+timed on the epoch's first batches and scaled by the frames through the fusion layer), ark bytes read, bytes of
+the batches (what goes host -> device) and FLOPs (torch's FlopCounterMode on the first batch), per hour, and the
+ratio window / utterance; then those x 400 h (MuST-C), labelled an estimate.
+
+  python benchmarks/bench_train.py --epoch-cost [--epoch-utterances 300 --utterance-seconds 2 10]
+Writes benchmarks/results/train_epoch_cost.json.
 """
 
 from __future__ import annotations
@@ -53,6 +66,15 @@ from punct.models.punct_tdnn.train import build_model, make_optimizer
 from punct.utils.config import load_config
 
 DIMS = {"paper": (768, 1024), "mini": (384, 256)}  # (BERT dim, AM layer-12 dim)
+MUSTC_HOURS = 400.0  # MuST-C (issue 77): ~400 h of TED audio, ~4.5 M words, ~250k segments
+MUSTC_WORDS_PER_HOUR = 4.5e6 / MUSTC_HOURS
+MUSTC_SEGMENT_SECONDS = MUSTC_HOURS * 3600 / 250e3
+# the mini corpus' training words per class (NP , . ?), stage 7's log of the default runs (English prose)
+MINI_TRAIN_CLASS_COUNTS = (8925, 830, 686, 86)
+# what conf/tdnn_mini.yaml's utterance mode sets beside the unit (taken when no paper utterance conf is given)
+UTTERANCE_SETTINGS = (
+    "utterances_per_batch", "optimizer", "lr", "lr_decay", "weight_decay", "loss_reduction", "class_weight_power",
+)  # fmt: skip
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -65,11 +87,33 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reads", action="store_true", help="count the matrices an epoch reads, before and after")
     parser.add_argument("--reads-scale", type=int, default=4, help="--reads: divide the conf's cache and blocks by")
     parser.add_argument("--reads-dims", type=int, nargs=2, default=(16, 16), help="--reads: BERT and AM dims")
+    parser.add_argument("--epoch-cost", action="store_true", help="one epoch per hour of speech, window vs utterance")
+    parser.add_argument("--epoch-utterances", type=int, default=300, help="--epoch-cost: synthetic utterances")
+    parser.add_argument(
+        "--utterance-seconds", type=float, nargs=2, default=(2.0, 10.0), help="--epoch-cost: utterance length range"
+    )
+    parser.add_argument(
+        "--class-counts", type=int, nargs=4, default=MINI_TRAIN_CLASS_COUNTS, help="--epoch-cost: label shares"
+    )
+    parser.add_argument("--window-conf", type=Path, default=common.CONF / "tdnn.yaml", help="--epoch-cost")
+    parser.add_argument(
+        "--utterance-conf", type=Path, default=None, help="--epoch-cost (default: the window conf, mini's settings)"
+    )
     return parser
 
 
-def write_synthetic(root: Path, num_utts: int, text_dim: int, am_dim: int, seed: int) -> list:
-    """Aligned cuts (in memory) + emb.scp (two-byte) + vec.scp under ``root``; returns the cuts."""
+def write_synthetic(
+    root: Path,
+    num_utts: int,
+    text_dim: int,
+    am_dim: int,
+    seed: int,
+    seconds: tuple[float, float] = (9.5, 9.5),
+    shares: tuple[float, ...] = (0.8, 0.1, 0.08, 0.02),
+) -> list:
+    """Aligned cuts (in memory) + emb.scp (two-byte) + vec.scp under ``root``; returns the cuts.  Words of 15-34
+    frames with 0-14 frame gaps (~3.2 words/s) until ``seconds`` (uniform in the range), labels drawn with
+    ``shares`` (no punctuation, comma, period, question)."""
     from lhotse import MonoCut, Recording, SupervisionSegment
     from lhotse.audio import AudioSource
     from lhotse.supervision import AlignmentItem
@@ -79,10 +123,11 @@ def write_synthetic(root: Path, num_utts: int, text_dim: int, am_dim: int, seed:
     for u in range(num_utts):
         key = f"ted_9{u:03d}_0"
         frame, items, labels = int(rng.integers(5, 30)), [], []
-        while frame < 950:
+        end = seconds[0] * 100 if seconds[0] == seconds[1] else rng.uniform(*seconds) * 100
+        while frame < end:
             length = int(rng.integers(15, 35))
             items.append(AlignmentItem(f"w{len(items)}", frame / 100, length / 100))
-            labels.append(str(rng.choice(PUNCT4.classes, p=(0.8, 0.1, 0.08, 0.02))))
+            labels.append(str(rng.choice(PUNCT4.classes, p=shares)))
             frame += length + int(rng.integers(0, 15))
         num_frames = frame + 10
         duration = num_frames / 100 + 0.015
@@ -312,6 +357,230 @@ def bench_reads(args) -> dict:
     return res
 
 
+# --epoch-cost: one stage-7 epoch per hour of speech, window mode against utterance mode, at paper dims
+
+
+@dataclasses.dataclass
+class EpochCost:
+    """One stage-7 epoch over the synthetic split, as measured; ``per_hour`` divides by its hours of speech.
+
+    The model is timed on the epoch's first batches (``model_batches_timed``, after one untimed batch whose
+    FLOPs are counted) and its CPU time and FLOPs scaled to the epoch by the frames through the fusion layer."""
+
+    mode: str
+    speech_hours: float
+    utterances: int
+    words: int
+    examples: int  # windows (window mode) or words (utterance mode) trained on
+    batches: int
+    loader_cpu_s: float  # in-process DataLoader (0 workers): reading, fusing, cutting and collating
+    ark_bytes: int  # the stage-4 and stage-6 ark records read
+    h2d_bytes: int  # the batches' tensors, all of which go to the device
+    input_frames: int  # rows of the batches' frame tensors (windows x 301, or padded utterance frames)
+    model_cpu_s_per_frame: float  # forward + backward + optimiser step, one thread
+    flops_per_frame: float  # forward + backward (torch's FlopCounterMode, from the shapes)
+    model_batches_timed: int
+
+    def per_hour(self) -> dict[str, float]:
+        model_cpu = self.model_cpu_s_per_frame * self.input_frames
+        totals = {
+            "examples": self.examples,
+            "words": self.words,
+            "batches": self.batches,
+            "loader_cpu_s": self.loader_cpu_s,
+            "model_cpu_s": model_cpu,
+            "cpu_s": self.loader_cpu_s + model_cpu,
+            "ark_bytes": self.ark_bytes,
+            "h2d_bytes": self.h2d_bytes,
+            "flops": self.flops_per_frame * self.input_frames,
+        }
+        return {name: value / self.speech_hours for name, value in totals.items()}
+
+
+def epoch_cost_configs(args) -> dict[str, TrainTdnnConfig]:
+    """The window and utterance configs at one model, their loaders in this process (0 workers).  Without
+    ``--utterance-conf``: the window conf with conf/tdnn_mini.yaml's utterance settings."""
+    window = load_config(TrainTdnnConfig, args.window_conf)
+    if args.utterance_conf is not None:
+        utterance = load_config(TrainTdnnConfig, args.utterance_conf)
+    else:
+        mini = load_config(TrainTdnnConfig, common.CONF / "tdnn_mini.yaml")
+        settings = {name: getattr(mini, name) for name in UTTERANCE_SETTINGS}
+        utterance = dataclasses.replace(window, example_unit="utterance", **settings)
+    if (window.example_unit, utterance.example_unit) != ("window", "utterance"):
+        raise ValueError(f"want a window and an utterance conf, got {window.example_unit}, {utterance.example_unit}")
+    shapes = ("fusion_dim", "channels", "kernels", "dilations", "num_classes", "window", "head_dim")
+    if any(getattr(window.model, k) != getattr(utterance.model, k) for k in shapes):
+        raise ValueError(f"the window and utterance confs must train a model of the same {', '.join(shapes)}")
+    return {cfg.example_unit: dataclasses.replace(cfg, num_workers=0) for cfg in (window, utterance)}
+
+
+def train_step(model, optimizer, criteria, cfg: TrainTdnnConfig, batch) -> None:
+    from punct.models.punct_tdnn.train import forward_batch, tdnn_loss
+
+    optimizer.zero_grad(set_to_none=True)
+    tdnn_loss(forward_batch(model, batch, cfg), batch[-1], criteria, cfg).backward()
+    optimizer.step()
+
+
+def measure_epoch(cfg: TrainTdnnConfig, cuts: list, root: Path, args) -> EpochCost:
+    """One epoch of ``cfg`` through stage 7's loader (:func:`punct.models.punct_tdnn.train.make_loader`), one rank."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from punct.models.punct_tdnn.train import build_criteria, make_loader
+    from punct.training.loop import DistInfo
+
+    sizes = [ark_record_bytes(root / "emb.1.scp"), ark_record_bytes(root / "vec.1.scp")]
+    keys = list(sizes[0])
+    corpus = FusionCorpus(cuts, root / "emb.1.scp", root / "vec.1.scp", cache_utterances=cfg.cache_utterances)
+    corpus.acoustic = CountingReader(corpus.acoustic, keys)
+    corpus.text = CountingReader(corpus.text, keys)
+    loader, epochs = make_loader(cfg, corpus, torch.device("cpu"), args.seed, DistInfo(0, 1, 0))
+    epochs.set_epoch(1)
+    model = build_model(cfg, corpus.input_dim)
+    model.train()
+    optimizer = make_optimizer(cfg, model)
+    criteria = build_criteria(cfg, corpus, torch.device("cpu"))
+    loader_cpu = model_cpu = flops_per_frame = 0.0
+    examples = batches = h2d = frames = timed_frames = timed = 0
+    batch_iter = iter(loader)
+    while True:
+        start = time.process_time()
+        batch = next(batch_iter, None)
+        loader_cpu += time.process_time() - start
+        if batch is None:
+            break
+        batch_frames = batch[0].shape[0] * batch[0].shape[1]
+        batches, examples, frames = batches + 1, examples + len(batch[-1]), frames + batch_frames
+        h2d += sum(t.nbytes for t in batch)
+        if batches == 1:  # FLOPs counted on the first batch, which also warms up
+            with FlopCounterMode(display=False) as counter:
+                train_step(model, optimizer, criteria, cfg, batch)
+            flops_per_frame = counter.get_total_flops() / batch_frames
+        elif model_cpu < args.model_seconds or timed < 2:
+            start = time.process_time()
+            train_step(model, optimizer, criteria, cfg, batch)
+            model_cpu += time.process_time() - start
+            timed, timed_frames = timed + 1, timed_frames + batch_frames
+    ark = 0
+    for reader, size in zip((corpus.acoustic, corpus.text), sizes):
+        ark += int(sum(int(c) * size[k] for k, c in zip(keys, reader.counts.numpy())))
+    return EpochCost(
+        mode=cfg.example_unit,
+        speech_hours=sum(cut.duration for cut in cuts) / 3600,
+        utterances=len(corpus.utterances),
+        words=len(corpus),
+        examples=examples,
+        batches=batches,
+        loader_cpu_s=loader_cpu,
+        ark_bytes=ark,
+        h2d_bytes=h2d,
+        input_frames=frames,
+        model_cpu_s_per_frame=model_cpu / max(timed_frames, 1),
+        flops_per_frame=flops_per_frame,
+        model_batches_timed=timed,
+    )
+
+
+def conf_name(path: Path | None) -> str:
+    """A conf as the JSON records it: relative to the repository, or how the utterance conf was made."""
+    if path is None:
+        return "--window-conf with conf/tdnn_mini.yaml's utterance settings"
+    path = path.resolve()
+    return str(path.relative_to(common.REPO)) if path.is_relative_to(common.REPO) else str(path)
+
+
+def bench_epoch_cost(args) -> dict:
+    text_dim, am_dim = DIMS["paper"]
+    configs = epoch_cost_configs(args)
+    shares = tuple(np.array(args.class_counts, dtype=np.float64) / sum(args.class_counts))
+    res: dict = {"text_dim": text_dim, "am_dim": am_dim, "utterances": args.epoch_utterances}
+    res["utterance_seconds"] = list(args.utterance_seconds)
+    res["class_shares"] = list(shares)
+    res["configs"] = {
+        mode: {
+            "conf": conf_name(getattr(args, f"{mode}_conf")),
+            **{k: getattr(cfg, k) for k in ("balance", "batch_size", "utterances_per_batch", "optimizer", "lr")},
+            "shuffle_buffer": cfg.shuffle_buffer,
+            "cache_utterances": cfg.cache_utterances,
+        }
+        for mode, cfg in configs.items()
+    }
+    with tempfile.TemporaryDirectory(prefix="bench_train_epoch_") as tmp:
+        root = Path(tmp)
+        cuts = write_synthetic(
+            root, args.epoch_utterances, text_dim, am_dim, args.seed, tuple(args.utterance_seconds), shares
+        )
+        res["modes"] = {}
+        for mode, cfg in configs.items():
+            cost = measure_epoch(cfg, cuts, root, args)
+            res["modes"][mode] = {**dataclasses.asdict(cost), "per_hour": cost.per_hour()}
+    window, utterance = (res["modes"][m]["per_hour"] for m in ("window", "utterance"))
+    res["window_over_utterance"] = {k: window[k] / utterance[k] if utterance[k] else None for k in window}
+    speech = res["modes"]["window"]
+    res["words_per_hour"] = speech["words"] / speech["speech_hours"]
+    res["seconds_per_utterance"] = speech["speech_hours"] * 3600 / speech["utterances"]
+    res["mustc"] = {
+        "hours": MUSTC_HOURS,
+        "words_per_hour": MUSTC_WORDS_PER_HOUR,
+        "seconds_per_segment": MUSTC_SEGMENT_SECONDS,
+    }
+    res["estimate_400h"] = {
+        mode: {
+            "note": "estimate: the synthetic split's per-hour figures x 400 h",
+            "h2d_bytes_per_epoch": res["modes"][mode]["per_hour"]["h2d_bytes"] * MUSTC_HOURS,
+            "flops_per_epoch": res["modes"][mode]["per_hour"]["flops"] * MUSTC_HOURS,
+            "loader_cpu_hours_per_epoch": res["modes"][mode]["per_hour"]["loader_cpu_s"] * MUSTC_HOURS / 3600,
+            "ark_bytes_per_epoch": res["modes"][mode]["per_hour"]["ark_bytes"] * MUSTC_HOURS,
+        }
+        for mode in ("window", "utterance")
+    }
+    return res
+
+
+EPOCH_COST_ROWS = (  # (row, per-hour key, unit divisor)
+    ("examples (windows or words)", "examples", 1),
+    ("loader CPU s (0 workers)", "loader_cpu_s", 1),
+    ("model fwd+bwd+step CPU s (1 thread)", "model_cpu_s", 1),
+    ("loader + model CPU s", "cpu_s", 1),
+    ("GB read from ark", "ark_bytes", 1e9),
+    ("GB host -> device", "h2d_bytes", 1e9),
+    ("TFLOP fwd+bwd", "flops", 1e12),
+)
+
+
+def main_epoch_cost(args) -> None:
+    results = {
+        "machine_before": common.machine(),
+        "epoch_cost": bench_epoch_cost(args),
+        "machine_after": common.machine(),
+    }
+    r = results["epoch_cost"]
+    window, utterance = (r["modes"][m]["per_hour"] for m in ("window", "utterance"))
+    common.print_table(
+        f"one stage-7 epoch per hour of speech, paper dims ({r['text_dim']} + {r['am_dim']}), synthetic "
+        f"{r['modes']['window']['speech_hours']:.3f} h: {r['words_per_hour']:.0f} words/h, "
+        f"{r['seconds_per_utterance']:.1f} s/utterance "
+        f"(MuST-C: {MUSTC_WORDS_PER_HOUR:.0f}, {MUSTC_SEGMENT_SECONDS:.1f})",
+        ["per hour of speech", "window", "utterance", "window / utterance"],
+        [
+            [name, window[key] / unit, utterance[key] / unit, r["window_over_utterance"][key] or "-"]
+            for name, key, unit in EPOCH_COST_ROWS
+        ],
+    )
+    est = r["estimate_400h"]
+    common.print_table(
+        f"estimate: one epoch of {MUSTC_HOURS:.0f} h (per-hour figures x {MUSTC_HOURS:.0f})",
+        ["mode", "host -> device TB", "FLOPs fwd+bwd (PFLOP)", "loader CPU core-hours", "ark TB read"],
+        [
+            [m, est[m]["h2d_bytes_per_epoch"] / 1e12, est[m]["flops_per_epoch"] / 1e15,
+             est[m]["loader_cpu_hours_per_epoch"], est[m]["ark_bytes_per_epoch"] / 1e12]
+            for m in ("window", "utterance")
+        ],
+    )  # fmt: skip
+    common.write_json("train_epoch_cost", results)
+
+
 def main_reads(args) -> None:
     results = {"machine_before": common.machine(), "reads": bench_reads(args), "machine_after": common.machine()}
     r = results["reads"]
@@ -335,6 +604,9 @@ def main() -> None:
     torch.manual_seed(args.seed)
     if args.reads:
         main_reads(args)
+        return
+    if args.epoch_cost:
+        main_epoch_cost(args)
         return
     results: dict = {"machine_before": common.machine(), "sizes": {}}
     for size in args.sizes:
