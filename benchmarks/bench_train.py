@@ -40,7 +40,8 @@ the batches (what goes host -> device) and FLOPs (torch's FlopCounterMode on the
 ratio window / utterance; then those x 400 h (MuST-C), labelled an estimate.
 
   python benchmarks/bench_train.py --epoch-cost [--epoch-utterances 300 --utterance-seconds 2 10]
-Writes benchmarks/results/train_epoch_cost.json.
+Writes benchmarks/results/train_epoch_cost.json (with ``--commit-copy`` also egs/mustc/RESULTS/scale/, read by
+``bench_scale.py --plan``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from punct.models.punct_tdnn.dataset import FusedWindowDataset, FusionCorpus, Ut
 from punct.models.punct_tdnn.train import build_model, make_optimizer
 from punct.utils.config import load_config
 
+EPOCH_COST_COPY = common.REPO / "egs" / "mustc" / "RESULTS" / "scale" / "train_epoch_cost.json"
 DIMS = {"paper": (768, 1024), "mini": (384, 256)}  # (BERT dim, AM layer-12 dim)
 MUSTC_HOURS = 400.0  # MuST-C (issue 77): ~400 h of TED audio, ~4.5 M words, ~250k segments
 MUSTC_WORDS_PER_HOUR = 4.5e6 / MUSTC_HOURS
@@ -88,6 +90,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reads-scale", type=int, default=4, help="--reads: divide the conf's cache and blocks by")
     parser.add_argument("--reads-dims", type=int, nargs=2, default=(16, 16), help="--reads: BERT and AM dims")
     parser.add_argument("--epoch-cost", action="store_true", help="one epoch per hour of speech, window vs utterance")
+    parser.add_argument("--commit-copy", action="store_true", help="--epoch-cost: also write egs/mustc/RESULTS/scale/")
     parser.add_argument("--epoch-utterances", type=int, default=300, help="--epoch-cost: synthetic utterances")
     parser.add_argument(
         "--utterance-seconds", type=float, nargs=2, default=(2.0, 10.0), help="--epoch-cost: utterance length range"
@@ -578,7 +581,11 @@ def main_epoch_cost(args) -> None:
             for m in ("window", "utterance")
         ],
     )  # fmt: skip
-    common.write_json("train_epoch_cost", results)
+    path = common.write_json("train_epoch_cost", results)
+    if args.commit_copy:  # the figures bench_scale.py --plan reads
+        EPOCH_COST_COPY.parent.mkdir(parents=True, exist_ok=True)
+        EPOCH_COST_COPY.write_text(path.read_text())
+        print(f"wrote {EPOCH_COST_COPY}")
 
 
 def main_reads(args) -> None:
