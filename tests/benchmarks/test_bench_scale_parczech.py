@@ -38,7 +38,7 @@ def test_mustc_configs_are_the_mini_ones_with_fewer_epochs_and_one_thread(bench_
     changes, conf = _scaled(bench_scale, tmp_path, "mustc", (2, 3, 4))
     assert changes == {
         "am": {"num_epochs": 2, "average_epochs": 1, "extra_epochs": 0, "max_dev_wer": None},
-        "bert": {"num_epochs": 3, "num_threads": 1},
+        "bert": {"num_epochs": 3, "num_threads": 1, "amp": "none"},
         "tdnn": {"epochs": 4, "shuffle_buffer": 64, "cache_utterances": 128},
     }
     assert sorted(p.name for p in conf.glob("*_scale.yaml")) == ["am_scale.yaml", "bert_scale.yaml", "tdnn_scale.yaml"]
