@@ -213,3 +213,16 @@ def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
 def render(paths: Sequence[Path], command: str = "") -> str:
     """The region of scaling JSONs (one per recipe; each records its own command)."""
     return "\n".join(render_tables(json.loads(Path(path).read_text(encoding="utf-8"))) for path in paths)
+
+
+def fits_table(paths: Sequence[Path], command: str = "", split: str = "") -> str:
+    """benchmarks/README.md's table (``table: fits``): the per-hour slopes and extrapolation alone."""
+    parts = []
+    for path in paths:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        parts.append(f"**egs/{data['recipe']}** (`{data['command']}`, {data['machine']['cpu_kind']}):\n\n")
+        parts.append(render_fits(data))
+    return "\n".join(parts)
+
+
+TABLES = {"fits": fits_table}
