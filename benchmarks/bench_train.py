@@ -98,7 +98,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--class-counts", type=int, nargs=4, default=MINI_TRAIN_CLASS_COUNTS, help="--epoch-cost: label shares"
     )
-    parser.add_argument("--window-conf", type=Path, default=common.CONF / "tdnn.yaml", help="--epoch-cost")
+    parser.add_argument("--window-conf", type=Path, default=common.CONF / "tdnn_window.yaml", help="--epoch-cost")
     parser.add_argument(
         "--utterance-conf", type=Path, default=None, help="--epoch-cost (default: the window conf, mini's settings)"
     )

@@ -38,6 +38,7 @@ bert_loss=           # stage 5's loss: ce, scl (CE + lambda SCL, Huang et al.) o
                      # (conf/bert.yaml: ce, the paper's; mini: ce, chosen on dev; tiny: scl, so that CI trains it)
 bert_extra_text=auto # punctuated prose (no audio) added to stage 5's training text: a file, none, or auto = the
                      # mini corpus' text/train_extra.txt (50k words of the training novels), none for MuST-C
+tdnn_config=         # stage 7's config; empty: conf/tdnn<suffix>.yaml (conf/tdnn_window.yaml: EfficientPunct's exact windows)
 tdnn_word_vectors=auto  # BERT word vectors of stage 6 that the TDNN fuses: fine-tuned (stage 5's encoder, the
                      # paper), pretrained (the encoder before stage 5), or auto = fine-tuned, but pretrained for
                      # --corpus-size mini --prosody marks (dev ensemble F1, corpus seed 2026, seeds 1-3: 73.1 / 71.0 /
@@ -93,6 +94,7 @@ Options (defaults in brackets):
   --bert-loss L        stage 5's loss: ce, scl or focal; empty: the config's (MuST-C and mini: ce;
                        tiny: scl) [${bert_loss}]
   --bert-extra-text F  extra training text of stage 5 (file, none, auto: the mini corpus') [${bert_extra_text}]
+  --tdnn-config FILE   stage 7's config; empty: conf/tdnn<suffix>.yaml (paper size in windows: conf/tdnn_window.yaml) [${tdnn_config}]
   --tdnn-word-vectors V  word vectors the TDNN fuses: fine-tuned, pretrained, auto (fine-tuned; pretrained for
                        --corpus-size mini --prosody marks) [${tdnn_word_vectors}]
   --device DEV         auto, cpu or cuda [${device}]
@@ -321,7 +323,7 @@ fi
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: train the punctuation TDNN: exp/emb_am + exp/emb_bert -> exp/tdnn"
   # Windows of 301 fused [BERT ; layer-12] frames are cut at load time from the per-utterance shards.
-  steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config conf/tdnn${conf_suffix}.yaml $train_opts \
+  steps/train_tdnn.sh --cmd "$train_net_cmd" --model-config ${tdnn_config:-conf/tdnn${conf_suffix}.yaml} $train_opts \
     --cuts-pattern "mustc_cuts_{split}_ali.jsonl.gz" data/fbank exp/emb_am exp/emb_bert exp/tdnn
 fi
 
