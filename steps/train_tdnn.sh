@@ -18,6 +18,11 @@ num_workers=           # DataLoader workers cutting windows, per process; empty:
 echo "$0 $*"
 . ./path.sh
 . utils/parse_options.sh
+
+# Allocations above 128 KB (a batch's frames) from mmap, returned when freed: on glibc's heap the batches of ever
+# changing sizes left stage 7's RSS at 1.7 GB after an epoch of 1.2 h of speech and 2.8 GB after 9.7 h; from mmap
+# 1.5 GB at 4.8 h and 1.6 GB at 9.7 h, at the same CPU time (benchmarks/bench_scale.py, docs/scaling.md)
+export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}
 . utils/device.sh
 . utils/fresh.sh
 
