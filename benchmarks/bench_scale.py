@@ -94,6 +94,18 @@ RECIPES = {
         "configs": {"am": "am_mini.yaml", "bert": "bert_mini.yaml", "tdnn": "tdnn_mini.yaml"},
         # the stages that train a model another stage reads, and the folders that hold it (less what they exclude)
         "trainings": {2: ("exp/am", ["ali"]), 5: ("exp/bert", [])},
+        # what each stage writes (a folder inside another stage's is counted as its own stage's)
+        "outputs": {
+            0: ["data/corpus_*", "data/manifests"],
+            1: ["data/fbank"],
+            2: ["exp/am"],
+            3: ["exp/am/ali"],
+            4: ["exp/emb_am"],
+            5: ["exp/bert"],
+            6: ["exp/emb_bert"],
+            7: ["exp/tdnn"],
+            8: ["exp/results", "exp/pause"],
+        },
         "changes": mustc_changes,
         "epochs": {"am": 1, "bert": 1, "tdnn": 1},
     },
@@ -241,6 +253,16 @@ def recipe_epochs(args: argparse.Namespace) -> dict[str, int]:
     return dict(zip(default, args.epochs)) if args.epochs else dict(default)
 
 
+def stage_outputs_mb(copy: Path, outputs: dict[int, list[str]]) -> dict[int, float]:
+    """MB of what each stage wrote, from the folders ``outputs`` names (less those of other stages inside them)."""
+    folders = {stage: [p for pattern in patterns for p in copy.glob(pattern)] for stage, patterns in outputs.items()}
+    sizes = {}
+    for stage, paths in folders.items():
+        inner = [q for other, qs in folders.items() if other != stage for q in qs if any(p in q.parents for p in paths)]
+        sizes[stage] = round(sum(folder_mb(p) for p in paths) - sum(folder_mb(q) for q in inner), 1)
+    return sizes
+
+
 def run_size(args: argparse.Namespace, hours: float) -> dict:
     """Every stage of one size, probed; the figures are kept in the copy (``scale/stage<N>.json``)."""
     recipe = RECIPES[args.recipe]
@@ -275,6 +297,9 @@ def run_size(args: argparse.Namespace, hours: float) -> dict:
         figures = json.loads(out.read_text())
         stages.append({"stage": stage, **figures})
         print(f"{copy.name}: stage {stage}: {figures['wall_seconds']:.0f} s, {figures['peak_rss_mb']:.0f} MB")
+    if "outputs" in recipe:
+        for stage, mb in stage_outputs_mb(copy, recipe["outputs"]).items():
+            next(s for s in stages if s["stage"] == stage)["outputs_mb"] = mb
     return {
         "size": f"{hours:g}h",
         "corpus": corpus_facts(copy, args.recipe),

@@ -63,7 +63,10 @@ def train_hours(size: dict) -> float:
 
 
 def disk_mb(size: dict, index: int) -> float:
-    """What stage ``index`` of a size added to data/ and exp/ (MB; negative when it removed more)."""
+    """What stage ``index`` of a size wrote (MB): its output folders (``outputs_mb``), else what it added to data/
+    and exp/ (negative when it removed more)."""
+    if "outputs_mb" in size["stages"][index]:
+        return size["stages"][index]["outputs_mb"]
     after = sum(size["stages"][index]["folders_mb"].values())
     before = sum(size["stages"][index - 1]["folders_mb"].values()) if index else 0.0
     return after - before

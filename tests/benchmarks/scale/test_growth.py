@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.scale.growth import KIND, at_hours, fit_line, fit_sizes, process_growth, render_tables
+from benchmarks.scale.growth import KIND, at_hours, fit_line, fit_sizes, process_growth, render_tables, train_hours
 
 
 def test_fit_line_recovers_a_line_and_says_how_well():
@@ -85,3 +85,10 @@ def test_a_stage_skipped_at_a_larger_size_is_fitted_on_the_sizes_that_ran_it():
     assert fits["3"]["disk_mb"] == {"per_hour": pytest.approx(0.0), "at_zero": pytest.approx(7.0), "r2": 1.0}
     stage0 = [row for row in process_growth(sizes) if row[0] == 0 and row[1] == "punct.bin.align --merge"]
     assert stage0 == [(0, "punct.bin.align --merge", 1, 4, 210.0, 240.0)]
+
+
+def test_disk_is_a_stages_own_output_folders_when_recorded():
+    sizes = [_size(h, 30.0, 200.0) for h in (1, 2)]
+    for size in sizes:
+        size["stages"][1]["outputs_mb"] = 4.0 * train_hours(size)  # stage 3's folders, not the data/ and exp/ delta
+    assert fit_sizes(sizes)["3"]["disk_mb"]["per_hour"] == pytest.approx(4.0)
