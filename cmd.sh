@@ -17,8 +17,10 @@ case "$backend" in
   slurm)
     export train_cmd="utils/slurm.pl --mem 4G"
     export decode_cmd="utils/slurm.pl --mem 4G"
-    # --mem is per CPU: a 6-CPU AM training (2 ranks x (2 loader workers + 1)) asks 6 x 4 GB = 24 GB; the largest
-    # process of a whole CPU run measured 2.6 GB (conf/slurm.conf: how to size it from your own jobs' peaks)
+    # --mem is per CPU: a 6-CPU AM training (2 ranks x (2 loader workers + 1)) asks 6 x 4 GB = 24 GB.  Measured
+    # (docs/scaling.md, benchmarks/bench_scale.py, 1.2 to 9.7 h of speech): the CPU jobs' largest process 0.25-0.4 GB
+    # and flat in the corpus' hours (10x under 4 GB); the trainings' largest 0.5-1.6 GB at mini size; conf/slurm.conf
+    # says how to size it from your own jobs' peaks
     export cuda_cmd="utils/slurm.pl --gpu 1 --mem 4G"
     ;;
   *)

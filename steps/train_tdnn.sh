@@ -20,8 +20,9 @@ echo "$0 $*"
 . utils/parse_options.sh
 
 # Allocations above 128 KB (a batch's frames) from mmap, returned when freed: on glibc's heap the batches of ever
-# changing sizes left stage 7's RSS at 1.7 GB after an epoch of 1.2 h of speech and 2.8 GB after 9.7 h; from mmap
-# 1.5 GB at 4.8 h and 1.6 GB at 9.7 h, at the same CPU time (benchmarks/bench_scale.py, docs/scaling.md)
+# changing sizes left stage 7's peak RSS at 1.66 GB after an epoch of 1.2 h of speech and 2.76 GB after 9.7 h; from
+# mmap 1.26 and 1.56 GB, for about 30 % more CPU in the stage (the kernel zeroes the pages of every batch; both
+# measured beside other jobs: benchmarks/bench_scale.py, docs/scaling.md); MALLOC_MMAP_THRESHOLD_=33554432 in the environment trades the memory back.
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}
 . utils/device.sh
 . utils/fresh.sh

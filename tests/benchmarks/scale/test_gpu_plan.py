@@ -24,8 +24,8 @@ def test_count_flops_of_a_linear_layer():
 def test_chunk_overlap_and_gpu_hours():
     assert chunk_overlap(256, 32) == pytest.approx(254 / 190)
     shape = ClusterShape(gpus=2, peak_tflops=100.0)
-    # 0.10 x 100 TFLOP/s x 2 GPUs = 20 TFLOP/s: 72 PFLOP take an hour
-    assert gpu_hours(72e15, shape, "tdnn") == pytest.approx(1.0)
+    # 0.05 x 100 TFLOP/s x 2 GPUs = 10 TFLOP/s: 36 PFLOP take an hour
+    assert gpu_hours(36e15, shape, "tdnn") == pytest.approx(1.0)
 
 
 def _fit(per_hour: float, at_zero: float = 0.0) -> dict:
