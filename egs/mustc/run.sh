@@ -86,7 +86,8 @@ Options (defaults in brackets):
   --text-field F       --manifests: supervision field with the punctuated text: text or a custom key
                        (LibriTTS: orig_text) [${text_field}]
   --unipunc-dir DIR    UniPunc split (train-audio.json, test-audio.json) [${unipunc_dir}]
-  --corpus-size SIZE   tiny or mini, for the mini corpus [${corpus_size}]
+  --corpus-size SIZE   tiny or mini, for the mini corpus; <H>h: about H hours of training talks (benchmarks/bench_scale.py;
+                       needs --conf-suffix) [${corpus_size}]
   --am-extra-size S    AM-only extra talks beside the mini corpus: mini_am or none [${am_extra_size}]
   --conf-suffix S      use conf/<model>S.yaml [${conf_suffix}]
   --bert-model NAME    BERT folder or hub name; empty: the config's (offline MiniLM); the paper's:
@@ -131,6 +132,11 @@ if [ "$(printf '%s\n' "$mustc_root" "$manifests" "$data_dir" | grep -c .)" -gt 1
 fi
 if [ $corpus_form = mini ]; then
   corpus_dir=data/corpus_${corpus_size}_${prosody}
+  if [[ $corpus_size =~ ^[0-9]+(\.[0-9]+)?h$ ]] && [ -z "$conf_suffix" ]; then
+    echo "$0: --corpus-size $corpus_size has no configs of its own: give --conf-suffix (benchmarks/bench_scale.py" \
+      "writes conf/{am,bert,tdnn}_scale.yaml)" >&2
+    exit 2
+  fi
   conf_suffix=${conf_suffix:-_${corpus_size}}   # tiny: toy models for CI; mini: the recipe default
   # the tiny corpus' toy TDNN learns only from the fine-tuned vectors
   [ "$tdnn_word_vectors" = auto ] && [ "$corpus_size" = mini ] && [ "$prosody" = marks ] && tdnn_word_vectors=pretrained
