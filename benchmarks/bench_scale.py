@@ -293,6 +293,8 @@ def run_size(args: argparse.Namespace, hours: float) -> dict:
             )
             figures = json.loads(out.read_text())
             figures["folders_mb"] = {name: folder_mb(copy / name) for name in ("data", "exp")}
+            figures["commit"], figures["finished"] = git_commit(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            figures["load_1_5_15"] = [round(x, 2) for x in os.getloadavg()]
             out.write_text(json.dumps(figures, indent=1) + "\n")
         figures = json.loads(out.read_text())
         stages.append({"stage": stage, **figures})

@@ -189,11 +189,21 @@ def render_processes(data: dict) -> str:
     return _table(header, rows)
 
 
+def measured_when(data: dict) -> str:
+    """When and at which commits the stages ran (a re-run measures only the stages whose figures are missing)."""
+    stages = [stage for size in data["sizes"] for stage in size["stages"] if "finished" in stage]
+    if not stages:
+        return f"at {data['commit']}, {data['began']}"
+    commits = ", ".join(dict.fromkeys(stage["commit"] for stage in stages))
+    times = sorted(stage["finished"] for stage in stages)
+    return f"stages run at {commits}, {times[0]} to {times[-1]}"
+
+
 def render_tables(data: dict, names: Sequence[str] | None = None) -> str:
     """The tables of one recipe's scaling run: measured, fitted, per process."""
     machine = data["machine"]
     facts = (
-        f"**egs/{data['recipe']}**: `{data['command']}` at {data['commit']}, {data['began']}; "
+        f"**egs/{data['recipe']}**: `{data['command']}`, {measured_when(data)}; "
         f"{machine['cpu']} ({machine['cpu_kind']}, "
         f"{machine['cores']} cores), --nj {data['nj']}, epochs "
         + ", ".join(f"{EPOCH_NAMES.get(model, model)} {epochs}" for model, epochs in data["epochs"].items())

@@ -67,7 +67,10 @@ def test_process_growth_and_tables():
         "fits": fit_sizes(sizes),
     }
     text = render_tables(data)
-    assert text.startswith("**egs/mustc**: `python benchmarks/bench_scale.py` at abc1234")
+    assert text.startswith("**egs/mustc**: `python benchmarks/bench_scale.py`, at abc1234, 2026-12-08 02:00 UTC;")
+    sizes[0]["stages"][0].update(commit="def5678", finished="2026-12-08 01:50 UTC")
+    sizes[1]["stages"][1].update(commit="abc1234", finished="2026-12-08 03:10 UTC")
+    assert "stages run at def5678, abc1234, 2026-12-08 01:50 UTC to 2026-12-08 03:10 UTC;" in render_tables(data)
     assert "| 3 alignment | 2 / 210 | 2 / 280 |" in text
     assert "| 3 | `punct.bin.align --merge` | 1.00 -> 8.00 | 210 -> 280 | 1.33 |" in text
     assert "python -c" not in text.split("Peak RSS of each kind")[1]  # below 50 MB: left out
