@@ -233,7 +233,7 @@ def fits_table(paths: Sequence[Path], command: str = "", split: str = "") -> str
     parts = []
     for path in paths:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        parts.append(f"**egs/{data['recipe']}** (`{data['command']}`, {data['machine']['cpu_kind']}):\n\n")
+        parts.append(f"**egs/{data['recipe']}** (`{data['command']}`, {data['machine']['cpu_kind']}):\n")
         parts.append(render_fits(data))
     return "\n".join(parts)
 
