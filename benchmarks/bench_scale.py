@@ -127,7 +127,7 @@ RECIPES = {
 print = functools.partial(print, flush=True)  # noqa: A001  (the log of a long run, read while it runs)
 # every process one thread: a stage's parallelism is its --nj jobs, and its CPU seconds are work, not the spinning
 # of a second torch thread that waits for a core another process holds (stage 2 of 1 h: 379 CPU s with torch's
-# 2 threads beside other jobs, against ~25 s an epoch of the mini AM on one thread)
+# 2 threads beside other jobs, 35 CPU s with one)
 ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 LINKED = ("steps", "utils", "path.sh", "cmd.sh", "local")
 
