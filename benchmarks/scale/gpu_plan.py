@@ -132,10 +132,8 @@ def plan_rows(
     row("6", f"{shape.gpus} GPU jobs", "forward", max(gpu, host), "CPU side (measured)" if host > gpu else "GPU")
     for mode, figures in stage7.items():
         examples = figures["examples_per_hour"] * shape.hours
-        per_example = flops.tdnn_per_window if mode == "window" else None
-        model_flops = (
-            3 * per_example * examples if per_example else 3 * flops.tdnn_per_second * audio_seconds
-        ) * epochs["tdnn"]
+        forward = flops.tdnn_per_window * examples if mode == "window" else flops.tdnn_per_second * audio_seconds
+        model_flops = 3 * forward * epochs["tdnn"]
         loader = figures["loader_cpu_seconds_per_hour"] * shape.hours * epochs["tdnn"]
         gpu = gpu_hours(model_flops, shape, "tdnn")
         host = loader / (shape.gpus * shape.loader_workers) / 3600.0
